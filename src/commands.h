@@ -1,0 +1,25 @@
+// The command layer: one function per command, each a few calls into the
+// core and the kernel edge. main.cpp only parses arguments.
+#pragma once
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace tcsync {
+
+enum class Format { Text, Json };
+
+struct CommonOptions {
+  std::optional<std::string> netns;
+  Format format = Format::Text;
+  bool color = false;  // decided by main: a terminal, and NO_COLOR unset
+  bool quiet = false;
+};
+
+// Exit codes (BRIEF.md): 0 done / in sync, 1 error, 2 changes pending (diff).
+int cmd_validate(const std::vector<std::string>& files, const CommonOptions& o);
+int cmd_diff(const std::vector<std::string>& files, const CommonOptions& o);
+int cmd_apply(const std::vector<std::string>& files, bool dry_run, const CommonOptions& o);
+int cmd_dump(const std::vector<std::string>& devices, const CommonOptions& o);
+
+}  // namespace tcsync

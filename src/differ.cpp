@@ -1,0 +1,355 @@
+#include "differ.h"
+
+#include <algorithm>
+#include <functional>
+#include <map>
+#include <set>
+
+#include "handle.h"
+
+namespace tcsync {
+
+std::string Step::what() const {
+  if (qdisc) return describe(*qdisc);
+  if (cls) return describe(*cls);
+  if (filter_group)
+    return "filters " + filter->kind + " " + describe_filter_parent(filter->key.parent) +
+           (filter->key.chain ? " chain " + std::to_string(filter->key.chain) : std::string()) + " pref " +
+           std::to_string(filter->key.pref) + " protocol " + format_protocol(filter->key.protocol) + " (all " +
+           std::to_string(group_size) + ")";
+  return describe(*filter);
+}
+
+std::vector<std::string> diff_options(const KindOps& ops, const Options& want, const Options& have, bool& recreate) {
+  std::vector<std::string> out;
+  for (size_t i = 0; i < ops.fields.size(); ++i) {
+    const Field& f = ops.fields[i];
+    if (f.flags & kReadOnly) continue;
+    auto idx = static_cast<uint16_t>(i);
+    Value s1, s2;
+    const Value* w = effective_value(f, want, idx, s1);
+    if (!w && (f.flags & kAuto)) continue;  // the kernel's choice is not drift
+    const Value* h = effective_value(f, have, idx, s2);
+    if (!w && !h) continue;
+    if (w && h && *w == *h) continue;
+    out.push_back(std::string(f.key) + " " + (h ? describe_field(f, *h) : "(none)") + " -> " +
+                  (w ? describe_field(f, *w) : "(none)"));
+    if (f.flags & kRecreate) recreate = true;
+  }
+  return out;
+}
+
+namespace {
+
+std::string join(const std::vector<std::string>& v) {
+  std::string s;
+  for (auto& x : v) s += (s.empty() ? "" : ", ") + x;
+  return s;
+}
+
+bool same_action(const Action& want, const Action& have, std::vector<std::string>& why) {
+  if (want.kind != have.kind) {
+    why.push_back("action " + have.kind + " -> " + want.kind);
+    return false;
+  }
+  bool ok = true;
+  if (want.index && want.index != have.index) {
+    why.push_back(want.kind + " index " + (have.index ? std::to_string(*have.index) : "(none)") + " -> " + std::to_string(*want.index));
+    ok = false;
+  }
+  if (want.cookie != have.cookie) {
+    why.push_back(want.kind + " cookie changed");
+    ok = false;
+  }
+  if (!want.ops || !have.ops) return ok && want.opaque == have.opaque;
+  bool recreate = false;
+  for (auto& d : diff_options(*want.ops, want.opts, have.opts, recreate)) why.push_back(want.kind + " " + d), ok = false;
+  return ok;
+}
+
+// Handles whose subtree is going away (deleted or re-created qdiscs), and
+// tests for "lives inside a dying subtree".
+struct Dying {
+  std::set<uint32_t> majors;     // qdisc handles being removed
+  bool hook = false;             // the clsact/ingress qdisc is being removed
+  bool class_dies(const Class& c) const { return majors.count(handle_major(c.classid)); }
+  bool qdisc_dies(const Qdisc& q) const {
+    if (q.parent == kHandleIngress) return hook;
+    return q.parent != kHandleRoot && majors.count(handle_major(q.parent));
+  }
+  bool filter_dies(const Filter& f) const {
+    if (f.key.parent == kHandleClsactIngress || f.key.parent == kHandleClsactEgress) return hook;
+    return majors.count(handle_major(f.key.parent));
+  }
+};
+
+struct DevicePlanner {
+  const Device& want;
+  const Device& have;
+  std::vector<Step> filter_dels, class_dels, qdisc_dels, tree_adds, filter_adds;
+
+  Step step(Op op, ObjType t, std::string reason, SourceLoc loc) {
+    Step s;
+    s.op = op;
+    s.type = t;
+    s.device = want.name;
+    s.reason = std::move(reason);
+    s.loc = loc;
+    return s;
+  }
+
+  void run() {
+    Dying dying;
+    // ---- qdiscs, matched by parent --------------------------------------
+    std::map<uint32_t, const Qdisc*> live_q;
+    for (auto& q : have.qdiscs) live_q[q.parent] = &q;
+    std::vector<std::pair<const Qdisc*, std::string>> q_add;   // desired, reason
+    std::vector<std::pair<const Qdisc*, std::string>> q_change;
+    std::vector<std::pair<const Qdisc*, std::string>> q_del;   // live, reason
+    std::set<const Qdisc*> matched;
+    for (auto& q : want.qdiscs) {
+      auto it = live_q.find(q.parent);
+      if (it == live_q.end()) {
+        q_add.emplace_back(&q, "new");
+        continue;
+      }
+      const Qdisc& l = *it->second;
+      matched.insert(&l);
+      std::string why;
+      bool recreate = false;
+      if (l.kind != q.kind) why = "kind " + l.kind + " -> " + q.kind, recreate = true;
+      else if (l.handle != q.handle) why = "handle " + format_handle(l.handle) + " -> " + format_handle(q.handle), recreate = true;
+      else if (q.ops && l.ops) {
+        auto d = diff_options(*q.ops, q.opts, l.opts, recreate);
+        why = join(d);
+        if (!d.empty() && !q.ops->can_change) {
+          recreate = true;
+          why += " (" + q.kind + " cannot change in place: re-created with its classes and filters)";
+        }
+      }
+      if (why.empty()) continue;
+      if (recreate) {
+        q_del.emplace_back(&l, why);
+        q_add.emplace_back(&q, why);
+      } else {
+        q_change.emplace_back(&q, why);
+      }
+    }
+    for (auto& l : have.qdiscs)
+      if (!matched.count(&l)) q_del.emplace_back(&l, "not in the file");
+    // A removed qdisc takes everything below it; repeat until stable.
+    for (auto& [l, why] : q_del) {
+      if (l->parent == kHandleIngress) dying.hook = true;
+      else dying.majors.insert(handle_major(l->handle));
+    }
+    for (bool grew = true; grew;) {
+      grew = false;
+      for (auto& l : have.qdiscs)
+        if (l.parent != kHandleIngress && dying.qdisc_dies(l) && !dying.majors.count(handle_major(l.handle)))
+          dying.majors.insert(handle_major(l.handle)), grew = true;
+    }
+
+    // ---- classes, matched by classid ------------------------------------
+    std::map<uint32_t, const Class*> live_c;
+    for (auto& c : have.classes)
+      if (!dying.class_dies(c)) live_c[c.classid] = &c;
+    std::vector<std::pair<const Class*, std::string>> c_add, c_change, c_del;
+    std::set<const Class*> c_matched;
+    for (auto& c : want.classes) {
+      auto it = live_c.find(c.classid);
+      if (it == live_c.end()) {
+        c_add.emplace_back(&c, "new");
+        continue;
+      }
+      const Class& l = *it->second;
+      c_matched.insert(&l);
+      bool recreate = false;
+      std::string why;
+      if (l.kind != c.kind) why = "kind " + l.kind + " -> " + c.kind, recreate = true;
+      else if (l.parent != c.parent) why = "parent " + format_handle(l.parent) + " -> " + format_handle(c.parent), recreate = true;
+      else if (c.ops && l.ops) why = join(diff_options(*c.ops, c.opts, l.opts, recreate));
+      if (why.empty()) continue;
+      if (recreate) {
+        c_del.emplace_back(&l, why);
+        c_add.emplace_back(&c, why);
+      } else {
+        c_change.emplace_back(&c, why);
+      }
+    }
+    for (auto& [id, l] : live_c)
+      if (!c_matched.count(l)) c_del.emplace_back(l, "not in the file");
+
+    // ---- filters, matched by identity -----------------------------------
+    using Group = std::tuple<uint32_t, uint32_t, uint16_t, uint16_t>;
+    auto group_of = [](const FilterKey& k) { return Group{k.parent, k.chain, k.pref, k.protocol}; };
+    std::map<FilterKey, const Filter*> live_f;
+    std::map<Group, std::vector<const Filter*>> live_groups;
+    for (auto& f : have.filters)
+      if (!dying.filter_dies(f)) {
+        live_f[f.key] = &f;
+        live_groups[group_of(f.key)].push_back(&f);
+      }
+    std::map<Group, std::string> want_group_kind;
+    for (auto& f : want.filters) want_group_kind.emplace(group_of(f.key), f.kind);
+    // A list whose classifier kind changes, or that the file drops entirely,
+    // goes in one request.
+    std::set<Group> group_gone;
+    for (auto& [g, fs] : live_groups) {
+      auto wk = want_group_kind.find(g);
+      if (wk == want_group_kind.end() || wk->second != fs.front()->kind) {
+        group_gone.insert(g);
+        Step s = step(Op::Delete, ObjType::Filter,
+                      wk == want_group_kind.end() ? "not in the file" : "kind " + fs.front()->kind + " -> " + wk->second, {});
+        s.filter = fs.front();
+        s.filter_group = true;
+        s.group_size = fs.size();
+        filter_dels.push_back(std::move(s));
+      }
+    }
+    std::set<const Filter*> f_matched;
+    for (auto& f : want.filters) {
+      auto it = group_gone.count(group_of(f.key)) ? live_f.end() : live_f.find(f.key);
+      if (it == live_f.end()) {
+        Step s = step(Op::Add, ObjType::Filter, "new", f.loc);
+        s.filter = &f;
+        filter_adds.push_back(std::move(s));
+        continue;
+      }
+      const Filter& l = *it->second;
+      f_matched.insert(&l);
+      bool recreate = false;
+      std::vector<std::string> why;
+      if (f.ops && l.ops) why = diff_options(*f.ops, f.opts, l.opts, recreate);
+      else if (f.opaque != l.opaque || !l.ops) why.push_back("options differ"), recreate = true;
+      if (f.classid != l.classid)
+        why.push_back("classid " + (l.classid ? format_handle(*l.classid) : "(none)") + " -> " + (f.classid ? format_handle(*f.classid) : "(none)"));
+      if (f.actions.size() != l.actions.size()) {
+        why.push_back("actions " + std::to_string(l.actions.size()) + " -> " + std::to_string(f.actions.size()));
+      } else {
+        for (size_t i = 0; i < f.actions.size(); ++i) same_action(f.actions[i], l.actions[i], why);
+      }
+      if (why.empty()) continue;
+      std::string reason = join(why);
+      if (recreate) {
+        // e.g. u32 keeps the old selector on replace: delete and add again.
+        Step del = step(Op::Delete, ObjType::Filter, reason + " (cannot change in place)", f.loc);
+        del.filter = &l;
+        filter_dels.push_back(std::move(del));
+        Step add = step(Op::Add, ObjType::Filter, reason, f.loc);
+        add.filter = &f;
+        filter_adds.push_back(std::move(add));
+      } else {
+        Step s = step(Op::Replace, ObjType::Filter, reason, f.loc);
+        s.filter = &f;
+        filter_adds.push_back(std::move(s));
+      }
+    }
+    // Single deletes, in reverse dump order: u32 rules before their tables.
+    for (auto it = have.filters.rbegin(); it != have.filters.rend(); ++it) {
+      const Filter& l = *it;
+      if (dying.filter_dies(l) || f_matched.count(&l) || group_gone.count(group_of(l.key))) continue;
+      Step s = step(Op::Delete, ObjType::Filter, "not in the file", {});
+      s.filter = &l;
+      filter_dels.push_back(std::move(s));
+    }
+
+    // ---- order the tree ---------------------------------------------------
+    // Class deletes: deepest first (a parent htb class refuses while it has children).
+    std::map<uint32_t, const Class*> all_live_c;
+    for (auto& c : have.classes) all_live_c[c.classid] = &c;
+    auto depth_live = [&](const Class* c) {
+      int d = 0;
+      for (uint32_t p = c->parent; handle_minor(p) && d < 64; ++d) {
+        auto it = all_live_c.find(p);
+        if (it == all_live_c.end()) break;
+        p = it->second->parent;
+      }
+      return d;
+    };
+    std::stable_sort(c_del.begin(), c_del.end(), [&](auto& a, auto& b) { return depth_live(a.first) > depth_live(b.first); });
+    for (auto& [c, why] : c_del) {
+      Step s = step(Op::Delete, ObjType::Class, why, {});
+      s.cls = c;
+      class_dels.push_back(std::move(s));
+    }
+    // Qdisc deletes: skip those inside a subtree that goes anyway (but keep
+    // the ones being re-created, and roots of dying subtrees).
+    for (auto& [q, why] : q_del) {
+      bool inside = q->parent != kHandleRoot && q->parent != kHandleIngress &&
+                    std::any_of(q_del.begin(), q_del.end(), [&](auto& o) {
+                      return o.first != q && handle_major(o.first->handle) == handle_major(q->parent);
+                    });
+      if (inside) continue;
+      Step s = step(Op::Delete, ObjType::Qdisc, why, {});
+      s.qdisc = q;
+      qdisc_dels.push_back(std::move(s));
+    }
+
+    // Adds and changes of qdiscs and classes, parents first: a node's depth
+    // counts the qdiscs and classes above it in the desired tree.
+    std::map<uint32_t, const Class*> want_c;
+    for (auto& c : want.classes) want_c[c.classid] = &c;
+    std::map<uint32_t, const Qdisc*> want_q;
+    for (auto& q : want.qdiscs) want_q[q.handle] = &q;
+    std::function<int(uint32_t, int)> depth_of = [&](uint32_t parent, int guard) -> int {
+      if (guard > 64 || parent == kHandleRoot || parent == kHandleIngress) return 0;
+      if (handle_minor(parent)) {
+        auto it = want_c.find(parent);
+        return it == want_c.end() ? 0 : 1 + depth_of(it->second->parent, guard + 1);
+      }
+      auto it = want_q.find(parent);
+      return it == want_q.end() ? 0 : 1 + depth_of(it->second->parent, guard + 1);
+    };
+    struct Ordered {
+      int depth;
+      Step s;
+    };
+    std::vector<Ordered> tree;
+    for (auto& [q, why] : q_add) {
+      Step s = step(Op::Add, ObjType::Qdisc, why, q->loc);
+      s.qdisc = q;
+      tree.push_back({2 * depth_of(q->parent, 0), std::move(s)});
+    }
+    for (auto& [q, why] : q_change) {
+      Step s = step(Op::Change, ObjType::Qdisc, why, q->loc);
+      s.qdisc = q;
+      tree.push_back({2 * depth_of(q->parent, 0), std::move(s)});
+    }
+    for (auto& [c, why] : c_add) {
+      Step s = step(Op::Add, ObjType::Class, why, c->loc);
+      s.cls = c;
+      tree.push_back({2 * depth_of(c->parent, 0) + 1, std::move(s)});
+    }
+    for (auto& [c, why] : c_change) {
+      Step s = step(Op::Change, ObjType::Class, why, c->loc);
+      s.cls = c;
+      tree.push_back({2 * depth_of(c->parent, 0) + 1, std::move(s)});
+    }
+    std::stable_sort(tree.begin(), tree.end(), [](auto& a, auto& b) { return a.depth < b.depth; });
+    for (auto& o : tree) tree_adds.push_back(std::move(o.s));
+  }
+};
+
+}  // namespace
+
+Plan make_plan(const State& desired, const State& live) {
+  Plan plan;
+  static const Device empty;
+  std::vector<DevicePlanner> per;
+  per.reserve(desired.devices.size());
+  for (auto& want : desired.devices) {
+    const Device* have = live.find(want.name);
+    per.push_back(DevicePlanner{want, have ? *have : empty, {}, {}, {}, {}, {}});
+    per.back().run();
+  }
+  // Phase by phase across devices, so a mirred target is never deleted
+  // before the rules that point at it on another device.
+  using Phase = std::vector<Step> DevicePlanner::*;
+  for (Phase phase : {&DevicePlanner::filter_dels, &DevicePlanner::class_dels, &DevicePlanner::qdisc_dels,
+                      &DevicePlanner::tree_adds, &DevicePlanner::filter_adds})
+    for (auto& p : per)
+      for (auto& s : p.*phase) plan.steps.push_back(std::move(s));
+  return plan;
+}
+
+}  // namespace tcsync

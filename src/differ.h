@@ -1,0 +1,48 @@
+// The differ: desired State x live State -> Plan, a flat list of explained
+// steps in the order the kernel needs them:
+//   1. filter deletes     (they pin classes: htb refuses to drop a bound class)
+//   2. class deletes      (leaves first)
+//   3. qdisc deletes      (children first; a deleted qdisc takes its subtree)
+//   4. qdisc and class adds/changes, parents before children
+//   5. filter adds/replaces, in file order (u32 hash tables before the rules
+//      that link to them, as the file declares them)
+// Only devices the file declares are looked at; on those, every qdisc,
+// class and filter the file does not name is deleted.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "model.h"
+#include "tc_codec.h"
+
+namespace tcsync {
+
+struct Step {
+  Op op = Op::Add;
+  ObjType type = ObjType::Qdisc;
+  std::string device;
+  // The object the request is built from: desired for add/replace/change,
+  // live for deletes. Exactly one is set.
+  const Qdisc* qdisc = nullptr;
+  const Class* cls = nullptr;
+  const Filter* filter = nullptr;
+  // A delete of a whole (parent, chain, pref, protocol) list: one request.
+  bool filter_group = false;
+  size_t group_size = 0;
+  std::string reason;  // "rate 10mbit -> 20mbit", "not in the file", "new"
+  SourceLoc loc;       // the YAML that asked for it (desired side)
+  std::string what() const;  // "qdisc htb 1: root"
+};
+
+struct Plan {
+  std::vector<Step> steps;
+  bool empty() const { return steps.empty(); }
+};
+
+Plan make_plan(const State& desired, const State& live);
+
+// The differences between two option sets of one kind, as "key a -> b" texts.
+// `recreate` is set when a changed field cannot change in place.
+std::vector<std::string> diff_options(const KindOps& ops, const Options& want, const Options& have, bool& recreate);
+
+}  // namespace tcsync

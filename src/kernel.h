@@ -1,0 +1,54 @@
+// The kernel, behind one small interface. The real implementation talks
+// rtnetlink (kernel.cpp); tests of the planner use none at all.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "diag.h"
+#include "kind.h"
+#include "model.h"
+
+namespace tcsync {
+
+// The outcome of one request in a batch.
+struct AckResult {
+  enum class Status : uint8_t { NotSent, Ok, Failed, Unacked };
+  Status status = Status::NotSent;
+  int error = 0;             // positive errno when Failed
+  std::string ext_msg;       // NLMSGERR_ATTR_MSG, the kernel's own words
+  uint32_t bad_attr_off = 0; // NLMSGERR_ATTR_OFFS: byte offset in our message, 0 = none
+};
+
+// Messages packed back to back in one buffer; offsets[i] is where message i
+// starts. The sender numbers them (nlmsg_seq) itself.
+struct MessageBatch {
+  std::vector<uint8_t> buf;
+  std::vector<size_t> offsets;
+  size_t size() const { return offsets.size(); }
+};
+
+struct SendOptions {
+  // After a failure, send nothing more (requests already in flight still
+  // land: the kernel goes on after an error within one datagram).
+  bool stop_on_error = true;
+};
+
+class Kernel {
+ public:
+  virtual ~Kernel() = default;
+  virtual const LinkNames& links() const = 0;
+  // Reads qdiscs, classes and filters of the named devices (all if empty)
+  // into `live`. Devices that do not exist are reported as errors.
+  virtual bool dump(const std::vector<std::string>& devices, State& live, Diagnostics& diags) = 0;
+  // Sends the batch; results has one entry per message.
+  virtual std::vector<AckResult> send(MessageBatch& batch, const SendOptions& opts) = 0;
+};
+
+// Opens rtnetlink in the current network namespace, or in `netns` (a name
+// from `ip netns`, i.e. /run/netns/NAME) when given.
+std::unique_ptr<Kernel> open_kernel(const std::optional<std::string>& netns, Diagnostics& diags);
+
+}  // namespace tcsync

@@ -1,0 +1,593 @@
+#include "loader.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "handle.h"
+#include "units.h"
+#include "yaml_reader.h"
+
+namespace tcsync {
+namespace {
+
+std::string quoted(std::string_view s) { return "'" + std::string(s) + "'"; }
+
+void unknown_key(Diagnostics& d, const Node& key, std::string_view where, std::vector<std::string_view> cands) {
+  std::string msg = "unknown key " + quoted(key.scalar) + " in " + std::string(where);
+  if (auto dym = did_you_mean(key.scalar, cands); !dym.empty()) msg += " (did you mean " + quoted(dym) + "?)";
+  d.error(key.loc, msg);
+}
+
+bool scalar(const Node& n, std::string_view key, Diagnostics& d) {
+  if (n.is_scalar()) return true;
+  d.error(n.loc, quoted(key) + " must be a single value, not " + n.type_name());
+  return false;
+}
+
+// Fills `o` from the entries of `map` that belong to the kind; the caller has
+// already taken the common keys (listed in `common` for "did you mean").
+void parse_kind_fields(const KindOps& ops, const Node& map, const std::vector<std::string_view>& common,
+                       Options& o, Diagnostics& d, std::string_view where) {
+  for (auto& [k, v] : map.map) {
+    if (std::find(common.begin(), common.end(), k.scalar) != common.end()) continue;
+    int idx = ops.field_index(k.scalar);
+    if (idx < 0 || (ops.fields[idx].flags & kReadOnly)) {
+      auto cands = ops.keys();
+      cands.insert(cands.end(), common.begin(), common.end());
+      unknown_key(d, k, where, cands);
+      continue;
+    }
+    Value val;
+    if (parse_field(ops.fields[idx], v, val, d)) o.set(static_cast<uint16_t>(idx), std::move(val), v.loc);
+  }
+  for (size_t i = 0; i < ops.fields.size(); ++i)
+    if ((ops.fields[i].flags & kRequired) && !o.has(static_cast<uint16_t>(i)))
+      d.error(map.loc, std::string(where) + " needs " + quoted(ops.fields[i].key));
+}
+
+const KindOps* kind_of(ObjType t, const Node& n, Diagnostics& d) {
+  if (!scalar(n, "kind", d)) return nullptr;
+  if (auto* k = find_kind(t, n.scalar)) return k;
+  auto names = kind_names(t);
+  std::string list;
+  for (auto nm : names) list += (list.empty() ? "" : ", ") + std::string(nm);
+  std::string msg = "unknown " + std::string(obj_type_name(t)) + " kind " + quoted(n.scalar) + " (tcsync knows " + list + ")";
+  if (auto dym = did_you_mean(n.scalar, names); !dym.empty()) msg += "; did you mean " + quoted(dym) + "?";
+  d.error(n.loc, msg);
+  return nullptr;
+}
+
+std::optional<uint32_t> handle_value(const Node& n, std::string_view key, Diagnostics& d) {
+  if (!scalar(n, key, d)) return std::nullopt;
+  auto h = parse_handle(n.scalar);
+  if (!h) d.error(n.loc, quoted(key) + " must be a tc handle such as \"1:\" or \"1:10\", not " + quoted(n.scalar));
+  return h;
+}
+
+std::optional<uint64_t> uint_value(const Node& n, std::string_view key, uint64_t max, Diagnostics& d) {
+  if (!scalar(n, key, d)) return std::nullopt;
+  auto v = parse_uint(n.scalar);
+  if (!v) d.error(n.loc, quoted(key) + " must be a number, not " + quoted(n.scalar));
+  else if (*v > max) {
+    d.error(n.loc, quoted(key) + " is " + n.scalar + ", more than its maximum " + std::to_string(max));
+    return std::nullopt;
+  }
+  return v;
+}
+
+struct Loader {
+  State& state;
+  Diagnostics& d;
+  uint32_t file;
+  // Where each device was declared, across files.
+  std::map<std::string, SourceLoc>& declared;
+
+  void run(YamlReader& r);
+  void device(YamlReader& r, const std::string& name, SourceLoc loc);
+  template <typename F>
+  void list(YamlReader& r, std::string_view what, F&& each);
+  void qdisc(const Node& n, Device& dev);
+  void klass(const Node& n, Device& dev);
+  void filter(const Node& n, Device& dev);
+  bool action(const Node& n, Action& out);
+};
+
+void Loader::run(YamlReader& r) {
+  const auto& first = r.next();
+  if (first.type == YamlReader::Ev::StreamEnd) {
+    d.error({file, 1, 1}, "empty file: expected 'version: 1' and 'devices:'");
+    return;
+  }
+  if (first.type != YamlReader::Ev::DocStart) return;
+  const auto& top = r.peek();
+  if (top.type == YamlReader::Ev::Scalar && top.plain && (top.scalar.empty() || top.scalar == "~" || top.scalar == "null")) {
+    d.error(top.loc, "empty file: expected 'version: 1' and 'devices:'");
+    return;
+  }
+  if (top.type != YamlReader::Ev::MapStart) {
+    if (top.type != YamlReader::Ev::Error) d.error(top.loc, "the top level must be a mapping with 'version' and 'devices'");
+    return;
+  }
+  SourceLoc top_loc = top.loc;
+  r.next();
+  bool have_version = false;
+  std::set<std::string> seen;
+  while (!d.too_many()) {
+    const auto& ev = r.next();
+    if (ev.type == YamlReader::Ev::MapEnd) break;
+    if (ev.type != YamlReader::Ev::Scalar) return;  // error already reported
+    std::string key = ev.scalar;
+    SourceLoc kloc = ev.loc;
+    if (!seen.insert(key).second) {
+      d.error(kloc, "duplicate key " + quoted(key));
+      r.skip_node();
+      continue;
+    }
+    if (key == "version") {
+      Node v;
+      if (!r.read_node(v)) return;
+      have_version = true;
+      if (!v.is_scalar() || v.scalar != "1")
+        d.error(v.loc, "unsupported version " + quoted(v.is_scalar() ? v.scalar : v.type_name()) + ": this tcsync reads version 1");
+    } else if (key == "devices") {
+      const auto& m = r.peek();
+      if (m.type != YamlReader::Ev::MapStart) {
+        if (m.type != YamlReader::Ev::Error) d.error(m.loc, "'devices' must be a mapping of device names");
+        r.skip_node();
+        continue;
+      }
+      r.next();
+      std::set<std::string> names;
+      while (!d.too_many()) {
+        const auto& de = r.next();
+        if (de.type == YamlReader::Ev::MapEnd) break;
+        if (de.type != YamlReader::Ev::Scalar) return;
+        std::string name = de.scalar;
+        SourceLoc dloc = de.loc;
+        if (!names.insert(name).second) {
+          d.error(dloc, "duplicate key " + quoted(name));
+          r.skip_node();
+          continue;
+        }
+        device(r, name, dloc);
+        if (r.failed()) return;
+      }
+    } else {
+      unknown_key(d, Node{Node::Type::Scalar, true, kloc, key, {}, {}}, "the top level", {"version", "devices"});
+      r.skip_node();
+    }
+    if (r.failed()) return;
+  }
+  if (!have_version && !d.has_errors()) d.error(top_loc, "missing 'version: 1' (the format version this file is written for)");
+  const auto& end = r.next();
+  if (end.type == YamlReader::Ev::DocEnd) {
+    const auto& more = r.next();
+    if (more.type == YamlReader::Ev::DocStart) d.error(more.loc, "only one YAML document per file");
+  }
+}
+
+void Loader::device(YamlReader& r, const std::string& name, SourceLoc loc) {
+  if (name.empty() || name.size() >= 16 || name.find_first_of("/ \t:") != std::string::npos) {
+    d.error(loc, quoted(name) + " is not a valid interface name");
+    r.skip_node();
+    return;
+  }
+  if (auto it = declared.find(name); it != declared.end()) {
+    d.error(loc, "device " + quoted(name) + " is already declared at " + format_location(it->second) +
+                     " (a device belongs to one file; files add devices, they never override)");
+    r.skip_node();
+    return;
+  }
+  declared[name] = loc;
+  Device& dev = state.get_or_add(name);
+  dev.loc = loc;
+  const auto& m = r.peek();
+  if (m.type == YamlReader::Ev::Scalar && m.plain && (m.scalar.empty() || m.scalar == "~" || m.scalar == "null")) {
+    r.next();  // `eth0:` alone: the device has no tc configuration at all
+    return;
+  }
+  if (m.type != YamlReader::Ev::MapStart) {
+    if (m.type != YamlReader::Ev::Error) d.error(m.loc, "device " + quoted(name) + " must be a mapping with qdiscs, classes and filters");
+    r.skip_node();
+    return;
+  }
+  r.next();
+  std::set<std::string> seen;
+  while (!d.too_many()) {
+    const auto& ev = r.next();
+    if (ev.type == YamlReader::Ev::MapEnd) return;
+    if (ev.type != YamlReader::Ev::Scalar) return;
+    std::string key = ev.scalar;
+    SourceLoc kloc = ev.loc;
+    if (!seen.insert(key).second) {
+      d.error(kloc, "duplicate key " + quoted(key));
+      r.skip_node();
+      continue;
+    }
+    // Index, not reference: the device vector may grow while loading.
+    size_t di = static_cast<size_t>(&dev - state.devices.data());
+    if (key == "qdiscs")
+      list(r, key, [&](const Node& n) { qdisc(n, state.devices[di]); });
+    else if (key == "classes")
+      list(r, key, [&](const Node& n) { klass(n, state.devices[di]); });
+    else if (key == "filters")
+      list(r, key, [&](const Node& n) { filter(n, state.devices[di]); });
+    else {
+      unknown_key(d, Node{Node::Type::Scalar, true, kloc, key, {}, {}}, "device " + quoted(name), {"qdiscs", "classes", "filters"});
+      r.skip_node();
+    }
+    if (r.failed()) return;
+  }
+}
+
+template <typename F>
+void Loader::list(YamlReader& r, std::string_view what, F&& each) {
+  const auto& s = r.peek();
+  if (s.type != YamlReader::Ev::SeqStart) {
+    if (s.type == YamlReader::Ev::Scalar && s.plain && (s.scalar.empty() || s.scalar == "~" || s.scalar == "null")) {
+      r.next();  // `filters:` with nothing: an empty list
+      return;
+    }
+    if (s.type != YamlReader::Ev::Error) d.error(s.loc, quoted(what) + " must be a list");
+    r.skip_node();
+    return;
+  }
+  r.next();
+  while (!d.too_many()) {
+    const auto& ev = r.peek();
+    if (ev.type == YamlReader::Ev::SeqEnd) {
+      r.next();
+      return;
+    }
+    if (ev.type == YamlReader::Ev::Error) return;
+    Node n;
+    if (!r.read_node(n)) return;
+    if (!n.is_map()) {
+      d.error(n.loc, "each entry of " + quoted(what) + " must be a mapping, not " + n.type_name());
+      continue;
+    }
+    each(n);
+  }
+}
+
+void Loader::qdisc(const Node& n, Device& dev) {
+  static const std::vector<std::string_view> common = {"kind", "parent", "handle"};
+  Qdisc q;
+  q.loc = n.loc;
+  const Node* kind = n.find("kind");
+  if (!kind) {
+    d.error(n.loc, "qdisc needs 'kind' (one of: clsact, ingress, htb, tbf, pfifo, bfifo)");
+    return;
+  }
+  q.ops = kind_of(ObjType::Qdisc, *kind, d);
+  if (!q.ops) return;
+  q.kind = std::string(q.ops->name);
+  bool hook = q.kind == "clsact" || q.kind == "ingress";
+  q.parent = hook ? kHandleIngress : kHandleRoot;
+  q.handle = hook ? kHandleIngressQdisc : 0;
+  if (auto* p = n.find("parent")) {
+    if (hook) {
+      if (!p->is_scalar() || p->scalar != "ingress")
+        d.error(p->loc, q.kind + " always sits at parent 'ingress'; leave 'parent' out");
+    } else if (scalar(*p, "parent", d)) {
+      if (p->scalar == "ingress" || p->scalar == "egress")
+        d.error(p->loc, "only clsact and ingress qdiscs sit at 'ingress'");
+      else if (auto h = handle_value(*p, "parent", d))
+        q.parent = *h;
+    }
+  }
+  if (auto* h = n.find("handle")) {
+    if (auto v = handle_value(*h, "handle", d)) {
+      if (hook && *v != kHandleIngressQdisc) d.error(h->loc, q.kind + "'s handle is always ffff:");
+      else if (handle_minor(*v)) d.error(h->loc, "a qdisc handle has no minor number: write \"" + format_handle(handle_major(*v)) + "\"");
+      else q.handle = *v;
+    }
+  } else if (!hook) {
+    // tcsync never lets the kernel pick a handle: an auto handle (8001:)
+    // would differ on every host and after every re-creation.
+    d.error(n.loc, "qdisc " + q.kind + " needs a 'handle', such as \"1:\"");
+    return;
+  }
+  parse_kind_fields(*q.ops, n, common, q.opts, d, q.kind + " qdisc");
+  if (q.ops->normalize) q.ops->normalize(q.opts, KindCtx{q.handle, 0, nullptr, &d, q.loc}, d, q.loc);
+  dev.qdiscs.push_back(std::move(q));
+}
+
+void Loader::klass(const Node& n, Device& dev) {
+  static const std::vector<std::string_view> common = {"kind", "parent", "classid"};
+  Class c;
+  c.loc = n.loc;
+  const Node* cid = n.find("classid");
+  if (!cid) {
+    d.error(n.loc, "class needs 'classid', such as \"1:10\"");
+    return;
+  }
+  auto id = handle_value(*cid, "classid", d);
+  if (!id) return;
+  if (!handle_major(*id) || !handle_minor(*id) || *id == kHandleRoot) {
+    d.error(cid->loc, "classid needs a major and a minor number, such as \"1:10\"");
+    return;
+  }
+  c.classid = *id;
+  c.parent = handle_major(*id);  // default: directly under the qdisc
+  if (auto* p = n.find("parent"))
+    if (auto h = handle_value(*p, "parent", d)) c.parent = *h;
+  if (auto* k = n.find("kind")) {
+    c.ops = kind_of(ObjType::Class, *k, d);
+  } else {
+    // Default: the kind of the qdisc that owns this class.
+    for (auto& q : dev.qdiscs)
+      if (q.handle == handle_major(c.classid)) c.ops = find_kind(ObjType::Class, q.kind);
+    if (!c.ops) {
+      d.error(n.loc, "class " + format_handle(c.classid) + " needs 'kind' (no qdisc " +
+                         format_handle(handle_major(c.classid)) + " with classes is declared above it)");
+      return;
+    }
+  }
+  if (!c.ops) return;
+  c.kind = std::string(c.ops->name);
+  parse_kind_fields(*c.ops, n, common, c.opts, d, c.kind + " class");
+  if (c.ops->normalize) c.ops->normalize(c.opts, KindCtx{c.classid, 0, nullptr, &d, c.loc}, d, c.loc);
+  dev.classes.push_back(std::move(c));
+}
+
+bool Loader::action(const Node& n, Action& a) {
+  a.loc = n.loc;
+  if (!n.is_map()) {
+    d.error(n.loc, "an action must be a mapping such as {mirred: {action: redirect, dev: eth1}}");
+    return false;
+  }
+  const Node* body = nullptr;
+  for (auto& [k, v] : n.map) {
+    if (k.scalar == "index") {
+      if (auto i = uint_value(v, "index", 0xFFFFFFFF, d)) {
+        if (*i == 0) d.error(v.loc, "action index 0 means 'any': leave 'index' out instead");
+        else a.index = static_cast<uint32_t>(*i);
+      }
+    } else if (k.scalar == "cookie") {
+      if (!scalar(v, "cookie", d)) continue;
+      std::string s = v.scalar;
+      if (s.size() % 2 || s.size() > 32 || s.empty() || s.find_first_not_of("0123456789abcdefABCDEF") != std::string::npos) {
+        d.error(v.loc, "cookie must be 1 to 16 bytes in hex, such as \"0a1b2c\"");
+        continue;
+      }
+      for (size_t i = 0; i < s.size(); i += 2) a.cookie.push_back(static_cast<uint8_t>(std::stoul(s.substr(i, 2), nullptr, 16)));
+    } else if (auto* ops = find_kind(ObjType::Action, k.scalar)) {
+      if (a.ops) {
+        d.error(k.loc, "one action per list entry: " + quoted(a.kind) + " and " + quoted(k.scalar) + " given");
+        continue;
+      }
+      a.ops = ops;
+      a.kind = std::string(ops->name);
+      body = &v;
+    } else {
+      auto cands = kind_names(ObjType::Action);
+      cands.push_back("index");
+      cands.push_back("cookie");
+      unknown_key(d, k, "an action (expected an action kind such as mirred)", cands);
+    }
+  }
+  if (!a.ops) {
+    if (!d.has_errors()) d.error(n.loc, "action entry names no action kind (such as mirred)");
+    return false;
+  }
+  if (!body->is_map()) {
+    d.error(body->loc, a.kind + " options must be a mapping");
+    return false;
+  }
+  parse_kind_fields(*a.ops, *body, {}, a.opts, d, a.kind + " action");
+  if (a.ops->normalize) a.ops->normalize(a.opts, KindCtx{0, 0, nullptr, &d, a.loc}, d, a.loc);
+  return true;
+}
+
+void Loader::filter(const Node& n, Device& dev) {
+  Filter f;
+  f.loc = n.loc;
+  f.key.pref = 0;
+  f.key.protocol = 0x0003;  // ETH_P_ALL, tc's default
+  const Node* body = nullptr;
+  const Node* handle = nullptr;
+  bool have_parent = false, have_pref = false;
+  static const std::vector<std::string_view> common = {"parent", "chain", "pref", "protocol", "handle", "name", "classid", "flowid", "actions"};
+  for (auto& [k, v] : n.map) {
+    const std::string& key = k.scalar;
+    if (key == "parent") {
+      if (!scalar(v, "parent", d)) continue;
+      have_parent = true;
+      if (v.scalar == "ingress") f.key.parent = kHandleClsactIngress;
+      else if (v.scalar == "egress") f.key.parent = kHandleClsactEgress;
+      else if (auto h = handle_value(v, "parent", d)) f.key.parent = *h;
+    } else if (key == "chain") {
+      if (auto c = uint_value(v, "chain", 0xFFFFFFFF, d)) f.key.chain = static_cast<uint32_t>(*c);
+    } else if (key == "pref" || key == "prio") {
+      if (auto p = uint_value(v, key, 0xFFFF, d)) {
+        if (*p == 0) d.error(v.loc, "pref 0 means 'let the kernel choose'; tcsync needs a fixed pref (1 to 65535)");
+        f.key.pref = static_cast<uint16_t>(*p);
+        have_pref = true;
+      }
+    } else if (key == "protocol") {
+      if (!scalar(v, "protocol", d)) continue;
+      if (auto p = parse_protocol(v.scalar)) f.key.protocol = *p;
+      else d.error(v.loc, "unknown protocol " + quoted(v.scalar) + " (use ip, ipv6, all, arp, 802.1q, 802.1ad or a hex number like 0x88cc)");
+    } else if (key == "handle") {
+      handle = &v;
+    } else if (key == "name") {
+      if (scalar(v, "name", d)) f.name = v.scalar;
+    } else if (key == "classid" || key == "flowid") {
+      if (f.classid) d.error(k.loc, "give 'classid' or 'flowid', not both");
+      else if (auto h = handle_value(v, key, d)) f.classid = *h;
+    } else if (key == "actions") {
+      if (!v.is_seq()) {
+        d.error(v.loc, "'actions' must be a list");
+        continue;
+      }
+      if (v.seq.size() > 32) d.error(v.loc, "at most 32 actions per filter (TCA_ACT_MAX_PRIO)");
+      for (auto& an : v.seq) {
+        Action a;
+        if (action(an, a)) f.actions.push_back(std::move(a));
+      }
+    } else if (auto* ops = find_kind(ObjType::Filter, key)) {
+      if (f.ops) {
+        d.error(k.loc, "a filter has one kind: " + quoted(f.kind) + " and " + quoted(key) + " given");
+        continue;
+      }
+      f.ops = ops;
+      f.kind = key;
+      body = &v;
+    } else {
+      auto cands = kind_names(ObjType::Filter);
+      cands.insert(cands.end(), common.begin(), common.end());
+      unknown_key(d, k, "a filter", cands);
+    }
+  }
+  if (!have_parent) d.error(n.loc, "filter needs 'parent' (a qdisc or class handle such as \"1:\", or ingress/egress)");
+  if (!f.ops) {
+    auto names = kind_names(ObjType::Filter);
+    std::string list;
+    for (auto nm : names) list += (list.empty() ? "" : ", ") + std::string(nm);
+    d.error(n.loc, "filter needs a classifier key, one of: " + list);
+    return;
+  }
+  if (!have_pref) f.key.pref = kDefaultPref;
+  if (body->is_scalar() && body->plain && (body->scalar.empty() || body->scalar == "~" || body->scalar == "null")) {
+    // `matchall:` with no options
+  } else if (!body->is_map()) {
+    d.error(body->loc, f.kind + " options must be a mapping");
+    return;
+  } else {
+    parse_kind_fields(*f.ops, *body, {}, f.opts, d, f.kind + " filter");
+  }
+  if (handle) {
+    if (scalar(*handle, "handle", d)) {
+      auto h = parse_filter_handle(f.ops, handle->scalar);
+      if (!h) d.error(handle->loc, "invalid " + f.kind + " handle " + quoted(handle->scalar));
+      else f.key.handle = *h;
+    }
+  }
+  if (f.ops->normalize) f.ops->normalize(f.opts, KindCtx{f.key.handle, 0, nullptr, &d, f.loc, &f}, d, f.loc);
+  // handle 0 with a given `handle:` key is rejected later with the others.
+  f.key.handle = handle ? f.key.handle : 0;
+  dev.filters.push_back(std::move(f));
+}
+
+// ---- after a file: derived handles, identities, references ----------------
+
+void derive_and_check(Device& dev, Diagnostics& d) {
+  // Qdiscs: one per parent, handles unique.
+  std::map<uint32_t, const Qdisc*> by_parent, by_handle;
+  for (auto& q : dev.qdiscs) {
+    if (auto [it, ok] = by_parent.emplace(q.parent, &q); !ok)
+      d.error(q.loc, "a second qdisc at " + (q.parent == kHandleRoot ? std::string("root") : q.parent == kHandleIngress ? std::string("ingress") : "parent " + format_handle(q.parent)) +
+                         " of " + dev.name + " (the first is at " + format_location(it->second->loc) + ")");
+    if (auto [it, ok] = by_handle.emplace(q.handle, &q); !ok && q.parent != kHandleIngress)
+      d.error(q.loc, "qdisc handle " + format_handle(q.handle) + " is already used at " + format_location(it->second->loc));
+  }
+  if (by_parent.count(kHandleIngress) && by_parent.size() > 0) {
+    // clsact and ingress both sit at ffff:fff1: already caught as "a second qdisc".
+  }
+  std::map<uint32_t, const Class*> classes;
+  for (auto& c : dev.classes) {
+    if (auto [it, ok] = classes.emplace(c.classid, &c); !ok)
+      d.error(c.loc, "class " + format_handle(c.classid) + " is already declared at " + format_location(it->second->loc));
+  }
+  // References: a class hangs off a declared qdisc or class of the same major.
+  for (auto& c : dev.classes) {
+    auto q = by_handle.find(handle_major(c.classid));
+    if (q == by_handle.end())
+      d.error(c.loc, "class " + format_handle(c.classid) + ": no qdisc " + format_handle(handle_major(c.classid)) + " is declared on " + dev.name);
+    else if (q->second->kind != c.kind)
+      d.error(c.loc, "class kind " + quoted(c.kind) + " does not match its qdisc's kind " + quoted(q->second->kind));
+    if (handle_minor(c.parent) && !classes.count(c.parent))
+      d.error(c.loc, "parent class " + format_handle(c.parent) + " is not declared on " + dev.name);
+    else if (handle_major(c.parent) != handle_major(c.classid))
+      d.error(c.loc, "parent " + format_handle(c.parent) + " belongs to another qdisc than class " + format_handle(c.classid));
+  }
+  for (auto& q : dev.qdiscs)
+    if (q.parent != kHandleRoot && q.parent != kHandleIngress && !classes.count(q.parent))
+      d.error(q.loc, "parent class " + format_handle(q.parent) + " is not declared on " + dev.name);
+
+  const Qdisc* hook = nullptr;
+  if (auto it = by_parent.find(kHandleIngress); it != by_parent.end()) hook = it->second;
+  // Filters: parents exist, handles derived, identities unique.
+  std::map<std::tuple<uint32_t, uint32_t, uint16_t, uint16_t, uint32_t>, uint32_t> counters;
+  std::map<std::tuple<uint32_t, uint32_t, uint16_t, uint16_t>, const Filter*> group_kind;
+  std::map<FilterKey, const Filter*> keys;
+  for (auto& f : dev.filters) {
+    uint32_t p = f.key.parent;
+    if (p == kHandleRoot) {
+      auto it = by_parent.find(kHandleRoot);
+      if (it == by_parent.end()) d.error(f.loc, "filter parent root: no root qdisc is declared on " + dev.name);
+      else p = f.key.parent = it->second->handle;
+    } else if (p == kHandleClsactIngress || p == kHandleClsactEgress) {
+      if (!hook) d.error(f.loc, "filter parent " + describe_filter_parent(p) + " needs a clsact (or ingress) qdisc declared on " + dev.name);
+      else if (p == kHandleClsactEgress && hook->kind != "clsact") d.error(f.loc, "egress filters need a clsact qdisc, not ingress");
+    } else if (p == kHandleIngressQdisc && hook) {
+      p = f.key.parent = kHandleClsactIngress;  // "ffff:" on an ingress qdisc is its ingress hook
+    } else if (handle_minor(p) ? !classes.count(p) : !by_handle.count(p)) {
+      d.error(f.loc, "filter parent " + format_handle(p) + " is not a qdisc or class declared on " + dev.name);
+    }
+    auto gk = std::make_tuple(f.key.parent, f.key.chain, f.key.pref, f.key.protocol);
+    if (auto [it, ok] = group_kind.emplace(gk, &f); !ok && it->second->kind != f.kind)
+      d.error(f.loc, "pref " + std::to_string(f.key.pref) + " already holds " + it->second->kind + " filters (at " +
+                         format_location(it->second->loc) + "); one pref and protocol hold one classifier kind: choose another pref");
+    uint32_t fixed = 0, mask = 0xFFFFFFFF;
+    if (f.ops->handle_space) f.ops->handle_space(f.opts, fixed, mask);
+    auto ck = std::make_tuple(f.key.parent, f.key.chain, f.key.pref, f.key.protocol, fixed);
+    if (f.key.handle == 0) {
+      if (mask == 0) {
+        d.error(f.loc, f.kind + " filter needs a 'handle' here");
+        continue;
+      }
+      uint32_t n = ++counters[ck];
+      if (n > mask) {
+        d.error(f.loc, "more than " + std::to_string(mask) + " " + f.kind + " filters in one handle space; give handles or spread them (u32: hash tables)");
+        continue;
+      }
+      f.key.handle = fixed | n;
+    } else {
+      // Later derived handles continue after an explicit one.
+      uint32_t n = f.key.handle & mask;
+      if ((f.key.handle & ~mask) == fixed && n > counters[ck]) counters[ck] = n;
+    }
+    if (auto [it, ok] = keys.emplace(f.key, &f); !ok)
+      d.error(f.loc, "duplicate filter: " + describe(f) + " is already declared at " + format_location(it->second->loc));
+  }
+}
+
+bool load_reader(YamlReader& r, uint32_t file, State& out, Diagnostics& d, std::map<std::string, SourceLoc>& declared) {
+  size_t before = d.error_count();
+  State local;
+  Loader l{local, d, file, declared};
+  l.run(r);
+  for (auto& dev : local.devices) derive_and_check(dev, d);
+  for (auto& dev : local.devices) out.devices.push_back(std::move(dev));
+  return d.error_count() == before;
+}
+
+}  // namespace
+
+bool load_files(const std::vector<std::string>& paths, State& out, Diagnostics& d) {
+  std::map<std::string, SourceLoc> declared;
+  bool ok = true;
+  for (auto& p : paths) {
+    uint32_t id = SourceFiles::instance().add(p);
+    YamlReader r(id, d);
+    if (!r.open(p)) {
+      ok = false;
+      continue;
+    }
+    ok = load_reader(r, id, out, d, declared) && ok;
+  }
+  return ok && !d.has_errors();
+}
+
+bool load_text(const std::string& name, std::string text, State& out, Diagnostics& d) {
+  std::map<std::string, SourceLoc> declared;
+  uint32_t id = SourceFiles::instance().add_text(name, text);
+  YamlReader r(id, d);
+  r.open_string(std::move(text));
+  return load_reader(r, id, out, d, declared) && !d.has_errors();
+}
+
+}  // namespace tcsync

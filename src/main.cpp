@@ -1,0 +1,60 @@
+// tcsync: make a host's tc state equal to a YAML file.
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <cstdlib>
+#include <iostream>
+
+#include "commands.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"tcsync: make a host's traffic control (tc) state equal to a YAML file"};
+  app.footer(R"(Examples:
+  tcsync validate site.yaml              check a file, touch nothing
+  tcsync diff site.yaml                  show the plan; exit 0 in sync, 2 changes pending
+  tcsync apply site.yaml                 make the kernel match the file
+  tcsync apply --dry-run site.yaml       print the plan, change nothing
+  tcsync dump --dev eth0 > eth0.yaml     write live state as a file apply accepts back
+  tcsync --netns lab1 diff site.yaml     work inside the network namespace 'lab1'
+
+Exit codes: 0 done or in sync, 1 error, 2 changes pending (diff).)");
+  app.set_version_flag("--version", std::string("tcsync ") + TCSYNC_VERSION);
+  app.require_subcommand(1);
+
+  tcsync::CommonOptions common;
+  std::string format = "text", color = "auto";
+  app.add_option("--netns", common.netns, "Network namespace name (as `ip netns` makes them)");
+  app.add_option("--format", format, "Output format: text or json")->check(CLI::IsMember({"text", "json"}));
+  app.add_option("--color", color, "Color: auto (a terminal and no NO_COLOR), always, never")
+      ->check(CLI::IsMember({"auto", "always", "never"}));
+  app.add_flag("-q,--quiet", common.quiet, "Print only errors");
+
+  std::vector<std::string> files, devices;
+  bool dry_run = false;
+  auto* validate = app.add_subcommand("validate", "Check files without touching the kernel");
+  validate->add_option("FILE", files, "tcsync YAML files")->required();
+  auto* diff = app.add_subcommand("diff", "Print the plan that apply would carry out");
+  diff->add_option("FILE", files, "tcsync YAML files")->required();
+  auto* apply = app.add_subcommand("apply", "Make the kernel's tc state equal to the files");
+  apply->add_option("FILE", files, "tcsync YAML files")->required();
+  apply->add_flag("--dry-run", dry_run, "Print the plan and change nothing");
+  auto* dump = app.add_subcommand("dump", "Print the live tc state as tcsync YAML");
+  dump->add_option("--dev", devices, "Only this device (repeatable); default: every device with tc state");
+
+  // Options are accepted after the subcommand too: `tcsync diff --netns x f`.
+  for (auto* sub : {validate, diff, apply, dump}) {
+    sub->fallthrough();
+  }
+  CLI11_PARSE(app, argc, argv);
+
+  common.format = format == "json" ? tcsync::Format::Json : tcsync::Format::Text;
+  bool tty = isatty(STDOUT_FILENO) && isatty(STDERR_FILENO);
+  const char* no_color = std::getenv("NO_COLOR");
+  common.color = color == "always" || (color == "auto" && tty && !(no_color && *no_color));
+
+  if (*validate) return tcsync::cmd_validate(files, common);
+  if (*diff) return tcsync::cmd_diff(files, common);
+  if (*apply) return tcsync::cmd_apply(files, dry_run, common);
+  if (*dump) return tcsync::cmd_dump(devices, common);
+  return 1;
+}

@@ -1,0 +1,101 @@
+// The model: what a file declares (desired) and what the kernel holds (live),
+// in one shape so the differ compares like with like.
+//
+// Identities (what makes two objects "the same" across desired and live):
+//   qdisc:  (device, parent)
+//   class:  (device, classid)
+//   filter: (device, parent, chain, pref, protocol, handle)
+// Everything else is an attribute that may change.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "diag.h"
+#include "kind.h"
+
+namespace tcsync {
+
+// An object whose kind tcsync does not know (live side only): kept as the raw
+// TCA_OPTIONS payload so it is shown, compared and left alone, never lost.
+using Opaque = std::vector<uint8_t>;
+
+struct Action {
+  std::string kind;
+  const KindOps* ops = nullptr;  // null: unknown kind, see opaque
+  Options opts;
+  std::optional<uint32_t> index;  // shared/explicit index; absent = kernel's
+  Opaque cookie;                  // TCA_ACT_COOKIE, up to 16 bytes
+  Opaque opaque;
+  SourceLoc loc;
+};
+
+struct Qdisc {
+  uint32_t parent = 0;
+  uint32_t handle = 0;
+  std::string kind;
+  const KindOps* ops = nullptr;
+  Options opts;
+  Opaque opaque;
+  SourceLoc loc;
+};
+
+struct Class {
+  uint32_t parent = 0;
+  uint32_t classid = 0;
+  std::string kind;
+  const KindOps* ops = nullptr;
+  Options opts;
+  Opaque opaque;
+  SourceLoc loc;
+};
+
+struct FilterKey {
+  uint32_t parent = 0;
+  uint32_t chain = 0;
+  uint16_t pref = 0;
+  uint16_t protocol = 0;  // host order ETH_P_*
+  uint32_t handle = 0;
+  auto operator<=>(const FilterKey&) const = default;
+};
+
+struct Filter {
+  FilterKey key;
+  std::string kind;
+  const KindOps* ops = nullptr;
+  Options opts;
+  std::optional<uint32_t> classid;  // the kind's classid/flowid attribute
+  std::vector<Action> actions;
+  std::string name;  // optional label from the file, for plans and errors
+  Opaque opaque;
+  SourceLoc loc;
+};
+
+// Which sections of a device the file owns. A section the file lists is the
+// whole truth: objects in it that the file does not name are deleted.
+struct Device {
+  std::string name;
+  SourceLoc loc;
+  std::vector<Qdisc> qdiscs;
+  std::vector<Class> classes;
+  std::vector<Filter> filters;
+};
+
+struct State {
+  std::vector<Device> devices;
+  Device* find(const std::string& name);
+  const Device* find(const std::string& name) const;
+  Device& get_or_add(const std::string& name);
+};
+
+// Short human names used by plans and errors: "qdisc htb 1: root".
+std::string describe(const Qdisc& q);
+std::string describe(const Class& c);
+std::string describe(const Filter& f);
+std::string describe_filter_parent(uint32_t parent);
+std::string format_filter_handle(const KindOps* ops, uint32_t h);
+std::optional<uint32_t> parse_filter_handle(const KindOps* ops, std::string_view s);
+
+}  // namespace tcsync

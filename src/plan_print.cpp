@@ -1,0 +1,86 @@
+#include "plan_print.h"
+
+#include <cstdio>
+
+namespace tcsync {
+
+std::string json_escape(std::string_view s) {
+  std::string out;
+  for (char c : s) {
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\t': out += "\\t"; break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20) {
+          char b[8];
+          std::snprintf(b, sizeof b, "\\u%04x", c);
+          out += b;
+        } else {
+          out += c;
+        }
+    }
+  }
+  return out;
+}
+
+static const char* sign(Op op) {
+  switch (op) {
+    case Op::Add: return "+";
+    case Op::Delete: return "-";
+    case Op::Replace: return "~";
+    case Op::Change: return "~";
+  }
+  return "?";
+}
+
+std::string plan_text(const Plan& plan, const PrintOptions& o) {
+  std::string out;
+  for (auto& s : plan.steps) {
+    const char* col = s.op == Op::Add ? "\033[32m" : s.op == Op::Delete ? "\033[31m" : "\033[33m";
+    if (o.color) out += col;
+    out += sign(s.op);
+    out += " ";
+    out += s.device + ": " + s.what();
+    if (o.color) out += "\033[0m";
+    if (!s.reason.empty() && s.reason != "new") out += "  (" + s.reason + ")";
+    if (s.loc.known()) out += "  [" + format_location(s.loc) + "]";
+    out += "\n";
+  }
+  return out;
+}
+
+static const char* status_name(AckResult::Status s) {
+  switch (s) {
+    case AckResult::Status::NotSent: return "not_sent";
+    case AckResult::Status::Ok: return "ok";
+    case AckResult::Status::Failed: return "failed";
+    case AckResult::Status::Unacked: return "unacked";
+  }
+  return "?";
+}
+
+std::string plan_json(const Plan& plan, const std::vector<AckResult>& results, const std::string& command) {
+  std::string out = "{\"format\": \"tcsync-plan\", \"version\": 1, \"command\": \"" + json_escape(command) +
+                    "\", \"changes\": " + std::to_string(plan.steps.size()) + ", \"steps\": [";
+  for (size_t i = 0; i < plan.steps.size(); ++i) {
+    auto& s = plan.steps[i];
+    out += i ? ", " : "";
+    out += "{\"op\": \"" + std::string(op_name(s.op)) + "\", \"object\": \"" + obj_type_name(s.type) +
+           "\", \"device\": \"" + json_escape(s.device) + "\", \"what\": \"" + json_escape(s.what()) +
+           "\", \"reason\": \"" + json_escape(s.reason) + "\"";
+    if (s.loc.known()) out += ", \"location\": \"" + json_escape(format_location(s.loc)) + "\"";
+    if (i < results.size()) {
+      auto& r = results[i];
+      out += ", \"status\": \"" + std::string(status_name(r.status)) + "\"";
+      if (r.status == AckResult::Status::Failed)
+        out += ", \"errno\": " + std::to_string(r.error) + ", \"kernel_message\": \"" + json_escape(r.ext_msg) + "\"";
+    }
+    out += "}";
+  }
+  out += "]}\n";
+  return out;
+}
+
+}  // namespace tcsync

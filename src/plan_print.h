@@ -1,0 +1,21 @@
+// Printing plans and apply reports: text for people (a diff: + - ~), JSON
+// for machines (schemas/plan.schema.json, versioned).
+#pragma once
+#include <string>
+#include <vector>
+
+#include "differ.h"
+#include "kernel.h"
+
+namespace tcsync {
+
+struct PrintOptions {
+  bool color = false;
+};
+
+std::string plan_text(const Plan& plan, const PrintOptions& o);
+// results: empty for a plan only (diff, dry run), else one per step.
+std::string plan_json(const Plan& plan, const std::vector<AckResult>& results, const std::string& command);
+std::string json_escape(std::string_view s);
+
+}  // namespace tcsync

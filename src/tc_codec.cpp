@@ -1,0 +1,287 @@
+#include "tc_codec.h"
+
+#include <sys/socket.h>
+#include <linux/netlink.h>
+#include <linux/pkt_cls.h>
+#include <linux/pkt_sched.h>
+#include <linux/rtnetlink.h>
+#include <linux/tc_act/tc_mirred.h>
+
+#include <algorithm>
+
+#include "handle.h"
+
+namespace tcsync {
+
+const char* op_name(Op op) {
+  switch (op) {
+    case Op::Add: return "add";
+    case Op::Replace: return "replace";
+    case Op::Change: return "change";
+    case Op::Delete: return "delete";
+  }
+  return "?";
+}
+
+namespace {
+
+uint16_t op_flags(Op op) {
+  switch (op) {
+    case Op::Add: return NLM_F_REQUEST | NLM_F_ACK | NLM_F_CREATE | NLM_F_EXCL;
+    case Op::Replace: return NLM_F_REQUEST | NLM_F_ACK | NLM_F_CREATE | NLM_F_REPLACE;
+    case Op::Change: return NLM_F_REQUEST | NLM_F_ACK;
+    case Op::Delete: return NLM_F_REQUEST | NLM_F_ACK;
+  }
+  return NLM_F_REQUEST | NLM_F_ACK;
+}
+
+size_t begin_tc(MsgWriter& w, uint16_t type, uint16_t flags, uint32_t ifindex, uint32_t handle, uint32_t parent,
+                uint32_t info) {
+  size_t off = w.begin_message(type, flags, 0);
+  tcmsg t{};
+  t.tcm_family = AF_UNSPEC;
+  t.tcm_ifindex = static_cast<int>(ifindex);
+  t.tcm_handle = handle;
+  t.tcm_parent = parent;
+  t.tcm_info = info;
+  w.put_struct(t);
+  return off;
+}
+
+void write_options(MsgWriter& w, const KindOps& ops, const Options& o, const KindCtx& ctx) {
+  if (!ops.encode) return;
+  if (ops.options_raw) {
+    // A bare struct: the header without NLA_F_NESTED, as tc sends it.
+    size_t at = w.size();
+    w.attr(TCA_OPTIONS, nullptr, 0);
+    ops.encode(o, ctx, w);
+    if (w.size() == at + 4) {
+      w.buffer().resize(at);  // nothing to say: no attribute (fifo_init rejects an empty one)
+      return;
+    }
+    uint16_t len = static_cast<uint16_t>(w.size() - at);
+    std::memcpy(w.buffer().data() + at, &len, 2);
+    return;
+  }
+  size_t nest = w.nest_begin(TCA_OPTIONS);
+  ops.encode(o, ctx, w);
+  w.nest_end(nest);
+}
+
+// The action list of a filter:
+//   [filter's ACT attr] { [1] { KIND, OPTIONS {...}, COOKIE? }, [2] {...} }
+void write_actions(MsgWriter& w, uint16_t attr, const std::vector<Action>& actions, const LinkNames* links,
+                   Diagnostics& d) {
+  size_t list = w.nest_begin(attr);
+  uint16_t prio = 1;
+  for (const Action& a : actions) {
+    size_t one = w.nest_begin(prio++);
+    w.attr_str(TCA_ACT_KIND, a.kind);
+    KindCtx ctx;
+    ctx.action_index = a.index.value_or(0);
+    ctx.links = links;
+    ctx.diags = &d;
+    ctx.loc = a.loc;
+    if (a.ops) {
+      write_options(w, *a.ops, a.opts, ctx);
+    } else if (!a.opaque.empty()) {
+      w.attr(TCA_ACT_OPTIONS, a.opaque.data(), a.opaque.size());
+    }
+    if (!a.cookie.empty()) w.attr(TCA_ACT_COOKIE, a.cookie.data(), a.cookie.size());
+    w.nest_end(one);
+  }
+  w.nest_end(list);
+}
+
+}  // namespace
+
+size_t encode_qdisc(MsgWriter& w, Op op, const Qdisc& q, uint32_t ifindex, const LinkNames* links, Diagnostics& d) {
+  uint16_t type = op == Op::Delete ? RTM_DELQDISC : RTM_NEWQDISC;
+  size_t off = begin_tc(w, type, op_flags(op), ifindex, q.handle, q.parent, 0);
+  w.attr_str(TCA_KIND, q.kind);
+  if (op != Op::Delete && q.ops) {
+    KindCtx ctx{q.handle, 0, links, &d, q.loc};
+    write_options(w, *q.ops, q.opts, ctx);
+  }
+  w.end_message(off);
+  return off;
+}
+
+size_t encode_class(MsgWriter& w, Op op, const Class& c, uint32_t ifindex, const LinkNames* links, Diagnostics& d) {
+  uint16_t type = op == Op::Delete ? RTM_DELTCLASS : RTM_NEWTCLASS;
+  size_t off = begin_tc(w, type, op_flags(op), ifindex, c.classid, c.parent, 0);
+  w.attr_str(TCA_KIND, c.kind);
+  if (op != Op::Delete && c.ops) {
+    KindCtx ctx{c.classid, 0, links, &d, c.loc};
+    write_options(w, *c.ops, c.opts, ctx);
+  }
+  w.end_message(off);
+  return off;
+}
+
+static uint32_t filter_info(const FilterKey& k) {
+  // tcm_info: priority in the high half, protocol (network order) in the low.
+  return (static_cast<uint32_t>(k.pref) << 16) | __builtin_bswap16(k.protocol);
+}
+
+size_t encode_filter(MsgWriter& w, Op op, const Filter& f, uint32_t ifindex, const LinkNames* links, Diagnostics& d) {
+  uint16_t type = op == Op::Delete ? RTM_DELTFILTER : RTM_NEWTFILTER;
+  size_t off = begin_tc(w, type, op_flags(op), ifindex, f.key.handle, f.key.parent, filter_info(f.key));
+  // TCA_KIND always: on deletes it lets the kernel skip looking the kind up
+  // and is required for flower's unlocked (no RTNL) path.
+  w.attr_str(TCA_KIND, f.kind);
+  if (f.key.chain) w.attr_u32(TCA_CHAIN, f.key.chain);
+  if (op != Op::Delete && f.ops) {
+    size_t nest = w.nest_begin(TCA_OPTIONS);
+    KindCtx ctx{f.key.handle, 0, links, &d, f.loc, &f};
+    if (f.ops->encode) f.ops->encode(f.opts, ctx, w);
+    if (f.classid && f.ops->filter_classid_attr) w.attr_u32(f.ops->filter_classid_attr, *f.classid);
+    if (!f.actions.empty() && f.ops->filter_actions_attr) write_actions(w, f.ops->filter_actions_attr, f.actions, links, d);
+    w.nest_end(nest);
+  }
+  w.end_message(off);
+  return off;
+}
+
+size_t encode_filter_group_delete(MsgWriter& w, const FilterKey& k, std::string_view kind, uint32_t ifindex) {
+  size_t off = begin_tc(w, RTM_DELTFILTER, op_flags(Op::Delete), ifindex, 0, k.parent, filter_info(k));
+  w.attr_str(TCA_KIND, kind);
+  if (k.chain) w.attr_u32(TCA_CHAIN, k.chain);
+  w.end_message(off);
+  return off;
+}
+
+size_t encode_dump_request(MsgWriter& w, uint16_t rtm_type, uint32_t ifindex, uint32_t parent) {
+  size_t off = begin_tc(w, rtm_type, NLM_F_REQUEST | NLM_F_DUMP, ifindex, 0, parent, 0);
+  w.end_message(off);
+  return off;
+}
+
+// ---- decoding -------------------------------------------------------------------
+
+namespace {
+
+struct TcView {
+  tcmsg t{};
+  std::span<const uint8_t> attrs;
+};
+
+bool split(std::span<const uint8_t> msg, TcView& v) {
+  size_t hdr = NLMSG_ALIGN(sizeof(nlmsghdr)) + NLMSG_ALIGN(sizeof(tcmsg));
+  if (msg.size() < hdr) return false;
+  std::memcpy(&v.t, msg.data() + NLMSG_ALIGN(sizeof(nlmsghdr)), sizeof v.t);
+  uint32_t len;
+  std::memcpy(&len, msg.data(), 4);
+  if (len > msg.size() || len < hdr) return false;
+  v.attrs = msg.subspan(hdr, len - hdr);
+  return true;
+}
+
+// Kind + options: a known kind decodes through its table, an unknown one is
+// kept as raw bytes (shown by dump, never rewritten).
+template <typename Obj>
+void decode_kind(const AttrTable& tb, ObjType type, Obj& out, const KindCtx& ctx) {
+  if (auto* k = tb.get(TCA_KIND)) out.kind = k->str();
+  out.ops = find_kind(type, out.kind);
+  if (auto* o = tb.get(TCA_OPTIONS)) {
+    if (out.ops && out.ops->decode)
+      out.ops->decode(o->data, ctx, out.opts);
+    else if (!out.ops)
+      out.opaque.assign(o->data.begin(), o->data.end());
+  }
+}
+
+void decode_actions(std::span<const uint8_t> list, const LinkNames* links, std::vector<Action>& out) {
+  // Entries are nested by order (1, 2, ...); keep the kernel's order.
+  AttrIter it(list);
+  Attr one;
+  while (it.next(one)) {
+    AttrTable tb(one.data, TCA_ACT_MAX);
+    Action a;
+    KindCtx ctx;
+    ctx.links = links;
+    if (auto* k = tb.get(TCA_ACT_KIND)) a.kind = k->str();
+    a.ops = find_kind(ObjType::Action, a.kind);
+    if (auto* o = tb.get(TCA_ACT_OPTIONS)) {
+      if (a.ops) {
+        if (a.ops->decode) a.ops->decode(o->data, ctx, a.opts);
+        if (a.ops->action_parms_attr) {
+          AttrTable ot(o->data, a.ops->action_parms_attr);
+          if (auto* p = ot.get(a.ops->action_parms_attr)) a.index = p->as<tc_mirred>().index;  // tc_gen first
+        }
+      } else {
+        a.opaque.assign(o->data.begin(), o->data.end());
+      }
+    }
+    if (auto* c = tb.get(TCA_ACT_COOKIE)) a.cookie.assign(c->data.begin(), c->data.end());
+    out.push_back(std::move(a));
+  }
+}
+
+}  // namespace
+
+bool decode_qdisc(std::span<const uint8_t> msg, const LinkNames* links, Qdisc& out, Decoded& info) {
+  TcView v;
+  if (!split(msg, v)) return false;
+  info.ifindex = static_cast<uint32_t>(v.t.tcm_ifindex);
+  out.handle = v.t.tcm_handle;
+  out.parent = v.t.tcm_parent;
+  AttrTable tb(v.attrs, TCA_MAX);
+  KindCtx ctx;
+  ctx.handle = out.handle;
+  ctx.links = links;
+  decode_kind(tb, ObjType::Qdisc, out, ctx);
+  // Handle 0 is the kernel's default qdisc (noqueue, pfifo_fast, mq and its
+  // children): not configuration, and it cannot be deleted anyway.
+  return out.handle != 0;
+}
+
+bool decode_class(std::span<const uint8_t> msg, const LinkNames* links, Class& out, Decoded& info) {
+  TcView v;
+  if (!split(msg, v)) return false;
+  info.ifindex = static_cast<uint32_t>(v.t.tcm_ifindex);
+  out.classid = v.t.tcm_handle;
+  out.parent = v.t.tcm_parent;
+  AttrTable tb(v.attrs, TCA_MAX);
+  KindCtx ctx;
+  ctx.handle = out.classid;
+  ctx.links = links;
+  decode_kind(tb, ObjType::Class, out, ctx);
+  return true;
+}
+
+bool decode_filter(std::span<const uint8_t> msg, const LinkNames* links, Filter& out, Decoded& info) {
+  TcView v;
+  if (!split(msg, v)) return false;
+  info.ifindex = static_cast<uint32_t>(v.t.tcm_ifindex);
+  out.key.handle = v.t.tcm_handle;
+  out.key.parent = v.t.tcm_parent;
+  out.key.pref = static_cast<uint16_t>(v.t.tcm_info >> 16);
+  out.key.protocol = __builtin_bswap16(static_cast<uint16_t>(v.t.tcm_info & 0xFFFF));
+  AttrTable tb(v.attrs, TCA_MAX);
+  if (auto* c = tb.get(TCA_CHAIN)) out.key.chain = c->u32();
+  // The head of each (pref, protocol) list comes without options or handle.
+  if (out.key.handle == 0 && !tb.get(TCA_OPTIONS)) return false;
+  if (auto* k = tb.get(TCA_KIND)) out.kind = k->str();
+  out.ops = find_kind(ObjType::Filter, out.kind);
+  if (auto* o = tb.get(TCA_OPTIONS)) {
+    if (!out.ops) {
+      out.opaque.assign(o->data.begin(), o->data.end());
+      return true;
+    }
+    KindCtx ctx;
+    ctx.handle = out.key.handle;
+    ctx.links = links;
+    if (out.ops->decode) out.ops->decode(o->data, ctx, out.opts);
+    uint16_t max = std::max(out.ops->filter_classid_attr, out.ops->filter_actions_attr);
+    AttrTable ot(o->data, max);
+    if (out.ops->filter_classid_attr)
+      if (auto* c = ot.get(out.ops->filter_classid_attr)) out.classid = c->u32();
+    if (out.ops->filter_actions_attr)
+      if (auto* a = ot.get(out.ops->filter_actions_attr)) decode_actions(a->data, links, out.actions);
+  }
+  if (out.ops && out.ops->canonical_key) return out.ops->canonical_key(out.key, out.opts);
+  return true;
+}
+
+}  // namespace tcsync

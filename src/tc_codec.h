@@ -1,0 +1,41 @@
+// Model <-> rtnetlink tc messages. The generic parts (tcmsg, TCA_KIND,
+// TCA_CHAIN, the action list) live here; each kind's options are written and
+// read by its table's hooks. Pure: golden tests compare the bytes.
+#pragma once
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "diag.h"
+#include "kind.h"
+#include "model.h"
+#include "wire.h"
+
+namespace tcsync {
+
+enum class Op : uint8_t { Add, Replace, Change, Delete };
+const char* op_name(Op op);
+
+// Each call appends one complete message (seq 0: the sender numbers them)
+// and returns its offset in the buffer. Errors (a device in a mirred action
+// that does not exist) go to diags, located at the offending YAML line.
+size_t encode_qdisc(MsgWriter& w, Op op, const Qdisc& q, uint32_t ifindex, const LinkNames* links, Diagnostics& d);
+size_t encode_class(MsgWriter& w, Op op, const Class& c, uint32_t ifindex, const LinkNames* links, Diagnostics& d);
+size_t encode_filter(MsgWriter& w, Op op, const Filter& f, uint32_t ifindex, const LinkNames* links, Diagnostics& d);
+// Deletes every filter of one (parent, chain, pref, protocol) at once.
+size_t encode_filter_group_delete(MsgWriter& w, const FilterKey& k, std::string_view kind, uint32_t ifindex);
+
+// Dump requests (NLM_F_DUMP) for one device (ifindex 0: all devices).
+size_t encode_dump_request(MsgWriter& w, uint16_t rtm_type, uint32_t ifindex, uint32_t parent = 0);
+
+// Decoding one message of a dump (or a notification). Returns false for
+// messages that are not objects to model (the filter chain's "head" entry,
+// u32's implicit root hash table, default qdiscs with handle 0).
+struct Decoded {
+  uint32_t ifindex = 0;
+};
+bool decode_qdisc(std::span<const uint8_t> msg, const LinkNames* links, Qdisc& out, Decoded& info);
+bool decode_class(std::span<const uint8_t> msg, const LinkNames* links, Class& out, Decoded& info);
+bool decode_filter(std::span<const uint8_t> msg, const LinkNames* links, Filter& out, Decoded& info);
+
+}  // namespace tcsync

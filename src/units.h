@@ -1,0 +1,35 @@
+// tc's units, read and written the way tc(8) spells them. Values are kept in
+// the kernel's own units: rates in bytes per second, sizes in bytes, times
+// in microseconds. Printing always picks an exact unit, so what dump prints
+// reads back to the same number.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace tcsync {
+
+// "100mbit", "1gbit", "800kbps", "125000bps", a bare number is bit/s (as tc).
+std::optional<uint64_t> parse_rate(std::string_view s);
+std::string format_rate(uint64_t bytes_per_sec);
+
+// "1600", "1600b", "15k", "15kb", "2mb", "1g", "8kbit" (as tc's get_size).
+std::optional<uint64_t> parse_size(std::string_view s);
+std::string format_size(uint64_t bytes);
+
+// "10ms", "1s", "500us", "500" (bare = microseconds, as tc).
+std::optional<uint64_t> parse_time_us(std::string_view s);
+std::string format_time_us(uint64_t us);
+
+// Plain integers: decimal or 0x-hex (never octal: "010" is ten).
+std::optional<uint64_t> parse_uint(std::string_view s);
+
+// The kernel's packet scheduler clock: tc converts bursts to "ticks" of
+// 1/15.625 us (/proc/net/psched reads 000003e8 00000040 000f4240 on every
+// kernel since 2.6.31) and the kernel turns them into ns with << 6.
+uint32_t xmittime_ticks(uint64_t rate_bytes_per_sec, uint64_t size_bytes);
+// The smallest size whose xmittime gives these ticks again (exact round trip).
+uint64_t xmitsize_bytes(uint64_t rate_bytes_per_sec, uint32_t ticks);
+
+}  // namespace tcsync

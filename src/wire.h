@@ -1,0 +1,109 @@
+// Netlink wire format, over buffers the caller owns (as libmnl does): many
+// messages are built back to back in one buffer and sent with one sendmsg.
+//
+//   nlmsghdr (16) | tcmsg (20) | rtattr (4) payload pad4 | rtattr ...
+//
+// Pure: no sockets here, so the encoder and decoder are tested byte for byte.
+#pragma once
+#include <cstdint>
+#include <cstring>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace tcsync {
+
+constexpr size_t nl_align(size_t n) { return (n + 3) & ~size_t{3}; }
+
+// Appends messages and attributes to a growing byte buffer. Offsets, not
+// pointers, mark open headers so the buffer may grow while a message is open.
+class MsgWriter {
+ public:
+  explicit MsgWriter(std::vector<uint8_t>& buf) : buf_(buf) {}
+
+  size_t begin_message(uint16_t type, uint16_t flags, uint32_t seq);
+  void end_message(size_t msg_off);
+  template <typename T>
+  void put_struct(const T& s) { put_raw(&s, sizeof s); }
+  void put_raw(const void* data, size_t len);  // padded to 4
+
+  void attr(uint16_t type, const void* data, size_t len);
+  void attr_u8(uint16_t type, uint8_t v) { attr(type, &v, 1); }
+  void attr_u16(uint16_t type, uint16_t v) { attr(type, &v, 2); }
+  void attr_u32(uint16_t type, uint32_t v) { attr(type, &v, 4); }
+  void attr_u64(uint16_t type, uint64_t v) { attr(type, &v, 8); }
+  void attr_be16(uint16_t type, uint16_t v) { attr_u16(type, __builtin_bswap16(v)); }
+  void attr_be32(uint16_t type, uint32_t v) { attr_u32(type, __builtin_bswap32(v)); }
+  void attr_str(uint16_t type, std::string_view s);  // NUL-terminated
+  void attr_flag(uint16_t type) { attr(type, nullptr, 0); }
+  size_t nest_begin(uint16_t type);
+  void nest_end(size_t off);
+  // Offset of the next byte from the start of the message begun at msg_off:
+  // the kernel's extended ACK reports a bad attribute by this offset.
+  size_t offset_in(size_t msg_off) const { return buf_.size() - msg_off; }
+  size_t size() const { return buf_.size(); }
+  std::vector<uint8_t>& buffer() { return buf_; }
+
+ private:
+  std::vector<uint8_t>& buf_;
+};
+
+// One attribute seen in a buffer.
+struct Attr {
+  uint16_t type = 0;  // without NLA_F_NESTED / NLA_F_NET_BYTEORDER
+  std::span<const uint8_t> data;
+  uint8_t u8() const { return data.size() >= 1 ? data[0] : 0; }
+  uint16_t u16() const { return read<uint16_t>(); }
+  uint32_t u32() const { return read<uint32_t>(); }
+  uint64_t u64() const { return read<uint64_t>(); }
+  uint16_t be16() const { return __builtin_bswap16(u16()); }
+  uint32_t be32() const { return __builtin_bswap32(u32()); }
+  std::string str() const;  // up to the first NUL
+  // A struct payload; missing tail bytes read as zero (older kernels send
+  // shorter structs, newer ones longer: both are fine).
+  template <typename T>
+  T as() const {
+    T v{};
+    std::memcpy(&v, data.data(), data.size() < sizeof v ? data.size() : sizeof v);
+    return v;
+  }
+
+ private:
+  template <typename T>
+  T read() const {
+    T v{};
+    if (data.size() >= sizeof v) std::memcpy(&v, data.data(), sizeof v);
+    return v;
+  }
+};
+
+// Iterates the attributes of a buffer; a truncated tail ends the walk.
+class AttrIter {
+ public:
+  explicit AttrIter(std::span<const uint8_t> buf) : buf_(buf) {}
+  bool next(Attr& a);
+
+ private:
+  std::span<const uint8_t> buf_;
+  size_t pos_ = 0;
+};
+
+// Indexes attributes by type (last one wins, as nla_parse): tb[type].
+class AttrTable {
+ public:
+  AttrTable(std::span<const uint8_t> buf, uint16_t max_type);
+  const Attr* get(uint16_t type) const {
+    return type < present_.size() && present_[type] ? &attrs_[type] : nullptr;
+  }
+
+ private:
+  std::vector<Attr> attrs_;
+  std::vector<bool> present_;
+};
+
+// Human-readable hex dump used by golden tests: one attribute per line,
+// nested attributes indented.
+std::string hexdump(std::span<const uint8_t> data);
+
+}  // namespace tcsync

@@ -1,0 +1,208 @@
+#include "yaml_reader.h"
+
+#include <cerrno>
+#include <cstring>
+
+namespace tcsync {
+
+const Node* Node::find(std::string_view key) const {
+  for (auto& [k, v] : map)
+    if (k.scalar == key) return &v;
+  return nullptr;
+}
+
+const char* Node::type_name() const {
+  switch (type) {
+    case Type::Scalar: return "a scalar";
+    case Type::Map: return "a mapping";
+    case Type::Seq: return "a list";
+  }
+  return "?";
+}
+
+YamlReader::YamlReader(uint32_t file_id, Diagnostics& diags) : file_(file_id), diags_(diags) {}
+
+YamlReader::~YamlReader() {
+  if (open_) yaml_parser_delete(&parser_);
+  if (fp_) std::fclose(fp_);
+}
+
+bool YamlReader::open(const std::string& path) {
+  fp_ = std::fopen(path.c_str(), "rb");
+  if (!fp_) {
+    diags_.error({file_, 0, 0}, std::string("cannot read file: ") + std::strerror(errno));
+    failed_ = true;
+    return false;
+  }
+  yaml_parser_initialize(&parser_);
+  yaml_parser_set_input_file(&parser_, fp_);
+  open_ = true;
+  return true;
+}
+
+void YamlReader::open_string(std::string text) {
+  text_ = std::move(text);
+  yaml_parser_initialize(&parser_);
+  yaml_parser_set_input_string(&parser_, reinterpret_cast<const unsigned char*>(text_.data()), text_.size());
+  open_ = true;
+}
+
+bool YamlReader::fetch(Event& ev) {
+  ev.scalar.clear();
+  ev.plain = true;
+  if (failed_ || !open_) {
+    ev.type = Ev::Error;
+    return false;
+  }
+  for (;;) {
+    yaml_event_t e;
+    if (!yaml_parser_parse(&parser_, &e)) {
+      // libyaml's messages are good ("did not find expected key"); keep them.
+      SourceLoc loc{file_, static_cast<uint32_t>(parser_.problem_mark.line + 1),
+                    static_cast<uint32_t>(parser_.problem_mark.column + 1)};
+      std::string msg = parser_.problem ? parser_.problem : "malformed YAML";
+      if (parser_.context) msg = std::string(parser_.context) + ": " + msg;
+      if (parser_.error == YAML_READER_ERROR) msg = "invalid UTF-8 or control character in input (" + msg + ")";
+      diags_.error(loc, "malformed YAML: " + msg);
+      failed_ = true;
+      ev.type = Ev::Error;
+      return false;
+    }
+    ev.loc = {file_, static_cast<uint32_t>(e.start_mark.line + 1), static_cast<uint32_t>(e.start_mark.column + 1)};
+    bool keep = true;
+    switch (e.type) {
+      case YAML_STREAM_START_EVENT: keep = false; break;
+      case YAML_STREAM_END_EVENT: ev.type = Ev::StreamEnd; break;
+      case YAML_DOCUMENT_START_EVENT: ev.type = Ev::DocStart; break;
+      case YAML_DOCUMENT_END_EVENT: ev.type = Ev::DocEnd; break;
+      case YAML_MAPPING_START_EVENT:
+      case YAML_SEQUENCE_START_EVENT: {
+        ev.type = e.type == YAML_MAPPING_START_EVENT ? Ev::MapStart : Ev::SeqStart;
+        const char* anchor = e.type == YAML_MAPPING_START_EVENT
+                                 ? reinterpret_cast<const char*>(e.data.mapping_start.anchor)
+                                 : reinterpret_cast<const char*>(e.data.sequence_start.anchor);
+        if (anchor) {
+          diags_.error(ev.loc, "YAML anchors and aliases are not supported (they make files hard to review and can expand without bound)");
+          failed_ = true;
+          ev.type = Ev::Error;
+        }
+        break;
+      }
+      case YAML_MAPPING_END_EVENT: ev.type = Ev::MapEnd; break;
+      case YAML_SEQUENCE_END_EVENT: ev.type = Ev::SeqEnd; break;
+      case YAML_SCALAR_EVENT:
+        ev.type = Ev::Scalar;
+        if (e.data.scalar.anchor) {
+          diags_.error(ev.loc, "YAML anchors and aliases are not supported (they make files hard to review and can expand without bound)");
+          failed_ = true;
+          ev.type = Ev::Error;
+          break;
+        }
+        if (e.data.scalar.length > kMaxScalar) {
+          diags_.error(ev.loc, "scalar longer than " + std::to_string(kMaxScalar) + " bytes");
+          failed_ = true;
+          ev.type = Ev::Error;
+          break;
+        }
+        ev.scalar.assign(reinterpret_cast<const char*>(e.data.scalar.value), e.data.scalar.length);
+        ev.plain = e.data.scalar.style == YAML_PLAIN_SCALAR_STYLE;
+        break;
+      case YAML_ALIAS_EVENT:
+        diags_.error(ev.loc, "YAML anchors and aliases are not supported (they make files hard to review and can expand without bound)");
+        failed_ = true;
+        ev.type = Ev::Error;
+        break;
+      case YAML_NO_EVENT: ev.type = Ev::StreamEnd; break;
+    }
+    yaml_event_delete(&e);
+    if (keep) return ev.type != Ev::Error;
+  }
+}
+
+const YamlReader::Event& YamlReader::next() {
+  if (has_peeked_) {
+    std::swap(cur_, peeked_);
+    has_peeked_ = false;
+  } else {
+    fetch(cur_);
+  }
+  return cur_;
+}
+
+const YamlReader::Event& YamlReader::peek() {
+  if (!has_peeked_) {
+    fetch(peeked_);
+    has_peeked_ = true;
+  }
+  return peeked_;
+}
+
+bool YamlReader::read_node(Node& out) { return read_node(out, 0); }
+
+bool YamlReader::read_node(Node& out, int depth) {
+  const Event& ev = next();
+  out.loc = ev.loc;
+  if (depth > kMaxDepth) {
+    diags_.error(ev.loc, "nesting deeper than " + std::to_string(kMaxDepth) + " levels");
+    failed_ = true;
+    return false;
+  }
+  switch (ev.type) {
+    case Ev::Scalar:
+      out.type = Node::Type::Scalar;
+      out.scalar = ev.scalar;
+      out.plain = ev.plain;
+      return true;
+    case Ev::MapStart: {
+      out.type = Node::Type::Map;
+      for (;;) {
+        const Event& k = peek();
+        if (k.type == Ev::MapEnd) {
+          next();
+          return true;
+        }
+        if (k.type == Ev::Error) return false;
+        std::pair<Node, Node> kv;
+        if (!read_node(kv.first, depth + 1)) return false;
+        if (!kv.first.is_scalar()) {
+          diags_.error(kv.first.loc, "mapping keys must be plain words");
+          skip_node();
+          continue;
+        }
+        if (out.find(kv.first.scalar)) {
+          diags_.error(kv.first.loc, "duplicate key '" + kv.first.scalar + "'");
+          skip_node();
+          continue;
+        }
+        if (!read_node(kv.second, depth + 1)) return false;
+        out.map.push_back(std::move(kv));
+      }
+    }
+    case Ev::SeqStart:
+      out.type = Node::Type::Seq;
+      for (;;) {
+        const Event& k = peek();
+        if (k.type == Ev::SeqEnd) {
+          next();
+          return true;
+        }
+        if (k.type == Ev::Error) return false;
+        out.seq.emplace_back();
+        if (!read_node(out.seq.back(), depth + 1)) return false;
+      }
+    default:
+      return false;
+  }
+}
+
+void YamlReader::skip_node() {
+  int depth = 0;
+  do {
+    const Event& ev = next();
+    if (ev.type == Ev::MapStart || ev.type == Ev::SeqStart) ++depth;
+    else if (ev.type == Ev::MapEnd || ev.type == Ev::SeqEnd) --depth;
+    else if (ev.type == Ev::Error || ev.type == Ev::StreamEnd) return;
+  } while (depth > 0);
+}
+
+}  // namespace tcsync

@@ -1,0 +1,234 @@
+#include "yaml_writer.h"
+
+#include <algorithm>
+
+#include "handle.h"
+
+namespace tcsync {
+
+void YamlOut::sep() {
+  if (after_key_) {
+    after_key_ = false;
+    return;
+  }
+  if (!first_.empty()) {
+    if (!first_.back()) out_ += ", ";
+    first_.back() = false;
+  }
+}
+
+void YamlOut::map_begin() {
+  sep();
+  out_ += '{';
+  first_.push_back(true);
+}
+void YamlOut::map_end() {
+  out_ += '}';
+  first_.pop_back();
+}
+void YamlOut::seq_begin() {
+  sep();
+  out_ += '[';
+  first_.push_back(true);
+}
+void YamlOut::seq_end() {
+  out_ += ']';
+  first_.pop_back();
+}
+void YamlOut::key(std::string_view k) {
+  sep();
+  out_ += k;
+  out_ += ": ";
+  after_key_ = true;
+}
+void YamlOut::num(uint64_t v) {
+  sep();
+  out_ += std::to_string(v);
+}
+void YamlOut::boolean(bool b) {
+  sep();
+  out_ += b ? "true" : "false";
+}
+
+bool yaml_needs_quotes(std::string_view s) {
+  if (s.empty()) return true;
+  // Anything YAML 1.1 might type (numbers, bools, null, sexagesimal "1:10",
+  // hex) or that carries flow syntax gets quotes; our loader does not care,
+  // but other YAML tools reading a dump should see the same strings.
+  static const char* words[] = {"true", "false", "yes", "no", "on", "off", "null", "y", "n", "~"};
+  std::string lower(s);
+  std::transform(lower.begin(), lower.end(), lower.begin(), ::tolower);
+  for (auto* w : words)
+    if (lower == w) return true;
+  if (std::isdigit(static_cast<unsigned char>(s[0])) || s[0] == '-' || s[0] == '+' || s[0] == '.') {
+    // "100mbit" is safe; "10", "0x10", "1:10", "1e3", "1.5" are not.
+    bool has_letter = false;
+    for (char c : s)
+      if (std::isalpha(static_cast<unsigned char>(c)) && c != 'x' && c != 'X' && c != 'e' && c != 'E') has_letter = true;
+    if (!has_letter || s.find(':') != std::string_view::npos) return true;
+  }
+  for (char c : s)
+    if (std::string_view(":{}[],#&*!|>'\"%@`?").find(c) != std::string_view::npos || c == ' ' || c < 0x20) return true;
+  return false;
+}
+
+void YamlOut::str(std::string_view s) {
+  sep();
+  if (!yaml_needs_quotes(s)) {
+    out_ += s;
+    return;
+  }
+  out_ += '"';
+  for (char c : s) {
+    if (c == '"' || c == '\\') out_ += '\\';
+    out_ += c;
+  }
+  out_ += '"';
+}
+
+void write_options(const KindOps& ops, const Options& o, YamlOut& y) {
+  for (auto& opt : o.items()) {
+    const Field& f = ops.fields[opt.field];
+    y.key(f.key);
+    emit_field(f, opt.value, y);
+  }
+}
+
+}  // namespace tcsync
+
+namespace tcsync {
+
+// Fields equal to their default are left out: a dump reads like a file a
+// person wrote, and applies back to the same state.
+static void write_fields(const KindOps& ops, const Options& o, YamlOut& y) {
+  for (auto& opt : o.items()) {
+    const Field& f = ops.fields[opt.field];
+    if (f.def && std::holds_alternative<uint64_t>(opt.value) && std::get<uint64_t>(opt.value) == *f.def) continue;
+    y.key(f.key);
+    emit_field(f, opt.value, y);
+  }
+}
+
+static void write_opaque(const Opaque& raw, YamlOut& y) {
+  // Unknown kinds are shown, not applied: the loader rejects this key.
+  y.key("unknown_options");
+  std::string hex;
+  static const char* digits = "0123456789abcdef";
+  for (uint8_t b : raw) hex += digits[b >> 4], hex += digits[b & 15];
+  y.str(hex);
+}
+
+void write_qdisc(const Qdisc& q, YamlOut& y) {
+  y.map_begin();
+  y.key("kind");
+  y.str(q.kind);
+  if (q.parent != kHandleIngress) {
+    y.key("parent");
+    y.str(format_handle(q.parent));
+    y.key("handle");
+    y.str(format_handle(q.handle));
+  }
+  if (q.ops) write_fields(*q.ops, q.opts, y);
+  else if (!q.opaque.empty()) write_opaque(q.opaque, y);
+  y.map_end();
+}
+
+void write_class(const Class& c, YamlOut& y) {
+  y.map_begin();
+  y.key("classid");
+  y.str(format_handle(c.classid));
+  if (c.parent != handle_major(c.classid)) {
+    y.key("parent");
+    y.str(format_handle(c.parent));
+  }
+  y.key("kind");
+  y.str(c.kind);
+  if (c.ops) write_fields(*c.ops, c.opts, y);
+  else if (!c.opaque.empty()) write_opaque(c.opaque, y);
+  y.map_end();
+}
+
+static void write_action(const Action& a, YamlOut& y) {
+  y.map_begin();
+  y.key(a.kind);
+  y.map_begin();
+  if (a.ops) write_fields(*a.ops, a.opts, y);
+  else if (!a.opaque.empty()) write_opaque(a.opaque, y);
+  y.map_end();
+  if (a.index) {
+    y.key("index");
+    y.num(*a.index);
+  }
+  if (!a.cookie.empty()) {
+    std::string hex;
+    static const char* digits = "0123456789abcdef";
+    for (uint8_t b : a.cookie) hex += digits[b >> 4], hex += digits[b & 15];
+    y.key("cookie");
+    y.str(hex);
+  }
+  y.map_end();
+}
+
+void write_filter(const Filter& f, YamlOut& y) {
+  y.map_begin();
+  if (!f.name.empty()) {
+    y.key("name");
+    y.str(f.name);
+  }
+  y.key("parent");
+  y.str(describe_filter_parent(f.key.parent));
+  if (f.key.chain) {
+    y.key("chain");
+    y.num(f.key.chain);
+  }
+  y.key("pref");
+  y.num(f.key.pref);
+  y.key("protocol");
+  y.str(format_protocol(f.key.protocol));
+  y.key("handle");
+  y.str(format_filter_handle(f.ops, f.key.handle));
+  y.key(f.kind);
+  y.map_begin();
+  if (f.ops) write_fields(*f.ops, f.opts, y);
+  else if (!f.opaque.empty()) write_opaque(f.opaque, y);
+  y.map_end();
+  if (f.classid) {
+    y.key("classid");
+    y.str(format_handle(*f.classid));
+  }
+  if (!f.actions.empty()) {
+    y.key("actions");
+    y.seq_begin();
+    for (auto& a : f.actions) write_action(a, y);
+    y.seq_end();
+  }
+  y.map_end();
+}
+
+std::string write_state_yaml(const State& s) {
+  std::string out = "version: 1\ndevices:\n";
+  for (auto& d : s.devices) {
+    out += "  " + (yaml_needs_quotes(d.name) ? "\"" + d.name + "\"" : d.name) + ":";
+    if (d.qdiscs.empty() && d.classes.empty() && d.filters.empty()) {
+      out += " {}\n";
+      continue;
+    }
+    out += "\n";
+    auto section = [&](const char* name, auto& items, auto&& write) {
+      if (items.empty()) return;
+      out += "    " + std::string(name) + ":\n";
+      for (auto& it : items) {
+        out += "      - ";
+        YamlOut y(out);
+        write(it, y);
+        out += "\n";
+      }
+    };
+    section("qdiscs", d.qdiscs, write_qdisc);
+    section("classes", d.classes, write_class);
+    section("filters", d.filters, write_filter);
+  }
+  return out;
+}
+
+}  // namespace tcsync
