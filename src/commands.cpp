@@ -1,5 +1,6 @@
 #include "commands.h"
 
+#include <algorithm>
 #include <cstring>
 #include <iostream>
 
@@ -165,6 +166,10 @@ int cmd_dump(const std::vector<std::string>& devices, const CommonOptions& o) {
   if (!ok) return 1;
   if (devices.empty())  // all devices: only those with some tc configuration
     std::erase_if(live.devices, [](const Device& dev) { return dev.qdiscs.empty() && dev.classes.empty() && dev.filters.empty(); });
+  // Stable output: devices by name, classes by id (parents come first).
+  std::sort(live.devices.begin(), live.devices.end(), [](auto& a, auto& b) { return a.name < b.name; });
+  for (auto& dev : live.devices)
+    std::stable_sort(dev.classes.begin(), dev.classes.end(), [](auto& a, auto& b) { return a.classid < b.classid; });
   std::cout << write_state_yaml(live);
   return 0;
 }

@@ -19,8 +19,6 @@ bool list_links(NlSocket& sock, std::vector<LinkEntry>& out, std::string& err) {
   // Strict checking wants the whole ifinfomsg, zeroed: no filters.
   ifinfomsg ifi{};
   w.put_struct(ifi);
-  // Skip per-VF details: only names are read here.
-  w.attr_u32(IFLA_EXT_MASK, 0);
   w.end_message(off);
   DumpOutcome res;
   bool ok = run_dump(sock, req, rx, [&](std::span<const uint8_t> m) {

@@ -6,6 +6,7 @@
 #include <iostream>
 
 #include "commands.h"
+#include "schema.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"tcsync: make a host's traffic control (tc) state equal to a YAML file"};
@@ -41,8 +42,10 @@ Exit codes: 0 done or in sync, 1 error, 2 changes pending (diff).)");
   auto* dump = app.add_subcommand("dump", "Print the live tc state as tcsync YAML");
   dump->add_option("--dev", devices, "Only this device (repeatable); default: every device with tc state");
 
+  auto* schema = app.add_subcommand("schema", "Print the JSON Schema of the file format (for editors)");
+
   // Options are accepted after the subcommand too: `tcsync diff --netns x f`.
-  for (auto* sub : {validate, diff, apply, dump}) {
+  for (auto* sub : {validate, diff, apply, dump, schema}) {
     sub->fallthrough();
   }
   CLI11_PARSE(app, argc, argv);
@@ -56,5 +59,9 @@ Exit codes: 0 done or in sync, 1 error, 2 changes pending (diff).)");
   if (*diff) return tcsync::cmd_diff(files, common);
   if (*apply) return tcsync::cmd_apply(files, dry_run, common);
   if (*dump) return tcsync::cmd_dump(devices, common);
+  if (*schema) {
+    std::cout << tcsync::yaml_json_schema();
+    return 0;
+  }
   return 1;
 }

@@ -241,12 +241,17 @@ bool decode_class(std::span<const uint8_t> msg, const LinkNames* links, Class& o
   if (!split(msg, v)) return false;
   info.ifindex = static_cast<uint32_t>(v.t.tcm_ifindex);
   out.classid = v.t.tcm_handle;
-  out.parent = v.t.tcm_parent;
+  // A class right under its qdisc is reported with parent TC_H_ROOT; the
+  // model names that parent by the qdisc's handle, as files do.
+  out.parent = v.t.tcm_parent == kHandleRoot ? handle_major(out.classid) : v.t.tcm_parent;
   AttrTable tb(v.attrs, TCA_MAX);
   KindCtx ctx;
   ctx.handle = out.classid;
   ctx.links = links;
   decode_kind(tb, ObjType::Class, out, ctx);
+  // Classless qdiscs with an inner qdisc (tbf's 1:1, prio's bands) report
+  // slots as classes: not objects anyone declares.
+  if (!out.ops && find_kind(ObjType::Qdisc, out.kind)) return false;
   return true;
 }
 

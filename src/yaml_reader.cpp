@@ -47,6 +47,24 @@ void YamlReader::open_string(std::string text) {
   open_ = true;
 }
 
+SourceLoc YamlReader::loc_of_offset(size_t offset) const {
+  std::string head = text_.substr(0, offset);
+  if (text_.empty()) {
+    std::FILE* f = std::fopen(SourceFiles::instance().path(file_).c_str(), "rb");
+    if (f) {
+      head.resize(offset);
+      head.resize(std::fread(head.data(), 1, offset, f));
+      std::fclose(f);
+    }
+  }
+  uint32_t line = 1, col = 1;
+  for (char c : head) {
+    if (c == '\n') ++line, col = 1;
+    else if ((static_cast<unsigned char>(c) & 0xC0) != 0x80) ++col;  // count characters, not bytes
+  }
+  return {file_, line, col};
+}
+
 bool YamlReader::fetch(Event& ev) {
   ev.scalar.clear();
   ev.plain = true;
@@ -62,7 +80,11 @@ bool YamlReader::fetch(Event& ev) {
                     static_cast<uint32_t>(parser_.problem_mark.column + 1)};
       std::string msg = parser_.problem ? parser_.problem : "malformed YAML";
       if (parser_.context) msg = std::string(parser_.context) + ": " + msg;
-      if (parser_.error == YAML_READER_ERROR) msg = "invalid UTF-8 or control character in input (" + msg + ")";
+      if (parser_.error == YAML_READER_ERROR) {
+        // Reader errors carry a byte offset, not a line: count lines up to it.
+        msg = "invalid UTF-8 or control character in input (" + msg + ")";
+        loc = loc_of_offset(parser_.problem_offset);
+      }
       diags_.error(loc, "malformed YAML: " + msg);
       failed_ = true;
       ev.type = Ev::Error;

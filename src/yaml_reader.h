@@ -68,6 +68,7 @@ class YamlReader {
 
  private:
   bool fetch(Event& ev);
+  SourceLoc loc_of_offset(size_t offset) const;
   bool read_node(Node& out, int depth);
   uint32_t file_;
   Diagnostics& diags_;

@@ -1,0 +1,263 @@
+#include "dumper.h"
+
+#include <linux/netlink.h>
+#include <linux/pkt_sched.h>
+#include <linux/rtnetlink.h>
+
+#include <cstring>
+#include <unordered_map>
+
+#include "handle.h"
+#include "links.h"
+#include "tc_codec.h"
+#include "wire.h"
+
+namespace tcsync {
+
+namespace {
+
+// The extack text of an NLMSG_ERROR or NLMSG_DONE, if any.
+//   ERROR: nlmsghdr | error | request nlmsghdr (capped) | TLVs
+//   DONE:  nlmsghdr | error | TLVs
+std::string extack_text(const nlmsghdr& h, std::span<const uint8_t> m, size_t tlv_at) {
+  if (!(h.nlmsg_flags & NLM_F_ACK_TLVS) || tlv_at >= m.size()) return {};
+  AttrTable tb(m.subspan(tlv_at), NLMSGERR_ATTR_MAX);
+  if (auto* a = tb.get(NLMSGERR_ATTR_MSG)) return a->str();
+  return {};
+}
+
+void set_error(DumpOutcome& out, int err, const std::string& kernel_msg) {
+  out.error = err;
+  out.message = errno_text(err);
+  if (!kernel_msg.empty()) out.message += " (" + kernel_msg + ")";
+}
+
+}  // namespace
+
+bool run_dump(NlSocket& sock, std::vector<uint8_t>& request, std::vector<uint8_t>& rx,
+              const std::function<void(std::span<const uint8_t>)>& on_msg, DumpOutcome& out) {
+  out = {};
+  if (request.size() < sizeof(nlmsghdr)) {
+    out.error = EINVAL, out.message = "empty dump request";
+    return false;
+  }
+  auto* req = reinterpret_cast<nlmsghdr*>(request.data());
+  const uint32_t seq = sock.reserve_seq(1);
+  req->nlmsg_seq = seq;
+  req->nlmsg_flags |= NLM_F_REQUEST | NLM_F_DUMP;
+  iovec iov{request.data(), req->nlmsg_len};
+  if (ssize_t r = sock.send_iov(&iov, 1); r < 0) {
+    out.error = static_cast<int>(-r), out.message = "sendmsg: " + errno_text(out.error);
+    return false;
+  }
+  if (rx.size() < kDumpBuffer) rx.resize(kDumpBuffer);
+  for (;;) {
+    bool truncated = false;
+    ssize_t n = sock.recv(rx.data(), rx.size(), 0, &truncated);
+    if (n < 0) {
+      // Dumps are flow-controlled by the kernel; ENOBUFS here means a
+      // message was lost all the same, so the dump cannot be trusted.
+      out.error = static_cast<int>(-n), out.message = "recvmsg: " + errno_text(out.error);
+      return false;
+    }
+    if (truncated) {
+      out.error = EMSGSIZE, out.message = "a dump chunk did not fit the " + std::to_string(rx.size()) + "-byte buffer";
+      return false;
+    }
+    std::span<const uint8_t> d(rx.data(), static_cast<size_t>(n));
+    size_t pos = 0;
+    while (pos + sizeof(nlmsghdr) <= d.size()) {
+      nlmsghdr h;
+      std::memcpy(&h, d.data() + pos, sizeof h);
+      if (h.nlmsg_len < sizeof h || pos + h.nlmsg_len > d.size()) break;
+      auto m = d.subspan(pos, h.nlmsg_len);
+      pos += NLMSG_ALIGN(h.nlmsg_len);
+      if (h.nlmsg_seq != seq) continue;  // a straggler from an earlier request
+      if (h.nlmsg_flags & NLM_F_DUMP_INTR) out.interrupted = true;
+      if (h.nlmsg_type == NLMSG_DONE || h.nlmsg_type == NLMSG_ERROR) {
+        int err = 0;
+        if (m.size() >= sizeof h + sizeof err) std::memcpy(&err, m.data() + sizeof h, sizeof err);
+        if (err == 0) return true;  // NLMSG_DONE; an ERROR with 0 would be a plain ACK
+        size_t tlv = sizeof h + sizeof err;
+        if (h.nlmsg_type == NLMSG_ERROR)
+          tlv += (h.nlmsg_flags & NLM_F_CAPPED) ? sizeof(nlmsghdr) : m.size();  // uncapped: no TLVs we can find cheaply
+        set_error(out, -err, extack_text(h, m, tlv));
+        return false;
+      }
+      on_msg(m);
+    }
+  }
+}
+
+namespace {
+
+// What a filter dump may name: the block of a qdisc or class, or a side of
+// clsact/ingress. key.parent of every filter read is this, not the message's.
+struct Block {
+  uint32_t parent;
+};
+
+struct Target {
+  uint32_t ifindex = 0;
+  std::string name;
+  Device* dev = nullptr;
+  std::vector<Block> blocks;
+};
+
+class Dumper {
+ public:
+  Dumper(NlSocket& s, const LinkNames& l, Diagnostics& d, std::vector<Target>& t)
+      : sock_(s), links_(l), diags_(d), targets_(t) {}
+
+  bool run_all() {
+    if (!dump_qdiscs()) return false;
+    bool ok = true;
+    for (Target& t : targets_) {
+      if (!dump_classes(t)) {
+        ok = false;
+        continue;
+      }
+      for (const Block& b : t.blocks) ok = dump_filters(t, b) && ok;
+    }
+    return ok;
+  }
+
+ private:
+  // One dump for every device: tc_dump_qdisc walks all devices whatever
+  // tcm_ifindex says (6.18, strict checking on), so per-device dumps would
+  // read every qdisc once per device.
+  bool dump_qdiscs() {
+    uint32_t ifindex = targets_.size() == 1 ? targets_[0].ifindex : 0;
+    return run(RTM_GETQDISC, ifindex, 0, "qdiscs", nullptr, [&](std::span<const uint8_t> m) {
+      tcmsg t;
+      Target* tg = header(m, RTM_NEWQDISC, t);
+      if (!tg) return;
+      // Filter blocks are found from the raw header and kind, whether or not
+      // the decoder keeps the qdisc (it drops the kernel's defaults).
+      std::string kind = kind_of(m);
+      if (kind == "clsact") {
+        tg->blocks.push_back({kHandleClsactIngress});
+        tg->blocks.push_back({kHandleClsactEgress});
+      } else if (kind == "ingress") {
+        tg->blocks.push_back({kHandleClsactIngress});  // one canonical parent for both kinds
+      } else if (t.tcm_handle != 0) {
+        tg->blocks.push_back({t.tcm_handle});
+      }
+      Qdisc q;
+      Decoded info;
+      if (decode_qdisc(m, &links_, q, info)) tg->dev->qdiscs.push_back(std::move(q));
+    });
+  }
+
+  bool dump_classes(Target& tg) {
+    return run(RTM_GETTCLASS, tg.ifindex, 0, "classes", &tg, [&](std::span<const uint8_t> m) {
+      tcmsg t;
+      if (header(m, RTM_NEWTCLASS, t) != &tg) return;
+      // A class may own a filter block (htb); the dump of one that does not
+      // is merely empty.
+      tg.blocks.push_back({t.tcm_handle});
+      Class c;
+      Decoded info;
+      if (decode_class(m, &links_, c, info)) tg.dev->classes.push_back(std::move(c));
+    });
+  }
+
+  // tc_dump_tfilter reads one block: the qdisc TC_H_MAJ(parent), and the
+  // class `parent` when TC_H_MIN(parent) is set. All chains come at once.
+  bool dump_filters(Target& tg, const Block& b) {
+    return run(RTM_GETTFILTER, tg.ifindex, b.parent, "filters", &tg, [&](std::span<const uint8_t> m) {
+      tcmsg t;
+      if (header(m, RTM_NEWTFILTER, t) != &tg) return;
+      Filter f;
+      Decoded info;
+      if (!decode_filter(m, &links_, f, info)) return;
+      f.key.parent = b.parent;
+      tg.dev->filters.push_back(std::move(f));
+    });
+  }
+
+  // The target a reply belongs to, or null to skip it (another device, or a
+  // message type we did not ask for).
+  Target* header(std::span<const uint8_t> m, uint16_t type, tcmsg& t) {
+    nlmsghdr h;
+    if (m.size() < NLMSG_LENGTH(sizeof t)) return nullptr;
+    std::memcpy(&h, m.data(), sizeof h);
+    std::memcpy(&t, m.data() + NLMSG_HDRLEN, sizeof t);
+    if (h.nlmsg_type != type) return nullptr;
+    auto it = by_index_.find(static_cast<uint32_t>(t.tcm_ifindex));
+    return it == by_index_.end() ? nullptr : &targets_[it->second];
+  }
+
+  static std::string kind_of(std::span<const uint8_t> m) {
+    AttrIter it(m.subspan(NLMSG_LENGTH(sizeof(tcmsg))));
+    Attr a;
+    while (it.next(a))
+      if (a.type == TCA_KIND) return a.str();
+    return {};
+  }
+
+  template <typename F>
+  bool run(uint16_t type, uint32_t ifindex, uint32_t parent, const char* what, const Target* tg, F&& fn) {
+    if (by_index_.empty())
+      for (size_t i = 0; i < targets_.size(); ++i) by_index_.emplace(targets_[i].ifindex, i);
+    req_.clear();
+    MsgWriter w(req_);
+    encode_dump_request(w, type, ifindex, parent);
+    DumpOutcome out;
+    bool ok = run_dump(sock_, req_, rx_, fn, out);
+    std::string where = what;
+    if (tg) where += " of '" + tg->name + "'";
+    if (type == RTM_GETTFILTER) where += " parent " + format_handle(parent);
+    if (out.interrupted)
+      diags_.warning({}, "the dump of " + where +
+                             " was interrupted by a concurrent change; the live state may be incomplete (run again)");
+    if (!ok) diags_.error({}, "cannot dump " + where + ": " + out.message);
+    return ok;
+  }
+
+  NlSocket& sock_;
+  const LinkNames& links_;
+  Diagnostics& diags_;
+  std::vector<Target>& targets_;
+  std::unordered_map<uint32_t, size_t> by_index_;
+  std::vector<uint8_t> req_;
+  std::vector<uint8_t> rx_;
+};
+
+}  // namespace
+
+bool dump_devices(NlSocket& sock, const LinkNames& links, const std::vector<std::string>& devices, State& live,
+                  Diagnostics& diags) {
+  std::vector<Target> targets;
+  if (devices.empty()) {
+    std::vector<LinkEntry> all;
+    std::string err;
+    if (!list_links(sock, all, err)) {
+      diags.error({}, "cannot list network devices: " + err);
+      return false;
+    }
+    for (LinkEntry& l : all) targets.push_back({l.index, std::move(l.name), nullptr, {}});
+  } else {
+    bool all_found = true;
+    for (const std::string& name : devices) {
+      bool seen = false;
+      for (const Target& t : targets) seen = seen || t.name == name;
+      if (seen) continue;  // named twice: dump once
+      if (auto idx = links.index_of(name)) {
+        targets.push_back({*idx, name, nullptr, {}});
+      } else {
+        diags.error({}, "device '" + name + "' does not exist");
+        all_found = false;
+      }
+    }
+    if (!all_found) return false;
+  }
+  if (targets.empty()) return true;
+  // Add every device first: adding moves the vector, so pointers come after.
+  for (const Target& t : targets) live.get_or_add(t.name);
+  for (Target& t : targets) t.dev = live.find(t.name);
+  Dumper dumper(sock, links, diags, targets);
+  return dumper.run_all();
+}
+
+}  // namespace tcsync

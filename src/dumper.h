@@ -1,0 +1,40 @@
+// Reads the kernel's tc state into the live model: one qdisc dump for all
+// the devices, then per device one class dump and one filter dump per block
+// (a qdisc's, a class's, a clsact/ingress side's), each reply decoded
+// message by message straight into its Device, never held as a whole.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "diag.h"
+#include "kind.h"
+#include "model.h"
+#include "nl_socket.h"
+
+namespace tcsync {
+
+struct DumpOutcome {
+  int error = 0;              // positive errno from NLMSG_ERROR / NLMSG_DONE / the socket
+  std::string message;        // what went wrong, with the kernel's extack text
+  bool interrupted = false;   // NLM_F_DUMP_INTR: the object list changed mid-dump
+};
+
+// Runs one dump: `request` holds one message at offset 0 (its nlmsg_seq and
+// flags are set here); each reply message goes to on_msg, whole, header
+// included. `rx` is the caller's receive buffer (reused across dumps).
+bool run_dump(NlSocket& sock, std::vector<uint8_t>& request, std::vector<uint8_t>& rx,
+              const std::function<void(std::span<const uint8_t>)>& on_msg, DumpOutcome& out);
+
+// The receive buffer a dump wants: the kernel fills at most 32 KiB a chunk,
+// more only for one message that large; 1 MiB is room for any.
+constexpr size_t kDumpBuffer = 1 << 20;
+
+// Dumps the named devices (all links when empty) into `live`. A device that
+// does not exist, or a dump the kernel refuses, is an error in diags.
+bool dump_devices(NlSocket& sock, const LinkNames& links, const std::vector<std::string>& devices, State& live,
+                  Diagnostics& diags);
+
+}  // namespace tcsync

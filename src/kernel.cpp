@@ -1,0 +1,59 @@
+// The real Kernel: one rtnetlink socket, the link snapshot, and the two
+// things the core asks of them (dump, send).
+#include "kernel.h"
+
+#include "batch_sender.h"
+#include "dumper.h"
+#include "links.h"
+#include "netns.h"
+#include "nl_socket.h"
+
+namespace tcsync {
+
+namespace {
+
+class RtnlKernel final : public Kernel {
+ public:
+  bool open(Diagnostics& diags) {
+    std::string err;
+    if (!sock_.open(NlSocketOptions{}, err)) {
+      diags.error({}, err);
+      return false;
+    }
+    if (!links_.load(sock_, err)) {
+      diags.error({}, "cannot list network devices: " + err);
+      return false;
+    }
+    return true;
+  }
+
+  const LinkNames& links() const override { return links_; }
+
+  bool dump(const std::vector<std::string>& devices, State& live, Diagnostics& diags) override {
+    return dump_devices(sock_, links_, devices, live, diags);
+  }
+
+  std::vector<AckResult> send(MessageBatch& batch, const SendOptions& opts) override {
+    return send_batch(sock_, batch, opts);
+  }
+
+ private:
+  NlSocket sock_;
+  Links links_;
+};
+
+}  // namespace
+
+std::unique_ptr<Kernel> open_kernel(const std::optional<std::string>& netns, Diagnostics& diags) {
+  std::string err;
+  // Before any socket: a socket belongs to the namespace it was opened in.
+  if (netns && !enter_netns(*netns, err)) {
+    diags.error({}, err);
+    return nullptr;
+  }
+  auto k = std::make_unique<RtnlKernel>();
+  if (!k->open(diags)) return nullptr;
+  return k;
+}
+
+}  // namespace tcsync

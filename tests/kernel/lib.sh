@@ -1,0 +1,85 @@
+# Shared helpers for kernel tests: each test runs tcsync against the real
+# kernel inside its own throwaway network namespace, with tc as the reference.
+# Usage: source lib.sh; the test gets $TCSYNC, $NS, $TMP, and cleanup on exit.
+set -euo pipefail
+
+TCSYNC=$(realpath "${1:?usage: $0 path/to/tcsync}")
+EXAMPLES=${TCSYNC_EXAMPLES:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../../examples" && pwd)}
+if [ "$(id -u)" != 0 ]; then echo "SKIP: kernel tests need root (network namespaces)"; exit 77; fi
+NS="tcs-$(basename "$0" .sh | tr _ -)-$$"
+NS=${NS:0:40}
+TMP=$(mktemp -d)
+FAILS=0
+
+cleanup() {
+  ip netns del "$NS" 2>/dev/null || true
+  rm -rf "$TMP"
+}
+trap cleanup EXIT INT TERM
+
+# A namespace with veth pairs v0<->v1 (and v2<->v3 when asked), all up.
+make_ns() {
+  ip netns add "$NS"
+  ip -n "$NS" link set lo up
+  ip -n "$NS" link add v0 type veth peer name v1
+  ip -n "$NS" link set v0 up
+  ip -n "$NS" link set v1 up
+  if [ "${1:-}" = 4 ]; then
+    ip -n "$NS" link add v2 type veth peer name v3
+    ip -n "$NS" link set v2 up
+    ip -n "$NS" link set v3 up
+  fi
+}
+
+ts() { "$TCSYNC" --netns "$NS" "$@"; }
+t() { tc -n "$NS" "$@"; }
+
+# The whole tc state of the namespace as normalized JSON: counters and
+# kernel bookkeeping removed, so two states compare with a plain diff.
+snapshot() {
+  local devs
+  devs=$(ip -n "$NS" -o link show | awk -F': ' '{print $2}' | cut -d@ -f1)
+  {
+    for d in $devs; do
+      echo "== $d qdisc"; t -j qdisc show dev "$d"; echo
+      echo "== $d class"; t -j class show dev "$d"; echo
+      for p in $(t -j qdisc show dev "$d" | python3 -c '
+import json,sys
+for q in json.load(sys.stdin):
+    if q["kind"] in ("clsact",): print("ingress"); print("egress")
+    elif q["kind"] == "ingress": print("ingress")
+    elif q["handle"] != "0:": print("parent " + q["handle"])
+') $(t -j class show dev "$d" | python3 -c '
+import json,sys
+for c in json.load(sys.stdin): print("parent " + c["handle"])
+'); do
+        echo "== $d filter $p"; t -j filter show dev "$d" $p; echo
+      done
+    done
+  } | python3 "$(dirname "${BASH_SOURCE[0]}")/normalize_tc_json.py"
+}
+
+pass() { echo "ok - $*"; }
+fail() { echo "not ok - $*"; FAILS=$((FAILS + 1)); }
+
+# expect_rc RC CMD...: run CMD, compare its exit code, keep its output in $OUT.
+expect_rc() {
+  local want=$1; shift
+  local rc=0
+  OUT=$("$@" 2>&1) || rc=$?
+  if [ "$rc" = "$want" ]; then pass "rc $want: $*"; else fail "rc $rc (want $want): $*"; echo "$OUT" | sed 's/^/    /'; fi
+}
+
+# expect_contains TEXT: $OUT contains TEXT (a fixed string).
+expect_contains() {
+  if grep -qF -- "$1" <<<"$OUT"; then pass "output has: $1"; else fail "output lacks: $1"; echo "$OUT" | sed 's/^/    /'; fi
+}
+
+expect_same_file() {
+  if diff -u "$1" "$2" >"$TMP/diff.out"; then pass "$3"; else fail "$3"; sed 's/^/    /' "$TMP/diff.out" | head -60; fi
+}
+
+finish() {
+  if [ "$FAILS" != 0 ]; then echo "$FAILS check(s) failed"; exit 1; fi
+  echo "all checks passed"
+}

@@ -1,0 +1,124 @@
+#include <catch2/catch.hpp>
+
+#include "differ.h"
+#include "plan_print.h"
+#include "test_util.h"
+
+using namespace tcsync;
+using tcsync::test::load_ok;
+
+namespace {
+std::string plan_of(const std::string& want, const std::string& have) {
+  State w = load_ok(want), h = load_ok(have);
+  // Live objects carry no YAML locations.
+  for (auto& d : h.devices) {
+    for (auto& q : d.qdiscs) q.loc = {};
+    for (auto& c : d.classes) c.loc = {};
+    for (auto& f : d.filters) f.loc = {};
+  }
+  static std::vector<State> keep;  // steps point into the states
+  keep.push_back(std::move(w));
+  keep.push_back(std::move(h));
+  Plan p = make_plan(keep[keep.size() - 2], keep.back());
+  std::string out;
+  for (auto& s : p.steps) {
+    Plan one;
+    one.steps.push_back(s);
+    one.steps[0].loc = {};
+    out += plan_text(one, PrintOptions{});
+  }
+  return out;
+}
+
+const char* kTree = R"(version: 1
+devices:
+  eth0:
+    qdiscs:
+      - {kind: htb, handle: "1:", default: "1:30"}
+    classes:
+      - {classid: "1:1", rate: 100mbit}
+      - {classid: "1:10", parent: "1:1", rate: 10mbit, ceil: 100mbit}
+      - {classid: "1:30", parent: "1:1", rate: 1mbit}
+    filters:
+      - {parent: "1:", pref: 5, protocol: ip, u32: {match: [{u32: {value: 1, mask: 1, at: 0}}]}, classid: "1:10"}
+)";
+
+std::string edit(std::string s, const std::string& from, const std::string& to) {
+  auto at = s.find(from);
+  REQUIRE(at != std::string::npos);
+  return s.replace(at, from.size(), to);
+}
+}  // namespace
+
+TEST_CASE("equal states give an empty plan") { CHECK(plan_of(kTree, kTree).empty()); }
+
+TEST_CASE("from nothing: parents before children, filters last") {
+  CHECK(plan_of(kTree, "version: 1\ndevices:\n  eth0: {}\n") ==
+        "+ eth0: qdisc htb 1: root\n"
+        "+ eth0: class htb 1:1 parent 1:\n"
+        "+ eth0: class htb 1:10 parent 1:1\n"
+        "+ eth0: class htb 1:30 parent 1:1\n"
+        "+ eth0: filter u32 1: pref 5 protocol ip handle 0::1\n");
+}
+
+TEST_CASE("a class rate change is a change in place, explained") {
+  CHECK(plan_of(edit(kTree, "rate: 10mbit", "rate: 20mbit"), kTree) ==
+        "~ eth0: class htb 1:10 parent 1:1  (rate 10mbit -> 20mbit)\n");
+}
+
+TEST_CASE("htb cannot change its qdisc options: the tree is re-created") {
+  std::string p = plan_of(edit(kTree, "default: \"1:30\"", "default: \"1:10\""), kTree);
+  CHECK(p ==
+        "- eth0: qdisc htb 1: root  (default 1:30 -> 1:10 (htb cannot change in place: re-created with its classes and filters))\n"
+        "+ eth0: qdisc htb 1: root  (default 1:30 -> 1:10 (htb cannot change in place: re-created with its classes and filters))\n"
+        "+ eth0: class htb 1:1 parent 1:\n"
+        "+ eth0: class htb 1:10 parent 1:1\n"
+        "+ eth0: class htb 1:30 parent 1:1\n"
+        "+ eth0: filter u32 1: pref 5 protocol ip handle 0::1\n");
+}
+
+TEST_CASE("objects the file does not name are deleted, children first") {
+  std::string extra = edit(kTree, "      - {classid: \"1:30\", parent: \"1:1\", rate: 1mbit}\n",
+                           "      - {classid: \"1:30\", parent: \"1:1\", rate: 1mbit}\n"
+                           "      - {classid: \"1:40\", parent: \"1:1\", rate: 1mbit}\n"
+                           "      - {classid: \"1:41\", parent: \"1:40\", rate: 1mbit}\n");
+  extra = edit(extra, "classid: \"1:10\"}\n", "classid: \"1:10\"}\n      - {parent: \"1:\", pref: 6, protocol: ip, u32: {match: [{u32: {value: 2, mask: 2, at: 0}}]}}\n");
+  CHECK(plan_of(kTree, extra) ==
+        "- eth0: filters u32 1: pref 6 protocol ip (all 1)  (not in the file)\n"
+        "- eth0: class htb 1:41 parent 1:40  (not in the file)\n"
+        "- eth0: class htb 1:40 parent 1:1  (not in the file)\n");
+}
+
+TEST_CASE("a filter classid change is a replace that keeps the handle") {
+  CHECK(plan_of(edit(kTree, "classid: \"1:10\"}", "classid: \"1:30\"}"), kTree) ==
+        "~ eth0: filter u32 1: pref 5 protocol ip handle 0::1  (classid 1:10 -> 1:30)\n");
+}
+
+TEST_CASE("a u32 selector change is delete + add: the kernel keeps old keys on replace") {
+  std::string p = plan_of(edit(kTree, "value: 1, mask: 1", "value: 3, mask: 3"), kTree);
+  CHECK(p.find("- eth0: filter u32 1: pref 5 protocol ip handle 0::1  (match") == 0);
+  CHECK(p.find("(cannot change in place)\n+ eth0: filter u32 1: pref 5 protocol ip handle 0::1  (match") != std::string::npos);
+}
+
+TEST_CASE("a qdisc kind change replaces the qdisc") {
+  std::string tbf = "version: 1\ndevices:\n  eth0:\n    qdiscs: [{kind: tbf, handle: \"1:\", rate: 1mbit, burst: 10kb, limit: 20kb}]\n";
+  CHECK(plan_of(tbf, kTree) == "- eth0: qdisc htb 1: root  (kind htb -> tbf)\n+ eth0: qdisc tbf 1: root  (kind htb -> tbf)\n");
+}
+
+TEST_CASE("tbf options change in place") {
+  std::string a = "version: 1\ndevices:\n  eth0:\n    qdiscs: [{kind: tbf, handle: \"1:\", rate: 1mbit, burst: 10kb, limit: 20kb}]\n";
+  CHECK(plan_of(edit(a, "rate: 1mbit", "rate: 2mbit"), a) == "~ eth0: qdisc tbf 1: root  (rate 1mbit -> 2mbit)\n");
+}
+
+TEST_CASE("devices the file does not declare are never touched") {
+  std::string two = std::string(kTree) + "  eth1:\n    qdiscs: [{kind: clsact}]\n";
+  CHECK(plan_of("version: 1\ndevices:\n  eth1:\n    qdiscs: [{kind: clsact}]\n", two).empty());
+}
+
+TEST_CASE("kernel defaults are not drift: htb quantum") {
+  State w = load_ok(kTree), h = load_ok(kTree);
+  h.devices[0].classes[1].opts.set(5, uint64_t{12500});  // kernel-computed quantum
+  CHECK(make_plan(w, h).empty());
+  w.devices[0].classes[1].opts.set(5, uint64_t{3000});  // declared: compared
+  CHECK(make_plan(w, h).steps.size() == 1);
+}
