@@ -248,7 +248,7 @@ bool read_bool(const Node& n, const std::string& what, bool& out, Diagnostics& d
   return false;
 }
 
-// A plain number (mask: the field's width) or {value: V, mask: M}.
+// A plain number or {value: V, mask: M}; the mask defaults to the field's own bits.
 bool read_value_mask(const Node& n, const SelField& f, const std::string& what, uint32_t& val, uint32_t& mask, Diagnostics& d) {
   if (n.is_scalar()) {
     uint64_t bound = f.def_mask;
@@ -273,7 +273,7 @@ bool read_value_mask(const Node& n, const SelField& f, const std::string& what, 
     return false;
   }
   bool ok = true, have_val = false;
-  mask = f.max;
+  mask = f.def_mask;
   for (auto& [k, v] : n.map) {
     if (k.scalar == "value") {
       Node vn = v;
@@ -1094,7 +1094,8 @@ void normalize(Options& o, const KindCtx& ctx, Diagnostics& d, SourceLoc loc) {
     } else if (auto* ht = o.opt(kHt)) {
       uint32_t want = static_cast<uint32_t>(std::get<uint64_t>(ht->value));
       if (table != want)
-        d.error(loc, "handle " + u32_handle_str(handle) + " is not in 'ht' " + u32_handle_str(want) + ": give it as " + u32_handle_str(want | node_of(handle)));
+        d.error(loc, "handle " + u32_handle_str(handle) + " is not in the table 'ht' names (" + u32_handle_str(want) + "): give it as " +
+                         u32_handle_str(want | node_of(handle)));
     } else if (ht_id(table) >= kKernelTables) {
       d.error(loc, "u32 table ids 800: and above are the kernel's own: leave the table out of the handle (::" + hex(node_of(handle), 1) + ") for the root table");
     } else if (ht_id(table)) {
@@ -1155,6 +1156,8 @@ const KindOps kFilterU32{
     .filter_actions_attr = TCA_U32_ACT,
     .handle_space = handle_space,
     .canonical_key = canonical_key,
+    .parse_filter_handle = parse_u32_handle,
+    .format_filter_handle = format_u32_handle,
 };
 
 }  // namespace tcsync

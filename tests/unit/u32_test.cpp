@@ -416,7 +416,7 @@ TEST_CASE("u32: table and rule errors, located") {
   CHECK(load_errors("{divisor: 16}", 0x80000000, std::nullopt) ==
         "tcsync: error: u32 table ids 800: and above are the kernel's own: pick a hash table handle from 1: to 7ff:\n");
   CHECK(load_errors("{divisor: 16}", 0x00201000, std::nullopt) == "tcsync: error: a u32 hash table's handle is a table id such as 2:, not 2:1:\n");
-  CHECK(load_errors("{ht: \"2:5:\"}", 0x00203001) == "tcsync: error: handle 2:3:1 is not in 'ht' 2:5:: give it as 2:5:1\n");
+  CHECK(load_errors("{ht: \"2:5:\"}", 0x00203001) == "tcsync: error: handle 2:3:1 is not in the table 'ht' names (2:5:): give it as 2:5:1\n");
   CHECK(load_errors("{ht: \"2:\"}", 0x00200000) ==
         "tcsync: error: a u32 rule's handle needs a node id, such as 2::1 (only hash tables, with 'divisor', end in ':')\n");
   CHECK(load_errors("{skip_hw: true, skip_sw: true}") ==

@@ -1,0 +1,6 @@
+#!/bin/bash
+# Configures and builds tcsync into ./build (Release with debug info).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+cmake --build build -j"$(nproc)"
