@@ -44,7 +44,7 @@ class Sender {
   void run() {
     base_ = sock_.reserve_seq(static_cast<uint32_t>(batch_.size()));
     while (next_ < batch_.size() && !broken_ && !(opts_.stop_on_error && failed_)) {
-      drain(MSG_DONTWAIT);
+      if (in_flight_ > 0) drain(MSG_DONTWAIT);
       if (broken_ || (opts_.stop_on_error && failed_)) break;
       if (in_flight_ >= window_) {
         wait_and_drain();

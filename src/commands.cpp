@@ -111,7 +111,7 @@ int cmd_apply(const std::vector<std::string>& files, bool dry_run, const CommonO
     if (st.qdisc) off = encode_qdisc(w, st.op, *st.qdisc, ifindex, &links, d);
     else if (st.cls) off = encode_class(w, st.op, *st.cls, ifindex, &links, d);
     else if (st.filter_group) off = encode_filter_group_delete(w, st.filter->key, st.filter->kind, ifindex);
-    else off = encode_filter(w, st.op, *st.filter, ifindex, &links, d);
+    else off = encode_filter(w, st.op, *st.filter, ifindex, &links, d, st.live_filter);
     batch.offsets.push_back(off);
   }
   if (d.has_errors()) {

@@ -78,7 +78,7 @@ struct Dying {
     return q.parent != kHandleRoot && majors.count(handle_major(q.parent));
   }
   bool filter_dies(const Filter& f) const {
-    if (f.key.parent == kHandleClsactIngress || f.key.parent == kHandleClsactEgress) return hook;
+    if (handle_major(f.key.parent) == kHandleIngressQdisc) return hook;  // ffff:, ingress, egress
     return majors.count(handle_major(f.key.parent));
   }
 };
@@ -124,7 +124,7 @@ struct DevicePlanner {
         why = join(d);
         if (!d.empty() && !q.ops->can_change) {
           recreate = true;
-          why += " (" + q.kind + " cannot change in place: re-created with its classes and filters)";
+          why += "; " + q.kind + " cannot change in place: re-created with its classes and filters";
         }
       }
       if (why.empty()) continue;
@@ -232,7 +232,7 @@ struct DevicePlanner {
       std::string reason = join(why);
       if (recreate) {
         // e.g. u32 keeps the old selector on replace: delete and add again.
-        Step del = step(Op::Delete, ObjType::Filter, reason + " (cannot change in place)", f.loc);
+        Step del = step(Op::Delete, ObjType::Filter, reason + "; cannot change in place", f.loc);
         del.filter = &l;
         filter_dels.push_back(std::move(del));
         Step add = step(Op::Add, ObjType::Filter, reason, f.loc);
@@ -241,6 +241,7 @@ struct DevicePlanner {
       } else {
         Step s = step(Op::Replace, ObjType::Filter, reason, f.loc);
         s.filter = &f;
+        s.live_filter = &l;
         filter_adds.push_back(std::move(s));
       }
     }
@@ -252,6 +253,38 @@ struct DevicePlanner {
       s.filter = &l;
       filter_dels.push_back(std::move(s));
     }
+
+    // Adds go list by list (parent, chain, pref), so lists are created in
+    // the same order on every host (u32 root tables get their kernel ids,
+    // 800:, 801:..., in that order); within a list, u32 tables first. Then
+    // a filter another one depends on (a u32 table linked from a lower
+    // pref) moves up to just before its first user.
+    auto rank = [](const Step& s) { return s.filter->ops && s.filter->ops->add_rank ? s.filter->ops->add_rank(s.filter->opts) : 0; };
+    std::stable_sort(filter_adds.begin(), filter_adds.end(), [&](auto& a, auto& b) {
+      auto& x = a.filter->key;
+      auto& y = b.filter->key;
+      return std::tie(x.parent, x.chain, x.pref) < std::tie(y.parent, y.chain, y.pref) ||
+             (std::tie(x.parent, x.chain, x.pref) == std::tie(y.parent, y.chain, y.pref) && rank(a) < rank(b));
+    });
+    for (size_t i = 0; i < filter_adds.size(); ++i) {
+      const Filter* f = filter_adds[i].filter;
+      if (!f->ops || !f->ops->depends_on) continue;
+      for (uint32_t h : f->ops->depends_on(f->opts))
+        for (size_t j = i + 1; j < filter_adds.size(); ++j) {
+          const Filter* g = filter_adds[j].filter;
+          if (g->key.parent == f->key.parent && g->key.handle == h && g->kind == f->kind) {
+            Step moved = std::move(filter_adds[j]);
+            filter_adds.erase(filter_adds.begin() + static_cast<long>(j));
+            filter_adds.insert(filter_adds.begin() + static_cast<long>(i), std::move(moved));
+            ++i;
+            break;
+          }
+        }
+    }
+    std::stable_sort(filter_dels.begin(), filter_dels.end(), [&](auto& a, auto& b) {
+      if (a.filter_group != b.filter_group) return a.filter_group;  // whole lists first
+      return rank(a) > rank(b);
+    });
 
     // ---- order the tree ---------------------------------------------------
     // Class deletes: deepest first (a parent htb class refuses while it has children).

@@ -26,6 +26,7 @@ struct Step {
   const Qdisc* qdisc = nullptr;
   const Class* cls = nullptr;
   const Filter* filter = nullptr;
+  const Filter* live_filter = nullptr;  // replace: the rule as the kernel has it
   // A delete of a whole (parent, chain, pref, protocol) list: one request.
   bool filter_group = false;
   size_t group_size = 0;

@@ -37,11 +37,11 @@ void set_error(DumpOutcome& out, int err, const std::string& kernel_msg) {
 bool run_dump(NlSocket& sock, std::vector<uint8_t>& request, std::vector<uint8_t>& rx,
               const std::function<void(std::span<const uint8_t>)>& on_msg, DumpOutcome& out) {
   out = {};
-  if (request.size() < sizeof(nlmsghdr)) {
-    out.error = EINVAL, out.message = "empty dump request";
+  auto* req = reinterpret_cast<nlmsghdr*>(request.data());
+  if (request.size() < sizeof(nlmsghdr) || req->nlmsg_len < sizeof(nlmsghdr) || req->nlmsg_len > request.size()) {
+    out.error = EINVAL, out.message = "malformed dump request";
     return false;
   }
-  auto* req = reinterpret_cast<nlmsghdr*>(request.data());
   const uint32_t seq = sock.reserve_seq(1);
   req->nlmsg_seq = seq;
   req->nlmsg_flags |= NLM_F_REQUEST | NLM_F_DUMP;
@@ -79,8 +79,11 @@ bool run_dump(NlSocket& sock, std::vector<uint8_t>& request, std::vector<uint8_t
         if (m.size() >= sizeof h + sizeof err) std::memcpy(&err, m.data() + sizeof h, sizeof err);
         if (err == 0) return true;  // NLMSG_DONE; an ERROR with 0 would be a plain ACK
         size_t tlv = sizeof h + sizeof err;
-        if (h.nlmsg_type == NLMSG_ERROR)
-          tlv += (h.nlmsg_flags & NLM_F_CAPPED) ? sizeof(nlmsghdr) : m.size();  // uncapped: no TLVs we can find cheaply
+        if (h.nlmsg_type == NLMSG_ERROR && m.size() >= tlv + sizeof(nlmsghdr)) {
+          uint32_t echoed;  // the request's own nlmsg_len: uncapped ERRORs echo it whole
+          std::memcpy(&echoed, m.data() + tlv, 4);
+          tlv += (h.nlmsg_flags & NLM_F_CAPPED) ? sizeof(nlmsghdr) : NLMSG_ALIGN(echoed);
+        }
         set_error(out, -err, extack_text(h, m, tlv));
         return false;
       }
@@ -171,7 +174,10 @@ class Dumper {
       Filter f;
       Decoded info;
       if (!decode_filter(m, &links_, f, info)) return;
-      f.key.parent = b.parent;
+      // The kernel reports the parent a list was created with: `parent ffff:`
+      // (tc's idiom for an ingress qdisc) stays what it was, so tc shows the
+      // same before and after a round trip; anything else is the block asked.
+      f.key.parent = (b.parent == kHandleClsactIngress && t.tcm_parent == kHandleIngressQdisc) ? kHandleIngressQdisc : b.parent;
       tg.dev->filters.push_back(std::move(f));
     });
   }

@@ -63,10 +63,13 @@ std::optional<uint32_t> parse_u32_handle(std::string_view s) {
 }
 
 std::string format_u32_handle(uint32_t h) {
+  // "2:", "2:5:", "2:5:1", "800::800"; a bucket keeps its trailing colon so a
+  // table-and-bucket never reads as HT:NODE. Rules of a pref's own root table
+  // (whose id the kernel picks) have no table: "::5".
   uint32_t ht = h >> 20, bkt = (h >> 12) & 0xFF, node = h & 0xFFF;
-  std::string out = hex(ht) + ":";
-  if (bkt || node) out += bkt ? hex(bkt) : "";
-  if (node) out += ":" + hex(node);
+  std::string out = ht ? hex(ht) + ":" : ":";
+  if (bkt || node) out += bkt ? hex(bkt) + ":" : ":";
+  if (node) out += hex(node);
   return out;
 }
 

@@ -158,6 +158,16 @@ struct KindOps {
   // kernel-named root table 800: becomes 0) and returns false for entries
   // that are not rules (u32's implicit root hash table).
   bool (*canonical_key)(FilterKey& k, const Options& o) = nullptr;
+  // Filters: the order of adds within a device (lower first; deletes go the
+  // other way). u32 hash tables (0) come before the rules that fill or link
+  // to them (1), and are deleted after them.
+  int (*add_rank)(const Options& o) = nullptr;
+  // Filters: handles of filters (same device and parent) that must exist
+  // before this one is added (u32: the tables named by `ht` and `link`).
+  std::vector<uint32_t> (*depends_on)(const Options& o) = nullptr;
+  // Filters: checks across all of one device's filters of this kind (u32: a
+  // rule's table is declared, at the same parent, pref and protocol).
+  void (*check_device)(const std::vector<const Filter*>& filters, Diagnostics& d) = nullptr;
   // Filters whose handles have their own notation (u32's "800::1"); default
   // is a number, printed as 0x-hex like tc.
   std::optional<uint32_t> (*parse_filter_handle)(std::string_view s) = nullptr;

@@ -20,6 +20,7 @@
 #include <linux/pkt_cls.h>
 
 #include <algorithm>
+#include <map>
 #include <cstdio>
 #include <cstring>
 
@@ -50,14 +51,7 @@ std::string hex(uint32_t v, int digits) {
   return buf;
 }
 
-// "2:", "2:5:", "2:5:1": unlike format_u32_handle, a bucket always keeps its
-// trailing colon so a table-and-bucket never reads as HT:NODE.
-std::string u32_handle_str(uint32_t h) {
-  std::string out = hex(ht_id(h), 1) + ":";
-  if (bucket_of(h) || node_of(h)) out += bucket_of(h) ? hex(bucket_of(h), 1) + ":" : ":";
-  if (node_of(h)) out += hex(node_of(h), 1);
-  return out;
-}
+std::string u32_handle_str(uint32_t h) { return format_u32_handle(h); }
 
 std::string q(std::string_view s) { return "'" + std::string(s) + "'"; }
 
@@ -1142,6 +1136,54 @@ bool canonical_key(FilterKey& k, const Options&) {
   return true;
 }
 
+int add_rank(const Options& o) { return o.has(kDivisor) ? 0 : 1; }
+
+std::vector<uint32_t> depends_on(const Options& o) {
+  std::vector<uint32_t> out;
+  if (auto ht = o.num(kHt)) out.push_back(static_cast<uint32_t>(*ht) & 0xFFF00000u);
+  if (auto link = o.num(kLink)) out.push_back(static_cast<uint32_t>(*link) & 0xFFF00000u);
+  return out;
+}
+
+// Table ids are unique per qdisc hook (the kernel's tc_u_common is per
+// block), and a rule placed in a table is listed under the table's own pref
+// and protocol whatever its request said: so the file must say the same.
+void check_device(const std::vector<const Filter*>& filters, Diagnostics& d) {
+  std::map<std::pair<uint32_t, uint32_t>, const Filter*> tables;  // (parent, table) -> table
+  for (const Filter* f : filters)
+    if (auto div = f->opts.num(kDivisor)) {
+      auto [it, ok] = tables.emplace(std::make_pair(f->key.parent, f->key.handle & 0xFFF00000u), f);
+      if (!ok)
+        d.error(f->loc, "u32 table " + u32_handle_str(f->key.handle) + " is already declared at " + format_location(it->second->loc) +
+                            " (table ids are shared by every pref of a qdisc)");
+    }
+  auto table_at = [&](const Filter* f, uint32_t t) -> const Filter* {
+    auto it = tables.find({f->key.parent, t & 0xFFF00000u});
+    return it == tables.end() ? nullptr : it->second;
+  };
+  for (const Filter* f : filters) {
+    if (f->opts.has(kDivisor)) continue;
+    if (auto ht = f->opts.num(kHt)) {
+      uint32_t t = static_cast<uint32_t>(*ht);
+      const Filter* tab = table_at(f, t);
+      if (!tab) {
+        d.error(f->opts.opt(kHt)->loc, "u32 table " + u32_handle_str(t & 0xFFF00000u) + " is not declared at this parent (declare it with 'divisor')");
+      } else {
+        if (tab->key.pref != f->key.pref || tab->key.protocol != f->key.protocol)
+          d.error(f->loc, "rules in u32 table " + u32_handle_str(t & 0xFFF00000u) + " must have its pref " + std::to_string(tab->key.pref) +
+                              " and protocol " + format_protocol(tab->key.protocol) + " (declared at " + format_location(tab->loc) + ")");
+        uint64_t div = tab->opts.num(kDivisor).value_or(1);
+        if (bucket_of(t) >= div)
+          d.error(f->opts.opt(kHt)->loc, "bucket " + hex(bucket_of(t), 1) + " is past the end of u32 table " +
+                                             u32_handle_str(t & 0xFFF00000u) + " (divisor " + std::to_string(div) + ")");
+      }
+    }
+    if (auto link = f->opts.num(kLink); link && !table_at(f, static_cast<uint32_t>(*link)))
+      d.error(f->opts.opt(kLink)->loc, "'link' names u32 table " + u32_handle_str(static_cast<uint32_t>(*link)) +
+                                           ", which is not declared at this parent (declare it with 'divisor')");
+  }
+}
+
 }  // namespace
 
 const KindOps kFilterU32{
@@ -1156,6 +1198,9 @@ const KindOps kFilterU32{
     .filter_actions_attr = TCA_U32_ACT,
     .handle_space = handle_space,
     .canonical_key = canonical_key,
+    .add_rank = add_rank,
+    .depends_on = depends_on,
+    .check_device = check_device,
     .parse_filter_handle = parse_u32_handle,
     .format_filter_handle = format_u32_handle,
 };

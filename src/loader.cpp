@@ -29,6 +29,7 @@ bool scalar(const Node& n, std::string_view key, Diagnostics& d) {
 // already taken the common keys (listed in `common` for "did you mean").
 void parse_kind_fields(const KindOps& ops, const Node& map, const std::vector<std::string_view>& common,
                        Options& o, Diagnostics& d, std::string_view where) {
+  std::vector<bool> given(ops.fields.size());  // present, even if invalid: no "needs" error then
   for (auto& [k, v] : map.map) {
     if (std::find(common.begin(), common.end(), k.scalar) != common.end()) continue;
     int idx = ops.field_index(k.scalar);
@@ -39,10 +40,11 @@ void parse_kind_fields(const KindOps& ops, const Node& map, const std::vector<st
       continue;
     }
     Value val;
+    given[idx] = true;
     if (parse_field(ops.fields[idx], v, val, d)) o.set(static_cast<uint16_t>(idx), std::move(val), v.loc);
   }
   for (size_t i = 0; i < ops.fields.size(); ++i)
-    if ((ops.fields[i].flags & kRequired) && !o.has(static_cast<uint16_t>(i)))
+    if ((ops.fields[i].flags & kRequired) && !given[i])
       d.error(map.loc, std::string(where) + " needs " + quoted(ops.fields[i].key));
 }
 
@@ -523,7 +525,8 @@ void derive_and_check(Device& dev, Diagnostics& d) {
       if (!hook) d.error(f.loc, "filter parent " + describe_filter_parent(p) + " needs a clsact (or ingress) qdisc declared on " + dev.name);
       else if (p == kHandleClsactEgress && hook->kind != "clsact") d.error(f.loc, "egress filters need a clsact qdisc, not ingress");
     } else if (p == kHandleIngressQdisc && hook) {
-      p = f.key.parent = kHandleClsactIngress;  // "ffff:" on an ingress qdisc is its ingress hook
+      // "ffff:" is the ingress hook too; kept as written, since the kernel
+      // reports each list with the parent it was created with.
     } else if (handle_minor(p) ? !classes.count(p) : !by_handle.count(p)) {
       d.error(f.loc, "filter parent " + format_handle(p) + " is not a qdisc or class declared on " + dev.name);
     }
@@ -553,6 +556,11 @@ void derive_and_check(Device& dev, Diagnostics& d) {
     if (auto [it, ok] = keys.emplace(f.key, &f); !ok)
       d.error(f.loc, "duplicate filter: " + describe(f) + " is already declared at " + format_location(it->second->loc));
   }
+  // Kind-wide checks (u32 tables and the rules that use them).
+  std::map<const KindOps*, std::vector<const Filter*>> by_kind;
+  for (auto& f : dev.filters) by_kind[f.ops].push_back(&f);
+  for (auto& [ops, fs] : by_kind)
+    if (ops->check_device) ops->check_device(fs, d);
 }
 
 bool load_reader(YamlReader& r, uint32_t file, State& out, Diagnostics& d, std::map<std::string, SourceLoc>& declared) {

@@ -71,6 +71,10 @@ struct Filter {
   std::string name;  // optional label from the file, for plans and errors
   Opaque opaque;
   SourceLoc loc;
+  // Live filters: the handle as the kernel names it, when the model's key
+  // differs (u32 rules of a root table: 800::5 in the kernel, ::5 here).
+  // Replace and delete must send the kernel's own name.
+  uint32_t wire_handle = 0;
 };
 
 // Which sections of a device the file owns. A section the file lists is the

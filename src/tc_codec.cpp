@@ -124,16 +124,20 @@ static uint32_t filter_info(const FilterKey& k) {
   return (static_cast<uint32_t>(k.pref) << 16) | __builtin_bswap16(k.protocol);
 }
 
-size_t encode_filter(MsgWriter& w, Op op, const Filter& f, uint32_t ifindex, const LinkNames* links, Diagnostics& d) {
+size_t encode_filter(MsgWriter& w, Op op, const Filter& f, uint32_t ifindex, const LinkNames* links, Diagnostics& d,
+                     const Filter* live) {
   uint16_t type = op == Op::Delete ? RTM_DELTFILTER : RTM_NEWTFILTER;
-  size_t off = begin_tc(w, type, op_flags(op), ifindex, f.key.handle, f.key.parent, filter_info(f.key));
+  uint32_t handle = f.key.handle;
+  if (live && live->wire_handle) handle = live->wire_handle;
+  else if (op == Op::Delete && f.wire_handle) handle = f.wire_handle;
+  size_t off = begin_tc(w, type, op_flags(op), ifindex, handle, f.key.parent, filter_info(f.key));
   // TCA_KIND always: on deletes it lets the kernel skip looking the kind up
   // and is required for flower's unlocked (no RTNL) path.
   w.attr_str(TCA_KIND, f.kind);
   if (f.key.chain) w.attr_u32(TCA_CHAIN, f.key.chain);
   if (op != Op::Delete && f.ops) {
     size_t nest = w.nest_begin(TCA_OPTIONS);
-    KindCtx ctx{f.key.handle, 0, links, &d, f.loc, &f};
+    KindCtx ctx{handle, 0, links, &d, f.loc, &f};
     if (f.ops->encode) f.ops->encode(f.opts, ctx, w);
     if (f.classid && f.ops->filter_classid_attr) w.attr_u32(f.ops->filter_classid_attr, *f.classid);
     if (!f.actions.empty() && f.ops->filter_actions_attr) write_actions(w, f.ops->filter_actions_attr, f.actions, links, d);
@@ -285,7 +289,11 @@ bool decode_filter(std::span<const uint8_t> msg, const LinkNames* links, Filter&
     if (out.ops->filter_actions_attr)
       if (auto* a = ot.get(out.ops->filter_actions_attr)) decode_actions(a->data, links, out.actions);
   }
-  if (out.ops && out.ops->canonical_key) return out.ops->canonical_key(out.key, out.opts);
+  if (out.ops && out.ops->canonical_key) {
+    uint32_t wire = out.key.handle;
+    if (!out.ops->canonical_key(out.key, out.opts)) return false;
+    if (out.key.handle != wire) out.wire_handle = wire;
+  }
   return true;
 }
 

@@ -113,20 +113,24 @@ std::string format_time_us(uint64_t us) {
   return std::to_string(us) + "us";
 }
 
-// tc: ticks = size / rate * 1e6 us * tick_in_usec (1000/64), truncated.
+// tc: whole microseconds first (tc_core_time2tick takes a long), then
+// ticks = us * tick_in_usec (1000/64), truncated. 30k at 100mbit is 2457 us,
+// 38390 ticks: what tc sends, so what the kernel of a tc user holds.
 uint32_t xmittime_ticks(uint64_t rate, uint64_t size) {
   if (rate == 0) return 0;
-  double t = 1e6 * (static_cast<double>(size) / static_cast<double>(rate)) * (1000.0 / 64.0);
+  double us = std::floor(1e6 * (static_cast<double>(size) / static_cast<double>(rate)));
+  double t = us * (1000.0 / 64.0);
   return t >= 4294967295.0 ? 0xffffffffu : static_cast<uint32_t>(t);
 }
 
 uint64_t xmitsize_bytes(uint64_t rate, uint32_t ticks) {
-  if (rate == 0) return 0;
-  // Estimate, then walk to the smallest size that maps back to these ticks.
-  double est = static_cast<double>(ticks) * 64.0 / 1e9 * static_cast<double>(rate);
+  if (rate == 0 || ticks == 0) return 0;
+  // The fewest whole microseconds that give these ticks, then the fewest
+  // bytes that take that long; nudged against rounding in the doubles.
+  double us = std::ceil(static_cast<double>(ticks) / (1000.0 / 64.0));
+  double est = std::ceil(us * static_cast<double>(rate) / 1e6);
   uint64_t b = est > 2 ? static_cast<uint64_t>(est) - 2 : 0;
-  while (b > 0 && xmittime_ticks(rate, b) >= ticks) --b;
-  for (uint64_t n = 0; n < 64 && xmittime_ticks(rate, b) < ticks; ++n) ++b;
+  for (int n = 0; n < 8 && xmittime_ticks(rate, b) < ticks; ++n) ++b;
   return b;
 }
 

@@ -61,11 +61,9 @@ bool yaml_needs_quotes(std::string_view s) {
   for (auto* w : words)
     if (lower == w) return true;
   if (std::isdigit(static_cast<unsigned char>(s[0])) || s[0] == '-' || s[0] == '+' || s[0] == '.') {
-    // "100mbit" is safe; "10", "0x10", "1:10", "1e3", "1.5" are not.
-    bool has_letter = false;
-    for (char c : s)
-      if (std::isalpha(static_cast<unsigned char>(c)) && c != 'x' && c != 'X' && c != 'e' && c != 'E') has_letter = true;
-    if (!has_letter || s.find(':') != std::string_view::npos) return true;
+    // "100mbit" is safe; "10", "0x0000ffff", "1:10", "1e3", "1.5" are not:
+    // quote anything made only of number characters.
+    if (s.find_first_not_of("0123456789abcdefABCDEFxXoO.:_+-") == std::string_view::npos) return true;
   }
   for (char c : s)
     if (std::string_view(":{}[],#&*!|>'\"%@`?").find(c) != std::string_view::npos || c == ' ' || c < 0x20) return true;

@@ -34,30 +34,8 @@ make_ns() {
 ts() { "$TCSYNC" --netns "$NS" "$@"; }
 t() { tc -n "$NS" "$@"; }
 
-# The whole tc state of the namespace as normalized JSON: counters and
-# kernel bookkeeping removed, so two states compare with a plain diff.
-snapshot() {
-  local devs
-  devs=$(ip -n "$NS" -o link show | awk -F': ' '{print $2}' | cut -d@ -f1)
-  {
-    for d in $devs; do
-      echo "== $d qdisc"; t -j qdisc show dev "$d"; echo
-      echo "== $d class"; t -j class show dev "$d"; echo
-      for p in $(t -j qdisc show dev "$d" | python3 -c '
-import json,sys
-for q in json.load(sys.stdin):
-    if q["kind"] in ("clsact",): print("ingress"); print("egress")
-    elif q["kind"] == "ingress": print("ingress")
-    elif q["handle"] != "0:": print("parent " + q["handle"])
-') $(t -j class show dev "$d" | python3 -c '
-import json,sys
-for c in json.load(sys.stdin): print("parent " + c["handle"])
-'); do
-        echo "== $d filter $p"; t -j filter show dev "$d" $p; echo
-      done
-    done
-  } | python3 "$(dirname "${BASH_SOURCE[0]}")/normalize_tc_json.py"
-}
+# The whole tc state of the namespace as normalized JSON (tc is the reference).
+snapshot() { python3 "$(dirname "${BASH_SOURCE[0]}")/tc_snapshot.py" "$NS"; }
 
 pass() { echo "ok - $*"; }
 fail() { echo "not ok - $*"; FAILS=$((FAILS + 1)); }

@@ -15,13 +15,13 @@ check_bad() {  # NAME CONTENT EXPECTED-SUBSTRING
 }
 
 check_bad broken $'version: 1\ndevices:\n  v0: {qdiscs: [\n' "$TMP/broken.yaml:4:1: error: malformed YAML"
-check_bad type $'version: 1\ndevices:\n  v0:\n    classes: [{classid: "1:10", kind: htb, rate: [1]}]\n    qdiscs: [{kind: htb, handle: "1:"}]\n' "$TMP/type.yaml:4:51: error: 'rate' must be a rate such as 100mbit, not a list"
-check_bad unknown $'version: 1\ndevices:\n  v0:\n    qdiscs: [{kind: htb, handle: "1:", defalt: "1:10"}]\n' "$TMP/unknown.yaml:4:35: error: unknown key 'defalt' in htb qdisc (did you mean 'default'?)"
-check_bad dupkey $'version: 1\ndevices:\n  v0:\n    qdiscs: [{kind: htb, handle: "1:", handle: "2:"}]\n' "$TMP/dupkey.yaml:4:35: error: duplicate key 'handle'"
+check_bad type $'version: 1\ndevices:\n  v0:\n    classes: [{classid: "1:10", kind: htb, rate: [1]}]\n    qdiscs: [{kind: htb, handle: "1:"}]\n' "$TMP/type.yaml:4:50: error: 'rate' must be a rate such as 100mbit, not a list"
+check_bad unknown $'version: 1\ndevices:\n  v0:\n    qdiscs: [{kind: htb, handle: "1:", defalt: "1:10"}]\n' "$TMP/unknown.yaml:4:40: error: unknown key 'defalt' in htb qdisc (did you mean 'default'?)"
+check_bad dupkey $'version: 1\ndevices:\n  v0:\n    qdiscs: [{kind: htb, handle: "1:", handle: "2:"}]\n' "$TMP/dupkey.yaml:4:40: error: duplicate key 'handle'"
 check_bad dupfilter $'version: 1\ndevices:\n  v0:\n    qdiscs: [{kind: clsact}]\n    filters:\n      - {parent: ingress, pref: 1, handle: "::1", u32: {match: [{u32: {value: 0, mask: 0, at: 0}}]}}\n      - {parent: ingress, pref: 1, handle: "::1", u32: {match: [{u32: {value: 0, mask: 0, at: 0}}]}}\n' "$TMP/dupfilter.yaml:7:9: error: duplicate filter"
-check_bad empty '' "$TMP/empty.yaml:1:1: error: empty file"
 # Caret and source line come with the error.
-expect_contains "^"
+expect_contains '                                       ^'
+check_bad empty '' "$TMP/empty.yaml:1:1: error: empty file"
 
 # A device that does not exist: validate cannot know, diff and apply can.
 printf 'version: 1\ndevices:\n  v0:\n    qdiscs: [{kind: clsact}]\n  nosuchdev:\n    qdiscs: [{kind: clsact}]\n' >"$TMP/nodev.yaml"
@@ -33,7 +33,7 @@ done
 # A mirred target that does not exist: caught before anything is sent.
 printf 'version: 1\ndevices:\n  v0:\n    qdiscs: [{kind: clsact}]\n    filters:\n      - {parent: ingress, pref: 1, u32: {match: [{u32: {value: 0, mask: 0, at: 0}}]}, actions: [{mirred: {action: redirect, dev: nope0}}]}\n' >"$TMP/nomirred.yaml"
 expect_rc 1 ts apply "$TMP/nomirred.yaml"
-expect_contains "$TMP/nomirred.yaml:6:118: error: mirred target device 'nope0' does not exist"
+expect_contains "$TMP/nomirred.yaml:6:130: error: mirred target device 'nope0' does not exist"
 expect_contains "nothing applied"
 
 snapshot >"$TMP/after.txt"

@@ -8,25 +8,21 @@ F=$EXAMPLES/htb-shaping.yaml
 expect_rc 2 ts diff "$F"
 expect_rc 0 ts apply "$F"
 
-# tc is the reference for what landed.
-t -j class show dev v0 >"$TMP/classes.json"
-python3 - "$TMP/classes.json" <<'PY' && pass "tc sees the classes with the file's rates" || fail "classes as tc sees them"
-import json, sys
-c = {x["handle"]: x for x in json.load(open(sys.argv[1]))}
-assert set(c) == {"1:1", "1:10", "1:20", "1:30"}, c.keys()
-assert c["1:10"]["rate"] == 37500000 and c["1:10"]["ceil"] == 112500000 and c["1:10"]["prio"] == 1, c["1:10"]
-assert c["1:10"]["parent"] == "1:1"
-assert c["1:30"]["prio"] == 7
-PY
+# tc is the reference for what landed (iproute2 6.1 prints htb classes as text even with -j).
+OUT=$(t class show dev v0)
+expect_contains "class htb 1:1 root rate 1Gbit ceil 1Gbit"
+expect_contains "class htb 1:10 parent 1:1 prio 1 rate 300Mbit ceil 900Mbit"
+expect_contains "class htb 1:20 parent 1:1 prio 2 rate 500Mbit ceil 1Gbit"
+expect_contains "class htb 1:30 parent 1:1 leaf 30: prio 7 rate 100Mbit ceil 500Mbit"
 OUT=$(t qdisc show dev v0)
 expect_contains "qdisc htb 1: root"
 expect_contains "default 0x30"
 expect_contains "qdisc bfifo 30: parent 1:30 limit 64Kb"
 OUT=$(t filter show dev v0 parent 1:)
 expect_contains "flowid 1:10"
-expect_contains "match 00160000/0000ffff at 20"
+expect_contains "match 00000016/0000ffff at 20"
 expect_contains "match 00060000/00ff0000 at 8"
-expect_contains "match 01bb0000/0000ffff at 20"
+expect_contains "match 000001bb/0000ffff at 20"
 
 # Idempotence.
 expect_rc 0 ts diff "$F"
@@ -43,7 +39,7 @@ expect_rc 2 ts diff "$F"
 DIFF=$OUT
 [ "$(grep -c '^[-+~]' <<<"$DIFF")" = 3 ] && pass "exactly three steps" || { fail "exactly three steps"; echo "$DIFF"; }
 expect_contains "- v0: filters u32 1: pref 40 protocol ip (all 1)  (not in the file)"
-expect_contains "~ v0: class htb 1:10 parent 1:1  (rate 40mbit -> 300mbit"
+expect_contains "~ v0: class htb 1:10 parent 1:1  (rate 5mbit -> 300mbit"
 expect_contains "+ v0: filter u32 1: pref 20 protocol ip handle ::1 (web)"
 
 expect_rc 0 ts apply "$F"

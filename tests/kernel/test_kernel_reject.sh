@@ -12,7 +12,7 @@ devices:
     classes:
       - {classid: "1:10", rate: 10mbit}
     filters:
-      - {parent: "1:", pref: 5, protocol: ip, u32: {match: [{ip: {dst: 10.0.0.0/8}}], link: "7:"}}
+      - {parent: "1:", pref: 5, protocol: ip, u32: {match: [{ip: {dst: 10.0.0.0/8}}], indev: nosuch0}}
 Y
 expect_rc 1 ts apply "$TMP/reject.yaml"
 expect_contains "$TMP/reject.yaml:9:9: error: kernel rejected add of v0 filter u32 1: pref 5 protocol ip"

@@ -95,9 +95,6 @@ devices:
   CHECK(errs == R"(t.yaml:7:33: error: 'rate' must be a rate such as 100mbit, not 'fast'
         - {classid: "1:10", rate: fast}
                                   ^
-t.yaml:7:9: error: htb class needs 'rate'
-        - {classid: "1:10", rate: fast}
-          ^
 t.yaml:8:46: error: 'prio' is 9, more than its maximum 7
         - {classid: "1:20", rate: 1mbit, prio: 9}
                                                ^
@@ -139,7 +136,7 @@ devices:
     filters:
       - {parent: ingress, pref: 1, protocol: ip, handle: "::5", u32: {match: [{u32: {value: 0, mask: 0, at: 0}}]}}
       - {parent: ingress, pref: 1, protocol: ip, handle: "::5", u32: {match: [{u32: {value: 1, mask: 1, at: 0}}]}}
-)") == R"(t.yaml:7:9: error: duplicate filter: filter u32 ingress pref 1 protocol ip handle 0:0:5 is already declared at t.yaml:6:9
+)") == R"(t.yaml:7:9: error: duplicate filter: filter u32 ingress pref 1 protocol ip handle ::5 is already declared at t.yaml:6:9
         - {parent: ingress, pref: 1, protocol: ip, handle: "::5", u32: {match: [{u32: {value: 1, mask: 1, at: 0}}]}}
           ^
 )");

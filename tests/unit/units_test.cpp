@@ -72,6 +72,8 @@ TEST_CASE("u32 handles are HT:BUCKET:NODE") {
   CHECK(format_u32_handle(0x80000800) == "800::800");
   CHECK(format_u32_handle(0x00200000) == "2:");
   CHECK(format_u32_handle(0x00205001) == "2:5:1");
+  CHECK(format_u32_handle(0x00205000) == "2:5:");
+  CHECK(format_u32_handle(0x00000005) == "::5");
 }
 
 TEST_CASE("protocols by name or number") {
@@ -87,7 +89,11 @@ TEST_CASE("protocols by name or number") {
 TEST_CASE("burst ticks round trip exactly through the canonical size") {
   // tc: 1600 bytes at 10mbit is 1250000 B/s -> 1280us -> 20000 ticks.
   CHECK(xmittime_ticks(1250000, 1600) == 20000u);
-  for (uint64_t rate : {125000ull, 1250000ull, 125000000ull, 1250000000ull})
+  // tc 6.1 sent cbuffer 38390 for `ceil 100mbit cburst 30k` (seen with strace):
+  // 2457.6 us is cut to 2457 before it becomes ticks.
+  CHECK(xmittime_ticks(12500000, 30720) == 38390u);
+  CHECK(xmitsize_bytes(12500000, 38390) == 30713u);
+  for (uint64_t rate : {125000ull, 1250000ull, 125000000ull, 1250000000ull, 12500000000ull})
     for (uint64_t size : {1ull, 1500ull, 1600ull, 15360ull, 1000000ull}) {
       uint32_t t = xmittime_ticks(rate, size);
       uint64_t canon = xmitsize_bytes(rate, t);

@@ -1,0 +1,64 @@
+#!/usr/bin/env python3
+"""Print a network namespace's whole tc state, as `tc -j` reports it, with
+counters and kernel bookkeeping removed, so that two states compare with a
+plain diff. tc is the reference here: tcsync's own code is not used.
+
+usage: tc_snapshot.py NETNS
+"""
+import json
+import subprocess
+import sys
+
+# Counters, timestamps, reference counts and hardware status: not state.
+DROP = {"refcnt", "stats", "stats2", "xstats", "bytes", "packets", "drops", "overlimits",
+        "requeues", "backlog", "qlen", "ref", "bind", "installed", "last_used", "first_used",
+        "expires", "direct_packets_stat", "lended", "borrowed", "giants", "tokens", "ctokens",
+        "not_in_hw", "in_hw", "in_hw_count", "used_hw_stats", "hw_stats", "successful",
+        "rule_hit"}
+
+
+def tc(ns, *args):
+    out = subprocess.run(["tc", "-n", ns, "-j", *args], check=True, capture_output=True, text=True).stdout
+    if not out.strip():
+        return []
+    try:
+        return json.loads(out)
+    except json.JSONDecodeError:
+        # iproute2 6.1 prints htb classes as text even with -j: keep the
+        # lines (sorted: the kernel's class order is a hash order).
+        return sorted(l.strip() for l in out.splitlines() if l.strip())
+
+
+def clean(v):
+    if isinstance(v, dict):
+        return {k: clean(x) for k, x in sorted(v.items()) if k not in DROP}
+    if isinstance(v, list):
+        return [clean(x) for x in v]
+    return v
+
+
+def main():
+    ns = sys.argv[1]
+    links = json.loads(subprocess.run(["ip", "-n", ns, "-j", "link", "show"], check=True,
+                                      capture_output=True, text=True).stdout)
+    state = {}
+    for dev in sorted(l["ifname"] for l in links):
+        qdiscs = tc(ns, "qdisc", "show", "dev", dev)
+        classes = tc(ns, "class", "show", "dev", dev)
+        parents = []
+        for q in qdiscs:
+            if q["kind"] == "clsact":
+                parents += [["ingress"], ["egress"]]
+            elif q["kind"] == "ingress":
+                parents.append(["ingress"])
+            elif q["handle"] != "0:":
+                parents.append(["parent", q["handle"]])
+        for c in classes:
+            handle = c["handle"] if isinstance(c, dict) else c.split()[2]
+            parents.append(["parent", handle])
+        filters = {" ".join(p): tc(ns, "filter", "show", "dev", dev, *p) for p in parents}
+        state[dev] = {"qdiscs": qdiscs, "classes": classes, "filters": filters}
+    print(json.dumps(clean(state), indent=1, sort_keys=True))
+
+
+main()
