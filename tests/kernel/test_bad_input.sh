@@ -20,7 +20,7 @@ check_bad unknown $'version: 1\ndevices:\n  v0:\n    qdiscs: [{kind: htb, handle
 check_bad dupkey $'version: 1\ndevices:\n  v0:\n    qdiscs: [{kind: htb, handle: "1:", handle: "2:"}]\n' "$TMP/dupkey.yaml:4:40: error: duplicate key 'handle'"
 check_bad dupfilter $'version: 1\ndevices:\n  v0:\n    qdiscs: [{kind: clsact}]\n    filters:\n      - {parent: ingress, pref: 1, handle: "::1", u32: {match: [{u32: {value: 0, mask: 0, at: 0}}]}}\n      - {parent: ingress, pref: 1, handle: "::1", u32: {match: [{u32: {value: 0, mask: 0, at: 0}}]}}\n' "$TMP/dupfilter.yaml:7:9: error: duplicate filter"
 # Caret and source line come with the error.
-expect_contains '                                       ^'
+expect_contains '          ^'
 check_bad empty '' "$TMP/empty.yaml:1:1: error: empty file"
 
 # A device that does not exist: validate cannot know, diff and apply can.
