@@ -76,8 +76,12 @@ std::vector<std::string_view> KindOps::keys() const {
 }
 
 std::vector<const KindOps*> all_kinds() {
-  return {&kQdiscClsact, &kQdiscIngress, &kQdiscPfifo, &kQdiscBfifo, &kQdiscHtb, &kQdiscTbf,
-          &kClassHtb,    &kFilterU32,    &kActionMirred};
+  static const std::vector<const KindOps*> kinds = {
+#define KIND(var) &var,
+#include "kinds.def"
+#undef KIND
+  };
+  return kinds;
 }
 
 const KindOps* find_kind(ObjType obj, std::string_view name) {

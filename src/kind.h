@@ -192,10 +192,9 @@ std::string field_schema(const Field& f);  // JSON Schema fragment
 // The value a field is compared by: declared, else its default, else none.
 const Value* effective_value(const Field& f, const Options& o, uint16_t idx, Value& scratch);
 
-// Kind registration: each kind_*.cpp defines one of these.
-extern const KindOps kQdiscClsact, kQdiscIngress, kQdiscPfifo, kQdiscBfifo, kQdiscHtb, kQdiscTbf;
-extern const KindOps kClassHtb;
-extern const KindOps kFilterU32;
-extern const KindOps kActionMirred;
+// Kind registration: each kind_*.cpp defines one; kinds.def lists them all.
+#define KIND(var) extern const KindOps var;
+#include "kinds.def"
+#undef KIND
 
 }  // namespace tcsync

@@ -2,16 +2,10 @@
 #include <linux/pkt_cls.h>
 #include <linux/tc_act/tc_mirred.h>
 
+#include "action_control.h"
 #include "kind.h"
 
 namespace tcsync {
-
-// The verdicts tc names (TC_ACT_*), shared by actions that carry tc_gen.
-const EnumName kControlNames[] = {
-    {"pass", TC_ACT_OK},         {"reclassify", TC_ACT_RECLASSIFY}, {"drop", TC_ACT_SHOT},
-    {"pipe", TC_ACT_PIPE},       {"stolen", TC_ACT_STOLEN},         {"continue", 0xFFFFFFFFu /* TC_ACT_UNSPEC */},
-    {"trap", TC_ACT_TRAP},
-};
 
 namespace {
 
