@@ -12,7 +12,7 @@ trap 'ip netns del $NS 2>/dev/null || true' EXIT
 ip netns add $NS
 ip -n $NS link add v0 type veth peer name v1
 ip -n $NS link set v0 up; ip -n $NS link set v1 up
-step() { printf '\n\033[1m$ %s\033[0m\n' "$*"; "$@" || true; }
+step() { printf '\n$ %s\n' "$*"; "$@" || echo "(exit $?)"; }
 step $T validate examples/htb-shaping.yaml examples/ingress-redirect.yaml
 step $T --netns $NS diff examples/htb-shaping.yaml examples/ingress-redirect.yaml
 step $T --netns $NS apply examples/htb-shaping.yaml examples/ingress-redirect.yaml

@@ -48,7 +48,12 @@ Exit codes: 0 done or in sync, 1 error, 2 changes pending (diff).)");
   for (auto* sub : {validate, diff, apply, dump, schema}) {
     sub->fallthrough();
   }
-  CLI11_PARSE(app, argc, argv);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    // --help and --version exit 0; a usage error is an error: exit 1.
+    return app.exit(e) == 0 ? 0 : 1;
+  }
 
   common.format = format == "json" ? tcsync::Format::Json : tcsync::Format::Text;
   bool tty = isatty(STDOUT_FILENO) && isatty(STDERR_FILENO);
