@@ -82,10 +82,12 @@ void write_actions(MsgWriter& w, uint16_t attr, const std::vector<Action>& actio
     ctx.links = links;
     ctx.diags = &d;
     ctx.loc = a.loc;
-    if (a.ops) {
-      write_options(w, *a.ops, a.opts, ctx);
+    if (a.ops && a.ops->encode) {
+      size_t opts = w.nest_begin(TCA_ACT_OPTIONS | NLA_F_NESTED);
+      a.ops->encode(a.opts, ctx, w);
+      w.nest_end(opts);
     } else if (!a.opaque.empty()) {
-      w.attr(TCA_ACT_OPTIONS, a.opaque.data(), a.opaque.size());
+      w.attr(TCA_ACT_OPTIONS | NLA_F_NESTED, a.opaque.data(), a.opaque.size());
     }
     if (!a.cookie.empty()) w.attr(TCA_ACT_COOKIE, a.cookie.data(), a.cookie.size());
     w.nest_end(one);

@@ -45,7 +45,7 @@ void MsgWriter::attr_str(uint16_t type, std::string_view s) {
 
 size_t MsgWriter::nest_begin(uint16_t type) {
   size_t off = buf_.size();
-  uint16_t hdr[2] = {0, static_cast<uint16_t>(type | NLA_F_NESTED)};
+  uint16_t hdr[2] = {0, type};
   put_raw(hdr, 4);
   return off;
 }

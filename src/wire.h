@@ -37,6 +37,9 @@ class MsgWriter {
   void attr_be32(uint16_t type, uint32_t v) { attr_u32(type, __builtin_bswap32(v)); }
   void attr_str(uint16_t type, std::string_view s);  // NUL-terminated
   void attr_flag(uint16_t type) { attr(type, nullptr, 0); }
+  // A nested attribute. NLA_F_NESTED is the caller's to add (type |
+  // NLA_F_NESTED): tc sets it only where the kernel parses strictly
+  // (TCA_ACT_OPTIONS), and tcsync sends the bytes tc sends.
   size_t nest_begin(uint16_t type);
   void nest_end(size_t off);
   // Offset of the next byte from the start of the message begun at msg_off:

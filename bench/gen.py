@@ -1,0 +1,182 @@
+#!/usr/bin/env python3
+"""Generate one rule set in two equivalent forms: a tcsync YAML file and the
+`tc -b` batch file that builds the same kernel state.
+
+usage: gen.py KIND N OUT_PREFIX [--change PCT]
+
+KIND
+  u32     one clsact qdisc on v0; a 256-bucket u32 hash table (2:) at ingress
+          pref 10, one linking rule (10.0.0.0/8, bucket = last address byte),
+          and N rules `ht 2:B: match ip dst 10.X.Y.B action mirred egress
+          redirect dev v1`, handles 2:B:NODE (NODE = 1, 2, ... per bucket:
+          the handles tcsync derives, given explicitly to tc).
+  htb     subscribers shaped with htb: per device (v0, v2, v4, ... at most
+          50,000 subscribers each, as a class minor is 16 bits) an htb root
+          1:, a class 1:1 of 10gbit, one class 1:S per subscriber (10mbit,
+          ceil 100mbit) and one u32 rule per subscriber in a 256-bucket hash
+          table at parent 1: (`match ip dst ... flowid 1:S`).
+  flower  the shape of the kernel's tdc_batch.py: an ingress qdisc on v0 and N
+          rules `flower skip_hw src_mac e4:11:00:XX:XX:XX dst_mac
+          e4:12:00:XX:XX:XX action gact drop`, prio 1, handles 1..N. Needs
+          flower and gact (not in the host kernel, nor yet tcsync kinds): for
+          the kernel lab (tests/lab/), see bench/README.md.
+
+Writes OUT_PREFIX.yaml, OUT_PREFIX.tc and OUT_PREFIX.meta (shell variables:
+the devices to create). With --change PCT it also writes
+OUT_PREFIX.changed.yaml (the same set with PCT % of the rules changed) and
+OUT_PREFIX.changed.tc (tc commands making that change on top of the full set):
+  u32:    every (100/PCT)-th rule mirrors instead of redirecting (a replace)
+  htb:    every (100/PCT)-th subscriber class gets ceil 200mbit (a change)
+  flower: every (100/PCT)-th rule passes instead of dropping (a replace)
+"""
+import argparse
+import sys
+
+PER_DEV = 50000  # htb subscribers per device (class minors are 16 bits)
+
+
+def u32_addr(i):
+    # 10.a.b.c with c = i's low byte: the hash bucket the linking rule picks.
+    return "10.%d.%d.%d" % ((i >> 16) & 255, (i >> 8) & 255, i & 255)
+
+
+def gen_u32(n, changed_every):
+    """Yields (yaml_lines, tc_lines, changed_yaml_lines, changed_tc_lines) pieces."""
+    if n > 256 * 0xFFF:
+        sys.exit("u32: at most %d rules (256 buckets of 4095 node ids)" % (256 * 0xFFF))
+    head_y = [
+        "version: 1",
+        "devices:",
+        "  v0:",
+        "    qdiscs:",
+        "      - {kind: clsact}",
+        "    filters:",
+        '      - {parent: ingress, pref: 10, protocol: ip, handle: "2:", u32: {divisor: 256}}',
+        "      - {parent: ingress, pref: 10, protocol: ip, u32: {match: [{ip: {dst: 10.0.0.0/8}}], "
+        'link: "2:", hashkey: {mask: 0x000000ff, at: 16}}}',
+    ]
+    head_t = [
+        "qdisc add dev v0 clsact",
+        "filter add dev v0 ingress prio 10 protocol ip handle 2: u32 divisor 256",
+        "filter add dev v0 ingress prio 10 protocol ip handle 800::1 u32 link 2: hashkey mask 0x000000ff at 16 "
+        "match ip dst 10.0.0.0/8",
+    ]
+    body_y, body_t, ch_y, ch_t = [], [], [], []
+    ry = ('      - {parent: ingress, pref: 10, protocol: ip, u32: {ht: "2:%x:", match: [{ip: {dst: %s}}]}, '
+          "actions: [{mirred: {action: %s, dev: v1}}]}")
+    rt = "filter %s dev v0 ingress prio 10 protocol ip handle 2:%x:%x u32 ht 2:%x: match ip dst %s action mirred egress %s dev v1"
+    for i in range(n):
+        b, node, a = i & 255, (i >> 8) + 1, u32_addr(i)
+        body_y.append(ry % (b, a, "redirect"))
+        body_t.append(rt % ("add", b, node, b, a, "redirect"))
+        if changed_every and i % changed_every == changed_every - 1:
+            ch_y.append(ry % (b, a, "mirror"))
+            ch_t.append(rt % ("replace", b, node, b, a, "mirror"))
+        elif changed_every:
+            ch_y.append(body_y[-1])
+    return head_y + body_y, head_t + body_t, head_y + ch_y, ch_t, ["v0"], ["v1"]
+
+
+def gen_htb(n, changed_every):
+    ndev = max(1, (n + PER_DEV - 1) // PER_DEV)
+    y, t, cy, ct = ["version: 1", "devices:"], [], ["version: 1", "devices:"], []
+    devs, peers = [], []
+    for d in range(ndev):
+        dev = "v%d" % (2 * d)
+        devs.append(dev)
+        peers.append("v%d" % (2 * d + 1))
+        lo, hi = d * PER_DEV, min(n, (d + 1) * PER_DEV)
+        cls_y, cls_cy, flt_y = [], [], []
+        head = [
+            "  %s:" % dev,
+            "    qdiscs:",
+            '      - {kind: htb, handle: "1:"}',
+            "    classes:",
+            '      - {classid: "1:1", rate: 10gbit}',
+        ]
+        t.append("qdisc add dev %s root handle 1: htb" % dev)
+        t.append("class add dev %s parent 1: classid 1:1 htb rate 10gbit" % dev)
+        fhead = [
+            "    filters:",
+            '      - {parent: "1:", pref: 10, protocol: ip, handle: "2:", u32: {divisor: 256}}',
+            '      - {parent: "1:", pref: 10, protocol: ip, u32: {match: [{ip: {dst: 10.0.0.0/8}}], '
+            'link: "2:", hashkey: {mask: 0x000000ff, at: 16}}}',
+        ]
+        ftc = [
+            "filter add dev %s parent 1: prio 10 protocol ip handle 2: u32 divisor 256" % dev,
+            "filter add dev %s parent 1: prio 10 protocol ip handle 800::1 u32 link 2: hashkey mask 0x000000ff at 16 "
+            "match ip dst 10.0.0.0/8" % dev,
+        ]
+        cy_t = '      - {classid: "1:%x", parent: "1:1", rate: 10mbit, ceil: %s}'
+        for i in range(lo, hi):
+            s = i - lo + 2  # class minor: 2 .. 50001
+            cls_y.append(cy_t % (s, "100mbit"))
+            t.append("class add dev %s parent 1:1 classid 1:%x htb rate 10mbit ceil 100mbit" % (dev, s))
+            if changed_every and i % changed_every == changed_every - 1:
+                cls_cy.append(cy_t % (s, "200mbit"))
+                ct.append("class change dev %s parent 1:1 classid 1:%x htb rate 10mbit ceil 200mbit" % (dev, s))
+            elif changed_every:
+                cls_cy.append(cls_y[-1])
+            j = i - lo
+            b, node, a = j & 255, (j >> 8) + 1, u32_addr(j)
+            flt_y.append('      - {parent: "1:", pref: 10, protocol: ip, u32: {ht: "2:%x:", match: [{ip: {dst: %s}}]}, '
+                         'classid: "1:%x"}' % (b, a, s))
+            ftc.append("filter add dev %s parent 1: prio 10 protocol ip handle 2:%x:%x u32 ht 2:%x: match ip dst %s "
+                       "flowid 1:%x" % (dev, b, node, b, a, s))
+        y += head + cls_y + fhead + flt_y
+        cy += head + cls_cy + fhead + flt_y
+        t += ftc
+    return y, t, cy, ct, devs, peers
+
+
+def mac(i):
+    return "%02x:%02x:%02x" % ((i >> 16) & 255, (i >> 8) & 255, i & 255)
+
+
+def gen_flower(n, changed_every):
+    if n > 1 << 24:
+        sys.exit("flower: at most 2^24 rules (3 MAC bytes)")
+    y = ["version: 1", "devices:", "  v0:", "    qdiscs:", "      - {kind: ingress}", "    filters:"]
+    t = ["qdisc add dev v0 ingress"]
+    cy, ct = list(y), []
+    ry = ("      - {parent: ingress, pref: 1, protocol: ip, handle: %d, flower: {skip_hw: true, "
+          "src_mac: \"e4:11:00:%s\", dst_mac: \"e4:12:00:%s\"}, actions: [{gact: %s}]}")
+    rt = ("filter %s dev v0 parent ffff: protocol ip prio 1 handle %d flower skip_hw src_mac e4:11:00:%s "
+          "dst_mac e4:12:00:%s action gact %s")
+    for i in range(n):
+        m = mac(i)
+        y.append(ry % (i + 1, m, m, "drop"))
+        t.append(rt % ("add", i + 1, m, m, "drop"))
+        if changed_every and i % changed_every == changed_every - 1:
+            cy.append(ry % (i + 1, m, m, "pass"))
+            ct.append(rt % ("replace", i + 1, m, m, "pass"))
+        elif changed_every:
+            cy.append(y[-1])
+    return y, t, cy, ct, ["v0"], ["v1"]
+
+
+def write(path, lines):
+    with open(path, "w") as f:
+        f.write("\n".join(lines))
+        f.write("\n")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("kind", choices=["u32", "htb", "flower"])
+    ap.add_argument("n", type=int)
+    ap.add_argument("out")
+    ap.add_argument("--change", type=float, default=0, help="also write a variant with PCT %% of the rules changed")
+    a = ap.parse_args()
+    every = int(round(100 / a.change)) if a.change else 0
+    y, t, cy, ct, devs, peers = {"u32": gen_u32, "htb": gen_htb, "flower": gen_flower}[a.kind](a.n, every)
+    write(a.out + ".yaml", y)
+    write(a.out + ".tc", t)
+    if every:
+        write(a.out + ".changed.yaml", cy)
+        write(a.out + ".changed.tc", ct)
+    write(a.out + ".meta", ["DEVS='%s'" % " ".join(devs), "PEERS='%s'" % " ".join(peers),
+                            "KIND=%s" % a.kind, "N=%d" % a.n, "CHANGED=%d" % (len(ct))])
+
+
+main()
