@@ -4,7 +4,13 @@
 #include <cstring>
 #include <iostream>
 
+#include <signal.h>
+
+#include <atomic>
+
+#include "applier.h"
 #include "differ.h"
+#include "lock.h"
 #include "kernel.h"
 #include "loader.h"
 #include "plan_print.h"
@@ -34,20 +40,34 @@ struct Session {
   Plan plan;
 };
 
-bool prepare(const std::vector<std::string>& files, const CommonOptions& o, Session& s, Diagnostics& d) {
+// Loads the files and opens the kernel (entering the namespace); checks
+// that every declared device exists.
+bool open_session(const std::vector<std::string>& files, const CommonOptions& o, Session& s, Diagnostics& d) {
   if (!load(files, s.desired, d)) return false;
   s.kernel = open_kernel(o.netns, d);
   if (!s.kernel) return false;
-  std::vector<std::string> names;
-  for (auto& dev : s.desired.devices) {
+  for (auto& dev : s.desired.devices)
     if (!s.kernel->links().index_of(dev.name))
       d.error(dev.loc, "device '" + dev.name + "' does not exist" + (o.netns ? " in network namespace " + *o.netns : std::string()));
+  return !d.has_errors();
+}
+
+// Reads the declared devices' live state and plans.
+bool read_and_plan(Session& s, Diagnostics& d) {
+  std::vector<std::string> names;
+  // Every declared device is in the live state, empty or not: the plan back
+  // (rollback) must know that a device had nothing.
+  for (auto& dev : s.desired.devices) {
     names.push_back(dev.name);
+    s.live.get_or_add(dev.name);
   }
-  if (d.has_errors()) return false;
   if (!s.kernel->dump(names, s.live, d)) return false;
   s.plan = make_plan(s.desired, s.live);
   return true;
+}
+
+bool prepare(const std::vector<std::string>& files, const CommonOptions& o, Session& s, Diagnostics& d) {
+  return open_session(files, o, s, d) && read_and_plan(s, d);
 }
 
 void print_plan(const Session& s, const CommonOptions& o, const std::string& cmd) {
@@ -87,74 +107,123 @@ int cmd_diff(const std::vector<std::string>& files, const CommonOptions& o) {
   return s.plan.empty() ? 0 : 2;
 }
 
-int cmd_apply(const std::vector<std::string>& files, bool dry_run, const CommonOptions& o) {
+namespace {
+
+// SIGINT/SIGTERM during apply: finish the chunk in flight, roll back, and
+// exit 128+signal (130, 143) with a report.
+std::atomic<int> g_interrupt{0};
+extern "C" void on_signal(int sig) { g_interrupt.store(sig); }
+
+struct SignalGuard {
+  struct sigaction old_int {}, old_term {};
+  SignalGuard() {
+    struct sigaction sa {};
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, &old_int);
+    sigaction(SIGTERM, &sa, &old_term);
+  }
+  ~SignalGuard() {
+    sigaction(SIGINT, &old_int, nullptr);
+    sigaction(SIGTERM, &old_term, nullptr);
+  }
+};
+
+std::string steps_text(const Plan& plan, const std::vector<AckResult>& results, AckResult::Status want) {
+  std::string out;
+  for (size_t i = 0; i < results.size() && i < plan.steps.size(); ++i)
+    if (results[i].status == want) {
+      Plan one;
+      one.steps.push_back(plan.steps[i]);
+      out += "  " + plan_text(one, PrintOptions{});
+    }
+  return out;
+}
+
+}  // namespace
+
+int cmd_apply(const std::vector<std::string>& files, const ApplyFlags& f, const CommonOptions& o) {
   Session s;
   Diagnostics d;
-  bool ok = prepare(files, o, s, d);
+  NetnsLock lock;
+  bool ok = open_session(files, o, s, d);
+  if (ok && !f.dry_run) {
+    // The lock comes before the dump, so the plan is made from a state no
+    // other tcsync is changing.
+    std::string err;
+    std::string cmd = "tcsync apply";
+    for (auto& file : files) cmd += " " + file;
+    if (!lock.acquire(cmd, f.wait, err)) {
+      d.error({}, err);
+      ok = false;
+    }
+  }
+  ok = ok && read_and_plan(s, d);
   if (!ok) {
     print_diags(d, o);
     return 1;
   }
-  if (dry_run || s.plan.empty()) {
+  if (f.dry_run || s.plan.empty()) {
     print_diags(d, o);
-    print_plan(s, o, dry_run ? "apply --dry-run" : "apply");
+    print_plan(s, o, f.dry_run ? "apply --dry-run" : "apply");
     return 0;
   }
-  // Encode every step before sending any: an encoding error (a mirred
-  // target that does not exist) must leave the kernel untouched.
-  MessageBatch batch;
-  MsgWriter w(batch.buf);
-  const LinkNames& links = s.kernel->links();
-  for (auto& st : s.plan.steps) {
-    uint32_t ifindex = links.index_of(st.device).value_or(0);
-    size_t off;
-    if (st.qdisc) off = encode_qdisc(w, st.op, *st.qdisc, ifindex, &links, d);
-    else if (st.cls) off = encode_class(w, st.op, *st.cls, ifindex, &links, d);
-    else if (st.filter_group) off = encode_filter_group_delete(w, st.filter->key, st.filter->kind, ifindex);
-    else off = encode_filter(w, st.op, *st.filter, ifindex, &links, d, st.live_filter);
-    batch.offsets.push_back(off);
-  }
-  if (d.has_errors()) {
-    print_diags(d, o);
-    std::cerr << "tcsync: nothing applied\n";
-    return 1;
-  }
-  auto results = s.kernel->send(batch, SendOptions{});
-  size_t done = 0, failed = 0, unsent = 0;
-  for (size_t i = 0; i < results.size(); ++i) {
-    auto& r = results[i];
-    auto& st = s.plan.steps[i];
-    if (r.status == AckResult::Status::Ok) ++done;
-    else if (r.status == AckResult::Status::NotSent) ++unsent;
-    else {
-      ++failed;
-      std::string msg = "kernel rejected " + std::string(op_name(st.op)) + " of " + st.device + " " + st.what() + ": ";
-      if (r.status == AckResult::Status::Unacked) msg += "no answer from the kernel";
-      else msg += (r.ext_msg.empty() ? std::string() : r.ext_msg + " ") + "(" + std::strerror(r.error) + ")";
-      d.error(st.loc, msg);
-    }
+
+  ApplyOptions ao;
+  ao.on_error = f.on_error == OnErrorMode::Rollback ? OnError::Rollback
+                : f.on_error == OnErrorMode::Stop   ? OnError::Stop
+                                                    : OnError::Continue;
+  ao.verify = f.verify;
+  ao.interrupt = &g_interrupt;
+  g_interrupt.store(0);
+  ApplyReport rep;
+  {
+    SignalGuard guard;
+    rep = apply_plan(*s.kernel, s.desired, s.live, s.plan, ao, d);
   }
   print_diags(d, o);
-  if (o.format == Format::Json) std::cout << plan_json(s.plan, results, "apply");
-  if (failed) {
-    std::cerr << "tcsync: applied " << done << " of " << results.size() << " steps; " << failed << " failed, " << unsent
-              << " not sent. The kernel now holds the applied steps; run 'tcsync diff' to see what remains.\n";
+  if (o.format == Format::Json) std::cout << plan_json(s.plan, rep.results, "apply");
+
+  if (rep.succeeded()) {
     if (o.format != Format::Json && !o.quiet) {
-      std::cerr << "applied:\n";
-      for (size_t i = 0; i < results.size(); ++i)
-        if (results[i].status == AckResult::Status::Ok) {
-          Plan one;
-          one.steps.push_back(s.plan.steps[i]);
-          std::cerr << "  " << plan_text(one, PrintOptions{});
-        }
+      std::cout << plan_text(s.plan, PrintOptions{o.color});
+      std::cout << "applied " << rep.ok << " changes\n";
     }
+    if (f.verify && !rep.verified) {
+      std::cerr << "tcsync: after the apply the kernel still differs from the files (another writer, or a value "
+                   "the kernel stores differently):\n"
+                << plan_text(rep.remaining, PrintOptions{});
+      return 1;
+    }
+    return 0;
+  }
+
+  size_t total = rep.results.size();
+  if (rep.ok == 0 && rep.failed == 0 && !rep.interrupted_by) {
+    std::cerr << "tcsync: nothing applied\n";  // refused before the first request
     return 1;
   }
-  if (o.format != Format::Json && !o.quiet) {
-    std::cout << plan_text(s.plan, PrintOptions{o.color});
-    std::cout << "applied " << done << " changes\n";
+  if (rep.interrupted_by)
+    std::cerr << "tcsync: interrupted by signal " << rep.interrupted_by << " after " << rep.ok << " of " << total
+              << " steps\n";
+  else
+    std::cerr << "tcsync: " << rep.ok << " of " << total << " steps applied; " << rep.failed << " failed, "
+              << rep.unsent << " not sent\n";
+  if (rep.rolled_back) {
+    if (rep.rollback_ok)
+      std::cerr << "tcsync: rolled back (" << rep.rollback_plan.steps.size()
+                << " steps): the kernel is as it was before this apply\n";
+    else
+      std::cerr << "tcsync: ROLLBACK INCOMPLETE: the kernel differs from its state before this apply in:\n"
+                << plan_text(rep.remaining, PrintOptions{})
+                << "(these steps would restore it; 'tcsync dump' shows the state now)\n";
+  } else if (!o.quiet) {
+    std::cerr << "tcsync: not rolled back (--on-error=" << (f.on_error == OnErrorMode::Stop ? "stop" : "continue")
+              << "); the kernel holds these steps:\n"
+              << steps_text(s.plan, rep.results, AckResult::Status::Ok);
   }
-  return 0;
+  if (rep.interrupted_by) return 128 + rep.interrupted_by;
+  return 1;
 }
 
 int cmd_dump(const std::vector<std::string>& devices, const CommonOptions& o) {

@@ -9,6 +9,15 @@ namespace tcsync {
 
 enum class Format { Text, Json };
 
+enum class OnErrorMode { Rollback, Stop, Continue };
+
+struct ApplyFlags {
+  bool dry_run = false;
+  OnErrorMode on_error = OnErrorMode::Rollback;
+  bool wait = false;     // queue behind another tcsync instead of failing
+  bool verify = true;    // dump again after apply; drift is an error
+};
+
 struct CommonOptions {
   std::optional<std::string> netns;
   Format format = Format::Text;
@@ -19,7 +28,7 @@ struct CommonOptions {
 // Exit codes (BRIEF.md): 0 done / in sync, 1 error, 2 changes pending (diff).
 int cmd_validate(const std::vector<std::string>& files, const CommonOptions& o);
 int cmd_diff(const std::vector<std::string>& files, const CommonOptions& o);
-int cmd_apply(const std::vector<std::string>& files, bool dry_run, const CommonOptions& o);
+int cmd_apply(const std::vector<std::string>& files, const ApplyFlags& f, const CommonOptions& o);
 int cmd_dump(const std::vector<std::string>& devices, const CommonOptions& o);
 
 }  // namespace tcsync

@@ -31,14 +31,21 @@ Exit codes: 0 done or in sync, 1 error, 2 changes pending (diff).)");
   app.add_flag("-q,--quiet", common.quiet, "Print only errors");
 
   std::vector<std::string> files, devices;
-  bool dry_run = false;
+  tcsync::ApplyFlags apply_flags;
+  std::string on_error = "rollback";
   auto* validate = app.add_subcommand("validate", "Check files without touching the kernel");
   validate->add_option("FILE", files, "tcsync YAML files")->required();
   auto* diff = app.add_subcommand("diff", "Print the plan that apply would carry out");
   diff->add_option("FILE", files, "tcsync YAML files")->required();
   auto* apply = app.add_subcommand("apply", "Make the kernel's tc state equal to the files");
   apply->add_option("FILE", files, "tcsync YAML files")->required();
-  apply->add_flag("--dry-run", dry_run, "Print the plan and change nothing");
+  apply->add_flag("--dry-run", apply_flags.dry_run, "Print the plan and change nothing");
+  apply->add_option("--on-error", on_error,
+                    "When the kernel refuses a step: rollback (undo what landed; default), stop (keep it), "
+                    "continue (send the remaining steps too)")
+      ->check(CLI::IsMember({"rollback", "stop", "continue"}));
+  apply->add_flag("--wait", apply_flags.wait, "Wait for another tcsync working on this namespace instead of failing");
+  apply->add_flag("!--no-verify", apply_flags.verify, "Do not dump again after applying to check the result");
   auto* dump = app.add_subcommand("dump", "Print the live tc state as tcsync YAML");
   dump->add_option("--dev", devices, "Only this device (repeatable); default: every device with tc state");
 
@@ -62,7 +69,10 @@ Exit codes: 0 done or in sync, 1 error, 2 changes pending (diff).)");
 
   if (*validate) return tcsync::cmd_validate(files, common);
   if (*diff) return tcsync::cmd_diff(files, common);
-  if (*apply) return tcsync::cmd_apply(files, dry_run, common);
+  apply_flags.on_error = on_error == "stop"       ? tcsync::OnErrorMode::Stop
+                         : on_error == "continue" ? tcsync::OnErrorMode::Continue
+                                                  : tcsync::OnErrorMode::Rollback;
+  if (*apply) return tcsync::cmd_apply(files, apply_flags, common);
   if (*dump) return tcsync::cmd_dump(devices, common);
   if (*schema) {
     std::cout << tcsync::yaml_json_schema();

@@ -1,0 +1,310 @@
+#!/usr/bin/env python3
+"""Time tcsync against `tc -b` on the same kernel, side by side, in throwaway
+network namespaces (root needed). Prints one table per rule set with the
+median wall/user/sys time and peak RSS of each tool and the ratios.
+
+usage: bench/run.py [--runs R] [--scenarios LIST] [--keep DIR] TCSYNC SET...
+       bench/run.py --check TCSYNC SET...
+
+SET is KIND:N with KIND u32 or htb (see gen.py) and N a count such as 10k,
+100k or 1m. Scenarios (default all):
+  apply   apply from empty: `tcsync apply -q F.yaml` vs `tc -b F.tc`, each
+          run in a fresh namespace
+  noop    the state is there (made by tc -b): `tcsync apply -q F.yaml` vs
+          reading it with tc (u32: `tc filter show dev v0 ingress`; htb: one
+          `tc -b` of qdisc, class and filter show per device)
+  change  1% of the rules changed: `tcsync apply -q F.changed.yaml` vs
+          `tc -b F.changed.tc` (the same changes as tc replace/change lines);
+          the full state is restored, untimed, after each run
+  dump    `tcsync dump --dev ...` vs `tc -j filter show ...` (htb: tc -j -b
+          of qdisc, class and filter show), both written to /dev/null
+  diff    `tcsync diff F.yaml` (plan text to /dev/null) in an empty namespace,
+          and `tcsync validate F.yaml` (the loader alone) for scale
+--check applies each SET once with tc -b and once with tcsync in two
+namespaces and compares tests/kernel/tc_snapshot.py of both (use at 10k).
+
+Needs /usr/bin/time (Debian package `time`). Run one benchmark at a time:
+the machine has 2 cores.
+"""
+import argparse
+import atexit
+import datetime
+import os
+import platform
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SNAPSHOT = os.path.join(HERE, "..", "tests", "kernel", "tc_snapshot.py")
+NAMESPACES = set()
+WORK = None
+
+
+def sh(*cmd, check=True, **kw):
+    return subprocess.run(list(cmd), check=check, **kw)
+
+
+def cleanup():
+    for ns in list(NAMESPACES):
+        del_ns(ns)
+    if WORK and not ARGS.keep:
+        shutil.rmtree(WORK, ignore_errors=True)
+
+
+def on_signal(sig, _frame):
+    cleanup()
+    sys.exit(128 + sig)
+
+
+def make_ns(tag, meta):
+    ns = "tcsb-%s-%d" % (tag, os.getpid())
+    NAMESPACES.add(ns)
+    sh("ip", "netns", "add", ns)
+    sh("ip", "-n", ns, "link", "set", "lo", "up")
+    for d, p in zip(meta["DEVS"].split(), meta["PEERS"].split()):
+        sh("ip", "-n", ns, "link", "add", d, "type", "veth", "peer", "name", p)
+        sh("ip", "-n", ns, "link", "set", d, "up")
+        sh("ip", "-n", ns, "link", "set", p, "up")
+    return ns
+
+
+def del_ns(ns):
+    # Delete the qdiscs first: synchronous, so the kernel's cleanup of a
+    # large rule set does not run in the background of the next timing.
+    if os.path.exists("/run/netns/" + ns):
+        for d in META_DEVS.get(ns, []):
+            subprocess.run(["tc", "-n", ns, "qdisc", "del", "dev", d, "root"], capture_output=True)
+            subprocess.run(["tc", "-n", ns, "qdisc", "del", "dev", d, "clsact"], capture_output=True)
+            subprocess.run(["tc", "-n", ns, "qdisc", "del", "dev", d, "ingress"], capture_output=True)
+        subprocess.run(["ip", "netns", "del", ns], capture_output=True)
+    NAMESPACES.discard(ns)
+
+
+META_DEVS = {}
+
+
+def timed(cmd, stdout=subprocess.DEVNULL, ok=(0,)):
+    """Runs cmd under /usr/bin/time; returns dict wall/user/sys (s), rss (MB)."""
+    out = os.path.join(WORK, "time.out")
+    p = subprocess.run(["/usr/bin/time", "-f", "%e %U %S %M", "-o", out] + cmd, stdout=stdout,
+                       stderr=subprocess.PIPE, text=True)
+    if p.returncode not in ok:
+        sys.stderr.write(p.stderr[-3000:])
+        raise RuntimeError("exit %d: %s" % (p.returncode, " ".join(cmd)))
+    with open(out) as f:
+        last = f.read().strip().splitlines()[-1].split()
+    return {"wall": float(last[0]), "user": float(last[1]), "sys": float(last[2]), "rss": int(last[3]) / 1024}
+
+
+def median(runs, key):
+    return statistics.median(r[key] for r in runs)
+
+
+def read_meta(prefix):
+    meta = {}
+    with open(prefix + ".meta") as f:
+        for line in f:
+            k, v = line.strip().split("=", 1)
+            meta[k] = v.strip("'")
+    return meta
+
+
+def parse_n(s):
+    s = s.lower()
+    mult = {"k": 1000, "m": 1000000}.get(s[-1], 1)
+    return int(float(s[:-1] if s[-1] in "km" else s) * mult)
+
+
+def generate(kind, n):
+    prefix = os.path.join(WORK, "%s-%d" % (kind, n))
+    if not os.path.exists(prefix + ".meta"):
+        t = timed([sys.executable, os.path.join(HERE, "gen.py"), kind, str(n), prefix, "--change", "1"])
+        log("generated %s %d in %.1f s: yaml %.1f MB, tc batch %.1f MB" % (
+            kind, n, t["wall"], os.path.getsize(prefix + ".yaml") / 1e6, os.path.getsize(prefix + ".tc") / 1e6))
+    return prefix, read_meta(prefix)
+
+
+def log(msg):
+    print("# " + msg, file=sys.stderr, flush=True)
+
+
+def tc_read_cmd(ns, meta, json):
+    """The tc command that reads what tcsync reads, as one process."""
+    devs = meta["DEVS"].split()
+    j = ["-j"] if json else []
+    if meta["KIND"] == "u32":
+        return ["tc", "-n", ns] + j + ["filter", "show", "dev", devs[0], "ingress"]
+    path = os.path.join(WORK, "show-%s.tc" % meta["KIND"])
+    with open(path, "w") as f:
+        for d in devs:
+            f.write("qdisc show dev %s\nclass show dev %s\nfilter show dev %s parent 1:\n" % (d, d, d))
+    return ["tc", "-n", ns] + j + ["-b", path]
+
+
+def fresh(tag, meta):
+    ns = make_ns(tag, meta)
+    META_DEVS[ns] = meta["DEVS"].split()
+    return ns
+
+
+def bench_set(tcsync, kind, n, runs, scenarios):
+    prefix, meta = generate(kind, n)
+    F, FT = prefix + ".yaml", prefix + ".tc"
+    FC, FCT = prefix + ".changed.yaml", prefix + ".changed.tc"
+    devs = meta["DEVS"].split()
+    rows = []  # (scenario, tcsync runs, tc runs or None, note)
+
+    if "apply" in scenarios:
+        ts, tc = [], []
+        for r in range(runs):
+            for tool in (("tc", "tcsync") if r % 2 else ("tcsync", "tc")):
+                ns = fresh("a", meta)
+                if tool == "tc":
+                    tc.append(timed(["tc", "-n", ns, "-b", FT]))
+                else:
+                    ts.append(timed([tcsync, "--netns", ns, "-q", "apply", F]))
+                del_ns(ns)
+            log("apply run %d: tcsync %.2f s, tc -b %.2f s" % (r + 1, ts[-1]["wall"], tc[-1]["wall"]))
+        rows.append(("apply from empty", ts, tc, "tc -b F.tc"))
+
+    need_state = {"noop", "change", "dump"} & set(scenarios)
+    if need_state:
+        ns = fresh("s", meta)
+        t0 = timed(["tc", "-n", ns, "-b", FT])
+        log("state made by tc -b in %.1f s" % t0["wall"])
+        # The two forms make the same state: tcsync sees nothing to do.
+        p = sh(tcsync, "--netns", ns, "-q", "diff", F, check=False)
+        if p.returncode != 0:
+            raise RuntimeError("tcsync diff after tc -b: exit %d (expected 0, in sync)" % p.returncode)
+        if "noop" in scenarios:
+            ts, tc = [], []
+            for r in range(runs):
+                ts.append(timed([tcsync, "--netns", ns, "-q", "apply", F]))
+                tc.append(timed(tc_read_cmd(ns, meta, False)))
+            rows.append(("no-op apply vs tc show", ts, tc, " ".join(tc_read_cmd("NS", meta, False)[3:])))
+        if "dump" in scenarios:
+            ts, tc = [], []
+            dump_cmd = [tcsync, "--netns", ns, "dump"]
+            for d in devs:
+                dump_cmd += ["--dev", d]
+            for r in range(runs):
+                ts.append(timed(dump_cmd))
+                tc.append(timed(tc_read_cmd(ns, meta, True)))
+            rows.append(("dump vs tc -j show", ts, tc, " ".join(tc_read_cmd("NS", meta, True)[3:])))
+        if "change" in scenarios:
+            ts, tc = [], []
+            for r in range(runs):
+                ts.append(timed([tcsync, "--netns", ns, "-q", "apply", FC]))
+                if sh(tcsync, "--netns", ns, "-q", "diff", FC, check=False).returncode != 0:
+                    raise RuntimeError("after applying the 1% change, diff is not empty")
+                sh(tcsync, "--netns", ns, "-q", "apply", F)
+                tc.append(timed(["tc", "-n", ns, "-b", FCT]))
+                if sh(tcsync, "--netns", ns, "-q", "diff", FC, check=False).returncode != 0:
+                    raise RuntimeError("after tc -b of the 1% change, tcsync diff is not empty")
+                sh(tcsync, "--netns", ns, "-q", "apply", F)
+            rows.append(("1%% changed (%s steps)" % meta["CHANGED"], ts, tc, "tc -b F.changed.tc"))
+        del_ns(ns)
+
+    if "diff" in scenarios:
+        ns = fresh("d", meta)
+        ts, va = [], []
+        for r in range(runs):
+            ts.append(timed([tcsync, "--netns", ns, "diff", F], ok=(2,)))
+            va.append(timed([tcsync, "-q", "validate", F]))
+        del_ns(ns)
+        rows.append(("diff vs empty ns", ts, None, "plan text to /dev/null"))
+        rows.append(("validate (loader only)", va, None, ""))
+    return rows
+
+
+def fmt_row(kind, n, name, ts, tc):
+    def cell(runs):
+        return "%.2f / %.2f / %.2f / %.0f" % (median(runs, "wall"), median(runs, "user"), median(runs, "sys"),
+                                              median(runs, "rss"))
+    ratio = "%.2f" % (median(ts, "wall") / median(tc, "wall")) if tc else "-"
+    uratio = "%.2f" % (median(ts, "user") / max(median(tc, "user"), 0.005)) if tc else "-"
+    return "| %s %s | %s | %s | %s | %s | %s |" % (kind, human(n), name, cell(ts), cell(tc) if tc else "-", ratio, uratio)
+
+
+def human(n):
+    return "%dm" % (n // 1000000) if n % 1000000 == 0 else "%dk" % (n // 1000) if n % 1000 == 0 else str(n)
+
+
+def check_set(tcsync, kind, n):
+    prefix, meta = generate(kind, n)
+    a, b = fresh("ca", meta), fresh("cb", meta)
+    sh("tc", "-n", a, "-b", prefix + ".tc")
+    sh(tcsync, "--netns", b, "-q", "apply", prefix + ".yaml")
+    snaps = []
+    for ns in (a, b):
+        out = sh(sys.executable, SNAPSHOT, ns, capture_output=True, text=True).stdout
+        snaps.append(out.replace(ns, "NS"))
+    nf = [sh("tc", "-n", ns, "filter", "show", "dev", meta["DEVS"].split()[0], *(
+        ["ingress"] if kind == "u32" else ["parent", "1:"]), capture_output=True, text=True).stdout.count("filter ")
+        for ns in (a, b)]
+    same = snaps[0] == snaps[1]
+    print("%s %s: tc -b and tcsync states %s (tc_snapshot.py, %d lines; filter lines on %s: %d vs %d)" % (
+        kind, human(n), "IDENTICAL" if same else "DIFFER", snaps[0].count("\n"), meta["DEVS"].split()[0], nf[0], nf[1]))
+    if not same:
+        with open(os.path.join(WORK, "snap-tc.json"), "w") as f:
+            f.write(snaps[0])
+        with open(os.path.join(WORK, "snap-tcsync.json"), "w") as f:
+            f.write(snaps[1])
+        subprocess.run(["diff", os.path.join(WORK, "snap-tc.json"), os.path.join(WORK, "snap-tcsync.json")])
+    del_ns(a)
+    del_ns(b)
+    return same
+
+
+def main():
+    global WORK, ARGS
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--scenarios", default="apply,noop,change,dump,diff")
+    ap.add_argument("--keep", help="generate into (and keep) this directory")
+    ap.add_argument("--check", action="store_true")
+    ap.add_argument("tcsync")
+    ap.add_argument("sets", nargs="+")
+    ARGS = ap.parse_args()
+    if os.geteuid() != 0:
+        sys.exit("bench/run.py needs root (network namespaces)")
+    if not os.path.exists("/usr/bin/time"):
+        sys.exit("needs /usr/bin/time: apt-get install time")
+    tcsync = os.path.abspath(ARGS.tcsync)
+    if ARGS.keep:
+        os.makedirs(ARGS.keep, exist_ok=True)
+        WORK = ARGS.keep
+    else:
+        WORK = tempfile.mkdtemp(prefix="tcsync-bench-")
+    atexit.register(cleanup)
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
+    sets = []
+    for s in ARGS.sets:
+        kind, n = s.split(":")
+        sets.append((kind, parse_n(n)))
+    if ARGS.check:
+        ok = all([check_set(tcsync, k, n) for k, n in sets])
+        sys.exit(0 if ok else 1)
+    scen = ARGS.scenarios.split(",")
+    print("date: %s" % datetime.datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z"))
+    print("kernel: %s; tc: %s; cpus: %d; load before: %s" % (
+        platform.release(), sh("tc", "-V", capture_output=True, text=True).stdout.strip(), os.cpu_count(),
+        open("/proc/loadavg").read().split()[0]))
+    print("command: bench/run.py --runs %d --scenarios %s %s %s" % (ARGS.runs, ARGS.scenarios, ARGS.tcsync,
+                                                                   " ".join(ARGS.sets)))
+    print()
+    print("medians of %d runs; cells: wall / user / sys (s) / peak RSS (MB)" % ARGS.runs)
+    print()
+    print("| set | scenario | tcsync | tc | wall ratio | user ratio |")
+    print("|---|---|---|---|---|---|")
+    for kind, n in sets:
+        for name, ts, tc, _note in bench_set(tcsync, kind, n, ARGS.runs, scen):
+            print(fmt_row(kind, n, name, ts, tc), flush=True)
+
+
+main()
