@@ -225,7 +225,7 @@ def fmt_row(kind, n, name, ts, tc):
     def cell(runs):
         return "%.2f / %.2f / %.2f / %.0f" % (median(runs, "wall"), median(runs, "user"), median(runs, "sys"),
                                               median(runs, "rss"))
-    ratio = "%.2f" % (median(ts, "wall") / median(tc, "wall")) if tc else "-"
+    ratio = "%.2f" % (median(ts, "wall") / max(median(tc, "wall"), 0.005)) if tc else "-"
     uratio = "%.2f" % (median(ts, "user") / max(median(tc, "user"), 0.005)) if tc else "-"
     return "| %s %s | %s | %s | %s | %s | %s |" % (kind, human(n), name, cell(ts), cell(tc) if tc else "-", ratio, uratio)
 

@@ -119,6 +119,7 @@ struct SignalGuard {
   SignalGuard() {
     struct sigaction sa {};
     sa.sa_handler = on_signal;
+    sa.sa_flags = SA_RESTART;  // netlink I/O goes on; the flag is read between chunks
     sigemptyset(&sa.sa_mask);
     sigaction(SIGINT, &sa, &old_int);
     sigaction(SIGTERM, &sa, &old_term);

@@ -2,6 +2,8 @@
 // things the core asks of them (dump, send).
 #include "kernel.h"
 
+#include <cstdlib>
+
 #include "batch_sender.h"
 #include "dumper.h"
 #include "links.h"
@@ -16,7 +18,12 @@ class RtnlKernel final : public Kernel {
  public:
   bool open(Diagnostics& diags) {
     std::string err;
-    if (!sock_.open(NlSocketOptions{}, err)) {
+    // TCSYNC_NL_RCVBUF / TCSYNC_NL_SNDBUF: socket buffer sizes, for tests
+    // that prove a tiny receive buffer loses no ACK.
+    NlSocketOptions so;
+    if (const char* v = std::getenv("TCSYNC_NL_RCVBUF")) so.rcvbuf = std::atoi(v);
+    if (const char* v = std::getenv("TCSYNC_NL_SNDBUF")) so.sndbuf = std::atoi(v);
+    if (!sock_.open(so, err)) {
       diags.error({}, err);
       return false;
     }
