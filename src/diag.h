@@ -32,6 +32,8 @@ class SourceFiles {
   // The text of one line, read again from disk when asked: the loader
   // streams, so whole files are never kept in memory for the sake of errors.
   std::string line_text(uint32_t id, uint32_t line) const;
+  // Forgets every source (fuzzers load millions of inputs in one process).
+  void clear() { paths_.resize(1), texts_.resize(1); }
  private:
   std::vector<std::string> paths_{""};
   std::vector<std::string> texts_{""};  // non-empty for in-memory sources

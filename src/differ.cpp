@@ -307,7 +307,9 @@ struct DevicePlanner {
     }
     // Qdisc deletes: skip those inside a subtree that goes anyway (but keep
     // the ones being re-created, and roots of dying subtrees).
-    for (auto& [q, why] : q_del) {
+    for (auto& entry : q_del) {
+      const Qdisc* q = entry.first;
+      const std::string& why = entry.second;
       bool inside = q->parent != kHandleRoot && q->parent != kHandleIngress &&
                     std::any_of(q_del.begin(), q_del.end(), [&](auto& o) {
                       return o.first != q && handle_major(o.first->handle) == handle_major(q->parent);

@@ -184,7 +184,7 @@ bool YamlReader::read_node(Node& out, int depth) {
           return true;
         }
         if (k.type == Ev::Error) return false;
-        std::pair<Node, Node> kv;
+        NodeEntry kv;
         if (!read_node(kv.first, depth + 1)) return false;
         if (!kv.first.is_scalar()) {
           diags_.error(kv.first.loc, "mapping keys must be plain words");

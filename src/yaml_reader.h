@@ -18,13 +18,15 @@
 
 namespace tcsync {
 
+struct NodeEntry;
+
 struct Node {
   enum class Type : uint8_t { Scalar, Map, Seq };
   Type type = Type::Scalar;
   bool plain = true;  // an unquoted scalar (so `null`/`~` can mean absent)
   SourceLoc loc;
   std::string scalar;
-  std::vector<std::pair<Node, Node>> map;  // keys are scalar nodes
+  std::vector<NodeEntry> map;  // keys are scalar nodes
   std::vector<Node> seq;
 
   bool is_scalar() const { return type == Type::Scalar; }
@@ -32,6 +34,13 @@ struct Node {
   bool is_seq() const { return type == Type::Seq; }
   const Node* find(std::string_view key) const;
   const char* type_name() const;
+};
+
+// One key and its value (a struct, not std::pair: pair may not hold the
+// still-incomplete Node, and clang's library says so).
+struct NodeEntry {
+  Node first;
+  Node second;
 };
 
 class YamlReader {

@@ -1,0 +1,65 @@
+// libFuzzer target: the netlink decoder gets bytes as a kernel dump would
+// (one message per input, its first two bytes choosing qdisc, class or
+// filter); it must never crash, and what it decodes must encode and decode
+// again to the same model.
+#include <linux/netlink.h>
+
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+#include "differ.h"
+#include "tc_codec.h"
+
+using namespace tcsync;
+
+namespace {
+struct Links : LinkNames {
+  std::optional<uint32_t> index_of(std::string_view n) const override {
+    if (n.rfind("ifindex", 0) == 0) return static_cast<uint32_t>(std::atoi(std::string(n.substr(7)).c_str()));
+    return 7;
+  }
+  std::string name_of(uint32_t i) const override { return "ifindex" + std::to_string(i); }
+};
+
+template <typename T>
+bool same(const KindOps* ops, const T& a, const T& b) {
+  if (!ops) return a.opaque == b.opaque;
+  bool recreate = false;
+  return diff_options(*ops, a.opts, b.opts, recreate).empty() && diff_options(*ops, b.opts, a.opts, recreate).empty();
+}
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  if (size < 1) return 0;
+  int which = data[0] % 3;
+  // A message: nlmsghdr with a true length, then the fuzzer's bytes.
+  std::vector<uint8_t> msg(sizeof(nlmsghdr) + size - 1);
+  nlmsghdr h{};
+  h.nlmsg_len = static_cast<uint32_t>(msg.size());
+  std::memcpy(msg.data(), &h, sizeof h);
+  std::memcpy(msg.data() + sizeof h, data + 1, size - 1);
+  Links links;
+  Decoded info;
+  Diagnostics d;
+  std::vector<uint8_t> buf;
+  MsgWriter w(buf);
+  if (which == 0) {
+    Qdisc q, back;
+    if (!decode_qdisc(msg, &links, q, info) || !q.ops) return 0;
+    encode_qdisc(w, Op::Add, q, 7, &links, d);
+    if (!decode_qdisc(buf, &links, back, info) || !same(q.ops, q, back)) abort();
+  } else if (which == 1) {
+    Class c, back;
+    if (!decode_class(msg, &links, c, info) || !c.ops) return 0;
+    encode_class(w, Op::Add, c, 7, &links, d);
+    if (!decode_class(buf, &links, back, info) || !same(c.ops, c, back)) abort();
+  } else {
+    Filter f, back;
+    if (!decode_filter(msg, &links, f, info) || !f.ops) return 0;
+    encode_filter(w, Op::Add, f, 7, &links, d);
+    (void)decode_filter(buf, &links, back, info);
+  }
+  return 0;
+}
