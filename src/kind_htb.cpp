@@ -31,7 +31,8 @@ void qdisc_decode(std::span<const uint8_t> p, const KindCtx& ctx, Options& o) {
   if (auto* a = tb.get(TCA_HTB_INIT)) {
     auto g = a->as<tc_htb_glob>();
     o.set(kQR2q, uint64_t{g.rate2quantum});
-    if (g.defcls) o.set(kQDefault, uint64_t{handle_major(ctx.handle) | g.defcls});
+    // htb finds the class as TC_H_MAKE(major, defcls): only the minor counts.
+    if (handle_minor(g.defcls)) o.set(kQDefault, uint64_t{handle_major(ctx.handle) | handle_minor(g.defcls)});
   }
   if (auto* a = tb.get(TCA_HTB_DIRECT_QLEN)) o.set(kQDirectQlen, uint64_t{a->u32()});
 }

@@ -134,6 +134,10 @@ void Loader::run(YamlReader& r) {
         d.error(v.loc, "unsupported version " + quoted(v.is_scalar() ? v.scalar : v.type_name()) + ": this tcsync reads version 1");
     } else if (key == "devices") {
       const auto& m = r.peek();
+      if (m.type == YamlReader::Ev::Scalar && m.plain && (m.scalar.empty() || m.scalar == "~" || m.scalar == "null")) {
+        r.next();  // `devices:` with nothing: no devices
+        continue;
+      }
       if (m.type != YamlReader::Ev::MapStart) {
         if (m.type != YamlReader::Ev::Error) d.error(m.loc, "'devices' must be a mapping of device names");
         r.skip_node();

@@ -183,18 +183,34 @@ bool split(std::span<const uint8_t> msg, TcView& v) {
   return true;
 }
 
+// Options the table cannot account for (a required field missing: a newer
+// or odd kernel, a malformed message) are kept as raw bytes instead, so an
+// object is never rewritten from a partial reading.
+bool complete(const KindOps& ops, const Options& o) {
+  for (size_t i = 0; i < ops.fields.size(); ++i)
+    if ((ops.fields[i].flags & kRequired) && !o.has(static_cast<uint16_t>(i))) return false;
+  return true;
+}
+
+template <typename Obj>
+void decode_options(std::span<const uint8_t> raw, Obj& out, const KindCtx& ctx) {
+  if (out.ops && out.ops->decode) {
+    out.ops->decode(raw, ctx, out.opts);
+    if (complete(*out.ops, out.opts)) return;
+    out.ops = nullptr;
+    out.opts = Options{};
+  }
+  if (!out.ops) out.opaque.assign(raw.begin(), raw.end());
+}
+
 // Kind + options: a known kind decodes through its table, an unknown one is
 // kept as raw bytes (shown by dump, never rewritten).
 template <typename Obj>
 void decode_kind(const AttrTable& tb, ObjType type, Obj& out, const KindCtx& ctx) {
   if (auto* k = tb.get(TCA_KIND)) out.kind = k->str();
   out.ops = find_kind(type, out.kind);
-  if (auto* o = tb.get(TCA_OPTIONS)) {
-    if (out.ops && out.ops->decode)
-      out.ops->decode(o->data, ctx, out.opts);
-    else if (!out.ops)
-      out.opaque.assign(o->data.begin(), o->data.end());
-  }
+  if (auto* o = tb.get(TCA_OPTIONS)) decode_options(o->data, out, ctx);
+  else if (out.ops && !complete(*out.ops, out.opts)) out.ops = nullptr;
 }
 
 void decode_actions(std::span<const uint8_t> list, const LinkNames* links, std::vector<Action>& out) {
@@ -209,14 +225,12 @@ void decode_actions(std::span<const uint8_t> list, const LinkNames* links, std::
     if (auto* k = tb.get(TCA_ACT_KIND)) a.kind = k->str();
     a.ops = find_kind(ObjType::Action, a.kind);
     if (auto* o = tb.get(TCA_ACT_OPTIONS)) {
+      decode_options(o->data, a, ctx);
       if (a.ops) {
-        if (a.ops->decode) a.ops->decode(o->data, ctx, a.opts);
         if (a.ops->action_parms_attr) {
           AttrTable ot(o->data, a.ops->action_parms_attr);
           if (auto* p = ot.get(a.ops->action_parms_attr)) a.index = p->as<tc_mirred>().index;  // tc_gen first
         }
-      } else {
-        a.opaque.assign(o->data.begin(), o->data.end());
       }
     }
     if (auto* c = tb.get(TCA_ACT_COOKIE)) a.cookie.assign(c->data.begin(), c->data.end());
@@ -283,7 +297,8 @@ bool decode_filter(std::span<const uint8_t> msg, const LinkNames* links, Filter&
     KindCtx ctx;
     ctx.handle = out.key.handle;
     ctx.links = links;
-    if (out.ops->decode) out.ops->decode(o->data, ctx, out.opts);
+    decode_options(o->data, out, ctx);
+    if (!out.ops) return true;
     uint16_t max = std::max(out.ops->filter_classid_attr, out.ops->filter_actions_attr);
     AttrTable ot(o->data, max);
     if (out.ops->filter_classid_attr)

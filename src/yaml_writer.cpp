@@ -1,6 +1,7 @@
 #include "yaml_writer.h"
 
 #include <algorithm>
+#include <cstdio>
 
 #include "handle.h"
 
@@ -70,18 +71,25 @@ bool yaml_needs_quotes(std::string_view s) {
   return false;
 }
 
+std::string yaml_scalar(std::string_view s) {
+  if (!yaml_needs_quotes(s)) return std::string(s);
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') out += '\\';
+    if (static_cast<unsigned char>(c) < 0x20) {
+      char b[8];
+      std::snprintf(b, sizeof b, "\\x%02x", static_cast<unsigned char>(c));
+      out += b;
+      continue;
+    }
+    out += c;
+  }
+  return out + "\"";
+}
+
 void YamlOut::str(std::string_view s) {
   sep();
-  if (!yaml_needs_quotes(s)) {
-    out_ += s;
-    return;
-  }
-  out_ += '"';
-  for (char c : s) {
-    if (c == '"' || c == '\\') out_ += '\\';
-    out_ += c;
-  }
-  out_ += '"';
+  out_ += yaml_scalar(s);
 }
 
 void write_options(const KindOps& ops, const Options& o, YamlOut& y) {
@@ -204,9 +212,10 @@ void write_filter(const Filter& f, YamlOut& y) {
 }
 
 std::string write_state_yaml(const State& s) {
+  if (s.devices.empty()) return "version: 1\ndevices: {}\n";
   std::string out = "version: 1\ndevices:\n";
   for (auto& d : s.devices) {
-    out += "  " + (yaml_needs_quotes(d.name) ? "\"" + d.name + "\"" : d.name) + ":";
+    out += "  " + yaml_scalar(d.name) + ":";
     if (d.qdiscs.empty() && d.classes.empty() && d.filters.empty()) {
       out += " {}\n";
       continue;

@@ -34,6 +34,8 @@ class YamlOut {
 
 // Quote a scalar when plain YAML would not read it back as this string.
 bool yaml_needs_quotes(std::string_view s);
+// The scalar as YAML text: plain when safe, else double-quoted and escaped.
+std::string yaml_scalar(std::string_view s);
 
 // The whole state as a tcsync file that `apply` accepts back unchanged.
 std::string write_state_yaml(const State& s);
