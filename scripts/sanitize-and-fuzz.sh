@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 SECS=${1:-30}
 B=build/sanitize
 SAN="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
-cmake -S . -B $B -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_COMPILER=clang++ -DTCSYNC_FUZZ=ON \
+cmake -S . -B $B -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_COMPILER=clang++-14 -DTCSYNC_FUZZ=ON \
   -DCMAKE_CXX_FLAGS="$SAN -O1" -DCMAKE_EXE_LINKER_FLAGS="$SAN" >/dev/null
 cmake --build $B -j"$(nproc)" --target unit_tests fuzz_loader fuzz_decoder >/dev/null
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
