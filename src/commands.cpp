@@ -10,6 +10,7 @@
 
 #include "applier.h"
 #include "differ.h"
+#include "import_tc.h"
 #include "lock.h"
 #include "kernel.h"
 #include "loader.h"
@@ -97,10 +98,17 @@ int cmd_validate(const std::vector<std::string>& files, const CommonOptions& o) 
   return ok ? 0 : 1;
 }
 
-int cmd_diff(const std::vector<std::string>& files, const CommonOptions& o) {
+int cmd_diff(const std::vector<std::string>& files, const CommonOptions& o, const std::string& against) {
   Session s;
   Diagnostics d;
-  bool ok = prepare(files, o, s, d);
+  bool ok;
+  if (!against.empty()) {
+    // Offline: the live side is a saved `tcsync dump`; no kernel, no privilege.
+    ok = load(files, s.desired, d) && load_files({against}, s.live, d);
+    if (ok) s.plan = make_plan(s.desired, s.live);
+  } else {
+    ok = prepare(files, o, s, d);
+  }
   print_diags(d, o);
   if (!ok) return 1;
   print_plan(s, o, "diff");
@@ -148,6 +156,10 @@ int cmd_apply(const std::vector<std::string>& files, const ApplyFlags& f, const 
   Diagnostics d;
   NetnsLock lock;
   bool ok = open_session(files, o, s, d);
+  if (ok && !f.dry_run && !has_net_admin()) {
+    d.error({}, "apply needs the CAP_NET_ADMIN capability (run it as root); nothing was changed");
+    ok = false;
+  }
   if (ok && !f.dry_run) {
     // The lock comes before the dump, so the plan is made from a state no
     // other tcsync is changing.
@@ -241,6 +253,16 @@ int cmd_dump(const std::vector<std::string>& devices, const CommonOptions& o) {
   for (auto& dev : live.devices)
     std::stable_sort(dev.classes.begin(), dev.classes.end(), [](auto& a, auto& b) { return a.classid < b.classid; });
   std::cout << write_state_yaml(live);
+  return 0;
+}
+
+int cmd_import(const std::string& file, const CommonOptions& o) {
+  Diagnostics d;
+  std::string yaml;
+  bool ok = import_tc_file(file, ImportOptions{o.netns}, yaml, d);
+  print_diags(d, o);
+  if (!ok) return 1;
+  std::cout << yaml;
   return 0;
 }
 

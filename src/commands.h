@@ -27,8 +27,12 @@ struct CommonOptions {
 
 // Exit codes (BRIEF.md): 0 done / in sync, 1 error, 2 changes pending (diff).
 int cmd_validate(const std::vector<std::string>& files, const CommonOptions& o);
-int cmd_diff(const std::vector<std::string>& files, const CommonOptions& o);
+// against: a saved dump to compare with instead of the kernel (offline).
+int cmd_diff(const std::vector<std::string>& files, const CommonOptions& o, const std::string& against = {});
 int cmd_apply(const std::vector<std::string>& files, const ApplyFlags& f, const CommonOptions& o);
 int cmd_dump(const std::vector<std::string>& devices, const CommonOptions& o);
+// tc batch file or script -> tcsync YAML on stdout; --netns picks the lines
+// of that namespace (tc -n NAME).
+int cmd_import(const std::string& file, const CommonOptions& o);
 
 }  // namespace tcsync

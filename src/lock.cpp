@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
@@ -14,6 +15,20 @@ namespace tcsync {
 std::string run_dir() {
   const char* d = std::getenv("TCSYNC_RUN_DIR");
   return d && *d ? d : "/run/tcsync";
+}
+
+bool has_net_admin() {
+  FILE* f = std::fopen("/proc/self/status", "r");
+  if (!f) return true;  // cannot tell: let the kernel decide
+  char line[256];
+  bool ok = true;
+  while (std::fgets(line, sizeof line, f))
+    if (std::strncmp(line, "CapEff:", 7) == 0) {
+      unsigned long long caps = std::strtoull(line + 7, nullptr, 16);
+      ok = caps & (1ull << 12);  // CAP_NET_ADMIN
+    }
+  std::fclose(f);
+  return ok;
 }
 
 NetnsLock::~NetnsLock() {

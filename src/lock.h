@@ -20,6 +20,10 @@ class NetnsLock {
   int fd_ = -1;
 };
 
+// Whether this process may change tc (CAP_NET_ADMIN in its effective set),
+// read from /proc/self/status: refusing up front beats ten EPERMs.
+bool has_net_admin();
+
 // The directory for lock files (TCSYNC_RUN_DIR overrides, for tests).
 std::string run_dir();
 

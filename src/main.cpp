@@ -37,6 +37,8 @@ Exit codes: 0 done or in sync, 1 error, 2 changes pending (diff).)");
   validate->add_option("FILE", files, "tcsync YAML files")->required();
   auto* diff = app.add_subcommand("diff", "Print the plan that apply would carry out");
   diff->add_option("FILE", files, "tcsync YAML files")->required();
+  std::string against;
+  diff->add_option("--against", against, "Compare with a saved `tcsync dump` instead of the kernel (no privilege needed)");
   auto* apply = app.add_subcommand("apply", "Make the kernel's tc state equal to the files");
   apply->add_option("FILE", files, "tcsync YAML files")->required();
   apply->add_flag("--dry-run", apply_flags.dry_run, "Print the plan and change nothing");
@@ -50,9 +52,12 @@ Exit codes: 0 done or in sync, 1 error, 2 changes pending (diff).)");
   dump->add_option("--dev", devices, "Only this device (repeatable); default: every device with tc state");
 
   auto* schema = app.add_subcommand("schema", "Print the JSON Schema of the file format (for editors)");
+  std::string import_file;
+  auto* import = app.add_subcommand("import", "Print a tc batch file or script of tc commands as a tcsync file");
+  import->add_option("FILE", import_file, "tc -b file or shell script of tc lines; - for stdin")->required();
 
   // Options are accepted after the subcommand too: `tcsync diff --netns x f`.
-  for (auto* sub : {validate, diff, apply, dump, schema}) {
+  for (auto* sub : {validate, diff, apply, dump, schema, import}) {
     sub->fallthrough();
   }
   try {
@@ -68,12 +73,13 @@ Exit codes: 0 done or in sync, 1 error, 2 changes pending (diff).)");
   common.color = color == "always" || (color == "auto" && tty && !(no_color && *no_color));
 
   if (*validate) return tcsync::cmd_validate(files, common);
-  if (*diff) return tcsync::cmd_diff(files, common);
+  if (*diff) return tcsync::cmd_diff(files, common, against);
   apply_flags.on_error = on_error == "stop"       ? tcsync::OnErrorMode::Stop
                          : on_error == "continue" ? tcsync::OnErrorMode::Continue
                                                   : tcsync::OnErrorMode::Rollback;
   if (*apply) return tcsync::cmd_apply(files, apply_flags, common);
   if (*dump) return tcsync::cmd_dump(devices, common);
+  if (*import) return tcsync::cmd_import(import_file, common);
   if (*schema) {
     std::cout << tcsync::yaml_json_schema();
     return 0;

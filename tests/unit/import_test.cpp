@@ -1,0 +1,240 @@
+// `tcsync import`: tc batch files and scripts -> tcsync YAML. Whole outputs
+// and whole error texts are compared. That the YAML makes the same kernel
+// state as `tc -b` is tests/kernel/test_import.sh's job.
+#include <catch2/catch.hpp>
+
+#include "import_tc.h"
+#include "test_util.h"
+
+using namespace tcsync;
+
+namespace {
+
+struct Result {
+  bool ok = false;
+  std::string yaml, diags;
+};
+
+Result import(const std::string& text, ImportOptions o = {}) {
+  Result r;
+  Diagnostics d;
+  r.ok = import_tc_text("b.tc", text, o, r.yaml, d);
+  for (auto& x : d.all()) r.diags += format_diagnostic(x);
+  return r;
+}
+
+// The devices part of the output (after the header lines).
+std::string body(const Result& r) {
+  auto pos = r.yaml.find("devices:\n");
+  return pos == std::string::npos ? r.yaml : r.yaml.substr(pos + 9);
+}
+
+}  // namespace
+
+TEST_CASE("import: an htb tree with u32 rules, as tc -b reads it") {
+  auto r = import(R"(# comment
+qdisc add dev eth0 root handle 1: htb default 30
+class add dev eth0 parent 1: classid 1:1 htb rate 1Gbit
+class add dev eth0 parent 1:1 classid 1:10 htb rate 300Mbit ceil 900mbit prio 1 buffer 15k
+qdisc add dev eth0 parent 1:10 handle 10: pfifo limit 010
+filter add dev eth0 parent 1: protocol ip prio 10 u32 match ip protocol 6 0xff match ip dport 22 0xffff flowid 1:10
+filter add dev eth0 parent 1: protocol ip prio 10 u32 match ip dst 10.0.0.0/8 match ip sport 1024 fc00 classid 1:10
+filter add dev eth0 parent 1: protocol ip u32 match u32 0x0a000000 0xff000000 at 16 flowid 1:10
+filter add dev eth0 parent 1: protocol ip u32 match u32 0 0 flowid 1:10
+)");
+  INFO(r.diags);
+  REQUIRE(r.ok);
+  CHECK(r.diags.empty());
+  CHECK(r.yaml.starts_with("# Imported by `tcsync import` from b.tc.\nversion: 1\ndevices:\n"));
+  // tc's units ignore case; its aliases (buffer) are the table's keys; an
+  // octal number becomes decimal; masks equal to the field's own are left
+  // out; prefs and u32 handles are the ones the kernel would pick.
+  CHECK(body(r) == R"(  eth0:
+    qdiscs:
+      - {kind: htb, handle: "1:", default: "1:30"}
+      - {kind: pfifo, parent: "1:10", handle: "10:", limit: 8}
+    classes:
+      - {classid: "1:1", rate: 1gbit}
+      - {classid: "1:10", parent: "1:1", rate: 300mbit, ceil: 900mbit, prio: 1, burst: 15k}
+    filters:
+      - {parent: "1:", pref: 10, protocol: ip, handle: "::800", u32: {match: [{ip: {protocol: 6, dport: 22}}]}, classid: "1:10"}
+      - {parent: "1:", pref: 10, protocol: ip, handle: "::801", u32: {match: [{ip: {dst: 10.0.0.0/8, sport: {value: 1024, mask: "0xfc00"}}}]}, classid: "1:10"}
+      - {parent: "1:", pref: 49152, protocol: ip, handle: "::800", u32: {match: [{u32: {value: "0x0a000000", mask: "0xff000000", at: 16}}]}, classid: "1:10"}
+      - {parent: "1:", pref: 49151, protocol: ip, handle: "::800", u32: {match: [{u32: {value: 0, mask: "0x0"}}]}, classid: "1:10"}
+)");
+  // What import writes, the loader takes.
+  State s = test::load_ok(r.yaml);
+  REQUIRE(s.devices.size() == 1);
+  CHECK(s.devices[0].filters.size() == 4);
+}
+
+TEST_CASE("import: clsact, mirred actions, hash tables and root tables by their kernel names") {
+  auto r = import(R"(qdisc add dev v1 clsact
+filter add dev v1 ingress protocol ip prio 10 u32 match ip src 10.0.0.0/8 action mirred egress redirect dev v0
+filter add dev v1 egress protocol ip prio 5 handle 800::7 u32 match ip tos 0x10 ff action mirred egress mirror dev v2 ok action mirred ingress redirect dev v3 index 4
+qdisc add dev v0 root handle 1: htb
+filter add dev v0 parent 1: prio 10 protocol ip u32 match ip dst 192.168.0.0/16 flowid 1:1
+filter add dev v0 parent 1: prio 40 handle 2: protocol ip u32 divisor 256
+filter add dev v0 parent 1: prio 40 protocol ip u32 ht 800:: match ip dst 10.1.0.0/16 hashkey mask ff at 16 link 2:
+filter add dev v0 parent 1: prio 40 protocol ip u32 ht 2: sample ip dst 10.1.0.10 match ip dst 10.1.0.10 flowid 1:1
+)");
+  INFO(r.diags);
+  REQUIRE(r.ok);
+  // `ht 800::` is the root table of pref 10 (made first): the rule is listed
+  // there by the kernel, so tcsync names it by pref 10 and no table.
+  CHECK(body(r) == R"(  v1:
+    qdiscs:
+      - {kind: clsact}
+    filters:
+      - {parent: ingress, pref: 10, protocol: ip, handle: "::800", u32: {match: [{ip: {src: 10.0.0.0/8}}]}, actions: [{mirred: {direction: egress, action: redirect, dev: v0}}]}
+      - {parent: egress, pref: 5, protocol: ip, handle: "::7", u32: {match: [{ip: {tos: "0x10"}}]}, actions: [{mirred: {direction: egress, action: mirror, dev: v2, control: pass}}, {mirred: {direction: ingress, action: redirect, dev: v3}, index: 4}]}
+  v0:
+    qdiscs:
+      - {kind: htb, handle: "1:"}
+    filters:
+      - {parent: "1:", pref: 10, protocol: ip, handle: "::800", u32: {match: [{ip: {dst: 192.168.0.0/16}}]}, classid: "1:1"}
+      - {parent: "1:", pref: 40, protocol: ip, handle: "2:", u32: {divisor: 256}}
+      - {parent: "1:", pref: 10, protocol: ip, handle: "::801", u32: {match: [{ip: {dst: 10.1.0.0/16}}], hashkey: {mask: "0xff", at: 16}, link: "2:"}}
+      - {parent: "1:", pref: 40, protocol: ip, handle: "2:a:800", u32: {ht: "2:", sample: {ip: {dst: "10.1.0.10"}}, match: [{ip: {dst: "10.1.0.10"}}]}, classid: "1:1"}
+)");
+}
+
+TEST_CASE("import: shell scripts: tc lines are read, the rest is skipped with a warning") {
+  auto r = import(R"(#!/bin/sh
+set -e
+TC=/sbin/tc
+tc qdisc del dev eth0 root 2>/dev/null || true
+$TC qdisc add dev eth0 root handle 1: htb default 10
+sudo /sbin/tc class add dev eth0 parent 1: classid 1:10 htb \
+    rate "10mbit" ceil 20mbit   # the only class
+tc -s class show dev eth0 | grep -q rate && echo ok
+tc qdisc add dev eth1 root tbf rate 1mbit burst 10kb latency 50ms; tc qdisc show
+)");
+  INFO(r.diags);
+  REQUIRE(r.ok);
+  CHECK(body(r) == R"(  eth0:
+    qdiscs:
+      - {kind: htb, handle: "1:", default: "1:10"}
+    classes:
+      - {classid: "1:10", rate: 10mbit, ceil: 20mbit}
+  eth1:
+    qdiscs:
+      - {kind: tbf, handle: "1:", rate: 1mbit, burst: 10kb, latency: 50ms}
+)");
+  CHECK(r.diags == R"(b.tc:2:1: warning: not a tc command: skipped
+  set -e
+  ^
+b.tc:3:1: warning: not a tc command: skipped
+  TC=/sbin/tc
+  ^
+b.tc:4:4: note: deletes nothing an earlier line added: skipped (tcsync deletes what its file does not list)
+  tc qdisc del dev eth0 root 2>/dev/null || true
+     ^
+b.tc:8:27: warning: tc piped into another command reads state, it does not make any: skipped
+  tc -s class show dev eth0 | grep -q rate && echo ok
+                            ^
+b.tc:8:45: warning: not a tc command: skipped
+  tc -s class show dev eth0 | grep -q rate && echo ok
+                                              ^
+b.tc:9:28: warning: qdisc tbf without a handle: the kernel would pick one (8001: and up, different on every host); tcsync needs a fixed one and uses 1:
+  tc qdisc add dev eth1 root tbf rate 1mbit burst 10kb latency 50ms; tc qdisc show
+                             ^
+b.tc:9:77: warning: tc qdisc show changes nothing: skipped
+  tc qdisc add dev eth1 root tbf rate 1mbit burst 10kb latency 50ms; tc qdisc show
+                                                                              ^
+)");
+}
+
+TEST_CASE("import: delete, replace and change act on what earlier lines added") {
+  auto r = import(R"(qdisc add dev eth0 root handle 1: htb default 10
+class add dev eth0 parent 1: classid 1:10 htb rate 10mbit
+class add dev eth0 parent 1: classid 1:20 htb rate 10mbit
+filter add dev eth0 parent 1: prio 3 protocol ip u32 match ip dport 80 0xffff flowid 1:20
+class change dev eth0 parent 1: classid 1:10 htb rate 20mbit ceil 30mbit
+class del dev eth0 classid 1:20
+filter del dev eth0 parent 1: prio 3
+qdisc replace dev eth0 root handle 1: htb default 20
+qdisc add dev eth1 root handle 1: htb
+qdisc del dev eth1 root
+)");
+  INFO(r.diags);
+  REQUIRE(r.ok);
+  CHECK(body(r) == R"(  eth0:
+    qdiscs:
+      - {kind: htb, handle: "1:", default: "1:20"}
+    classes:
+      - {classid: "1:10", rate: 20mbit, ceil: 30mbit}
+)");
+}
+
+TEST_CASE("import: errors point at the tc word, all of them") {
+  auto r = import(R"(qdisc add dev eth0 root handle 1: htb default 30
+class add dev eth0 parent 1: classid 1:20 htb rate 10mbit cbust 10k
+filter add dev eth0 parent 1: protocol ip prio 1 u32 match ip dts 10.0.0.1 flowid 1:10
+filter add dev eth0 parent 1: protocol ip prio 1 u32 match ip dst 10.0.0.300 flowid 1:10
+qdisc add dev eth0 parent 1:10 handle 10: htbb
+tc qdisc add dev $DEV root handle 1: htb
+)");
+  CHECK_FALSE(r.ok);
+  CHECK(r.yaml.empty());
+  std::string kinds;
+  for (auto k : kind_names(ObjType::Qdisc)) kinds += (kinds.empty() ? "" : ", ") + std::string(k);
+  CHECK(r.diags == R"(b.tc:2:59: error: unknown word 'cbust' for htb class (did you mean 'cburst'?)
+  class add dev eth0 parent 1: classid 1:20 htb rate 10mbit cbust 10k
+                                                            ^
+b.tc:3:63: error: unknown 'ip' match 'dts': expected one of src, dst, tos, dsfield, ihl, protocol, precedence, nofrag, firstfrag, df, mf, dport, sport, icmp_type, icmp_code (did you mean 'dst'?)
+  filter add dev eth0 parent 1: protocol ip prio 1 u32 match ip dts 10.0.0.1 flowid 1:10
+                                                                ^
+b.tc:4:67: error: 'ip dst' must be an IPv4 address or prefix such as 10.0.0.0/8, not '10.0.0.300'
+  filter add dev eth0 parent 1: protocol ip prio 1 u32 match ip dst 10.0.0.300 flowid 1:10
+                                                                    ^
+b.tc:5:43: error: unknown qdisc kind 'htbb' (tcsync knows )" + kinds + R"(); did you mean 'htb'?
+  qdisc add dev eth0 parent 1:10 handle 10: htbb
+                                            ^
+b.tc:6:18: error: shell expansion '$DEV': import reads the script's text, it does not run it (expand first, e.g. run the script with TC="echo tc" and import its output)
+  tc qdisc add dev $DEV root handle 1: htb
+                   ^
+)");
+}
+
+TEST_CASE("import: what one line cannot see is checked by the loader, at the tc line") {
+  auto r = import(R"(qdisc add dev eth0 root handle 1: htb
+class add dev eth0 parent 1: classid 1:10 htb rate 10mbit ceil 5mbit
+class add dev eth0 parent 2: classid 2:10 htb rate 10mbit
+)");
+  CHECK_FALSE(r.ok);
+  CHECK(r.diags == R"(b.tc:2:1: error: ceil 5mbit is below rate 10mbit
+  class add dev eth0 parent 1: classid 1:10 htb rate 10mbit ceil 5mbit
+  ^
+b.tc:3:1: error: class 2:10: no qdisc 2: is declared on eth0
+  class add dev eth0 parent 2: classid 2:10 htb rate 10mbit
+  ^
+)");
+}
+
+TEST_CASE("import: one namespace per file; --netns picks one") {
+  std::string text = R"(tc -n a qdisc add dev v0 root handle 1: htb
+tc -n b qdisc add dev v0 root handle 2: htb
+ip netns exec b tc qdisc add dev v1 clsact
+)";
+  auto mixed = import(text);
+  CHECK_FALSE(mixed.ok);
+  CHECK(mixed.diags.find("b.tc:2:7: error: this line is for namespace 'b', earlier lines (b.tc:1:7) for namespace 'a'") == 0);
+  auto b = import(text, ImportOptions{"b"});
+  INFO(b.diags);
+  REQUIRE(b.ok);
+  CHECK(body(b) == R"(  v0:
+    qdiscs:
+      - {kind: htb, handle: "2:"}
+  v1:
+    qdiscs:
+      - {kind: clsact}
+)");
+}
+
+TEST_CASE("import: a file with nothing to import is an empty tcsync file") {
+  auto r = import("# nothing\n\nqdisc show dev eth0\n");
+  REQUIRE(r.ok);
+  CHECK(body(r) == "  {}\n");
+  test::load_ok(r.yaml);
+}
