@@ -1,0 +1,179 @@
+// The applier's control flow against a scripted fake kernel (pure logic:
+// the real kernel paths are in tests/kernel/test_faults.sh).
+#include <catch2/catch.hpp>
+
+#include "applier.h"
+#include "plan_print.h"
+#include "test_util.h"
+
+using namespace tcsync;
+using tcsync::test::load_ok;
+
+namespace {
+
+struct FakeLinks : LinkNames {
+  std::optional<uint32_t> index_of(std::string_view n) const override {
+    if (n == "v0") return 3;
+    if (n == "v1") return 4;
+    return std::nullopt;
+  }
+  std::string name_of(uint32_t i) const override { return i == 3 ? "v0" : "v1"; }
+};
+
+// Answers dumps from a script of states and fails chosen requests.
+struct FakeKernel : Kernel {
+  FakeLinks names;
+  std::vector<State> dumps;      // returned in order
+  size_t dumped = 0;
+  std::vector<size_t> sends;     // messages per send call
+  size_t sent = 0;               // messages so far
+  size_t fail_at = SIZE_MAX;     // the n-th message overall is refused
+  const LinkNames& links() const override { return names; }
+  bool dump(const std::vector<std::string>&, State& live, Diagnostics&) override {
+    REQUIRE(dumped < dumps.size());
+    live = dumps[dumped++];
+    return true;
+  }
+  std::vector<AckResult> send(MessageBatch& b, const SendOptions&) override {
+    sends.push_back(b.size());
+    std::vector<AckResult> r(b.size());
+    for (auto& x : r) {
+      x.status = sent++ == fail_at ? AckResult::Status::Failed : AckResult::Status::Ok;
+      if (x.status == AckResult::Status::Failed) x.error = 22, x.ext_msg = "Invalid argument for test";
+    }
+    return r;
+  }
+};
+
+const char* kEmpty = "version: 1\ndevices:\n  v0: {}\n";
+const char* kWant = R"(version: 1
+devices:
+  v0:
+    qdiscs: [{kind: htb, handle: "1:"}]
+    classes:
+      - {classid: "1:10", rate: 10mbit}
+      - {classid: "1:20", rate: 20mbit}
+      - {classid: "1:30", rate: 30mbit}
+)";
+const char* kPartial = R"(version: 1
+devices:
+  v0:
+    qdiscs: [{kind: htb, handle: "1:"}]
+    classes:
+      - {classid: "1:10", rate: 10mbit}
+)";
+
+std::string text(const Plan& p) {
+  Plan q = p;
+  for (auto& s : q.steps) s.loc = {};
+  return plan_text(q, PrintOptions{});
+}
+
+}  // namespace
+
+TEST_CASE("a clean apply is verified by a fresh dump") {
+  State want = load_ok(kWant), before = load_ok(kEmpty);
+  Plan plan = make_plan(want, before);
+  REQUIRE(plan.steps.size() == 4);
+  FakeKernel k;
+  k.dumps = {load_ok(kWant)};
+  Diagnostics d;
+  ApplyReport r = apply_plan(k, want, before, plan, ApplyOptions{}, d);
+  CHECK(r.succeeded());
+  CHECK(r.ok == 4);
+  CHECK(r.verified);
+  CHECK(k.sends == std::vector<size_t>{4});
+  CHECK_FALSE(d.has_errors());
+}
+
+TEST_CASE("a verify that finds drift says what remains") {
+  State want = load_ok(kWant), before = load_ok(kEmpty);
+  Plan plan = make_plan(want, before);
+  FakeKernel k;
+  k.dumps = {load_ok(kPartial)};  // someone removed two classes meanwhile
+  Diagnostics d;
+  ApplyReport r = apply_plan(k, want, before, plan, ApplyOptions{}, d);
+  CHECK(r.succeeded());
+  CHECK_FALSE(r.verified);
+  CHECK(text(r.remaining) == "+ v0: class htb 1:20 parent 1:\n+ v0: class htb 1:30 parent 1:\n");
+}
+
+TEST_CASE("a refused step stops at the chunk, then rolls back from what the kernel holds") {
+  State want = load_ok(kWant), before = load_ok(kEmpty);
+  Plan plan = make_plan(want, before);
+  FakeKernel k;
+  k.fail_at = 2;  // the class 1:20
+  // After the failure the kernel holds the qdisc and 1:10; after the
+  // rollback it is empty again.
+  k.dumps = {load_ok(kPartial), load_ok(kEmpty)};
+  ApplyOptions o;
+  o.chunk = 2;
+  Diagnostics d;
+  ApplyReport r = apply_plan(k, want, before, plan, o, d);
+  CHECK_FALSE(r.succeeded());
+  CHECK(r.ok == 3);  // the kernel goes on after an error within a send
+  CHECK(r.failed == 1);
+  CHECK(r.unsent == 0);
+  CHECK(r.rolled_back);
+  CHECK(r.rollback_ok);
+  CHECK(text(r.rollback_plan) == "- v0: qdisc htb 1: root  (not in the file)\n");
+  // Two chunks of the plan, then one for the rollback.
+  CHECK(k.sends == std::vector<size_t>{2, 2, 1});
+  REQUIRE(d.all().size() == 1);
+  CHECK(format_diagnostic(d.all()[0]).rfind(
+            "t.yaml:7:9: error: kernel rejected add of v0 class htb 1:20 parent 1:: Invalid argument for test (Invalid argument)", 0) == 0);
+}
+
+TEST_CASE("with on_error=stop nothing is rolled back") {
+  State want = load_ok(kWant), before = load_ok(kEmpty);
+  Plan plan = make_plan(want, before);
+  FakeKernel k;
+  k.fail_at = 1;
+  ApplyOptions o;
+  o.on_error = OnError::Stop;
+  o.chunk = 1;
+  Diagnostics d;
+  ApplyReport r = apply_plan(k, want, before, plan, o, d);
+  CHECK(r.ok == 1);
+  CHECK(r.failed == 1);
+  CHECK(r.unsent == 2);
+  CHECK_FALSE(r.rolled_back);
+  CHECK(k.dumped == 0);
+}
+
+TEST_CASE("an interrupt stops before the next chunk and rolls back") {
+  State want = load_ok(kWant), before = load_ok(kEmpty);
+  Plan plan = make_plan(want, before);
+  FakeKernel k;
+  k.dumps = {load_ok(kEmpty), load_ok(kEmpty)};
+  std::atomic<int> sig{15};
+  ApplyOptions o;
+  o.interrupt = &sig;
+  Diagnostics d;
+  ApplyReport r = apply_plan(k, want, before, plan, o, d);
+  CHECK(r.interrupted_by == 15);
+  CHECK(r.ok == 0);
+  CHECK(k.sends.empty());
+  CHECK(r.rolled_back);
+  CHECK(r.rollback_ok);
+  CHECK(r.rollback_plan.empty());
+}
+
+TEST_CASE("a step that cannot be encoded sends nothing at all") {
+  State want = load_ok(R"(version: 1
+devices:
+  v0:
+    qdiscs: [{kind: clsact}]
+  v9:
+    qdiscs: [{kind: clsact}]
+)");
+  State before = load_ok("version: 1\ndevices:\n  v0: {}\n  v9: {}\n");
+  Plan plan = make_plan(want, before);
+  FakeKernel k;
+  Diagnostics d;
+  ApplyReport r = apply_plan(k, want, before, plan, ApplyOptions{}, d);
+  CHECK(k.sends.empty());
+  CHECK(r.unsent == 2);
+  REQUIRE(d.all().size() == 1);
+  CHECK(d.all()[0].message == "device 'v9' does not exist");
+}
