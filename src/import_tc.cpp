@@ -351,7 +351,7 @@ class Importer {
   void qdisc(Cursor& c, Verb v, const Word& head);
   void klass(Cursor& c, Verb v, const Word& head);
   void filter(Cursor& c, Verb v, const Word& head);
-  bool actions(Cursor& c, Node& filter_node);
+  bool actions(Cursor& c, Node& filter_node, const KindOps& filter_ops);
   void note_device(const Word& dev);
   Obj* find_qdisc(const std::string& dev, std::optional<uint32_t> parent, std::optional<uint32_t> handle);
   void drop_qdisc_subtree(const std::string& dev, uint32_t handle);
@@ -539,6 +539,36 @@ const Field* enum_owner(const KindOps& ops, std::string_view word) {
 
 const Special* special_word(const KindOps& ops, std::string_view word);
 
+// Fields whose value tc takes as a bare word: a verdict (gact's `drop`,
+// police's exceed action in `police rate 1mbit burst 10k drop`).
+struct Positional {
+  ObjType obj;
+  std::string_view kind, key;
+};
+const Positional kPositional[] = {{ObjType::Action, "gact", "control"}, {ObjType::Action, "police", "exceed"}};
+
+const Field* positional_field(const KindOps& ops) {
+  for (auto& p : kPositional)
+    if (p.obj == ops.obj && p.kind == ops.name)
+      if (int i = ops.field_index(p.key); i >= 0) return &ops.fields[i];
+  return nullptr;
+}
+
+// A verdict in tc's words, taken from the cursor: "drop", "ok" (pass),
+// "goto chain 5", "jump 2". Empty (nothing taken) when none starts here.
+std::string verdict_words(Cursor& c) {
+  if (c.done()) return {};
+  std::string w = c.take().text;
+  for (auto& va : kValueAliases)
+    if (w == va.word) w = va.value;
+  if (w == "goto" && c.is("chain") && c.i + 1 < c.w.size()) {
+    c.take();
+    return "goto chain " + tc_number(c.take().text);
+  }
+  if (w == "jump" && !c.done()) return "jump " + tc_number(c.take().text);
+  return w;
+}
+
 bool Importer::kind_words(const KindOps& ops, Cursor& c, Node& body, std::initializer_list<std::string_view> stop,
                           bool stop_at_unknown, uint32_t own_handle) {
   const std::string kname(ops.name);
@@ -561,10 +591,9 @@ bool Importer::kind_words(const KindOps& ops, Cursor& c, Node& body, std::initia
         if (!set_once(body, w, std::string(f.key), scalar("true", w.loc))) return false;
         continue;
       }
-      if (f.type == FieldType::Custom) {
-        d_.error(w.loc, "tcsync import cannot read tc's words for " + kname + " " + q(f.key) + " yet: write it in the YAML file");
-        return false;
-      }
+      // A structured value tc spells as one word (flower's dst_ip
+      // 10.0.0.0/8, dst_port 1000-2000): the kind's own parser reads it in
+      // check_fields. Several words need a Special.
       const Word* v = c.value(w);
       if (!v) return false;
       std::string text = v->text;
@@ -594,6 +623,17 @@ bool Importer::kind_words(const KindOps& ops, Cursor& c, Node& body, std::initia
       c.take();
       if (!set_once(body, w, std::string(f->key), scalar(word, w.loc))) return false;
       continue;
+    }
+    if (const Field* f = positional_field(ops)) {
+      size_t at = c.i;
+      std::string verdict = verdict_words(c);
+      Value scratch_value;
+      Diagnostics scratch;
+      if (!verdict.empty() && parse_field(*f, scalar(verdict, w.loc), scratch_value, scratch)) {
+        if (!set_once(body, w, std::string(f->key), scalar(verdict, w.loc))) return false;
+        continue;
+      }
+      c.i = at;
     }
     if (stop_at_unknown) return true;
     std::vector<std::string_view> cands = ops.keys();
@@ -859,7 +899,22 @@ bool u32_order(Importer& im, Cursor&, const Word& kw, Node&) {
   return false;
 }
 
+// police: `conform-exceed EXCEED[/CONFORM]`.
+bool police_conform_exceed(Importer& im, Cursor& c, const Word& kw, Node& body) {
+  const Word* v = c.value(kw, "a verdict such as drop or drop/pipe");
+  if (!v) return false;
+  std::string text = v->text, exceed = text, conform;
+  if (auto slash = text.find('/'); slash != std::string::npos) exceed = text.substr(0, slash), conform = text.substr(slash + 1);
+  for (auto& va : kValueAliases) {
+    if (exceed == va.word) exceed = va.value;
+    if (conform == va.word) conform = va.value;
+  }
+  if (!im.set_once(body, kw, "exceed", scalar(exceed, v->loc))) return false;
+  return conform.empty() || im.set_once(body, kw, "conform", scalar(conform, v->loc));
+}
+
 const Special kSpecials[] = {
+    {ObjType::Action, "police", "conform-exceed", police_conform_exceed},
     {ObjType::Filter, "u32", "match", u32_match},     {ObjType::Filter, "u32", "sample", u32_sample},
     {ObjType::Filter, "u32", "hashkey", u32_hashkey}, {ObjType::Filter, "u32", "offset", u32_offset},
     {ObjType::Filter, "u32", "ht", u32_ht},           {ObjType::Filter, "u32", "link", u32_link},
@@ -1127,7 +1182,15 @@ void Importer::klass(Cursor& c, Verb v, const Word& head) {
 
 // ---- filters -----------------------------------------------------------------------------
 
-bool Importer::actions(Cursor& c, Node& fnode) {
+// Whether OPS reads WORD (a key, an alias, a special, a bare enum value).
+bool knows_word(const KindOps& ops, std::string_view word) {
+  if (special_word(ops, word) || ops.field_index(word) >= 0 || enum_owner(ops, word)) return true;
+  for (auto& a : kAliases)
+    if (a.obj == ops.obj && a.kind == ops.name && a.word == word) return true;
+  return false;
+}
+
+bool Importer::actions(Cursor& c, Node& fnode, const KindOps& filter_ops) {
   Node* seq = find(fnode, "actions");
   if (!seq) {
     Node s;
@@ -1148,10 +1211,13 @@ bool Importer::actions(Cursor& c, Node& fnode) {
     } else {
       // `action drop`: tc's short form of gact.
       const KindOps* gact = find_kind(ObjType::Action, "gact");
-      std::string word = kw.text;
-      for (auto& va : kValueAliases)
-        if (word == va.word) word = va.value;
-      if (gact && enum_owner(*gact, word)) {
+      const Field* verdict = gact ? positional_field(*gact) : nullptr;
+      size_t at = c.i;
+      std::string word = verdict_words(c);
+      c.i = at;
+      Value scratch_value;
+      Diagnostics scratch;
+      if (verdict && parse_field(*verdict, scalar(word, kw.loc), scratch_value, scratch)) {
         ops = gact;
       } else {
         auto names = kind_names(ObjType::Action);
@@ -1174,6 +1240,19 @@ bool Importer::actions(Cursor& c, Node& fnode) {
         continue;
       }
       break;
+    }
+    // tc goes back to the filter's words after an action; a word neither
+    // knows is reported against the action, where it most likely belongs.
+    if (!c.done() && !knows_word(filter_ops, c.peek().text)) {
+      static const std::string_view kFilterWords[] = {"action", "actions", "classid", "flowid", "police"};
+      const Word& w = c.peek();
+      if (std::find(std::begin(kFilterWords), std::end(kFilterWords), w.text) == std::end(kFilterWords)) {
+        std::vector<std::string_view> cands = ops->keys();
+        std::string msg = "unknown word " + q(w.text) + " for " + std::string(ops->name) + " action";
+        if (auto dym = did_you_mean(w.text, cands); !dym.empty()) msg += " (did you mean " + q(dym) + "?)";
+        d_.error(w.loc, msg);
+        return false;
+      }
     }
     Options opts;
     if (!check_fields(*ops, body, opts)) return false;
@@ -1308,9 +1387,9 @@ void Importer::filter(Cursor& c, Verb v, const Word& head) {
       if (!id || !handle_word(*id, d_, w.text)) return;
       if (!set_once(extra, w, "classid", scalar(id->text, id->loc))) return;
     } else if (w.text == "action" || w.text == "actions") {
-      if (!actions(c, extra)) return;
+      if (!actions(c, extra, *ops)) return;
     } else {
-      d_.error(w.loc, "'police' has no tcsync spelling yet (a police action may come)");
+      d_.error(w.loc, "a filter's own 'police' (tc's legacy form) has no tcsync spelling: write 'action police ...'");
       return;
     }
   }

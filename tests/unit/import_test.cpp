@@ -212,7 +212,7 @@ b.tc:3:1: error: class 2:10: no qdisc 2: is declared on eth0
 )");
 }
 
-TEST_CASE("import: one namespace per file; --netns picks one") {
+TEST_CASE("import: one namespace per file, --netns picks one") {
   std::string text = R"(tc -n a qdisc add dev v0 root handle 1: htb
 tc -n b qdisc add dev v0 root handle 2: htb
 ip netns exec b tc qdisc add dev v1 clsact
@@ -237,4 +237,27 @@ TEST_CASE("import: a file with nothing to import is an empty tcsync file") {
   REQUIRE(r.ok);
   CHECK(body(r) == "  {}\n");
   test::load_ok(r.yaml);
+}
+
+TEST_CASE("import: kinds whose words are their keys need no import code (flower, gact, police)") {
+  if (!find_kind(ObjType::Filter, "flower") || !find_kind(ObjType::Action, "gact") || !find_kind(ObjType::Action, "police")) {
+    WARN("flower, gact or police not compiled in");
+    return;
+  }
+  auto r = import(R"(qdisc add dev eth0 clsact
+filter add dev eth0 ingress protocol ip prio 1 flower dst_ip 10.0.0.0/8 ip_proto tcp dst_port 1000-2000 skip_hw action drop
+filter add dev eth0 ingress protocol ip prio 2 u32 match ip dst 10.1.0.0/16 action police rate 1mbit burst 10k conform-exceed drop/ok action goto chain 5
+)");
+  INFO(r.diags);
+  REQUIRE(r.ok);
+  CHECK(body(r) == R"(  eth0:
+    qdiscs:
+      - {kind: clsact}
+    filters:
+      - {parent: ingress, pref: 1, protocol: ip, flower: {dst_ip: 10.0.0.0/8, ip_proto: tcp, dst_port: "1000-2000", skip_hw: true}, actions: [{gact: {control: drop}}]}
+      - {parent: ingress, pref: 2, protocol: ip, handle: "::800", u32: {match: [{ip: {dst: 10.1.0.0/16}}]}, actions: [{police: {rate: 1mbit, burst: 10k, exceed: drop, conform: pass}}, {gact: {control: "goto chain 5"}}]}
+)");
+  auto bad = import("filter add dev eth0 ingress prio 1 flower dst_ip 10.0.0.300 action drop\n");
+  CHECK_FALSE(bad.ok);
+  CHECK(bad.diags.find("b.tc:1:50: error: ") == 0);  // at the address, read by flower's own parser
 }

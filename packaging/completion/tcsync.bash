@@ -1,0 +1,56 @@
+# bash completion for tcsync(8)                              -*- shell-script -*-
+_tcsync() {
+    local cur prev words cword
+    _init_completion || return
+
+    local commands="validate diff apply dump import schema"
+    local global_opts="--netns --format --color -q --quiet --help --version"
+    local cmd="" i
+    for ((i = 1; i < cword; i++)); do
+        case ${words[i]} in
+            --netns | --format | --color | --on-error | --dev) ((i++)) ;;
+            validate | diff | apply | dump | import | schema) cmd=${words[i]}; break ;;
+        esac
+    done
+
+    case $prev in
+        --netns)
+            COMPREPLY=($(compgen -W "$(ip netns list 2>/dev/null | awk '{print $1}')" -- "$cur"))
+            return ;;
+        --format) COMPREPLY=($(compgen -W "text json" -- "$cur")); return ;;
+        --color) COMPREPLY=($(compgen -W "auto always never" -- "$cur")); return ;;
+        --on-error) COMPREPLY=($(compgen -W "rollback stop continue" -- "$cur")); return ;;
+        --dev)
+            COMPREPLY=($(compgen -W "$(ls /sys/class/net 2>/dev/null)" -- "$cur"))
+            return ;;
+    esac
+
+    if [[ -z $cmd ]]; then
+        if [[ $cur == -* ]]; then
+            COMPREPLY=($(compgen -W "$global_opts" -- "$cur"))
+        else
+            COMPREPLY=($(compgen -W "$commands" -- "$cur"))
+        fi
+        return
+    fi
+
+    case $cmd in
+        validate | diff | apply)
+            if [[ $cur == -* ]]; then
+                local opts="$global_opts"
+                [[ $cmd == apply ]] && opts+=" --dry-run --on-error --wait --no-verify"
+                COMPREPLY=($(compgen -W "$opts" -- "$cur"))
+            else
+                _filedir '@(yaml|yml)'
+            fi ;;
+        dump)
+            COMPREPLY=($(compgen -W "--dev $global_opts" -- "$cur")) ;;
+        import)
+            if [[ $cur == -* ]]; then
+                COMPREPLY=($(compgen -W "$global_opts" -- "$cur"))
+            else
+                _filedir
+            fi ;;
+    esac
+} &&
+    complete -F _tcsync tcsync

@@ -1,0 +1,96 @@
+#!/usr/bin/env python3
+"""The schemas under schemas/ are what they claim to be:
+- tcsync.schema.json is byte for byte what `tcsync schema` prints (so the
+  committed file follows the kind tables; regenerate it after adding a kind),
+- both files are valid JSON Schemas (draft 2020-12),
+- every examples/*.yaml, read by python3-yaml as any editor or CI tool would,
+  validates, and so does what `tcsync import` writes,
+- the schema rejects what tcsync rejects (it is not vacuous).
+
+usage: schema_test.py path/to/tcsync SOURCE_DIR
+"""
+import difflib
+import glob
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+import jsonschema
+import yaml
+
+TCSYNC, ROOT = sys.argv[1], sys.argv[2]
+fails = 0
+
+
+def check(ok, what, detail=""):
+    global fails
+    print(("ok - " if ok else "not ok - ") + what)
+    if not ok:
+        fails += 1
+        if detail:
+            print("    " + detail.rstrip().replace("\n", "\n    "))
+
+
+def run(*args, stdin=None):
+    return subprocess.run([TCSYNC, *args], input=stdin, capture_output=True, text=True)
+
+
+generated = run("schema").stdout
+path = os.path.join(ROOT, "schemas", "tcsync.schema.json")
+committed = open(path).read() if os.path.exists(path) else ""
+check(generated == committed, "schemas/tcsync.schema.json is the output of `tcsync schema`",
+      "".join(difflib.unified_diff(committed.splitlines(True), generated.splitlines(True),
+                                   "schemas/tcsync.schema.json", "tcsync schema", n=1))[:4000] +
+      "\nregenerate: tcsync schema > schemas/tcsync.schema.json")
+
+schema = json.loads(generated)
+plan_schema = json.load(open(os.path.join(ROOT, "schemas", "plan.schema.json")))
+for name, s in (("tcsync.schema.json", schema), ("plan.schema.json", plan_schema)):
+    try:
+        jsonschema.Draft202012Validator.check_schema(s)
+        check(True, name + " is a valid draft 2020-12 schema")
+    except jsonschema.SchemaError as e:
+        check(False, name + " is a valid draft 2020-12 schema", str(e))
+
+validator = jsonschema.Draft202012Validator(schema)
+
+
+def errors(doc):
+    return "\n".join("%s: %s" % ("/".join(map(str, e.absolute_path)), e.message) for e in validator.iter_errors(doc))
+
+
+examples = sorted(glob.glob(os.path.join(ROOT, "examples", "*.yaml")))
+check(len(examples) > 0, "examples/ has YAML files")
+for f in examples:
+    with open(f) as fh:
+        doc = yaml.safe_load(fh)
+    errs = errors(doc)
+    check(not errs, "examples/%s validates" % os.path.basename(f), errs)
+    # tcsync itself agrees.
+    r = run("validate", f)
+    check(r.returncode == 0, "tcsync validate examples/%s" % os.path.basename(f), r.stderr)
+
+batch = """qdisc add dev v0 root handle 1: htb default 10
+class add dev v0 parent 1: classid 1:10 htb rate 10mbit ceil 20mbit
+filter add dev v0 parent 1: protocol ip prio 5 u32 match ip dst 10.0.0.0/8 match ip dport 53 0xffff flowid 1:10
+qdisc add dev v1 clsact
+filter add dev v1 ingress protocol ip prio 1 u32 match u32 0 0 action mirred egress redirect dev v0
+"""
+with tempfile.NamedTemporaryFile("w", suffix=".tc") as tf:
+    tf.write(batch)
+    tf.flush()
+    r = run("import", tf.name)
+check(r.returncode == 0, "tcsync import of a batch file", r.stderr)
+if r.returncode == 0:
+    errs = errors(yaml.safe_load(r.stdout))
+    check(not errs, "what tcsync import writes validates", errs + "\n" + r.stdout)
+
+bad = {"version": 1, "devices": {"v0": {"qdiscs": [{"kind": "htb", "handle": "1:", "rate2q": 10}]}}}
+check(bool(errors(bad)), "an unknown key is rejected by the schema")
+bad = {"version": 1, "devices": {"v0": {"classes": [{"classid": 110, "rate": "1mbit"}]}}}
+check(bool(errors(bad)), "a handle read as a number (1:50 unquoted is 110 in YAML 1.1) is rejected")
+
+print("all checks passed" if not fails else "%d check(s) failed" % fails)
+sys.exit(1 if fails else 0)

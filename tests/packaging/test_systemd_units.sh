@@ -1,0 +1,20 @@
+#!/bin/bash
+# packaging/systemd: `systemd-analyze verify` accepts both units (the
+# installed package's units are verified again, with their man pages, by
+# test_deb.sh), and they say what the package promises.
+set -euo pipefail
+SRC=${1:?usage: $0 SOURCE_DIR}
+command -v systemd-analyze >/dev/null || { echo "SKIP: systemd-analyze missing (apt-get install systemd)"; exit 77; }
+U=$SRC/packaging/systemd
+fails=0
+check() { if eval "$2"; then echo "ok - $1"; else echo "not ok - $1"; fails=$((fails + 1)); fi; }
+out=$(systemd-analyze verify --man=no "$U/tcsync.service" "$U/tcsync.path" 2>&1) && rc=0 || rc=$?
+check "systemd-analyze verify passes" '[ "$rc" = 0 ] && [ -z "$out" ]'
+[ -n "$out" ] && echo "$out" | sed 's/^/    /'
+check "after network-online.target" 'grep -qx "After=network-online.target" "$U/tcsync.service" && grep -qx "Wants=network-online.target" "$U/tcsync.service"'
+check "applies every /etc/tcsync/*.yaml in one run" 'grep -q "^ExecStart=.*tcsync .*apply .*/etc/tcsync/\*.yaml" "$U/tcsync.service"'
+check "runs only when a file is there" 'grep -qx "ConditionPathExistsGlob=/etc/tcsync/\*.yaml" "$U/tcsync.service"'
+check "the path unit watches /etc/tcsync and starts tcsync.service" 'grep -qx "PathChanged=/etc/tcsync" "$U/tcsync.path" && grep -qx "Unit=tcsync.service" "$U/tcsync.path"'
+# A oneshot that stays active would not be started again by the path unit.
+check "the service can be started again (no RemainAfterExit)" '! grep -q "^RemainAfterExit=yes" "$U/tcsync.service"'
+[ "$fails" = 0 ] && echo "all checks passed" || { echo "$fails check(s) failed"; exit 1; }
