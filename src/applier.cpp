@@ -47,6 +47,7 @@ std::vector<AckResult> send_chunked(Kernel& k, MessageBatch& batch, const ApplyO
     part.buf.assign(batch.buf.begin() + static_cast<long>(from), batch.buf.begin() + static_cast<long>(to));
     for (size_t i = first; i < last; ++i) part.offsets.push_back(batch.offsets[i] - from);
     auto got = k.send(part, SendOptions{stop_on_error});
+    if (o.progress) o.progress(last, batch.size());
     bool failed = false;
     for (size_t i = 0; i < got.size(); ++i) {
       results[first + i] = got[i];

@@ -14,6 +14,7 @@
 #pragma once
 #include <atomic>
 #include <cstddef>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -34,6 +35,8 @@ struct ApplyOptions {
   // signal number, 0 while none.
   const std::atomic<int>* interrupt = nullptr;
   bool verify = true;
+  // Called after each chunk with the steps sent so far (a progress bar).
+  std::function<void(size_t done, size_t total)> progress;
 };
 
 struct ApplyReport {

@@ -7,6 +7,8 @@
 #include <signal.h>
 
 #include <atomic>
+#include <chrono>
+#include <cstdio>
 
 #include "applier.h"
 #include "differ.h"
@@ -44,7 +46,10 @@ struct Session {
 // Loads the files and opens the kernel (entering the namespace); checks
 // that every declared device exists.
 bool open_session(const std::vector<std::string>& files, const CommonOptions& o, Session& s, Diagnostics& d) {
+  auto t0 = std::chrono::steady_clock::now();
   if (!load(files, s.desired, d)) return false;
+  if (o.verbose)
+    std::fprintf(stderr, "tcsync: load %.3fs\n", std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
   s.kernel = open_kernel(o.netns, d);
   if (!s.kernel) return false;
   for (auto& dev : s.desired.devices)
@@ -54,7 +59,8 @@ bool open_session(const std::vector<std::string>& files, const CommonOptions& o,
 }
 
 // Reads the declared devices' live state and plans.
-bool read_and_plan(Session& s, Diagnostics& d) {
+bool read_and_plan(Session& s, Diagnostics& d, const CommonOptions& o) {
+  auto t0 = std::chrono::steady_clock::now();
   std::vector<std::string> names;
   // Every declared device is in the live state, empty or not: the plan back
   // (rollback) must know that a device had nothing.
@@ -63,12 +69,21 @@ bool read_and_plan(Session& s, Diagnostics& d) {
     s.live.get_or_add(dev.name);
   }
   if (!s.kernel->dump(names, s.live, d)) return false;
+  auto t1 = std::chrono::steady_clock::now();
   s.plan = make_plan(s.desired, s.live);
+  if (o.verbose) {
+    auto t2 = std::chrono::steady_clock::now();
+    size_t n = 0;
+    for (auto& dev : s.live.devices) n += dev.qdiscs.size() + dev.classes.size() + dev.filters.size();
+    std::fprintf(stderr, "tcsync: dump of %zu objects %.3fs, plan of %zu steps %.3fs\n", n,
+                 std::chrono::duration<double>(t1 - t0).count(), s.plan.steps.size(),
+                 std::chrono::duration<double>(t2 - t1).count());
+  }
   return true;
 }
 
 bool prepare(const std::vector<std::string>& files, const CommonOptions& o, Session& s, Diagnostics& d) {
-  return open_session(files, o, s, d) && read_and_plan(s, d);
+  return open_session(files, o, s, d) && read_and_plan(s, d, o);
 }
 
 void print_plan(const Session& s, const CommonOptions& o, const std::string& cmd) {
@@ -171,7 +186,7 @@ int cmd_apply(const std::vector<std::string>& files, const ApplyFlags& f, const 
       ok = false;
     }
   }
-  ok = ok && read_and_plan(s, d);
+  ok = ok && read_and_plan(s, d, o);
   if (!ok) {
     print_diags(d, o);
     return 1;
@@ -183,6 +198,18 @@ int cmd_apply(const std::vector<std::string>& files, const ApplyFlags& f, const 
   }
 
   ApplyOptions ao;
+  auto started = std::chrono::steady_clock::now();
+  if (o.progress && !o.quiet && o.format == Format::Text && s.plan.steps.size() >= 10000) {
+    ao.progress = [started](size_t done, size_t total) {
+      double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+      double rate = secs > 0 ? static_cast<double>(done) / secs : 0;
+      double eta = rate > 0 ? static_cast<double>(total - done) / rate : 0;
+      int width = 30, fill = static_cast<int>(width * done / (total ? total : 1));
+      std::fprintf(stderr, "\r[%s%s] %zu/%zu steps  %.0f/s  ETA %.1fs ", std::string(fill, '#').c_str(),
+                   std::string(width - fill, ' ').c_str(), done, total, rate, eta);
+      if (done == total) std::fprintf(stderr, "\n");
+    };
+  }
   ao.on_error = f.on_error == OnErrorMode::Rollback ? OnError::Rollback
                 : f.on_error == OnErrorMode::Stop   ? OnError::Stop
                                                     : OnError::Continue;
@@ -194,6 +221,9 @@ int cmd_apply(const std::vector<std::string>& files, const ApplyFlags& f, const 
     SignalGuard guard;
     rep = apply_plan(*s.kernel, s.desired, s.live, s.plan, ao, d);
   }
+  if (o.verbose)
+    std::fprintf(stderr, "tcsync: apply of %zu steps took %.3fs (send, ACKs, verify)\n", s.plan.steps.size(),
+                 std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
   print_diags(d, o);
   if (o.format == Format::Json) std::cout << plan_json(s.plan, rep.results, "apply");
 

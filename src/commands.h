@@ -23,6 +23,8 @@ struct CommonOptions {
   Format format = Format::Text;
   bool color = false;  // decided by main: a terminal, and NO_COLOR unset
   bool quiet = false;
+  bool verbose = false;   // phase timings on stderr
+  bool progress = false;  // decided by main: stderr is a terminal, text output
 };
 
 // Exit codes (BRIEF.md): 0 done / in sync, 1 error, 2 changes pending (diff).

@@ -29,6 +29,7 @@ Exit codes: 0 done or in sync, 1 error, 2 changes pending (diff).)");
   app.add_option("--color", color, "Color: auto (a terminal and no NO_COLOR), always, never")
       ->check(CLI::IsMember({"auto", "always", "never"}));
   app.add_flag("-q,--quiet", common.quiet, "Print only errors");
+  app.add_flag("-v,--verbose", common.verbose, "Print how long each phase took (load, dump, plan, apply)");
 
   std::vector<std::string> files, devices;
   tcsync::ApplyFlags apply_flags;
@@ -71,6 +72,8 @@ Exit codes: 0 done or in sync, 1 error, 2 changes pending (diff).)");
   bool tty = isatty(STDOUT_FILENO) && isatty(STDERR_FILENO);
   const char* no_color = std::getenv("NO_COLOR");
   common.color = color == "always" || (color == "auto" && tty && !(no_color && *no_color));
+  // A progress bar only where a person watches: stderr a terminal.
+  common.progress = isatty(STDERR_FILENO);
 
   if (*validate) return tcsync::cmd_validate(files, common);
   if (*diff) return tcsync::cmd_diff(files, common, against);
