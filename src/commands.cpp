@@ -7,6 +7,7 @@
 #include <signal.h>
 
 #include <atomic>
+#include <optional>
 #include <chrono>
 #include <cstdio>
 
@@ -170,6 +171,13 @@ int cmd_apply(const std::vector<std::string>& files, const ApplyFlags& f, const 
   Session s;
   Diagnostics d;
   NetnsLock lock;
+  // From here to the end a signal only sets a flag: one that comes before
+  // the first request stops the apply with nothing sent, one mid-apply rolls
+  // back, one after the last chunk is too late to undo anything (the apply
+  // is done and reported as done).
+  // (Installed once the lock is held: --wait must stay interruptible.)
+  g_interrupt.store(0);
+  std::optional<SignalGuard> guard;
   bool ok = open_session(files, o, s, d);
   if (ok && !f.dry_run && !has_net_admin()) {
     d.error({}, "apply needs the CAP_NET_ADMIN capability (run it as root); nothing was changed");
@@ -184,6 +192,8 @@ int cmd_apply(const std::vector<std::string>& files, const ApplyFlags& f, const 
     if (!lock.acquire(cmd, f.wait, err)) {
       d.error({}, err);
       ok = false;
+    } else {
+      guard.emplace();
     }
   }
   ok = ok && read_and_plan(s, d, o);
@@ -215,12 +225,7 @@ int cmd_apply(const std::vector<std::string>& files, const ApplyFlags& f, const 
                                                     : OnError::Continue;
   ao.verify = f.verify;
   ao.interrupt = &g_interrupt;
-  g_interrupt.store(0);
-  ApplyReport rep;
-  {
-    SignalGuard guard;
-    rep = apply_plan(*s.kernel, s.desired, s.live, s.plan, ao, d);
-  }
+  ApplyReport rep = apply_plan(*s.kernel, s.desired, s.live, s.plan, ao, d);
   if (o.verbose)
     std::fprintf(stderr, "tcsync: apply of %zu steps took %.3fs (send, ACKs, verify)\n", s.plan.steps.size(),
                  std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
