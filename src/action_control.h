@@ -30,7 +30,8 @@ std::optional<uint32_t> parse_control(std::string_view s);
 // tc's own words for a value ("goto chain 5"); unknown values print as numbers.
 std::string format_control(uint32_t v);
 
-constexpr bool control_is_goto_chain(uint64_t v) { return (v & 0xF0000000u) == 0x20000000u; }  // TC_ACT_GOTO_CHAIN
-constexpr bool control_has_opcode(uint64_t v) { return v != 0xFFFFFFFFu && (v & 0xF0000000u) != 0; }
+// TC_ACT_GOTO_CHAIN | N: the kernel refuses it on fallback branches (police
+// conform, gact random): "goto chain not allowed on fallback".
+constexpr bool control_is_goto_chain(uint64_t v) { return (v & 0xF0000000u) == 0x20000000u; }
 
 }  // namespace tcsync

@@ -220,6 +220,7 @@ struct DevicePlanner {
       bool recreate = false;
       std::vector<std::string> why;
       if (f.ops && l.ops) why = diff_options(*f.ops, f.opts, l.opts, recreate);
+      if (!why.empty() && f.ops && f.ops == l.ops && f.ops->needs_recreate && f.ops->needs_recreate(f, l)) recreate = true;
       else if (f.opaque != l.opaque || !l.ops) why.push_back("options differ"), recreate = true;
       if (f.classid != l.classid)
         why.push_back("classid " + (l.classid ? format_handle(*l.classid) : "(none)") + " -> " + (f.classid ? format_handle(*f.classid) : "(none)"));

@@ -545,7 +545,8 @@ struct Positional {
   ObjType obj;
   std::string_view kind, key;
 };
-const Positional kPositional[] = {{ObjType::Action, "gact", "control"}, {ObjType::Action, "police", "exceed"}};
+const Positional kPositional[] = {
+    {ObjType::Action, "gact", "control"}, {ObjType::Action, "police", "exceed"}, {ObjType::Action, "mirred", "control"}};
 
 const Field* positional_field(const KindOps& ops) {
   for (auto& p : kPositional)

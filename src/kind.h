@@ -172,6 +172,10 @@ struct KindOps {
   // is a number, printed as 0x-hex like tc.
   std::optional<uint32_t> (*parse_filter_handle)(std::string_view s) = nullptr;
   std::string (*format_filter_handle)(uint32_t h) = nullptr;
+  // Filters: whether changing `have` into `want` needs delete + add although
+  // every changed field could change in place on its own (flower: a replace
+  // must keep the mask; matchall: the kernel refuses any replace).
+  bool (*needs_recreate)(const Filter& want, const Filter& have) = nullptr;
 
   int field_index(std::string_view key) const;
   std::vector<std::string_view> keys() const;

@@ -19,7 +19,7 @@ const Field kFields[] = {
     {.key = "direction", .type = FieldType::Enum, .doc = "Send on the target's egress or receive on its ingress.", .def = kEgress, .names = kDirections},
     {.key = "action", .type = FieldType::Enum, .flags = kRequired, .doc = "redirect (the packet goes) or mirror (a copy goes).", .names = kActions},
     {.key = "dev", .type = FieldType::Device, .flags = kRequired, .doc = "Target device."},
-    {.key = "control", .type = FieldType::Enum, .doc = "Verdict after the action (default: stolen for redirect, pipe for mirror).", .names = kControlNames},
+    {.key = "control", .type = FieldType::Custom, .doc = "Verdict after the action (default: stolen for redirect, pipe for mirror; also \"goto chain N\", \"jump N\").", .custom = &kControlType},
 };
 
 int eaction(uint64_t dir, uint64_t act) {

@@ -27,6 +27,7 @@ command -v cpio >/dev/null || missing+=(cpio)
 file_is_static() { [ -x "$1" ] && ! ldd "$1" >/dev/null 2>&1; }
 file_is_static /bin/busybox || missing+=(busybox-static)
 command -v python3 >/dev/null || missing+=(python3)
+command -v modprobe >/dev/null || missing+=(kmod)
 KVER=""
 for d in $(ls -d /lib/modules/*-amd64 2>/dev/null | sort -V); do
   v=$(basename "$d")
@@ -99,6 +100,10 @@ mount -t proc proc $H/proc
 mount -t sysfs sysfs $H/sys
 mount -t devtmpfs devtmpfs $H/dev
 mkdir -p $H/dev/pts $H/dev/shm
+ln -s /proc/self/fd $H/dev/fd   # process substitution <(...) needs /dev/fd
+ln -s /proc/self/fd/0 $H/dev/stdin
+ln -s /proc/self/fd/1 $H/dev/stdout
+ln -s /proc/self/fd/2 $H/dev/stderr
 mount -t devpts devpts $H/dev/pts
 mount -t tmpfs tmpfs $H/dev/shm
 mount -t tmpfs tmpfs $H/run
@@ -118,6 +123,7 @@ INIT
     (cd "$root" && find . | cpio -o -H newc --quiet | gzip -1) >"$INITRD.tmp"
     mv "$INITRD.tmp" "$INITRD"
     rm -rf "$root"
+    find "$CACHE" -maxdepth 1 -name "initrd-$KVER-*.cpio.gz" ! -name "$(basename "$INITRD")" -delete  # older harness revisions
   fi
 }
 # Parallel test runs share the cache: one builds, the others wait.
@@ -140,7 +146,7 @@ mkdir -p "$DIR/tmp"
 {
   echo "cd '$DIR'"
   # The guest starts from an empty environment: pass on what tests read.
-  for v in TCSYNC_EXAMPLES LAB_VERBOSE; do
+  for v in TCSYNC_EXAMPLES; do
     [ -n "${!v:-}" ] && printf 'export %s=%q\n' "$v" "${!v}"
   done
   printf 'exec /bin/bash %q' "$SCRIPT"
@@ -166,12 +172,12 @@ ms=$(( ($(date +%s%N) - start) / 1000000 ))
 [ -f "$DIR/log" ] && cat "$DIR/log"
 if [ "$qrc" = 124 ] || [ "$qrc" = 137 ]; then
   echo "lab: the guest did not finish within ${TIMEOUT}s: killed" >&2
-  tail -20 "$DIR/console" >&2 || true
+  tail -20 "$DIR/console" | sed 's/\x1b\[[0-9;?]*[a-zA-Z]//g' >&2 || true
   exit 124
 fi
 if [ ! -f "$DIR/rc" ]; then
   echo "lab: the guest stopped without a result (qemu exit $qrc); console and qemu output:" >&2
-  tail -30 "$DIR/console" "$DIR/qemu.out" >&2 || true
+  tail -30 "$DIR/console" "$DIR/qemu.out" | sed 's/\x1b\[[0-9;?]*[a-zA-Z]//g' >&2 || true
   exit 125
 fi
 rc=$(cat "$DIR/rc")
