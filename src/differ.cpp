@@ -267,20 +267,31 @@ struct DevicePlanner {
       return std::tie(x.parent, x.chain, x.pref) < std::tie(y.parent, y.chain, y.pref) ||
              (std::tie(x.parent, x.chain, x.pref) == std::tie(y.parent, y.chain, y.pref) && rank(a) < rank(b));
     });
+    // Positions of the adds by (parent, handle, kind), so finding what a
+    // filter depends on costs a lookup, not a scan (a 100k-rule u32 table
+    // made this quadratic); rebuilt only after a move, which is rare.
+    using Where = std::tuple<uint32_t, uint32_t, const KindOps*>;
+    std::map<Where, size_t> pos;
+    auto index = [&] {
+      pos.clear();
+      for (size_t j = 0; j < filter_adds.size(); ++j) {
+        const Filter* g = filter_adds[j].filter;
+        pos.emplace(Where{g->key.parent, g->key.handle, g->ops}, j);
+      }
+    };
+    index();
     for (size_t i = 0; i < filter_adds.size(); ++i) {
       const Filter* f = filter_adds[i].filter;
       if (!f->ops || !f->ops->depends_on) continue;
-      for (uint32_t h : f->ops->depends_on(f->opts))
-        for (size_t j = i + 1; j < filter_adds.size(); ++j) {
-          const Filter* g = filter_adds[j].filter;
-          if (g->key.parent == f->key.parent && g->key.handle == h && g->kind == f->kind) {
-            Step moved = std::move(filter_adds[j]);
-            filter_adds.erase(filter_adds.begin() + static_cast<long>(j));
-            filter_adds.insert(filter_adds.begin() + static_cast<long>(i), std::move(moved));
-            ++i;
-            break;
-          }
-        }
+      for (uint32_t h : f->ops->depends_on(f->opts)) {
+        auto it = pos.find(Where{f->key.parent, h, f->ops});
+        if (it == pos.end() || it->second <= i) continue;
+        Step moved = std::move(filter_adds[it->second]);
+        filter_adds.erase(filter_adds.begin() + static_cast<long>(it->second));
+        filter_adds.insert(filter_adds.begin() + static_cast<long>(i), std::move(moved));
+        ++i;
+        index();
+      }
     }
     std::stable_sort(filter_dels.begin(), filter_dels.end(), [&](auto& a, auto& b) {
       if (a.filter_group != b.filter_group) return a.filter_group;  // whole lists first
