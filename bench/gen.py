@@ -139,7 +139,7 @@ def gen_flower(n, changed_every):
     y = ["version: 1", "devices:", "  v0:", "    qdiscs:", "      - {kind: ingress}", "    filters:"]
     t = ["qdisc add dev v0 ingress"]
     cy, ct = list(y), []
-    ry = ("      - {parent: ingress, pref: 1, protocol: ip, handle: %d, flower: {skip_hw: true, "
+    ry = ("      - {parent: \"ffff:\", pref: 1, protocol: ip, handle: %d, flower: {skip_hw: true, "
           "src_mac: \"e4:11:00:%s\", dst_mac: \"e4:12:00:%s\"}, actions: [{gact: %s}]}")
     rt = ("filter %s dev v0 parent ffff: protocol ip prio 1 handle %d flower skip_hw src_mac e4:11:00:%s "
           "dst_mac e4:12:00:%s action gact %s")

@@ -9,13 +9,15 @@ usage: bench/run.py [--runs R] [--scenarios LIST] [--keep DIR] TCSYNC SET...
 SET is KIND:N with KIND u32 or htb (see gen.py) and N a count such as 10k,
 100k or 1m. Scenarios (default all):
   apply   apply from empty: `tcsync apply -q F.yaml` vs `tc -b F.tc`, each
-          run in a fresh namespace
+          run in a fresh namespace; tcsync twice: as is (it dumps again
+          after applying, to verify) and with --no-verify (what tc -b does)
   noop    the state is there (made by tc -b): `tcsync apply -q F.yaml` vs
           reading it with tc (u32: `tc filter show dev v0 ingress`; htb: one
           `tc -b` of qdisc, class and filter show per device)
-  change  1% of the rules changed: `tcsync apply -q F.changed.yaml` vs
-          `tc -b F.changed.tc` (the same changes as tc replace/change lines);
-          the full state is restored, untimed, after each run
+  change  1% of the rules changed: `tcsync apply -q F.changed.yaml` (and
+          with --no-verify) vs `tc -b F.changed.tc` (the same changes as tc
+          replace/change lines); the full state is restored, untimed, and
+          checked with `tcsync diff` after each run
   dump    `tcsync dump --dev ...` vs `tc -j filter show ...` (htb: tc -j -b
           of qdisc, class and filter show), both written to /dev/null
   diff    `tcsync diff F.yaml` (plan text to /dev/null) in an empty namespace,
@@ -85,6 +87,11 @@ def del_ns(ns):
 
 
 META_DEVS = {}
+LOADS = {}  # scenario name -> 1-minute load average when its rows were done
+
+
+def load_now():
+    return open("/proc/loadavg").read().split()[0]
 
 
 def timed(cmd, stdout=subprocess.DEVNULL, ok=(0,)):
@@ -136,7 +143,7 @@ def tc_read_cmd(ns, meta, json):
     """The tc command that reads what tcsync reads, as one process."""
     devs = meta["DEVS"].split()
     j = ["-j"] if json else []
-    if meta["KIND"] == "u32":
+    if meta["KIND"] != "htb":  # u32, flower: one list at ingress
         return ["tc", "-n", ns] + j + ["filter", "show", "dev", devs[0], "ingress"]
     path = os.path.join(WORK, "show-%s.tc" % meta["KIND"])
     with open(path, "w") as f:
@@ -152,24 +159,41 @@ def fresh(tag, meta):
 
 
 def bench_set(tcsync, kind, n, runs, scenarios):
+    LOADS.clear()
+    rows = _bench_set(tcsync, kind, n, runs, scenarios)
+    return rows
+
+
+def _bench_set(tcsync, kind, n, runs, scenarios):
     prefix, meta = generate(kind, n)
     F, FT = prefix + ".yaml", prefix + ".tc"
     FC, FCT = prefix + ".changed.yaml", prefix + ".changed.tc"
     devs = meta["DEVS"].split()
     rows = []  # (scenario, tcsync runs, tc runs or None, note)
 
+    class Rows(list):
+        def append(self, row):
+            LOADS[row[0]] = load_now()
+            list.append(self, row)
+    rows = Rows()
+
     if "apply" in scenarios:
-        ts, tc = [], []
+        ts, tn, tc = [], [], []
         for r in range(runs):
-            for tool in (("tc", "tcsync") if r % 2 else ("tcsync", "tc")):
+            order = ("tcsync", "nv", "tc") if r % 2 == 0 else ("tc", "nv", "tcsync")
+            for tool in order:
                 ns = fresh("a", meta)
                 if tool == "tc":
                     tc.append(timed(["tc", "-n", ns, "-b", FT]))
+                elif tool == "nv":
+                    tn.append(timed([tcsync, "--netns", ns, "-q", "apply", "--no-verify", F]))
                 else:
                     ts.append(timed([tcsync, "--netns", ns, "-q", "apply", F]))
                 del_ns(ns)
-            log("apply run %d: tcsync %.2f s, tc -b %.2f s" % (r + 1, ts[-1]["wall"], tc[-1]["wall"]))
+            log("apply run %d: tcsync %.2f s, --no-verify %.2f s, tc -b %.2f s" % (
+                r + 1, ts[-1]["wall"], tn[-1]["wall"], tc[-1]["wall"]))
         rows.append(("apply from empty", ts, tc, "tc -b F.tc"))
+        rows.append(("apply from empty, --no-verify", tn, tc, "tc -b F.tc"))
 
     need_state = {"noop", "change", "dump"} & set(scenarios)
     if need_state:
@@ -196,17 +220,20 @@ def bench_set(tcsync, kind, n, runs, scenarios):
                 tc.append(timed(tc_read_cmd(ns, meta, True)))
             rows.append(("dump vs tc -j show", ts, tc, " ".join(tc_read_cmd("NS", meta, True)[3:])))
         if "change" in scenarios:
-            ts, tc = [], []
+            ts, tn, tc = [], [], []
             for r in range(runs):
                 ts.append(timed([tcsync, "--netns", ns, "-q", "apply", FC]))
                 if sh(tcsync, "--netns", ns, "-q", "diff", FC, check=False).returncode != 0:
                     raise RuntimeError("after applying the 1% change, diff is not empty")
-                sh(tcsync, "--netns", ns, "-q", "apply", F)
+                sh(tcsync, "--netns", ns, "-q", "apply", "--no-verify", F)
+                tn.append(timed([tcsync, "--netns", ns, "-q", "apply", "--no-verify", FC]))
+                sh(tcsync, "--netns", ns, "-q", "apply", "--no-verify", F)
                 tc.append(timed(["tc", "-n", ns, "-b", FCT]))
                 if sh(tcsync, "--netns", ns, "-q", "diff", FC, check=False).returncode != 0:
                     raise RuntimeError("after tc -b of the 1% change, tcsync diff is not empty")
-                sh(tcsync, "--netns", ns, "-q", "apply", F)
+                sh(tcsync, "--netns", ns, "-q", "apply", "--no-verify", F)
             rows.append(("1%% changed (%s steps)" % meta["CHANGED"], ts, tc, "tc -b F.changed.tc"))
+            rows.append(("1% changed, --no-verify", tn, tc, "tc -b F.changed.tc"))
         del_ns(ns)
 
     if "diff" in scenarios:
@@ -225,9 +252,13 @@ def fmt_row(kind, n, name, ts, tc):
     def cell(runs):
         return "%.2f / %.2f / %.2f / %.0f" % (median(runs, "wall"), median(runs, "user"), median(runs, "sys"),
                                               median(runs, "rss"))
+    def cpu(runs):
+        return statistics.median(r["user"] + r["sys"] for r in runs)
     ratio = "%.2f" % (median(ts, "wall") / max(median(tc, "wall"), 0.005)) if tc else "-"
+    cratio = "%.2f" % (cpu(ts) / max(cpu(tc), 0.005)) if tc else "-"
     uratio = "%.2f" % (median(ts, "user") / max(median(tc, "user"), 0.005)) if tc else "-"
-    return "| %s %s | %s | %s | %s | %s | %s |" % (kind, human(n), name, cell(ts), cell(tc) if tc else "-", ratio, uratio)
+    return "| %s %s | %s | %s | %s | %s | %s | %s | %s |" % (
+        kind, human(n), name, cell(ts), cell(tc) if tc else "-", ratio, cratio, uratio, LOADS.get(name, "-"))
 
 
 def human(n):
@@ -244,7 +275,7 @@ def check_set(tcsync, kind, n):
         out = sh(sys.executable, SNAPSHOT, ns, capture_output=True, text=True).stdout
         snaps.append(out.replace(ns, "NS"))
     nf = [sh("tc", "-n", ns, "filter", "show", "dev", meta["DEVS"].split()[0], *(
-        ["ingress"] if kind == "u32" else ["parent", "1:"]), capture_output=True, text=True).stdout.count("filter ")
+        ["ingress"] if kind != "htb" else ["parent", "1:"]), capture_output=True, text=True).stdout.count("filter ")
         for ns in (a, b)]
     same = snaps[0] == snaps[1]
     print("%s %s: tc -b and tcsync states %s (tc_snapshot.py, %d lines; filter lines on %s: %d vs %d)" % (
@@ -300,8 +331,8 @@ def main():
     print()
     print("medians of %d runs; cells: wall / user / sys (s) / peak RSS (MB)" % ARGS.runs)
     print()
-    print("| set | scenario | tcsync | tc | wall ratio | user ratio |")
-    print("|---|---|---|---|---|---|")
+    print("| set | scenario | tcsync | tc | wall ratio | cpu ratio (user+sys) | user ratio | load |")
+    print("|---|---|---|---|---|---|---|---|")
     for kind, n in sets:
         for name, ts, tc, _note in bench_set(tcsync, kind, n, ARGS.runs, scen):
             print(fmt_row(kind, n, name, ts, tc), flush=True)
