@@ -18,8 +18,8 @@ KIND
   flower  the shape of the kernel's tdc_batch.py: an ingress qdisc on v0 and N
           rules `flower skip_hw src_mac e4:11:00:XX:XX:XX dst_mac
           e4:12:00:XX:XX:XX action gact drop`, prio 1, handles 1..N. Needs
-          flower and gact (not in the host kernel, nor yet tcsync kinds): for
-          the kernel lab (tests/lab/), see bench/README.md.
+          flower and gact, which the host kernel lacks: for the kernel lab
+          (tests/lab/), see bench/README.md.
 
 Writes OUT_PREFIX.yaml, OUT_PREFIX.tc and OUT_PREFIX.meta (shell variables:
 the devices to create). With --change PCT it also writes
@@ -140,7 +140,7 @@ def gen_flower(n, changed_every):
     t = ["qdisc add dev v0 ingress"]
     cy, ct = list(y), []
     ry = ("      - {parent: \"ffff:\", pref: 1, protocol: ip, handle: %d, flower: {skip_hw: true, "
-          "src_mac: \"e4:11:00:%s\", dst_mac: \"e4:12:00:%s\"}, actions: [{gact: %s}]}")
+          "src_mac: \"e4:11:00:%s\", dst_mac: \"e4:12:00:%s\"}, actions: [{gact: {control: %s}}]}")
     rt = ("filter %s dev v0 parent ffff: protocol ip prio 1 handle %d flower skip_hw src_mac e4:11:00:%s "
           "dst_mac e4:12:00:%s action gact %s")
     for i in range(n):

@@ -220,7 +220,6 @@ struct DevicePlanner {
       bool recreate = false;
       std::vector<std::string> why;
       if (f.ops && l.ops) why = diff_options(*f.ops, f.opts, l.opts, recreate);
-      if (!why.empty() && f.ops && f.ops == l.ops && f.ops->needs_recreate && f.ops->needs_recreate(f, l)) recreate = true;
       else if (f.opaque != l.opaque || !l.ops) why.push_back("options differ"), recreate = true;
       if (f.classid != l.classid)
         why.push_back("classid " + (l.classid ? format_handle(*l.classid) : "(none)") + " -> " + (f.classid ? format_handle(*f.classid) : "(none)"));
@@ -230,6 +229,7 @@ struct DevicePlanner {
         for (size_t i = 0; i < f.actions.size(); ++i) same_action(f.actions[i], l.actions[i], why);
       }
       if (why.empty()) continue;
+      if (f.ops && f.ops == l.ops && f.ops->needs_recreate && f.ops->needs_recreate(f, l)) recreate = true;
       std::string reason = join(why);
       if (recreate) {
         // e.g. u32 keeps the old selector on replace: delete and add again.
