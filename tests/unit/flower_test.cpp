@@ -29,20 +29,10 @@ using tcsync::test::load_ok;
 
 namespace {
 
+using tcsync::test::hex;
+using tcsync::test::unhex;
+
 const KindOps& flower = kFilterFlower;
-
-std::string hex(const std::vector<uint8_t>& b) {
-  std::string out;
-  char x[4];
-  for (auto c : b) std::snprintf(x, sizeof x, "%02x", c), out += x;
-  return out;
-}
-
-std::vector<uint8_t> unhex(std::string_view s) {
-  std::vector<uint8_t> out;
-  for (size_t i = 0; i + 1 < s.size(); i += 2) out.push_back(static_cast<uint8_t>(std::stoi(std::string(s.substr(i, 2)), nullptr, 16)));
-  return out;
-}
 
 // One filter line loaded as a whole file (device v0 with clsact).
 Filter load_filter(const std::string& line) {

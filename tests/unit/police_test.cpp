@@ -22,16 +22,13 @@ using tcsync::test::load_ok;
 
 namespace {
 
+using tcsync::test::hex;
+using tcsync::test::unhex;
+
 std::string hex(std::span<const uint8_t> b) {
   std::string out;
   char x[4];
   for (auto c : b) std::snprintf(x, sizeof x, "%02x", c), out += x;
-  return out;
-}
-
-std::vector<uint8_t> unhex(std::string_view s) {
-  std::vector<uint8_t> out;
-  for (size_t i = 0; i + 1 < s.size(); i += 2) out.push_back(static_cast<uint8_t>(std::stoi(std::string(s.substr(i, 2)), nullptr, 16)));
   return out;
 }
 

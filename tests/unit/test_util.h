@@ -1,6 +1,10 @@
 // Helpers for unit tests: load YAML text and collect formatted errors.
 #pragma once
+#include <cstdio>
+#include <stdexcept>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "diag.h"
 #include "loader.h"
@@ -18,6 +22,28 @@ inline std::string load_errors(const std::string& text, State* out = nullptr, co
   for (auto& x : d.all()) all += format_diagnostic(x);
   if (out) *out = std::move(s);
   return all;
+}
+
+// Bytes as lowercase hex and back, for golden payloads.
+inline std::string hex(const std::vector<uint8_t>& b) {
+  std::string out;
+  char x[4];
+  for (auto c : b) std::snprintf(x, sizeof x, "%02x", c), out += x;
+  return out;
+}
+
+// Spaces between bytes are allowed ("0a 00 01").
+inline std::vector<uint8_t> unhex(std::string_view s) {
+  std::vector<uint8_t> out;
+  for (size_t i = 0; i + 1 < s.size();) {
+    if (s[i] == ' ') {
+      ++i;
+      continue;
+    }
+    out.push_back(static_cast<uint8_t>(std::stoi(std::string(s.substr(i, 2)), nullptr, 16)));
+    i += 2;
+  }
+  return out;
 }
 
 inline State load_ok(const std::string& text) {

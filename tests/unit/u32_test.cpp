@@ -11,6 +11,8 @@
 
 #include <catch2/catch.hpp>
 
+#include "test_util.h"
+
 #include "diag.h"
 #include "kind.h"
 #include "model.h"
@@ -21,6 +23,9 @@
 using namespace tcsync;
 
 namespace {
+
+using tcsync::test::hex;
+using tcsync::test::unhex;
 
 const KindOps& u32 = kFilterU32;
 
@@ -85,26 +90,6 @@ std::string keys_of(const std::string& match) {
   const Value* v = o.get(static_cast<uint16_t>(field("match")));
   REQUIRE(v);
   return describe_field(u32.fields[field("match")], *v);
-}
-
-std::string hex(const std::vector<uint8_t>& b) {
-  std::string out;
-  char x[4];
-  for (auto c : b) std::snprintf(x, sizeof x, "%02x", c), out += x;
-  return out;
-}
-
-std::vector<uint8_t> unhex(std::string_view s) {
-  std::vector<uint8_t> out;
-  for (size_t i = 0; i + 1 < s.size();) {
-    if (s[i] == ' ') {
-      ++i;
-      continue;
-    }
-    out.push_back(static_cast<uint8_t>(std::stoi(std::string(s.substr(i, 2)), nullptr, 16)));
-    i += 2;
-  }
-  return out;
 }
 
 std::vector<uint8_t> encode(const Filter& f) {
