@@ -213,6 +213,16 @@ void decode_kind(const AttrTable& tb, ObjType type, Obj& out, const KindCtx& ctx
   else if (out.ops && !complete(*out.ops, out.opts)) out.ops = nullptr;
 }
 
+// The head every action's parameter struct starts with (uapi's tc_gen
+// macro: index, capab, action, refcnt, bindcnt).
+struct TcGen {
+  uint32_t index;
+  uint32_t capab;
+  int32_t action;
+  int32_t refcnt;
+  int32_t bindcnt;
+};
+
 void decode_actions(std::span<const uint8_t> list, const LinkNames* links, std::vector<Action>& out) {
   // Entries are nested by order (1, 2, ...); keep the kernel's order.
   AttrIter it(list);
@@ -229,7 +239,7 @@ void decode_actions(std::span<const uint8_t> list, const LinkNames* links, std::
       if (a.ops) {
         if (a.ops->action_parms_attr) {
           AttrTable ot(o->data, a.ops->action_parms_attr);
-          if (auto* p = ot.get(a.ops->action_parms_attr)) a.index = p->as<tc_mirred>().index;  // tc_gen first
+          if (auto* p = ot.get(a.ops->action_parms_attr)) a.index = p->as<TcGen>().index;
         }
       }
     }
