@@ -11,8 +11,10 @@ NS=${NS:0:40}
 TMP=$(mktemp -d)
 FAILS=0
 
+REF=""
 cleanup() {
   ip netns del "$NS" 2>/dev/null || true
+  [ -z "$REF" ] || ip netns del "$REF" 2>/dev/null || true
   rm -rf "$TMP"
 }
 trap cleanup EXIT INT TERM
@@ -29,6 +31,21 @@ make_ns() {
     ip -n "$NS" link set v2 up
     ip -n "$NS" link set v3 up
   fi
+}
+
+# A second namespace with the same links, for `tc -b` as the reference
+# (deleted by cleanup too). Usage: make_ref_ns [4]
+make_ref_ns() {
+  REF="${NS:0:36}-ref"
+  ip netns add "$REF"
+  ip -n "$REF" link set lo up
+  local pairs="v0:v1"
+  [ "${1:-}" = 4 ] && pairs="v0:v1 v2:v3"
+  for pair in $pairs; do
+    ip -n "$REF" link add "${pair%:*}" type veth peer name "${pair#*:}"
+    ip -n "$REF" link set "${pair%:*}" up
+    ip -n "$REF" link set "${pair#*:}" up
+  done
 }
 
 ts() { "$TCSYNC" --netns "$NS" "$@"; }

@@ -5,20 +5,7 @@
 # line reported as FILE:LINE:COL with nothing on stdout.
 source "$(dirname "$0")/lib.sh"
 make_ns 4
-REF="${NS:0:36}-ref"
-cleanup_both() {
-  ip netns del "$REF" 2>/dev/null || true
-  cleanup
-}
-trap cleanup_both EXIT INT TERM
-ip netns add "$REF"
-ip -n "$REF" link set lo up
-for pair in "v0 v1" "v2 v3"; do
-  set -- $pair
-  ip -n "$REF" link add "$1" type veth peer name "$2"
-  ip -n "$REF" link set "$1" up
-  ip -n "$REF" link set "$2" up
-done
+make_ref_ns 4
 
 B=$TMP/site.tc
 cat >"$B" <<'EOF'

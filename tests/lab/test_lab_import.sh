@@ -4,17 +4,7 @@
 # the same file in another, give the same tc -j state; the next diff is empty.
 source "$(dirname "$0")/../kernel/lib.sh"
 make_ns
-REF="${NS:0:36}-ref"
-cleanup_both() {
-  ip netns del "$REF" 2>/dev/null || true
-  cleanup
-}
-trap cleanup_both EXIT INT TERM
-ip netns add "$REF"
-ip -n "$REF" link set lo up
-ip -n "$REF" link add v0 type veth peer name v1
-ip -n "$REF" link set v0 up
-ip -n "$REF" link set v1 up
+make_ref_ns
 
 B=$TMP/site.tc
 cat >"$B" <<'TC'
