@@ -12,6 +12,7 @@
 #include <cstdio>
 
 #include "applier.h"
+#include "atomic.h"
 #include "differ.h"
 #include "import_tc.h"
 #include "lock.h"
@@ -70,6 +71,7 @@ bool read_and_plan(Session& s, Diagnostics& d, const CommonOptions& o) {
     s.live.get_or_add(dev.name);
   }
   if (!s.kernel->dump(names, s.live, d)) return false;
+  if (!atomize(s.desired, s.live, o.atomic, d)) return false;
   auto t1 = std::chrono::steady_clock::now();
   s.plan = make_plan(s.desired, s.live);
   if (o.verbose) {
@@ -287,6 +289,7 @@ int cmd_dump(const std::vector<std::string>& devices, const CommonOptions& o) {
   std::sort(live.devices.begin(), live.devices.end(), [](auto& a, auto& b) { return a.name < b.name; });
   for (auto& dev : live.devices)
     std::stable_sort(dev.classes.begin(), dev.classes.end(), [](auto& a, auto& b) { return a.classid < b.classid; });
+  deatomize(live);  // rule lists under an atomic switch print as the file wrote them
   std::cout << write_state_yaml(live);
   return 0;
 }

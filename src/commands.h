@@ -25,6 +25,7 @@ struct CommonOptions {
   bool quiet = false;
   bool verbose = false;   // phase timings on stderr
   bool progress = false;  // decided by main: stderr is a terminal, text output
+  bool atomic = false;    // diff/apply --atomic: every device switches atomically
 };
 
 // Exit codes (BRIEF.md): 0 done / in sync, 1 error, 2 changes pending (diff).

@@ -5,6 +5,7 @@
 #include <map>
 #include <set>
 
+#include "atomic.h"
 #include "handle.h"
 
 namespace tcsync {
@@ -86,7 +87,7 @@ struct Dying {
 struct DevicePlanner {
   const Device& want;
   const Device& have;
-  std::vector<Step> filter_dels, class_dels, qdisc_dels, tree_adds, filter_adds;
+  std::vector<Step> filter_dels, class_dels, qdisc_dels, tree_adds, filter_adds, filter_dels_late;
 
   Step step(Op op, ObjType t, std::string reason, SourceLoc loc) {
     Step s;
@@ -96,6 +97,35 @@ struct DevicePlanner {
     s.reason = std::move(reason);
     s.loc = loc;
     return s;
+  }
+
+  // Hooks that switch atomically (the desired state has a switch rule
+  // there, atomic.h): the target slot is built first, then the switch moves
+  // traffic, then everything else at the hook goes. Deletes inside the target
+  // slot (leftovers of an interrupted apply) are safe early: no packet
+  // reaches the slot before the switch.
+  void order_atomic() {
+    std::map<uint32_t, int> target;
+    for (auto& f : want.filters)
+      if (auto s = switch_slot(f)) target[f.key.parent] = *s;
+    if (target.empty()) return;
+    std::vector<Step> early;
+    for (auto& s : filter_dels) {
+      auto it = target.find(s.filter->key.parent);
+      bool late = it != target.end() && (slot_of_chain(s.filter->key.chain) != it->second || switch_slot(*s.filter));
+      (late ? filter_dels_late : early).push_back(std::move(s));
+    }
+    filter_dels = std::move(early);
+    for (auto& [parent, slot] : target) {
+      auto sw = std::find_if(filter_adds.begin(), filter_adds.end(),
+                             [&](const Step& s) { return s.filter->key.parent == parent && switch_slot(*s.filter); });
+      if (sw == filter_adds.end()) continue;
+      Step moved = std::move(*sw);
+      filter_adds.erase(sw);
+      auto last = std::find_if(filter_adds.rbegin(), filter_adds.rend(),
+                               [&](const Step& s) { return s.filter->key.parent == parent; });
+      filter_adds.insert(last.base(), std::move(moved));
+    }
   }
 
   void run() {
@@ -297,6 +327,7 @@ struct DevicePlanner {
       if (a.filter_group != b.filter_group) return a.filter_group;  // whole lists first
       return rank(a) > rank(b);
     });
+    order_atomic();
 
     // ---- order the tree ---------------------------------------------------
     // Class deletes: deepest first (a parent htb class refuses while it has children).
@@ -386,14 +417,14 @@ Plan make_plan(const State& desired, const State& live) {
   per.reserve(desired.devices.size());
   for (auto& want : desired.devices) {
     const Device* have = live.find(want.name);
-    per.push_back(DevicePlanner{want, have ? *have : empty, {}, {}, {}, {}, {}});
+    per.push_back(DevicePlanner{want, have ? *have : empty, {}, {}, {}, {}, {}, {}});
     per.back().run();
   }
   // Phase by phase across devices, so a mirred target is never deleted
   // before the rules that point at it on another device.
   using Phase = std::vector<Step> DevicePlanner::*;
   for (Phase phase : {&DevicePlanner::filter_dels, &DevicePlanner::class_dels, &DevicePlanner::qdisc_dels,
-                      &DevicePlanner::tree_adds, &DevicePlanner::filter_adds})
+                      &DevicePlanner::tree_adds, &DevicePlanner::filter_adds, &DevicePlanner::filter_dels_late})
     for (auto& p : per)
       for (auto& s : p.*phase) plan.steps.push_back(std::move(s));
   return plan;

@@ -6,6 +6,8 @@
 //   4. qdisc and class adds/changes, parents before children
 //   5. filter adds/replaces, in file order (u32 hash tables before the rules
 //      that link to them, as the file declares them)
+//   6. at hooks that switch atomically (atomic.h): the deletes outside the
+//      new slot, after the switch rule moved traffic (it comes last in 5.)
 // Only devices the file declares are looked at; on those, every qdisc,
 // class and filter the file does not name is deleted.
 #pragma once

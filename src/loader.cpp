@@ -219,8 +219,15 @@ void Loader::device(YamlReader& r, const std::string& name, SourceLoc loc) {
       list(r, key, [&](const Node& n) { klass(n, state.devices[di]); });
     else if (key == "filters")
       list(r, key, [&](const Node& n) { filter(n, state.devices[di]); });
-    else {
-      unknown_key(d, Node{Node::Type::Scalar, true, kloc, key, {}, {}}, "device " + quoted(name), {"qdiscs", "classes", "filters"});
+    else if (key == "atomic") {
+      Node v;
+      if (!r.read_node(v)) return;
+      if (v.is_scalar() && v.plain && (v.scalar == "true" || v.scalar == "false"))
+        state.devices[di].atomic = v.scalar == "true";
+      else
+        d.error(v.loc, "'atomic' must be true or false");
+    } else {
+      unknown_key(d, Node{Node::Type::Scalar, true, kloc, key, {}, {}}, "device " + quoted(name), {"qdiscs", "classes", "filters", "atomic"});
       r.skip_node();
     }
     if (r.failed()) return;
@@ -405,7 +412,9 @@ void Loader::filter(const Node& n, Device& dev) {
       else if (v.scalar == "egress") f.key.parent = kHandleClsactEgress;
       else if (auto h = handle_value(v, "parent", d)) f.key.parent = *h;
     } else if (key == "chain") {
-      if (auto c = uint_value(v, "chain", 0xFFFFFFFF, d)) f.key.chain = static_cast<uint32_t>(*c);
+      // The kernel's limit for chain indexes (TC_ACT_EXT_VAL_MASK: a goto
+      // chain carries the index in the low 28 bits of a verdict).
+      if (auto c = uint_value(v, "chain", 0x0FFFFFFF, d)) f.key.chain = static_cast<uint32_t>(*c);
     } else if (key == "pref" || key == "prio") {
       if (auto p = uint_value(v, key, 0xFFFF, d)) {
         if (*p == 0) d.error(v.loc, "pref 0 means 'let the kernel choose'; tcsync needs a fixed pref (1 to 65535)");

@@ -49,6 +49,10 @@ Exit codes: 0 done or in sync, 1 error, 2 changes pending (diff).)");
       ->check(CLI::IsMember({"rollback", "stop", "continue"}));
   apply->add_flag("--wait", apply_flags.wait, "Wait for another tcsync working on this namespace instead of failing");
   apply->add_flag("!--no-verify", apply_flags.verify, "Do not dump again after applying to check the result");
+  for (auto* c : {diff, apply})
+    c->add_flag("--atomic", common.atomic,
+                "Change the filter lists at ingress/egress by building them in a spare chain and switching with one "
+                "replace, so no packet sees a half-applied list (needs flower and gact in the kernel)");
   auto* dump = app.add_subcommand("dump", "Print the live tc state as tcsync YAML");
   dump->add_option("--dev", devices, "Only this device (repeatable); default: every device with tc state");
 

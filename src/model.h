@@ -85,6 +85,8 @@ struct Device {
   std::vector<Qdisc> qdiscs;
   std::vector<Class> classes;
   std::vector<Filter> filters;
+  // `atomic: true`: filter lists at the hooks change by one switch (atomic.h).
+  bool atomic = false;
 };
 
 struct State {

@@ -87,7 +87,8 @@ std::string yaml_json_schema() {
       "properties": {
         "qdiscs": {"type": ["array", "null"], "items": {"$ref": "#/$defs/qdisc"}},
         "classes": {"type": ["array", "null"], "items": {"$ref": "#/$defs/class"}},
-        "filters": {"type": ["array", "null"], "items": {"$ref": "#/$defs/filter"}}
+        "filters": {"type": ["array", "null"], "items": {"$ref": "#/$defs/filter"}},
+        "atomic": {"type": "boolean", "description": "Change the filter lists at ingress/egress by one atomic switch (apply --atomic)."}
       }
     },
     "qdisc": {"oneOf": [

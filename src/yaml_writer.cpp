@@ -221,6 +221,7 @@ std::string write_state_yaml(const State& s) {
       continue;
     }
     out += "\n";
+    if (d.atomic) out += "    atomic: true\n";
     auto section = [&](const char* name, auto& items, auto&& write) {
       if (items.empty()) return;
       out += "    " + std::string(name) + ":\n";
