@@ -112,7 +112,8 @@ std::optional<int> switch_slot(const Filter& f) {
       !f.opts.empty() || f.classid || f.actions.size() != 1)
     return std::nullopt;
   const Action& a = f.actions[0];
-  if (a.ops != &kActionGact || a.index || !a.cookie.empty()) return std::nullopt;
+  // (Live actions always carry the index the kernel gave them.)
+  if (a.ops != &kActionGact || !a.cookie.empty()) return std::nullopt;
   auto c = a.opts.num(gact_control_field());
   if (!c || a.opts.items().size() != 1) return std::nullopt;
   for (int s = 0; s < 2; ++s)
