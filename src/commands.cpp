@@ -8,6 +8,7 @@
 
 #include <atomic>
 #include <optional>
+#include <set>
 #include <chrono>
 #include <cstdio>
 
@@ -19,6 +20,7 @@
 #include "kernel.h"
 #include "loader.h"
 #include "plan_print.h"
+#include "probe.h"
 #include "yaml_writer.h"
 
 namespace tcsync {
@@ -87,6 +89,51 @@ bool read_and_plan(Session& s, Diagnostics& d, const CommonOptions& o) {
 
 bool prepare(const std::vector<std::string>& files, const CommonOptions& o, Session& s, Diagnostics& d) {
   return open_session(files, o, s, d) && read_and_plan(s, d, o);
+}
+
+// The kinds the plan creates that the kernel's dump has not shown are
+// probed before anything is sent: a missing one is an error at the first
+// line that uses it.
+bool check_kinds(const Session& s, const CommonOptions& o, Diagnostics& d) {
+  std::set<std::pair<ObjType, std::string>> known;
+  for (auto& dev : s.live.devices) {
+    for (auto& q : dev.qdiscs) known.emplace(ObjType::Qdisc, q.kind);
+    for (auto& c : dev.classes) known.emplace(ObjType::Qdisc, c.kind);
+    for (auto& f : dev.filters) {
+      known.emplace(ObjType::Filter, f.kind);
+      for (auto& a : f.actions) known.emplace(ObjType::Action, a.kind);
+    }
+  }
+  std::vector<KindProbe> probes;
+  std::vector<SourceLoc> where;
+  auto want = [&](ObjType t, const std::string& kind, SourceLoc loc) {
+    if (known.emplace(t, kind).second) probes.push_back({t, kind}), where.push_back(loc);
+  };
+  for (auto& st : s.plan.steps) {
+    if (st.op == Op::Delete) continue;
+    if (st.qdisc) want(ObjType::Qdisc, st.qdisc->kind, st.qdisc->loc);
+    if (st.cls) want(ObjType::Qdisc, st.cls->kind, st.cls->loc);
+    if (st.filter) {
+      want(ObjType::Filter, st.filter->kind, st.filter->loc);
+      for (auto& a : st.filter->actions) want(ObjType::Action, a.kind, a.loc);
+    }
+  }
+  if (probes.empty()) return true;
+  std::string why_not;
+  auto have = probe_kinds(probes, why_not);
+  if (!have) {
+    if (o.verbose) std::fprintf(stderr, "tcsync: kinds not probed: %s\n", why_not.c_str());
+    return true;
+  }
+  for (size_t i = 0; i < probes.size(); ++i)
+    if (!(*have)[i])
+      d.error(where[i], std::string(probes[i].type == ObjType::Qdisc    ? "qdisc"
+                                    : probes[i].type == ObjType::Filter ? "filter"
+                                                                        : "action") +
+                            " kind '" + probes[i].kind + "' is not in this kernel (no " +
+                            module_of(probes[i].type, probes[i].kind) + ": built without it, or the module is missing)");
+  if (d.has_errors()) d.note({}, "nothing was changed");
+  return !d.has_errors();
 }
 
 void print_plan(const Session& s, const CommonOptions& o, const std::string& cmd) {
@@ -198,7 +245,7 @@ int cmd_apply(const std::vector<std::string>& files, const ApplyFlags& f, const 
       guard.emplace();
     }
   }
-  ok = ok && read_and_plan(s, d, o);
+  ok = ok && read_and_plan(s, d, o) && check_kinds(s, o, d);
   if (!ok) {
     print_diags(d, o);
     return 1;
