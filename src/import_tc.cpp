@@ -546,7 +546,8 @@ struct Positional {
   std::string_view kind, key;
 };
 const Positional kPositional[] = {
-    {ObjType::Action, "gact", "control"}, {ObjType::Action, "police", "exceed"}, {ObjType::Action, "mirred", "control"}};
+    {ObjType::Action, "gact", "control"}, {ObjType::Action, "police", "exceed"}, {ObjType::Action, "mirred", "control"},
+    {ObjType::Action, "skbedit", "control"}};
 
 const Field* positional_field(const KindOps& ops) {
   for (auto& p : kPositional)
@@ -914,7 +915,17 @@ bool police_conform_exceed(Importer& im, Cursor& c, const Word& kw, Node& body) 
   return conform.empty() || im.set_once(body, kw, "conform", scalar(conform, v->loc));
 }
 
+// skbedit: `mark V[/M]`.
+bool skbedit_mark(Importer& im, Cursor& c, const Word& kw, Node& body) {
+  const Word* v = c.value(kw, "a mark such as 5 or 0x10/0xff");
+  if (!v) return false;
+  auto slash = v->text.find('/');
+  if (!im.set_once(body, kw, "mark", scalar(tc_number(v->text.substr(0, slash)), v->loc))) return false;
+  return slash == std::string::npos || im.set_once(body, kw, "mask", scalar(tc_number(v->text.substr(slash + 1)), v->loc));
+}
+
 const Special kSpecials[] = {
+    {ObjType::Action, "skbedit", "mark", skbedit_mark},
     {ObjType::Action, "police", "conform-exceed", police_conform_exceed},
     {ObjType::Filter, "u32", "match", u32_match},     {ObjType::Filter, "u32", "sample", u32_sample},
     {ObjType::Filter, "u32", "hashkey", u32_hashkey}, {ObjType::Filter, "u32", "offset", u32_offset},
