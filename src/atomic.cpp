@@ -136,6 +136,13 @@ bool atomize(State& desired, const State& live, bool all, Diagnostics& d) {
         rest.push_back(std::move(f));
         continue;
       }
+      if (f.kind == "u32") {
+        // Both slots would hold u32 lists at the same prefs in different
+        // chains, which the kernel's u32 tables (one list per qdisc, by
+        // pref) cannot keep apart.
+        d.error(f.loc, "u32 rules cannot switch atomically (the kernel shares u32 tables between chains of the same pref); use flower, matchall or fw here, or apply without --atomic");
+        ok = false;
+      }
       if (uint32_t m = max_chain(f); m >= kAtomicChainLimit) {
         d.error(f.loc, "chain " + std::to_string(m) + " is too high for an atomic switch (chains below " +
                            std::to_string(kAtomicChainLimit) + "; tcsync keeps the rest for its two slots)");

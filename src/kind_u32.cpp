@@ -1149,6 +1149,18 @@ std::vector<uint32_t> depends_on(const Options& o) {
 // block), and a rule placed in a table is listed under the table's own pref
 // and protocol whatever its request said: so the file must say the same.
 void check_device(const std::vector<const Filter*>& filters, Diagnostics& d) {
+  // The kernel keeps a qdisc's u32 hash tables in one list (tc_u_common, per
+  // block) and a dump of one chain walks every table of the pref, whatever
+  // its chain: u32 lists at one pref in two chains show up in each other's
+  // dumps, and their rules cannot be told apart (seen in the lab on 6.1).
+  std::map<std::pair<uint32_t, uint16_t>, const Filter*> chain_of;  // (parent, pref) -> first rule
+  for (const Filter* f : filters) {
+    auto [it, ok] = chain_of.emplace(std::make_pair(f->key.parent, f->key.pref), f);
+    if (!ok && it->second->key.chain != f->key.chain)
+      d.error(f->loc, "u32 at pref " + std::to_string(f->key.pref) + " in chain " + std::to_string(f->key.chain) + " and in chain " +
+                          std::to_string(it->second->key.chain) + " (" + format_location(it->second->loc) +
+                          "): the kernel shares u32 tables between the chains of a qdisc by pref, so their dumps mix; use another pref");
+  }
   std::map<std::pair<uint32_t, uint32_t>, const Filter*> tables;  // (parent, table) -> table
   for (const Filter* f : filters)
     if (auto div = f->opts.num(kDivisor)) {

@@ -71,7 +71,7 @@ expect_contains() {
 }
 
 expect_same_file() {
-  if diff -u "$1" "$2" >"$TMP/diff.out"; then pass "$3"; else fail "$3"; sed 's/^/    /' "$TMP/diff.out" | head -60; return 1; fi
+  if diff -u "$1" "$2" >"$TMP/diff.out"; then pass "$3"; else fail "$3"; head -60 "$TMP/diff.out" | sed 's/^/    /'; return 1; fi
 }
 
 finish() {

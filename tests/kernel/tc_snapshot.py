@@ -4,8 +4,12 @@ counters and kernel bookkeeping removed, so that two states compare with a
 plain diff. tc is the reference here: tcsync's own code is not used.
 
 usage: tc_snapshot.py NETNS
+TC_SNAPSHOT_DROP=key,key... drops more keys (the fault tests drop the
+action `index`: the kernel numbers each action it creates, and an action
+replaced and replaced back gets a new number that no file declares).
 """
 import json
+import os
 import subprocess
 import sys
 
@@ -14,7 +18,7 @@ DROP = {"refcnt", "stats", "stats2", "xstats", "bytes", "packets", "drops", "ove
         "requeues", "backlog", "qlen", "ref", "bind", "installed", "last_used", "first_used",
         "expires", "direct_packets_stat", "lended", "borrowed", "giants", "tokens", "ctokens",
         "not_in_hw", "in_hw", "in_hw_count", "used_hw_stats", "hw_stats", "successful",
-        "rule_hit"}
+        "rule_hit"} | {k for k in os.environ.get("TC_SNAPSHOT_DROP", "").split(",") if k}
 
 
 def tc(ns, *args):

@@ -208,3 +208,18 @@ TEST_CASE("atomic: dump shows a clean switched list as the file wrote it") {
   CHECK_FALSE(live.devices[0].atomic);
   CHECK(live.devices[0].filters.size() == 4);
 }
+
+TEST_CASE("atomic: u32 rules are refused at their line (two slots would share the kernel's u32 tables)") {
+  State want = load_ok(R"(version: 1
+devices:
+  v0:
+    qdiscs: [{kind: clsact}]
+    filters:
+      - {parent: ingress, pref: 10, protocol: ip, u32: {match: [{ip: {src: 10.0.0.0/8}}]}}
+)");
+  State live = load_ok("version: 1\ndevices:\n  v0: {}\n");
+  Diagnostics d;
+  CHECK_FALSE(atomize(want, live, true, d));
+  REQUIRE(d.all().size() == 1);
+  CHECK(format_diagnostic(d.all()[0]).rfind("t.yaml:6:9: error: u32 rules cannot switch atomically", 0) == 0);
+}
