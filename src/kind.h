@@ -176,6 +176,14 @@ struct KindOps {
   // every changed field could change in place on its own (flower: a replace
   // must keep the mask; matchall: the kernel refuses any replace).
   bool (*needs_recreate)(const Filter& want, const Filter& have) = nullptr;
+  // Qdiscs: classes the qdisc makes itself, never declared (prio's bands
+  // 1:1..1:N, mq's and mqprio's queues): true when `minor` is one of them,
+  // so a child qdisc may hang off it.
+  bool (*implicit_class)(const Options& o, uint32_t minor) = nullptr;
+  // Qdiscs and classes: whether changing `have` into `want` needs delete +
+  // add although each changed field could change in place (hfsc: a change
+  // keeps any service curve it does not name, so a curve cannot be removed).
+  bool (*options_need_recreate)(const Options& want, const Options& have) = nullptr;
 
   int field_index(std::string_view key) const;
   std::vector<std::string_view> keys() const;

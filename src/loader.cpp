@@ -509,9 +509,22 @@ void derive_and_check(Device& dev, Diagnostics& d) {
     else if (handle_major(c.parent) != handle_major(c.classid))
       d.error(c.loc, "parent " + format_handle(c.parent) + " belongs to another qdisc than class " + format_handle(c.classid));
   }
+  // A class the parent qdisc makes itself (prio's bands, mq's queues).
+  auto implicit = [&](uint32_t cls) {
+    auto q = by_handle.find(handle_major(cls));
+    return q != by_handle.end() && q->second->ops && q->second->ops->implicit_class &&
+           q->second->ops->implicit_class(q->second->opts, handle_minor(cls));
+  };
+  auto no_class = [&](uint32_t cls) {
+    std::string msg = "parent class " + format_handle(cls) + " is not declared on " + dev.name;
+    auto q = by_handle.find(handle_major(cls));
+    if (q != by_handle.end() && q->second->ops && q->second->ops->implicit_class)
+      msg += " and is not one of the classes " + q->second->kind + " " + format_handle(q->second->handle) + " makes itself";
+    return msg;
+  };
   for (auto& q : dev.qdiscs)
-    if (q.parent != kHandleRoot && q.parent != kHandleIngress && !classes.count(q.parent))
-      d.error(q.loc, "parent class " + format_handle(q.parent) + " is not declared on " + dev.name);
+    if (q.parent != kHandleRoot && q.parent != kHandleIngress && !classes.count(q.parent) && !implicit(q.parent))
+      d.error(q.loc, no_class(q.parent));
 
   const Qdisc* hook = nullptr;
   if (auto it = by_parent.find(kHandleIngress); it != by_parent.end()) hook = it->second;
@@ -531,7 +544,7 @@ void derive_and_check(Device& dev, Diagnostics& d) {
     } else if (p == kHandleIngressQdisc && hook) {
       // "ffff:" is the ingress hook too; kept as written, since the kernel
       // reports each list with the parent it was created with.
-    } else if (handle_minor(p) ? !classes.count(p) : !by_handle.count(p)) {
+    } else if (handle_minor(p) ? !classes.count(p) && !implicit(p) : !by_handle.count(p)) {
       d.error(f.loc, "filter parent " + format_handle(p) + " is not a qdisc or class declared on " + dev.name);
     }
     auto gk = std::make_tuple(f.key.parent, f.key.chain, f.key.pref, f.key.protocol);
