@@ -263,7 +263,9 @@ void Loader::qdisc(const Node& n, Device& dev) {
   q.loc = n.loc;
   const Node* kind = n.find("kind");
   if (!kind) {
-    d.error(n.loc, "qdisc needs 'kind' (one of: clsact, ingress, htb, tbf, pfifo, bfifo)");
+    std::string list;
+    for (auto nm : kind_names(ObjType::Qdisc)) list += (list.empty() ? "" : ", ") + std::string(nm);
+    d.error(n.loc, "qdisc needs 'kind' (one of: " + list + ")");
     return;
   }
   q.ops = kind_of(ObjType::Qdisc, *kind, d);
