@@ -2,7 +2,9 @@
 // its quantum per round.
 #include <linux/pkt_sched.h>
 
+#include "handle.h"
 #include "kind.h"
+#include "model.h"
 #include "units.h"
 
 namespace tcsync {
@@ -30,6 +32,16 @@ void class_normalize(Options& o, const KindCtx&, Diagnostics& d, SourceLoc) {
     d.error(q->loc, "drr quantum must be more than 0 (the kernel: \"Specified DRR quantum cannot be zero.\")");
 }
 
+// drr_change_class ignores the parent: every class sits right under the
+// qdisc (a class added with parent 2:1 is reported with parent 2:), so a
+// file naming a class as parent would never be in sync.
+void check_classes(const std::vector<const Class*>& cs, Diagnostics& d) {
+  for (const Class* c : cs)
+    if (handle_minor(c->parent))
+      d.error(c->loc, "drr classes are flat: class " + format_handle(c->classid) + " sits right under qdisc " +
+                          format_handle(handle_major(c->classid)) + ", not under " + format_handle(c->parent) + " (leave 'parent' out)");
+}
+
 }  // namespace
 
 const KindOps kQdiscDrr{
@@ -47,6 +59,7 @@ const KindOps kClassDrr{
     .encode = class_encode,
     .decode = class_decode,
     .normalize = class_normalize,
+    .check_classes = check_classes,
 };
 
 }  // namespace tcsync

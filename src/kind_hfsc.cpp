@@ -2,10 +2,12 @@
 // (rt), link-sharing (ls) and upper-limit (ul) service curves.
 #include <linux/pkt_sched.h>
 
+#include <set>
 #include <string>
 
 #include "handle.h"
 #include "kind.h"
+#include "model.h"
 #include "units.h"
 #include "yaml_reader.h"
 #include "yaml_writer.h"
@@ -207,6 +209,20 @@ bool class_need_recreate(const Options& want, const Options& have) {
   return (rt_of(have) && !rt_of(want)) || (ls_of(have) && !ls_of(want)) || (have.words(kUl) && !want.words(kUl));
 }
 
+// A class with child classes shares its link among them: the kernel (Debian
+// 6.1) turns an rt-only parent into sc when a child is added ("Warning:
+// Forced curve change on parent 'rt' to 'sc'."), so the file would never be
+// in sync. Ask for the link-share curve instead.
+void check_classes(const std::vector<const Class*>& cs, Diagnostics& d) {
+  std::set<uint32_t> parents;
+  for (const Class* c : cs)
+    if (handle_minor(c->parent)) parents.insert(c->parent);
+  for (const Class* c : cs)
+    if (parents.count(c->classid) && !ls_of(c->opts))
+      d.error(c->loc, "hfsc class " + format_handle(c->classid) +
+                          " has child classes, so it needs 'ls' or 'sc' (the kernel would turn its rt into sc)");
+}
+
 }  // namespace
 
 const KindOps kQdiscHfsc{
@@ -228,6 +244,7 @@ const KindOps kClassHfsc{
     .encode = class_encode,
     .decode = class_decode,
     .normalize = class_normalize,
+    .check_classes = check_classes,
     .options_need_recreate = class_need_recreate,
 };
 

@@ -580,6 +580,10 @@ void derive_and_check(Device& dev, Diagnostics& d) {
   for (auto& f : dev.filters) by_kind[f.ops].push_back(&f);
   for (auto& [ops, fs] : by_kind)
     if (ops->check_device) ops->check_device(fs, d);
+  std::map<const KindOps*, std::vector<const Class*>> classes_by_kind;
+  for (auto& c : dev.classes) classes_by_kind[c.ops].push_back(&c);
+  for (auto& [ops, cs] : classes_by_kind)
+    if (ops->check_classes) ops->check_classes(cs, d);
 }
 
 bool load_reader(YamlReader& r, uint32_t file, State& out, Diagnostics& d, std::map<std::string, SourceLoc>& declared) {

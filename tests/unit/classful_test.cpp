@@ -211,6 +211,8 @@ TEST_CASE("drr: tc's bytes; quantum is the kernel's when absent") {
   m = cmsg(dev.classes[1]);
   CHECK(m.attrs == kDrr + "04000200");
   round_trip(dev.classes[0], ObjType::Class);
+  CHECK(load_errors("version: 1\ndevices:\n  v0:\n    qdiscs: [{kind: drr, handle: \"2:\"}]\n    classes: [{classid: \"2:1\"}, {classid: \"2:3\", parent: \"2:1\"}]\n")
+            .find("drr classes are flat: class 2:3 sits right under qdisc 2:, not under 2:1") != std::string::npos);
   CHECK(load_errors("version: 1\ndevices:\n  v0:\n    qdiscs: [{kind: drr, handle: \"2:\"}]\n    classes: [{classid: \"2:1\", quantum: 0}]\n")
             .find("drr quantum must be more than 0") != std::string::npos);
 }
@@ -261,6 +263,8 @@ TEST_CASE("hfsc: errors as tc gives them, and removing a curve re-creates the cl
   CHECK(load_errors(head + "      - {classid: \"3:1\", sc: 1mbit, rt: 1mbit}\n").find("give 'sc' or 'rt' and 'ls', not both") != std::string::npos);
   CHECK(load_errors(head + "      - {classid: \"3:1\", sc: {m1: 0, d: 0, m2: 0}}\n").find("a service curve needs a slope") != std::string::npos);
   CHECK(load_errors(head + "      - {classid: \"3:1\", sc: {m2: 1mbit, dd: 1ms}}\n").find("did you mean d?") != std::string::npos);
+  CHECK(load_errors(head + "      - {classid: \"3:1\", rt: 1mbit}\n      - {classid: \"3:2\", parent: \"3:1\", ls: 1mbit}\n")
+            .find("hfsc class 3:1 has child classes, so it needs 'ls' or 'sc'") != std::string::npos);
 
   State have = load_ok(head + "      - {classid: \"3:1\", ls: 1mbit, ul: 2mbit}\n");
   State changed = load_ok(head + "      - {classid: \"3:1\", ls: 3mbit, ul: 2mbit}\n");
