@@ -152,6 +152,8 @@ struct DevicePlanner {
       else if (q.ops && l.ops) {
         auto d = diff_options(*q.ops, q.opts, l.opts, recreate);
         why = join(d);
+        if (!d.empty() && !recreate && q.ops == l.ops && q.ops->options_need_recreate && q.ops->options_need_recreate(q.opts, l.opts))
+          recreate = true;
         if (!d.empty() && !q.ops->can_change) {
           recreate = true;
           why += "; " + q.kind + " cannot change in place: re-created with its classes and filters";
@@ -179,6 +181,20 @@ struct DevicePlanner {
           dying.majors.insert(handle_major(l.handle)), grew = true;
     }
 
+    // Qdiscs the file keeps below a removed one (a pfifo on a band of a
+    // re-created mqprio) go with it: add them again.
+    {
+      std::set<const Qdisc*> adding;
+      for (auto& [q, why] : q_add) adding.insert(q);
+      for (auto& q : want.qdiscs) {
+        auto it = live_q.find(q.parent);
+        if (adding.count(&q) || it == live_q.end() || it->second->parent == kHandleIngress || !dying.qdisc_dies(*it->second))
+          continue;
+        std::erase_if(q_change, [&](auto& e) { return e.first == &q; });
+        q_add.emplace_back(&q, "re-created with its parent");
+      }
+    }
+
     // ---- classes, matched by classid ------------------------------------
     std::map<uint32_t, const Class*> live_c;
     for (auto& c : have.classes)
@@ -197,7 +213,14 @@ struct DevicePlanner {
       std::string why;
       if (l.kind != c.kind) why = "kind " + l.kind + " -> " + c.kind, recreate = true;
       else if (l.parent != c.parent) why = "parent " + format_handle(l.parent) + " -> " + format_handle(c.parent), recreate = true;
-      else if (c.ops && l.ops) why = join(diff_options(*c.ops, c.opts, l.opts, recreate));
+      else if (c.ops && l.ops) {
+        auto d = diff_options(*c.ops, c.opts, l.opts, recreate);
+        why = join(d);
+        if (!d.empty() && !recreate && c.ops == l.ops && c.ops->options_need_recreate && c.ops->options_need_recreate(c.opts, l.opts)) {
+          recreate = true;
+          why += "; cannot change in place";
+        }
+      }
       if (why.empty()) continue;
       if (recreate) {
         c_del.emplace_back(&l, why);
@@ -373,7 +396,9 @@ struct DevicePlanner {
       if (guard > 64 || parent == kHandleRoot || parent == kHandleIngress) return 0;
       if (handle_minor(parent)) {
         auto it = want_c.find(parent);
-        return it == want_c.end() ? 0 : 1 + depth_of(it->second->parent, guard + 1);
+        // An implicit class (prio's band 1:2) sits right under its qdisc.
+        if (it == want_c.end()) return 1 + depth_of(handle_major(parent), guard + 1);
+        return 1 + depth_of(it->second->parent, guard + 1);
       }
       auto it = want_q.find(parent);
       return it == want_q.end() ? 0 : 1 + depth_of(it->second->parent, guard + 1);

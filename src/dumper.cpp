@@ -157,8 +157,9 @@ class Dumper {
       tcmsg t;
       if (header(m, RTM_NEWTCLASS, t) != &tg) return;
       // A class may own a filter block (htb); the dump of one that does not
-      // is merely empty.
-      tg.blocks.push_back({t.tcm_handle});
+      // is merely empty. hfsc's root class (minor 0) is the qdisc itself:
+      // its block is the qdisc's, already read (twice would duplicate it).
+      if (t.tcm_handle & 0xFFFF) tg.blocks.push_back({t.tcm_handle});
       Class c;
       Decoded info;
       if (decode_class(m, &links_, c, info)) tg.dev->classes.push_back(std::move(c));

@@ -20,6 +20,7 @@ namespace tcsync {
 struct Node;
 struct Filter;
 struct FilterKey;
+struct Class;
 
 enum class ObjType : uint8_t { Qdisc, Class, Filter, Action };
 const char* obj_type_name(ObjType t);
@@ -176,6 +177,17 @@ struct KindOps {
   // every changed field could change in place on its own (flower: a replace
   // must keep the mask; matchall: the kernel refuses any replace).
   bool (*needs_recreate)(const Filter& want, const Filter& have) = nullptr;
+  // Classes: checks across all of one device's classes of this kind (drr:
+  // classes are flat; hfsc: a class with children needs a link-share curve).
+  void (*check_classes)(const std::vector<const Class*>& classes, Diagnostics& d) = nullptr;
+  // Qdiscs: classes the qdisc makes itself, never declared (prio's bands
+  // 1:1..1:N, mq's and mqprio's queues): true when `minor` is one of them,
+  // so a child qdisc may hang off it.
+  bool (*implicit_class)(const Options& o, uint32_t minor) = nullptr;
+  // Qdiscs and classes: whether changing `have` into `want` needs delete +
+  // add although each changed field could change in place (hfsc: a change
+  // keeps any service curve it does not name, so a curve cannot be removed).
+  bool (*options_need_recreate)(const Options& want, const Options& have) = nullptr;
 
   int field_index(std::string_view key) const;
   std::vector<std::string_view> keys() const;

@@ -270,7 +270,9 @@ void Loader::qdisc(const Node& n, Device& dev) {
   q.loc = n.loc;
   const Node* kind = n.find("kind");
   if (!kind) {
-    d.error(n.loc, "qdisc needs 'kind' (one of: clsact, ingress, htb, tbf, pfifo, bfifo)");
+    std::string list;
+    for (auto nm : kind_names(ObjType::Qdisc)) list += (list.empty() ? "" : ", ") + std::string(nm);
+    d.error(n.loc, "qdisc needs 'kind' (one of: " + list + ")");
     return;
   }
   q.ops = kind_of(ObjType::Qdisc, *kind, d);
@@ -518,9 +520,22 @@ void derive_and_check(Device& dev, Diagnostics& d) {
     else if (handle_major(c.parent) != handle_major(c.classid))
       d.error(c.loc, "parent " + format_handle(c.parent) + " belongs to another qdisc than class " + format_handle(c.classid));
   }
+  // A class the parent qdisc makes itself (prio's bands, mq's queues).
+  auto implicit = [&](uint32_t cls) {
+    auto q = by_handle.find(handle_major(cls));
+    return q != by_handle.end() && q->second->ops && q->second->ops->implicit_class &&
+           q->second->ops->implicit_class(q->second->opts, handle_minor(cls));
+  };
+  auto no_class = [&](uint32_t cls) {
+    std::string msg = "parent class " + format_handle(cls) + " is not declared on " + dev.name;
+    auto q = by_handle.find(handle_major(cls));
+    if (q != by_handle.end() && q->second->ops && q->second->ops->implicit_class)
+      msg += " and is not one of the classes " + q->second->kind + " " + format_handle(q->second->handle) + " makes itself";
+    return msg;
+  };
   for (auto& q : dev.qdiscs)
-    if (q.parent != kHandleRoot && q.parent != kHandleIngress && !classes.count(q.parent))
-      d.error(q.loc, "parent class " + format_handle(q.parent) + " is not declared on " + dev.name);
+    if (q.parent != kHandleRoot && q.parent != kHandleIngress && !classes.count(q.parent) && !implicit(q.parent))
+      d.error(q.loc, no_class(q.parent));
 
   const Qdisc* hook = nullptr;
   if (auto it = by_parent.find(kHandleIngress); it != by_parent.end()) hook = it->second;
@@ -540,7 +555,7 @@ void derive_and_check(Device& dev, Diagnostics& d) {
     } else if (p == kHandleIngressQdisc && hook) {
       // "ffff:" is the ingress hook too; kept as written, since the kernel
       // reports each list with the parent it was created with.
-    } else if (handle_minor(p) ? !classes.count(p) : !by_handle.count(p)) {
+    } else if (handle_minor(p) ? !classes.count(p) && !implicit(p) : !by_handle.count(p)) {
       d.error(f.loc, "filter parent " + format_handle(p) + " is not a qdisc or class declared on " + dev.name);
     }
     auto gk = std::make_tuple(f.key.parent, f.key.chain, f.key.pref, f.key.protocol);
@@ -574,6 +589,10 @@ void derive_and_check(Device& dev, Diagnostics& d) {
   for (auto& f : dev.filters) by_kind[f.ops].push_back(&f);
   for (auto& [ops, fs] : by_kind)
     if (ops->check_device) ops->check_device(fs, d);
+  std::map<const KindOps*, std::vector<const Class*>> classes_by_kind;
+  for (auto& c : dev.classes) classes_by_kind[c.ops].push_back(&c);
+  for (auto& [ops, cs] : classes_by_kind)
+    if (ops->check_classes) ops->check_classes(cs, d);
 }
 
 bool load_reader(YamlReader& r, uint32_t file, State& out, Diagnostics& d, std::map<std::string, SourceLoc>& declared) {

@@ -61,6 +61,7 @@ void write_options(MsgWriter& w, const KindOps& ops, const Options& o, const Kin
     }
     uint16_t len = static_cast<uint16_t>(w.size() - at);
     std::memcpy(w.buffer().data() + at, &len, 2);
+    w.buffer().resize(at + nl_align(len));  // pads what put_unpadded left (zero-filled)
     return;
   }
   size_t nest = w.nest_begin(TCA_OPTIONS);
@@ -279,9 +280,12 @@ bool decode_class(std::span<const uint8_t> msg, const LinkNames* links, Class& o
   ctx.handle = out.classid;
   ctx.links = links;
   decode_kind(tb, ObjType::Class, out, ctx);
-  // Classless qdiscs with an inner qdisc (tbf's 1:1, prio's bands) report
-  // slots as classes: not objects anyone declares.
+  // Classless qdiscs with an inner qdisc (tbf's 1:1) and qdiscs whose
+  // classes are implicit (prio's bands, mq's queues) report slots as classes
+  // of a kind with no class table: not objects anyone declares. hfsc's root
+  // class (minor 0) is the qdisc itself.
   if (!out.ops && find_kind(ObjType::Qdisc, out.kind)) return false;
+  if (handle_minor(out.classid) == 0) return false;
   return true;
 }
 

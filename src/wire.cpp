@@ -28,6 +28,12 @@ void MsgWriter::put_raw(const void* data, size_t len) {
   std::memset(buf_.data() + off + len, 0, nl_align(len) - len);
 }
 
+void MsgWriter::put_unpadded(const void* data, size_t len) {
+  size_t off = buf_.size();
+  buf_.resize(off + len);
+  if (len) std::memcpy(buf_.data() + off, data, len);
+}
+
 void MsgWriter::attr(uint16_t type, const void* data, size_t len) {
   uint16_t hdr[2] = {static_cast<uint16_t>(4 + len), type};
   put_raw(hdr, 4);

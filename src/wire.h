@@ -27,6 +27,9 @@ class MsgWriter {
   template <typename T>
   void put_struct(const T& s) { put_raw(&s, sizeof s); }
   void put_raw(const void* data, size_t len);  // padded to 4
+  // Unpadded: for a bare struct whose attribute length counts only its own
+  // bytes (hfsc's 2-byte tc_hfsc_qopt); whoever closes the attribute pads.
+  void put_unpadded(const void* data, size_t len);
 
   void attr(uint16_t type, const void* data, size_t len);
   void attr_u8(uint16_t type, uint8_t v) { attr(type, &v, 1); }

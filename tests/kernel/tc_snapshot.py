@@ -28,8 +28,11 @@ def tc(ns, *args):
     try:
         return json.loads(out)
     except json.JSONDecodeError:
-        # iproute2 6.1 prints htb classes as text even with -j: keep the
-        # lines (sorted: the kernel's class order is a hash order).
+        # iproute2 6.1 prints htb, drr, hfsc... classes as text even with -j,
+        # and hfsc's qdisc options as invalid JSON ("options":{default 10 }):
+        # keep tc's text lines instead (sorted: the kernel's class order is a
+        # hash order).
+        out = subprocess.run(["tc", "-n", ns, *args], check=True, capture_output=True, text=True).stdout
         return sorted(l.strip() for l in out.splitlines() if l.strip())
 
 
@@ -51,6 +54,9 @@ def main():
         classes = tc(ns, "class", "show", "dev", dev)
         parents = []
         for q in qdiscs:
+            if isinstance(q, str):  # a text line: "qdisc KIND HANDLE ..."
+                words = q.split()
+                q = {"kind": words[1], "handle": words[2]} if len(words) > 2 and words[0] == "qdisc" else {"kind": "", "handle": "0:"}
             if q["kind"] == "clsact":
                 parents += [["ingress"], ["egress"]]
             elif q["kind"] == "ingress":
