@@ -24,7 +24,7 @@ const Field kFields[] = {
     {.key = "refill_delay", .type = FieldType::Time, .doc = "Delay before an idle flow gets credit again (the kernel keeps jiffies: give a multiple of its tick).", .def = 40000, .max = 0xFFFFFFFF},
     {.key = "orphan_mask", .type = FieldType::Uint, .doc = "Mask over the hash of packets without a socket.", .def = 1023, .max = 0xFFFFFFFF},
     {.key = "ce_threshold", .type = FieldType::Time, .doc = "Sojourn time above which packets are CE-marked; absent: off.", .max = 0xFFFFFFFE},
-    {.key = "timer_slack", .type = FieldType::Time, .doc = "Slack of the pacing timer.", .def = 10, .max = 0xFFFFFFFF / 1000},
+    {.key = "timer_slack", .type = FieldType::Time, .doc = "Slack of the pacing timer.", .def = 10},
     {.key = "horizon", .type = FieldType::Time, .doc = "Packets with a departure time further ahead are dropped or capped.", .def = 10000000, .max = 0xFFFFFFFF},
     {.key = "horizon_drop", .type = FieldType::Bool, .doc = "Drop packets beyond the horizon (false: cap their time, tc's horizon_cap).", .def = 1},
 };
@@ -87,6 +87,9 @@ void normalize(Options& o, const KindCtx&, Diagnostics& d, SourceLoc) {
     uint64_t n = std::get<uint64_t>(opt->value);
     if (n == 0 || (n & (n - 1))) d.error(opt->loc, "buckets must be a power of two");
   }
+  // Sent in ns as a u32: at most about 4.29 s.
+  if (auto* opt = o.opt(kTimerSlack); opt && std::get<uint64_t>(opt->value) * 1000 > 0xFFFFFFFFull)
+    d.error(opt->loc, "timer_slack must be at most 4294967us");
   if (auto* opt = o.opt(kMaxrate); opt && std::get<uint64_t>(opt->value) == 0)
     d.error(opt->loc, "maxrate must be more than 0 (leave it out for no limit)");
 }

@@ -22,3 +22,10 @@ TEST_CASE("fq: options are tc's bytes") {
   check_golden("fq", "pacing: false, horizon_drop: false", "080005000000000005000f0000000000");
   check_golden("fq", "buckets: 512", "0800080009000000");
 }
+
+TEST_CASE("fq: timer_slack goes out in ns and must fit 32 bits") {
+  CHECK(load_errors("version: 1\ndevices:\n  v0:\n    qdiscs: [{kind: fq, handle: \"1:\", timer_slack: 5s}]\n") ==
+        "t.yaml:4:52: error: timer_slack must be at most 4294967us\n"
+        "      qdiscs: [{kind: fq, handle: \"1:\", timer_slack: 5s}]\n"
+        "                                                     ^\n");
+}
