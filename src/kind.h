@@ -123,6 +123,10 @@ struct KindCtx {
   Diagnostics* diags = nullptr;  // encode errors (an unknown device) go here
   SourceLoc loc;
   const Filter* filter = nullptr;  // filters: the whole filter (classid, actions, key)
+  // Qdiscs: the message changes a live object (RTM_NEWQDISC without
+  // NLM_F_CREATE). The kernel keeps what a change leaves out, so kinds send
+  // the defaults of absent fields then, and leave out what only init takes.
+  bool change = false;
 };
 
 struct KindOps {

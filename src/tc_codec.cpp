@@ -104,6 +104,7 @@ size_t encode_qdisc(MsgWriter& w, Op op, const Qdisc& q, uint32_t ifindex, const
   w.attr_str(TCA_KIND, q.kind);
   if (op != Op::Delete && q.ops) {
     KindCtx ctx{q.handle, 0, links, &d, q.loc};
+    ctx.change = op == Op::Change;
     write_options(w, *q.ops, q.opts, ctx);
   }
   w.end_message(off);

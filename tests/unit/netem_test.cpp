@@ -1,0 +1,60 @@
+// netem: golden option bodies (a bare struct and attributes), percents, tc's rules, what a change sends.
+//
+// Golden bodies: the TCA_OPTIONS payloads tc (iproute2 6.1) sent for
+// `tc qdisc add dev v0 root handle 1: netem ...` in the kernel lab
+// (strace -e sendmsg -x), as hex.
+#include <linux/pkt_sched.h>
+
+#include "qdisc_test_util.h"
+
+using namespace tcsync;
+using namespace tcsync::test;
+
+TEST_CASE("netem: options are tc's bytes") {
+  check_golden("netem", "", "00000000e803000000000000000000000000000000000000");
+  check_golden("netem", "delay: 100ms", "84d71700e803000000000000000000000000000000000000");
+  check_golden("netem", "delay: 100ms, jitter: 10ms", "84d71700e80300000000000000000000000000005a620200");
+  check_golden("netem", "delay: 100ms, jitter: 10ms, delay_correlation: 25%",
+               "84d71700e80300000000000000000000000000005a62020010000100000000400000000000000000");
+  check_golden("netem",
+               "limit: 500, loss: 1%, loss_correlation: 10%, duplicate: 2%, duplicate_correlation: 5%, corrupt: 0.5%, "
+               "corrupt_correlation: 1%, reorder: 25%, reorder_correlation: 50%, gap: 5, delay: 10ms",
+               "5a620200f4010000295c8f020500000052b81e050000000010000100000000009a999919cdcccc0c0c00030000000040"
+               "000000800c00040014ae4701295c8f02");
+  check_golden("netem", "rate: 1mbit, packet_overhead: 20, cell_size: 100, cell_overhead: -10, delay: 1ms",
+               "093d0000e8030000000000000000000000000000000000001400060048e801001400000064000000f6ffffff");
+  check_golden("netem", "rate: 100gbit",
+               "00000000e8030000000000000000000000000000000000000c00080000dd0ee90200000014000600ffffffff0000000000000000"
+               "00000000");
+  check_golden("netem", "loss: 0.1%, ecn: true", "00000000e8030000378941000000000000000000000000000800070001000000");
+}
+
+TEST_CASE("netem: percents print back to the same fraction; rules as tc") {
+  const Field& f = kQdiscNetem.fields[kQdiscNetem.field_index("loss")];
+  CHECK(describe_field(f, Value{uint64_t{42949673}}) == "1%");
+  CHECK(describe_field(f, Value{uint64_t{4294967}}) == "0.1%");
+  CHECK(describe_field(f, Value{uint64_t{0xFFFFFFFF}}) == "100%");
+  CHECK(describe_field(f, Value{uint64_t{12345}}) == "0.00028743%");
+  Qdisc q = load_qdisc("netem", "delay: 10ms, reorder: 25%");
+  CHECK(q.opts.num(q.ops->field_index("gap")) == 1u);
+  CHECK(load_errors("version: 1\ndevices:\n  v0:\n    qdiscs: [{kind: netem, handle: \"1:\", reorder: 5%}]\n") ==
+        "t.yaml:4:51: error: reorder needs a delay\n"
+        "      qdiscs: [{kind: netem, handle: \"1:\", reorder: 5%}]\n"
+        "                                                    ^\n");
+  CHECK(load_errors("version: 1\ndevices:\n  v0:\n    qdiscs: [{kind: netem, handle: \"1:\", loss: 101%}]\n") ==
+        "t.yaml:4:48: error: expected a percent from 0% to 100%, such as 1% or 0.5%\n"
+        "      qdiscs: [{kind: netem, handle: \"1:\", loss: 101%}]\n"
+        "                                                 ^\n");
+}
+
+TEST_CASE("netem: a change resets what the file leaves out") {
+  // netem_change keeps correlations, reorder, corrupt, rate and ecn unless sent.
+  Qdisc q = load_qdisc("netem", "delay: 50ms");
+  CHECK(hex(body(q, true)) ==
+        "c2eb0b00e803000000000000000000000000000000000000"
+        "10000100000000000000000000000000"   // CORR
+        "0c0003000000000000000000"    // REORDER
+        "0800070000000000"            // ECN
+        "0c0004000000000000000000"    // CORRUPT
+        "1400060000000000000000000000000000000000");  // RATE
+}
