@@ -551,7 +551,7 @@ const Positional kPositional[] = {
     {ObjType::Action, "gact", "control"}, {ObjType::Action, "police", "exceed"}, {ObjType::Action, "mirred", "control"},
     {ObjType::Action, "skbedit", "control"}, {ObjType::Action, "vlan", "control"},  {ObjType::Action, "csum", "control"},
     {ObjType::Action, "nat", "control"},     {ObjType::Action, "sample", "control"}, {ObjType::Action, "connmark", "control"},
-    {ObjType::Action, "skbmod", "control"},  {ObjType::Action, "mpls", "control"}};
+    {ObjType::Action, "skbmod", "control"},  {ObjType::Action, "mpls", "control"},   {ObjType::Action, "tunnel_key", "control"}};
 
 const Field* positional_field(const KindOps& ops) {
   for (auto& p : kPositional)
@@ -966,7 +966,13 @@ bool skbmod_swap(Importer& im, Cursor& c, const Word& kw, Node& body) {
   return im.set_once(body, kw, "swap_mac", scalar("true", kw.loc));
 }
 
+// tunnel_key: `nocsum` (and `csum`, the Bool key itself).
+bool tunnel_key_nocsum(Importer& im, Cursor&, const Word& kw, Node& body) {
+  return im.set_once(body, kw, "csum", scalar("false", kw.loc));
+}
+
 const Special kSpecials[] = {
+    {ObjType::Action, "tunnel_key", "nocsum", tunnel_key_nocsum},
     {ObjType::Action, "csum", "and", csum_and},
     {ObjType::Action, "nat", "ingress", nat_direction},
     {ObjType::Action, "nat", "egress", nat_direction},

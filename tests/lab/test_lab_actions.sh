@@ -1,7 +1,7 @@
 #!/bin/bash
 # In the kernel lab (the host kernel has none of these modules): filters whose
-# action lists use skbedit, vlan, csum, nat, sample, connmark, skbmod and mpls
-# with several option sets each.
+# action lists use skbedit, vlan, csum, nat, sample, connmark, skbmod, mpls
+# and tunnel_key with several option sets each.
 #   1. made by tc (-b) -> tcsync dump -> flush -> tcsync apply of the dump ->
 #      tc -j identical (counters aside), diff empty, a second dump identical;
 #   2. `tcsync import` of the same tc batch + apply in a fresh namespace gives
@@ -51,6 +51,11 @@ action mpls modify label 300 tc 2
 action mpls modify ttl 10 action mpls dec_ttl pipe
 action mpls mac_push label 50
 action mpls dec_ttl goto chain 1
+action tunnel_key unset
+action tunnel_key set src_ip 10.0.0.1 dst_ip 10.0.0.2 id 100
+action tunnel_key set src_ip 2001:db8::1 dst_ip 2001:db8::2 id 7 dst_port 4789 tos 0x10 ttl 64 action tunnel_key unset goto chain 4
+action tunnel_key set src_ip 10.0.0.1 dst_ip 10.0.0.2 id 2 nocsum pipe
+action tunnel_key set src_ip 10.0.0.1 dst_ip 10.0.0.2 dst_port 6081 ttl 10 csum drop
 ACTS
 {
   echo "qdisc add dev v0 clsact"
@@ -75,7 +80,7 @@ ACTS
 echo "--- tc batch:"; sed 's/^/    /' "$B"
 expect_rc 0 tc -n "$NS" -b "$B"
 snapshot >"$TMP/before.json"
-for k in skbedit vlan csum nat sample connmark skbmod mpls; do
+for k in skbedit vlan csum nat sample connmark skbmod mpls tunnel_key; do
   grep -q "$k" "$TMP/before.json" && pass "tc made $k actions" || fail "tc made no $k action"
 done
 expect_rc 0 ts dump
@@ -123,6 +128,7 @@ devices:
       - {parent: ingress, pref: 6, protocol: ip, flower: {ip_proto: tcp}, actions: [{connmark: {zone: 3}}]}
       - {parent: ingress, pref: 7, protocol: ip, flower: {ip_proto: tcp}, actions: [{skbmod: {dmac: '02:00:00:00:00:01'}}]}
       - {parent: ingress, pref: 8, protocol: ip, flower: {ip_proto: tcp}, actions: [{mpls: {action: push, label: 100}}]}
+      - {parent: ingress, pref: 9, protocol: ip, flower: {ip_proto: tcp}, actions: [{tunnel_key: {action: set, src_ip: 10.0.0.1, dst_ip: 10.0.0.2, id: 5}}]}
 Y
 }
 base >"$TMP/base.yaml"
@@ -159,4 +165,6 @@ step skbmod_dmac 7 "s/dmac: '02:00:00:00:00:01'/dmac: '02:00:00:00:00:02'/"
 step skbmod_etype 7 "s/dmac: '02:00:00:00:00:01'/dmac: '02:00:00:00:00:01', etype: ipv6/"
 step mpls_label 8 's/label: 100}/label: 101}/'
 step mpls_ttl 8 's/label: 100}/label: 100, ttl: 7}/'
+step tunnel_key_id 9 's/id: 5}/id: 6}/'
+step tunnel_key_csum 9 's/id: 5}/id: 5, csum: false}/'
 finish

@@ -1,4 +1,4 @@
-// The vlan, csum, nat, sample, connmark, skbmod and mpls actions: tc's
+// The vlan, csum, nat, sample, connmark, skbmod, mpls and tunnel_key actions: tc's
 // bytes, round trips and errors.
 //
 // Golden bodies: the TCA_ACT_OPTIONS payloads tc (iproute2 6.1) sent for
@@ -43,7 +43,7 @@ std::string error_of(const std::string& actions) {
 
 }  // namespace
 
-TEST_CASE("vlan, csum, nat, sample, connmark, skbmod, mpls: TCA_ACT_OPTIONS bodies are tc's bytes") {
+TEST_CASE("vlan, csum, nat, sample, connmark, skbmod, mpls, tunnel_key: TCA_ACT_OPTIONS bodies are tc's bytes") {
   struct Case {
     const char* yaml;
     const char* tc;
@@ -111,6 +111,20 @@ TEST_CASE("vlan, csum, nat, sample, connmark, skbmod, mpls: TCA_ACT_OPTIONS bodi
        "1c0002000000000000000000030000000000000000000000050000000800050032000000"},
       {R"({mpls: {action: dec_ttl, control: pipe}})", "mpls dec_ttl pipe",
        "1c000200000000000000000003000000000000000000000004000000"},
+      // tunnel_key: tc sends NO_CSUM always and PARMS last.
+      {R"({tunnel_key: {action: unset}})", "tunnel_key unset", "05000a00000000001c000200000000000000000003000000000000000000000002000000"},
+      {R"({tunnel_key: {action: set, src_ip: 10.0.0.1, dst_ip: 10.0.0.2, id: 100}})", "tunnel_key set src_ip 10.0.0.1 dst_ip 10.0.0.2 id 100",
+       "080003000a000001080004000a000002080007000000006405000a00000000001c000200000000000000000003000000000000000000000001000000"},
+      {R"({tunnel_key: {action: set, src_ip: '2001:db8::1', dst_ip: '2001:db8::2', id: 7, dst_port: 4789, tos: 0x10, ttl: 64}})",
+       "tunnel_key set src_ip 2001:db8::1 dst_ip 2001:db8::2 id 7 dst_port 4789 tos 0x10 ttl 64",
+       "1400050020010db80000000000000000000000011400060020010db800000000000000000000000208000700000000070600090012b5000005000c001000000005000d004000000005000a00000000001c000200000000000000000003000000000000000000000001000000"},
+      {R"({tunnel_key: {action: set, src_ip: 10.0.0.1, dst_ip: 10.0.0.2, id: 2, csum: false}})", "tunnel_key set src_ip 10.0.0.1 dst_ip 10.0.0.2 id 2 csum nocsum pipe",
+       "080003000a000001080004000a000002080007000000000205000a00010000001c000200000000000000000003000000000000000000000001000000"},
+      {R"({tunnel_key: {action: set, src_ip: 10.0.0.1, dst_ip: 10.0.0.2, dst_port: 6081, ttl: 10, control: drop}})",
+       "tunnel_key set src_ip 10.0.0.1 dst_ip 10.0.0.2 dst_port 6081 ttl 10 drop",
+       "080003000a000001080004000a0000020600090017c1000005000d000a00000005000a00000000001c000200000000000000000002000000000000000000000001000000"},
+      {R"({tunnel_key: {action: unset, control: goto chain 4}})", "tunnel_key unset goto chain 4",
+       "05000a00000000001c000200000000000000000004000020000000000000000002000000"},
   };
   for (auto& c : cases) {
     INFO(c.tc);
@@ -198,4 +212,8 @@ TEST_CASE("vlan, csum, nat, sample, connmark, skbmod, mpls: errors") {
   CHECK(error_of("[{mpls: {action: push}}]") == "mpls push and mac_push need 'label'");
   CHECK(error_of("[{mpls: {action: modify, ttl: 0}}]") == "mpls 'ttl' must be from 1 to 255");
   CHECK(error_of("[{mpls: {action: dec_ttl, tc: 1}}]") == "mpls 'tc' is not for dec_ttl");
+  CHECK(error_of("[{tunnel_key: {action: set, dst_ip: 10.0.0.2}}]") == "tunnel_key set needs 'src_ip' and 'dst_ip'");
+  CHECK(error_of("[{tunnel_key: {action: set, src_ip: 10.0.0.1, dst_ip: '2001:db8::2'}}]") ==
+        "tunnel_key 'src_ip' and 'dst_ip' must be both IPv4 or both IPv6");
+  CHECK(error_of("[{tunnel_key: {action: unset, id: 5}}]") == "tunnel_key 'id' is for set only");
 }
