@@ -44,7 +44,7 @@ void decode(std::span<const uint8_t> payload, const KindCtx&, Options& o) {
 
 void normalize(Options& o, const KindCtx&, Diagnostics& d, SourceLoc) {
   drop_default_control(o, kControl, TC_ACT_PIPE);
-  // act_sample.c refuses rate 0 (EINVAL).
+  // Linux 6.1 refuses rate 0: "invalid sample rate." (EINVAL).
   if (o.num(kRate) == 0u) d.error(o.opt(kRate)->loc, "sample 'rate' must be 1 or more");
 }
 

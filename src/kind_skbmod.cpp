@@ -58,7 +58,8 @@ void normalize(Options& o, const KindCtx&, Diagnostics& d, SourceLoc loc) {
   drop_default_control(o, kControl, TC_ACT_PIPE);
   if (o.num(kSwapMac) == 0u) o.erase(kSwapMac);
   bool sets = o.has(kDmac) || o.has(kSmac) || o.has(kEtype);
-  // act_skbmod.c keeps only SWAPMAC when it is given with sets: the sets
+  // act_skbmod.c keeps only SWAPMAC when it is given with sets (tc accepts
+  // `swap mac set dmac X`; Linux 6.1 dumps just `swap mac`): the sets
   // would never show up in a dump, and the file would never be in sync.
   if (o.has(kSwapMac) && sets) d.error(o.opt(kSwapMac)->loc, "skbmod 'swap_mac' goes alone: the kernel ignores dmac, smac and etype with it");
   if (!o.has(kSwapMac) && !sets) d.error(loc, "skbmod needs something to do: dmac, smac, etype or swap_mac");
