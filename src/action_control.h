@@ -34,4 +34,11 @@ std::string format_control(uint32_t v);
 // conform, gact random): "goto chain not allowed on fallback".
 constexpr bool control_is_goto_chain(uint64_t v) { return (v & 0xF0000000u) == 0x20000000u; }
 
+// A kind's default verdict reads as absent, both from the file (normalize)
+// and from the kernel (decode), so `control: pipe` and no control compare
+// equal and dump leaves it out.
+inline void drop_default_control(Options& o, uint16_t field, uint32_t def) {
+  if (o.num(field) == def) o.erase(field);
+}
+
 }  // namespace tcsync

@@ -305,6 +305,8 @@ const Alias kAliases[] = {
     {ObjType::Qdisc, "tbf", "minburst", "mtu"},   {ObjType::Class, "htb", "buffer", "burst"},
     {ObjType::Class, "htb", "maxburst", "burst"}, {ObjType::Class, "htb", "cbuffer", "cburst"},
     {ObjType::Class, "htb", "cmaxburst", "cburst"},
+    {ObjType::Action, "csum", "iph", "ip4h"},     {ObjType::Action, "csum", "ipv4h", "ip4h"},
+    {ObjType::Action, "sample", "trunc_size", "trunc"},
 };
 
 // Values tc accepts under another name (verdicts: tc's "ok" is "pass").
@@ -547,7 +549,9 @@ struct Positional {
 };
 const Positional kPositional[] = {
     {ObjType::Action, "gact", "control"}, {ObjType::Action, "police", "exceed"}, {ObjType::Action, "mirred", "control"},
-    {ObjType::Action, "skbedit", "control"}};
+    {ObjType::Action, "skbedit", "control"}, {ObjType::Action, "vlan", "control"},  {ObjType::Action, "csum", "control"},
+    {ObjType::Action, "nat", "control"},     {ObjType::Action, "sample", "control"}, {ObjType::Action, "connmark", "control"},
+    {ObjType::Action, "skbmod", "control"},  {ObjType::Action, "mpls", "control"},   {ObjType::Action, "tunnel_key", "control"}};
 
 const Field* positional_field(const KindOps& ops) {
   for (auto& p : kPositional)
@@ -924,7 +928,56 @@ bool skbedit_mark(Importer& im, Cursor& c, const Word& kw, Node& body) {
   return slash == std::string::npos || im.set_once(body, kw, "mask", scalar(tc_number(v->text.substr(slash + 1)), v->loc));
 }
 
+// csum: `ip4h and udp` -- the 'and' between targets says nothing.
+bool csum_and(Importer&, Cursor&, const Word&, Node&) { return true; }
+
+// nat: `ingress|egress OLD[/LEN] NEW`. tc (iproute2 6.1) reads OLD any,
+// all or default as 0.0.0.0 with mask 255.255.255.255 (its bytes), which
+// matches no packet: import keeps what tc sends, not tcsync's own any.
+bool nat_direction(Importer& im, Cursor& c, const Word& kw, Node& body) {
+  const Word* old = c.value(kw, "the old address and the new one");
+  const Word* nw = old ? c.value(*old, "the new address") : nullptr;
+  if (!nw) return false;
+  std::string o = old->text;
+  if (o == "any" || o == "all" || o == "default") o = "0.0.0.0";
+  return im.set_once(body, kw, "direction", scalar(kw.text, kw.loc)) && im.set_once(body, *old, "old", scalar(o, old->loc)) &&
+         im.set_once(body, *nw, "new", scalar(nw->text, nw->loc));
+}
+
+// skbmod: `set dmac|smac MAC`, `set etype TYPE`, `swap mac`.
+bool skbmod_set(Importer& im, Cursor& c, const Word& kw, Node& body) {
+  const Word* what = c.value(kw, "dmac, smac or etype");
+  if (!what) return false;
+  if (what->text != "dmac" && what->text != "smac" && what->text != "etype") {
+    im.d_.error(what->loc, "skbmod 'set' takes dmac, smac or etype, not " + q(what->text));
+    return false;
+  }
+  const Word* v = c.value(*what);
+  return v && im.set_once(body, *what, what->text, scalar(v->text, v->loc));
+}
+
+bool skbmod_swap(Importer& im, Cursor& c, const Word& kw, Node& body) {
+  const Word* what = c.value(kw, "'mac'");
+  if (!what) return false;
+  if (what->text != "mac") {
+    im.d_.error(what->loc, "skbmod 'swap' takes mac, not " + q(what->text));
+    return false;
+  }
+  return im.set_once(body, kw, "swap_mac", scalar("true", kw.loc));
+}
+
+// tunnel_key: `nocsum` (and `csum`, the Bool key itself).
+bool tunnel_key_nocsum(Importer& im, Cursor&, const Word& kw, Node& body) {
+  return im.set_once(body, kw, "csum", scalar("false", kw.loc));
+}
+
 const Special kSpecials[] = {
+    {ObjType::Action, "tunnel_key", "nocsum", tunnel_key_nocsum},
+    {ObjType::Action, "csum", "and", csum_and},
+    {ObjType::Action, "nat", "ingress", nat_direction},
+    {ObjType::Action, "nat", "egress", nat_direction},
+    {ObjType::Action, "skbmod", "set", skbmod_set},
+    {ObjType::Action, "skbmod", "swap", skbmod_swap},
     {ObjType::Action, "skbedit", "mark", skbedit_mark},
     {ObjType::Action, "police", "conform-exceed", police_conform_exceed},
     {ObjType::Filter, "u32", "match", u32_match},     {ObjType::Filter, "u32", "sample", u32_sample},

@@ -27,8 +27,9 @@ const Field kFields[] = {
 };
 
 void encode(const Options& o, const KindCtx&, MsgWriter& w) {
-  if (auto* dev = o.str(kIndev)) w.attr_str(TCA_FW_INDEV, *dev);
+  // tc's order: the mask, then the device.
   if (auto m = o.num(kMask); m && *m != 0xFFFFFFFF) w.attr_u32(TCA_FW_MASK, static_cast<uint32_t>(*m));
+  if (auto* dev = o.str(kIndev)) w.attr_str(TCA_FW_INDEV, *dev);
 }
 
 void decode(std::span<const uint8_t> payload, const KindCtx&, Options& o) {

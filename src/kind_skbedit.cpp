@@ -68,7 +68,7 @@ void normalize(Options& o, const KindCtx&, Diagnostics& d, SourceLoc loc) {
   if (o.num(kInheritDsfield) == 0u) o.erase(kInheritDsfield);
   if (o.num(kControl) == TC_ACT_PIPE) o.erase(kControl);
   if (o.has(kMask) && !o.has(kMark)) d.error(o.opt(kMask)->loc, "skbedit 'mask' needs 'mark'");
-  // act_skbedit.c refuses an action that sets nothing: "No skbedit parameters" (EINVAL).
+  // act_skbedit.c refuses an action that sets nothing (EINVAL).
   if (!o.has(kMark) && !o.has(kPriority) && !o.has(kQueueMapping) && !o.has(kPtype) && !o.has(kInheritDsfield))
     d.error(loc, "skbedit needs something to set: mark, priority, queue_mapping, ptype or inheritdsfield");
 }

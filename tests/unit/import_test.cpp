@@ -261,3 +261,34 @@ filter add dev eth0 ingress protocol ip prio 2 u32 match ip dst 10.1.0.0/16 acti
   CHECK_FALSE(bad.ok);
   CHECK(bad.diags.find("b.tc:1:50: error: ") == 0);  // at the address, read by flower's own parser
 }
+
+TEST_CASE("import: skbedit, vlan, csum, nat, sample, connmark, skbmod and mpls words") {
+  auto r = import(R"(qdisc add dev v0 clsact
+filter add dev v0 ingress prio 1 protocol all matchall action skbedit mark 0x10/0xff priority 1:10 pipe action skbedit ptype host inheritdsfield
+filter add dev v0 ingress prio 2 protocol all matchall action vlan push id 20 protocol 802.1ad priority 3 action vlan pop_eth drop
+filter add dev v0 ingress prio 3 protocol all matchall action csum iph and tcp and udp goto chain 2
+filter add dev v0 ingress prio 4 protocol all matchall action nat egress 10.0.0.0/24 192.168.1.0 action nat ingress any 1.2.3.4 pipe
+filter add dev v0 ingress prio 5 protocol all matchall action sample rate 10 group 1 trunc 128 action connmark zone 7
+filter add dev v0 ingress prio 6 protocol all matchall action skbmod set dmac 02:00:00:00:00:01 set etype 0x86dd action skbmod swap mac
+filter add dev v0 ingress prio 7 protocol all matchall action mpls push protocol mpls_mc label 200 tc 3 ttl 64 bos 1 action mpls dec_ttl
+)");
+  INFO(r.diags);
+  REQUIRE(r.ok);
+  CHECK(r.diags.empty());
+  // tc's 'any' for nat is 0.0.0.0/32: kept as tc sends it.
+  CHECK(body(r) == R"(  v0:
+    qdiscs:
+      - {kind: clsact}
+    filters:
+      - {parent: ingress, pref: 1, protocol: all, matchall: {}, actions: [{skbedit: {mark: "0x10", mask: "0xff", priority: "1:10", control: pipe}}, {skbedit: {ptype: host, inheritdsfield: true}}]}
+      - {parent: ingress, pref: 2, protocol: all, matchall: {}, actions: [{vlan: {action: push, id: 20, protocol: "802.1ad", priority: 3}}, {vlan: {action: pop_eth, control: drop}}]}
+      - {parent: ingress, pref: 3, protocol: all, matchall: {}, actions: [{csum: {ip4h: true, tcp: true, udp: true, control: "goto chain 2"}}]}
+      - {parent: ingress, pref: 4, protocol: all, matchall: {}, actions: [{nat: {direction: egress, old: 10.0.0.0/24, new: "192.168.1.0"}}, {nat: {direction: ingress, old: "0.0.0.0", new: "1.2.3.4", control: pipe}}]}
+      - {parent: ingress, pref: 5, protocol: all, matchall: {}, actions: [{sample: {rate: 10, group: 1, trunc: 128}}, {connmark: {zone: 7}}]}
+      - {parent: ingress, pref: 6, protocol: all, matchall: {}, actions: [{skbmod: {dmac: "02:00:00:00:00:01", etype: "0x86dd"}}, {skbmod: {swap_mac: true}}]}
+      - {parent: ingress, pref: 7, protocol: all, matchall: {}, actions: [{mpls: {action: push, protocol: mpls_mc, label: 200, tc: 3, ttl: 64, bos: 1}}, {mpls: {action: dec_ttl}}]}
+)");
+  auto bad = import("filter add dev v0 ingress prio 1 protocol all matchall action skbmod set mac 02:00:00:00:00:01\n");
+  CHECK_FALSE(bad.ok);
+  CHECK(bad.diags.find("b.tc:1:74: error: skbmod 'set' takes dmac, smac or etype, not 'mac'") == 0);
+}

@@ -1,0 +1,32 @@
+// Value types shared by action kinds (vlan, skbmod, nat, mpls, tunnel_key,
+// ct...): MAC addresses, Ethernet protocols, IPv4 prefixes and IP addresses,
+// as Custom field types that read and print tc's words.
+#pragma once
+#include <cstdint>
+#include <string>
+
+#include "kind.h"
+
+namespace tcsync {
+
+// 02:00:00:00:00:01 as a uint64_t (the 6 bytes, first byte highest).
+extern const CustomType kMacAddrType;
+void mac_to_bytes(uint64_t v, uint8_t (&out)[6]);
+uint64_t mac_from_bytes(const uint8_t* b);
+
+// An Ethernet protocol as tc names it (ip, ipv6, 802.1q, mpls_uc...) or
+// 0xNNNN, kept as a uint64_t in host order.
+extern const CustomType kEthProtoType;
+
+// An IPv4 address with an optional /LEN or /MASK (nat): Words{addr, mask}
+// in host order. "any" is 0.0.0.0/0.
+extern const CustomType kIpv4PrefixType;
+
+// One IPv4 or IPv6 address (tunnel_key, ct nat): Words{family 4|6, address
+// words in host order}.
+extern const CustomType kIpAddrType;
+// The address's bytes in network order; returns 4 or 16.
+size_t ip_addr_bytes(const Words& w, uint8_t (&out)[16]);
+Words ip_addr_words(int family, const uint8_t* bytes);
+
+}  // namespace tcsync
