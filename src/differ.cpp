@@ -246,7 +246,9 @@ struct DevicePlanner {
       }
     }
     std::set<const Filter*> f_matched;
-    filter_adds.reserve(want.filters.size());
+    // Room for the device's tree steps too: make_plan can then use this
+    // list as the plan's own storage (see there).
+    filter_adds.reserve(want.filters.size() + want.qdiscs.size() + want.classes.size() + 16);
     for (auto& f : want.filters) {
       auto it = group_gone.count(group_of(f.key)) ? live_f.end() : live_f.find(f.key);
       if (it == live_f.end()) {
@@ -444,8 +446,32 @@ Plan make_plan(const State& desired, const State& live) {
                                                &DevicePlanner::qdisc_dels, &DevicePlanner::tree_adds,
                                                &DevicePlanner::filter_adds, &DevicePlanner::filter_dels_late};
   size_t total = 0;
+  std::vector<Step>* big = nullptr;
   for (Phase phase : phases)
-    for (auto& p : per) total += (p.*phase).size();
+    for (auto& p : per) {
+      total += (p.*phase).size();
+      if (!big || (p.*phase).size() > big->size()) big = &(p.*phase);
+    }
+  if (big && big->capacity() >= total) {
+    // The largest list (a big file's filter adds) has room for the whole
+    // plan: the others go around it, and 1M steps are never held twice.
+    std::vector<Step> steps = std::move(*big);
+    std::vector<Step> before;
+    bool after = false;
+    for (Phase phase : phases)
+      for (auto& p : per) {
+        auto& v = p.*phase;
+        if (&v == big) {
+          after = true;
+          continue;
+        }
+        for (auto& s : v) (after ? steps : before).push_back(std::move(s));
+        std::vector<Step>().swap(v);
+      }
+    steps.insert(steps.begin(), std::make_move_iterator(before.begin()), std::make_move_iterator(before.end()));
+    plan.steps = std::move(steps);
+    return plan;
+  }
   plan.steps.reserve(total);
   for (Phase phase : phases)
     for (auto& p : per) {
