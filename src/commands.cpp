@@ -141,7 +141,7 @@ void print_plan(const Session& s, const CommonOptions& o, const std::string& cmd
     std::cout << plan_json(s.plan, {}, cmd);
   } else if (!o.quiet) {
     if (s.plan.empty()) std::cout << "in sync: nothing to do\n";
-    else std::cout << plan_text(s.plan, PrintOptions{o.color});
+    else write_plan_text(s.plan, PrintOptions{o.color}, std::cout);
   }
 }
 

@@ -243,7 +243,16 @@ struct DevicePlanner {
         live_groups[group_of(f.key)].push_back(&f);
       }
     std::map<Group, std::string> want_group_kind;
-    for (auto& f : want.filters) want_group_kind.emplace(group_of(f.key), f.kind);
+    {
+      // Rules of one list usually follow each other: look up a group once
+      // per run of them, not once per rule.
+      const Filter* prev = nullptr;
+      for (auto& f : want.filters) {
+        if (prev && group_of(prev->key) == group_of(f.key)) continue;
+        want_group_kind.try_emplace(group_of(f.key), f.kind);
+        prev = &f;
+      }
+    }
     // A list whose classifier kind changes, or that the file drops entirely,
     // goes in one request.
     std::set<Group> group_gone;
@@ -260,6 +269,9 @@ struct DevicePlanner {
       }
     }
     std::set<const Filter*> f_matched;
+    // Room for the device's tree steps too: make_plan can then use this
+    // list as the plan's own storage (see there).
+    filter_adds.reserve(want.filters.size() + want.qdiscs.size() + want.classes.size() + 16);
     for (auto& f : want.filters) {
       auto it = group_gone.count(group_of(f.key)) ? live_f.end() : live_f.find(f.key);
       if (it == live_f.end()) {
@@ -314,12 +326,16 @@ struct DevicePlanner {
     // a filter another one depends on (a u32 table linked from a lower
     // pref) moves up to just before its first user.
     auto rank = [](const Step& s) { return s.filter->ops && s.filter->ops->add_rank ? s.filter->ops->add_rank(s.filter->opts) : 0; };
-    std::stable_sort(filter_adds.begin(), filter_adds.end(), [&](auto& a, auto& b) {
+    auto add_order = [&](auto& a, auto& b) {
       auto& x = a.filter->key;
       auto& y = b.filter->key;
       return std::tie(x.parent, x.chain, x.pref) < std::tie(y.parent, y.chain, y.pref) ||
              (std::tie(x.parent, x.chain, x.pref) == std::tie(y.parent, y.chain, y.pref) && rank(a) < rank(b));
-    });
+    };
+    // A file usually lists its rules in this order already; the sort would
+    // then only cost a buffer as large as the plan (136 MB at 1M rules).
+    if (!std::is_sorted(filter_adds.begin(), filter_adds.end(), add_order))
+      std::stable_sort(filter_adds.begin(), filter_adds.end(), add_order);
     // Positions of the adds by (parent, handle, kind), so finding what a
     // filter depends on costs a lookup, not a scan (a 100k-rule u32 table
     // made this quadratic); rebuilt only after a move, which is rare.
@@ -332,8 +348,11 @@ struct DevicePlanner {
         pos.emplace(Where{g->key.parent, g->key.handle, g->ops}, j);
       }
     };
-    index();
-    for (size_t i = 0; i < filter_adds.size(); ++i) {
+    // Only kinds with dependencies (u32) need the index.
+    bool any_deps = std::any_of(filter_adds.begin(), filter_adds.end(),
+                                [](const Step& s) { return s.filter->ops && s.filter->ops->depends_on; });
+    if (any_deps) index();
+    for (size_t i = 0; any_deps && i < filter_adds.size(); ++i) {
       const Filter* f = filter_adds[i].filter;
       if (!f->ops || !f->ops->depends_on) continue;
       for (uint32_t h : f->ops->depends_on(f->opts)) {
@@ -448,10 +467,42 @@ Plan make_plan(const State& desired, const State& live) {
   // Phase by phase across devices, so a mirred target is never deleted
   // before the rules that point at it on another device.
   using Phase = std::vector<Step> DevicePlanner::*;
-  for (Phase phase : {&DevicePlanner::filter_dels, &DevicePlanner::class_dels, &DevicePlanner::qdisc_dels,
-                      &DevicePlanner::tree_adds, &DevicePlanner::filter_adds, &DevicePlanner::filter_dels_late})
-    for (auto& p : per)
+  const std::initializer_list<Phase> phases = {&DevicePlanner::filter_dels, &DevicePlanner::class_dels,
+                                               &DevicePlanner::qdisc_dels, &DevicePlanner::tree_adds,
+                                               &DevicePlanner::filter_adds, &DevicePlanner::filter_dels_late};
+  size_t total = 0;
+  std::vector<Step>* big = nullptr;
+  for (Phase phase : phases)
+    for (auto& p : per) {
+      total += (p.*phase).size();
+      if (!big || (p.*phase).size() > big->size()) big = &(p.*phase);
+    }
+  if (big && big->capacity() >= total) {
+    // The largest list (a big file's filter adds) has room for the whole
+    // plan: the others go around it, and 1M steps are never held twice.
+    std::vector<Step> steps = std::move(*big);
+    std::vector<Step> before;
+    bool after = false;
+    for (Phase phase : phases)
+      for (auto& p : per) {
+        auto& v = p.*phase;
+        if (&v == big) {
+          after = true;
+          continue;
+        }
+        for (auto& s : v) (after ? steps : before).push_back(std::move(s));
+        std::vector<Step>().swap(v);
+      }
+    steps.insert(steps.begin(), std::make_move_iterator(before.begin()), std::make_move_iterator(before.end()));
+    plan.steps = std::move(steps);
+    return plan;
+  }
+  plan.steps.reserve(total);
+  for (Phase phase : phases)
+    for (auto& p : per) {
       for (auto& s : p.*phase) plan.steps.push_back(std::move(s));
+      std::vector<Step>().swap(p.*phase);  // one copy of the steps at a time
+    }
   return plan;
 }
 

@@ -75,7 +75,7 @@ std::vector<std::string_view> KindOps::keys() const {
   return out;
 }
 
-std::vector<const KindOps*> all_kinds() {
+const std::vector<const KindOps*>& all_kinds() {
   static const std::vector<const KindOps*> kinds = {
 #define KIND(var) &var,
 #include "kinds.def"

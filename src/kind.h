@@ -97,6 +97,7 @@ class Options {
   const Words* words(uint16_t f) const;
   void set(uint16_t f, Value v, SourceLoc loc = {});
   void erase(uint16_t f);
+  void reserve(size_t n) { items_.reserve(n); }
   bool has(uint16_t f) const { return get(f) != nullptr; }
   const std::vector<Opt>& items() const { return items_; }
   bool empty() const { return items_.empty(); }
@@ -199,7 +200,7 @@ struct KindOps {
 
 // Registry: every kind compiled in, looked up by object type and name.
 const KindOps* find_kind(ObjType obj, std::string_view name);
-std::vector<const KindOps*> all_kinds();
+const std::vector<const KindOps*>& all_kinds();  // a static table: no copy per lookup
 std::vector<std::string_view> kind_names(ObjType obj);
 
 // Field values: parse from YAML, print for YAML and for humans. Shared by

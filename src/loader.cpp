@@ -29,7 +29,13 @@ bool scalar(const Node& n, std::string_view key, Diagnostics& d) {
 // already taken the common keys (listed in `common` for "did you mean").
 void parse_kind_fields(const KindOps& ops, const Node& map, const std::vector<std::string_view>& common,
                        Options& o, Diagnostics& d, std::string_view where) {
-  std::vector<bool> given(ops.fields.size());  // present, even if invalid: no "needs" error then
+  // Present, even if invalid: no "needs" error then. On the stack for the
+  // kinds' usual sizes: this runs once per rule.
+  bool given_small[64] = {};
+  std::vector<bool> given_big(ops.fields.size() > 64 ? ops.fields.size() : 0);
+  auto mark = [&](size_t i) { ops.fields.size() > 64 ? (void)(given_big[i] = true) : (void)(given_small[i] = true); };
+  auto was_given = [&](size_t i) { return ops.fields.size() > 64 ? bool(given_big[i]) : given_small[i]; };
+  o.reserve(o.items().size() + map.map.size());
   for (auto& [k, v] : map.map) {
     if (std::find(common.begin(), common.end(), k.scalar) != common.end()) continue;
     int idx = ops.field_index(k.scalar);
@@ -40,11 +46,11 @@ void parse_kind_fields(const KindOps& ops, const Node& map, const std::vector<st
       continue;
     }
     Value val;
-    given[idx] = true;
+    mark(static_cast<size_t>(idx));
     if (parse_field(ops.fields[idx], v, val, d)) o.set(static_cast<uint16_t>(idx), std::move(val), v.loc);
   }
   for (size_t i = 0; i < ops.fields.size(); ++i)
-    if ((ops.fields[i].flags & kRequired) && !given[i])
+    if ((ops.fields[i].flags & kRequired) && !was_given(i))
       d.error(map.loc, std::string(where) + " needs " + quoted(ops.fields[i].key));
 }
 
@@ -247,6 +253,7 @@ void Loader::list(YamlReader& r, std::string_view what, F&& each) {
     return;
   }
   r.next();
+  Node n;  // one entry at a time, reused: its buffers outlive the entry
   while (!d.too_many()) {
     const auto& ev = r.peek();
     if (ev.type == YamlReader::Ev::SeqEnd) {
@@ -254,7 +261,6 @@ void Loader::list(YamlReader& r, std::string_view what, F&& each) {
       return;
     }
     if (ev.type == YamlReader::Ev::Error) return;
-    Node n;
     if (!r.read_node(n)) return;
     if (!n.is_map()) {
       d.error(n.loc, "each entry of " + quoted(what) + " must be a mapping, not " + n.type_name());
@@ -355,12 +361,13 @@ bool Loader::action(const Node& n, Action& a) {
   }
   const Node* body = nullptr;
   for (auto& [k, v] : n.map) {
-    if (k.scalar == "index") {
+    std::string_view key = k.scalar;
+    if (key == "index") {
       if (auto i = uint_value(v, "index", 0xFFFFFFFF, d)) {
         if (*i == 0) d.error(v.loc, "action index 0 means 'any': leave 'index' out instead");
         else a.index = static_cast<uint32_t>(*i);
       }
-    } else if (k.scalar == "cookie") {
+    } else if (key == "cookie") {
       if (!scalar(v, "cookie", d)) continue;
       std::string s = v.scalar;
       if (s.size() % 2 || s.size() > 32 || s.empty() || s.find_first_not_of("0123456789abcdefABCDEF") != std::string::npos) {
@@ -406,7 +413,8 @@ void Loader::filter(const Node& n, Device& dev) {
   bool have_parent = false, have_pref = false;
   static const std::vector<std::string_view> common = {"parent", "chain", "pref", "protocol", "handle", "name", "classid", "flowid", "actions"};
   for (auto& [k, v] : n.map) {
-    const std::string& key = k.scalar;
+    // A view: comparing it with a literal checks the length first, with no strlen.
+    std::string_view key = k.scalar;
     if (key == "parent") {
       if (!scalar(v, "parent", d)) continue;
       have_parent = true;
@@ -490,6 +498,37 @@ void Loader::filter(const Node& n, Device& dev) {
 
 // ---- after a file: derived handles, identities, references ----------------
 
+// The filters of one device by identity, to find a duplicate: an
+// open-addressing table of pointers (8 bytes a rule, one allocation), where
+// a std::map cost a 64-byte node per rule and log n comparisons.
+class FilterKeyIndex {
+ public:
+  explicit FilterKeyIndex(size_t n) {
+    size_t cap = 16;
+    while (cap < 2 * n) cap *= 2;
+    slots_.assign(cap, nullptr);
+  }
+  // The filter already there with f's key, else null (and f is added).
+  const Filter* insert(const Filter& f) {
+    size_t mask = slots_.size() - 1;
+    for (size_t i = hash(f.key) & mask;; i = (i + 1) & mask) {
+      if (!slots_[i]) {
+        slots_[i] = &f;
+        return nullptr;
+      }
+      if (slots_[i]->key == f.key) return slots_[i];
+    }
+  }
+
+ private:
+  static size_t hash(const FilterKey& k) {
+    uint64_t h = (uint64_t{k.parent} << 32 | k.handle) * 0x9E3779B97F4A7C15ull;
+    h ^= (uint64_t{k.chain} << 32 | uint64_t{k.pref} << 16 | k.protocol) * 0xC2B2AE3D27D4EB4Full;
+    return static_cast<size_t>(h ^ (h >> 29));
+  }
+  std::vector<const Filter*> slots_;
+};
+
 void derive_and_check(Device& dev, Diagnostics& d) {
   // Qdiscs: one per parent, handles unique.
   std::map<uint32_t, const Qdisc*> by_parent, by_handle;
@@ -542,7 +581,7 @@ void derive_and_check(Device& dev, Diagnostics& d) {
   // Filters: parents exist, handles derived, identities unique.
   std::map<std::tuple<uint32_t, uint32_t, uint16_t, uint16_t, uint32_t>, uint32_t> counters;
   std::map<std::tuple<uint32_t, uint32_t, uint16_t, uint16_t>, const Filter*> group_kind;
-  std::map<FilterKey, const Filter*> keys;
+  FilterKeyIndex keys(dev.filters.size());
   for (auto& f : dev.filters) {
     uint32_t p = f.key.parent;
     if (p == kHandleRoot) {
@@ -559,7 +598,7 @@ void derive_and_check(Device& dev, Diagnostics& d) {
       d.error(f.loc, "filter parent " + format_handle(p) + " is not a qdisc or class declared on " + dev.name);
     }
     auto gk = std::make_tuple(f.key.parent, f.key.chain, f.key.pref, f.key.protocol);
-    if (auto [it, ok] = group_kind.emplace(gk, &f); !ok && it->second->kind != f.kind)
+    if (auto [it, ok] = group_kind.try_emplace(gk, &f); !ok && it->second->kind != f.kind)
       d.error(f.loc, "pref " + std::to_string(f.key.pref) + " already holds " + it->second->kind + " filters (at " +
                          format_location(it->second->loc) + "); one pref and protocol hold one classifier kind: choose another pref");
     uint32_t fixed = 0, mask = 0xFFFFFFFF;
@@ -581,12 +620,13 @@ void derive_and_check(Device& dev, Diagnostics& d) {
       uint32_t n = f.key.handle & mask;
       if ((f.key.handle & ~mask) == fixed && n > counters[ck]) counters[ck] = n;
     }
-    if (auto [it, ok] = keys.emplace(f.key, &f); !ok)
-      d.error(f.loc, "duplicate filter: " + describe(f) + " is already declared at " + format_location(it->second->loc));
+    if (const Filter* first = keys.insert(f))
+      d.error(f.loc, "duplicate filter: " + describe(f) + " is already declared at " + format_location(first->loc));
   }
   // Kind-wide checks (u32 tables and the rules that use them).
   std::map<const KindOps*, std::vector<const Filter*>> by_kind;
-  for (auto& f : dev.filters) by_kind[f.ops].push_back(&f);
+  for (auto& f : dev.filters)
+    if (f.ops->check_device) by_kind[f.ops].push_back(&f);
   for (auto& [ops, fs] : by_kind)
     if (ops->check_device) ops->check_device(fs, d);
   std::map<const KindOps*, std::vector<const Class*>> classes_by_kind;

@@ -58,11 +58,28 @@ std::string describe(const Class& c) {
 }
 
 std::string describe(const Filter& f) {
-  std::string s = "filter " + f.kind + " " + describe_filter_parent(f.key.parent);
-  if (f.key.chain) s += " chain " + std::to_string(f.key.chain);
-  s += " pref " + std::to_string(f.key.pref) + " protocol " + format_protocol(f.key.protocol) + " handle ";
+  // Appends into one string: a plan prints this once per rule.
+  std::string s;
+  s.reserve(64 + f.name.size());
+  s += "filter ";
+  s += f.kind;
+  s += ' ';
+  s += describe_filter_parent(f.key.parent);
+  if (f.key.chain) {
+    s += " chain ";
+    s += std::to_string(f.key.chain);
+  }
+  s += " pref ";
+  s += std::to_string(f.key.pref);
+  s += " protocol ";
+  s += format_protocol(f.key.protocol);
+  s += " handle ";
   s += format_filter_handle(f.ops, f.key.handle);
-  if (!f.name.empty()) s += " (" + f.name + ")";
+  if (!f.name.empty()) {
+    s += " (";
+    s += f.name;
+    s += ')';
+  }
   return s;
 }
 

@@ -1,6 +1,7 @@
 #include "plan_print.h"
 
 #include <cstdio>
+#include <ostream>
 
 namespace tcsync {
 
@@ -35,20 +36,46 @@ static const char* sign(Op op) {
   return "?";
 }
 
+static void append_step(std::string& out, const Step& s, const PrintOptions& o) {
+  const char* col = s.op == Op::Add ? "\033[32m" : s.op == Op::Delete ? "\033[31m" : "\033[33m";
+  if (o.color) out += col;
+  out += sign(s.op);
+  out += ' ';
+  out += s.device;
+  out += ": ";
+  out += s.what();
+  if (o.color) out += "\033[0m";
+  if (!s.reason.empty() && s.reason != "new") {
+    out += "  (";
+    out += s.reason;
+    out += ')';
+  }
+  if (s.loc.known()) {
+    out += "  [";
+    out += format_location(s.loc);
+    out += ']';
+  }
+  out += '\n';
+}
+
 std::string plan_text(const Plan& plan, const PrintOptions& o) {
   std::string out;
-  for (auto& s : plan.steps) {
-    const char* col = s.op == Op::Add ? "\033[32m" : s.op == Op::Delete ? "\033[31m" : "\033[33m";
-    if (o.color) out += col;
-    out += sign(s.op);
-    out += " ";
-    out += s.device + ": " + s.what();
-    if (o.color) out += "\033[0m";
-    if (!s.reason.empty() && s.reason != "new") out += "  (" + s.reason + ")";
-    if (s.loc.known()) out += "  [" + format_location(s.loc) + "]";
-    out += "\n";
-  }
+  for (auto& s : plan.steps) append_step(out, s, o);
   return out;
+}
+
+void write_plan_text(const Plan& plan, const PrintOptions& o, std::ostream& os) {
+  // In pieces of about 64 KiB: a million-line plan never exists as one string.
+  std::string buf;
+  buf.reserve(72 * 1024);
+  for (auto& s : plan.steps) {
+    append_step(buf, s, o);
+    if (buf.size() >= 64 * 1024) {
+      os.write(buf.data(), static_cast<std::streamsize>(buf.size()));
+      buf.clear();
+    }
+  }
+  os.write(buf.data(), static_cast<std::streamsize>(buf.size()));
 }
 
 static const char* status_name(AckResult::Status s) {

@@ -162,6 +162,9 @@ const YamlReader::Event& YamlReader::peek() {
 bool YamlReader::read_node(Node& out) { return read_node(out, 0); }
 
 bool YamlReader::read_node(Node& out, int depth) {
+  // `out` may hold the previous entry of a list (Loader::list reuses one
+  // Node): its strings and vectors are overwritten in place, so rules of one
+  // shape are read without allocating.
   const Event& ev = next();
   out.loc = ev.loc;
   if (depth > kMaxDepth) {
@@ -172,46 +175,69 @@ bool YamlReader::read_node(Node& out, int depth) {
   switch (ev.type) {
     case Ev::Scalar:
       out.type = Node::Type::Scalar;
-      out.scalar = ev.scalar;
+      out.scalar.assign(ev.scalar);
       out.plain = ev.plain;
+      out.map.clear();
+      out.seq.clear();
       return true;
     case Ev::MapStart: {
       out.type = Node::Type::Map;
+      out.scalar.clear();
+      out.seq.clear();
+      size_t n = 0;  // entries read; out.map's tail is spare capacity
+      auto done = [&](bool ok) {
+        out.map.resize(n);
+        return ok;
+      };
       for (;;) {
         const Event& k = peek();
         if (k.type == Ev::MapEnd) {
           next();
-          return true;
+          return done(true);
         }
-        if (k.type == Ev::Error) return false;
-        NodeEntry kv;
-        if (!read_node(kv.first, depth + 1)) return false;
+        if (k.type == Ev::Error) return done(false);
+        if (n == out.map.size()) out.map.emplace_back();
+        NodeEntry& kv = out.map[n];
+        if (!read_node(kv.first, depth + 1)) return done(false);
         if (!kv.first.is_scalar()) {
           diags_.error(kv.first.loc, "mapping keys must be plain words");
           skip_node();
           continue;
         }
-        if (out.find(kv.first.scalar)) {
+        bool dup = false;
+        for (size_t i = 0; i < n && !dup; ++i) dup = out.map[i].first.scalar == kv.first.scalar;
+        if (dup) {
           diags_.error(kv.first.loc, "duplicate key '" + kv.first.scalar + "'");
           skip_node();
           continue;
         }
-        if (!read_node(kv.second, depth + 1)) return false;
-        out.map.push_back(std::move(kv));
+        if (!read_node(kv.second, depth + 1)) return done(false);
+        ++n;
       }
     }
-    case Ev::SeqStart:
+    case Ev::SeqStart: {
       out.type = Node::Type::Seq;
+      out.scalar.clear();
+      out.map.clear();
+      size_t n = 0;
       for (;;) {
         const Event& k = peek();
         if (k.type == Ev::SeqEnd) {
           next();
+          out.seq.resize(n);
           return true;
         }
-        if (k.type == Ev::Error) return false;
-        out.seq.emplace_back();
-        if (!read_node(out.seq.back(), depth + 1)) return false;
+        if (k.type == Ev::Error) {
+          out.seq.resize(n);
+          return false;
+        }
+        if (n == out.seq.size()) out.seq.emplace_back();
+        if (!read_node(out.seq[n++], depth + 1)) {
+          out.seq.resize(n);
+          return false;
+        }
       }
+    }
     default:
       return false;
   }
