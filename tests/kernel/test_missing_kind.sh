@@ -15,11 +15,14 @@ devices:
       - {parent: ingress, pref: 10, protocol: ip, u32: {match: [{ip: {src: 10.0.0.0/8}}]}, actions: [{mirred: {direction: egress, action: redirect, dev: v1}}]}
       - {parent: ingress, pref: 20, protocol: ip, flower: {ip_proto: udp}, actions: [{gact: {control: drop}}]}
       - {parent: ingress, pref: 30, protocol: ip, flower: {ip_proto: tcp}, actions: [{gact: {control: pass}}]}
+  v1:
+    qdiscs: [{kind: fq_codel, handle: "2:"}]
 Y
 for cmd in "apply" "apply --dry-run"; do
   expect_rc 1 ts $cmd "$TMP/f.yaml"
   expect_contains "$TMP/f.yaml:7:9: error: filter kind 'flower' is not in this kernel (no cls_flower: built without it, or the module is missing)"
   expect_contains "$TMP/f.yaml:7:86: error: action kind 'gact' is not in this kernel (no act_gact"
+  expect_contains "$TMP/f.yaml:10:14: error: qdisc kind 'fq_codel' is not in this kernel (no sch_fq_codel"
   expect_contains "nothing was changed"
   # Named once, at its first use; kinds the kernel has are not named.
   [ "$(grep -c "kind 'flower'" <<<"$OUT")" = 1 ] && pass "$cmd: flower named once" || fail "$cmd: flower named more than once"
@@ -31,6 +34,6 @@ done
 OUT=$(ip netns exec "$NS" ip -o link show)
 [ "$(wc -l <<<"$OUT")" = 3 ] && pass "no probe device left behind" || { fail "links changed"; echo "$OUT"; }
 # The same file without the missing kinds applies.
-sed -i '/flower/d' "$TMP/f.yaml"
+sed -i -e '/flower/d' -e 's/fq_codel, handle: "2:"/htb, handle: "2:"/' "$TMP/f.yaml"
 expect_rc 0 ts apply "$TMP/f.yaml"
 finish
