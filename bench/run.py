@@ -10,7 +10,10 @@ SET is KIND:N with KIND u32 or htb (see gen.py) and N a count such as 10k,
 100k or 1m. Scenarios (default all):
   apply   apply from empty: `tcsync apply -q F.yaml` vs `tc -b F.tc`, each
           run in a fresh namespace; tcsync twice: as is (it dumps again
-          after applying, to verify) and with --no-verify (what tc -b does)
+          after applying, to verify) and with --no-verify (what tc -b does).
+          F.tc's actions say `no_percpu` (the state tcsync makes); sets with
+          actions are also timed against F.percpu.tc, tc's default words
+          (actions with per-CPU stats), in extra rows
   noop    the state is there (made by tc -b): `tcsync apply -q F.yaml` vs
           reading it with tc (u32: `tc filter show dev v0 ingress`; htb: one
           `tc -b` of qdisc, class and filter show per device)
@@ -178,12 +181,18 @@ def _bench_set(tcsync, kind, n, runs, scenarios):
     rows = Rows()
 
     if "apply" in scenarios:
-        ts, tn, tc = [], [], []
+        ts, tn, tc, tp = [], [], [], []
+        FP = prefix + ".percpu.tc"
+        has_p = os.path.exists(FP)
         for r in range(runs):
-            order = ("tcsync", "nv", "tc") if r % 2 == 0 else ("tc", "nv", "tcsync")
+            order = ("tcsync", "nv", "tc", "tcp") if r % 2 == 0 else ("tcp", "tc", "nv", "tcsync")
             for tool in order:
+                if tool == "tcp" and not has_p:
+                    continue
                 ns = fresh("a", meta)
-                if tool == "tc":
+                if tool == "tcp":
+                    tp.append(timed(["tc", "-n", ns, "-b", FP]))
+                elif tool == "tc":
                     tc.append(timed(["tc", "-n", ns, "-b", FT]))
                 elif tool == "nv":
                     tn.append(timed([tcsync, "--netns", ns, "-q", "apply", "--no-verify", F]))
@@ -194,6 +203,10 @@ def _bench_set(tcsync, kind, n, runs, scenarios):
                 r + 1, ts[-1]["wall"], tn[-1]["wall"], tc[-1]["wall"]))
         rows.append(("apply from empty", ts, tc, "tc -b F.tc"))
         rows.append(("apply from empty, --no-verify", tn, tc, "tc -b F.tc"))
+        if has_p:  # tc's default words: actions with per-CPU stats (a different state)
+            log("tc -b F.percpu.tc: %s s" % ", ".join("%.2f" % x["wall"] for x in tp))
+            rows.append(("apply from empty vs tc -b without no_percpu", ts, tp, "tc -b F.percpu.tc"))
+            rows.append(("apply --no-verify vs tc -b without no_percpu", tn, tp, "tc -b F.percpu.tc"))
 
     need_state = {"noop", "change", "dump"} & set(scenarios)
     if need_state:

@@ -90,6 +90,11 @@ void write_actions(MsgWriter& w, uint16_t attr, const std::vector<Action>& actio
       w.attr(TCA_ACT_OPTIONS | NLA_F_NESTED, a.opaque.data(), a.opaque.size());
     }
     if (!a.cookie.empty()) w.attr(TCA_ACT_COOKIE, a.cookie.data(), a.cookie.size());
+    if (!a.percpu_stats.value_or(false)) {
+      // What tc sends for `no_percpu`, after the cookie as tc places it.
+      nla_bitfield32 flags{TCA_ACT_FLAGS_NO_PERCPU_STATS, TCA_ACT_FLAGS_NO_PERCPU_STATS};
+      w.attr(TCA_ACT_FLAGS, &flags, sizeof flags);
+    }
     w.nest_end(one);
   }
   w.nest_end(list);
@@ -244,6 +249,11 @@ void decode_actions(std::span<const uint8_t> list, const LinkNames* links, std::
       }
     }
     if (auto* c = tb.get(TCA_ACT_COOKIE)) a.cookie.assign(c->data.begin(), c->data.end());
+    // The kernel reports TCA_ACT_FLAGS only when some flag is set.
+    uint32_t flags = 0;
+    if (auto* f = tb.get(TCA_ACT_FLAGS); f && f->data.size() >= sizeof(nla_bitfield32))
+      flags = f->as<nla_bitfield32>().value;
+    a.percpu_stats = !(flags & TCA_ACT_FLAGS_NO_PERCPU_STATS);
     out.push_back(std::move(a));
   }
 }

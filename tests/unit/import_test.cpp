@@ -71,7 +71,7 @@ filter add dev eth0 parent 1: protocol ip u32 match u32 0 0 flowid 1:10
 TEST_CASE("import: clsact, mirred actions, hash tables and root tables by their kernel names") {
   auto r = import(R"(qdisc add dev v1 clsact
 filter add dev v1 ingress protocol ip prio 10 u32 match ip src 10.0.0.0/8 action mirred egress redirect dev v0
-filter add dev v1 egress protocol ip prio 5 handle 800::7 u32 match ip tos 0x10 ff action mirred egress mirror dev v2 ok action mirred ingress redirect dev v3 index 4
+filter add dev v1 egress protocol ip prio 5 handle 800::7 u32 match ip tos 0x10 ff action mirred egress mirror dev v2 ok action mirred ingress redirect dev v3 index 4 no_percpu
 qdisc add dev v0 root handle 1: htb
 filter add dev v0 parent 1: prio 10 protocol ip u32 match ip dst 192.168.0.0/16 flowid 1:1
 filter add dev v0 parent 1: prio 40 handle 2: protocol ip u32 divisor 256
@@ -86,8 +86,8 @@ filter add dev v0 parent 1: prio 40 protocol ip u32 ht 2: sample ip dst 10.1.0.1
     qdiscs:
       - {kind: clsact}
     filters:
-      - {parent: ingress, pref: 10, protocol: ip, handle: "::800", u32: {match: [{ip: {src: 10.0.0.0/8}}]}, actions: [{mirred: {direction: egress, action: redirect, dev: v0}}]}
-      - {parent: egress, pref: 5, protocol: ip, handle: "::7", u32: {match: [{ip: {tos: "0x10"}}]}, actions: [{mirred: {direction: egress, action: mirror, dev: v2, control: pass}}, {mirred: {direction: ingress, action: redirect, dev: v3}, index: 4}]}
+      - {parent: ingress, pref: 10, protocol: ip, handle: "::800", u32: {match: [{ip: {src: 10.0.0.0/8}}]}, actions: [{mirred: {direction: egress, action: redirect, dev: v0}, percpu_stats: true}]}
+      - {parent: egress, pref: 5, protocol: ip, handle: "::7", u32: {match: [{ip: {tos: "0x10"}}]}, actions: [{mirred: {direction: egress, action: mirror, dev: v2, control: pass}, percpu_stats: true}, {mirred: {direction: ingress, action: redirect, dev: v3}, index: 4}]}
   v0:
     qdiscs:
       - {kind: htb, handle: "1:"}
@@ -254,8 +254,8 @@ filter add dev eth0 ingress protocol ip prio 2 u32 match ip dst 10.1.0.0/16 acti
     qdiscs:
       - {kind: clsact}
     filters:
-      - {parent: ingress, pref: 1, protocol: ip, flower: {dst_ip: 10.0.0.0/8, ip_proto: tcp, dst_port: "1000-2000", skip_hw: true}, actions: [{gact: {control: drop}}]}
-      - {parent: ingress, pref: 2, protocol: ip, handle: "::800", u32: {match: [{ip: {dst: 10.1.0.0/16}}]}, actions: [{police: {rate: 1mbit, burst: 10k, exceed: drop, conform: pass}}, {gact: {control: "goto chain 5"}}]}
+      - {parent: ingress, pref: 1, protocol: ip, flower: {dst_ip: 10.0.0.0/8, ip_proto: tcp, dst_port: "1000-2000", skip_hw: true}, actions: [{gact: {control: drop}, percpu_stats: true}]}
+      - {parent: ingress, pref: 2, protocol: ip, handle: "::800", u32: {match: [{ip: {dst: 10.1.0.0/16}}]}, actions: [{police: {rate: 1mbit, burst: 10k, exceed: drop, conform: pass}, percpu_stats: true}, {gact: {control: "goto chain 5"}, percpu_stats: true}]}
 )");
   auto bad = import("filter add dev eth0 ingress prio 1 flower dst_ip 10.0.0.300 action drop\n");
   CHECK_FALSE(bad.ok);
