@@ -16,7 +16,9 @@ SET is KIND:N with KIND u32 or htb (see gen.py) and N a count such as 10k,
           (actions with per-CPU stats), in extra rows
   noop    the state is there (made by tc -b): `tcsync apply -q F.yaml` vs
           reading it with tc (u32: `tc filter show dev v0 ingress`; htb: one
-          `tc -b` of qdisc, class and filter show per device)
+          `tc -b` of qdisc, class and filter show per device). flower: also
+          with the state made by tcsync (fingerprint cookies: the terse
+          check), and that with --deep
   change  1% of the rules changed: `tcsync apply -q F.changed.yaml` (and
           with --no-verify) vs `tc -b F.changed.tc` (the same changes as tc
           replace/change lines); the full state is restored, untimed, and
@@ -247,6 +249,22 @@ def _bench_set(tcsync, kind, n, runs, scenarios):
                 sh(tcsync, "--netns", ns, "-q", "apply", "--no-verify", F)
             rows.append(("1%% changed (%s steps)" % meta["CHANGED"], ts, tc, "tc -b F.changed.tc"))
             rows.append(("1% changed, --no-verify", tn, tc, "tc -b F.changed.tc"))
+        del_ns(ns)
+
+    if "noop" in scenarios and kind == "flower":
+        # tcsync-made rules carry fingerprint cookies: the terse no-op check.
+        ns = fresh("f", meta)
+        t0 = timed([tcsync, "--netns", ns, "-q", "apply", "--no-verify", F])
+        log("state made by tcsync in %.1f s" % t0["wall"])
+        ts, td, tc = [], [], []
+        for r in range(runs):
+            ts.append(timed([tcsync, "--netns", ns, "-q", "apply", F]))
+            td.append(timed([tcsync, "--netns", ns, "-q", "apply", "--deep", F]))
+            tc.append(timed(tc_read_cmd(ns, meta, False)))
+        rows.append(("no-op apply (state made by tcsync: terse check) vs tc show", ts, tc,
+                     " ".join(tc_read_cmd("NS", meta, False)[3:])))
+        rows.append(("no-op apply --deep (state made by tcsync) vs tc show", td, tc,
+                     " ".join(tc_read_cmd("NS", meta, False)[3:])))
         del_ns(ns)
 
     if "diff" in scenarios:

@@ -13,6 +13,8 @@
 
 #include "applier.h"
 #include "differ.h"
+#include "dumper.h"
+#include "fingerprint.h"
 #include "import_tc.h"
 #include "lock.h"
 #include "kernel.h"
@@ -49,6 +51,7 @@ struct Session {
 bool open_session(const std::vector<std::string>& files, const CommonOptions& o, Session& s, Diagnostics& d) {
   auto t0 = std::chrono::steady_clock::now();
   if (!load(files, s.desired, d)) return false;
+  stamp_fingerprints(s.desired);
   if (o.verbose)
     std::fprintf(stderr, "tcsync: load %.3fs\n", std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
   s.kernel = open_kernel(o.netns, d);
@@ -69,7 +72,11 @@ bool read_and_plan(Session& s, Diagnostics& d, const CommonOptions& o) {
     names.push_back(dev.name);
     s.live.get_or_add(dev.name);
   }
-  if (!s.kernel->dump(names, s.live, d)) return false;
+  TerseCheck terse{&s.desired};
+  if (!o.deep) s.kernel->set_terse_check(&terse);
+  bool dumped = s.kernel->dump(names, s.live, d);
+  s.kernel->set_terse_check(nullptr);  // apply's verify reads everything
+  if (!dumped) return false;
   auto t1 = std::chrono::steady_clock::now();
   s.plan = make_plan(s.desired, s.live);
   if (o.verbose) {
@@ -79,6 +86,9 @@ bool read_and_plan(Session& s, Diagnostics& d, const CommonOptions& o) {
     std::fprintf(stderr, "tcsync: dump of %zu objects %.3fs, plan of %zu steps %.3fs\n", n,
                  std::chrono::duration<double>(t1 - t0).count(), s.plan.steps.size(),
                  std::chrono::duration<double>(t2 - t1).count());
+    if (terse.blocks || terse.fallbacks)
+      std::fprintf(stderr, "tcsync: fingerprints: %zu filters in %zu blocks unchanged (terse dump), %zu blocks read in full\n",
+                   terse.filters, terse.blocks, terse.fallbacks);
   }
   return true;
 }

@@ -80,6 +80,9 @@ struct Filter {
   // differs (u32 rules of a root table: 800::5 in the kernel, ::5 here).
   // Replace and delete must send the kernel's own name.
   uint32_t wire_handle = 0;
+  // tcsync's fingerprint of the rule (fingerprint.h), sent and read as the
+  // first action's cookie; empty: none. Never a user cookie, never drift.
+  Opaque fingerprint;
 };
 
 // Which sections of a device the file owns. A section the file lists is the

@@ -38,7 +38,8 @@ _tcsync() {
         validate | diff | apply)
             if [[ $cur == -* ]]; then
                 local opts="$global_opts"
-                [[ $cmd == apply ]] && opts+=" --dry-run --on-error --wait --no-verify"
+                [[ $cmd == apply ]] && opts+=" --dry-run --on-error --wait --no-verify --deep"
+                [[ $cmd == diff ]] && opts+=" --deep"
                 COMPREPLY=($(compgen -W "$opts" -- "$cur"))
             else
                 _filedir '@(yaml|yml)'
