@@ -22,7 +22,9 @@ KIND
           (tests/lab/), see bench/README.md.
 
 Writes OUT_PREFIX.yaml, OUT_PREFIX.tc and OUT_PREFIX.meta (shell variables:
-the devices to create). With --change PCT it also writes
+the devices to create). Actions in OUT_PREFIX.tc say `no_percpu`, as
+tcsync's actions are by default (same kernel state); OUT_PREFIX.percpu.tc is
+the same batch in tc's default words (actions with per-CPU statistics). With --change PCT it also writes
 OUT_PREFIX.changed.yaml (the same set with PCT % of the rules changed) and
 OUT_PREFIX.changed.tc (tc commands making that change on top of the full set):
   u32:    every (100/PCT)-th rule mirrors instead of redirecting (a replace)
@@ -64,7 +66,8 @@ def gen_u32(n, changed_every):
     body_y, body_t, ch_y, ch_t = [], [], [], []
     ry = ('      - {parent: ingress, pref: 10, protocol: ip, u32: {ht: "2:%x:", match: [{ip: {dst: %s}}]}, '
           "actions: [{mirred: {action: %s, dev: v1}}]}")
-    rt = "filter %s dev v0 ingress prio 10 protocol ip handle 2:%x:%x u32 ht 2:%x: match ip dst %s action mirred egress %s dev v1"
+    rt = ("filter %s dev v0 ingress prio 10 protocol ip handle 2:%x:%x u32 ht 2:%x: match ip dst %s "
+          "action mirred egress %s dev v1 no_percpu")
     for i in range(n):
         b, node, a = i & 255, (i >> 8) + 1, u32_addr(i)
         body_y.append(ry % (b, a, "redirect"))
@@ -142,7 +145,7 @@ def gen_flower(n, changed_every):
     ry = ("      - {parent: \"ffff:\", pref: 1, protocol: ip, handle: %d, flower: {skip_hw: true, "
           "src_mac: \"e4:11:00:%s\", dst_mac: \"e4:12:00:%s\"}, actions: [{gact: {control: %s}}]}")
     rt = ("filter %s dev v0 parent ffff: protocol ip prio 1 handle %d flower skip_hw src_mac e4:11:00:%s "
-          "dst_mac e4:12:00:%s action gact %s")
+          "dst_mac e4:12:00:%s action gact %s no_percpu")
     for i in range(n):
         m = mac(i)
         y.append(ry % (i + 1, m, m, "drop"))
@@ -172,6 +175,8 @@ def main():
     y, t, cy, ct, devs, peers = {"u32": gen_u32, "htb": gen_htb, "flower": gen_flower}[a.kind](a.n, every)
     write(a.out + ".yaml", y)
     write(a.out + ".tc", t)
+    if any(" no_percpu" in l for l in t):
+        write(a.out + ".percpu.tc", [l.replace(" no_percpu", "") for l in t])
     if every:
         write(a.out + ".changed.yaml", cy)
         write(a.out + ".changed.tc", ct)

@@ -10,10 +10,15 @@ SET is KIND:N with KIND u32 or htb (see gen.py) and N a count such as 10k,
 100k or 1m. Scenarios (default all):
   apply   apply from empty: `tcsync apply -q F.yaml` vs `tc -b F.tc`, each
           run in a fresh namespace; tcsync twice: as is (it dumps again
-          after applying, to verify) and with --no-verify (what tc -b does)
+          after applying, to verify) and with --no-verify (what tc -b does).
+          F.tc's actions say `no_percpu` (the state tcsync makes); sets with
+          actions are also timed against F.percpu.tc, tc's default words
+          (actions with per-CPU stats), in extra rows
   noop    the state is there (made by tc -b): `tcsync apply -q F.yaml` vs
           reading it with tc (u32: `tc filter show dev v0 ingress`; htb: one
-          `tc -b` of qdisc, class and filter show per device)
+          `tc -b` of qdisc, class and filter show per device). flower: also
+          with the state made by tcsync (fingerprint cookies: the terse
+          check), and that with --deep
   change  1% of the rules changed: `tcsync apply -q F.changed.yaml` (and
           with --no-verify) vs `tc -b F.changed.tc` (the same changes as tc
           replace/change lines); the full state is restored, untimed, and
@@ -178,12 +183,18 @@ def _bench_set(tcsync, kind, n, runs, scenarios):
     rows = Rows()
 
     if "apply" in scenarios:
-        ts, tn, tc = [], [], []
+        ts, tn, tc, tp = [], [], [], []
+        FP = prefix + ".percpu.tc"
+        has_p = os.path.exists(FP)
         for r in range(runs):
-            order = ("tcsync", "nv", "tc") if r % 2 == 0 else ("tc", "nv", "tcsync")
+            order = ("tcsync", "nv", "tc", "tcp") if r % 2 == 0 else ("tcp", "tc", "nv", "tcsync")
             for tool in order:
+                if tool == "tcp" and not has_p:
+                    continue
                 ns = fresh("a", meta)
-                if tool == "tc":
+                if tool == "tcp":
+                    tp.append(timed(["tc", "-n", ns, "-b", FP]))
+                elif tool == "tc":
                     tc.append(timed(["tc", "-n", ns, "-b", FT]))
                 elif tool == "nv":
                     tn.append(timed([tcsync, "--netns", ns, "-q", "apply", "--no-verify", F]))
@@ -194,6 +205,10 @@ def _bench_set(tcsync, kind, n, runs, scenarios):
                 r + 1, ts[-1]["wall"], tn[-1]["wall"], tc[-1]["wall"]))
         rows.append(("apply from empty", ts, tc, "tc -b F.tc"))
         rows.append(("apply from empty, --no-verify", tn, tc, "tc -b F.tc"))
+        if has_p:  # tc's default words: actions with per-CPU stats (a different state)
+            log("tc -b F.percpu.tc: %s s" % ", ".join("%.2f" % x["wall"] for x in tp))
+            rows.append(("apply from empty vs tc -b without no_percpu", ts, tp, "tc -b F.percpu.tc"))
+            rows.append(("apply --no-verify vs tc -b without no_percpu", tn, tp, "tc -b F.percpu.tc"))
 
     need_state = {"noop", "change", "dump"} & set(scenarios)
     if need_state:
@@ -234,6 +249,22 @@ def _bench_set(tcsync, kind, n, runs, scenarios):
                 sh(tcsync, "--netns", ns, "-q", "apply", "--no-verify", F)
             rows.append(("1%% changed (%s steps)" % meta["CHANGED"], ts, tc, "tc -b F.changed.tc"))
             rows.append(("1% changed, --no-verify", tn, tc, "tc -b F.changed.tc"))
+        del_ns(ns)
+
+    if "noop" in scenarios and kind == "flower":
+        # tcsync-made rules carry fingerprint cookies: the terse no-op check.
+        ns = fresh("f", meta)
+        t0 = timed([tcsync, "--netns", ns, "-q", "apply", "--no-verify", F])
+        log("state made by tcsync in %.1f s" % t0["wall"])
+        ts, td, tc = [], [], []
+        for r in range(runs):
+            ts.append(timed([tcsync, "--netns", ns, "-q", "apply", F]))
+            td.append(timed([tcsync, "--netns", ns, "-q", "apply", "--deep", F]))
+            tc.append(timed(tc_read_cmd(ns, meta, False)))
+        rows.append(("no-op apply (state made by tcsync: terse check) vs tc show", ts, tc,
+                     " ".join(tc_read_cmd("NS", meta, False)[3:])))
+        rows.append(("no-op apply --deep (state made by tcsync) vs tc show", td, tc,
+                     " ".join(tc_read_cmd("NS", meta, False)[3:])))
         del_ns(ns)
 
     if "diff" in scenarios:

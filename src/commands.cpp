@@ -15,6 +15,8 @@
 #include "applier.h"
 #include "atomic.h"
 #include "differ.h"
+#include "dumper.h"
+#include "fingerprint.h"
 #include "import_tc.h"
 #include "lock.h"
 #include "kernel.h"
@@ -52,6 +54,7 @@ struct Session {
 bool open_session(const std::vector<std::string>& files, const CommonOptions& o, Session& s, Diagnostics& d) {
   auto t0 = std::chrono::steady_clock::now();
   if (!load(files, s.desired, d)) return false;
+  stamp_fingerprints(s.desired);
   if (o.verbose)
     std::fprintf(stderr, "tcsync: load %.3fs\n", std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
   s.kernel = open_kernel(o.netns, d);
@@ -72,8 +75,17 @@ bool read_and_plan(Session& s, Diagnostics& d, const CommonOptions& o) {
     names.push_back(dev.name);
     s.live.get_or_add(dev.name);
   }
-  if (!s.kernel->dump(names, s.live, d)) return false;
+  TerseCheck terse{&s.desired};
+  if (!o.deep) s.kernel->set_terse_check(&terse);
+  bool dumped = s.kernel->dump(names, s.live, d);
+  s.kernel->set_terse_check(nullptr);  // apply's verify reads everything
+  if (!dumped) return false;
+  // Atomic hooks move the file's rules into slot chains: their fingerprints
+  // must be of the rules as sent. (The terse check above compared the file's
+  // own chains, so such hooks were read in full.)
   if (!atomize(s.desired, s.live, o.atomic, d)) return false;
+  if (o.atomic || std::any_of(s.desired.devices.begin(), s.desired.devices.end(), [](auto& dev) { return dev.atomic; }))
+    stamp_fingerprints(s.desired);
   auto t1 = std::chrono::steady_clock::now();
   s.plan = make_plan(s.desired, s.live);
   if (o.verbose) {
@@ -83,6 +95,9 @@ bool read_and_plan(Session& s, Diagnostics& d, const CommonOptions& o) {
     std::fprintf(stderr, "tcsync: dump of %zu objects %.3fs, plan of %zu steps %.3fs\n", n,
                  std::chrono::duration<double>(t1 - t0).count(), s.plan.steps.size(),
                  std::chrono::duration<double>(t2 - t1).count());
+    if (terse.blocks || terse.fallbacks)
+      std::fprintf(stderr, "tcsync: fingerprints: %zu filters in %zu blocks unchanged (terse dump), %zu blocks read in full\n",
+                   terse.filters, terse.blocks, terse.fallbacks);
   }
   return true;
 }

@@ -24,6 +24,7 @@ struct CommonOptions {
   bool color = false;  // decided by main: a terminal, and NO_COLOR unset
   bool quiet = false;
   bool verbose = false;   // phase timings on stderr
+  bool deep = false;      // diff/apply: compare every rule in full, no fingerprint shortcut
   bool progress = false;  // decided by main: stderr is a terminal, text output
   bool atomic = false;    // diff/apply --atomic: every device switches atomically
 };

@@ -62,6 +62,12 @@ bool same_action(const Action& want, const Action& have, std::vector<std::string
     why.push_back(want.kind + " cookie changed");
     ok = false;
   }
+  // Compared only when declared: a rule is not replaced just for the flag.
+  if (want.percpu_stats && *want.percpu_stats != have.percpu_stats.value_or(true)) {
+    auto word = [](bool b) { return b ? "true" : "false"; };
+    why.push_back(want.kind + " percpu_stats " + word(have.percpu_stats.value_or(true)) + " -> " + word(*want.percpu_stats));
+    ok = false;
+  }
   if (!want.ops || !have.ops) return ok && want.opaque == have.opaque;
   bool recreate = false;
   for (auto& d : diff_options(*want.ops, want.opts, have.opts, recreate)) why.push_back(want.kind + " " + d), ok = false;

@@ -32,9 +32,22 @@ bool run_dump(NlSocket& sock, std::vector<uint8_t>& request, std::vector<uint8_t
 // more only for one message that large; 1 MiB is room for any.
 constexpr size_t kDumpBuffer = 1 << 20;
 
+// The fast no-op check (fingerprint.h). A filter block where every filter
+// the file declares is a flower rule with a fingerprint is first read with a
+// terse dump; when the kernel holds exactly those rules (keys) with those
+// fingerprints, the file's filters stand for the live ones. Anything else
+// (another kind in the block: only flower answers terse dumps in full; a
+// missing, extra or stale rule; an interrupted dump): the block is read in
+// full, as without the check.
+struct TerseCheck {
+  const State* desired = nullptr;
+  size_t blocks = 0, filters = 0;  // proven unchanged by fingerprint
+  size_t fallbacks = 0;            // blocks tried, then read in full
+};
+
 // Dumps the named devices (all links when empty) into `live`. A device that
 // does not exist, or a dump the kernel refuses, is an error in diags.
 bool dump_devices(NlSocket& sock, const LinkNames& links, const std::vector<std::string>& devices, State& live,
-                  Diagnostics& diags);
+                  Diagnostics& diags, TerseCheck* terse = nullptr);
 
 }  // namespace tcsync

@@ -1296,8 +1296,15 @@ bool Importer::actions(Cursor& c, Node& fnode, const KindOps& filter_ops) {
     }
     Node an = mapping(aw.loc);
     Node body = mapping(kw.loc);
+    bool no_percpu = false;
     while (true) {
-      if (!kind_words(*ops, c, body, {"action", "actions", "classid", "flowid", "police", "index", "cookie"}, true, 0)) return false;
+      if (!kind_words(*ops, c, body, {"action", "actions", "classid", "flowid", "police", "index", "cookie", "no_percpu"}, true, 0))
+        return false;
+      if (c.is("no_percpu")) {
+        c.take();
+        no_percpu = true;
+        continue;
+      }
       if (c.is("index") || c.is("cookie")) {
         const Word& w = c.take();
         const Word* val = c.value(w);
@@ -1324,6 +1331,9 @@ bool Importer::actions(Cursor& c, Node& fnode, const KindOps& filter_ops) {
     Node entry = mapping(aw.loc);
     put(entry, std::string(ops->name), kw.loc, std::move(body));
     for (auto& kv : an.map) entry.map.push_back(std::move(kv));
+    // tc's actions keep per-CPU statistics unless told `no_percpu`;
+    // tcsync's do not unless told, so the import says it.
+    if (!no_percpu) put(entry, "percpu_stats", aw.loc, scalar("true", aw.loc));
     seq->seq.push_back(std::move(entry));
   }
   return true;

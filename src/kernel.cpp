@@ -37,8 +37,10 @@ class RtnlKernel final : public Kernel {
   const LinkNames& links() const override { return links_; }
 
   bool dump(const std::vector<std::string>& devices, State& live, Diagnostics& diags) override {
-    return dump_devices(sock_, links_, devices, live, diags);
+    return dump_devices(sock_, links_, devices, live, diags, terse_);
   }
+
+  void set_terse_check(TerseCheck* t) override { terse_ = t; }
 
   std::vector<AckResult> send(MessageBatch& batch, const SendOptions& opts) override {
     return send_batch(sock_, batch, opts);
@@ -47,6 +49,7 @@ class RtnlKernel final : public Kernel {
  private:
   NlSocket sock_;
   Links links_;
+  TerseCheck* terse_ = nullptr;
 };
 
 }  // namespace

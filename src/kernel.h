@@ -13,6 +13,8 @@
 
 namespace tcsync {
 
+struct TerseCheck;
+
 // The outcome of one request in a batch.
 struct AckResult {
   enum class Status : uint8_t { NotSent, Ok, Failed, Unacked };
@@ -43,6 +45,8 @@ class Kernel {
   // Reads qdiscs, classes and filters of the named devices (all if empty)
   // into `live`. Devices that do not exist are reported as errors.
   virtual bool dump(const std::vector<std::string>& devices, State& live, Diagnostics& diags) = 0;
+  // The fast no-op check for the dumps that follow (dumper.h); null: off.
+  virtual void set_terse_check(TerseCheck*) {}
   // Sends the batch; results has one entry per message.
   virtual std::vector<AckResult> send(MessageBatch& batch, const SendOptions& opts) = 0;
 };

@@ -375,6 +375,11 @@ bool Loader::action(const Node& n, Action& a) {
         continue;
       }
       for (size_t i = 0; i < s.size(); i += 2) a.cookie.push_back(static_cast<uint8_t>(std::stoul(s.substr(i, 2), nullptr, 16)));
+    } else if (k.scalar == "percpu_stats") {
+      if (!scalar(v, "percpu_stats", d)) continue;
+      if (v.scalar == "true") a.percpu_stats = true;
+      else if (v.scalar == "false") a.percpu_stats = false;
+      else d.error(v.loc, "\"percpu_stats\" must be true or false, not " + quoted(v.scalar));
     } else if (auto* ops = find_kind(ObjType::Action, k.scalar)) {
       if (a.ops) {
         d.error(k.loc, "one action per list entry: " + quoted(a.kind) + " and " + quoted(k.scalar) + " given");
@@ -387,6 +392,7 @@ bool Loader::action(const Node& n, Action& a) {
       auto cands = kind_names(ObjType::Action);
       cands.push_back("index");
       cands.push_back("cookie");
+      cands.push_back("percpu_stats");
       unknown_key(d, k, "an action (expected an action kind such as mirred)", cands);
     }
   }

@@ -40,7 +40,10 @@ Exit codes: 0 done or in sync, 1 error, 2 changes pending (diff).)");
   diff->add_option("FILE", files, "tcsync YAML files")->required();
   std::string against;
   diff->add_option("--against", against, "Compare with a saved `tcsync dump` instead of the kernel (no privilege needed)");
+  const char* deep_help = "Compare every rule in full, even flower rules whose fingerprint cookie says unchanged";
+  diff->add_flag("--deep", common.deep, deep_help);
   auto* apply = app.add_subcommand("apply", "Make the kernel's tc state equal to the files");
+  apply->add_flag("--deep", common.deep, deep_help);
   apply->add_option("FILE", files, "tcsync YAML files")->required();
   apply->add_flag("--dry-run", apply_flags.dry_run, "Print the plan and change nothing");
   apply->add_option("--on-error", on_error,

@@ -28,6 +28,11 @@ struct Action {
   Options opts;
   std::optional<uint32_t> index;  // shared/explicit index; absent = kernel's
   Opaque cookie;                  // TCA_ACT_COOKIE, up to 16 bytes
+  // Per-CPU statistics (the kernel's default; off unless asked, since their
+  // allocation is most of an action insert's cost: tcsync sends
+  // TCA_ACT_FLAGS_NO_PERCPU_STATS otherwise). Desired: absent = not declared
+  // (off, and not compared); live: always set, from TCA_ACT_FLAGS.
+  std::optional<bool> percpu_stats;
   Opaque opaque;
   SourceLoc loc;
 };
@@ -75,6 +80,9 @@ struct Filter {
   // differs (u32 rules of a root table: 800::5 in the kernel, ::5 here).
   // Replace and delete must send the kernel's own name.
   uint32_t wire_handle = 0;
+  // tcsync's fingerprint of the rule (fingerprint.h), sent and read as the
+  // first action's cookie; empty: none. Never a user cookie, never drift.
+  Opaque fingerprint;
 };
 
 // Which sections of a device the file owns. A section the file lists is the

@@ -123,6 +123,7 @@ std::string yaml_json_schema() {
       "properties": {
         "index": {"type": "integer", "minimum": 1},
         "cookie": {"type": "string", "pattern": "^([0-9a-fA-F]{2}){1,16}$"},
+        "percpu_stats": {"type": "boolean"},
 )" + actions + R"(
       }
     }

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 
+#include "fingerprint.h"
 #include "handle.h"
 
 namespace tcsync {
@@ -71,8 +72,9 @@ void write_options(MsgWriter& w, const KindOps& ops, const Options& o, const Kin
 
 // The action list of a filter:
 //   [filter's ACT attr] { [1] { KIND, OPTIONS {...}, COOKIE? }, [2] {...} }
+// `fingerprint` (fingerprint.h) goes in the first action's cookie.
 void write_actions(MsgWriter& w, uint16_t attr, const std::vector<Action>& actions, const LinkNames* links,
-                   Diagnostics& d) {
+                   Diagnostics& d, const Opaque& fingerprint) {
   size_t list = w.nest_begin(attr);
   uint16_t prio = 1;
   for (const Action& a : actions) {
@@ -90,7 +92,13 @@ void write_actions(MsgWriter& w, uint16_t attr, const std::vector<Action>& actio
     } else if (!a.opaque.empty()) {
       w.attr(TCA_ACT_OPTIONS | NLA_F_NESTED, a.opaque.data(), a.opaque.size());
     }
-    if (!a.cookie.empty()) w.attr(TCA_ACT_COOKIE, a.cookie.data(), a.cookie.size());
+    const Opaque& cookie = a.cookie.empty() && &a == &actions.front() ? fingerprint : a.cookie;
+    if (!cookie.empty()) w.attr(TCA_ACT_COOKIE, cookie.data(), cookie.size());
+    if (!a.percpu_stats.value_or(false)) {
+      // What tc sends for `no_percpu`, after the cookie as tc places it.
+      nla_bitfield32 flags{TCA_ACT_FLAGS_NO_PERCPU_STATS, TCA_ACT_FLAGS_NO_PERCPU_STATS};
+      w.attr(TCA_ACT_FLAGS, &flags, sizeof flags);
+    }
     w.nest_end(one);
   }
   w.nest_end(list);
@@ -144,7 +152,7 @@ size_t encode_filter(MsgWriter& w, Op op, const Filter& f, uint32_t ifindex, con
     KindCtx ctx{handle, 0, links, &d, f.loc, &f};
     if (f.ops->encode) f.ops->encode(f.opts, ctx, w);
     if (f.classid && f.ops->filter_classid_attr) w.attr_u32(f.ops->filter_classid_attr, *f.classid);
-    if (!f.actions.empty() && f.ops->filter_actions_attr) write_actions(w, f.ops->filter_actions_attr, f.actions, links, d);
+    if (!f.actions.empty() && f.ops->filter_actions_attr) write_actions(w, f.ops->filter_actions_attr, f.actions, links, d, f.fingerprint);
     w.nest_end(nest);
   }
   w.end_message(off);
@@ -159,8 +167,12 @@ size_t encode_filter_group_delete(MsgWriter& w, const FilterKey& k, std::string_
   return off;
 }
 
-size_t encode_dump_request(MsgWriter& w, uint16_t rtm_type, uint32_t ifindex, uint32_t parent) {
+size_t encode_dump_request(MsgWriter& w, uint16_t rtm_type, uint32_t ifindex, uint32_t parent, bool terse) {
   size_t off = begin_tc(w, rtm_type, NLM_F_REQUEST | NLM_F_DUMP, ifindex, 0, parent, 0);
+  if (terse) {
+    nla_bitfield32 flags{TCA_DUMP_FLAGS_TERSE, TCA_DUMP_FLAGS_TERSE};
+    w.attr(TCA_DUMP_FLAGS, &flags, sizeof flags);
+  }
   w.end_message(off);
   return off;
 }
@@ -246,6 +258,11 @@ void decode_actions(std::span<const uint8_t> list, const LinkNames* links, std::
       }
     }
     if (auto* c = tb.get(TCA_ACT_COOKIE)) a.cookie.assign(c->data.begin(), c->data.end());
+    // The kernel reports TCA_ACT_FLAGS only when some flag is set.
+    uint32_t flags = 0;
+    if (auto* f = tb.get(TCA_ACT_FLAGS); f && f->data.size() >= sizeof(nla_bitfield32))
+      flags = f->as<nla_bitfield32>().value;
+    a.percpu_stats = !(flags & TCA_ACT_FLAGS_NO_PERCPU_STATS);
     out.push_back(std::move(a));
   }
 }
@@ -320,6 +337,11 @@ bool decode_filter(std::span<const uint8_t> msg, const LinkNames* links, Filter&
       if (auto* c = ot.get(out.ops->filter_classid_attr)) out.classid = c->u32();
     if (out.ops->filter_actions_attr)
       if (auto* a = ot.get(out.ops->filter_actions_attr)) decode_actions(a->data, links, out.actions);
+    // tcsync's own fingerprint is not the user's cookie (fingerprint.h).
+    if (!out.actions.empty() && is_fingerprint(out.actions[0].cookie)) {
+      out.fingerprint = std::move(out.actions[0].cookie);
+      out.actions[0].cookie.clear();
+    }
   }
   if (out.ops && out.ops->canonical_key) {
     uint32_t wire = out.key.handle;

@@ -28,7 +28,8 @@ size_t encode_filter(MsgWriter& w, Op op, const Filter& f, uint32_t ifindex, con
 size_t encode_filter_group_delete(MsgWriter& w, const FilterKey& k, std::string_view kind, uint32_t ifindex);
 
 // Dump requests (NLM_F_DUMP) for one device (ifindex 0: all devices).
-size_t encode_dump_request(MsgWriter& w, uint16_t rtm_type, uint32_t ifindex, uint32_t parent = 0);
+// terse (filters): TCA_DUMP_FLAGS_TERSE, handles and action cookies only.
+size_t encode_dump_request(MsgWriter& w, uint16_t rtm_type, uint32_t ifindex, uint32_t parent = 0, bool terse = false);
 
 // Decoding one message of a dump (or a notification). Returns false for
 // messages that are not objects to model (the filter chain's "head" entry,

@@ -172,6 +172,12 @@ static void write_action(const Action& a, YamlOut& y) {
     y.key("cookie");
     y.str(hex);
   }
+  // Only the kernel's default (tc-made actions) is worth saying: off is
+  // tcsync's default.
+  if (a.percpu_stats.value_or(false)) {
+    y.key("percpu_stats");
+    y.boolean(true);
+  }
   y.map_end();
 }
 

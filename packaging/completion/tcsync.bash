@@ -38,8 +38,8 @@ _tcsync() {
         validate | diff | apply)
             if [[ $cur == -* ]]; then
                 local opts="$global_opts"
-                [[ $cmd == apply ]] && opts+=" --dry-run --on-error --wait --no-verify --atomic"
-                [[ $cmd == diff ]] && opts+=" --against --atomic"
+                [[ $cmd == apply ]] && opts+=" --dry-run --on-error --wait --no-verify --atomic --deep"
+                [[ $cmd == diff ]] && opts+=" --against --atomic --deep"
                 COMPREPLY=($(compgen -W "$opts" -- "$cur"))
             else
                 _filedir '@(yaml|yml)'

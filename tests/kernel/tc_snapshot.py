@@ -36,9 +36,16 @@ def tc(ns, *args):
         return sorted(l.strip() for l in out.splitlines() if l.strip())
 
 
+# tcsync's fingerprint of a flower/matchall rule (src/fingerprint.h): a
+# 16-byte action cookie starting with "tcs" 0x01, tcsync's bookkeeping like
+# a reference count, not configuration; a user's cookie is kept.
+FINGERPRINT = "74637301"
+
+
 def clean(v):
     if isinstance(v, dict):
-        return {k: clean(x) for k, x in sorted(v.items()) if k not in DROP}
+        return {k: clean(x) for k, x in sorted(v.items()) if k not in DROP and not (
+            k == "cookie" and isinstance(x, str) and len(x) == 32 and x.startswith(FINGERPRINT))}
     if isinstance(v, list):
         return [clean(x) for x in v]
     return v

@@ -71,7 +71,7 @@ filter add dev eth0 parent 1: protocol ip u32 match u32 0 0 flowid 1:10
 TEST_CASE("import: clsact, mirred actions, hash tables and root tables by their kernel names") {
   auto r = import(R"(qdisc add dev v1 clsact
 filter add dev v1 ingress protocol ip prio 10 u32 match ip src 10.0.0.0/8 action mirred egress redirect dev v0
-filter add dev v1 egress protocol ip prio 5 handle 800::7 u32 match ip tos 0x10 ff action mirred egress mirror dev v2 ok action mirred ingress redirect dev v3 index 4
+filter add dev v1 egress protocol ip prio 5 handle 800::7 u32 match ip tos 0x10 ff action mirred egress mirror dev v2 ok action mirred ingress redirect dev v3 index 4 no_percpu
 qdisc add dev v0 root handle 1: htb
 filter add dev v0 parent 1: prio 10 protocol ip u32 match ip dst 192.168.0.0/16 flowid 1:1
 filter add dev v0 parent 1: prio 40 handle 2: protocol ip u32 divisor 256
@@ -86,8 +86,8 @@ filter add dev v0 parent 1: prio 40 protocol ip u32 ht 2: sample ip dst 10.1.0.1
     qdiscs:
       - {kind: clsact}
     filters:
-      - {parent: ingress, pref: 10, protocol: ip, handle: "::800", u32: {match: [{ip: {src: 10.0.0.0/8}}]}, actions: [{mirred: {direction: egress, action: redirect, dev: v0}}]}
-      - {parent: egress, pref: 5, protocol: ip, handle: "::7", u32: {match: [{ip: {tos: "0x10"}}]}, actions: [{mirred: {direction: egress, action: mirror, dev: v2, control: pass}}, {mirred: {direction: ingress, action: redirect, dev: v3}, index: 4}]}
+      - {parent: ingress, pref: 10, protocol: ip, handle: "::800", u32: {match: [{ip: {src: 10.0.0.0/8}}]}, actions: [{mirred: {direction: egress, action: redirect, dev: v0}, percpu_stats: true}]}
+      - {parent: egress, pref: 5, protocol: ip, handle: "::7", u32: {match: [{ip: {tos: "0x10"}}]}, actions: [{mirred: {direction: egress, action: mirror, dev: v2, control: pass}, percpu_stats: true}, {mirred: {direction: ingress, action: redirect, dev: v3}, index: 4}]}
   v0:
     qdiscs:
       - {kind: htb, handle: "1:"}
@@ -254,8 +254,8 @@ filter add dev eth0 ingress protocol ip prio 2 u32 match ip dst 10.1.0.0/16 acti
     qdiscs:
       - {kind: clsact}
     filters:
-      - {parent: ingress, pref: 1, protocol: ip, flower: {dst_ip: 10.0.0.0/8, ip_proto: tcp, dst_port: "1000-2000", skip_hw: true}, actions: [{gact: {control: drop}}]}
-      - {parent: ingress, pref: 2, protocol: ip, handle: "::800", u32: {match: [{ip: {dst: 10.1.0.0/16}}]}, actions: [{police: {rate: 1mbit, burst: 10k, exceed: drop, conform: pass}}, {gact: {control: "goto chain 5"}}]}
+      - {parent: ingress, pref: 1, protocol: ip, flower: {dst_ip: 10.0.0.0/8, ip_proto: tcp, dst_port: "1000-2000", skip_hw: true}, actions: [{gact: {control: drop}, percpu_stats: true}]}
+      - {parent: ingress, pref: 2, protocol: ip, handle: "::800", u32: {match: [{ip: {dst: 10.1.0.0/16}}]}, actions: [{police: {rate: 1mbit, burst: 10k, exceed: drop, conform: pass}, percpu_stats: true}, {gact: {control: "goto chain 5"}, percpu_stats: true}]}
 )");
   auto bad = import("filter add dev eth0 ingress prio 1 flower dst_ip 10.0.0.300 action drop\n");
   CHECK_FALSE(bad.ok);
@@ -280,13 +280,13 @@ filter add dev v0 ingress prio 7 protocol all matchall action mpls push protocol
     qdiscs:
       - {kind: clsact}
     filters:
-      - {parent: ingress, pref: 1, protocol: all, matchall: {}, actions: [{skbedit: {mark: "0x10", mask: "0xff", priority: "1:10", control: pipe}}, {skbedit: {ptype: host, inheritdsfield: true}}]}
-      - {parent: ingress, pref: 2, protocol: all, matchall: {}, actions: [{vlan: {action: push, id: 20, protocol: "802.1ad", priority: 3}}, {vlan: {action: pop_eth, control: drop}}]}
-      - {parent: ingress, pref: 3, protocol: all, matchall: {}, actions: [{csum: {ip4h: true, tcp: true, udp: true, control: "goto chain 2"}}]}
-      - {parent: ingress, pref: 4, protocol: all, matchall: {}, actions: [{nat: {direction: egress, old: 10.0.0.0/24, new: "192.168.1.0"}}, {nat: {direction: ingress, old: "0.0.0.0", new: "1.2.3.4", control: pipe}}]}
-      - {parent: ingress, pref: 5, protocol: all, matchall: {}, actions: [{sample: {rate: 10, group: 1, trunc: 128}}, {connmark: {zone: 7}}]}
-      - {parent: ingress, pref: 6, protocol: all, matchall: {}, actions: [{skbmod: {dmac: "02:00:00:00:00:01", etype: "0x86dd"}}, {skbmod: {swap_mac: true}}]}
-      - {parent: ingress, pref: 7, protocol: all, matchall: {}, actions: [{mpls: {action: push, protocol: mpls_mc, label: 200, tc: 3, ttl: 64, bos: 1}}, {mpls: {action: dec_ttl}}]}
+      - {parent: ingress, pref: 1, protocol: all, matchall: {}, actions: [{skbedit: {mark: "0x10", mask: "0xff", priority: "1:10", control: pipe}, percpu_stats: true}, {skbedit: {ptype: host, inheritdsfield: true}, percpu_stats: true}]}
+      - {parent: ingress, pref: 2, protocol: all, matchall: {}, actions: [{vlan: {action: push, id: 20, protocol: "802.1ad", priority: 3}, percpu_stats: true}, {vlan: {action: pop_eth, control: drop}, percpu_stats: true}]}
+      - {parent: ingress, pref: 3, protocol: all, matchall: {}, actions: [{csum: {ip4h: true, tcp: true, udp: true, control: "goto chain 2"}, percpu_stats: true}]}
+      - {parent: ingress, pref: 4, protocol: all, matchall: {}, actions: [{nat: {direction: egress, old: 10.0.0.0/24, new: "192.168.1.0"}, percpu_stats: true}, {nat: {direction: ingress, old: "0.0.0.0", new: "1.2.3.4", control: pipe}, percpu_stats: true}]}
+      - {parent: ingress, pref: 5, protocol: all, matchall: {}, actions: [{sample: {rate: 10, group: 1, trunc: 128}, percpu_stats: true}, {connmark: {zone: 7}, percpu_stats: true}]}
+      - {parent: ingress, pref: 6, protocol: all, matchall: {}, actions: [{skbmod: {dmac: "02:00:00:00:00:01", etype: "0x86dd"}, percpu_stats: true}, {skbmod: {swap_mac: true}, percpu_stats: true}]}
+      - {parent: ingress, pref: 7, protocol: all, matchall: {}, actions: [{mpls: {action: push, protocol: mpls_mc, label: 200, tc: 3, ttl: 64, bos: 1}, percpu_stats: true}, {mpls: {action: dec_ttl}, percpu_stats: true}]}
 )");
   auto bad = import("filter add dev v0 ingress prio 1 protocol all matchall action skbmod set mac 02:00:00:00:00:01\n");
   CHECK_FALSE(bad.ok);
