@@ -74,6 +74,30 @@ expect_same_file() {
   if diff -u "$1" "$2" >"$TMP/diff.out"; then pass "$3"; else fail "$3"; head -60 "$TMP/diff.out" | sed 's/^/    /'; return 1; fi
 }
 
+# step NAME SED-EXPR WANT...: one attribute changed gives the minimal plan.
+# Applies $TMP/base.yaml (from the base, whatever that takes), writes the
+# caller's `base` output edited by SED-EXPR, checks that `diff` lists every
+# WANT ("+ ...", "- ...", "~ ..." as fixed strings; "!TEXT": TEXT must not
+# appear), applies it, and checks diff is empty.
+step() {
+  local name=$1 expr=$2; shift 2
+  echo "# $name"
+  expect_rc 0 ts apply "$TMP/base.yaml"
+  base | sed "$expr" >"$TMP/$name.yaml"
+  cmp -s "$TMP/$name.yaml" "$TMP/base.yaml" && { fail "$name: the edit changed nothing"; return; }
+  expect_rc 2 ts diff "$TMP/$name.yaml"
+  for want in "$@"; do
+    if [ "${want:0:1}" = "!" ]; then
+      if grep -qF -- "${want:1}" <<<"$OUT"; then fail "$name: plan has ${want:1}"; echo "$OUT" | sed 's/^/    /'; else pass "$name: plan lacks ${want:1}"; fi
+    else
+      expect_contains "$want"
+    fi
+  done
+  expect_rc 0 ts apply "$TMP/$name.yaml"
+  expect_rc 0 ts diff "$TMP/$name.yaml"
+  expect_contains "in sync"
+}
+
 finish() {
   if [ "$FAILS" != 0 ]; then echo "$FAILS check(s) failed"; exit 1; fi
   echo "all checks passed"

@@ -135,8 +135,8 @@ base >"$TMP/base.yaml"
 expect_rc 0 ts apply "$TMP/base.yaml"
 expect_rc 0 ts diff "$TMP/base.yaml"
 
-# step NAME PREF SED-EXPR: the filter at PREF must be replaced, not deleted.
-step() {
+# replace_step NAME PREF SED-EXPR: the filter at PREF must be replaced, not deleted.
+replace_step() {
   local name=$1 pref=$2 expr=$3
   local f="v0: filter flower ingress pref $pref protocol ip handle 0x1"
   echo "# $name"
@@ -150,21 +150,21 @@ step() {
   expect_rc 0 ts diff "$TMP/$name.yaml"
   expect_contains "in sync"
 }
-step skbedit_mark 1 's/mark: 5, mask: 0xff/mark: 6, mask: 0xff/'
-step skbedit_ptype 1 "s/priority: '1:10'/priority: '1:10', ptype: host/"
-step vlan_id 2 's/id: 10, priority: 1/id: 11, priority: 1/'
-step vlan_protocol 2 's/id: 10, priority: 1/id: 10, priority: 1, protocol: 802.1ad/'
-step csum_udp 3 's/ip4h: true, tcp: true/ip4h: true, udp: true/'
-step nat_new 4 's/new: 192.168.1.0/new: 192.168.2.0/'
-step nat_direction 4 's/direction: egress/direction: ingress/'
-step sample_rate 5 's/rate: 100, group: 5/rate: 200, group: 5/'
-step sample_trunc 5 's/rate: 100, group: 5/rate: 100, group: 5, trunc: 64/'
-step connmark_zone 6 's/zone: 3/zone: 4/'
-step connmark_control 6 's/zone: 3/zone: 3, control: drop/'
-step skbmod_dmac 7 "s/dmac: '02:00:00:00:00:01'/dmac: '02:00:00:00:00:02'/"
-step skbmod_etype 7 "s/dmac: '02:00:00:00:00:01'/dmac: '02:00:00:00:00:01', etype: ipv6/"
-step mpls_label 8 's/label: 100}/label: 101}/'
-step mpls_ttl 8 's/label: 100}/label: 100, ttl: 7}/'
-step tunnel_key_id 9 's/id: 5}/id: 6}/'
-step tunnel_key_csum 9 's/id: 5}/id: 5, csum: false}/'
+replace_step skbedit_mark 1 's/mark: 5, mask: 0xff/mark: 6, mask: 0xff/'
+replace_step skbedit_ptype 1 "s/priority: '1:10'/priority: '1:10', ptype: host/"
+replace_step vlan_id 2 's/id: 10, priority: 1/id: 11, priority: 1/'
+replace_step vlan_protocol 2 's/id: 10, priority: 1/id: 10, priority: 1, protocol: 802.1ad/'
+replace_step csum_udp 3 's/ip4h: true, tcp: true/ip4h: true, udp: true/'
+replace_step nat_new 4 's/new: 192.168.1.0/new: 192.168.2.0/'
+replace_step nat_direction 4 's/direction: egress/direction: ingress/'
+replace_step sample_rate 5 's/rate: 100, group: 5/rate: 200, group: 5/'
+replace_step sample_trunc 5 's/rate: 100, group: 5/rate: 100, group: 5, trunc: 64/'
+replace_step connmark_zone 6 's/zone: 3/zone: 4/'
+replace_step connmark_control 6 's/zone: 3/zone: 3, control: drop/'
+replace_step skbmod_dmac 7 "s/dmac: '02:00:00:00:00:01'/dmac: '02:00:00:00:00:02'/"
+replace_step skbmod_etype 7 "s/dmac: '02:00:00:00:00:01'/dmac: '02:00:00:00:00:01', etype: ipv6/"
+replace_step mpls_label 8 's/label: 100}/label: 101}/'
+replace_step mpls_ttl 8 's/label: 100}/label: 100, ttl: 7}/'
+replace_step tunnel_key_id 9 's/id: 5}/id: 6}/'
+replace_step tunnel_key_csum 9 's/id: 5}/id: 5, csum: false}/'
 finish

@@ -8,6 +8,7 @@
 
 #include "kind.h"
 #include "model.h"
+#include "action_test_util.h"
 #include "test_util.h"
 #include "wire.h"
 
@@ -18,19 +19,7 @@ using tcsync::test::load_ok;
 
 namespace {
 
-std::string file_with(const std::string& actions) {
-  return "version: 1\ndevices:\n  v0:\n    qdiscs: [{kind: clsact}]\n    filters:\n"
-         "      - {parent: ingress, pref: 1, protocol: all, matchall: {}, actions: " + actions + "}\n";
-}
-
-std::vector<uint8_t> body(const Action& a, const Options& o) {
-  std::vector<uint8_t> buf;
-  MsgWriter w(buf);
-  KindCtx ctx;
-  ctx.action_index = a.index.value_or(0);
-  a.ops->encode(o, ctx, w);
-  return buf;
-}
+using namespace tcsync::test::actions;
 
 // The first error's message, without its location.
 std::string error_of(const std::string& actions) {

@@ -12,6 +12,7 @@
 #include "diag.h"
 #include "kind.h"
 #include "model.h"
+#include "action_test_util.h"
 #include "test_util.h"
 #include "wire.h"
 #include "yaml_reader.h"
@@ -22,27 +23,10 @@ using tcsync::test::load_ok;
 
 namespace {
 
+using namespace tcsync::test::actions;
+
 using tcsync::test::hex;
 using tcsync::test::unhex;
-
-std::string file_with(const std::string& actions) {
-  return "version: 1\ndevices:\n  v0:\n    qdiscs: [{kind: clsact}]\n    filters:\n"
-         "      - {parent: ingress, pref: 1, protocol: all, matchall: {}, actions: " + actions + "}\n";
-}
-
-std::vector<Action> load_actions(const std::string& actions) {
-  State s = load_ok(file_with(actions));
-  return s.devices[0].filters[0].actions;
-}
-
-std::vector<uint8_t> body(const Action& a, const Options& o) {
-  std::vector<uint8_t> buf;
-  MsgWriter w(buf);
-  KindCtx ctx;
-  ctx.action_index = a.index.value_or(0);
-  a.ops->encode(o, ctx, w);
-  return buf;
-}
 
 std::optional<uint32_t> control(std::string_view s) { return parse_control(s); }
 
@@ -116,7 +100,6 @@ TEST_CASE("gact: a kernel dump decodes to what the file says") {
 }
 
 TEST_CASE("gact: errors") {
-  auto first_line = [](const std::string& s) { return s.substr(0, s.find('\n')); };
   CHECK(first_line(load_errors(file_with("[{gact: {control: dorp}}]"))) ==
         "t.yaml:6:92: error: 'dorp' is not a control: expected pass, reclassify, drop, pipe, stolen, continue, trap, "
         "\"goto chain N\" or \"jump N\" (did you mean 'drop'?)");

@@ -17,17 +17,11 @@
 #include "wire.h"
 
 using namespace tcsync;
+using tcsync::test::hex;
 using tcsync::test::load_errors;
 using tcsync::test::load_ok;
 
 namespace {
-
-std::string hex(std::span<const uint8_t> b) {
-  std::string out;
-  char x[4];
-  for (auto c : b) std::snprintf(x, sizeof x, "%02x", c), out += x;
-  return out;
-}
 
 std::string file_with(const std::string& filters) {
   return "version: 1\ndevices:\n  v0:\n    qdiscs: [{kind: clsact}]\n    filters:\n" + filters;

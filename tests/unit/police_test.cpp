@@ -13,6 +13,7 @@
 #include "diag.h"
 #include "kind.h"
 #include "model.h"
+#include "action_test_util.h"
 #include "test_util.h"
 #include "wire.h"
 
@@ -22,36 +23,15 @@ using tcsync::test::load_ok;
 
 namespace {
 
+using namespace tcsync::test::actions;
+
 using tcsync::test::hex;
 using tcsync::test::unhex;
-
-std::string hex(std::span<const uint8_t> b) {
-  std::string out;
-  char x[4];
-  for (auto c : b) std::snprintf(x, sizeof x, "%02x", c), out += x;
-  return out;
-}
 
 uint64_t fnv1a(std::span<const uint8_t> b) {
   uint64_t h = 0xcbf29ce484222325ull;
   for (uint8_t c : b) h = (h ^ c) * 0x100000001b3ull;
   return h;
-}
-
-std::string file_with(const std::string& actions) {
-  return "version: 1\ndevices:\n  v0:\n    qdiscs: [{kind: clsact}]\n    filters:\n"
-         "      - {parent: ingress, pref: 1, protocol: all, matchall: {}, actions: " + actions + "}\n";
-}
-
-std::vector<Action> load_actions(const std::string& actions) { return load_ok(file_with(actions)).devices[0].filters[0].actions; }
-
-std::vector<uint8_t> body(const Action& a, const Options& o) {
-  std::vector<uint8_t> buf;
-  MsgWriter w(buf);
-  KindCtx ctx;
-  ctx.action_index = a.index.value_or(0);
-  a.ops->encode(o, ctx, w);
-  return buf;
 }
 
 // "type len hex" per attribute, tables as "type 1024 fnv=...".
@@ -152,7 +132,6 @@ TEST_CASE("police: bursts keep the byte count a dump gives back") {
 }
 
 TEST_CASE("police: errors") {
-  auto first_line = [](const std::string& s) { return s.substr(0, s.find('\n')); };
   CHECK(first_line(load_errors(file_with("[{police: {rate: 1mbit}}]"))) == "t.yaml:6:91: error: police 'rate' needs 'burst' (the bucket size)");
   CHECK(first_line(load_errors(file_with("[{police: {exceed: drop}}]"))) == "t.yaml:6:75: error: police needs 'rate' (with 'burst'), 'avrate' or 'mtu'");
   CHECK(first_line(load_errors(file_with("[{police: {rate: 1mbit, burst: 10k, peakrate: 2mbit}}]"))) ==

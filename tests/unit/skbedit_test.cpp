@@ -9,6 +9,7 @@
 
 #include "kind.h"
 #include "model.h"
+#include "action_test_util.h"
 #include "test_util.h"
 #include "wire.h"
 
@@ -20,21 +21,7 @@ using tcsync::test::unhex;
 
 namespace {
 
-std::string file_with(const std::string& actions) {
-  return "version: 1\ndevices:\n  v0:\n    qdiscs: [{kind: clsact}]\n    filters:\n"
-         "      - {parent: ingress, pref: 1, protocol: all, matchall: {}, actions: " + actions + "}\n";
-}
-
-std::vector<uint8_t> body(const Action& a, const Options& o) {
-  std::vector<uint8_t> buf;
-  MsgWriter w(buf);
-  KindCtx ctx;
-  ctx.action_index = a.index.value_or(0);
-  a.ops->encode(o, ctx, w);
-  return buf;
-}
-
-std::string first_line(const std::string& s) { return s.substr(0, s.find('\n')); }
+using namespace tcsync::test::actions;
 
 }  // namespace
 

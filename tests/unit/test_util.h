@@ -1,6 +1,7 @@
 // Helpers for unit tests: load YAML text and collect formatted errors.
 #pragma once
 #include <cstdio>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -25,7 +26,7 @@ inline std::string load_errors(const std::string& text, State* out = nullptr, co
 }
 
 // Bytes as lowercase hex and back, for golden payloads.
-inline std::string hex(const std::vector<uint8_t>& b) {
+inline std::string hex(std::span<const uint8_t> b) {
   std::string out;
   char x[4];
   for (auto c : b) std::snprintf(x, sizeof x, "%02x", c), out += x;

@@ -1,0 +1,37 @@
+// Helpers for the action kinds' unit tests: a file with one matchall rule
+// carrying the given action list, its actions, and an action's TCA_OPTIONS
+// body as the kind encodes it.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "kind.h"
+#include "model.h"
+#include "test_util.h"
+#include "wire.h"
+
+namespace tcsync::test::actions {
+
+// `actions` is a YAML flow list: "[{gact: {control: drop}}]".
+inline std::string file_with(const std::string& actions) {
+  return "version: 1\ndevices:\n  v0:\n    qdiscs: [{kind: clsact}]\n    filters:\n"
+         "      - {parent: ingress, pref: 1, protocol: all, matchall: {}, actions: " + actions + "}\n";
+}
+
+inline std::vector<Action> load_actions(const std::string& actions) {
+  return load_ok(file_with(actions)).devices[0].filters[0].actions;
+}
+
+inline std::vector<uint8_t> body(const Action& a, const Options& o) {
+  std::vector<uint8_t> buf;
+  MsgWriter w(buf);
+  KindCtx ctx;
+  ctx.action_index = a.index.value_or(0);
+  a.ops->encode(o, ctx, w);
+  return buf;
+}
+
+inline std::string first_line(const std::string& s) { return s.substr(0, s.find('\n')); }
+
+}  // namespace tcsync::test::actions
