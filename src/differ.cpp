@@ -122,7 +122,8 @@ struct DevicePlanner {
       (late ? filter_dels_late : early).push_back(std::move(s));
     }
     filter_dels = std::move(early);
-    for (auto& [parent, slot] : target) {
+    for (auto& entry : target) {
+      uint32_t parent = entry.first;  // (not a structured binding: clang 14 cannot capture one)
       auto sw = std::find_if(filter_adds.begin(), filter_adds.end(),
                              [&](const Step& s) { return s.filter->key.parent == parent && switch_slot(*s.filter); });
       if (sw == filter_adds.end()) continue;

@@ -32,8 +32,10 @@ def tc(ns, *args):
         # and hfsc's qdisc options as invalid JSON ("options":{default 10 }):
         # keep tc's text lines instead (sorted: the kernel's class order is a
         # hash order).
+        # tcsync's fingerprint cookies are dropped here too (see below).
         out = subprocess.run(["tc", "-n", ns, *args], check=True, capture_output=True, text=True).stdout
-        return sorted(l.strip() for l in out.splitlines() if l.strip())
+        lines = (l.strip() for l in out.splitlines())
+        return sorted(l for l in lines if l and not (l.startswith("cookie " + FINGERPRINT) and len(l) == 7 + 32))
 
 
 # tcsync's fingerprint of a flower/matchall rule (src/fingerprint.h): a
