@@ -1,5 +1,7 @@
 #include "applier.h"
 
+#include <map>
+
 #include <cstring>
 
 #include "tc_codec.h"
@@ -65,6 +67,26 @@ std::string kernel_error_text(const AckResult& r) {
 
 }  // namespace
 
+// The state to roll back to, without the indexes the kernel gave actions
+// that only one filter uses. Those numbers are the kernel's bookkeeping: the
+// apply being undone freed some of them and handed them to its new actions,
+// so sending the old number would bind a restored rule to another rule's
+// new action (seen in the lab: a rollback that "restored" nothing). An
+// index several filters share is kept: it is the sharing itself.
+static State without_private_indexes(const State& s) {
+  std::map<std::pair<std::string, uint32_t>, int> uses;
+  for (auto& dev : s.devices)
+    for (auto& f : dev.filters)
+      for (auto& a : f.actions)
+        if (a.index) ++uses[{a.kind, *a.index}];
+  State out = s;
+  for (auto& dev : out.devices)
+    for (auto& f : dev.filters)
+      for (auto& a : f.actions)
+        if (a.index && uses[{a.kind, *a.index}] == 1) a.index.reset();
+  return out;
+}
+
 ApplyReport apply_plan(Kernel& k, const State& desired, const State& before, const Plan& plan,
                        const ApplyOptions& o, Diagnostics& d) {
   ApplyReport rep;
@@ -106,13 +128,15 @@ ApplyReport apply_plan(Kernel& k, const State& desired, const State& before, con
 
   // Roll back: plan from what the kernel holds now to what it held before.
   rep.rolled_back = true;
+  rep.rollback_to = without_private_indexes(before);
+  const State& target = rep.rollback_to;
   State& now = rep.rollback_from;
   Diagnostics dd;
   if (!k.dump(device_names(before), now, dd)) {
     for (auto& x : dd.all()) d.add(x.severity, x.loc, "rollback: " + x.message);
     return rep;
   }
-  rep.rollback_plan = make_plan(before, now);
+  rep.rollback_plan = make_plan(target, now);
   MessageBatch back;
   Diagnostics de;
   if (!encode_plan(rep.rollback_plan, k.links(), back, de)) {
@@ -133,7 +157,7 @@ ApplyReport apply_plan(Kernel& k, const State& desired, const State& before, con
   }
   rep.after = State{};
   if (!k.dump(device_names(before), rep.after, dd)) return rep;
-  rep.remaining = make_plan(before, rep.after);
+  rep.remaining = make_plan(target, rep.after);
   rep.rollback_ok = rep.remaining.empty();
   return rep;
 }

@@ -46,6 +46,8 @@ struct ApplyReport {
   bool rolled_back = false;        // a rollback was attempted
   bool rollback_ok = false;        // ... and the kernel is back where it was
   State rollback_from;             // the state the rollback planned from
+  State rollback_to;               // the state before, minus the kernel's numbers of
+                                   // single-use actions (the plans point into it)
   Plan rollback_plan;              // what the rollback did
   std::vector<AckResult> rollback_results;
   State after;                     // the state the checks saw last

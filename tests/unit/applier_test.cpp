@@ -177,3 +177,42 @@ devices:
   REQUIRE(d.all().size() == 1);
   CHECK(d.all()[0].message == "device 'v9' does not exist");
 }
+
+TEST_CASE("a rollback does not send the kernel's numbers of actions only one rule used") {
+  // Before: rule 10 has gact drop, the kernel's action 1; rules 20 and 30
+  // share action 7. The apply (turning rule 10's verdict to pass) failed
+  // after the kernel gave the new pass action the freed number 1.
+  auto state = [](const char* verdict10, int index10, int index10b) {
+    return load_ok(std::string(R"(version: 1
+devices:
+  v0:
+    qdiscs: [{kind: clsact}]
+    filters:
+      - {parent: ingress, pref: 10, protocol: ip, handle: 1, flower: {ip_proto: udp}, actions: [{gact: {control: )") +
+                   verdict10 + "}, index: " + std::to_string(index10) + R"(}]}
+      - {parent: ingress, pref: 20, protocol: ip, handle: 1, flower: {ip_proto: tcp}, actions: [{gact: {control: drop}, index: 7}]}
+      - {parent: ingress, pref: 30, protocol: ip, handle: 1, flower: {ip_proto: icmp}, actions: [{gact: {control: drop}, index: 7}]}
+      - {parent: ingress, pref: 40, protocol: ip, handle: 1, flower: {ip_proto: sctp}, actions: [{gact: {control: drop}, index: )" +
+                   std::to_string(index10b) + "}]}\n");
+  };
+  State before = state("drop", 1, 2);
+  State want = state("pass", 1, 2);
+  for (auto& f : want.devices[0].filters) f.actions[0].index.reset();
+  want.devices[0].filters[3].actions[0].opts = want.devices[0].filters[0].actions[0].opts;  // pass too
+  Plan plan = make_plan(want, before);
+  REQUIRE(plan.steps.size() == 2);
+  FakeKernel k;
+  k.fail_at = 1;
+  // After the failure: rule 10 holds a pass action that got number 1 back
+  // (the old one was freed first); after the rollback, drop again as 3.
+  k.dumps = {state("pass", 1, 2), state("drop", 3, 2)};
+  Diagnostics d;
+  ApplyReport r = apply_plan(k, want, before, plan, ApplyOptions{}, d);
+  CHECK(r.rolled_back);
+  REQUIRE(r.rollback_plan.steps.size() == 1);
+  const Filter* f = r.rollback_plan.steps[0].filter;
+  REQUIRE(f);
+  CHECK(f->key.pref == 10);
+  CHECK_FALSE(f->actions[0].index.has_value());  // not "index 1": that is the new pass action
+  CHECK(r.rollback_ok);  // drop as action 3 is the state before, the kernel's numbering aside
+}
