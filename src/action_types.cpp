@@ -96,7 +96,7 @@ bool prefix_parse(const Node& n, Value& out, Diagnostics& d) {
       auto m = s.substr(slash + 1);
       if (auto bits = parse_uint(m); bits && m.find('.') == std::string_view::npos) {
         ok = *bits <= 32;
-        mask = *bits == 0 ? 0 : 0xFFFFFFFFu << (32 - *bits);
+        if (ok) mask = *bits == 0 ? 0 : 0xFFFFFFFFu << (32 - *bits);
       } else {
         ok = v4_read(m, mask);
       }
