@@ -32,6 +32,8 @@ cleanup() {
 trap cleanup EXIT INT TERM
 pass() { echo "ok - $*"; }
 fail() { echo "not ok - $*"; FAILS=$((FAILS + 1)); }
+# (Checks read a pipe to its end, `grep -c`, never `grep -q`: under pipefail
+# a writer cut off by an early exit (SIGPIPE) fails the check at random.)
 check() { if eval "$2"; then pass "$1"; else fail "$1"; fi; }
 
 start=$(date +%s)
@@ -61,7 +63,7 @@ else
 fi
 version=$(sed -n 's/^project(tcsync VERSION \([0-9.]*\).*/\1/p' "$SRC/CMakeLists.txt")
 check "tcsync --version says $version" '[ "$(/usr/sbin/tcsync --version)" = "tcsync $version" ]'
-check "tcsync(8) and tcsync.yaml(5) render" 'zcat /usr/share/man/man8/tcsync.8.gz | grep -q "^\.SH EXIT STATUS" && zcat /usr/share/man/man5/tcsync.yaml.5.gz | grep -q "^\.SS filter u32"'
+check "tcsync(8) and tcsync.yaml(5) render" 'zcat /usr/share/man/man8/tcsync.8.gz | grep -c "^\.SH EXIT STATUS" >/dev/null && zcat /usr/share/man/man5/tcsync.yaml.5.gz | grep -c "^\.SS filter u32" >/dev/null'
 check "the completion is valid bash" 'bash -n /usr/share/bash-completion/completions/tcsync'
 man_opt=--man=no
 command -v man >/dev/null && man_opt=--man=yes
@@ -72,7 +74,7 @@ check "tcsync.service is enabled (runs at boot)" '[ -L /etc/systemd/system/multi
 check "tcsync.path is not enabled" '[ ! -e /etc/systemd/system/paths.target.wants/tcsync.path ]'
 if command -v ansible-doc >/dev/null; then
   check "ansible finds tcsync.tcsync.tcsync where the package put it" \
-    'ANSIBLE_HOME=$TMP/ansible ANSIBLE_LOCAL_TEMP=$TMP/ansible ansible-doc tcsync.tcsync.tcsync 2>&1 | grep -q "Check mode runs"'
+    'ANSIBLE_HOME=$TMP/ansible ANSIBLE_LOCAL_TEMP=$TMP/ansible ansible-doc tcsync.tcsync.tcsync 2>&1 | grep -c "Check mode runs" >/dev/null'
 fi
 
 # An apply from /etc/tcsync, into a throwaway namespace.
@@ -102,14 +104,14 @@ files=/etc/tcsync/*.yaml
 [ -z "$others" ] || { echo "# /etc/tcsync has other files ($others): applying only the test's"; files="$CONF $CONF2"; }
 # The unit's command line (the shell expands the glob), with --netns.
 check "tcsync --netns apply /etc/tcsync/*.yaml" '/usr/sbin/tcsync --netns "$NS" apply --wait $files >"$TMP/apply.out" 2>&1'
-check "tc shows the applied state" 'tc -n "$NS" qdisc show dev v0 | grep -q "qdisc tbf 1: root" && tc -n "$NS" filter show dev v1 ingress | grep -q "Egress Redirect to device v0"'
+check "tc shows the applied state" 'tc -n "$NS" qdisc show dev v0 | grep -c "qdisc tbf 1: root" >/dev/null && tc -n "$NS" filter show dev v1 ingress | grep -c "Egress Redirect to device v0" >/dev/null'
 check "diff is empty after apply" '/usr/sbin/tcsync --netns "$NS" diff $files >/dev/null'
 # With only the capability tcsync.service keeps (CAP_NET_ADMIN), in the
 # namespace as the unit runs in its own: drift is repaired.
 tc -n "$NS" qdisc del dev v0 root || fail "tc qdisc del (making drift)"
 capped() { ip netns exec "$NS" setpriv --bounding-set=-all,+net_admin --inh-caps=-all --no-new-privs /usr/sbin/tcsync "$@"; }
 check "apply with CAP_NET_ADMIN only" 'capped apply --wait $files >"$TMP/capped.out" 2>&1'
-check "... repaired the drift" 'tc -n "$NS" qdisc show dev v0 | grep -q "qdisc tbf 1: root" && capped diff $files >/dev/null'
+check "... repaired the drift" 'tc -n "$NS" qdisc show dev v0 | grep -c "qdisc tbf 1: root" >/dev/null && capped diff $files >/dev/null'
 rm -f "$CONF" "$CONF2"
 
 installed=no
