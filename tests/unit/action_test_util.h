@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include <catch2/catch.hpp>
+
 #include "kind.h"
 #include "model.h"
 #include "test_util.h"
@@ -33,5 +35,19 @@ inline std::vector<uint8_t> body(const Action& a, const Options& o) {
 }
 
 inline std::string first_line(const std::string& s) { return s.substr(0, s.find('\n')); }
+
+// A golden case: the first action of `actions` (a YAML flow list) encodes to
+// `bytes` (tc's, as hex), decodes back to the same options, and encodes
+// again to the same bytes.
+inline void check_golden(const std::string& actions, const std::string& bytes) {
+  State s = load_ok(file_with(actions));
+  auto& a = s.devices[0].filters[0].actions.at(0);
+  auto got = body(a, a.opts);
+  CHECK(hex(got) == bytes);
+  Options back;
+  a.ops->decode(got, KindCtx{}, back);
+  CHECK(back == a.opts);
+  CHECK(hex(body(a, back)) == bytes);
+}
 
 }  // namespace tcsync::test::actions
