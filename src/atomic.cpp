@@ -84,10 +84,10 @@ Filter switch_rule(uint32_t parent, int slot, SourceLoc loc) {
 // included): nothing to add or change, and nothing to delete inside the
 // slot. Deletes elsewhere (a stale other slot, rules behind the switch in
 // chain 0) touch no traffic and may come in any order.
-bool slot_intact(std::vector<Filter>& want, const std::vector<Filter>& have, const std::string& dev, int slot) {
+bool slot_intact(std::vector<Filter>& want, std::vector<Filter> have, const std::string& dev, int slot) {
   State w, h;
   w.get_or_add(dev).filters = std::move(want);
-  h.get_or_add(dev).filters = have;
+  h.get_or_add(dev).filters = std::move(have);
   Plan p = make_plan(w, h);
   want = std::move(w.devices[0].filters);
   return std::all_of(p.steps.begin(), p.steps.end(), [&](const Step& s) {
@@ -170,7 +170,7 @@ bool atomize(State& desired, const State& live, bool all, Diagnostics& d) {
       int slot = live_slot.value_or(1);
       for (auto& f : want) shift_chains(f, kSlotBase[slot]);
       want.insert(want.begin(), switch_rule(parent, slot, dev.loc));
-      if (!live_slot || !slot_intact(want, have_list, dev.name, slot)) {
+      if (!live_slot || !slot_intact(want, std::move(have_list), dev.name, slot)) {
         int next = 1 - slot;
         for (auto& f : want) shift_chains(f, kSlotBase[next] - kSlotBase[slot]);
         want.front() = switch_rule(parent, next, dev.loc);
