@@ -110,7 +110,9 @@ bool prepare(const std::vector<std::string>& files, const CommonOptions& o, Sess
 // probed before anything is sent: a missing one is an error at the first
 // line that uses it.
 bool check_kinds(const Session& s, const CommonOptions& o, Diagnostics& d) {
-  std::set<std::pair<ObjType, std::string>> known;
+  // Views of kind names the states own; looked up before inserting, so a
+  // large plan of known kinds costs no allocation per step.
+  std::set<std::pair<ObjType, std::string_view>> known;
   for (auto& dev : s.live.devices) {
     for (auto& q : dev.qdiscs) known.emplace(ObjType::Qdisc, q.kind);
     for (auto& c : dev.classes) known.emplace(ObjType::Qdisc, c.kind);
@@ -122,7 +124,8 @@ bool check_kinds(const Session& s, const CommonOptions& o, Diagnostics& d) {
   std::vector<KindProbe> probes;
   std::vector<SourceLoc> where;
   auto want = [&](ObjType t, const std::string& kind, SourceLoc loc) {
-    if (known.emplace(t, kind).second) probes.push_back({t, kind}), where.push_back(loc);
+    std::pair<ObjType, std::string_view> key{t, kind};
+    if (!known.count(key)) known.insert(key), probes.push_back({t, kind}), where.push_back(loc);
   };
   for (auto& st : s.plan.steps) {
     if (st.op == Op::Delete) continue;
@@ -142,10 +145,7 @@ bool check_kinds(const Session& s, const CommonOptions& o, Diagnostics& d) {
   }
   for (size_t i = 0; i < probes.size(); ++i)
     if (!(*have)[i])
-      d.error(where[i], std::string(probes[i].type == ObjType::Qdisc    ? "qdisc"
-                                    : probes[i].type == ObjType::Filter ? "filter"
-                                                                        : "action") +
-                            " kind '" + probes[i].kind + "' is not in this kernel (no " +
+      d.error(where[i], std::string(obj_type_name(probes[i].type)) + " kind '" + probes[i].kind + "' is not in this kernel (no " +
                             module_of(probes[i].type, probes[i].kind) + ": built without it, or the module is missing)");
   if (d.has_errors()) d.note({}, "nothing was changed");
   return !d.has_errors();
