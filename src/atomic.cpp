@@ -1,5 +1,6 @@
 #include "atomic.h"
 
+#include <linux/if_ether.h>
 #include <linux/pkt_cls.h>
 
 #include <algorithm>
@@ -12,7 +13,6 @@
 namespace tcsync {
 namespace {
 
-constexpr uint16_t kProtoAll = 0x0003;  // ETH_P_ALL
 constexpr uint32_t kSlotSpan = kSlotBase[1] - kSlotBase[0];
 
 uint16_t gact_control_field() {
@@ -66,7 +66,7 @@ bool inside_slot(const Filter& f, int slot) {
 
 Filter switch_rule(uint32_t parent, int slot, SourceLoc loc) {
   Filter f;
-  f.key = FilterKey{parent, 0, kSwitchPref, kProtoAll, 1};
+  f.key = FilterKey{parent, 0, kSwitchPref, ETH_P_ALL, 1};
   f.kind = "flower";
   f.ops = &kFilterFlower;
   f.name = "tcsync atomic switch";
@@ -108,7 +108,7 @@ bool atomic_hook(uint32_t parent) {
 }
 
 std::optional<int> switch_slot(const Filter& f) {
-  if (f.key.chain != 0 || f.key.pref != kSwitchPref || f.key.protocol != kProtoAll || f.ops != &kFilterFlower ||
+  if (f.key.chain != 0 || f.key.pref != kSwitchPref || f.key.protocol != ETH_P_ALL || f.ops != &kFilterFlower ||
       !f.opts.empty() || f.classid || f.actions.size() != 1)
     return std::nullopt;
   const Action& a = f.actions[0];

@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/if_ether.h>
 #include <linux/pkt_cls.h>
 #include <linux/netlink.h>
 #include <linux/pkt_sched.h>
@@ -20,7 +21,6 @@ namespace tcsync {
 namespace {
 
 constexpr int kLoopback = 1;  // `lo` is ifindex 1 in a new namespace
-constexpr uint16_t kEthPAll = 0x0003;
 
 // One request, one answer: 0 when the kernel accepted it, else its errno.
 int request(int fd, std::vector<uint8_t>& buf) {
@@ -62,7 +62,7 @@ int probe_filter(int fd, const std::string& kind, uint16_t prio) {
   std::vector<uint8_t> buf;
   MsgWriter w(buf);
   size_t m = w.begin_message(RTM_NEWTFILTER, NLM_F_REQUEST | NLM_F_ACK | NLM_F_CREATE | NLM_F_EXCL, 1);
-  w.put_struct(tc_header(kHandleClsactIngress, 0, (uint32_t{prio} << 16) | __builtin_bswap16(kEthPAll)));
+  w.put_struct(tc_header(kHandleClsactIngress, 0, (uint32_t{prio} << 16) | __builtin_bswap16(ETH_P_ALL)));
   w.attr_str(TCA_KIND, kind);
   w.end_message(m);
   return request(fd, buf);
