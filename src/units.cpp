@@ -129,6 +129,9 @@ uint64_t xmitsize_bytes(uint64_t rate, uint32_t ticks) {
   // bytes that take that long; nudged against rounding in the doubles.
   double us = std::ceil(static_cast<double>(ticks) / (1000.0 / 64.0));
   double est = std::ceil(us * static_cast<double>(rate) / 1e6);
+  // A decoded rate near 2^64 gives sizes no uint64_t holds: saturate
+  // (2^64 as a double would overflow the conversion).
+  if (est >= 0x1p64) return UINT64_MAX;
   uint64_t b = est > 2 ? static_cast<uint64_t>(est) - 2 : 0;
   for (int n = 0; n < 8 && xmittime_ticks(rate, b) < ticks; ++n) ++b;
   return b;

@@ -100,4 +100,8 @@ TEST_CASE("burst ticks round trip exactly through the canonical size") {
       CHECK(xmittime_ticks(rate, canon) == t);
       CHECK(canon <= size);
     }
+  // A kernel (or fuzzed) rate near 2^64 with the largest ticks: the size
+  // saturates instead of overflowing the double-to-integer conversion
+  // (fuzz_decoder found the UB).
+  CHECK(xmitsize_bytes(UINT64_MAX, UINT32_MAX) == UINT64_MAX);
 }
