@@ -2,7 +2,7 @@
 """Generate one rule set in two equivalent forms: a tcsync YAML file and the
 `tc -b` batch file that builds the same kernel state.
 
-usage: gen.py KIND N OUT_PREFIX [--change PCT]
+usage: gen.py KIND N OUT_PREFIX [--change PCT] [--table]
 
 KIND
   u32     one clsact qdisc on v0; a 256-bucket u32 hash table (2:) at ingress
@@ -30,6 +30,8 @@ OUT_PREFIX.changed.tc (tc commands making that change on top of the full set):
   u32:    every (100/PCT)-th rule mirrors instead of redirecting (a replace)
   htb:    every (100/PCT)-th subscriber class gets ceil 200mbit (a change)
   flower: every (100/PCT)-th rule passes instead of dropping (a replace)
+With --table the YAML lists the rules as rule tables (template, columns, one
+row per rule: README "Rule tables"), the same state in fewer YAML events.
 """
 import argparse
 import sys
@@ -42,7 +44,7 @@ def u32_addr(i):
     return "10.%d.%d.%d" % ((i >> 16) & 255, (i >> 8) & 255, i & 255)
 
 
-def gen_u32(n, changed_every):
+def gen_u32(n, changed_every, table=False):
     """Yields (yaml_lines, tc_lines, changed_yaml_lines, changed_tc_lines) pieces."""
     if n > 256 * 0xFFF:
         sys.exit("u32: at most %d rules (256 buckets of 4095 node ids)" % (256 * 0xFFF))
@@ -66,6 +68,14 @@ def gen_u32(n, changed_every):
     body_y, body_t, ch_y, ch_t = [], [], [], []
     ry = ('      - {parent: ingress, pref: 10, protocol: ip, u32: {ht: "2:%x:", match: [{ip: {dst: %s}}]}, '
           "actions: [{mirred: {action: %s, dev: v1}}]}")
+    if table:
+        head_y += [
+            "      - template: {parent: ingress, pref: 10, protocol: ip, u32: {match: [{ip: {}}]}, "
+            "actions: [{mirred: {dev: v1}}]}",
+            "        columns: [u32.ht, u32.match.0.ip.dst, actions.0.mirred.action]",
+            "        rows:",
+        ]
+        ry = '          - "2:%x: %s %s"'  # quoted: "2:a: " would be a YAML key
     rt = ("filter %s dev v0 ingress prio 10 protocol ip handle 2:%x:%x u32 ht 2:%x: match ip dst %s "
           "action mirred egress %s dev v1 no_percpu")
     for i in range(n):
@@ -80,7 +90,7 @@ def gen_u32(n, changed_every):
     return head_y + body_y, head_t + body_t, head_y + ch_y, ch_t, ["v0"], ["v1"]
 
 
-def gen_htb(n, changed_every):
+def gen_htb(n, changed_every, table=False):
     ndev = max(1, (n + PER_DEV - 1) // PER_DEV)
     y, t, cy, ct = ["version: 1", "devices:"], [], ["version: 1", "devices:"], []
     devs, peers = [], []
@@ -111,6 +121,15 @@ def gen_htb(n, changed_every):
             "match ip dst 10.0.0.0/8" % dev,
         ]
         cy_t = '      - {classid: "1:%x", parent: "1:1", rate: 10mbit, ceil: %s}'
+        fy_t = ('      - {parent: "1:", pref: 10, protocol: ip, u32: {ht: "2:%x:", match: [{ip: {dst: %s}}]}, '
+                'classid: "1:%x"}')
+        if table:
+            head += ["      - template: {parent: \"1:1\", rate: 10mbit}", "        columns: [classid, ceil]",
+                     "        rows:"]
+            fhead += ["      - template: {parent: \"1:\", pref: 10, protocol: ip, u32: {match: [{ip: {}}]}}",
+                      "        columns: [u32.ht, u32.match.0.ip.dst, classid]", "        rows:"]
+            cy_t = "          - 1:%x %s"
+            fy_t = '          - "2:%x: %s 1:%x"'
         for i in range(lo, hi):
             s = i - lo + 2  # class minor: 2 .. 50001
             cls_y.append(cy_t % (s, "100mbit"))
@@ -122,8 +141,7 @@ def gen_htb(n, changed_every):
                 cls_cy.append(cls_y[-1])
             j = i - lo
             b, node, a = j & 255, (j >> 8) + 1, u32_addr(j)
-            flt_y.append('      - {parent: "1:", pref: 10, protocol: ip, u32: {ht: "2:%x:", match: [{ip: {dst: %s}}]}, '
-                         'classid: "1:%x"}' % (b, a, s))
+            flt_y.append(fy_t % (b, a, s))
             ftc.append("filter add dev %s parent 1: prio 10 protocol ip handle 2:%x:%x u32 ht 2:%x: match ip dst %s "
                        "flowid 1:%x" % (dev, b, node, b, a, s))
         y += head + cls_y + fhead + flt_y
@@ -136,7 +154,7 @@ def mac(i):
     return "%02x:%02x:%02x" % ((i >> 16) & 255, (i >> 8) & 255, i & 255)
 
 
-def gen_flower(n, changed_every):
+def gen_flower(n, changed_every, table=False):
     if n > 1 << 24:
         sys.exit("flower: at most 2^24 rules (3 MAC bytes)")
     y = ["version: 1", "devices:", "  v0:", "    qdiscs:", "      - {kind: ingress}", "    filters:"]
@@ -144,6 +162,12 @@ def gen_flower(n, changed_every):
     cy, ct = list(y), []
     ry = ("      - {parent: \"ffff:\", pref: 1, protocol: ip, handle: %d, flower: {skip_hw: true, "
           "src_mac: \"e4:11:00:%s\", dst_mac: \"e4:12:00:%s\"}, actions: [{gact: {control: %s}}]}")
+    if table:
+        y += ['      - template: {parent: "ffff:", pref: 1, protocol: ip, flower: {skip_hw: true}, actions: [{gact: {}}]}',
+              "        columns: [handle, flower.src_mac, flower.dst_mac, actions.0.gact.control]",
+              "        rows:"]
+        cy = list(y)
+        ry = "          - %d e4:11:00:%s e4:12:00:%s %s"
     rt = ("filter %s dev v0 parent ffff: protocol ip prio 1 handle %d flower skip_hw src_mac e4:11:00:%s "
           "dst_mac e4:12:00:%s action gact %s no_percpu")
     for i in range(n):
@@ -170,9 +194,10 @@ def main():
     ap.add_argument("n", type=int)
     ap.add_argument("out")
     ap.add_argument("--change", type=float, default=0, help="also write a variant with PCT %% of the rules changed")
+    ap.add_argument("--table", action="store_true", help="rules as rule tables (template, columns, rows)")
     a = ap.parse_args()
     every = int(round(100 / a.change)) if a.change else 0
-    y, t, cy, ct, devs, peers = {"u32": gen_u32, "htb": gen_htb, "flower": gen_flower}[a.kind](a.n, every)
+    y, t, cy, ct, devs, peers = {"u32": gen_u32, "htb": gen_htb, "flower": gen_flower}[a.kind](a.n, every, a.table)
     write(a.out + ".yaml", y)
     write(a.out + ".tc", t)
     if any(" no_percpu" in l for l in t):

@@ -5,6 +5,7 @@
 #include <set>
 
 #include "handle.h"
+#include "row_table.h"
 #include "units.h"
 #include "yaml_reader.h"
 
@@ -95,6 +96,8 @@ struct Loader {
   void device(YamlReader& r, const std::string& name, SourceLoc loc);
   template <typename F>
   void list(YamlReader& r, std::string_view what, F&& each);
+  template <typename F>
+  void table(YamlReader& r, SourceLoc at, F&& each);
   void qdisc(const Node& n, Device& dev);
   void klass(const Node& n, Device& dev);
   void filter(const Node& n, Device& dev);
@@ -261,13 +264,91 @@ void Loader::list(YamlReader& r, std::string_view what, F&& each) {
       return;
     }
     if (ev.type == YamlReader::Ev::Error) return;
-    if (!r.read_node(n)) return;
+    if (ev.type == YamlReader::Ev::MapStart) {
+      // A mapping's first key tells a rule table (row_table.h) from an entry.
+      SourceLoc at = ev.loc;
+      r.next();
+      const auto& k = r.peek();
+      if (k.type == YamlReader::Ev::Scalar && (k.scalar == "template" || k.scalar == "columns" || k.scalar == "rows")) {
+        table(r, at, each);
+        if (r.failed()) return;
+        continue;
+      }
+      if (!r.read_map_rest(n, at)) return;
+    } else if (!r.read_node(n)) {
+      return;
+    }
     if (!n.is_map()) {
       d.error(n.loc, "each entry of " + quoted(what) + " must be a mapping, not " + n.type_name());
       continue;
     }
     each(n);
   }
+}
+
+template <typename F>
+void Loader::table(YamlReader& r, SourceLoc at, F&& each) {
+  Node tmpl, cols, row;
+  bool have_tmpl = false, have_cols = false, have_rows = false;
+  std::set<std::string> seen;
+  while (!d.too_many()) {
+    const auto& ev = r.next();
+    if (ev.type == YamlReader::Ev::MapEnd) break;
+    if (ev.type != YamlReader::Ev::Scalar) return;
+    std::string key = ev.scalar;
+    SourceLoc kloc = ev.loc;
+    if (!seen.insert(key).second) {
+      d.error(kloc, "duplicate key " + quoted(key));
+      r.skip_node();
+      continue;
+    }
+    if (key == "template") {
+      if (!r.read_node(tmpl)) return;
+      have_tmpl = true;
+    } else if (key == "columns") {
+      if (!r.read_node(cols)) return;
+      have_cols = true;
+    } else if (key == "rows") {
+      have_rows = true;
+      // Rows are read as they stream, so what they fill must come first.
+      if (!have_tmpl || !have_cols) {
+        d.error(kloc, "'rows' must come after 'template' and 'columns' in a table");
+        r.skip_node();
+        continue;
+      }
+      RowTable t;
+      if (!t.init(tmpl, cols, d)) {
+        r.skip_node();
+        continue;
+      }
+      const auto& s = r.peek();
+      if (s.type == YamlReader::Ev::Scalar && s.plain && (s.scalar.empty() || s.scalar == "~" || s.scalar == "null")) {
+        r.next();  // `rows:` with nothing: no entries
+        continue;
+      }
+      if (s.type != YamlReader::Ev::SeqStart) {
+        if (s.type != YamlReader::Ev::Error) d.error(s.loc, "'rows' must be a list, one row per entry");
+        r.skip_node();
+        continue;
+      }
+      r.next();
+      while (!d.too_many()) {
+        const auto& e = r.peek();
+        if (e.type == YamlReader::Ev::SeqEnd) {
+          r.next();
+          break;
+        }
+        if (e.type == YamlReader::Ev::Error || !r.read_node(row)) return;
+        if (const Node* n = t.fill(row, d)) each(*n);
+      }
+    } else {
+      unknown_key(d, Node{Node::Type::Scalar, true, kloc, key, {}, {}}, "a table", {"template", "columns", "rows"});
+      r.skip_node();
+    }
+    if (r.failed()) return;
+  }
+  if (!have_tmpl || !have_cols || !have_rows)
+    d.error(at, "a table needs 'template', 'columns' and 'rows'");
 }
 
 void Loader::qdisc(const Node& n, Device& dev) {

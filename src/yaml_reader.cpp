@@ -159,6 +159,47 @@ const YamlReader::Event& YamlReader::peek() {
   return peeked_;
 }
 
+bool YamlReader::read_map_rest(Node& out, SourceLoc loc) {
+  out.loc = loc;
+  return read_map_entries(out, 1);
+}
+
+bool YamlReader::read_map_entries(Node& out, int depth) {
+  out.type = Node::Type::Map;
+  out.scalar.clear();
+  out.seq.clear();
+  size_t n = 0;  // entries read; out.map's tail is spare capacity
+  auto done = [&](bool ok) {
+    out.map.resize(n);
+    return ok;
+  };
+  for (;;) {
+    const Event& k = peek();
+    if (k.type == Ev::MapEnd) {
+      next();
+      return done(true);
+    }
+    if (k.type == Ev::Error) return done(false);
+    if (n == out.map.size()) out.map.emplace_back();
+    NodeEntry& kv = out.map[n];
+    if (!read_node(kv.first, depth + 1)) return done(false);
+    if (!kv.first.is_scalar()) {
+      diags_.error(kv.first.loc, "mapping keys must be plain words");
+      skip_node();
+      continue;
+    }
+    bool dup = false;
+    for (size_t i = 0; i < n && !dup; ++i) dup = out.map[i].first.scalar == kv.first.scalar;
+    if (dup) {
+      diags_.error(kv.first.loc, "duplicate key '" + kv.first.scalar + "'");
+      skip_node();
+      continue;
+    }
+    if (!read_node(kv.second, depth + 1)) return done(false);
+    ++n;
+  }
+}
+
 bool YamlReader::read_node(Node& out) { return read_node(out, 0); }
 
 bool YamlReader::read_node(Node& out, int depth) {
@@ -180,41 +221,8 @@ bool YamlReader::read_node(Node& out, int depth) {
       out.map.clear();
       out.seq.clear();
       return true;
-    case Ev::MapStart: {
-      out.type = Node::Type::Map;
-      out.scalar.clear();
-      out.seq.clear();
-      size_t n = 0;  // entries read; out.map's tail is spare capacity
-      auto done = [&](bool ok) {
-        out.map.resize(n);
-        return ok;
-      };
-      for (;;) {
-        const Event& k = peek();
-        if (k.type == Ev::MapEnd) {
-          next();
-          return done(true);
-        }
-        if (k.type == Ev::Error) return done(false);
-        if (n == out.map.size()) out.map.emplace_back();
-        NodeEntry& kv = out.map[n];
-        if (!read_node(kv.first, depth + 1)) return done(false);
-        if (!kv.first.is_scalar()) {
-          diags_.error(kv.first.loc, "mapping keys must be plain words");
-          skip_node();
-          continue;
-        }
-        bool dup = false;
-        for (size_t i = 0; i < n && !dup; ++i) dup = out.map[i].first.scalar == kv.first.scalar;
-        if (dup) {
-          diags_.error(kv.first.loc, "duplicate key '" + kv.first.scalar + "'");
-          skip_node();
-          continue;
-        }
-        if (!read_node(kv.second, depth + 1)) return done(false);
-        ++n;
-      }
-    }
+    case Ev::MapStart:
+      return read_map_entries(out, depth);
     case Ev::SeqStart: {
       out.type = Node::Type::Seq;
       out.scalar.clear();

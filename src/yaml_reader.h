@@ -71,6 +71,9 @@ class YamlReader {
   const Event& peek();
   // Reads the whole value starting at the next event into a Node.
   bool read_node(Node& out);
+  // Reads the entries of a mapping whose MapStart the caller has taken
+  // (to look at its first key), up to and including its MapEnd.
+  bool read_map_rest(Node& out, SourceLoc loc);
   // Skips one whole value (scalar, map or sequence).
   void skip_node();
   bool failed() const { return failed_; }
@@ -79,6 +82,7 @@ class YamlReader {
   bool fetch(Event& ev);
   SourceLoc loc_of_offset(size_t offset) const;
   bool read_node(Node& out, int depth);
+  bool read_map_entries(Node& out, int depth);
   uint32_t file_;
   Diagnostics& diags_;
   yaml_parser_t parser_{};
