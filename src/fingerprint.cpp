@@ -2,26 +2,52 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
+#include <variant>
 
-#include "yaml_writer.h"
 
 namespace tcsync {
 
 namespace {
 
-constexpr uint8_t kMagic[4] = {'t', 'c', 's', 1};
+// Format 2: a digest of the model's fields (format 1 hashed the rule's
+// YAML text, which cost a copy and a print per rule). A rule stamped by
+// another format reads as changed once: a full read, never a wrong "same".
+constexpr uint8_t kMagic[4] = {'t', 'c', 's', 2};
 
-// FNV-1a, 64 bits, from a given basis: two passes with different bases
-// give the 96 bits kept (a collision needs a deliberate search; the
-// fingerprint guards against stale rules, not against an adversary with
-// CAP_NET_ADMIN, who can change the rule anyway).
-uint64_t fnv1a(const std::string& s, uint64_t h) {
-  for (unsigned char c : s) {
-    h ^= c;
-    h *= 0x100000001b3ULL;
+// FNV-1a, 64 bits, run twice from different bases: the 96 bits kept need a
+// deliberate search to collide (the fingerprint guards against stale rules,
+// not against an adversary with CAP_NET_ADMIN, who can change the rule anyway).
+struct Digest {
+  uint64_t a = 0xcbf29ce484222325ULL, b = 0x84222325cbf29ce4ULL;
+  void bytes(const void* p, size_t n) {
+    auto* c = static_cast<const uint8_t*>(p);
+    for (size_t i = 0; i < n; ++i) {
+      a = (a ^ c[i]) * 0x100000001b3ULL;
+      b = (b ^ c[i]) * 0x100000001b3ULL;
+    }
   }
-  return h;
-}
+  void u64(uint64_t v) { bytes(&v, sizeof v); }
+  // Length first: "ab"+"c" and "a"+"bc" differ.
+  void str(std::string_view s) {
+    u64(s.size());
+    bytes(s.data(), s.size());
+  }
+  void options(const Options& o) {
+    u64(o.items().size());
+    for (const Opt& x : o.items()) {
+      u64(x.field);
+      u64(x.value.index());
+      if (auto* n = std::get_if<uint64_t>(&x.value)) u64(*n);
+      else if (auto* t = std::get_if<std::string>(&x.value)) str(*t);
+      else {
+        const Words& w = std::get<Words>(x.value);
+        u64(w.size());
+        bytes(w.data(), w.size() * sizeof(uint32_t));
+      }
+    }
+  }
+};
 
 }  // namespace
 
@@ -37,17 +63,24 @@ bool fingerprint_eligible(const Filter& f) {
 }
 
 Opaque fingerprint_of(const Filter& f) {
-  Filter spec = f;
-  spec.name.clear();
-  spec.fingerprint.clear();
-  std::string text;
-  YamlOut y(text);
-  write_filter(spec, y);
-  uint64_t a = fnv1a(text, 0xcbf29ce484222325ULL);
-  uint64_t b = fnv1a(text, 0x84222325cbf29ce4ULL);
+  // Everything the differ compares, nothing it does not (the name is a
+  // label; loc is where it was written).
+  Digest h;
+  const FilterKey& k = f.key;
+  for (uint64_t v : {uint64_t{k.parent}, uint64_t{k.chain}, uint64_t{k.pref}, uint64_t{k.protocol}, uint64_t{k.handle}})
+    h.u64(v);
+  h.str(f.kind);
+  h.options(f.opts);
+  h.u64(f.classid ? 1ULL << 32 | *f.classid : 0);
+  h.u64(f.actions.size());
+  for (const Action& a : f.actions) {
+    h.str(a.kind);
+    h.options(a.opts);
+    h.u64(a.percpu_stats ? 1 + *a.percpu_stats : 0);
+  }
   Opaque out(kMagic, kMagic + 4);
-  for (int i = 0; i < 8; ++i) out.push_back(static_cast<uint8_t>(a >> (8 * i)));
-  for (int i = 0; i < 4; ++i) out.push_back(static_cast<uint8_t>(b >> (8 * i)));
+  for (int i = 0; i < 8; ++i) out.push_back(static_cast<uint8_t>(h.a >> (8 * i)));
+  for (int i = 0; i < 4; ++i) out.push_back(static_cast<uint8_t>(h.b >> (8 * i)));
   return out;
 }
 

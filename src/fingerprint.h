@@ -23,8 +23,9 @@ bool is_fingerprint(const Opaque& cookie);
 // Whether a desired filter gets one (flower/matchall, actions, no cookie or
 // index declared on any of them).
 bool fingerprint_eligible(const Filter& f);
-// 16 bytes: the magic, then a 96-bit digest of the filter as `dump` would
-// write it, without its name (a label, not configuration).
+// 16 bytes: the magic, then a 96-bit digest of what the differ compares of
+// the filter (identity, kind, options, classid, actions), without its name
+// (a label, not configuration).
 Opaque fingerprint_of(const Filter& f);
 // Sets Filter::fingerprint on every eligible filter of the desired state.
 void stamp_fingerprints(State& desired);
