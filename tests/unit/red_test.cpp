@@ -180,11 +180,13 @@ TEST_CASE("red: avpkt, burst and bandwidth are input only, ewma and scell_log ar
   want.ops->decode(body(want), KindCtx{}, live);
   bool recreate = false;
   CHECK(diff_options(*want.ops, want.opts, live, recreate).empty());
-  // a burst that gives another Wlog is a change of ewma
+  // a burst that gives another Wlog is a change of ewma (and of Scell_log,
+  // which tc derives from Wlog too)
   Qdisc more = load_qdisc("red", "limit: 400000, avpkt: 1000, burst: 500");
   auto d = diff_options(*more.ops, more.opts, live, recreate);
-  REQUIRE(d.size() == 1);
+  REQUIRE(d.size() == 2);
   CHECK(d[0] == "ewma 5 -> 12");
+  CHECK(d[1].rfind("scell_log 15 -> ", 0) == 0);
   CHECK(!recreate);
   // a probability change is a change in place; with adaptive the kernel
   // retunes max_P and the live value is not drift
