@@ -114,8 +114,10 @@ step red_ecn_off 's/, ecn: true//' "~ v0: qdisc red 1: root" "ecn true -> false"
 show v0; expect_contains '"ecn":false'
 step red_burst 's/avpkt: 1000, probability/avpkt: 1000, burst: 200, probability/' "~ v1: qdisc red 1: root" "ewma 3 -> 13" "!- v1"
 show v1; expect_contains '"ewma":13'
-# avpkt alone changes only the table the kernel keeps unreported: no step
-base | sed 's/avpkt: 1000, ecn/avpkt: 1001, ecn/' >"$TMP/avpkt.yaml"
+# avpkt 1000 -> 1200 keeps Wlog 5 and Scell_log 15 and changes only the
+# table, which the kernel keeps unreported: no step
+expect_rc 0 ts apply "$TMP/base.yaml"
+base | sed 's/avpkt: 1000, ecn/avpkt: 1200, ecn/' >"$TMP/avpkt.yaml"
 expect_rc 0 ts diff "$TMP/avpkt.yaml"
 expect_contains "in sync"
 finish
