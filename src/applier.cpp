@@ -4,6 +4,7 @@
 
 #include <cstring>
 
+#include "reject_hint.h"
 #include "tc_codec.h"
 
 namespace tcsync {
@@ -107,6 +108,8 @@ ApplyReport apply_plan(Kernel& k, const State& desired, const State& before, con
         ++rep.failed;
         d.error(st.loc, "kernel rejected " + std::string(op_name(st.op)) + " of " + st.device + " " + st.what() + ": " +
                             kernel_error_text(r));
+        if (st.op != Op::Delete && st.qdisc && r.status == AckResult::Status::Failed)
+          if (auto hint = qdisc_reject_hint(*st.qdisc, r.error); !hint.empty()) d.note(st.loc, hint);
     }
   }
 

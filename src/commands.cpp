@@ -22,6 +22,7 @@
 #include "kernel.h"
 #include "loader.h"
 #include "plan_print.h"
+#include "plan_warnings.h"
 #include "probe.h"
 #include "yaml_writer.h"
 
@@ -65,6 +66,14 @@ bool open_session(const std::vector<std::string>& files, const CommonOptions& o,
   return !d.has_errors();
 }
 
+// The plan's warnings go out at once, before anything is sent (apply
+// prints its other diagnostics when it is done).
+void warn_plan_now(const Session& s, const CommonOptions& o) {
+  Diagnostics w;
+  warn_plan(s.plan, s.desired, s.live, w);
+  print_diags(w, o);
+}
+
 // Reads the declared devices' live state and plans.
 bool read_and_plan(Session& s, Diagnostics& d, const CommonOptions& o) {
   auto t0 = std::chrono::steady_clock::now();
@@ -88,6 +97,7 @@ bool read_and_plan(Session& s, Diagnostics& d, const CommonOptions& o) {
     stamp_fingerprints(s.desired);
   auto t1 = std::chrono::steady_clock::now();
   s.plan = make_plan(s.desired, s.live);
+  warn_plan_now(s, o);
   if (o.verbose) {
     auto t2 = std::chrono::steady_clock::now();
     size_t n = 0;
@@ -185,7 +195,7 @@ int cmd_diff(const std::vector<std::string>& files, const CommonOptions& o, cons
   if (!against.empty()) {
     // Offline: the live side is a saved `tcsync dump`; no kernel, no privilege.
     ok = load(files, s.desired, d) && load_files({against}, s.live, d);
-    if (ok) s.plan = make_plan(s.desired, s.live);
+    if (ok) s.plan = make_plan(s.desired, s.live), warn_plan_now(s, o);
   } else {
     ok = prepare(files, o, s, d);
   }

@@ -25,8 +25,9 @@ std::vector<std::string> diff_options(const KindOps& ops, const Options& want, c
   std::vector<std::string> out;
   for (size_t i = 0; i < ops.fields.size(); ++i) {
     const Field& f = ops.fields[i];
-    if (f.flags & kReadOnly) continue;
+    if (f.flags & (kReadOnly | kInputOnly)) continue;
     auto idx = static_cast<uint16_t>(i);
+    if (ops.kernel_tunes && ops.kernel_tunes(want, idx)) continue;
     Value s1, s2;
     const Value* w = effective_value(f, want, idx, s1);
     if (!w && (f.flags & kAuto)) continue;  // the kernel's choice is not drift

@@ -307,6 +307,7 @@ const Alias kAliases[] = {
     {ObjType::Class, "htb", "cmaxburst", "cburst"},
     {ObjType::Action, "csum", "iph", "ip4h"},     {ObjType::Action, "csum", "ipv4h", "ip4h"},
     {ObjType::Action, "sample", "trunc_size", "trunc"},
+    {ObjType::Qdisc, "red", "adaptative", "adaptive"},
 };
 
 // Values tc accepts under another name (verdicts: tc's "ok" is "pass").

@@ -67,6 +67,12 @@ enum FieldFlags : uint32_t {
   kRecreate = 1u << 2,
   // Read from the kernel and shown by dump, never written (counters, levels).
   kReadOnly = 1u << 3,
+  // The other way round: read from the file and used to encode, but the
+  // kernel never reports it (red's avpkt, burst and bandwidth, folded into
+  // Wlog and a table the kernel keeps but does not dump). Never compared
+  // with live state and never printed by dump; the values the kernel does
+  // report that derive from it are fields of their own and compared.
+  kInputOnly = 1u << 4,
 };
 
 struct Field {
@@ -193,6 +199,10 @@ struct KindOps {
   // add although each changed field could change in place (hfsc: a change
   // keeps any service curve it does not name, so a curve cannot be removed).
   bool (*options_need_recreate)(const Options& want, const Options& have) = nullptr;
+  // Qdiscs: fields the kernel itself retunes while the qdisc runs, given
+  // the desired options (red with `adaptive` moves max_P every 500 ms): the
+  // live value is the kernel's, not drift, so it is not compared.
+  bool (*kernel_tunes)(const Options& want, uint16_t field) = nullptr;
 
   int field_index(std::string_view key) const;
   std::vector<std::string_view> keys() const;

@@ -2,6 +2,7 @@
 // (rt), link-sharing (ls) and upper-limit (ul) service curves.
 #include <linux/pkt_sched.h>
 
+#include <cmath>
 #include <set>
 #include <string>
 
@@ -55,8 +56,42 @@ void qdisc_normalize(Options& o, const KindCtx& ctx, Diagnostics& d, SourceLoc) 
 // (checked in the lab with 1001kbit, 333us, 777777bit), so the values are
 // compared as given.
 
+// tc's second form, `umax BYTES dmax TIME rate RATE` (tc-hfsc(7)): at most
+// umax bytes delayed at most dmax, then rate. tc turns it into m1/d/m2
+// (q_hfsc.c hfsc_get_sc2), which is all the kernel keeps; so does this, with
+// tc's arithmetic: the concave test and m1 in doubles, the convex d in u32
+// (umax * 1000000 wraps above 4294 bytes there, in tc too: warned).
+bool curve_from_umax(const Node& n, uint64_t umax, uint64_t dmax, uint32_t rate, Words& c, Diagnostics& d) {
+  if (umax && !dmax) {
+    d.error(n.loc, "a service curve with umax needs dmax (tc: umax given but dmax is zero)");
+    return false;
+  }
+  double m1 = dmax ? std::ceil(1.0 * static_cast<double>(umax) * 1e6 / static_cast<double>(dmax)) : 0;
+  if (dmax && m1 > rate) {  // concave: umax/dmax first, up to dmax
+    if (m1 > 4294967295.0) {
+      d.error(n.loc, "umax / dmax is above 32 bits of bytes/s (34gbit)");
+      return false;
+    }
+    c = {static_cast<uint32_t>(m1), static_cast<uint32_t>(dmax), rate};
+    return true;
+  }
+  if (rate == 0) {  // tc divides by the rate here (and crashes)
+    d.error(n.loc, "a service curve with umax and dmax needs a rate above 0");
+    return false;
+  }
+  // convex: nothing at first, then the rate, from dmax - umax / rate on
+  uint32_t wrapped = static_cast<uint32_t>(umax) * 1000000u;
+  if (umax > 4294)
+    d.warning(n.loc, "tc computes this curve's d in 32 bits and so does tcsync: umax " + std::to_string(umax) +
+                         " * 1000000 wraps, d is " + std::to_string(static_cast<uint32_t>(dmax) - wrapped / rate) + "us rather than " +
+                         std::to_string(static_cast<uint64_t>(std::ceil(static_cast<double>(dmax) - static_cast<double>(umax) * 1e6 / rate))) + "us");
+  c = {0, static_cast<uint32_t>(dmax) - wrapped / rate, rate};
+  return true;
+}
+
 bool curve_parse(const Node& n, Value& out, Diagnostics& d) {
-  const char* shape = "a service curve is a rate (\"5mbit\", the m2 slope alone) or {m1: RATE, d: TIME, m2: RATE}";
+  const char* shape =
+      "a service curve is a rate (\"5mbit\", the m2 slope alone), {m1: RATE, d: TIME, m2: RATE} or {umax: SIZE, dmax: TIME, rate: RATE}";
   auto rate = [&](const Node& v, uint32_t& to) {
     auto r = v.is_scalar() ? parse_rate(v.scalar) : std::nullopt;
     if (!r || *r > 0xFFFFFFFFull) {
@@ -64,6 +99,15 @@ bool curve_parse(const Node& n, Value& out, Diagnostics& d) {
       return false;
     }
     to = static_cast<uint32_t>(*r);
+    return true;
+  };
+  auto time = [&](const Node& v, const char* key, uint32_t& to) {
+    auto t = v.is_scalar() ? parse_time_us(v.scalar) : std::nullopt;
+    if (!t || *t > 0xFFFFFFFFull) {
+      d.error(v.loc, std::string("'") + key + "' is a time such as 10ms");
+      return false;
+    }
+    to = static_cast<uint32_t>(*t);
     return true;
   };
   Words c{0, 0, 0};
@@ -76,31 +120,49 @@ bool curve_parse(const Node& n, Value& out, Diagnostics& d) {
     d.error(n.loc, shape);
     return false;
   }
-  bool ok = true, have_m2 = false;
+  bool ok = true, have_m2 = false, have_rate = false;
+  const Node *m_key = nullptr, *u_key = nullptr;  // one key of each form, for errors
+  uint32_t umax = 0, dmax = 0, r = 0;
   for (auto& [k, v] : n.map) {
-    if (k.scalar == "m1") ok &= rate(v, c[0]);
-    else if (k.scalar == "m2") ok &= rate(v, c[2]), have_m2 = true;
-    else if (k.scalar == "d") {
-      auto t = v.is_scalar() ? parse_time_us(v.scalar) : std::nullopt;
-      if (!t || *t > 0xFFFFFFFFull) {
-        d.error(v.loc, "'d' is a time such as 10ms");
+    if (k.scalar == "m1") ok &= rate(v, c[0]), m_key = &k;
+    else if (k.scalar == "m2") ok &= rate(v, c[2]), have_m2 = true, m_key = &k;
+    else if (k.scalar == "d") ok &= time(v, "d", c[1]), m_key = &k;
+    else if (k.scalar == "rate") ok &= rate(v, r), have_rate = true, u_key = &k;
+    else if (k.scalar == "dmax") ok &= time(v, "dmax", dmax), u_key = &k;
+    else if (k.scalar == "umax") {
+      auto s = v.is_scalar() ? parse_size(v.scalar) : std::nullopt;
+      if (!s || *s > 0xFFFFFFFFull) {
+        d.error(v.loc, "'umax' is a size such as 1500 or 1.5kb");
         ok = false;
       } else {
-        c[1] = static_cast<uint32_t>(*t);
+        umax = static_cast<uint32_t>(*s);
       }
+      u_key = &k;
     } else {
-      std::string msg = "unknown key " + k.scalar + " in a service curve (m1, d, m2)";
-      if (auto dym = did_you_mean(k.scalar, {"m1", "d", "m2"}); !dym.empty()) msg += "; did you mean " + std::string(dym) + "?";
+      std::string msg = "unknown key " + k.scalar + " in a service curve (m1, d, m2 or umax, dmax, rate)";
+      if (auto dym = did_you_mean(k.scalar, {"m1", "d", "m2", "umax", "dmax", "rate"}); !dym.empty())
+        msg += "; did you mean " + std::string(dym) + "?";
       d.error(k.loc, msg);
       ok = false;
     }
   }
-  if (ok && !have_m2) {
-    d.error(n.loc, "a service curve needs 'm2' (its long-term rate)");
-    ok = false;
+  if (!ok) return false;
+  if (m_key && u_key) {
+    d.error(u_key->loc, "give a service curve as m1, d, m2 or as umax, dmax, rate, not both");
+    return false;
   }
-  if (ok) out = std::move(c);
-  return ok;
+  if (u_key) {
+    if (!have_rate) {
+      d.error(n.loc, "a service curve with umax and dmax needs 'rate' (its long-term rate)");
+      return false;
+    }
+    if (!curve_from_umax(n, umax, dmax, r, c, d)) return false;
+  } else if (!have_m2) {
+    d.error(n.loc, "a service curve needs 'm2' (its long-term rate)");
+    return false;
+  }
+  out = std::move(c);
+  return true;
 }
 
 void curve_emit(const Value& v, YamlOut& y) {
@@ -127,7 +189,7 @@ const CustomType kCurveType{
     .parse = curve_parse,
     .emit = curve_emit,
     .describe = curve_describe,
-    .json_schema = R"({"description": "A service curve: a rate (the m2 slope alone), or slope m1 for time d, then slope m2.", "anyOf": [{"type": "string"}, {"type": "object", "properties": {"m1": {"type": "string"}, "d": {"anyOf": [{"type": "string"}, {"type": "integer", "minimum": 0}]}, "m2": {"type": "string"}}, "required": ["m2"], "additionalProperties": false}]})",
+    .json_schema = R"({"description": "A service curve: a rate (the m2 slope alone), slope m1 for time d then slope m2, or at most umax bytes delayed at most dmax then rate (kept as m1, d, m2, as tc does).", "anyOf": [{"type": "string"}, {"type": "object", "properties": {"m1": {"type": "string"}, "d": {"anyOf": [{"type": "string"}, {"type": "integer", "minimum": 0}]}, "m2": {"type": "string"}}, "required": ["m2"], "additionalProperties": false}, {"type": "object", "properties": {"umax": {"anyOf": [{"type": "string"}, {"type": "integer", "minimum": 0}]}, "dmax": {"anyOf": [{"type": "string"}, {"type": "integer", "minimum": 0}]}, "rate": {"type": "string"}}, "required": ["rate"], "additionalProperties": false}]})",
 };
 
 // ---- class -----------------------------------------------------------------

@@ -13,7 +13,7 @@
 namespace tcsync {
 namespace {
 
-enum { kBands, kPriomap };
+enum { kBands, kPriomap, kMultiqueue };
 
 // tc's map from packet priority (TC_PRIO_*) to band, used when none is given;
 // a shorter list given to tc overwrites the front of this one only.
@@ -63,17 +63,26 @@ const CustomType kPriomapType{
 const Field kFields[] = {
     {.key = "bands", .type = FieldType::Uint, .doc = "Number of bands, 2 to 16; band N is class MAJOR:N+1.", .def = 3, .max = TCQ_PRIO_BANDS},
     {.key = "priomap", .type = FieldType::Custom, .doc = "Band for each packet priority 0..15 (default as tc: 1 2 2 2 1 2 0 0 1 1 1 1 1 1 1 1).", .custom = &kPriomapType},
+    // sch_prio reads only the struct (its TCA_PRIO_MQ handling went when mq
+    // came, 2.6.29): the flag is sent as tc sends it, and never reported.
+    {.key = "multiqueue", .type = FieldType::Bool, .flags = kInputOnly, .doc = "tc's deprecated multiqueue flag (TCA_PRIO_MQ): sent as tc sends it, ignored and not reported by the kernel (input only; use mq or mqprio).", .def = 0},
 };
 
-// TCA_OPTIONS is tc's "compat nest": the bare struct, then an empty nested
-// TCA_OPTIONS (which would carry TCA_PRIO_MQ), exactly as tc sends it.
+// TCA_PRIO_MQ: gone from the uapi headers with the kernel's support for it;
+// iproute2 keeps its own copy of the number.
+constexpr uint16_t kTcaPrioMq = 1;
+
+// TCA_OPTIONS is tc's "compat nest": the bare struct, then a nested
+// TCA_OPTIONS, empty or holding the TCA_PRIO_MQ flag, exactly as tc sends it.
 void encode(const Options& o, const KindCtx&, MsgWriter& w) {
   tc_prio_qopt q{};
   q.bands = static_cast<int>(o.num(kBands).value_or(3));
   Words map = o.words(kPriomap) ? *o.words(kPriomap) : default_map();
   for (size_t i = 0; i <= TC_PRIO_MAX && i < map.size(); ++i) q.priomap[i] = static_cast<uint8_t>(map[i]);
   w.put_struct(q);
-  w.attr(TCA_OPTIONS, nullptr, 0);
+  size_t nest = w.nest_begin(TCA_OPTIONS);
+  if (o.num(kMultiqueue).value_or(0)) w.attr_flag(kTcaPrioMq);
+  w.nest_end(nest);
 }
 
 void decode(std::span<const uint8_t> p, const KindCtx&, Options& o) {

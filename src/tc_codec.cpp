@@ -202,7 +202,7 @@ bool split(std::span<const uint8_t> msg, TcView& v) {
 // object is never rewritten from a partial reading.
 bool complete(const KindOps& ops, const Options& o) {
   for (size_t i = 0; i < ops.fields.size(); ++i)
-    if ((ops.fields[i].flags & kRequired) && !o.has(static_cast<uint16_t>(i))) return false;
+    if ((ops.fields[i].flags & (kRequired | kInputOnly)) == kRequired && !o.has(static_cast<uint16_t>(i))) return false;
   return true;
 }
 

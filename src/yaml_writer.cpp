@@ -46,6 +46,10 @@ void YamlOut::num(uint64_t v) {
   sep();
   out_ += std::to_string(v);
 }
+void YamlOut::number(std::string_view text) {
+  sep();
+  out_ += text;
+}
 void YamlOut::boolean(bool b) {
   sep();
   out_ += b ? "true" : "false";
@@ -109,6 +113,7 @@ namespace tcsync {
 static void write_fields(const KindOps& ops, const Options& o, YamlOut& y) {
   for (auto& opt : o.items()) {
     const Field& f = ops.fields[opt.field];
+    if (f.flags & kInputOnly) continue;  // decoders never set these; a hand-built Options might
     if (f.def && std::holds_alternative<uint64_t>(opt.value) && std::get<uint64_t>(opt.value) == *f.def) continue;
     y.key(f.key);
     emit_field(f, opt.value, y);

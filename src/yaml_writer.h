@@ -23,6 +23,7 @@ class YamlOut {
   void key(std::string_view k);
   void str(std::string_view s);  // quoted when needed
   void num(uint64_t v);
+  void number(std::string_view text);  // a decimal fraction such as 0.02, unquoted
   void boolean(bool b);
 
  private:

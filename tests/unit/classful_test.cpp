@@ -343,3 +343,21 @@ TEST_CASE("mqprio: any change re-creates it (no ->change in Linux 6.1)") {
   CHECK(p.steps[2].qdisc->kind == "pfifo");
   CHECK(p.steps[2].reason == "re-created with its parent");
 }
+
+TEST_CASE("prio: multiqueue is sent as tc sends it and never compared") {
+  // tc qdisc add dev v0 root handle 1: prio bands 3 multiqueue (tc's bytes:
+  // the nested TCA_OPTIONS carries the TCA_PRIO_MQ flag)
+  State s = load_ok("version: 1\ndevices:\n  v0:\n    qdiscs: [{kind: prio, handle: \"1:\", bands: 3, multiqueue: true}]\n");
+  const Qdisc& q = s.devices[0].qdiscs[0];
+  CHECK(qmsg(q).attrs == kPrio + "20000200" "03000000010202020102000001010101010101010800020004000100");
+  // tc qdisc add dev v0 root handle 1: prio bands 5 priomap 0 1 2 3 4 0 1 2 3 4 0 1 2 3 4 0 multiqueue
+  State t = load_ok("version: 1\ndevices:\n  v0:\n    qdiscs: [{kind: prio, handle: \"1:\", bands: 5, "
+                    "priomap: [0, 1, 2, 3, 4, 0, 1, 2, 3, 4, 0, 1, 2, 3, 4, 0], multiqueue: true}]\n");
+  CHECK(qmsg(t.devices[0].qdiscs[0]).attrs == kPrio + "20000200" "05000000000102030400010203040001020304000800020004000100");
+  // The kernel dumps the bare struct: what it reports equals the file.
+  std::vector<uint8_t> dumped = test::unhex("030000000102020201020000010101010101010104000200");
+  Options live;
+  q.ops->decode(dumped, KindCtx{}, live);
+  bool recreate = false;
+  CHECK(diff_options(*q.ops, q.opts, live, recreate).empty());
+}

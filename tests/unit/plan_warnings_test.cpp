@@ -1,0 +1,94 @@
+// Plan warnings: deleting an mq/mqprio queue's qdisc leaves noop (drops).
+#include <catch2/catch.hpp>
+
+#include "differ.h"
+#include "plan_warnings.h"
+#include "test_util.h"
+
+using namespace tcsync;
+using namespace tcsync::test;
+
+namespace {
+
+const char* kLive = R"(version: 1
+devices:
+  eth0:
+    qdiscs:
+      - {kind: mq, handle: "1:"}
+      - {kind: pfifo, handle: "10:", parent: "1:1", limit: 100}
+      - {kind: fq_codel, handle: "20:", parent: "1:2"}
+  eth1:
+    qdiscs:
+      - {kind: prio, handle: "1:"}
+      - {kind: pfifo, handle: "10:", parent: "1:1", limit: 100}
+)";
+
+std::string warnings(const std::string& want) {
+  State w = load_ok(want), h = load_ok(kLive);
+  for (auto& d : h.devices)
+    for (auto& q : d.qdiscs) q.loc = {};
+  Plan p = make_plan(w, h);
+  Diagnostics d;
+  warn_plan(p, w, h, d);
+  std::string out;
+  for (auto& x : d.all()) out += format_diagnostic(x);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("plan warnings: deleting an mq queue's qdisc warns at the mq's line") {
+  CHECK(warnings(R"(version: 1
+devices:
+  eth0:
+    qdiscs:
+      - {kind: mq, handle: "1:"}
+      - {kind: fq_codel, handle: "20:", parent: "1:2"}
+)") == "t.yaml:5:9: warning: eth0: deleting qdisc pfifo 10: parent 1:1 leaves transmit queue 1:1 of mq 1: without a qdisc (the kernel "
+       "puts noop there: every packet sent on that queue is dropped); declare a qdisc with parent \"1:1\" to keep one\n"
+       "        - {kind: mq, handle: \"1:\"}\n"
+       "          ^\n");
+}
+
+TEST_CASE("plan warnings: none when the queue gets a qdisc again, the mq goes, or the parent is not mq") {
+  // re-created with another kind at the same queue
+  CHECK(warnings(R"(version: 1
+devices:
+  eth0:
+    qdiscs:
+      - {kind: mq, handle: "1:"}
+      - {kind: fq_codel, handle: "10:", parent: "1:1"}
+      - {kind: fq_codel, handle: "20:", parent: "1:2"}
+)").empty());
+  // the mq itself is replaced: its queues' qdiscs go with it
+  CHECK(warnings(R"(version: 1
+devices:
+  eth0:
+    qdiscs:
+      - {kind: fq_codel, handle: "1:"}
+)").empty());
+  // a prio band's qdisc falls back to the band's own fifo: no warning
+  CHECK(warnings(R"(version: 1
+devices:
+  eth1:
+    qdiscs:
+      - {kind: prio, handle: "1:"}
+)").empty());
+}
+
+TEST_CASE("plan warnings: one warning per bare queue; a new mq handle takes all") {
+  CHECK(warnings(R"(version: 1
+devices:
+  eth0:
+    qdiscs:
+      - {kind: mq, handle: "2:"}
+)").empty());  // a new mq replaces the old one and everything below it
+  std::string w = warnings(R"(version: 1
+devices:
+  eth0:
+    qdiscs:
+      - {kind: mq, handle: "1:"}
+)");
+  CHECK(w.find("eth0: deleting qdisc pfifo 10: parent 1:1") != std::string::npos);
+  CHECK(w.find("eth0: deleting qdisc fq_codel 20: parent 1:2") != std::string::npos);
+}
