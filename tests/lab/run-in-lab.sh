@@ -160,7 +160,7 @@ timeout --kill-after=10 "$TIMEOUT" qemu-system-x86_64 \
   -accel tcg -cpu max -M q35 -m "${LAB_MEM:-1024}" -smp "${LAB_SMP:-1}" \
   -nographic -no-reboot -nodefaults -serial "file:$DIR/console" -monitor none \
   -kernel "$VMLINUX" -initrd "$INITRD" \
-  -append "console=ttyS0 quiet loglevel=3 panic=-1 rdinit=/init lab.dir=$DIR" \
+  -append "console=ttyS0 quiet loglevel=3 panic=-1 no_timer_check rdinit=/init lab.dir=$DIR" \
   -virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap \
   -virtfs "local,path=$DIR,mount_tag=labdir,security_model=none" </dev/null >"$DIR/qemu.out" 2>&1 &
 QPID=$!
@@ -172,12 +172,12 @@ ms=$(( ($(date +%s%N) - start) / 1000000 ))
 [ -f "$DIR/log" ] && cat "$DIR/log"
 if [ "$qrc" = 124 ] || [ "$qrc" = 137 ]; then
   echo "lab: the guest did not finish within ${TIMEOUT}s: killed" >&2
-  tail -20 "$DIR/console" | sed 's/\x1b\[[0-9;?]*[a-zA-Z]//g' >&2 || true
+  tail -n 20 "$DIR/console" | sed 's/\x1b\[[0-9;?]*[a-zA-Z]//g' >&2 || true
   exit 124
 fi
 if [ ! -f "$DIR/rc" ]; then
   echo "lab: the guest stopped without a result (qemu exit $qrc); console and qemu output:" >&2
-  tail -30 "$DIR/console" "$DIR/qemu.out" | sed 's/\x1b\[[0-9;?]*[a-zA-Z]//g' >&2 || true
+  tail -n 30 "$DIR/console" "$DIR/qemu.out" | sed 's/\x1b\[[0-9;?]*[a-zA-Z]//g' >&2 || true
   exit 125
 fi
 rc=$(cat "$DIR/rc")
