@@ -144,6 +144,62 @@ std::string ip_describe(const Value& v) {
 }
 void ip_emit(const Value& v, YamlOut& y) { y.str(ip_describe(v)); }
 
+// ---- IP address range ------------------------------------------------------------
+bool ip_range_parse(const Node& n, Value& out, Diagnostics& d) {
+  if (n.is_scalar()) {
+    auto dash = n.scalar.find('-');  // never part of an address
+    std::string first = n.scalar.substr(0, dash), last = dash == std::string::npos ? first : n.scalar.substr(dash + 1);
+    int family = first.find(':') != std::string::npos ? 6 : 4;
+    uint8_t a[16], b[16];
+    if (inet_pton(family == 6 ? AF_INET6 : AF_INET, first.c_str(), a) == 1 &&
+        inet_pton(family == 6 ? AF_INET6 : AF_INET, last.c_str(), b) == 1) {
+      Words w = ip_addr_words(family, a);
+      Words hi = ip_addr_words(family, b);
+      w.insert(w.end(), hi.begin() + 1, hi.end());
+      out = std::move(w);
+      return true;
+    }
+  }
+  d.error(n.loc, "expected an address or range such as 10.0.0.1, 10.0.0.1-10.0.0.9 or 2001:db8::1-2001:db8::9 (both ends the same family), not " + text_of(n));
+  return false;
+}
+
+std::string ip_range_describe(const Value& v) {
+  auto& w = std::get<Words>(v);
+  size_t n = w.at(0) == 6 ? 4 : 1;
+  if (w.size() != 1 + 2 * n) return "?";
+  Words lo(w.begin(), w.begin() + 1 + n), hi{w[0]};
+  hi.insert(hi.end(), w.begin() + 1 + n, w.end());
+  return lo == hi ? ip_describe(lo) : ip_describe(lo) + "-" + ip_describe(hi);
+}
+void ip_range_emit(const Value& v, YamlOut& y) { y.str(ip_range_describe(v)); }
+
+// ---- port range ------------------------------------------------------------------
+bool port_range_parse(const Node& n, Value& out, Diagnostics& d) {
+  if (n.is_scalar()) {
+    std::string_view s = n.scalar;
+    auto dash = s.find('-');
+    auto lo = parse_uint(s.substr(0, dash));
+    auto hi = dash == std::string_view::npos ? lo : parse_uint(s.substr(dash + 1));
+    if (lo && hi && *lo <= 0xFFFF && *hi <= 0xFFFF) {
+      out = Words{static_cast<uint32_t>(*lo), static_cast<uint32_t>(*hi)};
+      return true;
+    }
+  }
+  d.error(n.loc, "expected a port or range such as 80 or 1000-2000 (each up to 65535), not " + text_of(n));
+  return false;
+}
+
+std::string port_range_describe(const Value& v) {
+  auto& w = std::get<Words>(v);
+  return w.at(0) == w.at(1) ? std::to_string(w[0]) : std::to_string(w[0]) + "-" + std::to_string(w[1]);
+}
+void port_range_emit(const Value& v, YamlOut& y) {
+  auto& w = std::get<Words>(v);
+  if (w.at(0) == w.at(1)) return y.num(w[0]);
+  y.str(port_range_describe(v));
+}
+
 }  // namespace
 
 void mac_to_bytes(uint64_t v, uint8_t (&out)[6]) {
@@ -205,6 +261,22 @@ const CustomType kIpAddrType{
     .emit = ip_emit,
     .describe = ip_describe,
     .json_schema = R"({"description": "An IPv4 or IPv6 address: 10.0.0.1, 2001:db8::1.", "type": "string"})",
+};
+
+const CustomType kIpRangeType{
+    .schema_name = "ip_range",
+    .parse = ip_range_parse,
+    .emit = ip_range_emit,
+    .describe = ip_range_describe,
+    .json_schema = R"({"description": "An IPv4 or IPv6 address, or a range of them: 10.0.0.1, 10.0.0.1-10.0.0.9, 2001:db8::1-2001:db8::9.", "type": "string"})",
+};
+
+const CustomType kPortRangeType{
+    .schema_name = "port_range",
+    .parse = port_range_parse,
+    .emit = port_range_emit,
+    .describe = port_range_describe,
+    .json_schema = R"({"description": "A port or a range of ports: 80, 1000-2000.", "anyOf": [{"type": "integer", "minimum": 0, "maximum": 65535}, {"type": "string", "pattern": "^[0-9]+(-[0-9]+)?$"}]})",
 };
 
 }  // namespace tcsync

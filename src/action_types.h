@@ -29,4 +29,11 @@ extern const CustomType kIpAddrType;
 size_t ip_addr_bytes(const Words& w, uint8_t (&out)[16]);
 Words ip_addr_words(int family, const uint8_t* bytes);
 
+// An address range A or A-B, both IPv4 or both IPv6 (ct nat): Words{family
+// 4|6, first address words, last address words}, host order; A alone is A-A.
+extern const CustomType kIpRangeType;
+
+// A port range P or P-Q (ct nat): Words{first, last}; P alone is P-P.
+extern const CustomType kPortRangeType;
+
 }  // namespace tcsync

@@ -552,7 +552,8 @@ const Positional kPositional[] = {
     {ObjType::Action, "gact", "control"}, {ObjType::Action, "police", "exceed"}, {ObjType::Action, "mirred", "control"},
     {ObjType::Action, "skbedit", "control"}, {ObjType::Action, "vlan", "control"},  {ObjType::Action, "csum", "control"},
     {ObjType::Action, "nat", "control"},     {ObjType::Action, "sample", "control"}, {ObjType::Action, "connmark", "control"},
-    {ObjType::Action, "skbmod", "control"},  {ObjType::Action, "mpls", "control"},   {ObjType::Action, "tunnel_key", "control"}};
+    {ObjType::Action, "skbmod", "control"},  {ObjType::Action, "mpls", "control"},   {ObjType::Action, "tunnel_key", "control"},
+    {ObjType::Action, "ct", "control"}};
 
 const Field* positional_field(const KindOps& ops) {
   for (auto& p : kPositional)
@@ -972,7 +973,28 @@ bool tunnel_key_nocsum(Importer& im, Cursor&, const Word& kw, Node& body) {
   return im.set_once(body, kw, "csum", scalar("false", kw.loc));
 }
 
+// ct: `nat` alone (restore the connection's NAT), or `nat src|dst addr
+// A[-B] [port P[-Q]]`.
+bool ct_nat(Importer& im, Cursor& c, const Word& kw, Node& body) {
+  if (!c.is("src") && !c.is("dst")) return im.set_once(body, kw, "nat", scalar("restore", kw.loc));
+  const Word& dir = c.take();
+  if (!im.set_once(body, kw, "nat", scalar(dir.text, dir.loc))) return false;
+  const Word* addr = c.value(dir, "'addr' and an address or range");
+  if (!addr) return false;
+  if (addr->text != "addr") {
+    im.d_.error(addr->loc, "ct nat " + dir.text + " takes 'addr' next, not " + q(addr->text));
+    return false;
+  }
+  const Word* range = c.value(*addr, "an address or range such as 10.0.0.1-10.0.0.9");
+  if (!range || !im.set_once(body, *addr, "nat_addr", scalar(range->text, range->loc))) return false;
+  if (!c.is("port")) return true;
+  const Word& port = c.take();
+  const Word* ports = c.value(port, "a port or range such as 1000-2000");
+  return ports && im.set_once(body, port, "nat_port", scalar(ports->text, ports->loc));
+}
+
 const Special kSpecials[] = {
+    {ObjType::Action, "ct", "nat", ct_nat},
     {ObjType::Action, "tunnel_key", "nocsum", tunnel_key_nocsum},
     {ObjType::Action, "csum", "and", csum_and},
     {ObjType::Action, "nat", "ingress", nat_direction},
