@@ -628,10 +628,11 @@ const Field kFields[] = {
     {.key = "control", .type = FieldType::Custom, .doc = "Verdict after the action (default pass; also \"goto chain N\", \"jump N\").", .def = TC_ACT_OK, .custom = &kControlType},
 };
 
-// Whether the keys need the extended form (a header type, or add).
+// Whether the edits the keys print as imply `ex` (an eth, ip6, tcp or udp
+// header, or add). ipv4 keys do not: an ip edit without ex is a network key.
 bool keys_need_ex(const std::vector<Key>& keys) {
   for (auto& k : keys)
-    if (k.htype != TCA_PEDIT_KEY_EX_HDR_TYPE_NETWORK || k.cmd != TCA_PEDIT_KEY_EX_CMD_SET) return true;
+    if ((k.htype != TCA_PEDIT_KEY_EX_HDR_TYPE_NETWORK && k.htype != TCA_PEDIT_KEY_EX_HDR_TYPE_IP4) || k.cmd != TCA_PEDIT_KEY_EX_CMD_SET) return true;
   return false;
 }
 

@@ -141,7 +141,7 @@ TEST_CASE("pedit: the kernel's keys print as edits that load back to the same ke
   CHECK(dumped(decoded(kCases[5].bytes)) == R"({edits: [{ip: tos, set: "0xb8", retain: "0xfc"}]})");
   CHECK(dumped(decoded(kCases[8].bytes)) == "{edits: [{ip: ttl, decrement: true}]}");
   CHECK(dumped(decoded(kCases[0].bytes)) == "{edits: [{eth: src, set: \"02:00:00:00:00:01\"}]}");
-  CHECK(dumped(decoded(kCases[2].bytes)) == R"({edits: [{ip: src, set: "10.0.0.1"}]})");
+  CHECK(dumped(decoded(kCases[2].bytes)) == R"({edits: [{ip: src, set: "10.0.0.1"}], ex: true})");
   CHECK(dumped(decoded(kCases[14].bytes)) == R"({edits: [{ip6: traffic_class, set: "0x20"}]})");
   CHECK(dumped(decoded(kCases[16].bytes)) == "{edits: [{tcp: dport, set: 80}]}");
   // tc's `offset 22 u16 set 0x1234 retain 0xff00` is the byte at 22.
