@@ -32,7 +32,7 @@ TC
 echo "--- tc batch:"; sed 's/^/    /' "$B"
 expect_rc 0 tc -n "$NS" -b "$B"
 snapshot >"$TMP/before.json"
-[ "$(grep -o '"kind":"pedit"' "$TMP/before.json" | wc -l)" = 11 ] && pass "tc made 11 pedit actions" || fail "tc made 11 pedit actions"
+[ "$(grep -oE '"kind": *"pedit"' "$TMP/before.json" | wc -l)" = 11 ] && pass "tc made 11 pedit actions" || fail "tc made 11 pedit actions"
 expect_rc 0 ts dump
 echo "$OUT" >"$TMP/dump.yaml"
 echo "--- dump:"; sed 's/^/    /' "$TMP/dump.yaml"
