@@ -553,7 +553,7 @@ const Positional kPositional[] = {
     {ObjType::Action, "skbedit", "control"}, {ObjType::Action, "vlan", "control"},  {ObjType::Action, "csum", "control"},
     {ObjType::Action, "nat", "control"},     {ObjType::Action, "sample", "control"}, {ObjType::Action, "connmark", "control"},
     {ObjType::Action, "skbmod", "control"},  {ObjType::Action, "mpls", "control"},   {ObjType::Action, "tunnel_key", "control"},
-    {ObjType::Action, "ct", "control"}};
+    {ObjType::Action, "ct", "control"},      {ObjType::Action, "pedit", "control"}};
 
 const Field* positional_field(const KindOps& ops) {
   for (auto& p : kPositional)
@@ -993,8 +993,57 @@ bool ct_nat(Importer& im, Cursor& c, const Word& kw, Node& body) {
   return ports && im.set_once(body, port, "nat_port", scalar(ports->text, ports->loc));
 }
 
+// pedit: `munge HEADER FIELD CMD` or `munge offset N u8|u16|u32 CMD`, CMD
+// being `set V`, `add V` or `decrement`, then `retain M`; one edit each.
+// (`ex` is the Bool key itself.) tc's at/offmask/shift, invert, clear and
+// preserve have no edit spelling: a raw key says them.
+bool pedit_munge(Importer& im, Cursor& c, const Word& kw, Node& body) {
+  Node* seq = find(body, "edits");
+  if (!seq) {
+    Node s;
+    s.type = Node::Type::Seq;
+    s.loc = kw.loc;
+    seq = &put(body, "edits", kw.loc, std::move(s));
+  }
+  const Word* what = c.value(kw, "offset or a header (eth, ip, ip6, tcp, udp)");
+  if (!what) return false;
+  Node edit = mapping(kw.loc);
+  if (what->text == "offset") {
+    const Word* n = c.value(*what, "a byte offset");
+    const Word* size = n ? c.value(*n, "u8, u16 or u32") : nullptr;
+    if (!size) return false;
+    put(edit, "offset", n->loc, scalar(tc_number(n->text), n->loc));
+    put(edit, "size", size->loc, scalar(size->text, size->loc));
+  } else {
+    const Word* field = c.value(*what, "a field");
+    if (!field) return false;
+    put(edit, what->text, what->loc, scalar(field->text, field->loc));
+  }
+  const Word* cmd = c.value(*what, "set, add or decrement");
+  if (!cmd) return false;
+  if (cmd->text == "set" || cmd->text == "add") {
+    const Word* v = c.value(*cmd);
+    if (!v) return false;
+    put(edit, cmd->text, cmd->loc, scalar(tc_number(v->text), v->loc));
+  } else if (cmd->text == "decrement") {
+    put(edit, "decrement", cmd->loc, scalar("true", cmd->loc));
+  } else {
+    im.d_.error(cmd->loc, "pedit " + q(cmd->text) + " has no tcsync edit: write the key it makes as {raw: {offset, mask, val}}");
+    return false;
+  }
+  if (c.is("retain")) {
+    const Word& rw = c.take();
+    const Word* r = c.value(rw, "a mask");
+    if (!r) return false;
+    put(edit, "retain", rw.loc, scalar(tc_number(r->text), r->loc));
+  }
+  seq->seq.push_back(std::move(edit));
+  return true;
+}
+
 const Special kSpecials[] = {
     {ObjType::Action, "ct", "nat", ct_nat},
+    {ObjType::Action, "pedit", "munge", pedit_munge},
     {ObjType::Action, "tunnel_key", "nocsum", tunnel_key_nocsum},
     {ObjType::Action, "csum", "and", csum_and},
     {ObjType::Action, "nat", "ingress", nat_direction},

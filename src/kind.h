@@ -160,6 +160,9 @@ struct KindOps {
   // Actions: the attribute whose payload starts with struct tc_gen (index,
   // capab, action, refcnt, bindcnt), read by the generic action decoder.
   uint16_t action_parms_attr = 0;
+  // Actions: a second attribute that carries the same struct when the first
+  // is absent (pedit's TCA_PEDIT_PARMS_EX, the form `pedit ex` sends).
+  uint16_t action_parms_attr_ex = 0;
   // Filters: the handle the loader derives when the file gives none is
   // `fixed | n`, n counting 1, 2, 3... in file order within (device, parent,
   // chain, pref, protocol, fixed); n must fit `counter_mask`. u32 fixes the

@@ -252,8 +252,10 @@ void decode_actions(std::span<const uint8_t> list, const LinkNames* links, std::
       decode_options(o->data, a, ctx);
       if (a.ops) {
         if (a.ops->action_parms_attr) {
-          AttrTable ot(o->data, a.ops->action_parms_attr);
-          if (auto* p = ot.get(a.ops->action_parms_attr)) a.index = p->as<TcGen>().index;
+          AttrTable ot(o->data, std::max(a.ops->action_parms_attr, a.ops->action_parms_attr_ex));
+          auto* p = ot.get(a.ops->action_parms_attr);
+          if (!p && a.ops->action_parms_attr_ex) p = ot.get(a.ops->action_parms_attr_ex);
+          if (p) a.index = p->as<TcGen>().index;
         }
       }
     }
