@@ -8,7 +8,10 @@
 //
 // tc writes the attributes in the order of its words; tcsync writes match,
 // classid, actions (tc's usage order). basic_change swaps a filter of the
-// same handle for a new one under RCU, so every change is a replace in place.
+// same handle for a new one under RCU, so every change is a replace in place
+// and keeps the filter's place in its list. A new filter goes to the head of
+// the list, which the kernel walks in order: within one pref the newest
+// filter matches first (dump lists them oldest first: src/dumper.cpp).
 // TCA_BASIC_POLICE (the old police form) is not modelled: use a police action.
 #include <linux/pkt_cls.h>
 
