@@ -6,8 +6,10 @@
 
 #include <linux/pkt_cls.h>
 
+#include <algorithm>
 #include <cstring>
 #include <map>
+#include <tuple>
 #include <unordered_map>
 
 #include "handle.h"
@@ -124,8 +126,25 @@ class Dumper {
         continue;
       }
       for (const Block& b : t.blocks) ok = dump_filters(t, b) && ok;
+      oldest_first(t.dev->filters);
     }
     return ok;
+  }
+
+  // cls_basic adds a filter at the head of its list and matches in list
+  // order, newest first: its lists are dumped in reverse, so that applying
+  // the dump adds the filters in the order tc added them and the list comes
+  // back the same. (The only such kind yet; a KindOps flag if another comes.)
+  static void oldest_first(std::vector<Filter>& fs) {
+    for (size_t i = 0; i < fs.size();) {
+      size_t j = i + 1;
+      if (fs[i].kind == "basic") {
+        auto list = [](const Filter& f) { return std::tie(f.key.parent, f.key.chain, f.key.pref, f.key.protocol, f.ops); };
+        while (j < fs.size() && list(fs[j]) == list(fs[i])) ++j;
+        std::reverse(fs.begin() + static_cast<std::ptrdiff_t>(i), fs.begin() + static_cast<std::ptrdiff_t>(j));
+      }
+      i = j;
+    }
   }
 
  private:

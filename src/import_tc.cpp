@@ -1041,6 +1041,27 @@ bool pedit_munge(Importer& im, Cursor& c, const Word& kw, Node& body) {
   return true;
 }
 
+// basic's `match EXPR`: tc's ematch parser reads words until one that is not
+// part of the expression; here, up to the filter's own words. The words are
+// joined with single spaces, so a quoted expression and an unquoted one read
+// the same; the basic kind's parser checks the expression.
+bool basic_match(Importer& im, Cursor& c, const Word& kw, Node& body) {
+  std::string expr;
+  SourceLoc loc = kw.loc;
+  while (!c.done()) {
+    const Word& w = c.peek();
+    if (w.text == "classid" || w.text == "flowid" || w.text == "action" || w.text == "actions" || w.text == "police") break;
+    if (expr.empty()) loc = w.loc;
+    else expr += ' ';
+    expr += c.take().text;
+  }
+  if (expr.empty()) {
+    im.d_.error(kw.loc, "'match' needs an ematch expression after it, such as 'meta(nf_mark eq 5)'");
+    return false;
+  }
+  return im.set_once(body, kw, "match", scalar(expr, loc));
+}
+
 const Special kSpecials[] = {
     {ObjType::Action, "ct", "nat", ct_nat},
     {ObjType::Action, "pedit", "munge", pedit_munge},
@@ -1056,6 +1077,7 @@ const Special kSpecials[] = {
     {ObjType::Filter, "u32", "hashkey", u32_hashkey}, {ObjType::Filter, "u32", "offset", u32_offset},
     {ObjType::Filter, "u32", "ht", u32_ht},           {ObjType::Filter, "u32", "link", u32_link},
     {ObjType::Filter, "u32", "mark", u32_mark},       {ObjType::Filter, "u32", "order", u32_order},
+    {ObjType::Filter, "basic", "match", basic_match},
 };
 
 const Special* special_word(const KindOps& ops, std::string_view word) {

@@ -292,3 +292,24 @@ filter add dev v0 ingress prio 7 protocol all matchall action mpls push protocol
   CHECK_FALSE(bad.ok);
   CHECK(bad.diags.find("b.tc:1:74: error: skbmod 'set' takes dmac, smac or etype, not 'mac'") == 0);
 }
+
+TEST_CASE("import: basic's match takes the words up to classid or action, quoted or not") {
+  auto r = import(R"(qdisc add dev eth0 clsact
+filter add dev eth0 ingress prio 1 protocol all basic match 'cmp(u16 at 0 layer link mask 0xffff eq 0x800) and not meta(nf_mark eq 5)' classid 1:1
+filter add dev eth0 ingress prio 2 protocol all basic match u32(u8 6 0xff at 9) or meta(priority gt 3) action drop
+filter add dev eth0 ingress prio 3 protocol all basic classid 1:2
+)");
+  INFO(r.diags);
+  REQUIRE(r.ok);
+  CHECK(body(r) == R"Y(  eth0:
+    qdiscs:
+      - {kind: clsact}
+    filters:
+      - {parent: ingress, pref: 1, protocol: all, basic: {match: "cmp(u16 at 0 layer link mask 0xffff eq 0x800) and not meta(nf_mark eq 5)"}, classid: "1:1"}
+      - {parent: ingress, pref: 2, protocol: all, basic: {match: "u32(u8 6 0xff at 9) or meta(priority gt 3)"}, actions: [{gact: {control: drop}, percpu_stats: true}]}
+      - {parent: ingress, pref: 3, protocol: all, basic: {}, classid: "1:2"}
+)Y");
+  auto bad = import("filter add dev eth0 ingress prio 1 basic match 'cmp(u8 at 0 layer ip eq 1)' classid 1:1\n");
+  CHECK_FALSE(bad.ok);
+  CHECK(bad.diags.find("b.tc:1:48: error: match: cmp: layer must be") == 0);
+}
