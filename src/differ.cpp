@@ -25,7 +25,7 @@ std::vector<std::string> diff_options(const KindOps& ops, const Options& want, c
   std::vector<std::string> out;
   for (size_t i = 0; i < ops.fields.size(); ++i) {
     const Field& f = ops.fields[i];
-    if (f.flags & kReadOnly) continue;
+    if (f.flags & (kReadOnly | kNoCompare)) continue;
     auto idx = static_cast<uint16_t>(i);
     Value s1, s2;
     const Value* w = effective_value(f, want, idx, s1);

@@ -67,6 +67,11 @@ enum FieldFlags : uint32_t {
   kRecreate = 1u << 2,
   // Read from the kernel and shown by dump, never written (counters, levels).
   kReadOnly = 1u << 3,
+  // Says where something comes from, which the kernel does not report back
+  // (bpf's object file or pinned path: the kernel holds a program, not its
+  // origin). Read from files and printed by dump, never compared: the kind
+  // compares what it names instead (bpf: the program's tag).
+  kNoCompare = 1u << 4,
 };
 
 struct Field {
@@ -116,6 +121,8 @@ class LinkNames {
   virtual std::string name_of(uint32_t ifindex) const = 0;
 };
 
+class BpfPrograms;  // bpf_program.h
+
 // What a kind's hooks may need besides its own options.
 struct KindCtx {
   uint32_t handle = 0;        // the object's own handle (htb's default is a minor of it)
@@ -128,6 +135,9 @@ struct KindCtx {
   // NLM_F_CREATE). The kernel keeps what a change leaves out, so kinds send
   // the defaults of absent fields then, and leave out what only init takes.
   bool change = false;
+  // Filters: the programs bpf filters name, opened by the kernel edge
+  // (bpf_program.h); null offline, and encode reports an error then.
+  const BpfPrograms* programs = nullptr;
 };
 
 struct KindOps {
