@@ -96,7 +96,9 @@ const Field kFields[] = {
     {.key = "tag", .type = FieldType::Custom, .flags = kAuto, .doc = "The program's tag: what the rule is compared by.", .custom = &kTagType},
     {.key = "direct_action", .type = FieldType::Bool, .doc = "The program's return code is the action (tc's da): no classid lookup.", .def = 0},
     {.key = "skip_hw", .type = FieldType::Bool, .flags = kRecreate, .doc = "Do not offload to hardware.", .def = 0},
-    {.key = "skip_sw", .type = FieldType::Bool, .flags = kRecreate, .doc = "Run in hardware only.", .def = 0},
+    {.key = "skip_sw", .type = FieldType::Bool, .flags = kRecreate,
+     .doc = "Run in hardware only. Needs a program loaded for the device's hardware: tcsync loads programs for the host, so only a pinned offloaded program works.",
+     .def = 0},
 };
 
 std::string base_name(const std::string& path) {
