@@ -9,7 +9,7 @@
 
 namespace tcsync {
 
-bool encode_plan(const Plan& plan, const LinkNames& links, MessageBatch& batch, Diagnostics& d) {
+bool encode_plan(const Plan& plan, const LinkNames& links, MessageBatch& batch, Diagnostics& d, const BpfPrograms* programs) {
   MsgWriter w(batch.buf);
   size_t errors = d.error_count();
   for (auto& st : plan.steps) {
@@ -19,7 +19,7 @@ bool encode_plan(const Plan& plan, const LinkNames& links, MessageBatch& batch, 
     if (st.qdisc) off = encode_qdisc(w, st.op, *st.qdisc, ifindex, &links, d);
     else if (st.cls) off = encode_class(w, st.op, *st.cls, ifindex, &links, d);
     else if (st.filter_group) off = encode_filter_group_delete(w, st.filter->key, st.filter->kind, ifindex);
-    else off = encode_filter(w, st.op, *st.filter, ifindex, &links, d, st.live_filter);
+    else off = encode_filter(w, st.op, *st.filter, ifindex, &links, d, st.live_filter, programs);
     batch.offsets.push_back(off);
   }
   return d.error_count() == errors;
@@ -92,7 +92,7 @@ ApplyReport apply_plan(Kernel& k, const State& desired, const State& before, con
                        const ApplyOptions& o, Diagnostics& d) {
   ApplyReport rep;
   MessageBatch batch;
-  if (!encode_plan(plan, k.links(), batch, d)) {
+  if (!encode_plan(plan, k.links(), batch, d, k.programs())) {
     rep.results.resize(plan.steps.size());
     rep.unsent = plan.steps.size();
     return rep;
@@ -142,7 +142,7 @@ ApplyReport apply_plan(Kernel& k, const State& desired, const State& before, con
   rep.rollback_plan = make_plan(target, now);
   MessageBatch back;
   Diagnostics de;
-  if (!encode_plan(rep.rollback_plan, k.links(), back, de)) {
+  if (!encode_plan(rep.rollback_plan, k.links(), back, de, k.programs())) {
     for (auto& x : de.all()) d.add(x.severity, x.loc, "rollback: " + x.message);
     return rep;
   }

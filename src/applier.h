@@ -58,7 +58,9 @@ struct ApplyReport {
 
 // Encodes each step into `batch` (one message per step). False, with errors
 // in `d`, when any step cannot be encoded: nothing may be sent then.
-bool encode_plan(const Plan& plan, const LinkNames& links, MessageBatch& batch, Diagnostics& d);
+// `programs`: the bpf filters' programs (Kernel::programs()).
+bool encode_plan(const Plan& plan, const LinkNames& links, MessageBatch& batch, Diagnostics& d,
+                 const BpfPrograms* programs = nullptr);
 
 // `before` is the live state the plan was made from, holding every device
 // the plan touches (empty ones too). Kernel errors and rollback failures are

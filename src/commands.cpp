@@ -89,6 +89,8 @@ bool read_and_plan(Session& s, Diagnostics& d, const CommonOptions& o) {
   bool dumped = s.kernel->dump(names, s.live, d);
   s.kernel->set_terse_check(nullptr);  // apply's verify reads everything
   if (!dumped) return false;
+  // Before the differ: it compares bpf programs by the tags this records.
+  if (!s.kernel->resolve_programs(s.desired, s.live, d)) return false;
   // Atomic hooks move the file's rules into slot chains: their fingerprints
   // must be of the rules as sent. (The terse check above compared the file's
   // own chains, so such hooks were read in full.)

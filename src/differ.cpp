@@ -25,7 +25,7 @@ std::vector<std::string> diff_options(const KindOps& ops, const Options& want, c
   std::vector<std::string> out;
   for (size_t i = 0; i < ops.fields.size(); ++i) {
     const Field& f = ops.fields[i];
-    if (f.flags & (kReadOnly | kInputOnly)) continue;
+    if (f.flags & (kReadOnly | kInputOnly | kNoCompare)) continue;
     auto idx = static_cast<uint16_t>(i);
     if (ops.kernel_tunes && ops.kernel_tunes(want, idx)) continue;
     Value s1, s2;

@@ -5,6 +5,7 @@
 #include <cstdlib>
 
 #include "batch_sender.h"
+#include "bpf_loader.h"
 #include "dumper.h"
 #include "links.h"
 #include "netns.h"
@@ -46,10 +47,17 @@ class RtnlKernel final : public Kernel {
     return send_batch(sock_, batch, opts);
   }
 
+  bool resolve_programs(State& desired, const State& live, Diagnostics& d) override {
+    programs_.hold_live(live);
+    return programs_.resolve(desired, d);
+  }
+  const BpfPrograms* programs() const override { return &programs_; }
+
  private:
   NlSocket sock_;
   Links links_;
   TerseCheck* terse_ = nullptr;
+  BpfLoader programs_;
 };
 
 }  // namespace

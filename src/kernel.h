@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "bpf_program.h"
 #include "diag.h"
 #include "kind.h"
 #include "model.h"
@@ -49,6 +50,11 @@ class Kernel {
   virtual void set_terse_check(TerseCheck*) {}
   // Sends the batch; results has one entry per message.
   virtual std::vector<AckResult> send(MessageBatch& batch, const SendOptions& opts) = 0;
+  // bpf filters (bpf_program.h): holds the programs of the live rules, and
+  // opens those the desired rules name, recording their tags for the
+  // differ. Kernels without programs (test fakes) leave the state as is.
+  virtual bool resolve_programs(State& /*desired*/, const State& /*live*/, Diagnostics& /*d*/) { return true; }
+  virtual const BpfPrograms* programs() const { return nullptr; }
 };
 
 // Opens rtnetlink in the current network namespace, or in `netns` (a name

@@ -73,6 +73,11 @@ enum FieldFlags : uint32_t {
   // with live state and never printed by dump; the values the kernel does
   // report that derive from it are fields of their own and compared.
   kInputOnly = 1u << 4,
+  // Says where something comes from, which the kernel does not report back
+  // (bpf's object file or pinned path: the kernel holds a program, not its
+  // origin). Read from files and printed by dump, never compared: the kind
+  // compares what it names instead (bpf: the program's tag).
+  kNoCompare = 1u << 5,
 };
 
 struct Field {
@@ -122,6 +127,8 @@ class LinkNames {
   virtual std::string name_of(uint32_t ifindex) const = 0;
 };
 
+class BpfPrograms;  // bpf_program.h
+
 // What a kind's hooks may need besides its own options.
 struct KindCtx {
   uint32_t handle = 0;        // the object's own handle (htb's default is a minor of it)
@@ -134,6 +141,9 @@ struct KindCtx {
   // NLM_F_CREATE). The kernel keeps what a change leaves out, so kinds send
   // the defaults of absent fields then, and leave out what only init takes.
   bool change = false;
+  // Filters: the programs bpf filters name, opened by the kernel edge
+  // (bpf_program.h); null offline, and encode reports an error then.
+  const BpfPrograms* programs = nullptr;
 };
 
 struct KindOps {

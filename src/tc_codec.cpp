@@ -137,7 +137,7 @@ static uint32_t filter_info(const FilterKey& k) {
 }
 
 size_t encode_filter(MsgWriter& w, Op op, const Filter& f, uint32_t ifindex, const LinkNames* links, Diagnostics& d,
-                     const Filter* live) {
+                     const Filter* live, const BpfPrograms* programs) {
   uint16_t type = op == Op::Delete ? RTM_DELTFILTER : RTM_NEWTFILTER;
   uint32_t handle = f.key.handle;
   if (live && live->wire_handle) handle = live->wire_handle;
@@ -150,6 +150,7 @@ size_t encode_filter(MsgWriter& w, Op op, const Filter& f, uint32_t ifindex, con
   if (op != Op::Delete && f.ops) {
     size_t nest = w.nest_begin(TCA_OPTIONS);
     KindCtx ctx{handle, 0, links, &d, f.loc, &f};
+    ctx.programs = programs;
     if (f.ops->encode) f.ops->encode(f.opts, ctx, w);
     if (f.classid && f.ops->filter_classid_attr) w.attr_u32(f.ops->filter_classid_attr, *f.classid);
     if (!f.actions.empty() && f.ops->filter_actions_attr) write_actions(w, f.ops->filter_actions_attr, f.actions, links, d, f.fingerprint);

@@ -22,8 +22,9 @@ const char* op_name(Op op);
 size_t encode_qdisc(MsgWriter& w, Op op, const Qdisc& q, uint32_t ifindex, const LinkNames* links, Diagnostics& d);
 size_t encode_class(MsgWriter& w, Op op, const Class& c, uint32_t ifindex, const LinkNames* links, Diagnostics& d);
 // `live` (for replace/delete) supplies the handle the kernel knows the rule by.
+// `programs` supplies the file descriptors of bpf filters' programs.
 size_t encode_filter(MsgWriter& w, Op op, const Filter& f, uint32_t ifindex, const LinkNames* links, Diagnostics& d,
-                     const Filter* live = nullptr);
+                     const Filter* live = nullptr, const BpfPrograms* programs = nullptr);
 // Deletes every filter of one (parent, chain, pref, protocol) at once.
 size_t encode_filter_group_delete(MsgWriter& w, const FilterKey& k, std::string_view kind, uint32_t ifindex);
 
