@@ -14,11 +14,11 @@ std::string Step::what() const {
   if (qdisc) return describe(*qdisc);
   if (cls) return describe(*cls);
   if (filter_group)
-    return "filters " + filter->kind + " " + describe_filter_parent(filter->key.parent) +
+    return "filters " + filter->kind + (block ? std::string() : " " + describe_filter_parent(filter->key.parent)) +
            (filter->key.chain ? " chain " + std::to_string(filter->key.chain) : std::string()) + " pref " +
            std::to_string(filter->key.pref) + " protocol " + format_protocol(filter->key.protocol) + " (all " +
            std::to_string(group_size) + ")";
-  return describe(*filter);
+  return describe(*filter, block != 0);
 }
 
 std::vector<std::string> diff_options(const KindOps& ops, const Options& want, const Options& have, bool& recreate) {
@@ -94,12 +94,14 @@ struct DevicePlanner {
   const Device& want;
   const Device& have;
   std::vector<Step> filter_dels, class_dels, qdisc_dels, tree_adds, filter_adds, filter_dels_late;
+  bool hook_dies = false;  // the plan deletes the device's clsact/ingress qdisc
 
   Step step(Op op, ObjType t, std::string reason, SourceLoc loc) {
     Step s;
     s.op = op;
     s.type = t;
     s.device = want.name;
+    s.block = want.block;
     s.reason = std::move(reason);
     s.loc = loc;
     return s;
@@ -181,6 +183,7 @@ struct DevicePlanner {
       if (l->parent == kHandleIngress) dying.hook = true;
       else dying.majors.insert(handle_major(l->handle));
     }
+    hook_dies = dying.hook;
     for (bool grew = true; grew;) {
       grew = false;
       for (auto& l : have.qdiscs)
@@ -465,10 +468,28 @@ Plan make_plan(const State& desired, const State& live) {
   Plan plan;
   static const Device empty;
   std::vector<DevicePlanner> per;
-  per.reserve(desired.devices.size());
+  per.reserve(desired.devices.size() + desired.blocks.size());
   for (auto& want : desired.devices) {
     const Device* have = live.find(want.name);
     per.push_back(DevicePlanner{want, have ? *have : empty, {}, {}, {}, {}, {}, {}});
+    per.back().run();
+  }
+  // Shared blocks after the devices, phase by phase with them: a block's
+  // filters are added after the qdiscs that bind it (the kernel creates a
+  // block with its first qdisc, and refuses filters before: "Block of given
+  // index was not found"), and deleted before qdiscs go. A block whose every
+  // binding qdisc is deleted (to be re-created) is destroyed with its
+  // filters in between: its filters are all added again, none deleted.
+  for (auto& want : desired.blocks) {
+    const Device* have = live.find_block(want.block);
+    bool dies = false;
+    if (auto it = live.block_binders.find(want.block); have && it != live.block_binders.end() && !it->second.empty()) {
+      dies = std::all_of(it->second.begin(), it->second.end(), [&](const std::string& dev) {
+        auto p = std::find_if(per.begin(), per.end(), [&](const DevicePlanner& d) { return !d.want.block && d.want.name == dev; });
+        return p != per.end() && p->hook_dies;
+      });
+    }
+    per.push_back(DevicePlanner{want, have && !dies ? *have : empty, {}, {}, {}, {}, {}, {}});
     per.back().run();
   }
   // Phase by phase across devices, so a mirred target is never deleted

@@ -8,8 +8,10 @@
 //      that link to them, as the file declares them)
 //   6. at hooks that switch atomically (atomic.h): the deletes outside the
 //      new slot, after the switch rule moved traffic (it comes last in 5.)
-// Only devices the file declares are looked at; on those, every qdisc,
-// class and filter the file does not name is deleted.
+// Shared blocks (blocks:) take part in each phase after the devices: their
+// filters are added after the qdiscs that bind them and deleted before.
+// Only devices and blocks the file declares are looked at; on those, every
+// qdisc, class and filter the file does not name is deleted.
 #pragma once
 #include <string>
 #include <vector>
@@ -22,7 +24,8 @@ namespace tcsync {
 struct Step {
   Op op = Op::Add;
   ObjType type = ObjType::Qdisc;
-  std::string device;
+  std::string device;  // a device name, or "block N"
+  uint32_t block = 0;  // a shared block's filters: its index
   // The object the request is built from: desired for add/replace/change,
   // live for deletes. Exactly one is set.
   const Qdisc* qdisc = nullptr;

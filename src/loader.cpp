@@ -93,6 +93,7 @@ struct Loader {
 
   void run(YamlReader& r);
   void device(YamlReader& r, const std::string& name, SourceLoc loc);
+  void blocks(YamlReader& r);
   template <typename F>
   void list(YamlReader& r, std::string_view what, F&& each);
   void qdisc(const Node& n, Device& dev);
@@ -165,8 +166,10 @@ void Loader::run(YamlReader& r) {
         device(r, name, dloc);
         if (r.failed()) return;
       }
+    } else if (key == "blocks") {
+      blocks(r);
     } else {
-      unknown_key(d, Node{Node::Type::Scalar, true, kloc, key, {}, {}}, "the top level", {"version", "devices"});
+      unknown_key(d, Node{Node::Type::Scalar, true, kloc, key, {}, {}}, "the top level", {"version", "devices", "blocks"});
       r.skip_node();
     }
     if (r.failed()) return;
@@ -176,6 +179,79 @@ void Loader::run(YamlReader& r) {
   if (end.type == YamlReader::Ev::DocEnd) {
     const auto& more = r.next();
     if (more.type == YamlReader::Ev::DocStart) d.error(more.loc, "only one YAML document per file");
+  }
+}
+
+// `blocks:` maps shared block indexes to their filters:
+//   blocks:
+//     22:
+//       filters: [...]     (as a device's, without 'parent')
+void Loader::blocks(YamlReader& r) {
+  const auto& m = r.peek();
+  if (m.type == YamlReader::Ev::Scalar && m.plain && (m.scalar.empty() || m.scalar == "~" || m.scalar == "null")) {
+    r.next();
+    return;
+  }
+  if (m.type != YamlReader::Ev::MapStart) {
+    if (m.type != YamlReader::Ev::Error) d.error(m.loc, "'blocks' must be a mapping of block indexes, such as 22:");
+    r.skip_node();
+    return;
+  }
+  r.next();
+  while (!d.too_many()) {
+    const auto& be = r.next();
+    if (be.type == YamlReader::Ev::MapEnd) return;
+    if (be.type != YamlReader::Ev::Scalar) return;
+    SourceLoc bloc = be.loc;
+    auto index = parse_uint(be.scalar);
+    if (!index || *index == 0 || *index > 0xFFFFFFFF) {
+      d.error(bloc, "block index must be a number from 1 to 4294967295, not " + quoted(be.scalar));
+      r.skip_node();
+      continue;
+    }
+    std::string name = block_name(static_cast<uint32_t>(*index));
+    if (auto it = declared.find(name); it != declared.end()) {
+      d.error(bloc, name + " is already declared at " + format_location(it->second) +
+                        " (a block belongs to one file; files add blocks, they never override)");
+      r.skip_node();
+      continue;
+    }
+    declared[name] = bloc;
+    Device& b = state.get_or_add_block(static_cast<uint32_t>(*index));
+    b.loc = bloc;
+    size_t bi = static_cast<size_t>(&b - state.blocks.data());
+    const auto& bm = r.peek();
+    if (bm.type == YamlReader::Ev::Scalar && bm.plain && (bm.scalar.empty() || bm.scalar == "~" || bm.scalar == "null")) {
+      r.next();  // `22:` alone: a block with no filters
+      continue;
+    }
+    if (bm.type != YamlReader::Ev::MapStart) {
+      if (bm.type != YamlReader::Ev::Error) d.error(bm.loc, name + " must be a mapping with filters");
+      r.skip_node();
+      continue;
+    }
+    r.next();
+    std::set<std::string> seen;
+    while (!d.too_many()) {
+      const auto& ev = r.next();
+      if (ev.type == YamlReader::Ev::MapEnd) break;
+      if (ev.type != YamlReader::Ev::Scalar) return;
+      std::string key = ev.scalar;
+      SourceLoc kloc = ev.loc;
+      if (!seen.insert(key).second) {
+        d.error(kloc, "duplicate key " + quoted(key));
+        r.skip_node();
+        continue;
+      }
+      if (key == "filters") {
+        list(r, key, [&](const Node& n) { filter(n, state.blocks[bi]); });
+      } else {
+        unknown_key(d, Node{Node::Type::Scalar, true, kloc, key, {}, {}}, name, {"filters"});
+        r.skip_node();
+      }
+      if (r.failed()) return;
+    }
+    if (r.failed()) return;
   }
 }
 
@@ -422,6 +498,10 @@ void Loader::filter(const Node& n, Device& dev) {
     // A view: comparing it with a literal checks the length first, with no strlen.
     std::string_view key = k.scalar;
     if (key == "parent") {
+      if (dev.block) {
+        d.error(k.loc, "a filter of " + dev.name + " has no 'parent': the block is its place (leave 'parent' out)");
+        continue;
+      }
       if (!scalar(v, "parent", d)) continue;
       have_parent = true;
       if (v.scalar == "ingress") f.key.parent = kHandleClsactIngress;
@@ -472,7 +552,8 @@ void Loader::filter(const Node& n, Device& dev) {
       unknown_key(d, k, "a filter", cands);
     }
   }
-  if (!have_parent) d.error(n.loc, "filter needs 'parent' (a qdisc or class handle such as \"1:\", or ingress/egress)");
+  if (dev.block) f.key.parent = dev.block;  // tcm_parent carries the block index
+  else if (!have_parent) d.error(n.loc, "filter needs 'parent' (a qdisc or class handle such as \"1:\", or ingress/egress)");
   if (!f.ops) {
     auto names = kind_names(ObjType::Filter);
     std::string list;
@@ -590,7 +671,9 @@ void derive_and_check(Device& dev, Diagnostics& d) {
   FilterKeyIndex keys(dev.filters.size());
   for (auto& f : dev.filters) {
     uint32_t p = f.key.parent;
-    if (p == kHandleRoot) {
+    if (dev.block) {
+      // A block's filters all sit in the block: nothing to check.
+    } else if (p == kHandleRoot) {
       auto it = by_parent.find(kHandleRoot);
       if (it == by_parent.end()) d.error(f.loc, "filter parent root: no root qdisc is declared on " + dev.name);
       else p = f.key.parent = it->second->handle;
@@ -647,8 +730,37 @@ bool load_reader(YamlReader& r, uint32_t file, State& out, Diagnostics& d, std::
   Loader l{local, d, file, declared};
   l.run(r);
   for (auto& dev : local.devices) derive_and_check(dev, d);
+  for (auto& b : local.blocks) derive_and_check(b, d);
   for (auto& dev : local.devices) out.devices.push_back(std::move(dev));
+  for (auto& b : local.blocks) out.blocks.push_back(std::move(b));
   return d.error_count() == before;
+}
+
+// Across all files: a declared block is bound by some declared qdisc (the
+// kernel creates a block only when a qdisc binds it, and refuses filters on
+// one that does not exist), and a hook side bound to a block has no filters
+// of its own (the kernel: "This filter block is shared. Please use the block
+// index to manipulate the filters").
+void check_blocks(const State& s, Diagnostics& d) {
+  std::set<uint32_t> bound;
+  for (auto& dev : s.devices)
+    for (auto& q : dev.qdiscs) {
+      auto [in, eg] = bound_blocks(q);
+      if (in) bound.insert(in);
+      if (eg) bound.insert(eg);
+      if (!in && !eg) continue;
+      for (auto& f : dev.filters) {
+        uint32_t side = f.key.parent == kHandleClsactEgress ? eg : f.key.parent == kHandleClsactIngress || f.key.parent == kHandleIngressQdisc ? in : 0;
+        if (side)
+          d.error(f.loc, "the " + describe_filter_parent(f.key.parent == kHandleClsactEgress ? kHandleClsactEgress : kHandleClsactIngress) +
+                             " filters of " + dev.name + " are those of shared " + block_name(side) + " (" + q.kind + " at " +
+                             format_location(q.loc) + "): declare this filter under 'blocks: " + std::to_string(side) + ":'");
+      }
+    }
+  for (auto& b : s.blocks)
+    if (!bound.count(b.block))
+      d.error(b.loc, b.name + " is bound by no declared qdisc: give a clsact or ingress qdisc 'ingress_block: " +
+                         std::to_string(b.block) + "' (or egress_block); the kernel creates a block with its first qdisc");
 }
 
 }  // namespace
@@ -665,6 +777,7 @@ bool load_files(const std::vector<std::string>& paths, State& out, Diagnostics& 
     }
     ok = load_reader(r, id, out, d, declared) && ok;
   }
+  if (ok) check_blocks(out, d);
   return ok && !d.has_errors();
 }
 
@@ -673,7 +786,8 @@ bool load_text(const std::string& name, std::string text, State& out, Diagnostic
   uint32_t id = SourceFiles::instance().add_text(name, text);
   YamlReader r(id, d);
   r.open_string(std::move(text));
-  return load_reader(r, id, out, d, declared) && !d.has_errors();
+  if (load_reader(r, id, out, d, declared)) check_blocks(out, d);
+  return !d.has_errors();
 }
 
 }  // namespace tcsync

@@ -85,6 +85,10 @@ struct Filter {
   Opaque fingerprint;
 };
 
+// A device, or a shared filter block (`blocks:` in the file; tc's `block N`):
+// a block has filters only, addressed by TCM_IFINDEX_MAGIC_BLOCK and the
+// block index; its filters' key.parent is that index (tcm_parent aliases
+// tcm_block_index), never written in the file.
 // Which sections of a device the file owns. A section the file lists is the
 // whole truth: objects in it that the file does not name are deleted.
 struct Device {
@@ -95,10 +99,21 @@ struct Device {
   std::vector<Filter> filters;
   // `atomic: true`: filter lists at the hooks change by one switch (atomic.h).
   bool atomic = false;
+  uint32_t block = 0;  // a shared block's index (name "block N"); 0: a network device
 };
 
 struct State {
   std::vector<Device> devices;
+  // Shared filter blocks (Device::block set): the file's, or the live ones
+  // the dumped qdiscs bind.
+  std::vector<Device> blocks;
+  // Live only: for each block index, the devices whose qdiscs bind it (any
+  // device, dumped or not): the kernel destroys a block, filters and all,
+  // when its last qdisc goes.
+  std::map<uint32_t, std::vector<std::string>> block_binders;
+  Device* find_block(uint32_t index);
+  const Device* find_block(uint32_t index) const;
+  Device& get_or_add_block(uint32_t index);
   Device* find(const std::string& name);
   const Device* find(const std::string& name) const;
   Device& get_or_add(const std::string& name);
@@ -107,7 +122,11 @@ struct State {
 // Short human names used by plans and errors: "qdisc htb 1: root".
 std::string describe(const Qdisc& q);
 std::string describe(const Class& c);
-std::string describe(const Filter& f);
+std::string describe(const Filter& f, bool on_block = false);
+std::string block_name(uint32_t index);  // "block 22"
+// The blocks a hook qdisc (clsact, ingress) binds: its ingress_block and
+// egress_block, 0 when it has none.
+std::pair<uint32_t, uint32_t> bound_blocks(const Qdisc& q);
 std::string describe_filter_parent(uint32_t parent);
 std::string format_filter_handle(const KindOps* ops, uint32_t h);
 std::optional<uint32_t> parse_filter_handle(const KindOps* ops, std::string_view s);

@@ -77,6 +77,12 @@ std::string yaml_json_schema() {
       "type": "object",
       "propertyNames": {"pattern": "^[^/ \t:]{1,15}$"},
       "additionalProperties": {"anyOf": [{"type": "null"}, {"$ref": "#/$defs/device"}]}
+    },
+    "blocks": {
+      "description": "Shared filter blocks by index: the filters of every clsact/ingress side bound to the block (ingress_block, egress_block).",
+      "type": ["object", "null"],
+      "propertyNames": {"pattern": "^[1-9][0-9]{0,9}$"},
+      "additionalProperties": {"anyOf": [{"type": "null"}, {"$ref": "#/$defs/block"}]}
     }
   },
   "$defs": {
@@ -87,8 +93,15 @@ std::string yaml_json_schema() {
       "properties": {
         "qdiscs": {"type": ["array", "null"], "items": {"$ref": "#/$defs/qdisc"}},
         "classes": {"type": ["array", "null"], "items": {"$ref": "#/$defs/class"}},
-        "filters": {"type": ["array", "null"], "items": {"$ref": "#/$defs/filter"}},
+        "filters": {"type": ["array", "null"], "items": {"allOf": [{"$ref": "#/$defs/filter"}, {"required": ["parent"]}]}},
         "atomic": {"type": "boolean", "description": "Change the filter lists at ingress/egress by one atomic switch (apply --atomic)."}
+      }
+    },
+    "block": {
+      "type": "object",
+      "additionalProperties": false,
+      "properties": {
+        "filters": {"type": ["array", "null"], "items": {"allOf": [{"$ref": "#/$defs/filter"}, {"not": {"required": ["parent"]}}]}}
       }
     },
     "qdisc": {"oneOf": [
@@ -100,7 +113,6 @@ std::string yaml_json_schema() {
     "filter": {
       "type": "object",
       "additionalProperties": false,
-      "required": ["parent"],
       "oneOf": [)" + filter_kinds + R"(],
       "properties": {
         "name": {"type": "string"},

@@ -51,6 +51,10 @@ size_t begin_tc(MsgWriter& w, uint16_t type, uint16_t flags, uint32_t ifindex, u
 
 void write_options(MsgWriter& w, const KindOps& ops, const Options& o, const KindCtx& ctx) {
   if (!ops.encode) return;
+  if (ops.options_top_level) {
+    ops.encode(o, ctx, w);
+    return;
+  }
   if (ops.options_raw) {
     // A bare struct: the header without NLA_F_NESTED, as tc sends it.
     size_t at = w.size();
@@ -220,10 +224,11 @@ void decode_options(std::span<const uint8_t> raw, Obj& out, const KindCtx& ctx) 
 // Kind + options: a known kind decodes through its table, an unknown one is
 // kept as raw bytes (shown by dump, never rewritten).
 template <typename Obj>
-void decode_kind(const AttrTable& tb, ObjType type, Obj& out, const KindCtx& ctx) {
+void decode_kind(const AttrTable& tb, std::span<const uint8_t> attrs, ObjType type, Obj& out, const KindCtx& ctx) {
   if (auto* k = tb.get(TCA_KIND)) out.kind = k->str();
   out.ops = find_kind(type, out.kind);
-  if (auto* o = tb.get(TCA_OPTIONS)) decode_options(o->data, out, ctx);
+  if (out.ops && out.ops->options_top_level && out.ops->decode) out.ops->decode(attrs, ctx, out.opts);
+  else if (auto* o = tb.get(TCA_OPTIONS)) decode_options(o->data, out, ctx);
   else if (out.ops && !complete(*out.ops, out.opts)) out.ops = nullptr;
 }
 
@@ -279,7 +284,7 @@ bool decode_qdisc(std::span<const uint8_t> msg, const LinkNames* links, Qdisc& o
   KindCtx ctx;
   ctx.handle = out.handle;
   ctx.links = links;
-  decode_kind(tb, ObjType::Qdisc, out, ctx);
+  decode_kind(tb, v.attrs, ObjType::Qdisc, out, ctx);
   // Handle 0 is the kernel's default qdisc (noqueue, pfifo_fast, mq and its
   // children): not configuration, and it cannot be deleted anyway.
   return out.handle != 0;
@@ -297,7 +302,7 @@ bool decode_class(std::span<const uint8_t> msg, const LinkNames* links, Class& o
   KindCtx ctx;
   ctx.handle = out.classid;
   ctx.links = links;
-  decode_kind(tb, ObjType::Class, out, ctx);
+  decode_kind(tb, v.attrs, ObjType::Class, out, ctx);
   // Classless qdiscs with an inner qdisc (tbf's 1:1) and qdiscs whose
   // classes are implicit (prio's bands, mq's queues) report slots as classes
   // of a kind with no class table: not objects anyone declares. hfsc's root

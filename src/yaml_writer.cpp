@@ -181,14 +181,16 @@ static void write_action(const Action& a, YamlOut& y) {
   y.map_end();
 }
 
-void write_filter(const Filter& f, YamlOut& y) {
+void write_filter(const Filter& f, YamlOut& y, bool on_block) {
   y.map_begin();
   if (!f.name.empty()) {
     y.key("name");
     y.str(f.name);
   }
-  y.key("parent");
-  y.str(describe_filter_parent(f.key.parent));
+  if (!on_block) {  // a block's filters have no parent
+    y.key("parent");
+    y.str(describe_filter_parent(f.key.parent));
+  }
   if (f.key.chain) {
     y.key("chain");
     y.num(f.key.chain);
@@ -218,8 +220,7 @@ void write_filter(const Filter& f, YamlOut& y) {
 }
 
 std::string write_state_yaml(const State& s) {
-  if (s.devices.empty()) return "version: 1\ndevices: {}\n";
-  std::string out = "version: 1\ndevices:\n";
+  std::string out = s.devices.empty() ? "version: 1\ndevices: {}\n" : "version: 1\ndevices:\n";
   for (auto& d : s.devices) {
     out += "  " + yaml_scalar(d.name) + ":";
     if (d.qdiscs.empty() && d.classes.empty() && d.filters.empty()) {
@@ -240,7 +241,23 @@ std::string write_state_yaml(const State& s) {
     };
     section("qdiscs", d.qdiscs, write_qdisc);
     section("classes", d.classes, write_class);
-    section("filters", d.filters, write_filter);
+    section("filters", d.filters, [](const Filter& f, YamlOut& y) { write_filter(f, y, false); });
+  }
+  // Shared blocks by index, with their filters (a block has nothing else).
+  if (!s.blocks.empty()) out += "blocks:\n";
+  for (auto& b : s.blocks) {
+    out += "  " + std::to_string(b.block) + ":";
+    if (b.filters.empty()) {
+      out += " {}\n";
+      continue;
+    }
+    out += "\n    filters:\n";
+    for (auto& f : b.filters) {
+      out += "      - ";
+      YamlOut y(out);
+      write_filter(f, y, true);
+      out += "\n";
+    }
   }
   return out;
 }
