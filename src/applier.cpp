@@ -19,7 +19,8 @@ bool encode_plan(const Plan& plan, const LinkNames& links, MessageBatch& batch, 
     uint32_t ifindex = st.block ? TCM_IFINDEX_MAGIC_BLOCK : links.index_of(st.device).value_or(0);
     if (!ifindex) d.error(st.loc, "device '" + st.device + "' does not exist");
     size_t off;
-    if (st.qdisc) off = encode_qdisc(w, st.op, *st.qdisc, ifindex, &links, d);
+    if (st.chain) off = encode_chain(w, st.op, *st.chain, ifindex, &links, d);
+    else if (st.qdisc) off = encode_qdisc(w, st.op, *st.qdisc, ifindex, &links, d);
     else if (st.cls) off = encode_class(w, st.op, *st.cls, ifindex, &links, d);
     else if (st.filter_group) off = encode_filter_group_delete(w, st.filter->key, st.filter->kind, ifindex);
     else off = encode_filter(w, st.op, *st.filter, ifindex, &links, d, st.live_filter);

@@ -11,6 +11,7 @@
 namespace tcsync {
 
 std::string Step::what() const {
+  if (chain) return describe(*chain, block != 0);
   if (qdisc) return describe(*qdisc);
   if (cls) return describe(*cls);
   if (filter_group)
@@ -84,9 +85,16 @@ struct Dying {
     if (q.parent == kHandleIngress) return hook;
     return q.parent != kHandleRoot && majors.count(handle_major(q.parent));
   }
+  // Chains being deleted (or re-created): RTM_DELCHAIN flushes their filters.
+  // Keyed by place(): filters of an ingress qdisc may say "ffff:".
+  std::set<std::pair<uint32_t, uint32_t>> chains;
+  static uint32_t place(uint32_t parent) { return parent == kHandleIngressQdisc ? kHandleClsactIngress : parent; }
+  bool place_dies(uint32_t parent) const {
+    if (handle_major(parent) == kHandleIngressQdisc) return hook;  // ffff:, ingress, egress
+    return majors.count(handle_major(parent));
+  }
   bool filter_dies(const Filter& f) const {
-    if (handle_major(f.key.parent) == kHandleIngressQdisc) return hook;  // ffff:, ingress, egress
-    return majors.count(handle_major(f.key.parent));
+    return place_dies(f.key.parent) || (!chains.empty() && chains.count({place(f.key.parent), f.key.chain}));
   }
 };
 
@@ -95,6 +103,60 @@ struct DevicePlanner {
   const Device& have;
   std::vector<Step> filter_dels, class_dels, qdisc_dels, tree_adds, filter_adds, filter_dels_late;
   bool hook_dies = false;  // the plan deletes the device's clsact/ingress qdisc
+  std::vector<Step> chain_dels, chain_adds;
+
+  // Chains: a declared one that is missing is added; one whose template
+  // differs is deleted and added (the kernel has no template change:
+  // RTM_NEWCHAIN on an existing chain is EEXIST), and RTM_DELCHAIN flushes
+  // the chain's filters, so they count as gone and are added again. A live
+  // chain the file does not declare is deleted if it was made explicitly:
+  // it has a template, or it holds no filters (live or declared). Chains
+  // that only exist for their filters (the kernel makes those) are left.
+  void plan_chains(Dying& dying) {
+    std::map<std::pair<uint32_t, uint32_t>, const Chain*> live;
+    for (auto& c : have.chains)
+      if (!dying.place_dies(c.parent)) live[{c.parent, c.index}] = &c;
+    std::set<std::pair<uint32_t, uint32_t>> with_filters;
+    for (auto& f : have.filters) with_filters.insert({Dying::place(f.key.parent), f.key.chain});
+    for (auto& f : want.filters) with_filters.insert({Dying::place(f.key.parent), f.key.chain});
+    std::set<const Chain*> matched;
+    for (auto& c : want.chains) {
+      auto it = live.find({c.parent, c.index});
+      if (it == live.end()) {
+        Step s = step(Op::Add, ObjType::Filter, "new", c.loc);
+        s.chain = &c;
+        chain_adds.push_back(std::move(s));
+        continue;
+      }
+      const Chain& l = *it->second;
+      matched.insert(&l);
+      std::vector<std::string> why;
+      if (l.kind != c.kind) why.push_back("template " + (l.kind.empty() ? "(none)" : l.kind) + " -> " + (c.kind.empty() ? "(none)" : c.kind));
+      else if (l.protocol != c.protocol) why.push_back("protocol " + format_protocol(l.protocol) + " -> " + format_protocol(c.protocol));
+      else if (c.ops && l.ops) {
+        bool recreate = false;
+        why = diff_options(*c.ops, c.opts, l.opts, recreate);
+      } else if (c.opaque != l.opaque) {
+        why.push_back("template options differ");
+      }
+      if (why.empty()) continue;
+      std::string reason = join(why);
+      Step del = step(Op::Delete, ObjType::Filter, reason + "; a template cannot change: the chain and its filters are re-created", c.loc);
+      del.chain = &l;
+      chain_dels.push_back(std::move(del));
+      dying.chains.insert({l.parent, l.index});
+      Step add = step(Op::Add, ObjType::Filter, reason, c.loc);
+      add.chain = &c;
+      chain_adds.push_back(std::move(add));
+    }
+    for (auto& [key, l] : live) {
+      if (matched.count(l) || (l->kind.empty() && with_filters.count(key))) continue;
+      Step s = step(Op::Delete, ObjType::Filter, "not in the file", {});
+      s.chain = l;
+      chain_dels.push_back(std::move(s));
+      dying.chains.insert(key);
+    }
+  }
 
   Step step(Op op, ObjType t, std::string reason, SourceLoc loc) {
     Step s;
@@ -241,6 +303,8 @@ struct DevicePlanner {
     }
     for (auto& [id, l] : live_c)
       if (!c_matched.count(l)) c_del.emplace_back(l, "not in the file");
+
+    plan_chains(dying);
 
     // ---- filters, matched by identity -----------------------------------
     using Group = std::tuple<uint32_t, uint32_t, uint16_t, uint16_t>;
@@ -495,8 +559,9 @@ Plan make_plan(const State& desired, const State& live) {
   // Phase by phase across devices, so a mirred target is never deleted
   // before the rules that point at it on another device.
   using Phase = std::vector<Step> DevicePlanner::*;
-  const std::initializer_list<Phase> phases = {&DevicePlanner::filter_dels, &DevicePlanner::class_dels,
-                                               &DevicePlanner::qdisc_dels, &DevicePlanner::tree_adds,
+  const std::initializer_list<Phase> phases = {&DevicePlanner::filter_dels, &DevicePlanner::chain_dels,
+                                               &DevicePlanner::class_dels, &DevicePlanner::qdisc_dels,
+                                               &DevicePlanner::tree_adds, &DevicePlanner::chain_adds,
                                                &DevicePlanner::filter_adds, &DevicePlanner::filter_dels_late};
   size_t total = 0;
   std::vector<Step>* big = nullptr;

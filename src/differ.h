@@ -3,7 +3,9 @@
 //   1. filter deletes     (they pin classes: htb refuses to drop a bound class)
 //   2. class deletes      (leaves first)
 //   3. qdisc deletes      (children first; a deleted qdisc takes its subtree)
+//   3b. chain deletes      (a deleted chain takes its filters)
 //   4. qdisc and class adds/changes, parents before children
+//   4b. chain adds         (before the filters in them)
 //   5. filter adds/replaces, in file order (u32 hash tables before the rules
 //      that link to them, as the file declares them)
 //   6. at hooks that switch atomically (atomic.h): the deletes outside the
@@ -32,6 +34,7 @@ struct Step {
   const Class* cls = nullptr;
   const Filter* filter = nullptr;
   const Filter* live_filter = nullptr;  // replace: the rule as the kernel has it
+  const Chain* chain = nullptr;         // a chain add or delete
   // A delete of a whole (parent, chain, pref, protocol) list: one request.
   bool filter_group = false;
   size_t group_size = 0;

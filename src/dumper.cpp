@@ -125,6 +125,9 @@ class Dumper {
         continue;
       }
       for (const Block& b : t.blocks) ok = dump_filters(t, b) && ok;
+      for (const Block& b : t.blocks)
+        if (b.parent == kHandleClsactIngress || b.parent == kHandleClsactEgress || !handle_minor(b.parent))
+          ok = dump_chains(t.dev, t.ifindex, b.parent, b.parent) && ok;
     }
     // Shared blocks: those the dumped devices bind, and those the caller
     // asked for (live_.blocks already holds them) if some qdisc binds them:
@@ -132,7 +135,8 @@ class Dumper {
     std::set<uint32_t> want(shared_.begin(), shared_.end());
     for (const Device& b : live_.blocks) want.insert(b.block);
     for (uint32_t index : want)
-      if (live_.block_binders.count(index)) ok = dump_block(index) && ok;
+      if (live_.block_binders.count(index))
+        ok = dump_block(index) && dump_chains(live_.find_block(index), TCM_IFINDEX_MAGIC_BLOCK, index, index) && ok;
     return ok;
   }
 
@@ -228,6 +232,31 @@ class Dumper {
     std::string where = "filters of " + block_name(index);
     if (out.interrupted)
       diags_.warning({}, "the dump of " + where + " was interrupted by a concurrent change; the live state may be incomplete (run again)");
+    if (!ok) diags_.error({}, "cannot dump " + where + ": " + out.message);
+    return ok;
+  }
+
+  // The chains of one filter place (RTM_GETCHAIN), with their templates;
+  // `model` is the parent the model gives them (as its filters').
+  bool dump_chains(Device* dev, uint32_t ifindex, uint32_t parent, uint32_t model) {
+    req_.clear();
+    MsgWriter w(req_);
+    encode_dump_request(w, RTM_GETCHAIN, ifindex, parent);
+    DumpOutcome out;
+    bool ok = run_dump(sock_, req_, rx_, [&](std::span<const uint8_t> m) {
+      nlmsghdr h;
+      tcmsg t;
+      if (m.size() < NLMSG_LENGTH(sizeof t)) return;
+      std::memcpy(&h, m.data(), sizeof h);
+      std::memcpy(&t, m.data() + NLMSG_HDRLEN, sizeof t);
+      if (h.nlmsg_type != RTM_NEWCHAIN || static_cast<uint32_t>(t.tcm_ifindex) != ifindex) return;
+      Chain c;
+      Decoded info;
+      if (!decode_chain(m, &links_, c, info)) return;
+      c.parent = model;
+      dev->chains.push_back(std::move(c));
+    }, out);
+    std::string where = "chains of '" + dev->name + "' parent " + format_handle(parent);
     if (!ok) diags_.error({}, "cannot dump " + where + ": " + out.message);
     return ok;
   }

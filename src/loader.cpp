@@ -99,6 +99,7 @@ struct Loader {
   void qdisc(const Node& n, Device& dev);
   void klass(const Node& n, Device& dev);
   void filter(const Node& n, Device& dev);
+  void chain(const Node& n, Device& dev);
   bool action(const Node& n, Action& out);
 };
 
@@ -245,8 +246,10 @@ void Loader::blocks(YamlReader& r) {
       }
       if (key == "filters") {
         list(r, key, [&](const Node& n) { filter(n, state.blocks[bi]); });
+      } else if (key == "chains") {
+        list(r, key, [&](const Node& n) { chain(n, state.blocks[bi]); });
       } else {
-        unknown_key(d, Node{Node::Type::Scalar, true, kloc, key, {}, {}}, name, {"filters"});
+        unknown_key(d, Node{Node::Type::Scalar, true, kloc, key, {}, {}}, name, {"filters", "chains"});
         r.skip_node();
       }
       if (r.failed()) return;
@@ -301,6 +304,8 @@ void Loader::device(YamlReader& r, const std::string& name, SourceLoc loc) {
       list(r, key, [&](const Node& n) { klass(n, state.devices[di]); });
     else if (key == "filters")
       list(r, key, [&](const Node& n) { filter(n, state.devices[di]); });
+    else if (key == "chains")
+      list(r, key, [&](const Node& n) { chain(n, state.devices[di]); });
     else if (key == "atomic") {
       Node v;
       if (!r.read_node(v)) return;
@@ -309,7 +314,7 @@ void Loader::device(YamlReader& r, const std::string& name, SourceLoc loc) {
       else
         d.error(v.loc, "'atomic' must be true or false");
     } else {
-      unknown_key(d, Node{Node::Type::Scalar, true, kloc, key, {}, {}}, "device " + quoted(name), {"qdiscs", "classes", "filters", "atomic"});
+      unknown_key(d, Node{Node::Type::Scalar, true, kloc, key, {}, {}}, "device " + quoted(name), {"qdiscs", "classes", "filters", "chains", "atomic"});
       r.skip_node();
     }
     if (r.failed()) return;
@@ -583,6 +588,71 @@ void Loader::filter(const Node& n, Device& dev) {
   dev.filters.push_back(std::move(f));
 }
 
+// A chain created explicitly (tc chain add), with an optional template:
+//   {parent: ingress, chain: 5, protocol: ip, template: {flower: {dst_ip: 0.0.0.0/16}}}
+void Loader::chain(const Node& n, Device& dev) {
+  Chain c;
+  c.loc = n.loc;
+  bool have_parent = false, have_index = false, have_protocol = false;
+  for (auto& [k, v] : n.map) {
+    std::string_view key = k.scalar;
+    if (key == "parent") {
+      if (dev.block) {
+        d.error(k.loc, "a chain of " + dev.name + " has no 'parent': the block is its place (leave 'parent' out)");
+        continue;
+      }
+      if (!scalar(v, "parent", d)) continue;
+      have_parent = true;
+      if (v.scalar == "ingress") c.parent = kHandleClsactIngress;
+      else if (v.scalar == "egress") c.parent = kHandleClsactEgress;
+      else if (auto h = handle_value(v, "parent", d)) c.parent = *h == kHandleIngressQdisc ? kHandleClsactIngress : *h;  // "ffff:" is ingress
+    } else if (key == "chain") {
+      if (auto x = uint_value(v, "chain", 0x0FFFFFFF, d)) c.index = static_cast<uint32_t>(*x), have_index = true;
+    } else if (key == "protocol") {
+      if (!scalar(v, "protocol", d)) continue;
+      have_protocol = true;
+      if (auto p = parse_protocol(v.scalar)) c.protocol = *p;
+      else d.error(v.loc, "unknown protocol " + quoted(v.scalar) + " (use ip, ipv6, all, arp, 802.1q, 802.1ad or a hex number like 0x88cc)");
+    } else if (key == "template") {
+      if (!v.is_map() || v.map.size() != 1) {
+        d.error(v.loc, "'template' must be a mapping with one classifier kind, such as {flower: {dst_mac: 00:00:00:00:00:00/ff:ff:ff:ff:ff:ff}}");
+        continue;
+      }
+      auto& [tk, tv] = v.map.front();
+      // cls_flower is the only classifier with template operations; the
+      // others get "Chain templates are not supported with specified classifier".
+      if (tk.scalar != "flower") {
+        d.error(tk.loc, "chain templates exist for flower only (the kernel has no " + quoted(tk.scalar) + " templates)");
+        continue;
+      }
+      c.ops = find_kind(ObjType::Filter, tk.scalar);
+      c.kind = std::string(c.ops->name);
+      if (tv.is_scalar() && tv.plain && (tv.scalar.empty() || tv.scalar == "~" || tv.scalar == "null")) continue;
+      if (!tv.is_map()) {
+        d.error(tv.loc, c.kind + " template must be a mapping of keys");
+        continue;
+      }
+      parse_kind_fields(*c.ops, tv, {}, c.opts, d, c.kind + " template");
+    } else {
+      unknown_key(d, k, "a chain", {"parent", "chain", "protocol", "template"});
+    }
+  }
+  if (dev.block) c.parent = dev.block;
+  else if (!have_parent) d.error(n.loc, "chain needs 'parent' (ingress/egress, or a qdisc or class handle such as \"1:\")");
+  if (!have_index) d.error(n.loc, "chain needs 'chain' (its index, such as 5)");
+  if (have_protocol && !c.ops) d.error(n.loc, "a chain's 'protocol' belongs to its template: give a 'template' or leave it out");
+  if (c.ops && c.ops->normalize) {
+    // The template's keys are checked as a filter's, with the chain's protocol.
+    Filter shape;
+    shape.key.protocol = c.protocol;
+    shape.key.chain = c.index;
+    shape.kind = c.kind;
+    shape.ops = c.ops;
+    c.ops->normalize(c.opts, KindCtx{0, 0, nullptr, &d, c.loc, &shape}, d, c.loc);
+  }
+  dev.chains.push_back(std::move(c));
+}
+
 // ---- after a file: derived handles, identities, references ----------------
 
 // The filters of one device by identity, to find a duplicate: an
@@ -712,6 +782,30 @@ void derive_and_check(Device& dev, Diagnostics& d) {
     if (const Filter* first = keys.insert(f))
       d.error(f.loc, "duplicate filter: " + describe(f) + " is already declared at " + format_location(first->loc));
   }
+  // Chains: at places filters may sit, one per (parent, index); a chain's
+  // filters are of its template's kind (the kernel: "Chain template is set
+  // to a different filter kind").
+  std::map<std::pair<uint32_t, uint32_t>, const Chain*> chains;
+  if (dev.atomic && !dev.chains.empty())
+    d.error(dev.chains.front().loc, "'chains' and 'atomic: true' do not mix on " + dev.name + " (atomic switching owns the hook's chains)");
+  for (auto& c : dev.chains) {
+    uint32_t p = c.parent;
+    if (dev.block) {
+    } else if (p == kHandleClsactIngress || p == kHandleClsactEgress) {
+      if (!hook) d.error(c.loc, "chain parent " + describe_filter_parent(p) + " needs a clsact (or ingress) qdisc declared on " + dev.name);
+      else if (p == kHandleClsactEgress && hook->kind != "clsact") d.error(c.loc, "egress chains need a clsact qdisc, not ingress");
+    } else if (!(p == kHandleIngressQdisc && hook) && (handle_minor(p) ? !classes.count(p) && !implicit(p) : !by_handle.count(p))) {
+      d.error(c.loc, "chain parent " + format_handle(p) + " is not a qdisc or class declared on " + dev.name);
+    }
+    if (auto [it, ok] = chains.emplace(std::make_pair(c.parent, c.index), &c); !ok)
+      d.error(c.loc, "chain " + std::to_string(c.index) + " is already declared at " + format_location(it->second->loc));
+  }
+  for (auto& f : dev.filters) {
+    auto it = chains.find({f.key.parent, f.key.chain});
+    if (it != chains.end() && !it->second->kind.empty() && it->second->kind != f.kind)
+      d.error(f.loc, "chain " + std::to_string(f.key.chain) + " has a " + it->second->kind + " template (at " +
+                         format_location(it->second->loc) + "): its filters are " + it->second->kind + " filters");
+  }
   // Kind-wide checks (u32 tables and the rules that use them).
   std::map<const KindOps*, std::vector<const Filter*>> by_kind;
   for (auto& f : dev.filters)
@@ -749,6 +843,13 @@ void check_blocks(const State& s, Diagnostics& d) {
       if (in) bound.insert(in);
       if (eg) bound.insert(eg);
       if (!in && !eg) continue;
+      for (auto& c : dev.chains) {
+        uint32_t side = c.parent == kHandleClsactEgress ? eg : c.parent == kHandleClsactIngress || c.parent == kHandleIngressQdisc ? in : 0;
+        if (side)
+          d.error(c.loc, "the " + describe_filter_parent(c.parent == kHandleClsactEgress ? kHandleClsactEgress : kHandleClsactIngress) +
+                             " chains of " + dev.name + " are those of shared " + block_name(side) + ": declare this chain under 'blocks: " +
+                             std::to_string(side) + ":'");
+      }
       for (auto& f : dev.filters) {
         uint32_t side = f.key.parent == kHandleClsactEgress ? eg : f.key.parent == kHandleClsactIngress || f.key.parent == kHandleIngressQdisc ? in : 0;
         if (side)

@@ -94,6 +94,7 @@ std::string yaml_json_schema() {
         "qdiscs": {"type": ["array", "null"], "items": {"$ref": "#/$defs/qdisc"}},
         "classes": {"type": ["array", "null"], "items": {"$ref": "#/$defs/class"}},
         "filters": {"type": ["array", "null"], "items": {"allOf": [{"$ref": "#/$defs/filter"}, {"required": ["parent"]}]}},
+        "chains": {"type": ["array", "null"], "items": {"allOf": [{"$ref": "#/$defs/chain"}, {"required": ["parent"]}]}},
         "atomic": {"type": "boolean", "description": "Change the filter lists at ingress/egress by one atomic switch (apply --atomic)."}
       }
     },
@@ -101,7 +102,21 @@ std::string yaml_json_schema() {
       "type": "object",
       "additionalProperties": false,
       "properties": {
-        "filters": {"type": ["array", "null"], "items": {"allOf": [{"$ref": "#/$defs/filter"}, {"not": {"required": ["parent"]}}]}}
+        "filters": {"type": ["array", "null"], "items": {"allOf": [{"$ref": "#/$defs/filter"}, {"not": {"required": ["parent"]}}]}},
+        "chains": {"type": ["array", "null"], "items": {"allOf": [{"$ref": "#/$defs/chain"}, {"not": {"required": ["parent"]}}]}}
+      }
+    },
+    "chain": {
+      "description": "A filter chain created explicitly (tc chain add), with an optional template that every filter in it must fit.",
+      "type": "object",
+      "additionalProperties": false,
+      "required": ["chain"],
+      "properties": {
+        "parent": {"type": "string"},
+        "chain": {"type": "integer", "minimum": 0, "maximum": 268435455},
+        "protocol": {"type": "string"},
+        "template": {"type": "object", "additionalProperties": false, "minProperties": 1, "maxProperties": 1,
+                     "properties": {"flower": {"$ref": "#/$defs/filter/properties/flower"}}}
       }
     },
     "qdisc": {"oneOf": [
