@@ -593,7 +593,7 @@ void Loader::filter(const Node& n, Device& dev) {
 void Loader::chain(const Node& n, Device& dev) {
   Chain c;
   c.loc = n.loc;
-  bool have_parent = false, have_index = false, have_protocol = false;
+  bool have_parent = false, have_index = false, have_protocol = false, have_template = false;
   for (auto& [k, v] : n.map) {
     std::string_view key = k.scalar;
     if (key == "parent") {
@@ -614,6 +614,7 @@ void Loader::chain(const Node& n, Device& dev) {
       if (auto p = parse_protocol(v.scalar)) c.protocol = *p;
       else d.error(v.loc, "unknown protocol " + quoted(v.scalar) + " (use ip, ipv6, all, arp, 802.1q, 802.1ad or a hex number like 0x88cc)");
     } else if (key == "template") {
+      have_template = true;
       if (!v.is_map() || v.map.size() != 1) {
         d.error(v.loc, "'template' must be a mapping with one classifier kind, such as {flower: {dst_mac: 00:00:00:00:00:00/ff:ff:ff:ff:ff:ff}}");
         continue;
@@ -640,7 +641,7 @@ void Loader::chain(const Node& n, Device& dev) {
   if (dev.block) c.parent = dev.block;
   else if (!have_parent) d.error(n.loc, "chain needs 'parent' (ingress/egress, or a qdisc or class handle such as \"1:\")");
   if (!have_index) d.error(n.loc, "chain needs 'chain' (its index, such as 5)");
-  if (have_protocol && !c.ops) d.error(n.loc, "a chain's 'protocol' belongs to its template: give a 'template' or leave it out");
+  if (have_protocol && !have_template) d.error(n.loc, "a chain's 'protocol' belongs to its template: give a 'template' or leave it out");
   if (c.ops && c.ops->normalize) {
     // The template's keys are checked as a filter's, with the chain's protocol.
     Filter shape;
