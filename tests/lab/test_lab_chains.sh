@@ -35,7 +35,7 @@ print(json.dumps(clean(json.loads(t)) if t else [], indent=1, sort_keys=True))'
 }
 
 chains_snapshot >"$TMP/before.txt"
-grep -q '"chain": 7' "$TMP/before.txt" && pass "tc shows the empty chain" || fail "tc shows the empty chain"
+grep -q '"chain":7' "$TMP/before.txt" && pass "tc shows the empty chain" || fail "tc shows the empty chain"
 expect_rc 0 ts dump
 cp <(echo "$OUT") "$TMP/dump.yaml"
 echo "--- dump:"; sed 's/^/    /' "$TMP/dump.yaml"
