@@ -4,6 +4,8 @@
 
 #include <cstring>
 
+#include <linux/rtnetlink.h>
+
 #include "reject_hint.h"
 #include "tc_codec.h"
 
@@ -13,10 +15,13 @@ bool encode_plan(const Plan& plan, const LinkNames& links, MessageBatch& batch, 
   MsgWriter w(batch.buf);
   size_t errors = d.error_count();
   for (auto& st : plan.steps) {
-    uint32_t ifindex = links.index_of(st.device).value_or(0);
+    // A shared block's filters: tcm_ifindex says "block", and tcm_parent
+    // (the filters' key.parent) holds the block index.
+    uint32_t ifindex = st.block ? TCM_IFINDEX_MAGIC_BLOCK : links.index_of(st.device).value_or(0);
     if (!ifindex) d.error(st.loc, "device '" + st.device + "' does not exist");
     size_t off;
-    if (st.qdisc) off = encode_qdisc(w, st.op, *st.qdisc, ifindex, &links, d);
+    if (st.chain) off = encode_chain(w, st.op, *st.chain, ifindex, &links, d);
+    else if (st.qdisc) off = encode_qdisc(w, st.op, *st.qdisc, ifindex, &links, d);
     else if (st.cls) off = encode_class(w, st.op, *st.cls, ifindex, &links, d);
     else if (st.filter_group) off = encode_filter_group_delete(w, st.filter->key, st.filter->kind, ifindex);
     else off = encode_filter(w, st.op, *st.filter, ifindex, &links, d, st.live_filter, programs);
@@ -76,15 +81,17 @@ std::string kernel_error_text(const AckResult& r) {
 // index several filters share is kept: it is the sharing itself.
 static State without_private_indexes(const State& s) {
   std::map<std::pair<std::string, uint32_t>, int> uses;
-  for (auto& dev : s.devices)
-    for (auto& f : dev.filters)
-      for (auto& a : f.actions)
-        if (a.index) ++uses[{a.kind, *a.index}];
+  for (auto* list : {&s.devices, &s.blocks})
+    for (auto& dev : *list)
+      for (auto& f : dev.filters)
+        for (auto& a : f.actions)
+          if (a.index) ++uses[{a.kind, *a.index}];
   State out = s;
-  for (auto& dev : out.devices)
-    for (auto& f : dev.filters)
-      for (auto& a : f.actions)
-        if (a.index && uses[{a.kind, *a.index}] == 1) a.index.reset();
+  for (auto* list : {&out.devices, &out.blocks})
+    for (auto& dev : *list)
+      for (auto& f : dev.filters)
+        for (auto& a : f.actions)
+          if (a.index && uses[{a.kind, *a.index}] == 1) a.index.reset();
   return out;
 }
 

@@ -84,6 +84,8 @@ bool read_and_plan(Session& s, Diagnostics& d, const CommonOptions& o) {
     names.push_back(dev.name);
     s.live.get_or_add(dev.name);
   }
+  // Declared blocks too: the dump reads them (if a qdisc binds them).
+  for (auto& b : s.desired.blocks) s.live.get_or_add_block(b.block);
   TerseCheck terse{&s.desired};
   if (!o.deep) s.kernel->set_terse_check(&terse);
   bool dumped = s.kernel->dump(names, s.live, d);
@@ -185,6 +187,7 @@ int cmd_validate(const std::vector<std::string>& files, const CommonOptions& o) 
   } else if (ok && !o.quiet) {
     size_t q = 0, c = 0, f = 0;
     for (auto& dev : s.devices) q += dev.qdiscs.size(), c += dev.classes.size(), f += dev.filters.size();
+    for (auto& b : s.blocks) f += b.filters.size();
     std::cout << "valid: " << s.devices.size() << " devices, " << q << " qdiscs, " << c << " classes, " << f << " filters\n";
   }
   return ok ? 0 : 1;
@@ -363,6 +366,7 @@ int cmd_dump(const std::vector<std::string>& devices, const CommonOptions& o) {
   std::sort(live.devices.begin(), live.devices.end(), [](auto& a, auto& b) { return a.name < b.name; });
   for (auto& dev : live.devices)
     std::stable_sort(dev.classes.begin(), dev.classes.end(), [](auto& a, auto& b) { return a.classid < b.classid; });
+  std::sort(live.blocks.begin(), live.blocks.end(), [](auto& a, auto& b) { return a.block < b.block; });
   deatomize(live);  // rule lists under an atomic switch print as the file wrote them
   std::cout << write_state_yaml(live);
   return 0;

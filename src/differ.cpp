@@ -11,14 +11,15 @@
 namespace tcsync {
 
 std::string Step::what() const {
+  if (chain) return describe(*chain, block != 0);
   if (qdisc) return describe(*qdisc);
   if (cls) return describe(*cls);
   if (filter_group)
-    return "filters " + filter->kind + " " + describe_filter_parent(filter->key.parent) +
+    return "filters " + filter->kind + (block ? std::string() : " " + describe_filter_parent(filter->key.parent)) +
            (filter->key.chain ? " chain " + std::to_string(filter->key.chain) : std::string()) + " pref " +
            std::to_string(filter->key.pref) + " protocol " + format_protocol(filter->key.protocol) + " (all " +
            std::to_string(group_size) + ")";
-  return describe(*filter);
+  return describe(*filter, block != 0);
 }
 
 std::vector<std::string> diff_options(const KindOps& ops, const Options& want, const Options& have, bool& recreate) {
@@ -85,9 +86,16 @@ struct Dying {
     if (q.parent == kHandleIngress) return hook;
     return q.parent != kHandleRoot && majors.count(handle_major(q.parent));
   }
+  // Chains being deleted (or re-created): RTM_DELCHAIN flushes their filters.
+  // Keyed by place(): filters of an ingress qdisc may say "ffff:".
+  std::set<std::pair<uint32_t, uint32_t>> chains;
+  static uint32_t place(uint32_t parent) { return parent == kHandleIngressQdisc ? kHandleClsactIngress : parent; }
+  bool place_dies(uint32_t parent) const {
+    if (handle_major(parent) == kHandleIngressQdisc) return hook;  // ffff:, ingress, egress
+    return majors.count(handle_major(parent));
+  }
   bool filter_dies(const Filter& f) const {
-    if (handle_major(f.key.parent) == kHandleIngressQdisc) return hook;  // ffff:, ingress, egress
-    return majors.count(handle_major(f.key.parent));
+    return place_dies(f.key.parent) || (!chains.empty() && chains.count({place(f.key.parent), f.key.chain}));
   }
 };
 
@@ -95,12 +103,68 @@ struct DevicePlanner {
   const Device& want;
   const Device& have;
   std::vector<Step> filter_dels, class_dels, qdisc_dels, tree_adds, filter_adds, filter_dels_late;
+  bool hook_dies = false;  // the plan deletes the device's clsact/ingress qdisc
+  std::vector<Step> chain_dels, chain_adds;
+
+  // Chains: a declared one that is missing is added; one whose template
+  // differs is deleted and added (the kernel has no template change:
+  // RTM_NEWCHAIN on an existing chain is EEXIST), and RTM_DELCHAIN flushes
+  // the chain's filters, so they count as gone and are added again. A live
+  // chain the file does not declare is deleted if it was made explicitly:
+  // it has a template, or it holds no filters (live or declared). Chains
+  // that only exist for their filters (the kernel makes those) are left.
+  void plan_chains(Dying& dying) {
+    std::map<std::pair<uint32_t, uint32_t>, const Chain*> live;
+    for (auto& c : have.chains)
+      if (!dying.place_dies(c.parent)) live[{c.parent, c.index}] = &c;
+    std::set<std::pair<uint32_t, uint32_t>> with_filters;
+    for (auto& f : have.filters) with_filters.insert({Dying::place(f.key.parent), f.key.chain});
+    for (auto& f : want.filters) with_filters.insert({Dying::place(f.key.parent), f.key.chain});
+    std::set<const Chain*> matched;
+    for (auto& c : want.chains) {
+      auto it = live.find({c.parent, c.index});
+      if (it == live.end()) {
+        Step s = step(Op::Add, ObjType::Filter, "new", c.loc);
+        s.chain = &c;
+        chain_adds.push_back(std::move(s));
+        continue;
+      }
+      const Chain& l = *it->second;
+      matched.insert(&l);
+      std::vector<std::string> why;
+      if (l.kind != c.kind) why.push_back("template " + (l.kind.empty() ? "(none)" : l.kind) + " -> " + (c.kind.empty() ? "(none)" : c.kind));
+      else if (l.protocol != c.protocol) why.push_back("protocol " + format_protocol(l.protocol) + " -> " + format_protocol(c.protocol));
+      else if (c.ops && l.ops) {
+        bool recreate = false;
+        why = diff_options(*c.ops, c.opts, l.opts, recreate);
+      } else if (c.opaque != l.opaque) {
+        why.push_back("template options differ");
+      }
+      if (why.empty()) continue;
+      std::string reason = join(why);
+      Step del = step(Op::Delete, ObjType::Filter, reason + "; a template cannot change: the chain and its filters are re-created", c.loc);
+      del.chain = &l;
+      chain_dels.push_back(std::move(del));
+      dying.chains.insert({l.parent, l.index});
+      Step add = step(Op::Add, ObjType::Filter, reason, c.loc);
+      add.chain = &c;
+      chain_adds.push_back(std::move(add));
+    }
+    for (auto& [key, l] : live) {
+      if (matched.count(l) || (l->kind.empty() && with_filters.count(key))) continue;
+      Step s = step(Op::Delete, ObjType::Filter, "not in the file", {});
+      s.chain = l;
+      chain_dels.push_back(std::move(s));
+      dying.chains.insert(key);
+    }
+  }
 
   Step step(Op op, ObjType t, std::string reason, SourceLoc loc) {
     Step s;
     s.op = op;
     s.type = t;
     s.device = want.name;
+    s.block = want.block;
     s.reason = std::move(reason);
     s.loc = loc;
     return s;
@@ -182,6 +246,7 @@ struct DevicePlanner {
       if (l->parent == kHandleIngress) dying.hook = true;
       else dying.majors.insert(handle_major(l->handle));
     }
+    hook_dies = dying.hook;
     for (bool grew = true; grew;) {
       grew = false;
       for (auto& l : have.qdiscs)
@@ -239,6 +304,8 @@ struct DevicePlanner {
     }
     for (auto& [id, l] : live_c)
       if (!c_matched.count(l)) c_del.emplace_back(l, "not in the file");
+
+    plan_chains(dying);
 
     // ---- filters, matched by identity -----------------------------------
     using Group = std::tuple<uint32_t, uint32_t, uint16_t, uint16_t>;
@@ -466,17 +533,36 @@ Plan make_plan(const State& desired, const State& live) {
   Plan plan;
   static const Device empty;
   std::vector<DevicePlanner> per;
-  per.reserve(desired.devices.size());
+  per.reserve(desired.devices.size() + desired.blocks.size());
   for (auto& want : desired.devices) {
     const Device* have = live.find(want.name);
     per.push_back(DevicePlanner{want, have ? *have : empty, {}, {}, {}, {}, {}, {}});
     per.back().run();
   }
+  // Shared blocks after the devices, phase by phase with them: a block's
+  // filters are added after the qdiscs that bind it (the kernel creates a
+  // block with its first qdisc, and refuses filters before: "Block of given
+  // index was not found"), and deleted before qdiscs go. A block whose every
+  // binding qdisc is deleted (to be re-created) is destroyed with its
+  // filters in between: its filters are all added again, none deleted.
+  for (auto& want : desired.blocks) {
+    const Device* have = live.find_block(want.block);
+    bool dies = false;
+    if (auto it = live.block_binders.find(want.block); have && it != live.block_binders.end() && !it->second.empty()) {
+      dies = std::all_of(it->second.begin(), it->second.end(), [&](const std::string& dev) {
+        auto p = std::find_if(per.begin(), per.end(), [&](const DevicePlanner& d) { return !d.want.block && d.want.name == dev; });
+        return p != per.end() && p->hook_dies;
+      });
+    }
+    per.push_back(DevicePlanner{want, have && !dies ? *have : empty, {}, {}, {}, {}, {}, {}});
+    per.back().run();
+  }
   // Phase by phase across devices, so a mirred target is never deleted
   // before the rules that point at it on another device.
   using Phase = std::vector<Step> DevicePlanner::*;
-  const std::initializer_list<Phase> phases = {&DevicePlanner::filter_dels, &DevicePlanner::class_dels,
-                                               &DevicePlanner::qdisc_dels, &DevicePlanner::tree_adds,
+  const std::initializer_list<Phase> phases = {&DevicePlanner::filter_dels, &DevicePlanner::chain_dels,
+                                               &DevicePlanner::class_dels, &DevicePlanner::qdisc_dels,
+                                               &DevicePlanner::tree_adds, &DevicePlanner::chain_adds,
                                                &DevicePlanner::filter_adds, &DevicePlanner::filter_dels_late};
   size_t total = 0;
   std::vector<Step>* big = nullptr;

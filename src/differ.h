@@ -3,13 +3,17 @@
 //   1. filter deletes     (they pin classes: htb refuses to drop a bound class)
 //   2. class deletes      (leaves first)
 //   3. qdisc deletes      (children first; a deleted qdisc takes its subtree)
+//   3b. chain deletes      (a deleted chain takes its filters)
 //   4. qdisc and class adds/changes, parents before children
+//   4b. chain adds         (before the filters in them)
 //   5. filter adds/replaces, in file order (u32 hash tables before the rules
 //      that link to them, as the file declares them)
 //   6. at hooks that switch atomically (atomic.h): the deletes outside the
 //      new slot, after the switch rule moved traffic (it comes last in 5.)
-// Only devices the file declares are looked at; on those, every qdisc,
-// class and filter the file does not name is deleted.
+// Shared blocks (blocks:) take part in each phase after the devices: their
+// filters are added after the qdiscs that bind them and deleted before.
+// Only devices and blocks the file declares are looked at; on those, every
+// qdisc, class and filter the file does not name is deleted.
 #pragma once
 #include <string>
 #include <vector>
@@ -22,13 +26,15 @@ namespace tcsync {
 struct Step {
   Op op = Op::Add;
   ObjType type = ObjType::Qdisc;
-  std::string device;
+  std::string device;  // a device name, or "block N"
+  uint32_t block = 0;  // a shared block's filters: its index
   // The object the request is built from: desired for add/replace/change,
   // live for deletes. Exactly one is set.
   const Qdisc* qdisc = nullptr;
   const Class* cls = nullptr;
   const Filter* filter = nullptr;
   const Filter* live_filter = nullptr;  // replace: the rule as the kernel has it
+  const Chain* chain = nullptr;         // a chain add or delete
   // A delete of a whole (parent, chain, pref, protocol) list: one request.
   bool filter_group = false;
   size_t group_size = 0;

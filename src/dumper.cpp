@@ -10,6 +10,7 @@
 #include <cstring>
 #include <map>
 #include <tuple>
+#include <set>
 #include <unordered_map>
 
 #include "handle.h"
@@ -114,8 +115,8 @@ struct Target {
 
 class Dumper {
  public:
-  Dumper(NlSocket& s, const LinkNames& l, Diagnostics& d, std::vector<Target>& t, TerseCheck* terse)
-      : sock_(s), links_(l), diags_(d), targets_(t), terse_(terse) {}
+  Dumper(NlSocket& s, const LinkNames& l, Diagnostics& d, std::vector<Target>& t, State& live, TerseCheck* terse)
+      : sock_(s), links_(l), diags_(d), targets_(t), live_(live), terse_(terse) {}
 
   bool run_all() {
     if (!dump_qdiscs()) return false;
@@ -127,7 +128,18 @@ class Dumper {
       }
       for (const Block& b : t.blocks) ok = dump_filters(t, b) && ok;
       oldest_first(t.dev->filters);
+      for (const Block& b : t.blocks)
+        if (b.parent == kHandleClsactIngress || b.parent == kHandleClsactEgress || !handle_minor(b.parent))
+          ok = dump_chains(t.dev, t.ifindex, b.parent, b.parent) && ok;
     }
+    // Shared blocks: those the dumped devices bind, and those the caller
+    // asked for (live_.blocks already holds them) if some qdisc binds them:
+    // an unbound block does not exist.
+    std::set<uint32_t> want(shared_.begin(), shared_.end());
+    for (const Device& b : live_.blocks) want.insert(b.block);
+    for (uint32_t index : want)
+      if (live_.block_binders.count(index))
+        ok = dump_block(index) && dump_chains(live_.find_block(index), TCM_IFINDEX_MAGIC_BLOCK, index, index) && ok;
     return ok;
   }
 
@@ -156,15 +168,27 @@ class Dumper {
     return run(RTM_GETQDISC, ifindex, 0, "qdiscs", nullptr, [&](std::span<const uint8_t> m) {
       tcmsg t;
       Target* tg = header(m, RTM_NEWQDISC, t);
+      // Shared blocks are noted from every device's qdiscs: a block lives
+      // as long as any qdisc anywhere binds it (the differ needs to know).
+      auto [in_block, eg_block] = shared_blocks(m);
+      for (uint32_t index : {in_block, eg_block}) {
+        if (!index) continue;
+        auto& binders = live_.block_binders[index];
+        std::string name = tg ? tg->name : links_.name_of(static_cast<uint32_t>(t.tcm_ifindex));
+        if (binders.empty() || binders.back() != name) binders.push_back(name);
+        if (tg) shared_.push_back(index);
+      }
       if (!tg) return;
       // Filter blocks are found from the raw header and kind, whether or not
-      // the decoder keeps the qdisc (it drops the kernel's defaults).
+      // the decoder keeps the qdisc (it drops the kernel's defaults). A side
+      // bound to a shared block is read as that block (its filters come
+      // tagged with the block, not the device).
       std::string kind = kind_of(m);
       if (kind == "clsact") {
-        tg->blocks.push_back({kHandleClsactIngress});
-        tg->blocks.push_back({kHandleClsactEgress});
+        if (!in_block) tg->blocks.push_back({kHandleClsactIngress});
+        if (!eg_block) tg->blocks.push_back({kHandleClsactEgress});
       } else if (kind == "ingress") {
-        tg->blocks.push_back({kHandleClsactIngress});  // one canonical parent for both kinds
+        if (!in_block) tg->blocks.push_back({kHandleClsactIngress});  // one canonical parent for both kinds
       } else if (t.tcm_handle != 0) {
         tg->blocks.push_back({t.tcm_handle});
       }
@@ -201,6 +225,73 @@ class Dumper {
       f.key.parent = model_parent(b, t.tcm_parent);
       tg.dev->filters.push_back(std::move(f));
     });
+  }
+
+  // The filters of shared block `index`: tcm_ifindex TCM_IFINDEX_MAGIC_BLOCK,
+  // tcm_parent the index (tcm_block_index), as tc sends for `block N`.
+  bool dump_block(uint32_t index) {
+    Device& dev = live_.get_or_add_block(index);
+    req_.clear();
+    MsgWriter w(req_);
+    encode_dump_request(w, RTM_GETTFILTER, TCM_IFINDEX_MAGIC_BLOCK, index);
+    DumpOutcome out;
+    bool ok = run_dump(sock_, req_, rx_, [&](std::span<const uint8_t> m) {
+      nlmsghdr h;
+      tcmsg t;
+      if (m.size() < NLMSG_LENGTH(sizeof t)) return;
+      std::memcpy(&h, m.data(), sizeof h);
+      std::memcpy(&t, m.data() + NLMSG_HDRLEN, sizeof t);
+      if (h.nlmsg_type != RTM_NEWTFILTER || static_cast<uint32_t>(t.tcm_ifindex) != TCM_IFINDEX_MAGIC_BLOCK ||
+          t.tcm_block_index != index)
+        return;
+      Filter f;
+      Decoded info;
+      if (decode_filter(m, &links_, f, info)) dev.filters.push_back(std::move(f));
+    }, out);
+    std::string where = "filters of " + block_name(index);
+    if (out.interrupted)
+      diags_.warning({}, "the dump of " + where + " was interrupted by a concurrent change; the live state may be incomplete (run again)");
+    if (!ok) diags_.error({}, "cannot dump " + where + ": " + out.message);
+    return ok;
+  }
+
+  // The chains of one filter place (RTM_GETCHAIN), with their templates;
+  // `model` is the parent the model gives them (as its filters').
+  bool dump_chains(Device* dev, uint32_t ifindex, uint32_t parent, uint32_t model) {
+    req_.clear();
+    MsgWriter w(req_);
+    encode_dump_request(w, RTM_GETCHAIN, ifindex, parent);
+    DumpOutcome out;
+    bool ok = run_dump(sock_, req_, rx_, [&](std::span<const uint8_t> m) {
+      nlmsghdr h;
+      tcmsg t;
+      if (m.size() < NLMSG_LENGTH(sizeof t)) return;
+      std::memcpy(&h, m.data(), sizeof h);
+      std::memcpy(&t, m.data() + NLMSG_HDRLEN, sizeof t);
+      if (h.nlmsg_type != RTM_NEWCHAIN || static_cast<uint32_t>(t.tcm_ifindex) != ifindex) return;
+      Chain c;
+      Decoded info;
+      if (!decode_chain(m, &links_, c, info)) return;
+      c.parent = model;
+      dev->chains.push_back(std::move(c));
+    }, out);
+    std::string where = "chains of '" + dev->name + "' parent " + format_handle(parent);
+    if (!ok) diags_.error({}, "cannot dump " + where + ": " + out.message);
+    return ok;
+  }
+
+  // TCA_INGRESS_BLOCK / TCA_EGRESS_BLOCK of a qdisc message (0: none).
+  static std::pair<uint32_t, uint32_t> shared_blocks(std::span<const uint8_t> m) {
+    std::pair<uint32_t, uint32_t> out{0, 0};
+    if (m.size() < NLMSG_LENGTH(sizeof(tcmsg))) return out;
+    AttrIter it(m.subspan(NLMSG_LENGTH(sizeof(tcmsg))));
+    Attr a;
+    while (it.next(a)) {
+      if (a.data.size() < 4) continue;
+      if (a.type == TCA_INGRESS_BLOCK) out.first = a.u32();
+      else if (a.type == TCA_EGRESS_BLOCK) out.second = a.u32();
+    }
+    return out;
   }
 
   // The parent the model gives a filter read from block b: the kernel
@@ -331,6 +422,8 @@ class Dumper {
   const LinkNames& links_;
   Diagnostics& diags_;
   std::vector<Target>& targets_;
+  State& live_;
+  std::vector<uint32_t> shared_;  // blocks the targets' qdiscs bind
   TerseCheck* terse_;
   std::unordered_map<uint32_t, size_t> by_index_;
   std::vector<uint8_t> req_;
@@ -369,7 +462,7 @@ bool dump_devices(NlSocket& sock, const LinkNames& links, const std::vector<std:
   // Add every device first: adding moves the vector, so pointers come after.
   for (const Target& t : targets) live.get_or_add(t.name);
   for (Target& t : targets) t.dev = live.find(t.name);
-  Dumper dumper(sock, links, diags, targets, terse);
+  Dumper dumper(sock, links, diags, targets, live, terse);
   return dumper.run_all();
 }
 

@@ -164,6 +164,10 @@ struct KindOps {
   bool can_change = true;
   // TCA_OPTIONS carries a bare struct (the fifos), not nested attributes.
   bool options_raw = false;
+  // Qdiscs: encode writes attributes of the message itself, beside TCA_KIND
+  // (clsact's TCA_INGRESS_BLOCK), and decode reads the message's attributes;
+  // TCA_OPTIONS is neither sent nor read.
+  bool options_top_level = false;
   // Filters: the attributes that carry classid and the action list.
   uint16_t filter_classid_attr = 0;
   uint16_t filter_actions_attr = 0;

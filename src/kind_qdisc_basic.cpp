@@ -1,22 +1,69 @@
 // The qdiscs with little or nothing to configure: clsact and ingress (hooks
 // for filters), and the two fifos.
 #include <linux/pkt_sched.h>
+#include <linux/rtnetlink.h>
 
 #include "kind.h"
 #include "units.h"
 
 namespace tcsync {
 
+// Shared filter blocks: a hook may take its filters from block N (tc's
+// `ingress_block N`), which every qdisc naming N shares. tc sends the index as
+// TCA_INGRESS_BLOCK/TCA_EGRESS_BLOCK beside TCA_KIND, not inside TCA_OPTIONS,
+// and the kernel reads them only when the qdisc is created: a change or
+// replace with another index returns 0 and changes nothing (6.18), hence
+// kRecreate.
+namespace {
+enum { kIngressBlock, kEgressBlock };
+
+void hook_encode(const Options& o, const KindCtx&, MsgWriter& w) {
+  if (auto b = o.num(kIngressBlock)) w.attr_u32(TCA_INGRESS_BLOCK, static_cast<uint32_t>(*b));
+  if (auto b = o.num(kEgressBlock)) w.attr_u32(TCA_EGRESS_BLOCK, static_cast<uint32_t>(*b));
+}
+
+// The kernel reports a block only when one is bound (index 0 = the hook's own).
+void hook_decode(std::span<const uint8_t> attrs, const KindCtx&, Options& o) {
+  AttrTable tb(attrs, TCA_EGRESS_BLOCK);
+  if (auto* a = tb.get(TCA_INGRESS_BLOCK); a && a->data.size() >= 4 && a->u32()) o.set(kIngressBlock, uint64_t{a->u32()});
+  if (auto* a = tb.get(TCA_EGRESS_BLOCK); a && a->data.size() >= 4 && a->u32()) o.set(kEgressBlock, uint64_t{a->u32()});
+}
+
+void hook_normalize(Options& o, const KindCtx&, Diagnostics& d, SourceLoc) {
+  for (uint16_t f : {uint16_t{kIngressBlock}, uint16_t{kEgressBlock}})
+    if (auto* opt = o.opt(f); opt && std::get<uint64_t>(opt->value) == 0)
+      d.error(opt->loc, "block index 0 means 'no shared block': leave the key out instead");
+}
+
+const Field kClsactFields[] = {
+    {.key = "ingress_block", .type = FieldType::Uint, .flags = kRecreate, .doc = "Take ingress filters from shared block N (declared under 'blocks:'); changing it re-creates the qdisc.", .max = 0xFFFFFFFF},
+    {.key = "egress_block", .type = FieldType::Uint, .flags = kRecreate, .doc = "Take egress filters from shared block N (declared under 'blocks:'); changing it re-creates the qdisc.", .max = 0xFFFFFFFF},
+};
+const Field kIngressFields[] = {
+    {.key = "ingress_block", .type = FieldType::Uint, .flags = kRecreate, .doc = "Take ingress filters from shared block N (declared under 'blocks:'); changing it re-creates the qdisc.", .max = 0xFFFFFFFF},
+};
+}  // namespace
+
 const KindOps kQdiscClsact{
     .name = "clsact",
     .obj = ObjType::Qdisc,
     .doc = "Hooks for filters on ingress and egress (parent ingress, handle ffff:).",
+    .fields = kClsactFields,
+    .encode = hook_encode,
+    .decode = hook_decode,
+    .normalize = hook_normalize,
+    .options_top_level = true,
 };
 
 const KindOps kQdiscIngress{
     .name = "ingress",
     .obj = ObjType::Qdisc,
     .doc = "Hook for ingress filters (parent ingress, handle ffff:).",
+    .fields = kIngressFields,
+    .encode = hook_encode,
+    .decode = hook_decode,
+    .normalize = hook_normalize,
+    .options_top_level = true,
 };
 
 // pfifo/bfifo: TCA_OPTIONS is a bare struct tc_fifo_qopt { __u32 limit; }.

@@ -94,6 +94,7 @@ struct Loader {
 
   void run(YamlReader& r);
   void device(YamlReader& r, const std::string& name, SourceLoc loc);
+  void blocks(YamlReader& r);
   template <typename F>
   void list(YamlReader& r, std::string_view what, F&& each);
   template <typename F>
@@ -101,6 +102,7 @@ struct Loader {
   void qdisc(const Node& n, Device& dev);
   void klass(const Node& n, Device& dev);
   void filter(const Node& n, Device& dev);
+  void chain(const Node& n, Device& dev);
   bool action(const Node& n, Action& out);
 };
 
@@ -168,8 +170,10 @@ void Loader::run(YamlReader& r) {
         device(r, name, dloc);
         if (r.failed()) return;
       }
+    } else if (key == "blocks") {
+      blocks(r);
     } else {
-      unknown_key(d, Node{Node::Type::Scalar, true, kloc, key, {}, {}}, "the top level", {"version", "devices"});
+      unknown_key(d, Node{Node::Type::Scalar, true, kloc, key, {}, {}}, "the top level", {"version", "devices", "blocks"});
       r.skip_node();
     }
     if (r.failed()) return;
@@ -179,6 +183,81 @@ void Loader::run(YamlReader& r) {
   if (end.type == YamlReader::Ev::DocEnd) {
     const auto& more = r.next();
     if (more.type == YamlReader::Ev::DocStart) d.error(more.loc, "only one YAML document per file");
+  }
+}
+
+// `blocks:` maps shared block indexes to their filters:
+//   blocks:
+//     22:
+//       filters: [...]     (as a device's, without 'parent')
+void Loader::blocks(YamlReader& r) {
+  const auto& m = r.peek();
+  if (m.type == YamlReader::Ev::Scalar && m.plain && (m.scalar.empty() || m.scalar == "~" || m.scalar == "null")) {
+    r.next();
+    return;
+  }
+  if (m.type != YamlReader::Ev::MapStart) {
+    if (m.type != YamlReader::Ev::Error) d.error(m.loc, "'blocks' must be a mapping of block indexes, such as 22:");
+    r.skip_node();
+    return;
+  }
+  r.next();
+  while (!d.too_many()) {
+    const auto& be = r.next();
+    if (be.type == YamlReader::Ev::MapEnd) return;
+    if (be.type != YamlReader::Ev::Scalar) return;
+    SourceLoc bloc = be.loc;
+    auto index = parse_uint(be.scalar);
+    if (!index || *index == 0 || *index > 0xFFFFFFFF) {
+      d.error(bloc, "block index must be a number from 1 to 4294967295, not " + quoted(be.scalar));
+      r.skip_node();
+      continue;
+    }
+    std::string name = block_name(static_cast<uint32_t>(*index));
+    if (auto it = declared.find(name); it != declared.end()) {
+      d.error(bloc, name + " is already declared at " + format_location(it->second) +
+                        " (a block belongs to one file; files add blocks, they never override)");
+      r.skip_node();
+      continue;
+    }
+    declared[name] = bloc;
+    Device& b = state.get_or_add_block(static_cast<uint32_t>(*index));
+    b.loc = bloc;
+    size_t bi = static_cast<size_t>(&b - state.blocks.data());
+    const auto& bm = r.peek();
+    if (bm.type == YamlReader::Ev::Scalar && bm.plain && (bm.scalar.empty() || bm.scalar == "~" || bm.scalar == "null")) {
+      r.next();  // `22:` alone: a block with no filters
+      continue;
+    }
+    if (bm.type != YamlReader::Ev::MapStart) {
+      if (bm.type != YamlReader::Ev::Error) d.error(bm.loc, name + " must be a mapping with filters");
+      r.skip_node();
+      continue;
+    }
+    r.next();
+    std::set<std::string> seen;
+    while (!d.too_many()) {
+      const auto& ev = r.next();
+      if (ev.type == YamlReader::Ev::MapEnd) break;
+      if (ev.type != YamlReader::Ev::Scalar) return;
+      std::string key = ev.scalar;
+      SourceLoc kloc = ev.loc;
+      if (!seen.insert(key).second) {
+        d.error(kloc, "duplicate key " + quoted(key));
+        r.skip_node();
+        continue;
+      }
+      if (key == "filters") {
+        list(r, key, [&](const Node& n) { filter(n, state.blocks[bi]); });
+      } else if (key == "chains") {
+        list(r, key, [&](const Node& n) { chain(n, state.blocks[bi]); });
+      } else {
+        unknown_key(d, Node{Node::Type::Scalar, true, kloc, key, {}, {}}, name, {"filters", "chains"});
+        r.skip_node();
+      }
+      if (r.failed()) return;
+    }
+    if (r.failed()) return;
   }
 }
 
@@ -228,6 +307,8 @@ void Loader::device(YamlReader& r, const std::string& name, SourceLoc loc) {
       list(r, key, [&](const Node& n) { klass(n, state.devices[di]); });
     else if (key == "filters")
       list(r, key, [&](const Node& n) { filter(n, state.devices[di]); });
+    else if (key == "chains")
+      list(r, key, [&](const Node& n) { chain(n, state.devices[di]); });
     else if (key == "atomic") {
       Node v;
       if (!r.read_node(v)) return;
@@ -236,7 +317,7 @@ void Loader::device(YamlReader& r, const std::string& name, SourceLoc loc) {
       else
         d.error(v.loc, "'atomic' must be true or false");
     } else {
-      unknown_key(d, Node{Node::Type::Scalar, true, kloc, key, {}, {}}, "device " + quoted(name), {"qdiscs", "classes", "filters", "atomic"});
+      unknown_key(d, Node{Node::Type::Scalar, true, kloc, key, {}, {}}, "device " + quoted(name), {"qdiscs", "classes", "filters", "chains", "atomic"});
       r.skip_node();
     }
     if (r.failed()) return;
@@ -503,6 +584,10 @@ void Loader::filter(const Node& n, Device& dev) {
     // A view: comparing it with a literal checks the length first, with no strlen.
     std::string_view key = k.scalar;
     if (key == "parent") {
+      if (dev.block) {
+        d.error(k.loc, "a filter of " + dev.name + " has no 'parent': the block is its place (leave 'parent' out)");
+        continue;
+      }
       if (!scalar(v, "parent", d)) continue;
       have_parent = true;
       if (v.scalar == "ingress") f.key.parent = kHandleClsactIngress;
@@ -553,7 +638,8 @@ void Loader::filter(const Node& n, Device& dev) {
       unknown_key(d, k, "a filter", cands);
     }
   }
-  if (!have_parent) d.error(n.loc, "filter needs 'parent' (a qdisc or class handle such as \"1:\", or ingress/egress)");
+  if (dev.block) f.key.parent = dev.block;  // tcm_parent carries the block index
+  else if (!have_parent) d.error(n.loc, "filter needs 'parent' (a qdisc or class handle such as \"1:\", or ingress/egress)");
   if (!f.ops) {
     auto names = kind_names(ObjType::Filter);
     std::string list;
@@ -581,6 +667,72 @@ void Loader::filter(const Node& n, Device& dev) {
   // handle 0 with a given `handle:` key is rejected later with the others.
   f.key.handle = handle ? f.key.handle : 0;
   dev.filters.push_back(std::move(f));
+}
+
+// A chain created explicitly (tc chain add), with an optional template:
+//   {parent: ingress, chain: 5, protocol: ip, template: {flower: {dst_ip: 0.0.0.0/16}}}
+void Loader::chain(const Node& n, Device& dev) {
+  Chain c;
+  c.loc = n.loc;
+  bool have_parent = false, have_index = false, have_protocol = false, have_template = false;
+  for (auto& [k, v] : n.map) {
+    std::string_view key = k.scalar;
+    if (key == "parent") {
+      if (dev.block) {
+        d.error(k.loc, "a chain of " + dev.name + " has no 'parent': the block is its place (leave 'parent' out)");
+        continue;
+      }
+      if (!scalar(v, "parent", d)) continue;
+      have_parent = true;
+      if (v.scalar == "ingress") c.parent = kHandleClsactIngress;
+      else if (v.scalar == "egress") c.parent = kHandleClsactEgress;
+      else if (auto h = handle_value(v, "parent", d)) c.parent = *h == kHandleIngressQdisc ? kHandleClsactIngress : *h;  // "ffff:" is ingress
+    } else if (key == "chain") {
+      if (auto x = uint_value(v, "chain", 0x0FFFFFFF, d)) c.index = static_cast<uint32_t>(*x), have_index = true;
+    } else if (key == "protocol") {
+      if (!scalar(v, "protocol", d)) continue;
+      have_protocol = true;
+      if (auto p = parse_protocol(v.scalar)) c.protocol = *p;
+      else d.error(v.loc, "unknown protocol " + quoted(v.scalar) + " (use ip, ipv6, all, arp, 802.1q, 802.1ad or a hex number like 0x88cc)");
+    } else if (key == "template") {
+      have_template = true;
+      if (!v.is_map() || v.map.size() != 1) {
+        d.error(v.loc, "'template' must be a mapping with one classifier kind, such as {flower: {dst_mac: 00:00:00:00:00:00/ff:ff:ff:ff:ff:ff}}");
+        continue;
+      }
+      auto& [tk, tv] = v.map.front();
+      // cls_flower is the only classifier with template operations; the
+      // others get "Chain templates are not supported with specified classifier".
+      if (tk.scalar != "flower") {
+        d.error(tk.loc, "chain templates exist for flower only (the kernel has no " + quoted(tk.scalar) + " templates)");
+        continue;
+      }
+      c.ops = find_kind(ObjType::Filter, tk.scalar);
+      c.kind = std::string(c.ops->name);
+      if (tv.is_scalar() && tv.plain && (tv.scalar.empty() || tv.scalar == "~" || tv.scalar == "null")) continue;
+      if (!tv.is_map()) {
+        d.error(tv.loc, c.kind + " template must be a mapping of keys");
+        continue;
+      }
+      parse_kind_fields(*c.ops, tv, {}, c.opts, d, c.kind + " template");
+    } else {
+      unknown_key(d, k, "a chain", {"parent", "chain", "protocol", "template"});
+    }
+  }
+  if (dev.block) c.parent = dev.block;
+  else if (!have_parent) d.error(n.loc, "chain needs 'parent' (ingress/egress, or a qdisc or class handle such as \"1:\")");
+  if (!have_index) d.error(n.loc, "chain needs 'chain' (its index, such as 5)");
+  if (have_protocol && !have_template) d.error(n.loc, "a chain's 'protocol' belongs to its template: give a 'template' or leave it out");
+  if (c.ops && c.ops->normalize) {
+    // The template's keys are checked as a filter's, with the chain's protocol.
+    Filter shape;
+    shape.key.protocol = c.protocol;
+    shape.key.chain = c.index;
+    shape.kind = c.kind;
+    shape.ops = c.ops;
+    c.ops->normalize(c.opts, KindCtx{0, 0, nullptr, &d, c.loc, &shape}, d, c.loc);
+  }
+  dev.chains.push_back(std::move(c));
 }
 
 // ---- after a file: derived handles, identities, references ----------------
@@ -671,7 +823,9 @@ void derive_and_check(Device& dev, Diagnostics& d) {
   FilterKeyIndex keys(dev.filters.size());
   for (auto& f : dev.filters) {
     uint32_t p = f.key.parent;
-    if (p == kHandleRoot) {
+    if (dev.block) {
+      // A block's filters all sit in the block: nothing to check.
+    } else if (p == kHandleRoot) {
       auto it = by_parent.find(kHandleRoot);
       if (it == by_parent.end()) d.error(f.loc, "filter parent root: no root qdisc is declared on " + dev.name);
       else p = f.key.parent = it->second->handle;
@@ -710,6 +864,30 @@ void derive_and_check(Device& dev, Diagnostics& d) {
     if (const Filter* first = keys.insert(f))
       d.error(f.loc, "duplicate filter: " + describe(f) + " is already declared at " + format_location(first->loc));
   }
+  // Chains: at places filters may sit, one per (parent, index); a chain's
+  // filters are of its template's kind (the kernel: "Chain template is set
+  // to a different filter kind").
+  std::map<std::pair<uint32_t, uint32_t>, const Chain*> chains;
+  if (dev.atomic && !dev.chains.empty())
+    d.error(dev.chains.front().loc, "'chains' and 'atomic: true' do not mix on " + dev.name + " (atomic switching owns the hook's chains)");
+  for (auto& c : dev.chains) {
+    uint32_t p = c.parent;
+    if (dev.block) {
+    } else if (p == kHandleClsactIngress || p == kHandleClsactEgress) {
+      if (!hook) d.error(c.loc, "chain parent " + describe_filter_parent(p) + " needs a clsact (or ingress) qdisc declared on " + dev.name);
+      else if (p == kHandleClsactEgress && hook->kind != "clsact") d.error(c.loc, "egress chains need a clsact qdisc, not ingress");
+    } else if (!(p == kHandleIngressQdisc && hook) && (handle_minor(p) ? !classes.count(p) && !implicit(p) : !by_handle.count(p))) {
+      d.error(c.loc, "chain parent " + format_handle(p) + " is not a qdisc or class declared on " + dev.name);
+    }
+    if (auto [it, ok] = chains.emplace(std::make_pair(c.parent, c.index), &c); !ok)
+      d.error(c.loc, "chain " + std::to_string(c.index) + " is already declared at " + format_location(it->second->loc));
+  }
+  for (auto& f : dev.filters) {
+    auto it = chains.find({f.key.parent, f.key.chain});
+    if (it != chains.end() && !it->second->kind.empty() && it->second->kind != f.kind)
+      d.error(f.loc, "chain " + std::to_string(f.key.chain) + " has a " + it->second->kind + " template (at " +
+                         format_location(it->second->loc) + "): its filters are " + it->second->kind + " filters");
+  }
   // Kind-wide checks (u32 tables and the rules that use them).
   std::map<const KindOps*, std::vector<const Filter*>> by_kind;
   for (auto& f : dev.filters)
@@ -728,8 +906,44 @@ bool load_reader(YamlReader& r, uint32_t file, State& out, Diagnostics& d, std::
   Loader l{local, d, file, declared};
   l.run(r);
   for (auto& dev : local.devices) derive_and_check(dev, d);
+  for (auto& b : local.blocks) derive_and_check(b, d);
   for (auto& dev : local.devices) out.devices.push_back(std::move(dev));
+  for (auto& b : local.blocks) out.blocks.push_back(std::move(b));
   return d.error_count() == before;
+}
+
+// Across all files: a declared block is bound by some declared qdisc (the
+// kernel creates a block only when a qdisc binds it, and refuses filters on
+// one that does not exist), and a hook side bound to a block has no filters
+// of its own (the kernel: "This filter block is shared. Please use the block
+// index to manipulate the filters").
+void check_blocks(const State& s, Diagnostics& d) {
+  std::set<uint32_t> bound;
+  for (auto& dev : s.devices)
+    for (auto& q : dev.qdiscs) {
+      auto [in, eg] = bound_blocks(q);
+      if (in) bound.insert(in);
+      if (eg) bound.insert(eg);
+      if (!in && !eg) continue;
+      for (auto& c : dev.chains) {
+        uint32_t side = c.parent == kHandleClsactEgress ? eg : c.parent == kHandleClsactIngress || c.parent == kHandleIngressQdisc ? in : 0;
+        if (side)
+          d.error(c.loc, "the " + describe_filter_parent(c.parent == kHandleClsactEgress ? kHandleClsactEgress : kHandleClsactIngress) +
+                             " chains of " + dev.name + " are those of shared " + block_name(side) + ": declare this chain under 'blocks: " +
+                             std::to_string(side) + ":'");
+      }
+      for (auto& f : dev.filters) {
+        uint32_t side = f.key.parent == kHandleClsactEgress ? eg : f.key.parent == kHandleClsactIngress || f.key.parent == kHandleIngressQdisc ? in : 0;
+        if (side)
+          d.error(f.loc, "the " + describe_filter_parent(f.key.parent == kHandleClsactEgress ? kHandleClsactEgress : kHandleClsactIngress) +
+                             " filters of " + dev.name + " are those of shared " + block_name(side) + " (" + q.kind + " at " +
+                             format_location(q.loc) + "): declare this filter under 'blocks: " + std::to_string(side) + ":'");
+      }
+    }
+  for (auto& b : s.blocks)
+    if (!bound.count(b.block))
+      d.error(b.loc, b.name + " is bound by no declared qdisc: give a clsact or ingress qdisc 'ingress_block: " +
+                         std::to_string(b.block) + "' (or egress_block); the kernel creates a block with its first qdisc");
 }
 
 }  // namespace
@@ -746,6 +960,7 @@ bool load_files(const std::vector<std::string>& paths, State& out, Diagnostics& 
     }
     ok = load_reader(r, id, out, d, declared) && ok;
   }
+  if (ok) check_blocks(out, d);
   return ok && !d.has_errors();
 }
 
@@ -754,7 +969,8 @@ bool load_text(const std::string& name, std::string text, State& out, Diagnostic
   uint32_t id = SourceFiles::instance().add_text(name, text);
   YamlReader r(id, d);
   r.open_string(std::move(text));
-  return load_reader(r, id, out, d, declared) && !d.has_errors();
+  if (load_reader(r, id, out, d, declared)) check_blocks(out, d);
+  return !d.has_errors();
 }
 
 }  // namespace tcsync

@@ -23,6 +23,41 @@ Device& State::get_or_add(const std::string& name) {
   return devices.back();
 }
 
+Device* State::find_block(uint32_t index) {
+  for (auto& b : blocks)
+    if (b.block == index) return &b;
+  return nullptr;
+}
+const Device* State::find_block(uint32_t index) const {
+  for (auto& b : blocks)
+    if (b.block == index) return &b;
+  return nullptr;
+}
+Device& State::get_or_add_block(uint32_t index) {
+  if (auto* b = find_block(index)) return *b;
+  Device b{block_name(index), {}, {}, {}, {}};
+  b.block = index;
+  blocks.push_back(std::move(b));
+  return blocks.back();
+}
+
+std::string describe(const Chain& c, bool on_block) {
+  std::string s = "chain " + std::to_string(c.index);
+  if (!on_block) s += " " + describe_filter_parent(c.parent);
+  if (!c.kind.empty()) s += " (template " + c.kind + (c.protocol ? " protocol " + format_protocol(c.protocol) : std::string()) + ")";
+  return s;
+}
+
+std::string block_name(uint32_t index) { return "block " + std::to_string(index); }
+
+std::pair<uint32_t, uint32_t> bound_blocks(const Qdisc& q) {
+  if (!q.ops || !q.ops->options_top_level) return {0, 0};
+  // Both hook kinds list ingress_block first, clsact egress_block second.
+  auto in = q.opts.num(0);
+  auto eg = q.ops->fields.size() > 1 ? q.opts.num(1) : std::nullopt;
+  return {static_cast<uint32_t>(in.value_or(0)), static_cast<uint32_t>(eg.value_or(0))};
+}
+
 std::string format_filter_handle(const KindOps* ops, uint32_t h) {
   if (ops && ops->format_filter_handle) return ops->format_filter_handle(h);
   char b[16];
@@ -57,14 +92,16 @@ std::string describe(const Class& c) {
   return "class " + c.kind + " " + format_handle(c.classid) + " parent " + format_handle(c.parent);
 }
 
-std::string describe(const Filter& f) {
+std::string describe(const Filter& f, bool on_block) {
   // Appends into one string: a plan prints this once per rule.
   std::string s;
   s.reserve(64 + f.name.size());
   s += "filter ";
   s += f.kind;
-  s += ' ';
-  s += describe_filter_parent(f.key.parent);
+  if (!on_block) {  // a block's filters have no parent but the block
+    s += ' ';
+    s += describe_filter_parent(f.key.parent);
+  }
   if (f.key.chain) {
     s += " chain ";
     s += std::to_string(f.key.chain);

@@ -85,6 +85,29 @@ struct Filter {
   Opaque fingerprint;
 };
 
+// A filter chain created explicitly (tc chain add), optionally with a
+// template: a classifier kind and its keys (flower: as masks) that every
+// filter added to the chain must fit. The kernel also makes chains by
+// itself, for the first filter in them; those are not objects here.
+// Identity: (device, parent, index).
+struct Chain {
+  uint32_t parent = 0;       // as Filter::key.parent (a block's: the block index)
+  uint32_t index = 0;
+  // The template's protocol (flower: its eth_type key), host order. 0 is
+  // tc's default for `tc chain add` (not ETH_P_ALL as for filters): tc then
+  // sends eth_type 0, and only `protocol all` leaves the key out.
+  uint16_t protocol = 0;
+  std::string kind;          // the template's classifier; empty: no template
+  const KindOps* ops = nullptr;
+  Options opts;
+  Opaque opaque;
+  SourceLoc loc;
+};
+
+// A device, or a shared filter block (`blocks:` in the file; tc's `block N`):
+// a block has filters only, addressed by TCM_IFINDEX_MAGIC_BLOCK and the
+// block index; its filters' key.parent is that index (tcm_parent aliases
+// tcm_block_index), never written in the file.
 // Which sections of a device the file owns. A section the file lists is the
 // whole truth: objects in it that the file does not name are deleted.
 struct Device {
@@ -93,12 +116,24 @@ struct Device {
   std::vector<Qdisc> qdiscs;
   std::vector<Class> classes;
   std::vector<Filter> filters;
+  std::vector<Chain> chains;
   // `atomic: true`: filter lists at the hooks change by one switch (atomic.h).
   bool atomic = false;
+  uint32_t block = 0;  // a shared block's index (name "block N"); 0: a network device
 };
 
 struct State {
   std::vector<Device> devices;
+  // Shared filter blocks (Device::block set): the file's, or the live ones
+  // the dumped qdiscs bind.
+  std::vector<Device> blocks;
+  // Live only: for each block index, the devices whose qdiscs bind it (any
+  // device, dumped or not): the kernel destroys a block, filters and all,
+  // when its last qdisc goes.
+  std::map<uint32_t, std::vector<std::string>> block_binders;
+  Device* find_block(uint32_t index);
+  const Device* find_block(uint32_t index) const;
+  Device& get_or_add_block(uint32_t index);
   Device* find(const std::string& name);
   const Device* find(const std::string& name) const;
   Device& get_or_add(const std::string& name);
@@ -107,7 +142,12 @@ struct State {
 // Short human names used by plans and errors: "qdisc htb 1: root".
 std::string describe(const Qdisc& q);
 std::string describe(const Class& c);
-std::string describe(const Filter& f);
+std::string describe(const Filter& f, bool on_block = false);
+std::string block_name(uint32_t index);
+std::string describe(const Chain& c, bool on_block = false);  // "chain 5 ingress (template flower)"  // "block 22"
+// The blocks a hook qdisc (clsact, ingress) binds: its ingress_block and
+// egress_block, 0 when it has none.
+std::pair<uint32_t, uint32_t> bound_blocks(const Qdisc& q);
 std::string describe_filter_parent(uint32_t parent);
 std::string format_filter_handle(const KindOps* ops, uint32_t h);
 std::optional<uint32_t> parse_filter_handle(const KindOps* ops, std::string_view s);

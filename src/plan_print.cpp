@@ -94,7 +94,7 @@ std::string plan_json(const Plan& plan, const std::vector<AckResult>& results, c
   for (size_t i = 0; i < plan.steps.size(); ++i) {
     auto& s = plan.steps[i];
     out += i ? ", " : "";
-    out += "{\"op\": \"" + std::string(op_name(s.op)) + "\", \"object\": \"" + obj_type_name(s.type) +
+    out += "{\"op\": \"" + std::string(op_name(s.op)) + "\", \"object\": \"" + (s.chain ? "chain" : obj_type_name(s.type)) +
            "\", \"device\": \"" + json_escape(s.device) + "\", \"what\": \"" + json_escape(s.what()) +
            "\", \"reason\": \"" + json_escape(s.reason) + "\"";
     if (s.loc.known()) out += ", \"location\": \"" + json_escape(format_location(s.loc)) + "\"";

@@ -77,6 +77,12 @@ std::string yaml_json_schema() {
       "type": "object",
       "propertyNames": {"pattern": "^[^/ \t:]{1,15}$"},
       "additionalProperties": {"anyOf": [{"type": "null"}, {"$ref": "#/$defs/device"}]}
+    },
+    "blocks": {
+      "description": "Shared filter blocks by index: the filters of every clsact/ingress side bound to the block (ingress_block, egress_block).",
+      "type": ["object", "null"],
+      "propertyNames": {"pattern": "^[1-9][0-9]{0,9}$"},
+      "additionalProperties": {"anyOf": [{"type": "null"}, {"$ref": "#/$defs/block"}]}
     }
   },
   "$defs": {
@@ -87,8 +93,30 @@ std::string yaml_json_schema() {
       "properties": {
         "qdiscs": {"type": ["array", "null"], "items": {"$ref": "#/$defs/qdisc"}},
         "classes": {"type": ["array", "null"], "items": {"$ref": "#/$defs/class"}},
-        "filters": {"type": ["array", "null"], "items": {"$ref": "#/$defs/filter"}},
+        "filters": {"type": ["array", "null"], "items": {"allOf": [{"$ref": "#/$defs/filter"}, {"required": ["parent"]}]}},
+        "chains": {"type": ["array", "null"], "items": {"allOf": [{"$ref": "#/$defs/chain"}, {"required": ["parent"]}]}},
         "atomic": {"type": "boolean", "description": "Change the filter lists at ingress/egress by one atomic switch (apply --atomic)."}
+      }
+    },
+    "block": {
+      "type": "object",
+      "additionalProperties": false,
+      "properties": {
+        "filters": {"type": ["array", "null"], "items": {"allOf": [{"$ref": "#/$defs/filter"}, {"not": {"required": ["parent"]}}]}},
+        "chains": {"type": ["array", "null"], "items": {"allOf": [{"$ref": "#/$defs/chain"}, {"not": {"required": ["parent"]}}]}}
+      }
+    },
+    "chain": {
+      "description": "A filter chain created explicitly (tc chain add), with an optional template that every filter in it must fit.",
+      "type": "object",
+      "additionalProperties": false,
+      "required": ["chain"],
+      "properties": {
+        "parent": {"type": "string"},
+        "chain": {"type": "integer", "minimum": 0, "maximum": 268435455},
+        "protocol": {"type": "string"},
+        "template": {"type": "object", "additionalProperties": false, "minProperties": 1, "maxProperties": 1,
+                     "properties": {"flower": {"$ref": "#/$defs/filter/properties/flower"}}}
       }
     },
     "qdisc": {"oneOf": [
@@ -100,7 +128,6 @@ std::string yaml_json_schema() {
     "filter": {
       "type": "object",
       "additionalProperties": false,
-      "required": ["parent"],
       "oneOf": [)" + filter_kinds + R"(],
       "properties": {
         "name": {"type": "string"},

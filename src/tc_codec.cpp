@@ -51,6 +51,10 @@ size_t begin_tc(MsgWriter& w, uint16_t type, uint16_t flags, uint32_t ifindex, u
 
 void write_options(MsgWriter& w, const KindOps& ops, const Options& o, const KindCtx& ctx) {
   if (!ops.encode) return;
+  if (ops.options_top_level) {
+    ops.encode(o, ctx, w);
+    return;
+  }
   if (ops.options_raw) {
     // A bare struct: the header without NLA_F_NESTED, as tc sends it.
     size_t at = w.size();
@@ -168,6 +172,29 @@ size_t encode_filter_group_delete(MsgWriter& w, const FilterKey& k, std::string_
   return off;
 }
 
+size_t encode_chain(MsgWriter& w, Op op, const Chain& c, uint32_t ifindex, const LinkNames* links, Diagnostics& d) {
+  uint16_t type = op == Op::Delete ? RTM_DELCHAIN : RTM_NEWCHAIN;
+  FilterKey k;
+  k.protocol = c.protocol;
+  size_t off = begin_tc(w, type, op_flags(op), ifindex, 0, c.parent, c.kind.empty() ? 0 : filter_info(k));
+  w.attr_u32(TCA_CHAIN, c.index);
+  if (op != Op::Delete && c.ops) {
+    w.attr_str(TCA_KIND, c.kind);
+    // The kind's encoder sees the template as a filter of the chain's protocol.
+    Filter shape;
+    shape.key.protocol = c.protocol;
+    shape.key.chain = c.index;
+    shape.kind = c.kind;
+    shape.ops = c.ops;
+    size_t nest = w.nest_begin(TCA_OPTIONS);
+    KindCtx ctx{0, 0, links, &d, c.loc, &shape};
+    if (c.ops->encode) c.ops->encode(c.opts, ctx, w);
+    w.nest_end(nest);
+  }
+  w.end_message(off);
+  return off;
+}
+
 size_t encode_dump_request(MsgWriter& w, uint16_t rtm_type, uint32_t ifindex, uint32_t parent, bool terse) {
   size_t off = begin_tc(w, rtm_type, NLM_F_REQUEST | NLM_F_DUMP, ifindex, 0, parent, 0);
   if (terse) {
@@ -221,10 +248,11 @@ void decode_options(std::span<const uint8_t> raw, Obj& out, const KindCtx& ctx) 
 // Kind + options: a known kind decodes through its table, an unknown one is
 // kept as raw bytes (shown by dump, never rewritten).
 template <typename Obj>
-void decode_kind(const AttrTable& tb, ObjType type, Obj& out, const KindCtx& ctx) {
+void decode_kind(const AttrTable& tb, std::span<const uint8_t> attrs, ObjType type, Obj& out, const KindCtx& ctx) {
   if (auto* k = tb.get(TCA_KIND)) out.kind = k->str();
   out.ops = find_kind(type, out.kind);
-  if (auto* o = tb.get(TCA_OPTIONS)) decode_options(o->data, out, ctx);
+  if (out.ops && out.ops->options_top_level && out.ops->decode) out.ops->decode(attrs, ctx, out.opts);
+  else if (auto* o = tb.get(TCA_OPTIONS)) decode_options(o->data, out, ctx);
   else if (out.ops && !complete(*out.ops, out.opts)) out.ops = nullptr;
 }
 
@@ -282,7 +310,7 @@ bool decode_qdisc(std::span<const uint8_t> msg, const LinkNames* links, Qdisc& o
   KindCtx ctx;
   ctx.handle = out.handle;
   ctx.links = links;
-  decode_kind(tb, ObjType::Qdisc, out, ctx);
+  decode_kind(tb, v.attrs, ObjType::Qdisc, out, ctx);
   // Handle 0 is the kernel's default qdisc (noqueue, pfifo_fast, mq and its
   // children): not configuration, and it cannot be deleted anyway.
   return out.handle != 0;
@@ -300,13 +328,40 @@ bool decode_class(std::span<const uint8_t> msg, const LinkNames* links, Class& o
   KindCtx ctx;
   ctx.handle = out.classid;
   ctx.links = links;
-  decode_kind(tb, ObjType::Class, out, ctx);
+  decode_kind(tb, v.attrs, ObjType::Class, out, ctx);
   // Classless qdiscs with an inner qdisc (tbf's 1:1) and qdiscs whose
   // classes are implicit (prio's bands, mq's queues) report slots as classes
   // of a kind with no class table: not objects anyone declares. hfsc's root
   // class (minor 0) is the qdisc itself.
   if (!out.ops && find_kind(ObjType::Qdisc, out.kind)) return false;
   if (handle_minor(out.classid) == 0) return false;
+  return true;
+}
+
+bool decode_chain(std::span<const uint8_t> msg, const LinkNames* links, Chain& out, Decoded& info) {
+  TcView v;
+  if (!split(msg, v)) return false;
+  info.ifindex = static_cast<uint32_t>(v.t.tcm_ifindex);
+  out.parent = v.t.tcm_parent;
+  AttrTable tb(v.attrs, TCA_MAX);
+  auto* idx = tb.get(TCA_CHAIN);
+  if (!idx || idx->data.size() < 4) return false;
+  out.index = idx->u32();
+  if (auto* k = tb.get(TCA_KIND)) out.kind = k->str();
+  if (out.kind.empty()) return true;  // no template
+  out.ops = find_kind(ObjType::Filter, out.kind);
+  if (auto* o = tb.get(TCA_OPTIONS)) {
+    KindCtx ctx;
+    ctx.links = links;
+    decode_options(o->data, out, ctx);
+    // A flower template's protocol is its eth_type key; tc leaves the key
+    // out only for `protocol all`.
+    if (out.kind == "flower") {
+      out.protocol = 0x0003;
+      AttrTable ot(o->data, TCA_FLOWER_KEY_ETH_TYPE);
+      if (auto* e = ot.get(TCA_FLOWER_KEY_ETH_TYPE); e && e->data.size() >= 2) out.protocol = e->be16();
+    }
+  }
   return true;
 }
 

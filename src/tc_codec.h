@@ -28,6 +28,11 @@ size_t encode_filter(MsgWriter& w, Op op, const Filter& f, uint32_t ifindex, con
 // Deletes every filter of one (parent, chain, pref, protocol) at once.
 size_t encode_filter_group_delete(MsgWriter& w, const FilterKey& k, std::string_view kind, uint32_t ifindex);
 
+// RTM_NEWCHAIN / RTM_DELCHAIN, as `tc chain add|del dev D PARENT chain N
+// [protocol P] [KIND KEYS]`: TCA_CHAIN always, then the template's TCA_KIND
+// and TCA_OPTIONS. A delete flushes the chain's filters.
+size_t encode_chain(MsgWriter& w, Op op, const Chain& c, uint32_t ifindex, const LinkNames* links, Diagnostics& d);
+
 // Dump requests (NLM_F_DUMP) for one device (ifindex 0: all devices).
 // terse (filters): TCA_DUMP_FLAGS_TERSE, handles and action cookies only.
 size_t encode_dump_request(MsgWriter& w, uint16_t rtm_type, uint32_t ifindex, uint32_t parent = 0, bool terse = false);
@@ -41,5 +46,6 @@ struct Decoded {
 bool decode_qdisc(std::span<const uint8_t> msg, const LinkNames* links, Qdisc& out, Decoded& info);
 bool decode_class(std::span<const uint8_t> msg, const LinkNames* links, Class& out, Decoded& info);
 bool decode_filter(std::span<const uint8_t> msg, const LinkNames* links, Filter& out, Decoded& info);
+bool decode_chain(std::span<const uint8_t> msg, const LinkNames* links, Chain& out, Decoded& info);
 
 }  // namespace tcsync

@@ -1,6 +1,7 @@
 #include "yaml_writer.h"
 
 #include <algorithm>
+#include <set>
 #include <cstdio>
 
 #include "handle.h"
@@ -186,14 +187,16 @@ static void write_action(const Action& a, YamlOut& y) {
   y.map_end();
 }
 
-void write_filter(const Filter& f, YamlOut& y) {
+void write_filter(const Filter& f, YamlOut& y, bool on_block) {
   y.map_begin();
   if (!f.name.empty()) {
     y.key("name");
     y.str(f.name);
   }
-  y.key("parent");
-  y.str(describe_filter_parent(f.key.parent));
+  if (!on_block) {  // a block's filters have no parent
+    y.key("parent");
+    y.str(describe_filter_parent(f.key.parent));
+  }
   if (f.key.chain) {
     y.key("chain");
     y.num(f.key.chain);
@@ -222,12 +225,48 @@ void write_filter(const Filter& f, YamlOut& y) {
   y.map_end();
 }
 
+// Chains worth writing: those with a template, and empty ones (made
+// explicitly); a chain that only holds filters is the kernel's own.
+static std::vector<const Chain*> explicit_chains(const Device& d) {
+  std::set<std::pair<uint32_t, uint32_t>> used;
+  for (auto& f : d.filters) used.insert({f.key.parent == kHandleIngressQdisc ? kHandleClsactIngress : f.key.parent, f.key.chain});
+  std::vector<const Chain*> out;
+  for (auto& c : d.chains)
+    if (!c.kind.empty() || !used.count({c.parent, c.index})) out.push_back(&c);
+  return out;
+}
+
+static void write_chain(const Chain& c, YamlOut& y, bool on_block) {
+  y.map_begin();
+  if (!on_block) {
+    y.key("parent");
+    y.str(describe_filter_parent(c.parent));
+  }
+  y.key("chain");
+  y.num(c.index);
+  if (!c.kind.empty()) {
+    if (c.protocol) {
+      y.key("protocol");
+      y.str(format_protocol(c.protocol));
+    }
+    y.key("template");
+    y.map_begin();
+    y.key(c.kind);
+    y.map_begin();
+    if (c.ops) write_fields(*c.ops, c.opts, y);
+    else if (!c.opaque.empty()) write_opaque(c.opaque, y);
+    y.map_end();
+    y.map_end();
+  }
+  y.map_end();
+}
+
 std::string write_state_yaml(const State& s) {
-  if (s.devices.empty()) return "version: 1\ndevices: {}\n";
-  std::string out = "version: 1\ndevices:\n";
+  std::string out = s.devices.empty() ? "version: 1\ndevices: {}\n" : "version: 1\ndevices:\n";
   for (auto& d : s.devices) {
     out += "  " + yaml_scalar(d.name) + ":";
-    if (d.qdiscs.empty() && d.classes.empty() && d.filters.empty()) {
+    auto chains = explicit_chains(d);
+    if (d.qdiscs.empty() && d.classes.empty() && d.filters.empty() && chains.empty()) {
       out += " {}\n";
       continue;
     }
@@ -245,7 +284,33 @@ std::string write_state_yaml(const State& s) {
     };
     section("qdiscs", d.qdiscs, write_qdisc);
     section("classes", d.classes, write_class);
-    section("filters", d.filters, write_filter);
+    section("chains", chains, [](const Chain* c, YamlOut& y) { write_chain(*c, y, false); });
+    section("filters", d.filters, [](const Filter& f, YamlOut& y) { write_filter(f, y, false); });
+  }
+  // Shared blocks by index, with their filters (a block has nothing else).
+  if (!s.blocks.empty()) out += "blocks:\n";
+  for (auto& b : s.blocks) {
+    out += "  " + std::to_string(b.block) + ":";
+    auto chains = explicit_chains(b);
+    if (b.filters.empty() && chains.empty()) {
+      out += " {}\n";
+      continue;
+    }
+    out += "\n";
+    if (!chains.empty()) out += "    chains:\n";
+    for (auto* c : chains) {
+      out += "      - ";
+      YamlOut y(out);
+      write_chain(*c, y, true);
+      out += "\n";
+    }
+    if (!b.filters.empty()) out += "    filters:\n";
+    for (auto& f : b.filters) {
+      out += "      - ";
+      YamlOut y(out);
+      write_filter(f, y, true);
+      out += "\n";
+    }
   }
   return out;
 }

@@ -42,7 +42,8 @@ std::string yaml_scalar(std::string_view s);
 std::string write_state_yaml(const State& s);
 void write_qdisc(const Qdisc& q, YamlOut& y);
 void write_class(const Class& c, YamlOut& y);
-void write_filter(const Filter& f, YamlOut& y);
+// on_block: a shared block's filter, written without its parent.
+void write_filter(const Filter& f, YamlOut& y, bool on_block = false);
 void write_options(const KindOps& ops, const Options& o, YamlOut& y);
 
 }  // namespace tcsync

@@ -1,6 +1,6 @@
 // libFuzzer target: the netlink decoder gets bytes as a kernel dump would
-// (one message per input, its first two bytes choosing qdisc, class or
-// filter); it must never crash, and what it decodes must encode and decode
+// (one message per input, its first byte choosing qdisc, class or filter,
+// or from 0xF0 a chain); it must never crash, and what it decodes must encode and decode
 // again to the same model.
 #include <linux/netlink.h>
 
@@ -45,7 +45,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   Diagnostics d;
   std::vector<uint8_t> buf;
   MsgWriter w(buf);
-  if (which == 0) {
+  if (data[0] >= 0xF0) {  // a chain (RTM_NEWCHAIN), with or without a template
+    Chain c, back;
+    if (!decode_chain(msg, &links, c, info)) return 0;
+    encode_chain(w, Op::Add, c, 7, &links, d);
+    (void)decode_chain(buf, &links, back, info);
+  } else if (which == 0) {
     Qdisc q, back;
     if (!decode_qdisc(msg, &links, q, info) || !q.ops) return 0;
     encode_qdisc(w, Op::Add, q, 7, &links, d);
