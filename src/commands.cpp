@@ -12,6 +12,7 @@
 #include <chrono>
 #include <cstdio>
 
+#include "action_table.h"
 #include "applier.h"
 #include "atomic.h"
 #include "differ.h"
@@ -77,7 +78,8 @@ bool read_and_plan(Session& s, Diagnostics& d, const CommonOptions& o) {
   }
   TerseCheck terse{&s.desired};
   if (!o.deep) s.kernel->set_terse_check(&terse);
-  bool dumped = s.kernel->dump(names, s.live, d);
+  // The action table is read when the files declare one (they own it then).
+  bool dumped = dump_state(*s.kernel, names, s.desired.actions.present, s.live, d);
   s.kernel->set_terse_check(nullptr);  // apply's verify reads everything
   if (!dumped) return false;
   // Atomic hooks move the file's rules into slot chains: their fingerprints
@@ -121,6 +123,7 @@ bool check_kinds(const Session& s, const CommonOptions& o, Diagnostics& d) {
       for (auto& a : f.actions) known.emplace(ObjType::Action, a.kind);
     }
   }
+  for (auto& a : s.live.actions.actions) known.emplace(ObjType::Action, a.kind);
   std::vector<KindProbe> probes;
   std::vector<SourceLoc> where;
   auto want = [&](ObjType t, const std::string& kind, SourceLoc loc) {
@@ -129,6 +132,7 @@ bool check_kinds(const Session& s, const CommonOptions& o, Diagnostics& d) {
   };
   for (auto& st : s.plan.steps) {
     if (st.op == Op::Delete) continue;
+    if (st.action) want(ObjType::Action, st.action->kind, st.action->loc);
     if (st.qdisc) want(ObjType::Qdisc, st.qdisc->kind, st.qdisc->loc);
     if (st.cls) want(ObjType::Qdisc, st.cls->kind, st.cls->loc);
     if (st.filter) {
@@ -173,7 +177,9 @@ int cmd_validate(const std::vector<std::string>& files, const CommonOptions& o) 
   } else if (ok && !o.quiet) {
     size_t q = 0, c = 0, f = 0;
     for (auto& dev : s.devices) q += dev.qdiscs.size(), c += dev.classes.size(), f += dev.filters.size();
-    std::cout << "valid: " << s.devices.size() << " devices, " << q << " qdiscs, " << c << " classes, " << f << " filters\n";
+    std::cout << "valid: " << s.devices.size() << " devices, " << q << " qdiscs, " << c << " classes, " << f << " filters";
+    if (s.actions.present) std::cout << ", " << s.actions.actions.size() << " table actions";
+    std::cout << "\n";
   }
   return ok ? 0 : 1;
 }
@@ -342,9 +348,11 @@ int cmd_dump(const std::vector<std::string>& devices, const CommonOptions& o) {
   Diagnostics d;
   auto kernel = open_kernel(o.netns, d);
   State live;
-  bool ok = kernel && kernel->dump(devices, live, d);
+  // The table too: which actions are shared decides what the file says.
+  bool ok = kernel && dump_state(*kernel, devices, true, live, d);
   print_diags(d, o);
   if (!ok) return 1;
+  live = desired_form(live);
   if (devices.empty())  // all devices: only those with some tc configuration
     std::erase_if(live.devices, [](const Device& dev) { return dev.qdiscs.empty() && dev.classes.empty() && dev.filters.empty(); });
   // Stable output: devices by name, classes by id (parents come first).

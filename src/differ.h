@@ -8,6 +8,8 @@
 //      that link to them, as the file declares them)
 //   6. at hooks that switch atomically (atomic.h): the deletes outside the
 //      new slot, after the switch rule moved traffic (it comes last in 5.)
+// The action table (action_table.h): its creates and replaces come just
+// before 5., its deletes after 6.
 // Only devices the file declares are looked at; on those, every qdisc,
 // class and filter the file does not name is deleted.
 #pragma once
@@ -29,6 +31,7 @@ struct Step {
   const Class* cls = nullptr;
   const Filter* filter = nullptr;
   const Filter* live_filter = nullptr;  // replace: the rule as the kernel has it
+  const Action* action = nullptr;       // the action table (no device)
   // A delete of a whole (parent, chain, pref, protocol) list: one request.
   bool filter_group = false;
   size_t group_size = 0;

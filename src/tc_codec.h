@@ -27,6 +27,12 @@ size_t encode_filter(MsgWriter& w, Op op, const Filter& f, uint32_t ifindex, con
 // Deletes every filter of one (parent, chain, pref, protocol) at once.
 size_t encode_filter_group_delete(MsgWriter& w, const FilterKey& k, std::string_view kind, uint32_t ifindex);
 
+// The action table (tc actions ...): add (create, or fail if the index is
+// taken), replace (change in place, by index) and delete (by kind and index).
+size_t encode_action(MsgWriter& w, Op op, const Action& a, const LinkNames* links, Diagnostics& d);
+// RTM_GETACTION of one kind's table, many actions a message.
+size_t encode_action_dump_request(MsgWriter& w, std::string_view kind);
+
 // Dump requests (NLM_F_DUMP) for one device (ifindex 0: all devices).
 // terse (filters): TCA_DUMP_FLAGS_TERSE, handles and action cookies only.
 size_t encode_dump_request(MsgWriter& w, uint16_t rtm_type, uint32_t ifindex, uint32_t parent = 0, bool terse = false);
@@ -40,5 +46,7 @@ struct Decoded {
 bool decode_qdisc(std::span<const uint8_t> msg, const LinkNames* links, Qdisc& out, Decoded& info);
 bool decode_class(std::span<const uint8_t> msg, const LinkNames* links, Class& out, Decoded& info);
 bool decode_filter(std::span<const uint8_t> msg, const LinkNames* links, Filter& out, Decoded& info);
+// One RTM_NEWACTION message of a table dump: its actions appended to `out`.
+bool decode_action_msg(std::span<const uint8_t> msg, const LinkNames* links, std::vector<Action>& out);
 
 }  // namespace tcsync
