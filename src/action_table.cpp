@@ -117,4 +117,37 @@ State desired_form(const State& live) {
   return out;
 }
 
+void as_live(State& s) {
+  std::map<Key, int32_t> binds;
+  for (auto& dev : s.devices)
+    for (auto& f : dev.filters)
+      for (auto& a : f.actions)
+        if (a.index) ++binds[{a.kind, *a.index}];
+  std::map<Key, const Action*> table;
+  for (auto& a : s.actions.actions) {
+    a.bindcnt = binds[{a.kind, *a.index}];
+    a.refcnt = a.bindcnt + 1;
+    table[{a.kind, *a.index}] = &a;
+  }
+  for (auto& dev : s.devices)
+    for (auto& f : dev.filters)
+      for (auto& a : f.actions) {
+        if (!a.index) {
+          a.refcnt = a.bindcnt = 1;
+          continue;
+        }
+        Key k{a.kind, *a.index};
+        auto it = table.find(k);
+        if (a.ref && it != table.end()) {
+          a.opts = it->second->opts;
+          a.opaque = it->second->opaque;
+          a.cookie = it->second->cookie;
+          a.percpu_stats = it->second->percpu_stats;
+        }
+        a.ref = false;
+        a.bindcnt = binds[k];
+        a.refcnt = a.bindcnt + (it != table.end() ? 1 : 0);
+      }
+}
+
 }  // namespace tcsync

@@ -29,4 +29,9 @@ TableSteps plan_action_table(const State& desired, const State& live, const std:
 // sent back later, it may name another rule's action by then.
 State desired_form(const State& live);
 
+// The reverse, for a saved dump read as the live side (diff --against):
+// refs carry their table action's options, and table actions the
+// reference counts the kernel would report (one of their own, one per rule).
+void as_live(State& s);
+
 }  // namespace tcsync

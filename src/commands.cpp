@@ -191,6 +191,7 @@ int cmd_diff(const std::vector<std::string>& files, const CommonOptions& o, cons
   if (!against.empty()) {
     // Offline: the live side is a saved `tcsync dump`; no kernel, no privilege.
     ok = load(files, s.desired, d) && load_files({against}, s.live, d);
+    if (ok) as_live(s.live);
     if (ok) s.plan = make_plan(s.desired, s.live);
   } else {
     ok = prepare(files, o, s, d);
