@@ -1,11 +1,14 @@
 #include "applier.h"
 
-#include <map>
-
+#include <cerrno>
+#include <chrono>
 #include <cstring>
+#include <map>
+#include <thread>
 
 #include <linux/rtnetlink.h>
 
+#include "action_table.h"
 #include "reject_hint.h"
 #include "tc_codec.h"
 
@@ -15,6 +18,10 @@ bool encode_plan(const Plan& plan, const LinkNames& links, MessageBatch& batch, 
   MsgWriter w(batch.buf);
   size_t errors = d.error_count();
   for (auto& st : plan.steps) {
+    if (st.action) {  // the action table belongs to no device
+      batch.offsets.push_back(encode_action(w, st.op, *st.action, &links, d));
+      continue;
+    }
     // A shared block's filters: tcm_ifindex says "block", and tcm_parent
     // (the filters' key.parent) holds the block index.
     uint32_t ifindex = st.block ? TCM_IFINDEX_MAGIC_BLOCK : links.index_of(st.device).value_or(0);
@@ -66,34 +73,44 @@ std::vector<AckResult> send_chunked(Kernel& k, MessageBatch& batch, const ApplyO
   return results;
 }
 
+// A rule's actions are unbound after an RCU grace period, not when the
+// kernel acknowledges the rule's delete (u32, flower... free them through
+// tcf_queue_work): deleting an action the plan has just unbound may be
+// refused with EPERM for some milliseconds. Action deletes come last in a
+// plan, so from the first one refused that way, the rest are sent again
+// after a pause, until they pass or the pauses add up to about 2 s.
+void retry_unbinding(Kernel& k, const Plan& plan, MessageBatch& batch, std::vector<AckResult>& results,
+                     const ApplyOptions& o, bool stop_on_error) {
+  for (int attempt = 1; attempt <= 20; ++attempt) {
+    size_t first = 0;
+    while (first < results.size() && results[first].status == AckResult::Status::Ok) ++first;
+    if (first == results.size()) return;
+    const Step& st = plan.steps[first];
+    if (!(st.action && st.op == Op::Delete && results[first].status == AckResult::Status::Failed &&
+          results[first].error == EPERM))
+      return;
+    if (o.interrupt && o.interrupt->load()) return;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10 * attempt));
+    MessageBatch rest;
+    std::vector<size_t> which;
+    for (size_t i = first; i < batch.size(); ++i) {
+      if (results[i].status == AckResult::Status::Ok) continue;
+      size_t from = batch.offsets[i], to = i + 1 < batch.size() ? batch.offsets[i + 1] : batch.buf.size();
+      rest.offsets.push_back(rest.buf.size());
+      rest.buf.insert(rest.buf.end(), batch.buf.begin() + static_cast<long>(from), batch.buf.begin() + static_cast<long>(to));
+      which.push_back(i);
+    }
+    auto got = k.send(rest, SendOptions{stop_on_error});
+    for (size_t j = 0; j < got.size() && j < which.size(); ++j) results[which[j]] = got[j];
+  }
+}
+
 std::string kernel_error_text(const AckResult& r) {
   if (r.status == AckResult::Status::Unacked) return "no answer from the kernel" + (r.ext_msg.empty() ? "" : " (" + r.ext_msg + ")");
   return (r.ext_msg.empty() ? std::string() : r.ext_msg + " ") + "(" + std::strerror(r.error) + ")";
 }
 
 }  // namespace
-
-// The state to roll back to, without the indexes the kernel gave actions
-// that only one filter uses. Those numbers are the kernel's bookkeeping: the
-// apply being undone freed some of them and handed them to its new actions,
-// so sending the old number would bind a restored rule to another rule's
-// new action (seen in the lab: a rollback that "restored" nothing). An
-// index several filters share is kept: it is the sharing itself.
-static State without_private_indexes(const State& s) {
-  std::map<std::pair<std::string, uint32_t>, int> uses;
-  for (auto* list : {&s.devices, &s.blocks})
-    for (auto& dev : *list)
-      for (auto& f : dev.filters)
-        for (auto& a : f.actions)
-          if (a.index) ++uses[{a.kind, *a.index}];
-  State out = s;
-  for (auto* list : {&out.devices, &out.blocks})
-    for (auto& dev : *list)
-      for (auto& f : dev.filters)
-        for (auto& a : f.actions)
-          if (a.index && uses[{a.kind, *a.index}] == 1) a.index.reset();
-  return out;
-}
 
 ApplyReport apply_plan(Kernel& k, const State& desired, const State& before, const Plan& plan,
                        const ApplyOptions& o, Diagnostics& d) {
@@ -105,6 +122,7 @@ ApplyReport apply_plan(Kernel& k, const State& desired, const State& before, con
     return rep;
   }
   rep.results = send_chunked(k, batch, o, o.on_error != OnError::Continue, &rep.interrupted_by);
+  if (!rep.interrupted_by) retry_unbinding(k, plan, batch, rep.results, o, o.on_error != OnError::Continue);
   for (size_t i = 0; i < rep.results.size(); ++i) {
     auto& r = rep.results[i];
     auto& st = plan.steps[i];
@@ -126,7 +144,7 @@ ApplyReport apply_plan(Kernel& k, const State& desired, const State& before, con
     // never say they were interrupted), and the kernel may have taken a
     // request yet store something else than asked.
     Diagnostics dd;
-    if (!k.dump(device_names(desired), rep.after, dd)) {
+    if (!dump_state(k, device_names(desired), desired.actions.present, rep.after, dd)) {
       for (auto& x : dd.all()) d.add(x.severity, x.loc, "verify: " + x.message);
       return rep;
     }
@@ -138,11 +156,17 @@ ApplyReport apply_plan(Kernel& k, const State& desired, const State& before, con
 
   // Roll back: plan from what the kernel holds now to what it held before.
   rep.rolled_back = true;
-  rep.rollback_to = without_private_indexes(before);
+  // The state before, minus the kernel's numbers of actions only one rule
+  // used (action_table.h desired_form): the apply being undone freed some
+  // and handed them to its new actions, so the old number would bind a
+  // restored rule to another rule's new action (seen in the lab: a rollback
+  // that "restored" nothing). Shared and table actions keep theirs.
+  rep.rollback_to = desired_form(before);
   const State& target = rep.rollback_to;
   State& now = rep.rollback_from;
   Diagnostics dd;
-  if (!k.dump(device_names(before), now, dd)) {
+  const bool table = before.actions.present || desired.actions.present;
+  if (!dump_state(k, device_names(before), table, now, dd)) {
     for (auto& x : dd.all()) d.add(x.severity, x.loc, "rollback: " + x.message);
     return rep;
   }
@@ -158,6 +182,7 @@ ApplyReport apply_plan(Kernel& k, const State& desired, const State& before, con
   ro.interrupt = nullptr;
   int ignored = 0;
   rep.rollback_results = send_chunked(k, back, ro, false, &ignored);
+  retry_unbinding(k, rep.rollback_plan, back, rep.rollback_results, ro, false);
   for (size_t i = 0; i < rep.rollback_results.size(); ++i) {
     auto& r = rep.rollback_results[i];
     if (r.status != AckResult::Status::Ok)
@@ -166,7 +191,7 @@ ApplyReport apply_plan(Kernel& k, const State& desired, const State& before, con
                       kernel_error_text(r));
   }
   rep.after = State{};
-  if (!k.dump(device_names(before), rep.after, dd)) return rep;
+  if (!dump_state(k, device_names(before), table, rep.after, dd)) return rep;
   rep.remaining = make_plan(target, rep.after);
   rep.rollback_ok = rep.remaining.empty();
   return rep;

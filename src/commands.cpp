@@ -12,6 +12,7 @@
 #include <chrono>
 #include <cstdio>
 
+#include "action_table.h"
 #include "applier.h"
 #include "atomic.h"
 #include "differ.h"
@@ -88,7 +89,8 @@ bool read_and_plan(Session& s, Diagnostics& d, const CommonOptions& o) {
   for (auto& b : s.desired.blocks) s.live.get_or_add_block(b.block);
   TerseCheck terse{&s.desired};
   if (!o.deep) s.kernel->set_terse_check(&terse);
-  bool dumped = s.kernel->dump(names, s.live, d);
+  // The action table is read when the files declare one (they own it then).
+  bool dumped = dump_state(*s.kernel, names, s.desired.actions.present, s.live, d);
   s.kernel->set_terse_check(nullptr);  // apply's verify reads everything
   if (!dumped) return false;
   // Before the differ: it compares bpf programs by the tags this records.
@@ -135,6 +137,7 @@ bool check_kinds(const Session& s, const CommonOptions& o, Diagnostics& d) {
       for (auto& a : f.actions) known.emplace(ObjType::Action, a.kind);
     }
   }
+  for (auto& a : s.live.actions.actions) known.emplace(ObjType::Action, a.kind);
   std::vector<KindProbe> probes;
   std::vector<SourceLoc> where;
   auto want = [&](ObjType t, const std::string& kind, SourceLoc loc) {
@@ -143,6 +146,7 @@ bool check_kinds(const Session& s, const CommonOptions& o, Diagnostics& d) {
   };
   for (auto& st : s.plan.steps) {
     if (st.op == Op::Delete) continue;
+    if (st.action) want(ObjType::Action, st.action->kind, st.action->loc);
     if (st.qdisc) want(ObjType::Qdisc, st.qdisc->kind, st.qdisc->loc);
     if (st.cls) want(ObjType::Qdisc, st.cls->kind, st.cls->loc);
     if (st.filter) {
@@ -188,7 +192,9 @@ int cmd_validate(const std::vector<std::string>& files, const CommonOptions& o) 
     size_t q = 0, c = 0, f = 0;
     for (auto& dev : s.devices) q += dev.qdiscs.size(), c += dev.classes.size(), f += dev.filters.size();
     for (auto& b : s.blocks) f += b.filters.size();
-    std::cout << "valid: " << s.devices.size() << " devices, " << q << " qdiscs, " << c << " classes, " << f << " filters\n";
+    std::cout << "valid: " << s.devices.size() << " devices, " << q << " qdiscs, " << c << " classes, " << f << " filters";
+    if (s.actions.present) std::cout << ", " << s.actions.actions.size() << " table actions";
+    std::cout << "\n";
   }
   return ok ? 0 : 1;
 }
@@ -200,6 +206,7 @@ int cmd_diff(const std::vector<std::string>& files, const CommonOptions& o, cons
   if (!against.empty()) {
     // Offline: the live side is a saved `tcsync dump`; no kernel, no privilege.
     ok = load(files, s.desired, d) && load_files({against}, s.live, d);
+    if (ok) as_live(s.live);
     if (ok) s.plan = make_plan(s.desired, s.live), warn_plan_now(s, o);
   } else {
     ok = prepare(files, o, s, d);
@@ -357,9 +364,11 @@ int cmd_dump(const std::vector<std::string>& devices, const CommonOptions& o) {
   Diagnostics d;
   auto kernel = open_kernel(o.netns, d);
   State live;
-  bool ok = kernel && kernel->dump(devices, live, d);
+  // The table too: which actions are shared decides what the file says.
+  bool ok = kernel && dump_state(*kernel, devices, true, live, d);
   print_diags(d, o);
   if (!ok) return 1;
+  live = desired_form(live);
   if (devices.empty())  // all devices: only those with some tc configuration
     std::erase_if(live.devices, [](const Device& dev) { return dev.qdiscs.empty() && dev.classes.empty() && dev.filters.empty(); });
   // Stable output: devices by name, classes by id (parents come first).

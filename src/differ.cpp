@@ -5,6 +5,7 @@
 #include <map>
 #include <set>
 
+#include "action_table.h"
 #include "atomic.h"
 #include "handle.h"
 
@@ -12,6 +13,7 @@ namespace tcsync {
 
 std::string Step::what() const {
   if (chain) return describe(*chain, block != 0);
+  if (action) return describe(*action);
   if (qdisc) return describe(*qdisc);
   if (cls) return describe(*cls);
   if (filter_group)
@@ -53,6 +55,12 @@ std::string join(const std::vector<std::string>& v) {
 bool same_action(const Action& want, const Action& have, std::vector<std::string>& why) {
   if (want.kind != have.kind) {
     why.push_back("action " + have.kind + " -> " + want.kind);
+    return false;
+  }
+  // A reference binds the table's action: which one is all it says.
+  if (want.ref) {
+    if (want.index == have.index) return true;
+    why.push_back(want.kind + " index " + (have.index ? std::to_string(*have.index) : "(none)") + " -> " + std::to_string(*want.index));
     return false;
   }
   bool ok = true;
@@ -158,6 +166,8 @@ struct DevicePlanner {
       dying.chains.insert(key);
     }
   }
+  std::vector<Step> action_adds, action_dels;  // the table's (one planner holds them)
+  std::vector<const Filter*> kept;             // live filters the plan leaves as they are
 
   Step step(Op op, ObjType t, std::string reason, SourceLoc loc) {
     Step s;
@@ -368,7 +378,10 @@ struct DevicePlanner {
       } else {
         for (size_t i = 0; i < f.actions.size(); ++i) same_action(f.actions[i], l.actions[i], why);
       }
-      if (why.empty()) continue;
+      if (why.empty()) {
+        kept.push_back(&l);
+        continue;
+      }
       if (f.ops && f.ops == l.ops && f.ops->needs_recreate && f.ops->needs_recreate(f, l)) recreate = true;
       std::string reason = join(why);
       if (recreate) {
@@ -533,10 +546,10 @@ Plan make_plan(const State& desired, const State& live) {
   Plan plan;
   static const Device empty;
   std::vector<DevicePlanner> per;
-  per.reserve(desired.devices.size() + desired.blocks.size());
+  per.reserve(desired.devices.size() + desired.blocks.size() + 1);
   for (auto& want : desired.devices) {
     const Device* have = live.find(want.name);
-    per.push_back(DevicePlanner{want, have ? *have : empty, {}, {}, {}, {}, {}, {}});
+    per.push_back(DevicePlanner{want, have ? *have : empty});
     per.back().run();
   }
   // Shared blocks after the devices, phase by phase with them: a block's
@@ -557,13 +570,22 @@ Plan make_plan(const State& desired, const State& live) {
     per.push_back(DevicePlanner{want, have && !dies ? *have : empty, {}, {}, {}, {}, {}, {}});
     per.back().run();
   }
+  if (desired.actions.present || !desired.actions.actions.empty()) {
+    std::vector<const Filter*> kept;
+    for (auto& p : per) kept.insert(kept.end(), p.kept.begin(), p.kept.end());
+    TableSteps t = plan_action_table(desired, live, kept);
+    per.push_back(DevicePlanner{empty, empty});
+    per.back().action_adds = std::move(t.adds);
+    per.back().action_dels = std::move(t.dels);
+  }
   // Phase by phase across devices, so a mirred target is never deleted
   // before the rules that point at it on another device.
   using Phase = std::vector<Step> DevicePlanner::*;
-  const std::initializer_list<Phase> phases = {&DevicePlanner::filter_dels, &DevicePlanner::chain_dels,
-                                               &DevicePlanner::class_dels, &DevicePlanner::qdisc_dels,
-                                               &DevicePlanner::tree_adds, &DevicePlanner::chain_adds,
-                                               &DevicePlanner::filter_adds, &DevicePlanner::filter_dels_late};
+  const std::initializer_list<Phase> phases = {
+      &DevicePlanner::filter_dels, &DevicePlanner::chain_dels,  &DevicePlanner::class_dels,
+      &DevicePlanner::qdisc_dels,  &DevicePlanner::tree_adds,   &DevicePlanner::chain_adds,
+      &DevicePlanner::action_adds, &DevicePlanner::filter_adds, &DevicePlanner::filter_dels_late,
+      &DevicePlanner::action_dels};
   size_t total = 0;
   std::vector<Step>* big = nullptr;
   for (Phase phase : phases)

@@ -12,6 +12,8 @@
 //      new slot, after the switch rule moved traffic (it comes last in 5.)
 // Shared blocks (blocks:) take part in each phase after the devices: their
 // filters are added after the qdiscs that bind them and deleted before.
+// The action table (action_table.h): its creates and replaces come just
+// before 5., its deletes after 6.
 // Only devices and blocks the file declares are looked at; on those, every
 // qdisc, class and filter the file does not name is deleted.
 #pragma once
@@ -35,6 +37,7 @@ struct Step {
   const Filter* filter = nullptr;
   const Filter* live_filter = nullptr;  // replace: the rule as the kernel has it
   const Chain* chain = nullptr;         // a chain add or delete
+  const Action* action = nullptr;       // the action table (no device)
   // A delete of a whole (parent, chain, pref, protocol) list: one request.
   bool filter_group = false;
   size_t group_size = 0;

@@ -466,4 +466,34 @@ bool dump_devices(NlSocket& sock, const LinkNames& links, const std::vector<std:
   return dumper.run_all();
 }
 
+bool dump_action_table(NlSocket& sock, const LinkNames& links, ActionTable& out, Diagnostics& diags) {
+  out.present = true;
+  std::vector<uint8_t> req, rx;
+  bool ok = true;
+  for (std::string_view kind : kind_names(ObjType::Action)) {
+    req.clear();
+    MsgWriter w(req);
+    encode_action_dump_request(w, kind);
+    DumpOutcome res;
+    bool done = run_dump(sock, req, rx, [&](std::span<const uint8_t> m) {
+      if (m.size() < sizeof(nlmsghdr)) return;
+      nlmsghdr h;
+      std::memcpy(&h, m.data(), sizeof h);
+      // The kernel answers an action dump with the request's own type
+      // (tc_dump_action copies it), RTM_GETACTION.
+      if (h.nlmsg_type != RTM_GETACTION && h.nlmsg_type != RTM_NEWACTION) return;
+      decode_action_msg(m, &links, out.actions);
+    }, res);
+    if (res.interrupted)
+      diags.warning({}, "the dump of the " + std::string(kind) + " actions was interrupted by a concurrent change (run again)");
+    if (!done) {
+      // A kernel without the kind answers with nothing, not an error; an
+      // error here is a real one.
+      diags.error({}, "cannot dump the " + std::string(kind) + " actions: " + res.message);
+      ok = false;
+    }
+  }
+  return ok;
+}
+
 }  // namespace tcsync

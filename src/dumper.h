@@ -50,4 +50,8 @@ struct TerseCheck {
 bool dump_devices(NlSocket& sock, const LinkNames& links, const std::vector<std::string>& devices, State& live,
                   Diagnostics& diags, TerseCheck* terse = nullptr);
 
+// Reads the action table (ActionTable): one RTM_GETACTION dump per action
+// kind tcsync knows (a kind the kernel lacks dumps nothing). Sets present.
+bool dump_action_table(NlSocket& sock, const LinkNames& links, ActionTable& out, Diagnostics& diags);
+
 }  // namespace tcsync

@@ -355,6 +355,7 @@ class Importer {
   void klass(Cursor& c, Verb v, const Word& head);
   void filter(Cursor& c, Verb v, const Word& head);
   bool actions(Cursor& c, Node& filter_node, const KindOps& filter_ops);
+  void table(Cursor& c, Verb v, const Word& head);
   void note_device(const Word& dev);
   Obj* find_qdisc(const std::string& dev, std::optional<uint32_t> parent, std::optional<uint32_t> handle);
   void drop_qdisc_subtree(const std::string& dev, uint32_t handle);
@@ -364,6 +365,8 @@ class Importer {
   const ImportOptions& opt_;
   std::vector<Obj> objs_;
   std::vector<std::pair<std::string, SourceLoc>> devices_;
+  // `tc actions add`: the action table, (kind, index) -> its entry.
+  std::map<std::pair<std::string, std::string>, Node> table_;
   std::optional<std::pair<std::string, SourceLoc>> ns_;  // the namespace of the lines imported so far ("" = none)
   // A filter list: (device, the qdisc or class whose filters they are).
   using Block = std::pair<std::string, uint32_t>;
@@ -461,14 +464,14 @@ void Importer::tc(const Command& c, size_t first, const Word* ns) {
     return;
   }
   const Word& obj = cur.take();
-  enum { Qd, Cl, Fi } what;
+  enum { Qd, Cl, Fi, Ac } what;
   if (matches(obj.text, "qdisc")) what = Qd;
   else if (matches(obj.text, "class")) what = Cl;
   else if (matches(obj.text, "filter")) what = Fi;
+  else if (matches(obj.text, "actions")) what = Ac;  // tc's `action` is the same word
   else if (matches(obj.text, "monitor") || obj.text == "help") return;
   else {
-    d_.error(obj.loc, "tcsync import reads qdisc, class and filter commands, not " + q(obj.text) +
-                          (matches(obj.text, "actions") || matches(obj.text, "chain") ? " (give actions inside their filter)" : ""));
+    d_.error(obj.loc, "tcsync import reads qdisc, class, filter and actions commands, not " + q(obj.text));
     return;
   }
   if (cur.done()) {
@@ -478,6 +481,10 @@ void Importer::tc(const Command& c, size_t first, const Word* ns) {
   const Word& vw = cur.take();
   Verb v;
   const std::string& t = vw.text;
+  if (what == Ac && matches(t, "flush")) {
+    d_.error(vw.loc, "tc actions flush: import reads what a script makes; delete the actions by index instead");
+    return;
+  }
   if (matches(t, "add")) v = Verb::Add;
   else if (matches(t, "change")) v = Verb::Change;
   else if (matches(t, "replace")) v = Verb::Replace;
@@ -507,7 +514,50 @@ void Importer::tc(const Command& c, size_t first, const Word* ns) {
   const Word& head = obj;
   if (what == Qd) qdisc(cur, v, head);
   else if (what == Cl) klass(cur, v, head);
+  else if (what == Ac) table(cur, v, head);
   else filter(cur, v, head);
+}
+
+// `tc actions add|replace|change action KIND ... index N`: entries of the
+// action table; `tc actions delete action KIND index N` removes one.
+void Importer::table(Cursor& c, Verb v, const Word& head) {
+  if (!c.is("action") && !c.is("actions")) {
+    d_.error(c.done() ? head.loc : c.peek().loc, "tc actions " + std::string(v == Verb::Delete ? "delete" : "add") +
+                                                  " needs 'action KIND ...' after it");
+    return;
+  }
+  if (v == Verb::Delete) {
+    while (c.is("action") || c.is("actions")) {
+      c.take();
+      if (c.done()) return;
+      const Word& kw = c.take();
+      if (!c.is("index")) {
+        d_.error(kw.loc, "tc actions delete: import needs 'index N' (one action, not a whole kind)");
+        return;
+      }
+      const Word& iw = c.take();
+      const Word* val = c.value(iw);
+      if (!val) return;
+      table_.erase({kw.text, tc_number(val->text)});
+    }
+    return;
+  }
+  Node tmp = mapping(head.loc);
+  const KindOps* any_filter = find_kind(ObjType::Filter, "u32");
+  if (!any_filter || !actions(c, tmp, *any_filter)) return;
+  if (!c.done()) {
+    d_.error(c.peek().loc, "unknown word " + q(c.peek().text) + " after an action of tc actions");
+    return;
+  }
+  for (auto& e : find(tmp, "actions")->seq) {
+    Node* idx = find(e, "index");
+    if (find(e, "ref") || !idx) {
+      d_.error(e.loc, "a table action needs 'index N': the kernel's own number is nothing a file can name");
+      continue;
+    }
+    std::string kind = e.map.front().first.scalar;
+    table_[{kind, idx->scalar}] = std::move(e);  // add, replace and change all leave this one
+  }
 }
 
 void Importer::note_device(const Word& dev) {
@@ -1420,6 +1470,14 @@ bool Importer::actions(Cursor& c, Node& fnode, const KindOps& filter_ops) {
         return false;
       }
     }
+    // `action mirred index 7` alone binds action 7 of the table.
+    if (Node* idx = find(an, "index"); idx && body.map.empty() && an.map.size() == 1 &&
+                                       table_.count({std::string(ops->name), idx->scalar})) {
+      Node entry = mapping(aw.loc);
+      put(entry, "ref", aw.loc, scalar(std::string(ops->name) + "/" + idx->scalar, idx->loc));
+      seq->seq.push_back(std::move(entry));
+      continue;
+    }
     Options opts;
     if (!check_fields(*ops, body, opts)) return false;
     Node entry = mapping(aw.loc);
@@ -1696,6 +1754,15 @@ bool Importer::to_yaml(const std::string& source_name, std::string& yaml) {
   };
   line("# Imported by `tcsync import` from " + source_name + ".", {});
   line("version: 1", {});
+  if (!table_.empty()) {
+    line("actions:", {});
+    for (auto& [key, e] : table_) {
+      std::string entry;
+      YamlOut y(entry);
+      emit_node(e, y);
+      line("  - " + entry, e.loc);
+    }
+  }
   line("devices:", {});
   bool any = false;
   for (auto& [name, loc] : devices_) {

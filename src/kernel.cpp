@@ -41,6 +41,10 @@ class RtnlKernel final : public Kernel {
     return dump_devices(sock_, links_, devices, live, diags, terse_);
   }
 
+  bool dump_actions(ActionTable& out, Diagnostics& diags) override {
+    return dump_action_table(sock_, links_, out, diags);
+  }
+
   void set_terse_check(TerseCheck* t) override { terse_ = t; }
 
   std::vector<AckResult> send(MessageBatch& batch, const SendOptions& opts) override {

@@ -46,6 +46,12 @@ class Kernel {
   // Reads qdiscs, classes and filters of the named devices (all if empty)
   // into `live`. Devices that do not exist are reported as errors.
   virtual bool dump(const std::vector<std::string>& devices, State& live, Diagnostics& diags) = 0;
+  // Reads the action table (every action kind) into `out`; false on error.
+  // A kernel without the table (test fakes) leaves `out` as it is.
+  virtual bool dump_actions(ActionTable& out, Diagnostics& diags) {
+    (void)out, (void)diags;
+    return true;
+  }
   // The fast no-op check for the dumps that follow (dumper.h); null: off.
   virtual void set_terse_check(TerseCheck*) {}
   // Sends the batch; results has one entry per message.
@@ -56,6 +62,11 @@ class Kernel {
   virtual bool resolve_programs(State& /*desired*/, const State& /*live*/, Diagnostics& /*d*/) { return true; }
   virtual const BpfPrograms* programs() const { return nullptr; }
 };
+
+// dump() of the devices, and of the action table too when `table` is set.
+inline bool dump_state(Kernel& k, const std::vector<std::string>& devices, bool table, State& live, Diagnostics& d) {
+  return k.dump(devices, live, d) && (!table || k.dump_actions(live.actions, d));
+}
 
 // Opens rtnetlink in the current network namespace, or in `netns` (a name
 // from `ip netns`, i.e. /run/netns/NAME) when given.

@@ -104,6 +104,8 @@ struct Loader {
   void filter(const Node& n, Device& dev);
   void chain(const Node& n, Device& dev);
   bool action(const Node& n, Action& out);
+  bool reference(const Node& n, Action& out);
+  void action_table(YamlReader& r, SourceLoc loc);
 };
 
 void Loader::run(YamlReader& r) {
@@ -172,8 +174,10 @@ void Loader::run(YamlReader& r) {
       }
     } else if (key == "blocks") {
       blocks(r);
+    } else if (key == "actions") {
+      action_table(r, kloc);
     } else {
-      unknown_key(d, Node{Node::Type::Scalar, true, kloc, key, {}, {}}, "the top level", {"version", "devices", "blocks"});
+      unknown_key(d, Node{Node::Type::Scalar, true, kloc, key, {}, {}}, "the top level", {"version", "devices", "blocks", "actions"});
       r.skip_node();
     }
     if (r.failed()) return;
@@ -515,12 +519,56 @@ void Loader::klass(const Node& n, Device& dev) {
   dev.classes.push_back(std::move(c));
 }
 
+// The top-level `actions:` list: the action table (model.h ActionTable).
+// Each entry is written as a filter's action is, with an index it must have.
+void Loader::action_table(YamlReader& r, SourceLoc loc) {
+  state.actions.present = true;
+  state.actions.loc = loc;
+  list(r, "actions", [&](const Node& n) {
+    Action a;
+    if (n.find("ref")) {
+      d.error(n.loc, "'ref' refers to an action of this table from a filter; here declare the action itself");
+      return;
+    }
+    if (!action(n, a)) return;
+    if (!a.index) {
+      d.error(n.loc, "an action of the table needs an 'index' (filters refer to it as ref: " + a.kind + "/INDEX)");
+      return;
+    }
+    state.actions.actions.push_back(std::move(a));
+  });
+}
+
+// `ref: KIND/INDEX`: the filter binds action INDEX of the table.
+bool Loader::reference(const Node& n, Action& a) {
+  for (auto& [k, v] : n.map)
+    if (k.scalar != "ref") {
+      d.error(k.loc, quoted(k.scalar) + " does not go with 'ref': the table's entry declares the action");
+      return false;
+    }
+  const Node& v = *n.find("ref");
+  if (!scalar(v, "ref", d)) return false;
+  auto slash = v.scalar.find('/');
+  std::string kind = v.scalar.substr(0, slash == std::string::npos ? v.scalar.size() : slash);
+  uint64_t index = slash == std::string::npos ? 0 : parse_uint(v.scalar.substr(slash + 1)).value_or(0);
+  a.ops = find_kind(ObjType::Action, kind);
+  if (!a.ops || index == 0 || index > 0xFFFFFFFF) {
+    d.error(v.loc, "'ref' must name an action of the table as KIND/INDEX, such as mirred/7, not " + quoted(v.scalar));
+    return false;
+  }
+  a.kind = std::string(a.ops->name);
+  a.index = static_cast<uint32_t>(index);
+  a.ref = true;
+  return true;
+}
+
 bool Loader::action(const Node& n, Action& a) {
   a.loc = n.loc;
   if (!n.is_map()) {
     d.error(n.loc, "an action must be a mapping such as {mirred: {action: redirect, dev: eth1}}");
     return false;
   }
+  if (n.find("ref")) return reference(n, a);
   const Node* body = nullptr;
   for (auto& [k, v] : n.map) {
     std::string_view key = k.scalar;
@@ -555,6 +603,7 @@ bool Loader::action(const Node& n, Action& a) {
       cands.push_back("index");
       cands.push_back("cookie");
       cands.push_back("percpu_stats");
+      cands.push_back("ref");
       unknown_key(d, k, "an action (expected an action kind such as mirred)", cands);
     }
   }
@@ -909,7 +958,34 @@ bool load_reader(YamlReader& r, uint32_t file, State& out, Diagnostics& d, std::
   for (auto& b : local.blocks) derive_and_check(b, d);
   for (auto& dev : local.devices) out.devices.push_back(std::move(dev));
   for (auto& b : local.blocks) out.blocks.push_back(std::move(b));
+  if (local.actions.present) {
+    if (!out.actions.present) out.actions.loc = local.actions.loc;
+    out.actions.present = true;
+    for (auto& a : local.actions.actions) out.actions.actions.push_back(std::move(a));
+  }
   return d.error_count() == before;
+}
+
+// Across all files: table entries unique by (kind, index); every `ref`
+// names one; an index the table declares is used by `ref` only.
+void check_actions(const State& s, Diagnostics& d) {
+  std::map<std::pair<std::string, uint32_t>, const Action*> table;
+  for (auto& a : s.actions.actions)
+    if (auto [it, ok] = table.try_emplace({a.kind, *a.index}, &a); !ok)
+      d.error(a.loc, "action " + a.kind + " index " + std::to_string(*a.index) + " is already declared at " +
+                         format_location(it->second->loc));
+  for (auto* list : {&s.devices, &s.blocks})
+    for (auto& dev : *list)
+      for (auto& f : dev.filters)
+        for (auto& a : f.actions) {
+          if (!a.index) continue;
+          auto it = table.find({a.kind, *a.index});
+          if (a.ref && it == table.end())
+            d.error(a.loc, "ref " + a.kind + "/" + std::to_string(*a.index) + ": no such action in 'actions:' (declare it there)");
+          else if (!a.ref && it != table.end())
+            d.error(a.loc, "action " + a.kind + " index " + std::to_string(*a.index) + " is declared in 'actions:' at " +
+                               format_location(it->second->loc) + ": refer to it as ref: " + a.kind + "/" + std::to_string(*a.index));
+        }
 }
 
 // Across all files: a declared block is bound by some declared qdisc (the
@@ -960,7 +1036,7 @@ bool load_files(const std::vector<std::string>& paths, State& out, Diagnostics& 
     }
     ok = load_reader(r, id, out, d, declared) && ok;
   }
-  if (ok) check_blocks(out, d);
+  if (ok) check_blocks(out, d), check_actions(out, d);
   return ok && !d.has_errors();
 }
 
@@ -969,7 +1045,9 @@ bool load_text(const std::string& name, std::string text, State& out, Diagnostic
   uint32_t id = SourceFiles::instance().add_text(name, text);
   YamlReader r(id, d);
   r.open_string(std::move(text));
-  if (load_reader(r, id, out, d, declared)) check_blocks(out, d);
+  if (!load_reader(r, id, out, d, declared)) return false;
+  check_blocks(out, d);
+  check_actions(out, d);
   return !d.has_errors();
 }
 

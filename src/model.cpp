@@ -92,6 +92,10 @@ std::string describe(const Class& c) {
   return "class " + c.kind + " " + format_handle(c.classid) + " parent " + format_handle(c.parent);
 }
 
+std::string describe(const Action& a) {
+  return "action " + a.kind + (a.index ? " index " + std::to_string(*a.index) : std::string());
+}
+
 std::string describe(const Filter& f, bool on_block) {
   // Appends into one string: a plan prints this once per rule.
   std::string s;

@@ -35,6 +35,27 @@ struct Action {
   std::optional<bool> percpu_stats;
   Opaque opaque;
   SourceLoc loc;
+  // Desired: `ref: KIND/N`, the action N of the table (ActionTable) that the
+  // filter binds; the table, not the filter, declares its options.
+  bool ref = false;
+  // Live: the kernel's reference counts (tc_gen). An action made by `tc
+  // actions add` (RTM_NEWACTION) holds one reference no filter does, so
+  // refcnt > bindcnt marks a table action; bindcnt > 1: several filters share it.
+  int32_t refcnt = 0;
+  int32_t bindcnt = 0;
+  bool standalone() const { return refcnt > bindcnt; }
+};
+
+// The standalone action table of the network namespace (tc actions ...):
+// actions identified by (kind, index), shared by the filters that refer to
+// them. Desired: `present` when a file has an `actions:` section; the files
+// then own the table: a table action they do not declare is deleted once no
+// filter binds it. Live: `present` when the table was read; every action of
+// every kind then, the filters' own ones too (refcnt == bindcnt).
+struct ActionTable {
+  bool present = false;
+  std::vector<Action> actions;
+  SourceLoc loc;
 };
 
 struct Qdisc {
@@ -134,6 +155,7 @@ struct State {
   Device* find_block(uint32_t index);
   const Device* find_block(uint32_t index) const;
   Device& get_or_add_block(uint32_t index);
+  ActionTable actions;
   Device* find(const std::string& name);
   const Device* find(const std::string& name) const;
   Device& get_or_add(const std::string& name);
@@ -148,6 +170,8 @@ std::string describe(const Chain& c, bool on_block = false);  // "chain 5 ingres
 // The blocks a hook qdisc (clsact, ingress) binds: its ingress_block and
 // egress_block, 0 when it has none.
 std::pair<uint32_t, uint32_t> bound_blocks(const Qdisc& q);
+std::string describe(const Filter& f);
+std::string describe(const Action& a);  // "action mirred index 7"
 std::string describe_filter_parent(uint32_t parent);
 std::string format_filter_handle(const KindOps* ops, uint32_t h);
 std::optional<uint32_t> parse_filter_handle(const KindOps* ops, std::string_view s);

@@ -41,8 +41,10 @@ static void append_step(std::string& out, const Step& s, const PrintOptions& o) 
   if (o.color) out += col;
   out += sign(s.op);
   out += ' ';
-  out += s.device;
-  out += ": ";
+  if (!s.device.empty()) {  // (the action table belongs to no device)
+    out += s.device;
+    out += ": ";
+  }
   out += s.what();
   if (o.color) out += "\033[0m";
   if (!s.reason.empty() && s.reason != "new") {

@@ -63,6 +63,7 @@ std::string yaml_json_schema() {
     if (k->obj == ObjType::Filter) filter_kinds += std::string(filter_kinds.empty() ? "" : ", ") + "{\"required\": [\"" + std::string(k->name) + "\"]}";
     if (k->obj == ObjType::Action) action_kinds += std::string(action_kinds.empty() ? "" : ", ") + "{\"required\": [\"" + std::string(k->name) + "\"]}";
   }
+  action_kinds += ", {\"required\": [\"ref\"]}";
   return R"({
   "$schema": "https://json-schema.org/draft/2020-12/schema",
   "$id": "https://tcsync.invalid/schemas/tcsync.schema.json",
@@ -73,6 +74,11 @@ std::string yaml_json_schema() {
   "required": ["version", "devices"],
   "properties": {
     "version": {"enum": [1, "1"]},
+    "actions": {
+      "description": "The action table (tc actions): actions filters share by `ref: KIND/INDEX`. With this section the files own the table: a table action they do not declare is deleted once no filter binds it.",
+      "type": ["array", "null"],
+      "items": {"allOf": [{"$ref": "#/$defs/action"}, {"required": ["index"], "not": {"required": ["ref"]}}]}
+    },
     "devices": {
       "type": "object",
       "propertyNames": {"pattern": "^[^/ \t:]{1,15}$"},
@@ -151,6 +157,7 @@ std::string yaml_json_schema() {
         "index": {"type": "integer", "minimum": 1},
         "cookie": {"type": "string", "pattern": "^([0-9a-fA-F]{2}){1,16}$"},
         "percpu_stats": {"type": "boolean"},
+        "ref": {"type": "string", "pattern": "^[a-z_]+/[1-9][0-9]*$", "description": "An action of the table (top-level actions), as KIND/INDEX."},
 )" + actions + R"(
       }
     }

@@ -5,7 +5,17 @@
 #include <linux/pkt_cls.h>
 #include <linux/pkt_sched.h>
 #include <linux/rtnetlink.h>
+#include <linux/tc_act/tc_connmark.h>
+#include <linux/tc_act/tc_csum.h>
+#include <linux/tc_act/tc_gact.h>
 #include <linux/tc_act/tc_mirred.h>
+#include <linux/tc_act/tc_mpls.h>
+#include <linux/tc_act/tc_nat.h>
+#include <linux/tc_act/tc_sample.h>
+#include <linux/tc_act/tc_skbedit.h>
+#include <linux/tc_act/tc_skbmod.h>
+#include <linux/tc_act/tc_tunnel_key.h>
+#include <linux/tc_act/tc_vlan.h>
 
 #include <algorithm>
 
@@ -74,6 +84,58 @@ void write_options(MsgWriter& w, const KindOps& ops, const Options& o, const Kin
   w.nest_end(nest);
 }
 
+// The size of a kind's parameter struct (the attribute action_parms_attr
+// names): a reference sends it zeroed but for the index, as tc does for
+// `action mirred index 7` (the kernel's policies want the whole struct).
+size_t action_parms_size(std::string_view kind) {
+  static const std::pair<std::string_view, size_t> sizes[] = {
+      {"connmark", sizeof(tc_connmark)}, {"csum", sizeof(tc_csum)},       {"gact", sizeof(tc_gact)},
+      {"mirred", sizeof(tc_mirred)},     {"mpls", sizeof(tc_mpls)},       {"nat", sizeof(tc_nat)},
+      {"police", sizeof(tc_police)},     {"sample", sizeof(tc_sample)},   {"skbedit", sizeof(tc_skbedit)},
+      {"skbmod", sizeof(tc_skbmod)},     {"tunnel_key", sizeof(tc_tunnel_key)}, {"vlan", sizeof(tc_vlan)},
+  };
+  for (auto& [k, n] : sizes)
+    if (k == kind) return n;
+  return 0;
+}
+
+// One entry of an action list: { KIND, OPTIONS {...}, COOKIE?, FLAGS? }.
+void write_one_action(MsgWriter& w, uint16_t prio, const Action& a, const LinkNames* links, Diagnostics& d,
+                      const Opaque& cookie) {
+  size_t one = w.nest_begin(prio);
+  w.attr_str(TCA_ACT_KIND, a.kind);
+  if (a.ref) {
+    // A reference binds the table's action: the index alone says which.
+    size_t opts = w.nest_begin(TCA_ACT_OPTIONS | NLA_F_NESTED);
+    std::vector<uint8_t> parms(std::max<size_t>(action_parms_size(a.kind), sizeof(uint32_t)));
+    uint32_t index = a.index.value_or(0);
+    std::memcpy(parms.data(), &index, sizeof index);
+    if (a.ops && a.ops->action_parms_attr) w.attr(a.ops->action_parms_attr, parms.data(), parms.size());
+    w.nest_end(opts);
+    w.nest_end(one);
+    return;
+  }
+  KindCtx ctx;
+  ctx.action_index = a.index.value_or(0);
+  ctx.links = links;
+  ctx.diags = &d;
+  ctx.loc = a.loc;
+  if (a.ops && a.ops->encode) {
+    size_t opts = w.nest_begin(TCA_ACT_OPTIONS | NLA_F_NESTED);
+    a.ops->encode(a.opts, ctx, w);
+    w.nest_end(opts);
+  } else if (!a.opaque.empty()) {
+    w.attr(TCA_ACT_OPTIONS | NLA_F_NESTED, a.opaque.data(), a.opaque.size());
+  }
+  if (!cookie.empty()) w.attr(TCA_ACT_COOKIE, cookie.data(), cookie.size());
+  if (!a.percpu_stats.value_or(false)) {
+    // What tc sends for `no_percpu`, after the cookie as tc places it.
+    nla_bitfield32 flags{TCA_ACT_FLAGS_NO_PERCPU_STATS, TCA_ACT_FLAGS_NO_PERCPU_STATS};
+    w.attr(TCA_ACT_FLAGS, &flags, sizeof flags);
+  }
+  w.nest_end(one);
+}
+
 // The action list of a filter:
 //   [filter's ACT attr] { [1] { KIND, OPTIONS {...}, COOKIE? }, [2] {...} }
 // `fingerprint` (fingerprint.h) goes in the first action's cookie.
@@ -82,30 +144,18 @@ void write_actions(MsgWriter& w, uint16_t attr, const std::vector<Action>& actio
   size_t list = w.nest_begin(attr);
   uint16_t prio = 1;
   for (const Action& a : actions) {
-    size_t one = w.nest_begin(prio++);
-    w.attr_str(TCA_ACT_KIND, a.kind);
-    KindCtx ctx;
-    ctx.action_index = a.index.value_or(0);
-    ctx.links = links;
-    ctx.diags = &d;
-    ctx.loc = a.loc;
-    if (a.ops && a.ops->encode) {
-      size_t opts = w.nest_begin(TCA_ACT_OPTIONS | NLA_F_NESTED);
-      a.ops->encode(a.opts, ctx, w);
-      w.nest_end(opts);
-    } else if (!a.opaque.empty()) {
-      w.attr(TCA_ACT_OPTIONS | NLA_F_NESTED, a.opaque.data(), a.opaque.size());
-    }
-    const Opaque& cookie = a.cookie.empty() && &a == &actions.front() ? fingerprint : a.cookie;
-    if (!cookie.empty()) w.attr(TCA_ACT_COOKIE, cookie.data(), cookie.size());
-    if (!a.percpu_stats.value_or(false)) {
-      // What tc sends for `no_percpu`, after the cookie as tc places it.
-      nla_bitfield32 flags{TCA_ACT_FLAGS_NO_PERCPU_STATS, TCA_ACT_FLAGS_NO_PERCPU_STATS};
-      w.attr(TCA_ACT_FLAGS, &flags, sizeof flags);
-    }
-    w.nest_end(one);
+    const Opaque& cookie = a.cookie.empty() && &a == &actions.front() && !a.ref ? fingerprint : a.cookie;
+    write_one_action(w, prio++, a, links, d, cookie);
   }
   w.nest_end(list);
+}
+
+size_t begin_tca(MsgWriter& w, uint16_t type, uint16_t flags) {
+  size_t off = w.begin_message(type, flags, 0);
+  tcamsg t{};
+  t.tca_family = AF_UNSPEC;
+  w.put_struct(t);
+  return off;
 }
 
 }  // namespace
@@ -191,6 +241,39 @@ size_t encode_chain(MsgWriter& w, Op op, const Chain& c, uint32_t ifindex, const
     if (c.ops->encode) c.ops->encode(c.opts, ctx, w);
     w.nest_end(nest);
   }
+  w.end_message(off);
+  return off;
+}
+
+size_t encode_action(MsgWriter& w, Op op, const Action& a, const LinkNames* links, Diagnostics& d) {
+  uint16_t type = op == Op::Delete ? RTM_DELACTION : RTM_NEWACTION;
+  size_t off = begin_tca(w, type, op_flags(op == Op::Change ? Op::Replace : op));
+  size_t tab = w.nest_begin(TCA_ACT_TAB);
+  if (op == Op::Delete) {
+    size_t one = w.nest_begin(1);
+    w.attr_str(TCA_ACT_KIND, a.kind);
+    w.attr_u32(TCA_ACT_INDEX, a.index.value_or(0));
+    w.nest_end(one);
+  } else {
+    Action plain = a;
+    plain.ref = false;
+    write_one_action(w, 1, plain, links, d, a.cookie);
+  }
+  w.nest_end(tab);
+  w.end_message(off);
+  return off;
+}
+
+size_t encode_action_dump_request(MsgWriter& w, std::string_view kind) {
+  size_t off = begin_tca(w, RTM_GETACTION, NLM_F_REQUEST | NLM_F_DUMP);
+  size_t tab = w.nest_begin(TCA_ACT_TAB);
+  size_t one = w.nest_begin(1);
+  w.attr_str(TCA_ACT_KIND, kind);
+  w.nest_end(one);
+  w.nest_end(tab);
+  // More than TCA_ACT_MAX_PRIO (32) actions a message: fewer round trips.
+  nla_bitfield32 flags{TCA_ACT_FLAG_LARGE_DUMP_ON, TCA_ACT_FLAG_LARGE_DUMP_ON};
+  w.attr(TCA_ROOT_FLAGS, &flags, sizeof flags);
   w.end_message(off);
   return off;
 }
@@ -284,7 +367,17 @@ void decode_actions(std::span<const uint8_t> list, const LinkNames* links, std::
           AttrTable ot(o->data, std::max(a.ops->action_parms_attr, a.ops->action_parms_attr_ex));
           auto* p = ot.get(a.ops->action_parms_attr);
           if (!p && a.ops->action_parms_attr_ex) p = ot.get(a.ops->action_parms_attr_ex);
-          if (p) a.index = p->as<TcGen>().index;
+          if (p) {
+            a.index = p->as<TcGen>().index;
+            // struct tc_police keeps its counts elsewhere than tc_gen.
+            if (a.kind == "police") {
+              auto pp = p->as<tc_police>();
+              a.refcnt = pp.refcnt, a.bindcnt = pp.bindcnt;
+            } else {
+              auto g = p->as<TcGen>();
+              a.refcnt = g.refcnt, a.bindcnt = g.bindcnt;
+            }
+          }
         }
       }
     }
@@ -299,6 +392,19 @@ void decode_actions(std::span<const uint8_t> list, const LinkNames* links, std::
 }
 
 }  // namespace
+
+bool decode_action_msg(std::span<const uint8_t> msg, const LinkNames* links, std::vector<Action>& out) {
+  size_t hdr = NLMSG_ALIGN(sizeof(nlmsghdr)) + NLMSG_ALIGN(sizeof(tcamsg));
+  if (msg.size() < hdr) return false;
+  uint32_t len;
+  std::memcpy(&len, msg.data(), 4);
+  if (len > msg.size() || len < hdr) return false;
+  AttrTable tb(msg.subspan(hdr, len - hdr), TCA_ROOT_MAX);
+  auto* tab = tb.get(TCA_ACT_TAB);
+  if (!tab) return false;
+  decode_actions(tab->data, links, out);
+  return true;
+}
 
 bool decode_qdisc(std::span<const uint8_t> msg, const LinkNames* links, Qdisc& out, Decoded& info) {
   TcView v;

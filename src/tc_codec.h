@@ -32,6 +32,11 @@ size_t encode_filter_group_delete(MsgWriter& w, const FilterKey& k, std::string_
 // [protocol P] [KIND KEYS]`: TCA_CHAIN always, then the template's TCA_KIND
 // and TCA_OPTIONS. A delete flushes the chain's filters.
 size_t encode_chain(MsgWriter& w, Op op, const Chain& c, uint32_t ifindex, const LinkNames* links, Diagnostics& d);
+// The action table (tc actions ...): add (create, or fail if the index is
+// taken), replace (change in place, by index) and delete (by kind and index).
+size_t encode_action(MsgWriter& w, Op op, const Action& a, const LinkNames* links, Diagnostics& d);
+// RTM_GETACTION of one kind's table, many actions a message.
+size_t encode_action_dump_request(MsgWriter& w, std::string_view kind);
 
 // Dump requests (NLM_F_DUMP) for one device (ifindex 0: all devices).
 // terse (filters): TCA_DUMP_FLAGS_TERSE, handles and action cookies only.
@@ -47,5 +52,7 @@ bool decode_qdisc(std::span<const uint8_t> msg, const LinkNames* links, Qdisc& o
 bool decode_class(std::span<const uint8_t> msg, const LinkNames* links, Class& out, Decoded& info);
 bool decode_filter(std::span<const uint8_t> msg, const LinkNames* links, Filter& out, Decoded& info);
 bool decode_chain(std::span<const uint8_t> msg, const LinkNames* links, Chain& out, Decoded& info);
+// One RTM_NEWACTION message of a table dump: its actions appended to `out`.
+bool decode_action_msg(std::span<const uint8_t> msg, const LinkNames* links, std::vector<Action>& out);
 
 }  // namespace tcsync

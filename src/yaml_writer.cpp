@@ -162,6 +162,12 @@ void write_class(const Class& c, YamlOut& y) {
 
 static void write_action(const Action& a, YamlOut& y) {
   y.map_begin();
+  if (a.ref) {
+    y.key("ref");
+    y.str(a.kind + "/" + std::to_string(a.index.value_or(0)));
+    y.map_end();
+    return;
+  }
   y.key(a.kind);
   y.map_begin();
   if (a.ops) write_fields(*a.ops, a.opts, y);
@@ -262,7 +268,19 @@ static void write_chain(const Chain& c, YamlOut& y, bool on_block) {
 }
 
 std::string write_state_yaml(const State& s) {
-  std::string out = s.devices.empty() ? "version: 1\ndevices: {}\n" : "version: 1\ndevices:\n";
+  std::string out = "version: 1\n";
+  // The table only when it holds something: an empty `actions:` would own
+  // the table (delete what others create there).
+  if (s.actions.present && !s.actions.actions.empty()) {
+    out += "actions:\n";
+    for (auto& a : s.actions.actions) {
+      out += "  - ";
+      YamlOut y(out);
+      write_action(a, y);
+      out += "\n";
+    }
+  }
+  out += s.devices.empty() ? "devices: {}\n" : "devices:\n";
   for (auto& d : s.devices) {
     out += "  " + yaml_scalar(d.name) + ":";
     auto chains = explicit_chains(d);

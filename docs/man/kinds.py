@@ -73,7 +73,7 @@ def render(schema):
         out += (fields(f.get("properties", {}), f.get("required", []), set()) or ["No options."]) + [""]
     out += ["## Action kinds", "", "An entry of **actions** names its kind by a key: **{mirred: {...}}**, and so on.", ""]
     for name, a in d["action"]["properties"].items():
-        if name in ("index", "cookie", "percpu_stats"):
+        if name in ("index", "cookie", "percpu_stats", "ref"):
             continue
         out += ["### action %s" % name, "", a.get("description", ""), ""]
         out += (fields(a.get("properties", {}), a.get("required", []), set()) or ["No options."]) + [""]

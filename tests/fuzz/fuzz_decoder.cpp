@@ -1,6 +1,6 @@
 // libFuzzer target: the netlink decoder gets bytes as a kernel dump would
 // (one message per input, its first byte choosing qdisc, class or filter,
-// or from 0xF0 a chain); it must never crash, and what it decodes must encode and decode
+// or from 0xF0 a chain, or 3: an action table message); it must never crash, and what it decodes must encode and decode
 // again to the same model.
 #include <linux/netlink.h>
 
@@ -33,7 +33,7 @@ bool same(const KindOps* ops, const T& a, const T& b) {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size < 1) return 0;
-  int which = data[0] % 3;
+  int which = data[0] == 3 ? 3 : data[0] % 3;
   // A message: nlmsghdr with a true length, then the fuzzer's bytes.
   std::vector<uint8_t> msg(sizeof(nlmsghdr) + size - 1);
   nlmsghdr h{};
@@ -60,6 +60,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (!decode_class(msg, &links, c, info) || !c.ops) return 0;
     encode_class(w, Op::Add, c, 7, &links, d);
     if (!decode_class(buf, &links, back, info) || !same(c.ops, c, back)) abort();
+  } else if (which == 3) {
+    std::vector<Action> acts;
+    if (!decode_action_msg(msg, &links, acts)) return 0;
+    for (auto& a : acts) {
+      a.index = a.index.value_or(1);
+      encode_action(w, Op::Replace, a, &links, d);
+    }
   } else {
     Filter f, back;
     if (!decode_filter(msg, &links, f, info) || !f.ops) return 0;

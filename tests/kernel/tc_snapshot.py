@@ -6,7 +6,8 @@ plain diff. tc is the reference here: tcsync's own code is not used.
 usage: tc_snapshot.py NETNS
 TC_SNAPSHOT_DROP=key,key... drops more keys (the fault tests drop the
 action `index`: the kernel numbers each action it creates, and an action
-replaced and replaced back gets a new number that no file declares).
+replaced and replaced back gets a new number that no file declares). The
+index of an action one rule holds alone is always dropped (see clean).
 """
 import json
 import os
@@ -46,8 +47,14 @@ FINGERPRINT = "74637301"
 
 def clean(v):
     if isinstance(v, dict):
+        # The number of an action only one rule holds (ref = bind = 1) is the
+        # kernel's bookkeeping: no file names it (tcsync dump leaves it out),
+        # and re-created it is whatever number is free then. Shared actions
+        # and table actions (ref > bind) keep theirs: that is the sharing.
+        private = v.get("ref") == 1 and v.get("bind") == 1
         return {k: clean(x) for k, x in sorted(v.items()) if k not in DROP and not (
-            k == "cookie" and isinstance(x, str) and len(x) == 32 and x.startswith(FINGERPRINT))}
+            k == "cookie" and isinstance(x, str) and len(x) == 32 and x.startswith(FINGERPRINT)) and not (
+            k == "index" and private)}
     if isinstance(v, list):
         return [clean(x) for x in v]
     return v
