@@ -3,7 +3,7 @@
 network namespaces (root needed). Prints one table per rule set with the
 median wall/user/sys time and peak RSS of each tool and the ratios.
 
-usage: bench/run.py [--runs R] [--scenarios LIST] [--keep DIR] TCSYNC SET...
+usage: bench/run.py [--runs R] [--scenarios LIST] [--keep DIR] [--table] TCSYNC SET...
        bench/run.py --check TCSYNC SET...
 
 SET is KIND:N with KIND u32 or htb (see gen.py) and N a count such as 10k,
@@ -27,6 +27,7 @@ SET is KIND:N with KIND u32 or htb (see gen.py) and N a count such as 10k,
           of qdisc, class and filter show), both written to /dev/null
   diff    `tcsync diff F.yaml` (plan text to /dev/null) in an empty namespace,
           and `tcsync validate F.yaml` (the loader alone) for scale
+--table writes the YAML as rule tables (gen.py --table; README "Rule tables").
 --check applies each SET once with tc -b and once with tcsync in two
 namespaces and compares tests/kernel/tc_snapshot.py of both (use at 10k).
 
@@ -132,9 +133,10 @@ def parse_n(s):
 
 
 def generate(kind, n):
-    prefix = os.path.join(WORK, "%s-%d" % (kind, n))
+    prefix = os.path.join(WORK, "%s-%d%s" % (kind, n, "-table" if ARGS.table else ""))
     if not os.path.exists(prefix + ".meta"):
-        t = timed([sys.executable, os.path.join(HERE, "gen.py"), kind, str(n), prefix, "--change", "1"])
+        t = timed([sys.executable, os.path.join(HERE, "gen.py"), kind, str(n), prefix, "--change", "1"] +
+                  (["--table"] if ARGS.table else []))
         log("generated %s %d in %.1f s: yaml %.1f MB, tc batch %.1f MB" % (
             kind, n, t["wall"], os.path.getsize(prefix + ".yaml") / 1e6, os.path.getsize(prefix + ".tc") / 1e6))
     return prefix, read_meta(prefix)
@@ -329,6 +331,7 @@ def main():
     ap.add_argument("--scenarios", default="apply,noop,change,dump,diff")
     ap.add_argument("--keep", help="generate into (and keep) this directory")
     ap.add_argument("--check", action="store_true")
+    ap.add_argument("--table", action="store_true", help="the YAML as rule tables")
     ap.add_argument("tcsync")
     ap.add_argument("sets", nargs="+")
     ARGS = ap.parse_args()
@@ -357,8 +360,9 @@ def main():
     print("kernel: %s; tc: %s; cpus: %d; load before: %s" % (
         platform.release(), sh("tc", "-V", capture_output=True, text=True).stdout.strip(), os.cpu_count(),
         open("/proc/loadavg").read().split()[0]))
-    print("command: bench/run.py --runs %d --scenarios %s %s %s" % (ARGS.runs, ARGS.scenarios, ARGS.tcsync,
-                                                                   " ".join(ARGS.sets)))
+    print("command: bench/run.py --runs %d --scenarios %s%s %s %s" % (ARGS.runs, ARGS.scenarios,
+                                                                     " --table" if ARGS.table else "", ARGS.tcsync,
+                                                                     " ".join(ARGS.sets)))
     print()
     print("medians of %d runs; cells: wall / user / sys (s) / peak RSS (MB)" % ARGS.runs)
     print()

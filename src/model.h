@@ -165,13 +165,12 @@ struct State {
 std::string describe(const Qdisc& q);
 std::string describe(const Class& c);
 std::string describe(const Filter& f, bool on_block = false);
-std::string block_name(uint32_t index);
-std::string describe(const Chain& c, bool on_block = false);  // "chain 5 ingress (template flower)"  // "block 22"
+std::string describe(const Chain& c, bool on_block = false);  // "chain 5 ingress (template flower)"
+std::string describe(const Action& a);                        // "action mirred index 7"
+std::string block_name(uint32_t index);                       // "block 22"
 // The blocks a hook qdisc (clsact, ingress) binds: its ingress_block and
 // egress_block, 0 when it has none.
 std::pair<uint32_t, uint32_t> bound_blocks(const Qdisc& q);
-std::string describe(const Filter& f);
-std::string describe(const Action& a);  // "action mirred index 7"
 std::string describe_filter_parent(uint32_t parent);
 std::string format_filter_handle(const KindOps* ops, uint32_t h);
 std::optional<uint32_t> parse_filter_handle(const KindOps* ops, std::string_view s);
