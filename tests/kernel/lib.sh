@@ -54,6 +54,17 @@ t() { tc -n "$NS" "$@"; }
 # The whole tc state of the namespace as normalized JSON (tc is the reference).
 snapshot() { python3 "$(dirname "${BASH_SOURCE[0]}")/tc_snapshot.py" "$NS"; }
 
+# The kernel unbinds a deleted rule's actions after an RCU grace period: a
+# flush right after the rules go may meet them still bound (EPERM). Retry.
+flush_actions() {
+  local i
+  for i in $(seq 50); do
+    tc -n "$NS" actions flush action "$1" 2>/dev/null && return 0
+    sleep 0.1
+  done
+  tc -n "$NS" actions flush action "$1"
+}
+
 pass() { echo "ok - $*"; }
 fail() { echo "not ok - $*"; FAILS=$((FAILS + 1)); }
 

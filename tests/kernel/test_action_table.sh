@@ -56,7 +56,7 @@ expect_rc 0 ts diff "$TMP/dump.yaml"
 
 # Flush filters and actions; apply the dump; tc sees the same.
 t qdisc del dev v0 clsact
-t actions flush action mirred
+flush_actions mirred
 [ -z "$(tc -n "$NS" actions ls action mirred | grep index || true)" ] && pass "flushed" || fail "actions left after flush"
 expect_rc 0 ts apply "$TMP/dump.yaml"
 expect_contains "+ action mirred index 7"
@@ -108,6 +108,11 @@ expect_rc 0 ts diff "$TMP/no7.yaml"
 expect_contains "in sync"
 # ... and once nothing binds it, it goes.
 t qdisc del dev v2 clsact
+# (the kernel unbinds after an RCU grace period: wait for bind 0)
+for i in $(seq 50); do
+  t -j actions get action mirred index 9 | grep -c '"bind":0' >/dev/null && break
+  sleep 0.1
+done
 expect_rc 2 ts diff "$TMP/no7.yaml"
 expect_contains "- action mirred index 9  (not in the file)"
 expect_rc 0 ts apply "$TMP/no7.yaml"

@@ -38,8 +38,8 @@ expect_contains "{ref: police/6}"
 expect_contains "index: 9"
 
 t qdisc del dev v0 clsact
-t actions flush action gact
-t actions flush action police
+flush_actions gact
+flush_actions police
 expect_rc 0 ts apply "$TMP/dump.yaml"
 snapshot >"$TMP/after.txt"
 actions >"$TMP/after.act"
