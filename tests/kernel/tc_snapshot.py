@@ -36,13 +36,14 @@ def tc(ns, *args):
         # tcsync's fingerprint cookies are dropped here too (see below).
         out = subprocess.run(["tc", "-n", ns, *args], check=True, capture_output=True, text=True).stdout
         lines = (l.strip() for l in out.splitlines())
-        return sorted(l for l in lines if l and not (l.startswith("cookie " + FINGERPRINT) and len(l) == 7 + 32))
+        return sorted(l for l in lines if l and not (l.startswith(tuple("cookie " + f for f in FINGERPRINTS)) and len(l) == 7 + 32))
 
 
 # tcsync's fingerprint of a flower/matchall rule (src/fingerprint.h): a
-# 16-byte action cookie starting with "tcs" 0x01, tcsync's bookkeeping like
-# a reference count, not configuration; a user's cookie is kept.
-FINGERPRINT = "74637301"
+# 16-byte action cookie starting with "tcs" and a format version (1, 2),
+# tcsync's bookkeeping like a reference count, not configuration; a user's
+# cookie is kept.
+FINGERPRINTS = ("74637301", "74637302")
 
 
 def clean(v):
@@ -53,7 +54,7 @@ def clean(v):
         # and table actions (ref > bind) keep theirs: that is the sharing.
         private = v.get("ref") == 1 and v.get("bind") == 1
         return {k: clean(x) for k, x in sorted(v.items()) if k not in DROP and not (
-            k == "cookie" and isinstance(x, str) and len(x) == 32 and x.startswith(FINGERPRINT)) and not (
+            k == "cookie" and isinstance(x, str) and len(x) == 32 and x.startswith(FINGERPRINTS)) and not (
             k == "index" and private)}
     if isinstance(v, list):
         return [clean(x) for x in v]

@@ -26,7 +26,7 @@ chains_snapshot() {
 import json, sys
 drop = {"stats", "ref", "bind", "not_in_hw", "installed", "last_used", "first_used", "expires", "in_hw", "in_hw_count"}
 def clean(v):
-    if isinstance(v, dict): return {k: clean(x) for k, x in sorted(v.items()) if k not in drop and not (k == "cookie" and x.startswith("74637301"))}
+    if isinstance(v, dict): return {k: clean(x) for k, x in sorted(v.items()) if k not in drop and not (k == "cookie" and x.startswith(("74637301", "74637302")))}
     if isinstance(v, list): return [clean(x) for x in v]
     return v
 t = sys.stdin.read().strip()

@@ -170,7 +170,8 @@ TEST_CASE("red: probability is printed as the shortest decimal that reads back")
   // the default is tc's 0.02 and dump leaves it out
   Qdisc d = load_qdisc("red", "limit: 60000, avpkt: 1000");
   CHECK(!d.opts.has(f));
-  AttrTable tb(body(d), TCA_RED_MAX);
+  auto bytes = body(d);  // kept alive: the table points into it
+  AttrTable tb(bytes, TCA_RED_MAX);
   CHECK(tb.get(TCA_RED_MAX_P)->u32() == 85899345u);
 }
 
