@@ -195,11 +195,13 @@ void deatomize(State& live) {
     for (auto& [hook, s] : hooks) clean = clean && s.has_value();
     for (auto& f : dev.filters)
       clean = clean && (switch_slot(f) || inside_slot(f, *hooks[f.key.parent]));
-    // The slot's chains as the kernel lists them (made for the slot's rules
-    // and the switch's goto): part of the switching, not the file's chains.
+    // Chain 0 (the switch's) and the slot's chains as the kernel lists them
+    // (made for the slot's rules and the switch's goto): part of the
+    // switching, not the file's chains.
     auto slot_chain = [&](const Chain& c) {
       auto h = hooks.find(c.parent);
       if (h == hooks.end() || !h->second || !c.kind.empty()) return false;
+      if (c.index == 0) return true;
       uint32_t base = kSlotBase[*h->second];
       return c.index >= base && c.index - base < kAtomicChainLimit;
     };
