@@ -13,6 +13,7 @@
 #include <set>
 #include <unordered_map>
 
+#include "chunk_reader.h"
 #include "handle.h"
 #include "links.h"
 #include "tc_codec.h"
@@ -56,10 +57,11 @@ bool run_dump(NlSocket& sock, std::vector<uint8_t>& request, std::vector<uint8_t
     out.error = static_cast<int>(-r), out.message = "sendmsg: " + errno_text(out.error);
     return false;
   }
-  if (rx.size() < kDumpBuffer) rx.resize(kDumpBuffer);
+  ChunkReader reader(sock, seq, rx);
   for (;;) {
     bool truncated = false;
-    ssize_t n = sock.recv(rx.data(), rx.size(), 0, &truncated);
+    std::span<const uint8_t> d;
+    ssize_t n = reader.next(d, truncated);
     if (n < 0) {
       // Dumps are flow-controlled by the kernel; ENOBUFS here means a
       // message was lost all the same, so the dump cannot be trusted.
@@ -67,10 +69,9 @@ bool run_dump(NlSocket& sock, std::vector<uint8_t>& request, std::vector<uint8_t
       return false;
     }
     if (truncated) {
-      out.error = EMSGSIZE, out.message = "a dump chunk did not fit the " + std::to_string(rx.size()) + "-byte buffer";
+      out.error = EMSGSIZE, out.message = "a dump chunk did not fit the " + std::to_string(kDumpBuffer) + "-byte buffer";
       return false;
     }
-    std::span<const uint8_t> d(rx.data(), static_cast<size_t>(n));
     size_t pos = 0;
     while (pos + sizeof(nlmsghdr) <= d.size()) {
       nlmsghdr h;
