@@ -16,6 +16,7 @@
 #include "applier.h"
 #include "atomic.h"
 #include "differ.h"
+#include "dump_ahead.h"
 #include "dumper.h"
 #include "fingerprint.h"
 #include "import_tc.h"
@@ -36,31 +37,45 @@ void print_diags(const Diagnostics& d, const CommonOptions& o) {
     std::cerr << "tcsync: too many errors, stopped after " << Diagnostics::kMaxErrors << "\n";
 }
 
-bool load(const std::vector<std::string>& files, State& s, Diagnostics& d) {
+bool load(const std::vector<std::string>& files, State& s, Diagnostics& d, const DeviceHook& on_device = {}) {
   if (files.empty()) {
     d.error({}, "no file given");
     return false;
   }
-  return load_files(files, s, d);
+  return load_files(files, s, d, on_device);
 }
 
 // Everything needed to plan against the kernel; errors printed by the caller.
 struct Session {
   State desired, live;
   std::unique_ptr<Kernel> kernel;
+  TerseCheck terse;
+  // Destroyed first (it may still be dumping into live with kernel).
+  std::unique_ptr<DumpAhead> ahead;
   Plan plan;
 };
 
-// Loads the files and opens the kernel (entering the namespace); checks
-// that every declared device exists.
-bool open_session(const std::vector<std::string>& files, const CommonOptions& o, Session& s, Diagnostics& d) {
+// Opens the kernel (entering the namespace) and loads the files; checks
+// that every declared device exists. With `start_ahead`, the devices are
+// dumped while the files load (dump_ahead.h); it runs at the first device
+// and says whether that may begin now.
+bool open_session(const std::vector<std::string>& files, const CommonOptions& o, Session& s, Diagnostics& d,
+                  std::function<bool()> start_ahead = {}) {
   auto t0 = std::chrono::steady_clock::now();
-  if (!load(files, s.desired, d)) return false;
+  s.kernel = open_kernel(o.netns, d);
+  DeviceHook hook;
+  if (s.kernel) {
+    if (!o.deep) s.kernel->set_terse_check(&s.terse);
+    if (start_ahead) {
+      s.ahead = std::make_unique<DumpAhead>(*s.kernel, s.live, std::move(start_ahead));
+      hook = [&s](const std::string& name) { s.ahead->named(name); };
+    }
+  }
+  // Loaded even without a kernel: the file's errors are worth knowing too.
+  if (!load(files, s.desired, d, hook) || !s.kernel) return false;
   stamp_fingerprints(s.desired);
   if (o.verbose)
     std::fprintf(stderr, "tcsync: load %.3fs\n", std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-  s.kernel = open_kernel(o.netns, d);
-  if (!s.kernel) return false;
   for (auto& dev : s.desired.devices)
     if (!s.kernel->links().index_of(dev.name))
       d.error(dev.loc, "device '" + dev.name + "' does not exist" + (o.netns ? " in network namespace " + *o.netns : std::string()));
@@ -78,20 +93,25 @@ void warn_plan_now(const Session& s, const CommonOptions& o) {
 // Reads the declared devices' live state and plans.
 bool read_and_plan(Session& s, Diagnostics& d, const CommonOptions& o) {
   auto t0 = std::chrono::steady_clock::now();
-  std::vector<std::string> names;
+  std::vector<std::string> names, rest;
+  for (auto& dev : s.desired.devices) names.push_back(dev.name);
+  bool dumped = true;
+  if (s.ahead) {
+    dumped = s.ahead->finish(names, rest, d);
+    s.ahead.reset();
+  } else {
+    rest = names;
+  }
   // Every declared device is in the live state, empty or not: the plan back
   // (rollback) must know that a device had nothing.
-  for (auto& dev : s.desired.devices) {
-    names.push_back(dev.name);
-    s.live.get_or_add(dev.name);
-  }
+  for (auto& name : names) s.live.get_or_add(name);
   // Declared blocks too: the dump reads them (if a qdisc binds them).
   for (auto& b : s.desired.blocks) s.live.get_or_add_block(b.block);
-  TerseCheck terse{&s.desired};
-  if (!o.deep) s.kernel->set_terse_check(&terse);
-  // The action table is read when the files declare one (they own it then).
-  bool dumped = dump_state(*s.kernel, names, s.desired.actions.present, s.live, d);
-  s.kernel->set_terse_check(nullptr);  // apply's verify reads everything
+  dumped = dumped && (rest.empty() || s.kernel->dump_part(rest, s.live, d, DumpPart::Devices)) &&
+           s.kernel->dump_part({}, s.live, d, DumpPart::Blocks) && s.kernel->settle_terse(s.desired, s.live, d) &&
+           // The action table is read when the files declare one (they own it then).
+           (!s.desired.actions.present || s.kernel->dump_actions(s.live.actions, d));
+  s.kernel->set_terse_check(nullptr);
   if (!dumped) return false;
   // Before the differ: it compares bpf programs by the tags this records.
   if (!s.kernel->resolve_programs(s.desired, s.live, d)) return false;
@@ -111,15 +131,15 @@ bool read_and_plan(Session& s, Diagnostics& d, const CommonOptions& o) {
     std::fprintf(stderr, "tcsync: dump of %zu objects %.3fs, plan of %zu steps %.3fs\n", n,
                  std::chrono::duration<double>(t1 - t0).count(), s.plan.steps.size(),
                  std::chrono::duration<double>(t2 - t1).count());
-    if (terse.blocks || terse.fallbacks)
+    if (s.terse.blocks || s.terse.fallbacks)
       std::fprintf(stderr, "tcsync: fingerprints: %zu filters in %zu blocks unchanged (terse dump), %zu blocks read in full\n",
-                   terse.filters, terse.blocks, terse.fallbacks);
+                   s.terse.filters, s.terse.blocks, s.terse.fallbacks);
   }
   return true;
 }
 
 bool prepare(const std::vector<std::string>& files, const CommonOptions& o, Session& s, Diagnostics& d) {
-  return open_session(files, o, s, d) && read_and_plan(s, d, o);
+  return open_session(files, o, s, d, [] { return true; }) && read_and_plan(s, d, o);
 }
 
 // The kinds the plan creates that the kernel's dump has not shown are
@@ -264,18 +284,26 @@ int cmd_apply(const std::vector<std::string>& files, const ApplyFlags& f, const 
   // (Installed once the lock is held: --wait must stay interruptible.)
   g_interrupt.store(0);
   std::optional<SignalGuard> guard;
-  bool ok = open_session(files, o, s, d);
+  std::string cmd = "tcsync apply";
+  for (auto& file : files) cmd += " " + file;
+  // The lock comes before the dump, so the plan is made from a state no
+  // other tcsync is changing. Taken at the first device if it is free, so
+  // the dump can run while the files load; else after the load, waiting
+  // (--wait) or naming the holder.
+  bool locked = false;
+  auto start_ahead = [&] {
+    std::string err;
+    if (f.dry_run) return true;
+    return has_net_admin() && (locked = lock.acquire(cmd, false, err));
+  };
+  bool ok = open_session(files, o, s, d, start_ahead);
   if (ok && !f.dry_run && !has_net_admin()) {
     d.error({}, "apply needs the CAP_NET_ADMIN capability (run it as root); nothing was changed");
     ok = false;
   }
   if (ok && !f.dry_run) {
-    // The lock comes before the dump, so the plan is made from a state no
-    // other tcsync is changing.
     std::string err;
-    std::string cmd = "tcsync apply";
-    for (auto& file : files) cmd += " " + file;
-    if (!lock.acquire(cmd, f.wait, err)) {
+    if (!locked && !lock.acquire(cmd, f.wait, err)) {
       d.error({}, err);
       ok = false;
     } else {

@@ -119,7 +119,14 @@ class Dumper {
   Dumper(NlSocket& s, const LinkNames& l, Diagnostics& d, std::vector<Target>& t, State& live, TerseCheck* terse)
       : sock_(s), links_(l), diags_(d), targets_(t), live_(live), terse_(terse) {}
 
-  bool run_all() {
+  bool run_part(DumpPart part) {
+    bool ok = true;
+    if (part != DumpPart::Blocks) ok = run_devices();
+    if (part != DumpPart::Devices) ok = run_blocks() && ok;
+    return ok;
+  }
+
+  bool run_devices() {
     if (!dump_qdiscs()) return false;
     bool ok = true;
     for (Target& t : targets_) {
@@ -133,25 +140,45 @@ class Dumper {
         if (b.parent == kHandleClsactIngress || b.parent == kHandleClsactEgress || !handle_minor(b.parent))
           ok = dump_chains(t.dev, t.ifindex, b.parent, b.parent) && ok;
     }
-    // Shared blocks: those the dumped devices bind, and those the caller
-    // asked for (live_.blocks already holds them) if some qdisc binds them:
-    // an unbound block does not exist.
-    std::set<uint32_t> want(shared_.begin(), shared_.end());
+    return ok;
+  }
+
+  // Shared blocks: those the devices in live_ bind (the qdisc dump noted
+  // every binding), and those the caller asked for (live_.blocks already
+  // holds them) if some qdisc binds them: an unbound block does not exist.
+  bool run_blocks() {
+    std::set<std::string> names;
+    for (const Device& d : live_.devices) names.insert(d.name);
+    std::set<uint32_t> want;
     for (const Device& b : live_.blocks) want.insert(b.block);
+    for (auto& [index, binders] : live_.block_binders)
+      if (std::any_of(binders.begin(), binders.end(), [&](const std::string& n) { return names.count(n); }))
+        want.insert(index);
+    bool ok = true;
     for (uint32_t index : want)
       if (live_.block_binders.count(index))
         ok = dump_block(index) && dump_chains(live_.find_block(index), TCM_IFINDEX_MAGIC_BLOCK, index, index) && ok;
     return ok;
   }
 
-  // cls_basic adds a filter at the head of its list and matches in list
-  // order, newest first: its lists are dumped in reverse, so that applying
-  // the dump adds the filters in the order tc added them and the list comes
-  // back the same. (The only such kind yet; a KindOps flag if another comes.)
+  // A block the terse read could not prove: read in full now.
+  bool refill(Target& t, const Block& b) {
+    size_t from = t.dev->filters.size();
+    bool ok = full_filters(t, b);
+    std::vector<Filter> added(std::make_move_iterator(t.dev->filters.begin() + static_cast<std::ptrdiff_t>(from)),
+                              std::make_move_iterator(t.dev->filters.end()));
+    t.dev->filters.resize(from);
+    oldest_first(added);
+    for (Filter& f : added) t.dev->filters.push_back(std::move(f));
+    return ok;
+  }
+
+  // Lists of newest_first kinds (KindOps) are dumped newest first: reversed
+  // here, so applying the dump adds them in the order they were made.
   static void oldest_first(std::vector<Filter>& fs) {
     for (size_t i = 0; i < fs.size();) {
       size_t j = i + 1;
-      if (fs[i].kind == "basic") {
+      if (fs[i].ops && fs[i].ops->newest_first) {
         auto list = [](const Filter& f) { return std::tie(f.key.parent, f.key.chain, f.key.pref, f.key.protocol, f.ops); };
         while (j < fs.size() && list(fs[j]) == list(fs[i])) ++j;
         std::reverse(fs.begin() + static_cast<std::ptrdiff_t>(i), fs.begin() + static_cast<std::ptrdiff_t>(j));
@@ -166,6 +193,7 @@ class Dumper {
   // read every qdisc once per device.
   bool dump_qdiscs() {
     uint32_t ifindex = targets_.size() == 1 ? targets_[0].ifindex : 0;
+    live_.block_binders.clear();  // every device's qdiscs come again
     return run(RTM_GETQDISC, ifindex, 0, "qdiscs", nullptr, [&](std::span<const uint8_t> m) {
       tcmsg t;
       Target* tg = header(m, RTM_NEWQDISC, t);
@@ -216,7 +244,22 @@ class Dumper {
   // tc_dump_tfilter reads one block: the qdisc TC_H_MAJ(parent), and the
   // class `parent` when TC_H_MIN(parent) is set. All chains come at once.
   bool dump_filters(Target& tg, const Block& b) {
-    if (terse_ && terse_->desired && terse_unchanged(tg, b)) return true;
+    // Class blocks (htb: one per class, mostly empty) are read in full: a
+    // terse read first would double their requests for little.
+    bool class_block = b.parent != kHandleClsactIngress && b.parent != kHandleClsactEgress && handle_minor(b.parent);
+    if (terse_ && !class_block) {
+      TerseCheck::Block tb{tg.name, tg.ifindex, b.parent, {}};
+      bool tried = false;
+      if (read_terse(tg, b, tb, tried)) {
+        terse_->pending.push_back(std::move(tb));
+        return true;
+      }
+      if (tried) ++terse_->fallbacks;
+    }
+    return full_filters(tg, b);
+  }
+
+  bool full_filters(Target& tg, const Block& b) {
     return run(RTM_GETTFILTER, tg.ifindex, b.parent, "filters", &tg, [&](std::span<const uint8_t> m) {
       tcmsg t;
       if (header(m, RTM_NEWTFILTER, t) != &tg) return;
@@ -232,53 +275,31 @@ class Dumper {
   // tcm_parent the index (tcm_block_index), as tc sends for `block N`.
   bool dump_block(uint32_t index) {
     Device& dev = live_.get_or_add_block(index);
-    req_.clear();
-    MsgWriter w(req_);
-    encode_dump_request(w, RTM_GETTFILTER, TCM_IFINDEX_MAGIC_BLOCK, index);
-    DumpOutcome out;
-    bool ok = run_dump(sock_, req_, rx_, [&](std::span<const uint8_t> m) {
-      nlmsghdr h;
-      tcmsg t;
-      if (m.size() < NLMSG_LENGTH(sizeof t)) return;
-      std::memcpy(&h, m.data(), sizeof h);
-      std::memcpy(&t, m.data() + NLMSG_HDRLEN, sizeof t);
-      if (h.nlmsg_type != RTM_NEWTFILTER || static_cast<uint32_t>(t.tcm_ifindex) != TCM_IFINDEX_MAGIC_BLOCK ||
-          t.tcm_block_index != index)
-        return;
-      Filter f;
-      Decoded info;
-      if (decode_filter(m, &links_, f, info)) dev.filters.push_back(std::move(f));
-    }, out);
-    std::string where = "filters of " + block_name(index);
-    if (out.interrupted)
-      diags_.warning({}, "the dump of " + where + " was interrupted by a concurrent change; the live state may be incomplete (run again)");
-    if (!ok) diags_.error({}, "cannot dump " + where + ": " + out.message);
-    return ok;
+    return dump(RTM_GETTFILTER, TCM_IFINDEX_MAGIC_BLOCK, index, "filters of " + block_name(index),
+                [&](std::span<const uint8_t> m) {
+                  tcmsg t;
+                  if (!reply(m, RTM_NEWTFILTER, t) || static_cast<uint32_t>(t.tcm_ifindex) != TCM_IFINDEX_MAGIC_BLOCK ||
+                      t.tcm_block_index != index)
+                    return;
+                  Filter f;
+                  Decoded info;
+                  if (decode_filter(m, &links_, f, info)) dev.filters.push_back(std::move(f));
+                });
   }
 
   // The chains of one filter place (RTM_GETCHAIN), with their templates;
   // `model` is the parent the model gives them (as its filters').
   bool dump_chains(Device* dev, uint32_t ifindex, uint32_t parent, uint32_t model) {
-    req_.clear();
-    MsgWriter w(req_);
-    encode_dump_request(w, RTM_GETCHAIN, ifindex, parent);
-    DumpOutcome out;
-    bool ok = run_dump(sock_, req_, rx_, [&](std::span<const uint8_t> m) {
-      nlmsghdr h;
-      tcmsg t;
-      if (m.size() < NLMSG_LENGTH(sizeof t)) return;
-      std::memcpy(&h, m.data(), sizeof h);
-      std::memcpy(&t, m.data() + NLMSG_HDRLEN, sizeof t);
-      if (h.nlmsg_type != RTM_NEWCHAIN || static_cast<uint32_t>(t.tcm_ifindex) != ifindex) return;
-      Chain c;
-      Decoded info;
-      if (!decode_chain(m, &links_, c, info)) return;
-      c.parent = model;
-      dev->chains.push_back(std::move(c));
-    }, out);
-    std::string where = "chains of '" + dev->name + "' parent " + format_handle(parent);
-    if (!ok) diags_.error({}, "cannot dump " + where + ": " + out.message);
-    return ok;
+    return dump(RTM_GETCHAIN, ifindex, parent, "chains of '" + dev->name + "' parent " + format_handle(parent),
+                [&](std::span<const uint8_t> m) {
+                  tcmsg t;
+                  if (!reply(m, RTM_NEWCHAIN, t) || static_cast<uint32_t>(t.tcm_ifindex) != ifindex) return;
+                  Chain c;
+                  Decoded info;
+                  if (!decode_chain(m, &links_, c, info)) return;
+                  c.parent = model;
+                  dev->chains.push_back(std::move(c));
+                });
   }
 
   // TCA_INGRESS_BLOCK / TCA_EGRESS_BLOCK of a qdisc message (0: none).
@@ -308,24 +329,16 @@ class Dumper {
     return parent == b.parent;
   }
 
-  // TerseCheck (dumper.h): true when block b is proven to hold exactly the
-  // declared rules, which are then copied into the live state.
-  bool terse_unchanged(Target& tg, const Block& b) {
-    const Device* want = terse_->desired->find(tg.name);
-    if (!want) return false;
-    std::map<FilterKey, const Filter*> expect;
-    for (const Filter& f : want->filters) {
-      if (!in_block(f.key.parent, b)) continue;
-      if (f.kind != "flower" || f.fingerprint.empty()) return false;
-      if (!expect.emplace(f.key, &f).second) return false;
-    }
-    if (expect.empty()) return false;
+  // TerseCheck (dumper.h), first step: a terse dump of block b into out;
+  // true when it held only flower rules, each with a fingerprint cookie.
+  // `tried`: it held flower rules (a block read in full after it counts as
+  // a fallback; blocks of other kinds are merely read in full).
+  bool read_terse(Target& tg, const Block& b, TerseCheck::Block& out, bool& tried) {
     bool ok = true;
-    size_t seen = 0;
     req_.clear();
     MsgWriter w(req_);
     encode_dump_request(w, RTM_GETTFILTER, tg.ifindex, b.parent, true);
-    DumpOutcome out;
+    DumpOutcome res;
     bool done = run_dump(sock_, req_, rx_, [&](std::span<const uint8_t> m) {
       tcmsg t;
       if (!ok || header(m, RTM_NEWTFILTER, t) != &tg) return;
@@ -339,13 +352,13 @@ class Dumper {
       }
       auto* opts = tb.get(TCA_OPTIONS);
       if (t.tcm_handle == 0 && !opts) return;  // the head of a (pref, protocol) list
+      tried = true;
       FilterKey k;
       k.handle = t.tcm_handle;
       k.parent = model_parent(b, t.tcm_parent);
       k.pref = static_cast<uint16_t>(t.tcm_info >> 16);
       k.protocol = __builtin_bswap16(static_cast<uint16_t>(t.tcm_info & 0xFFFF));
       if (auto* c = tb.get(TCA_CHAIN)) k.chain = c->u32();
-      auto it = expect.find(k);
       const Attr* cookie = nullptr;
       if (opts) {
         AttrTable ot(opts->data, TCA_FLOWER_ACT);
@@ -358,36 +371,65 @@ class Dumper {
           }
         }
       }
-      if (it == expect.end() || !cookie || !std::equal(cookie->data.begin(), cookie->data.end(), it->second->fingerprint.begin(),
-                                                        it->second->fingerprint.end())) {
+      if (!cookie) {
         ok = false;
         return;
       }
-      ++seen;
-    }, out);
-    if (!done || out.interrupted || !ok || seen != expect.size()) {
-      ++terse_->fallbacks;
-      return false;
-    }
-    for (auto& [key, f] : expect) {
-      Filter live = *f;
-      live.loc = {};
-      live.name.clear();
-      tg.dev->filters.push_back(std::move(live));
-    }
-    ++terse_->blocks;
-    terse_->filters += expect.size();
+      out.rules.emplace_back(k, Opaque(cookie->data.begin(), cookie->data.end()));
+    }, res);
+    if (!done || res.interrupted || !ok || out.rules.empty()) return false;
+    std::sort(out.rules.begin(), out.rules.end(), [](auto& x, auto& y) { return x.first < y.first; });
     return true;
+  }
+
+ public:
+  // TerseCheck, second step: true when block `pb` holds exactly the rules
+  // `want` declares there, which then stand for the live ones in `live`.
+  static bool prove(const TerseCheck::Block& pb, const Device& want, Device& live) {
+    Block b{pb.parent};
+    std::vector<const Filter*> expect;
+    for (const Filter& f : want.filters) {
+      if (!in_block(f.key.parent, b)) continue;
+      if (f.kind != "flower" || f.fingerprint.empty()) return false;
+      expect.push_back(&f);
+    }
+    if (expect.size() != pb.rules.size()) return false;
+    std::sort(expect.begin(), expect.end(), [](const Filter* x, const Filter* y) { return x->key < y->key; });
+    for (size_t i = 0; i < expect.size(); ++i) {
+      const auto& [key, cookie] = pb.rules[i];
+      if (expect[i]->key != key || expect[i]->fingerprint != cookie) return false;
+      if (i && key == pb.rules[i - 1].first) return false;  // a key twice
+    }
+    for (const Filter* f : expect) {
+      Filter copy = *f;
+      copy.loc = {};
+      copy.name.clear();
+      live.filters.push_back(std::move(copy));
+    }
+    return true;
+  }
+
+  // The targets' block `parent`, read in full (a terse read not proven).
+  bool refill(const std::string& device, uint32_t parent) {
+    for (Target& t : targets_)
+      if (t.name == device) return refill(t, Block{parent});
+    return false;
+  }
+
+ private:
+  // The tcmsg of a reply of type `type`; false for anything else.
+  static bool reply(std::span<const uint8_t> m, uint16_t type, tcmsg& t) {
+    nlmsghdr h;
+    if (m.size() < NLMSG_LENGTH(sizeof t)) return false;
+    std::memcpy(&h, m.data(), sizeof h);
+    std::memcpy(&t, m.data() + NLMSG_HDRLEN, sizeof t);
+    return h.nlmsg_type == type;
   }
 
   // The target a reply belongs to, or null to skip it (another device, or a
   // message type we did not ask for).
   Target* header(std::span<const uint8_t> m, uint16_t type, tcmsg& t) {
-    nlmsghdr h;
-    if (m.size() < NLMSG_LENGTH(sizeof t)) return nullptr;
-    std::memcpy(&h, m.data(), sizeof h);
-    std::memcpy(&t, m.data() + NLMSG_HDRLEN, sizeof t);
-    if (h.nlmsg_type != type) return nullptr;
+    if (!reply(m, type, t)) return nullptr;
     auto it = by_index_.find(static_cast<uint32_t>(t.tcm_ifindex));
     return it == by_index_.end() ? nullptr : &targets_[it->second];
   }
@@ -400,18 +442,26 @@ class Dumper {
     return {};
   }
 
+  // A dump of the targets' objects of one type (their header() decides).
   template <typename F>
   bool run(uint16_t type, uint32_t ifindex, uint32_t parent, const char* what, const Target* tg, F&& fn) {
     if (by_index_.empty())
       for (size_t i = 0; i < targets_.size(); ++i) by_index_.emplace(targets_[i].ifindex, i);
+    std::string where = what;
+    if (tg) where += " of '" + tg->name + "'";
+    if (type == RTM_GETTFILTER) where += " parent " + format_handle(parent);
+    return dump(type, ifindex, parent, where, std::forward<F>(fn));
+  }
+
+  // One dump request; a refusal is an error naming `where`, an interrupted
+  // dump (the kernel's objects changed meanwhile) a warning.
+  template <typename F>
+  bool dump(uint16_t type, uint32_t ifindex, uint32_t parent, const std::string& where, F&& fn) {
     req_.clear();
     MsgWriter w(req_);
     encode_dump_request(w, type, ifindex, parent);
     DumpOutcome out;
     bool ok = run_dump(sock_, req_, rx_, fn, out);
-    std::string where = what;
-    if (tg) where += " of '" + tg->name + "'";
-    if (type == RTM_GETTFILTER) where += " parent " + format_handle(parent);
     if (out.interrupted)
       diags_.warning({}, "the dump of " + where +
                              " was interrupted by a concurrent change; the live state may be incomplete (run again)");
@@ -434,9 +484,11 @@ class Dumper {
 }  // namespace
 
 bool dump_devices(NlSocket& sock, const LinkNames& links, const std::vector<std::string>& devices, State& live,
-                  Diagnostics& diags, TerseCheck* terse) {
+                  Diagnostics& diags, TerseCheck* terse, DumpPart part) {
   std::vector<Target> targets;
-  if (devices.empty()) {
+  if (part == DumpPart::Blocks) {
+    // (no targets: the blocks come from live)
+  } else if (devices.empty()) {
     std::vector<LinkEntry> all;
     std::string err;
     if (!list_links(sock, all, err)) {
@@ -459,12 +511,35 @@ bool dump_devices(NlSocket& sock, const LinkNames& links, const std::vector<std:
     }
     if (!all_found) return false;
   }
-  if (targets.empty()) return true;
+  if (targets.empty() && part == DumpPart::Devices) return true;
   // Add every device first: adding moves the vector, so pointers come after.
   for (const Target& t : targets) live.get_or_add(t.name);
   for (Target& t : targets) t.dev = live.find(t.name);
   Dumper dumper(sock, links, diags, targets, live, terse);
-  return dumper.run_all();
+  return dumper.run_part(targets.empty() ? DumpPart::Blocks : part);
+}
+
+bool settle_terse(NlSocket& sock, const LinkNames& links, TerseCheck& terse, const State& desired, State& live,
+                  Diagnostics& diags) {
+  std::vector<Target> targets;
+  for (const auto& pb : terse.pending)
+    if (std::none_of(targets.begin(), targets.end(), [&](const Target& t) { return t.name == pb.device; }))
+      targets.push_back({pb.ifindex, pb.device, live.find(pb.device), {}});
+  Dumper dumper(sock, links, diags, targets, live, nullptr);
+  bool ok = true;
+  for (const auto& pb : terse.pending) {
+    const Device* want = desired.find(pb.device);
+    Device* have = live.find(pb.device);
+    if (want && have && Dumper::prove(pb, *want, *have)) {
+      ++terse.blocks;
+      terse.filters += pb.rules.size();
+    } else {
+      ++terse.fallbacks;
+      ok = dumper.refill(pb.device, pb.parent) && ok;
+    }
+  }
+  terse.pending.clear();
+  return ok;
 }
 
 bool dump_action_table(NlSocket& sock, const LinkNames& links, ActionTable& out, Diagnostics& diags) {

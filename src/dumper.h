@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "diag.h"
+#include "kernel.h"
 #include "kind.h"
 #include "model.h"
 #include "nl_socket.h"
@@ -32,15 +33,22 @@ bool run_dump(NlSocket& sock, std::vector<uint8_t>& request, std::vector<uint8_t
 // more only for one message that large; 1 MiB is room for any.
 constexpr size_t kDumpBuffer = 1 << 20;
 
-// The fast no-op check (fingerprint.h). A filter block where every filter
-// the file declares is a flower rule with a fingerprint is first read with a
-// terse dump; when the kernel holds exactly those rules (keys) with those
-// fingerprints, the file's filters stand for the live ones. Anything else
-// (another kind in the block: only flower answers terse dumps in full; a
-// missing, extra or stale rule; an interrupted dump): the block is read in
-// full, as without the check.
+// The fast no-op check (fingerprint.h), in two steps, so that the first can
+// run while the files are still loading. While dumping, each filter block
+// is first read with a terse dump (keys and action cookies only; only
+// flower answers one in full, any other kind ends it early); a block that
+// held only fingerprinted rules is kept in `pending` instead of read in
+// full. settle_terse() then compares each pending block with the file's
+// rules: exactly those keys with those fingerprints, and the file's rules
+// stand for the live ones; anything else (a missing, extra or stale rule)
+// and the block is read in full, as without the check.
 struct TerseCheck {
-  const State* desired = nullptr;
+  struct Block {
+    std::string device;
+    uint32_t ifindex = 0, parent = 0;
+    std::vector<std::pair<FilterKey, Opaque>> rules;  // sorted by key
+  };
+  std::vector<Block> pending;
   size_t blocks = 0, filters = 0;  // proven unchanged by fingerprint
   size_t fallbacks = 0;            // blocks tried, then read in full
 };
@@ -48,7 +56,12 @@ struct TerseCheck {
 // Dumps the named devices (all links when empty) into `live`. A device that
 // does not exist, or a dump the kernel refuses, is an error in diags.
 bool dump_devices(NlSocket& sock, const LinkNames& links, const std::vector<std::string>& devices, State& live,
-                  Diagnostics& diags, TerseCheck* terse = nullptr);
+                  Diagnostics& diags, TerseCheck* terse = nullptr, DumpPart part = DumpPart::All);
+
+// The second step of the terse check: settles terse->pending against the
+// file's rules (`desired`), reading in full what it cannot prove.
+bool settle_terse(NlSocket& sock, const LinkNames& links, TerseCheck& terse, const State& desired, State& live,
+                  Diagnostics& diags);
 
 // Reads the action table (ActionTable): one RTM_GETACTION dump per action
 // kind tcsync knows (a kind the kernel lacks dumps nothing). Sets present.

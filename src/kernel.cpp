@@ -38,11 +38,19 @@ class RtnlKernel final : public Kernel {
   const LinkNames& links() const override { return links_; }
 
   bool dump(const std::vector<std::string>& devices, State& live, Diagnostics& diags) override {
-    return dump_devices(sock_, links_, devices, live, diags, terse_);
+    return dump_devices(sock_, links_, devices, live, diags);  // all of it: no terse check
   }
 
   bool dump_actions(ActionTable& out, Diagnostics& diags) override {
     return dump_action_table(sock_, links_, out, diags);
+  }
+
+  bool dump_part(const std::vector<std::string>& devices, State& live, Diagnostics& diags, DumpPart part) override {
+    return dump_devices(sock_, links_, devices, live, diags, terse_, part);
+  }
+
+  bool settle_terse(const State& desired, State& live, Diagnostics& diags) override {
+    return !terse_ || tcsync::settle_terse(sock_, links_, *terse_, desired, live, diags);
   }
 
   void set_terse_check(TerseCheck* t) override { terse_ = t; }

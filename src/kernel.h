@@ -39,6 +39,11 @@ struct SendOptions {
   bool stop_on_error = true;
 };
 
+// Which part of the state a dump reads: the devices' qdiscs, classes,
+// filters and chains; the shared blocks bound by the devices `live` holds,
+// and those it lists already (a declared block is read if bound); or both.
+enum class DumpPart { All, Devices, Blocks };
+
 class Kernel {
  public:
   virtual ~Kernel() = default;
@@ -46,6 +51,14 @@ class Kernel {
   // Reads qdiscs, classes and filters of the named devices (all if empty)
   // into `live`. Devices that do not exist are reported as errors.
   virtual bool dump(const std::vector<std::string>& devices, State& live, Diagnostics& diags) = 0;
+  // The same in parts (commands.cpp reads the devices while the files are
+  // still loading, the blocks after). Test fakes read everything at once.
+  virtual bool dump_part(const std::vector<std::string>& devices, State& live, Diagnostics& diags, DumpPart part) {
+    return part == DumpPart::Blocks || dump(devices, live, diags);
+  }
+  // Settles the terse reads of the dumps so far against the files' rules
+  // (dumper.h TerseCheck); a kernel without the check has none.
+  virtual bool settle_terse(const State& /*desired*/, State& /*live*/, Diagnostics& /*diags*/) { return true; }
   // Reads the action table (every action kind) into `out`; false on error.
   // A kernel without the table (test fakes) leaves `out` as it is.
   virtual bool dump_actions(ActionTable& out, Diagnostics& diags) {

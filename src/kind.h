@@ -168,6 +168,11 @@ struct KindOps {
   // (clsact's TCA_INGRESS_BLOCK), and decode reads the message's attributes;
   // TCA_OPTIONS is neither sent nor read.
   bool options_top_level = false;
+  // Filters: the kernel adds to the head of a (pref, protocol) list and
+  // matches in list order, newest first (cls_basic): the dump lists the
+  // newest first, so the dumper reverses such lists, and applying a dump
+  // adds them in the order they were made and the list comes back the same.
+  bool newest_first = false;
   // Filters: the attributes that carry classid and the action list.
   uint16_t filter_classid_attr = 0;
   uint16_t filter_actions_attr = 0;

@@ -97,6 +97,7 @@ const KindOps kFilterBasic{
     .fields = kFields,
     .encode = encode,
     .decode = decode,
+    .newest_first = true,
     .filter_classid_attr = TCA_BASIC_CLASSID,
     .filter_actions_attr = TCA_BASIC_ACT,
 };

@@ -91,6 +91,7 @@ struct Loader {
   uint32_t file;
   // Where each device was declared, across files.
   std::map<std::string, SourceLoc>& declared;
+  const DeviceHook* on_device = nullptr;
 
   void run(YamlReader& r);
   void device(YamlReader& r, const std::string& name, SourceLoc loc);
@@ -278,6 +279,7 @@ void Loader::device(YamlReader& r, const std::string& name, SourceLoc loc) {
     return;
   }
   declared[name] = loc;
+  if (on_device && *on_device) (*on_device)(name);
   Device& dev = state.get_or_add(name);
   dev.loc = loc;
   const auto& m = r.peek();
@@ -949,10 +951,11 @@ void derive_and_check(Device& dev, Diagnostics& d) {
     if (ops->check_classes) ops->check_classes(cs, d);
 }
 
-bool load_reader(YamlReader& r, uint32_t file, State& out, Diagnostics& d, std::map<std::string, SourceLoc>& declared) {
+bool load_reader(YamlReader& r, uint32_t file, State& out, Diagnostics& d, std::map<std::string, SourceLoc>& declared,
+                 const DeviceHook* on_device = nullptr) {
   size_t before = d.error_count();
   State local;
-  Loader l{local, d, file, declared};
+  Loader l{local, d, file, declared, on_device};
   l.run(r);
   for (auto& dev : local.devices) derive_and_check(dev, d);
   for (auto& b : local.blocks) derive_and_check(b, d);
@@ -1024,7 +1027,7 @@ void check_blocks(const State& s, Diagnostics& d) {
 
 }  // namespace
 
-bool load_files(const std::vector<std::string>& paths, State& out, Diagnostics& d) {
+bool load_files(const std::vector<std::string>& paths, State& out, Diagnostics& d, const DeviceHook& on_device) {
   std::map<std::string, SourceLoc> declared;
   bool ok = true;
   for (auto& p : paths) {
@@ -1034,7 +1037,7 @@ bool load_files(const std::vector<std::string>& paths, State& out, Diagnostics& 
       ok = false;
       continue;
     }
-    ok = load_reader(r, id, out, d, declared) && ok;
+    ok = load_reader(r, id, out, d, declared, &on_device) && ok;
   }
   if (ok) check_blocks(out, d), check_actions(out, d);
   return ok && !d.has_errors();

@@ -11,6 +11,7 @@
 // Streaming: the document is walked as libyaml events; only one rule at a
 // time becomes a small Node tree. All errors in a file are reported.
 #pragma once
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -19,9 +20,13 @@
 
 namespace tcsync {
 
+// Called with each device name as the loader meets it, before the device's
+// rules are read (commands.cpp dumps it meanwhile: dump_ahead.h).
+using DeviceHook = std::function<void(const std::string&)>;
+
 // Loads the files in order into `out`. A device may be declared in one file
 // only: a second declaration is an error, never a silent override.
-bool load_files(const std::vector<std::string>& paths, State& out, Diagnostics& diags);
+bool load_files(const std::vector<std::string>& paths, State& out, Diagnostics& diags, const DeviceHook& on_device = {});
 // The same for text in memory (tests); `name` is shown in locations.
 bool load_text(const std::string& name, std::string text, State& out, Diagnostics& diags);
 
