@@ -320,13 +320,34 @@ struct DevicePlanner {
     // ---- filters, matched by identity -----------------------------------
     using Group = std::tuple<uint32_t, uint32_t, uint16_t, uint16_t>;
     auto group_of = [](const FilterKey& k) { return Group{k.parent, k.chain, k.pref, k.protocol}; };
-    std::map<FilterKey, const Filter*> live_f;
+    // The live filters by key: a sorted vector (one allocation, binary
+    // search) rather than a tree of 100k nodes.
+    std::vector<std::pair<FilterKey, const Filter*>> live_f;
+    live_f.reserve(have.filters.size());
     std::map<Group, std::vector<const Filter*>> live_groups;
-    for (auto& f : have.filters)
-      if (!dying.filter_dies(f)) {
-        live_f[f.key] = &f;
-        live_groups[group_of(f.key)].push_back(&f);
-      }
+    {
+      std::vector<const Filter*>* group = nullptr;
+      const Filter* prev = nullptr;
+      for (auto& f : have.filters)
+        if (!dying.filter_dies(f)) {
+          live_f.emplace_back(f.key, &f);
+          if (!prev || group_of(prev->key) != group_of(f.key)) group = &live_groups[group_of(f.key)];
+          group->push_back(&f);
+          prev = &f;
+        }
+    }
+    auto by_key = [](const std::pair<FilterKey, const Filter*>& a, const std::pair<FilterKey, const Filter*>& b) {
+      return a.first < b.first;
+    };
+    // Dumps come sorted by list and handle mostly: sort only when needed.
+    if (!std::is_sorted(live_f.begin(), live_f.end(), by_key)) std::stable_sort(live_f.begin(), live_f.end(), by_key);
+    auto find_live = [&](const FilterKey& k) -> const Filter* {
+      auto it = std::lower_bound(live_f.begin(), live_f.end(), std::pair<FilterKey, const Filter*>{k, nullptr}, by_key);
+      // A key twice in the dump: the last one, as the map this replaces kept.
+      if (it == live_f.end() || it->first != k) return nullptr;
+      while (std::next(it) != live_f.end() && std::next(it)->first == k) ++it;
+      return it->second;
+    };
     std::map<Group, std::string> want_group_kind;
     {
       // Rules of one list usually follow each other: look up a group once
@@ -353,20 +374,21 @@ struct DevicePlanner {
         filter_dels.push_back(std::move(s));
       }
     }
-    std::set<const Filter*> f_matched;
+    // Which live filters a file's filter matched, by position in have.filters.
+    std::vector<bool> f_matched(have.filters.size());
     // Room for the device's tree steps too: make_plan can then use this
     // list as the plan's own storage (see there).
     filter_adds.reserve(want.filters.size() + want.qdiscs.size() + want.classes.size() + 16);
     for (auto& f : want.filters) {
-      auto it = group_gone.count(group_of(f.key)) ? live_f.end() : live_f.find(f.key);
-      if (it == live_f.end()) {
+      const Filter* match = !group_gone.empty() && group_gone.count(group_of(f.key)) ? nullptr : find_live(f.key);
+      if (!match) {
         Step s = step(Op::Add, ObjType::Filter, "new", f.loc);
         s.filter = &f;
         filter_adds.push_back(std::move(s));
         continue;
       }
-      const Filter& l = *it->second;
-      f_matched.insert(&l);
+      const Filter& l = *match;
+      f_matched[static_cast<size_t>(&l - have.filters.data())] = true;
       bool recreate = false;
       std::vector<std::string> why;
       if (f.ops && l.ops) why = diff_options(*f.ops, f.opts, l.opts, recreate);
@@ -402,7 +424,8 @@ struct DevicePlanner {
     // Single deletes, in reverse dump order: u32 rules before their tables.
     for (auto it = have.filters.rbegin(); it != have.filters.rend(); ++it) {
       const Filter& l = *it;
-      if (dying.filter_dies(l) || f_matched.count(&l) || group_gone.count(group_of(l.key))) continue;
+      if (dying.filter_dies(l) || f_matched[static_cast<size_t>(&l - have.filters.data())] || group_gone.count(group_of(l.key)))
+        continue;
       Step s = step(Op::Delete, ObjType::Filter, "not in the file", {});
       s.filter = &l;
       filter_dels.push_back(std::move(s));
