@@ -205,7 +205,6 @@ class Dumper {
         auto& binders = live_.block_binders[index];
         std::string name = tg ? tg->name : links_.name_of(static_cast<uint32_t>(t.tcm_ifindex));
         if (binders.empty() || binders.back() != name) binders.push_back(name);
-        if (tg) shared_.push_back(index);
       }
       if (!tg) return;
       // Filter blocks are found from the raw header and kind, whether or not
@@ -474,7 +473,6 @@ class Dumper {
   Diagnostics& diags_;
   std::vector<Target>& targets_;
   State& live_;
-  std::vector<uint32_t> shared_;  // blocks the targets' qdiscs bind
   TerseCheck* terse_;
   std::unordered_map<uint32_t, size_t> by_index_;
   std::vector<uint8_t> req_;
