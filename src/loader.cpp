@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "handle.h"
@@ -869,7 +870,12 @@ void derive_and_check(Device& dev, Diagnostics& d) {
   // Filters: parents exist, handles derived, identities unique.
   std::map<std::tuple<uint32_t, uint32_t, uint16_t, uint16_t, uint32_t>, uint32_t> counters;
   std::map<std::tuple<uint32_t, uint32_t, uint16_t, uint16_t>, const Filter*> group_kind;
-  FilterKeyIndex keys(dev.filters.size());
+  // Files list rules in key order mostly (rule tables by handle): while
+  // every key is above the one before, none can repeat an earlier one, and
+  // the index (a cache miss per rule at a million rules) is built only at
+  // the first key out of order, from the filters checked so far.
+  std::optional<FilterKeyIndex> keys;
+  const Filter* last = nullptr;
   for (auto& f : dev.filters) {
     uint32_t p = f.key.parent;
     if (dev.block) {
@@ -910,7 +916,18 @@ void derive_and_check(Device& dev, Diagnostics& d) {
       uint32_t n = f.key.handle & mask;
       if ((f.key.handle & ~mask) == fixed && n > counters[ck]) counters[ck] = n;
     }
-    if (const Filter* first = keys.insert(f))
+    if (!keys && (!last || last->key < f.key)) {
+      last = &f;
+      continue;
+    }
+    if (!keys) {
+      // The filters before f that got here: those with a handle (the
+      // others stopped above with their error, handle still 0).
+      keys.emplace(dev.filters.size());
+      for (const Filter* g = dev.filters.data(); g != &f; ++g)
+        if (g->key.handle) keys->insert(*g);
+    }
+    if (const Filter* first = keys->insert(f))
       d.error(f.loc, "duplicate filter: " + describe(f) + " is already declared at " + format_location(first->loc));
   }
   // Chains: at places filters may sit, one per (parent, index); a chain's
