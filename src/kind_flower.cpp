@@ -25,6 +25,7 @@
 #include <netinet/in.h>
 
 #include <algorithm>
+#include <array>
 #include <cstdio>
 #include <cstring>
 
@@ -86,12 +87,16 @@ bool split_slash(std::string_view s, std::string_view& a, std::string_view& b) {
 
 // ---- MAC addresses: Words of 12 bytes, address then mask ----------------------
 
-int hex_digit(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
+// A table, not three range tests: two MACs per rule of a million-rule file.
+constexpr auto kHexDigits = [] {
+  std::array<int8_t, 256> t{};
+  for (auto& v : t) v = -1;
+  for (int i = 0; i < 10; ++i) t['0' + i] = static_cast<int8_t>(i);
+  for (int i = 0; i < 6; ++i) t['a' + i] = t['A' + i] = static_cast<int8_t>(10 + i);
+  return t;
+}();
+
+int hex_digit(char c) { return kHexDigits[static_cast<unsigned char>(c)]; }
 
 // Six groups of one or two hex digits, separated by ':'. Parsed by hand: it
 // runs twice per rule in a million-rule file.
