@@ -1,6 +1,7 @@
 #include "diag.h"
 
 #include <algorithm>
+#include <charconv>
 #include <fstream>
 #include <sstream>
 
@@ -50,11 +51,25 @@ void Diagnostics::add(Severity s, SourceLoc loc, std::string msg) {
   diags_.push_back({s, loc, std::move(msg)});
 }
 
+void append_location(std::string& out, SourceLoc loc) {
+  if (loc.file == 0) {
+    out += "tcsync";
+    return;
+  }
+  out += SourceFiles::instance().path(loc.file);
+  if (loc.line) {
+    char buf[24];
+    buf[0] = ':';
+    char* p = std::to_chars(buf + 1, buf + 11, loc.line).ptr;
+    *p++ = ':';
+    p = std::to_chars(p, buf + sizeof buf, loc.col ? loc.col : 1).ptr;
+    out.append(buf, p);
+  }
+}
+
 std::string format_location(SourceLoc loc) {
-  const auto& files = SourceFiles::instance();
-  if (loc.file == 0) return "tcsync";
-  std::string out = files.path(loc.file);
-  if (loc.line) out += ":" + std::to_string(loc.line) + ":" + std::to_string(loc.col ? loc.col : 1);
+  std::string out;
+  append_location(out, loc);
   return out;
 }
 

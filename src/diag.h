@@ -67,6 +67,8 @@ class Diagnostics {
 // "FILE:LINE:COL: error: msg\n  line\n  ^\n" (source and caret when known).
 std::string format_diagnostic(const Diagnostic& d, bool color = false);
 std::string format_location(SourceLoc loc);
+// The same text appended to `out` (no temporaries: plans print one per rule).
+void append_location(std::string& out, SourceLoc loc);
 
 // Closest candidate by edit distance, for "did you mean 'rate'?".
 std::string_view did_you_mean(std::string_view word, const std::vector<std::string_view>& candidates);

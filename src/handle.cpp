@@ -15,10 +15,12 @@ std::optional<uint32_t> hex_part(std::string_view s, uint32_t max) {
   return v;
 }
 
+// As printf's %x (lowercase, no prefix), without printf: plans print a
+// handle or two per rule.
 std::string hex(uint32_t v) {
-  char buf[16];
-  std::snprintf(buf, sizeof buf, "%x", v);
-  return buf;
+  char buf[8];
+  auto r = std::to_chars(buf, buf + sizeof buf, v, 16);
+  return std::string(buf, r.ptr);
 }
 
 }  // namespace

@@ -63,9 +63,15 @@ bool Options::operator==(const Options& o) const {
 
 // ---- Registry ----------------------------------------------------------------
 
+// Length and first letter first, inline: most names differ there, and
+// these run for every key of every rule (a memcmp call each otherwise).
+static bool same_name(std::string_view a, std::string_view b) {
+  return a.size() == b.size() && (a.empty() || (a[0] == b[0] && a == b));
+}
+
 int KindOps::field_index(std::string_view key) const {
   for (size_t i = 0; i < fields.size(); ++i)
-    if (fields[i].key == key) return static_cast<int>(i);
+    if (same_name(fields[i].key, key)) return static_cast<int>(i);
   return -1;
 }
 
@@ -85,8 +91,13 @@ const std::vector<const KindOps*>& all_kinds() {
 }
 
 const KindOps* find_kind(ObjType obj, std::string_view name) {
+  // Files name the same kinds rule after rule: the last one found for the
+  // object type is tried first (one per thread, as the loader may run in any).
+  static thread_local const KindOps* last[4] = {};
+  const KindOps*& hit = last[static_cast<size_t>(obj) & 3];
+  if (hit && hit->obj == obj && same_name(hit->name, name)) return hit;
   for (auto* k : all_kinds())
-    if (k->obj == obj && k->name == name) return k;
+    if (k->obj == obj && same_name(k->name, name)) return hit = k;
   return nullptr;
 }
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "handle.h"
@@ -93,6 +94,15 @@ struct Loader {
   std::map<std::string, SourceLoc>& declared;
   const DeviceHook* on_device = nullptr;
 
+  // How a walk over a mapping ended: Done at its end (or after too many
+  // errors), Stop when reading must stop (a failed stream, a key that is
+  // not a scalar, or the caller's fn said so).
+  enum class Walk { Done, Stop };
+  template <typename F>
+  Walk entries(YamlReader& r, F&& fn, bool unique = true);
+  template <typename F>
+  Walk each_key(YamlReader& r, const std::string& not_map, F&& fn, bool unique = true);
+
   void run(YamlReader& r);
   void device(YamlReader& r, const std::string& name, SourceLoc loc);
   void blocks(YamlReader& r);
@@ -109,6 +119,50 @@ struct Loader {
   void action_table(YamlReader& r, SourceLoc loc);
 };
 
+bool is_null(const YamlReader::Event& e) {
+  return e.type == YamlReader::Ev::Scalar && e.plain && (e.scalar.empty() || e.scalar == "~" || e.scalar == "null");
+}
+
+// The entries of a mapping whose MapStart the caller has taken, through its
+// MapEnd: with `unique`, a key given twice is an error (its value skipped);
+// fn(key, loc) reads the value and returns false to stop.
+template <typename F>
+Loader::Walk Loader::entries(YamlReader& r, F&& fn, bool unique) {
+  std::set<std::string> seen;
+  while (!d.too_many()) {
+    const auto& ev = r.next();
+    if (ev.type == YamlReader::Ev::MapEnd) return Walk::Done;
+    if (ev.type != YamlReader::Ev::Scalar) return Walk::Stop;  // error already reported
+    std::string key = ev.scalar;
+    SourceLoc kloc = ev.loc;
+    if (unique && !seen.insert(key).second) {
+      d.error(kloc, "duplicate key " + quoted(key));
+      r.skip_node();
+      continue;
+    }
+    if (!fn(key, kloc) || r.failed()) return Walk::Stop;
+  }
+  return Walk::Done;
+}
+
+// A mapping as the next value: null (or nothing) is an empty one, any other
+// value the error `not_map` (and skipped); then its entries, as entries().
+template <typename F>
+Loader::Walk Loader::each_key(YamlReader& r, const std::string& not_map, F&& fn, bool unique) {
+  const auto& m = r.peek();
+  if (is_null(m)) {
+    r.next();
+    return Walk::Done;
+  }
+  if (m.type != YamlReader::Ev::MapStart) {
+    if (m.type != YamlReader::Ev::Error) d.error(m.loc, not_map);
+    r.skip_node();
+    return r.failed() ? Walk::Stop : Walk::Done;
+  }
+  r.next();
+  return entries(r, fn, unique);
+}
+
 void Loader::run(YamlReader& r) {
   const auto& first = r.next();
   if (first.type == YamlReader::Ev::StreamEnd) {
@@ -117,7 +171,7 @@ void Loader::run(YamlReader& r) {
   }
   if (first.type != YamlReader::Ev::DocStart) return;
   const auto& top = r.peek();
-  if (top.type == YamlReader::Ev::Scalar && top.plain && (top.scalar.empty() || top.scalar == "~" || top.scalar == "null")) {
+  if (is_null(top)) {
     d.error(top.loc, "empty file: expected 'version: 1' and 'devices:'");
     return;
   }
@@ -128,51 +182,19 @@ void Loader::run(YamlReader& r) {
   SourceLoc top_loc = top.loc;
   r.next();
   bool have_version = false;
-  std::set<std::string> seen;
-  while (!d.too_many()) {
-    const auto& ev = r.next();
-    if (ev.type == YamlReader::Ev::MapEnd) break;
-    if (ev.type != YamlReader::Ev::Scalar) return;  // error already reported
-    std::string key = ev.scalar;
-    SourceLoc kloc = ev.loc;
-    if (!seen.insert(key).second) {
-      d.error(kloc, "duplicate key " + quoted(key));
-      r.skip_node();
-      continue;
-    }
+  Walk top_walk = entries(r, [&](const std::string& key, SourceLoc kloc) {
     if (key == "version") {
       Node v;
-      if (!r.read_node(v)) return;
+      if (!r.read_node(v)) return false;
       have_version = true;
       if (!v.is_scalar() || v.scalar != "1")
         d.error(v.loc, "unsupported version " + quoted(v.is_scalar() ? v.scalar : v.type_name()) + ": this tcsync reads version 1");
     } else if (key == "devices") {
-      const auto& m = r.peek();
-      if (m.type == YamlReader::Ev::Scalar && m.plain && (m.scalar.empty() || m.scalar == "~" || m.scalar == "null")) {
-        r.next();  // `devices:` with nothing: no devices
-        continue;
-      }
-      if (m.type != YamlReader::Ev::MapStart) {
-        if (m.type != YamlReader::Ev::Error) d.error(m.loc, "'devices' must be a mapping of device names");
-        r.skip_node();
-        continue;
-      }
-      r.next();
-      std::set<std::string> names;
-      while (!d.too_many()) {
-        const auto& de = r.next();
-        if (de.type == YamlReader::Ev::MapEnd) break;
-        if (de.type != YamlReader::Ev::Scalar) return;
-        std::string name = de.scalar;
-        SourceLoc dloc = de.loc;
-        if (!names.insert(name).second) {
-          d.error(dloc, "duplicate key " + quoted(name));
-          r.skip_node();
-          continue;
-        }
-        device(r, name, dloc);
-        if (r.failed()) return;
-      }
+      // `devices:` with nothing: no devices
+      return each_key(r, "'devices' must be a mapping of device names", [&](const std::string& name, SourceLoc dloc) {
+               device(r, name, dloc);
+               return true;
+             }) == Walk::Done;
     } else if (key == "blocks") {
       blocks(r);
     } else if (key == "actions") {
@@ -181,8 +203,9 @@ void Loader::run(YamlReader& r) {
       unknown_key(d, Node{Node::Type::Scalar, true, kloc, key, {}, {}}, "the top level", {"version", "devices", "blocks", "actions"});
       r.skip_node();
     }
-    if (r.failed()) return;
-  }
+    return true;
+  });
+  if (top_walk == Walk::Stop) return;
   if (!have_version && !d.has_errors()) d.error(top_loc, "missing 'version: 1' (the format version this file is written for)");
   const auto& end = r.next();
   if (end.type == YamlReader::Ev::DocEnd) {
@@ -196,74 +219,37 @@ void Loader::run(YamlReader& r) {
 //     22:
 //       filters: [...]     (as a device's, without 'parent')
 void Loader::blocks(YamlReader& r) {
-  const auto& m = r.peek();
-  if (m.type == YamlReader::Ev::Scalar && m.plain && (m.scalar.empty() || m.scalar == "~" || m.scalar == "null")) {
-    r.next();
-    return;
-  }
-  if (m.type != YamlReader::Ev::MapStart) {
-    if (m.type != YamlReader::Ev::Error) d.error(m.loc, "'blocks' must be a mapping of block indexes, such as 22:");
-    r.skip_node();
-    return;
-  }
-  r.next();
-  while (!d.too_many()) {
-    const auto& be = r.next();
-    if (be.type == YamlReader::Ev::MapEnd) return;
-    if (be.type != YamlReader::Ev::Scalar) return;
-    SourceLoc bloc = be.loc;
-    auto index = parse_uint(be.scalar);
+  each_key(r, "'blocks' must be a mapping of block indexes, such as 22:", [&](const std::string& key, SourceLoc bloc) {
+    auto index = parse_uint(key);
     if (!index || *index == 0 || *index > 0xFFFFFFFF) {
-      d.error(bloc, "block index must be a number from 1 to 4294967295, not " + quoted(be.scalar));
+      d.error(bloc, "block index must be a number from 1 to 4294967295, not " + quoted(key));
       r.skip_node();
-      continue;
+      return true;
     }
     std::string name = block_name(static_cast<uint32_t>(*index));
     if (auto it = declared.find(name); it != declared.end()) {
       d.error(bloc, name + " is already declared at " + format_location(it->second) +
                         " (a block belongs to one file; files add blocks, they never override)");
       r.skip_node();
-      continue;
+      return true;
     }
     declared[name] = bloc;
     Device& b = state.get_or_add_block(static_cast<uint32_t>(*index));
     b.loc = bloc;
     size_t bi = static_cast<size_t>(&b - state.blocks.data());
-    const auto& bm = r.peek();
-    if (bm.type == YamlReader::Ev::Scalar && bm.plain && (bm.scalar.empty() || bm.scalar == "~" || bm.scalar == "null")) {
-      r.next();  // `22:` alone: a block with no filters
-      continue;
-    }
-    if (bm.type != YamlReader::Ev::MapStart) {
-      if (bm.type != YamlReader::Ev::Error) d.error(bm.loc, name + " must be a mapping with filters");
-      r.skip_node();
-      continue;
-    }
-    r.next();
-    std::set<std::string> seen;
-    while (!d.too_many()) {
-      const auto& ev = r.next();
-      if (ev.type == YamlReader::Ev::MapEnd) break;
-      if (ev.type != YamlReader::Ev::Scalar) return;
-      std::string key = ev.scalar;
-      SourceLoc kloc = ev.loc;
-      if (!seen.insert(key).second) {
-        d.error(kloc, "duplicate key " + quoted(key));
-        r.skip_node();
-        continue;
-      }
-      if (key == "filters") {
-        list(r, key, [&](const Node& n) { filter(n, state.blocks[bi]); });
-      } else if (key == "chains") {
-        list(r, key, [&](const Node& n) { chain(n, state.blocks[bi]); });
-      } else {
-        unknown_key(d, Node{Node::Type::Scalar, true, kloc, key, {}, {}}, name, {"filters", "chains"});
-        r.skip_node();
-      }
-      if (r.failed()) return;
-    }
-    if (r.failed()) return;
-  }
+    // `22:` alone: a block with no filters
+    return each_key(r, name + " must be a mapping with filters", [&](const std::string& k, SourceLoc kloc) {
+             if (k == "filters") {
+               list(r, k, [&](const Node& n) { filter(n, state.blocks[bi]); });
+             } else if (k == "chains") {
+               list(r, k, [&](const Node& n) { chain(n, state.blocks[bi]); });
+             } else {
+               unknown_key(d, Node{Node::Type::Scalar, true, kloc, k, {}, {}}, name, {"filters", "chains"});
+               r.skip_node();
+             }
+             return true;
+           }) == Walk::Done;
+  }, /*unique=*/false);  // a block given twice is "already declared", as across files
 }
 
 void Loader::device(YamlReader& r, const std::string& name, SourceLoc loc) {
@@ -282,31 +268,10 @@ void Loader::device(YamlReader& r, const std::string& name, SourceLoc loc) {
   if (on_device && *on_device) (*on_device)(name);
   Device& dev = state.get_or_add(name);
   dev.loc = loc;
-  const auto& m = r.peek();
-  if (m.type == YamlReader::Ev::Scalar && m.plain && (m.scalar.empty() || m.scalar == "~" || m.scalar == "null")) {
-    r.next();  // `eth0:` alone: the device has no tc configuration at all
-    return;
-  }
-  if (m.type != YamlReader::Ev::MapStart) {
-    if (m.type != YamlReader::Ev::Error) d.error(m.loc, "device " + quoted(name) + " must be a mapping with qdiscs, classes and filters");
-    r.skip_node();
-    return;
-  }
-  r.next();
-  std::set<std::string> seen;
-  while (!d.too_many()) {
-    const auto& ev = r.next();
-    if (ev.type == YamlReader::Ev::MapEnd) return;
-    if (ev.type != YamlReader::Ev::Scalar) return;
-    std::string key = ev.scalar;
-    SourceLoc kloc = ev.loc;
-    if (!seen.insert(key).second) {
-      d.error(kloc, "duplicate key " + quoted(key));
-      r.skip_node();
-      continue;
-    }
-    // Index, not reference: the device vector may grow while loading.
-    size_t di = static_cast<size_t>(&dev - state.devices.data());
+  // `eth0:` alone: the device has no tc configuration at all.
+  // Index, not reference: the device vector may grow while loading.
+  size_t di = static_cast<size_t>(&dev - state.devices.data());
+  each_key(r, "device " + quoted(name) + " must be a mapping with qdiscs, classes and filters", [&](const std::string& key, SourceLoc kloc) {
     if (key == "qdiscs")
       list(r, key, [&](const Node& n) { qdisc(n, state.devices[di]); });
     else if (key == "classes")
@@ -317,7 +282,7 @@ void Loader::device(YamlReader& r, const std::string& name, SourceLoc loc) {
       list(r, key, [&](const Node& n) { chain(n, state.devices[di]); });
     else if (key == "atomic") {
       Node v;
-      if (!r.read_node(v)) return;
+      if (!r.read_node(v)) return false;
       if (v.is_scalar() && v.plain && (v.scalar == "true" || v.scalar == "false"))
         state.devices[di].atomic = v.scalar == "true";
       else
@@ -326,15 +291,15 @@ void Loader::device(YamlReader& r, const std::string& name, SourceLoc loc) {
       unknown_key(d, Node{Node::Type::Scalar, true, kloc, key, {}, {}}, "device " + quoted(name), {"qdiscs", "classes", "filters", "chains", "atomic"});
       r.skip_node();
     }
-    if (r.failed()) return;
-  }
+    return true;
+  });
 }
 
 template <typename F>
 void Loader::list(YamlReader& r, std::string_view what, F&& each) {
   const auto& s = r.peek();
   if (s.type != YamlReader::Ev::SeqStart) {
-    if (s.type == YamlReader::Ev::Scalar && s.plain && (s.scalar.empty() || s.scalar == "~" || s.scalar == "null")) {
+    if (is_null(s)) {
       r.next();  // `filters:` with nothing: an empty list
       return;
     }
@@ -377,23 +342,12 @@ template <typename F>
 void Loader::table(YamlReader& r, SourceLoc at, F&& each) {
   Node tmpl, cols, row;
   bool have_tmpl = false, have_cols = false, have_rows = false;
-  std::set<std::string> seen;
-  while (!d.too_many()) {
-    const auto& ev = r.next();
-    if (ev.type == YamlReader::Ev::MapEnd) break;
-    if (ev.type != YamlReader::Ev::Scalar) return;
-    std::string key = ev.scalar;
-    SourceLoc kloc = ev.loc;
-    if (!seen.insert(key).second) {
-      d.error(kloc, "duplicate key " + quoted(key));
-      r.skip_node();
-      continue;
-    }
+  Walk w = entries(r, [&](const std::string& key, SourceLoc kloc) {
     if (key == "template") {
-      if (!r.read_node(tmpl)) return;
+      if (!r.read_node(tmpl)) return false;
       have_tmpl = true;
     } else if (key == "columns") {
-      if (!r.read_node(cols)) return;
+      if (!r.read_node(cols)) return false;
       have_cols = true;
     } else if (key == "rows") {
       have_rows = true;
@@ -401,22 +355,22 @@ void Loader::table(YamlReader& r, SourceLoc at, F&& each) {
       if (!have_tmpl || !have_cols) {
         d.error(kloc, "'rows' must come after 'template' and 'columns' in a table");
         r.skip_node();
-        continue;
+        return true;
       }
       RowTable t;
       if (!t.init(tmpl, cols, d)) {
         r.skip_node();
-        continue;
+        return true;
       }
       const auto& s = r.peek();
-      if (s.type == YamlReader::Ev::Scalar && s.plain && (s.scalar.empty() || s.scalar == "~" || s.scalar == "null")) {
+      if (is_null(s)) {
         r.next();  // `rows:` with nothing: no entries
-        continue;
+        return true;
       }
       if (s.type != YamlReader::Ev::SeqStart) {
         if (s.type != YamlReader::Ev::Error) d.error(s.loc, "'rows' must be a list, one row per entry");
         r.skip_node();
-        continue;
+        return true;
       }
       r.next();
       while (!d.too_many()) {
@@ -425,15 +379,16 @@ void Loader::table(YamlReader& r, SourceLoc at, F&& each) {
           r.next();
           break;
         }
-        if (e.type == YamlReader::Ev::Error || !r.read_node(row)) return;
+        if (e.type == YamlReader::Ev::Error || !r.read_node(row)) return false;
         if (const Node* n = t.fill(row, d)) each(*n);
       }
     } else {
       unknown_key(d, Node{Node::Type::Scalar, true, kloc, key, {}, {}}, "a table", {"template", "columns", "rows"});
       r.skip_node();
     }
-    if (r.failed()) return;
-  }
+    return true;
+  });
+  if (w == Walk::Stop) return;
   if (!have_tmpl || !have_cols || !have_rows)
     d.error(at, "a table needs 'template', 'columns' and 'rows'");
 }
@@ -871,7 +826,12 @@ void derive_and_check(Device& dev, Diagnostics& d) {
   // Filters: parents exist, handles derived, identities unique.
   std::map<std::tuple<uint32_t, uint32_t, uint16_t, uint16_t, uint32_t>, uint32_t> counters;
   std::map<std::tuple<uint32_t, uint32_t, uint16_t, uint16_t>, const Filter*> group_kind;
-  FilterKeyIndex keys(dev.filters.size());
+  // Files list rules in key order mostly (rule tables by handle): while
+  // every key is above the one before, none can repeat an earlier one, and
+  // the index (a cache miss per rule at a million rules) is built only at
+  // the first key out of order, from the filters checked so far.
+  std::optional<FilterKeyIndex> keys;
+  const Filter* last = nullptr;
   for (auto& f : dev.filters) {
     uint32_t p = f.key.parent;
     if (dev.block) {
@@ -912,7 +872,18 @@ void derive_and_check(Device& dev, Diagnostics& d) {
       uint32_t n = f.key.handle & mask;
       if ((f.key.handle & ~mask) == fixed && n > counters[ck]) counters[ck] = n;
     }
-    if (const Filter* first = keys.insert(f))
+    if (!keys && (!last || last->key < f.key)) {
+      last = &f;
+      continue;
+    }
+    if (!keys) {
+      // The filters before f that got here: those with a handle (the
+      // others stopped above with their error, handle still 0).
+      keys.emplace(dev.filters.size());
+      for (const Filter* g = dev.filters.data(); g != &f; ++g)
+        if (g->key.handle) keys->insert(*g);
+    }
+    if (const Filter* first = keys->insert(f))
       d.error(f.loc, "duplicate filter: " + describe(f) + " is already declared at " + format_location(first->loc));
   }
   // Chains: at places filters may sit, one per (parent, index); a chain's

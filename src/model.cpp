@@ -1,5 +1,6 @@
 #include "model.h"
 
+#include <charconv>
 #include <cstdio>
 
 #include "handle.h"
@@ -60,9 +61,10 @@ std::pair<uint32_t, uint32_t> bound_blocks(const Qdisc& q) {
 
 std::string format_filter_handle(const KindOps* ops, uint32_t h) {
   if (ops && ops->format_filter_handle) return ops->format_filter_handle(h);
-  char b[16];
-  std::snprintf(b, sizeof b, "0x%x", h);
-  return b;
+  // "0x%x" without printf: a plan prints one per rule.
+  char b[16] = {'0', 'x'};
+  auto r = std::to_chars(b + 2, b + sizeof b, h, 16);
+  return std::string(b, r.ptr);
 }
 
 std::optional<uint32_t> parse_filter_handle(const KindOps* ops, std::string_view s) {

@@ -54,7 +54,7 @@ static void append_step(std::string& out, const Step& s, const PrintOptions& o) 
   }
   if (s.loc.known()) {
     out += "  [";
-    out += format_location(s.loc);
+    append_location(out, s.loc);
     out += ']';
   }
   out += '\n';

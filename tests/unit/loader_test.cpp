@@ -142,6 +142,24 @@ devices:
 )");
 }
 
+TEST_CASE("a duplicate after keys in order is found (the index starts at the first key out of order)") {
+  // 1, 3 in order; 2 out of order starts the index from 1 and 3; the
+  // second 3 repeats a filter checked before the index existed.
+  CHECK(load_errors(R"(version: 1
+devices:
+  eth0:
+    qdiscs: [{kind: clsact}]
+    filters:
+      - {parent: ingress, pref: 1, protocol: ip, handle: 1, flower: {}}
+      - {parent: ingress, pref: 1, protocol: ip, handle: 3, flower: {}}
+      - {parent: ingress, pref: 1, protocol: ip, handle: 2, flower: {}}
+      - {parent: ingress, pref: 1, protocol: ip, handle: 3, flower: {}}
+)") == R"(t.yaml:9:9: error: duplicate filter: filter flower ingress pref 1 protocol ip handle 0x3 is already declared at t.yaml:7:9
+        - {parent: ingress, pref: 1, protocol: ip, handle: 3, flower: {}}
+          ^
+)");
+}
+
 TEST_CASE("dangling references are errors") {
   std::string errs = load_errors(R"(version: 1
 devices:
