@@ -84,10 +84,13 @@ Opaque fingerprint_of(const Filter& f) {
   return out;
 }
 
+void stamp_fingerprints(Device& desired) {
+  for (Filter& f : desired.filters)
+    if (fingerprint_eligible(f)) f.fingerprint = fingerprint_of(f);
+}
+
 void stamp_fingerprints(State& desired) {
-  for (Device& d : desired.devices)
-    for (Filter& f : d.filters)
-      if (fingerprint_eligible(f)) f.fingerprint = fingerprint_of(f);
+  for (Device& d : desired.devices) stamp_fingerprints(d);
 }
 
 }  // namespace tcsync

@@ -27,7 +27,9 @@ bool fingerprint_eligible(const Filter& f);
 // the filter (identity, kind, options, classid, actions), without its name
 // (a label, not configuration).
 Opaque fingerprint_of(const Filter& f);
-// Sets Filter::fingerprint on every eligible filter of the desired state.
+// Sets Filter::fingerprint on every eligible filter of the desired state,
+// or of one device.
 void stamp_fingerprints(State& desired);
+void stamp_fingerprints(Device& desired);
 
 }  // namespace tcsync
