@@ -26,6 +26,16 @@ Step table_step(Op op, const Action& a, std::string reason, SourceLoc loc) {
   return s;
 }
 
+// How many filters of S bind each action with an index.
+std::map<Key, int32_t> bindings(const State& s) {
+  std::map<Key, int32_t> n;
+  for_each_filter(s, [&](const Filter& f) {
+    for (auto& a : f.actions)
+      if (a.index) ++n[{a.kind, *a.index}];
+  });
+  return n;
+}
+
 // The differences of a declared table action from the live one.
 std::vector<std::string> action_changes(const Action& want, const Action& have) {
   std::vector<std::string> why;
@@ -67,20 +77,14 @@ TableSteps plan_action_table(const State& want, const State& have, const std::ve
   // Who binds what after the plan: indexes desired filters name, live
   // filters the plan keeps, and bindings the live state does not show.
   std::set<Key> named, kept_bound;
-  for (auto* list : {&want.devices, &want.blocks})  // devices and shared blocks
-    for (auto& dev : *list)
-      for (auto& f : dev.filters)
-        for (auto& a : f.actions)
-          if (a.index) named.insert({a.kind, *a.index});
+  for_each_filter(want, [&](const Filter& f) {
+    for (auto& a : f.actions)
+      if (a.index) named.insert({a.kind, *a.index});
+  });
   for (const Filter* f : kept)
     for (auto& a : f->actions)
       if (a.index) kept_bound.insert({a.kind, *a.index});
-  std::map<Key, int32_t> seen;
-  for (auto* list : {&have.devices, &have.blocks})  // devices and shared blocks
-    for (auto& dev : *list)
-      for (auto& f : dev.filters)
-        for (auto& a : f.actions)
-          if (a.index) ++seen[{a.kind, *a.index}];
+  auto seen = bindings(have);
   for (auto& a : have.actions.actions) {
     if (!a.index || !a.standalone()) continue;
     Key k{a.kind, *a.index};
@@ -103,57 +107,45 @@ State desired_form(const State& live) {
         out.actions.actions.push_back(a);
       }
   }
-  std::map<Key, int> uses;
-  for (auto* list : {&live.devices, &live.blocks})  // devices and shared blocks
-    for (auto& dev : *list)
-      for (auto& f : dev.filters)
-        for (auto& a : f.actions)
-          if (a.index) ++uses[{a.kind, *a.index}];
-  for (auto* list : {&out.devices, &out.blocks})  // devices and shared blocks
-    for (auto& dev : *list)
-      for (auto& f : dev.filters)
-        for (auto& a : f.actions) {
-          if (!a.index) continue;
-          Key k{a.kind, *a.index};
-          if (table.count(k)) a.ref = true;
-          else if (!(a.standalone() || a.bindcnt > 1 || uses[k] > 1)) a.index.reset();
-        }
+  auto uses = bindings(live);
+  for_each_filter(out, [&](Filter& f) {
+    for (auto& a : f.actions) {
+      if (!a.index) continue;
+      Key k{a.kind, *a.index};
+      if (table.count(k)) a.ref = true;
+      else if (!(a.standalone() || a.bindcnt > 1 || uses[k] > 1)) a.index.reset();
+    }
+  });
   return out;
 }
 
 void as_live(State& s) {
-  std::map<Key, int32_t> binds;
-  for (auto* list : {&s.devices, &s.blocks})  // devices and shared blocks
-    for (auto& dev : *list)
-      for (auto& f : dev.filters)
-        for (auto& a : f.actions)
-          if (a.index) ++binds[{a.kind, *a.index}];
+  auto binds = bindings(s);
   std::map<Key, const Action*> table;
   for (auto& a : s.actions.actions) {
     a.bindcnt = binds[{a.kind, *a.index}];
     a.refcnt = a.bindcnt + 1;
     table[{a.kind, *a.index}] = &a;
   }
-  for (auto* list : {&s.devices, &s.blocks})  // devices and shared blocks
-    for (auto& dev : *list)
-      for (auto& f : dev.filters)
-        for (auto& a : f.actions) {
-          if (!a.index) {
-            a.refcnt = a.bindcnt = 1;
-            continue;
-          }
-          Key k{a.kind, *a.index};
-          auto it = table.find(k);
-          if (a.ref && it != table.end()) {
-            a.opts = it->second->opts;
-            a.opaque = it->second->opaque;
-            a.cookie = it->second->cookie;
-            a.percpu_stats = it->second->percpu_stats;
-          }
-          a.ref = false;
-          a.bindcnt = binds[k];
-          a.refcnt = a.bindcnt + (it != table.end() ? 1 : 0);
-        }
+  for_each_filter(s, [&](Filter& f) {
+    for (auto& a : f.actions) {
+      if (!a.index) {
+        a.refcnt = a.bindcnt = 1;
+        continue;
+      }
+      Key k{a.kind, *a.index};
+      auto it = table.find(k);
+      if (a.ref && it != table.end()) {
+        a.opts = it->second->opts;
+        a.opaque = it->second->opaque;
+        a.cookie = it->second->cookie;
+        a.percpu_stats = it->second->percpu_stats;
+      }
+      a.ref = false;
+      a.bindcnt = binds[k];
+      a.refcnt = a.bindcnt + (it != table.end() ? 1 : 0);
+    }
+  });
 }
 
 }  // namespace tcsync

@@ -2,6 +2,7 @@
 
 #include <arpa/inet.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 
@@ -200,7 +201,63 @@ void port_range_emit(const Value& v, YamlOut& y) {
   y.str(port_range_describe(v));
 }
 
+// ---- conntrack label: Words of 32 bytes, the 128-bit label then its mask --------
+bool hex_bytes(std::string_view s, uint32_t* out) {
+  if (s.empty() || s.size() > 32 || s.size() % 2 || s.find_first_not_of("0123456789abcdefABCDEF") != std::string_view::npos) return false;
+  for (size_t i = 0; i < s.size(); i += 2) out[i / 2] = static_cast<uint32_t>(std::stoul(std::string(s.substr(i, 2)), nullptr, 16));
+  return true;
+}
+
+bool ct_label_parse(const Node& n, Value& out, Diagnostics& d) {
+  Words w(32, 0);
+  bool ok = n.is_scalar();
+  if (ok) {
+    std::string_view s = n.scalar;
+    auto slash = s.find('/');
+    ok = hex_bytes(s.substr(0, slash), w.data());
+    if (slash == std::string_view::npos) std::fill(w.begin() + 16, w.end(), 0xFF);
+    else ok = ok && hex_bytes(s.substr(slash + 1), w.data() + 16);
+  }
+  if (!ok) {
+    d.error(n.loc, "expected a conntrack label: up to 32 hex digits (an even count), optionally /MASK, not " + text_of(n));
+    return false;
+  }
+  out = std::move(w);
+  return true;
+}
+
+std::string ct_label_describe(const Value& v) {
+  auto& w = std::get<Words>(v);
+  if (w.size() != 32) return "?";
+  static const char* digits = "0123456789abcdef";
+  std::string label, mask;
+  bool full = true;
+  for (int i = 0; i < 16; ++i) {
+    label += digits[(w[i] >> 4) & 15], label += digits[w[i] & 15];
+    mask += digits[(w[16 + i] >> 4) & 15], mask += digits[w[16 + i] & 15];
+    full = full && w[16 + i] == 0xFF;
+  }
+  return full ? label : label + "/" + mask;
+}
+void ct_label_emit(const Value& v, YamlOut& y) { y.str(ct_label_describe(v)); }
+
 }  // namespace
+
+void put_ct_label(MsgWriter& w, const Words& label, uint16_t label_attr, uint16_t mask_attr) {
+  uint8_t b[32];
+  for (size_t i = 0; i < 32; ++i) b[i] = static_cast<uint8_t>(label.at(i));
+  w.attr(label_attr, b, 16);
+  w.attr(mask_attr, b + 16, 16);
+}
+
+Words ct_label_words(const Attr& label, const Attr* mask) {
+  Words w(32);
+  for (size_t i = 0; i < 16; ++i) {
+    w[i] = i < label.data.size() ? label.data[i] : 0;
+    w[16 + i] = !mask ? 0xFF : i < mask->data.size() ? mask->data[i] : 0;
+  }
+  return w;
+}
 
 void mac_to_bytes(uint64_t v, uint8_t (&out)[6]) {
   for (int i = 0; i < 6; ++i) out[i] = static_cast<uint8_t>(v >> (8 * (5 - i)));
@@ -277,6 +334,14 @@ const CustomType kPortRangeType{
     .emit = port_range_emit,
     .describe = port_range_describe,
     .json_schema = R"({"description": "A port or a range of ports: 80, 1000-2000.", "anyOf": [{"type": "integer", "minimum": 0, "maximum": 65535}, {"type": "string", "pattern": "^[0-9]+(-[0-9]+)?$"}]})",
+};
+
+const CustomType kCtLabelType{
+    .schema_name = "ct_label",
+    .parse = ct_label_parse,
+    .emit = ct_label_emit,
+    .describe = ct_label_describe,
+    .json_schema = R"({"description": "A 128-bit conntrack label: up to 32 hex digits from the first byte on, optionally /MASK.", "type": "string", "pattern": "^([0-9a-fA-F]{2}){1,16}(/([0-9a-fA-F]{2}){1,16})?$"})",
 };
 
 }  // namespace tcsync

@@ -1,6 +1,7 @@
 // Value types shared by action kinds (vlan, skbmod, nat, mpls, tunnel_key,
-// ct...): MAC addresses, Ethernet protocols, IPv4 prefixes and IP addresses,
-// as Custom field types that read and print tc's words.
+// ct...) and flower: MAC addresses, Ethernet protocols, IPv4 prefixes, IP
+// addresses and conntrack labels, as Custom field types that read and print
+// tc's words.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -35,5 +36,16 @@ extern const CustomType kIpRangeType;
 
 // A port range P or P-Q (ct nat): Words{first, last}; P alone is P-P.
 extern const CustomType kPortRangeType;
+
+// A 128-bit conntrack label, optionally /MASK (the ct action's label,
+// flower's ct_label key): Words of 32 bytes, the label then its mask. tc reads
+// hex digits into bytes from the first byte on; fewer than 32 digits leave
+// the rest 0, and no /MASK is all ones.
+extern const CustomType kCtLabelType;
+// The label and the mask as two 16-byte attributes, as tc sends them (the
+// kernel copies 16 bytes whatever the attribute's length).
+void put_ct_label(MsgWriter& w, const Words& label, uint16_t label_attr, uint16_t mask_attr);
+// The kernel's reading: a short label or mask is zero-filled, no mask is all ones.
+Words ct_label_words(const Attr& label, const Attr* mask);
 
 }  // namespace tcsync

@@ -79,56 +79,6 @@ const CustomType kMarkType{
                    R"({"type": "string", "pattern": "^(0[xX][0-9a-fA-F]+|[0-9]+)(/(0[xX][0-9a-fA-F]+|[0-9]+))?$"}]})",
 };
 
-// ---- label: Words of 32 bytes, the 128-bit label then its mask -------------------
-// tc reads hex digits into bytes from the first byte on; fewer than 32
-// digits leave the rest 0 (the kernel zero-fills a short attribute).
-bool hex_bytes(std::string_view s, uint32_t* out) {
-  if (s.empty() || s.size() > 32 || s.size() % 2 || s.find_first_not_of("0123456789abcdefABCDEF") != std::string_view::npos) return false;
-  for (size_t i = 0; i < s.size(); i += 2) out[i / 2] = static_cast<uint32_t>(std::stoul(std::string(s.substr(i, 2)), nullptr, 16));
-  return true;
-}
-
-bool label_parse(const Node& n, Value& out, Diagnostics& d) {
-  Words w(32, 0);
-  bool ok = n.is_scalar();
-  if (ok) {
-    std::string_view s = n.scalar;
-    auto slash = s.find('/');
-    ok = hex_bytes(s.substr(0, slash), w.data());
-    if (slash == std::string_view::npos) std::fill(w.begin() + 16, w.end(), 0xFF);
-    else ok = ok && hex_bytes(s.substr(slash + 1), w.data() + 16);
-  }
-  if (!ok) {
-    d.error(n.loc, "expected a conntrack label: up to 32 hex digits (an even count), optionally /MASK, not " + text_of(n));
-    return false;
-  }
-  out = std::move(w);
-  return true;
-}
-
-std::string label_describe(const Value& v) {
-  auto& w = std::get<Words>(v);
-  if (w.size() != 32) return "?";
-  static const char* digits = "0123456789abcdef";
-  std::string label, mask;
-  bool full = true;
-  for (int i = 0; i < 16; ++i) {
-    label += digits[(w[i] >> 4) & 15], label += digits[w[i] & 15];
-    mask += digits[(w[16 + i] >> 4) & 15], mask += digits[w[16 + i] & 15];
-    full = full && w[16 + i] == 0xFF;
-  }
-  return full ? label : label + "/" + mask;
-}
-void label_emit(const Value& v, YamlOut& y) { y.str(label_describe(v)); }
-
-const CustomType kLabelType{
-    .schema_name = "ct_label",
-    .parse = label_parse,
-    .emit = label_emit,
-    .describe = label_describe,
-    .json_schema = R"({"description": "A 128-bit conntrack label: up to 32 hex digits from the first byte on, optionally /MASK.", "type": "string", "pattern": "^([0-9a-fA-F]{2}){1,16}(/([0-9a-fA-F]{2}){1,16})?$"})",
-};
-
 // ---- the kind --------------------------------------------------------------------
 enum : uint16_t { kCommit, kForce, kClear, kZone, kMark, kLabel, kNat, kNatAddr, kNatPort, kControl };
 enum : uint64_t { kNatRestore = 0, kNatSrc = 1, kNatDst = 2 };
@@ -140,7 +90,7 @@ const Field kFields[] = {
     {.key = "clear", .type = FieldType::Bool, .doc = "Drop the packet's conntrack state instead (alone: no other key but control).", .def = 0},
     {.key = "zone", .type = FieldType::Uint, .doc = "Conntrack zone to look up and commit in.", .def = 0, .max = 0xFFFF},
     {.key = "mark", .type = FieldType::Custom, .doc = "Set the connection's mark on commit, optionally /MASK: 5, 0x10/0xff.", .custom = &kMarkType},
-    {.key = "label", .type = FieldType::Custom, .doc = "Set the connection's 128-bit label on commit (hex), optionally /MASK.", .custom = &kLabelType},
+    {.key = "label", .type = FieldType::Custom, .doc = "Set the connection's 128-bit label on commit (hex), optionally /MASK.", .custom = &kCtLabelType},
     {.key = "nat", .type = FieldType::Enum, .doc = "restore: apply the NAT the connection already has; src or dst (with commit and nat_addr): set up source or destination NAT.", .names = kNatNames},
     {.key = "nat_addr", .type = FieldType::Custom, .doc = "The address or range NAT maps to (nat src or dst): 10.0.0.1-10.0.0.9.", .custom = &kIpRangeType},
     {.key = "nat_port", .type = FieldType::Custom, .doc = "The port or port range NAT maps to (with nat_addr): 1000-2000.", .custom = &kPortRangeType},
@@ -160,22 +110,13 @@ uint16_t ct_flags(const Options& o) {
   return f;
 }
 
-void put_bytes(MsgWriter& w, uint16_t type, const Words& words, size_t from) {
-  uint8_t b[16];
-  for (size_t i = 0; i < 16; ++i) b[i] = static_cast<uint8_t>(words.at(from + i));
-  w.attr(type, b, 16);
-}
-
 void encode(const Options& o, const KindCtx& ctx, MsgWriter& w) {
   if (auto v = o.num(kZone)) w.attr_u16(TCA_CT_ZONE, static_cast<uint16_t>(*v));
   if (auto* m = o.words(kMark); m && m->size() == 2) {
     w.attr_u32(TCA_CT_MARK, (*m)[0]);
     w.attr_u32(TCA_CT_MARK_MASK, (*m)[1]);
   }
-  if (auto* l = o.words(kLabel); l && l->size() == 32) {
-    put_bytes(w, TCA_CT_LABELS, *l, 0);
-    put_bytes(w, TCA_CT_LABELS_MASK, *l, 16);
-  }
+  if (auto* l = o.words(kLabel); l && l->size() == 32) put_ct_label(w, *l, TCA_CT_LABELS, TCA_CT_LABELS_MASK);
   if (auto* r = o.words(kNatAddr); r && (r->size() == 3 || r->size() == 9)) {
     bool v6 = (*r)[0] == 6;
     size_t n = v6 ? 4 : 1;
@@ -198,13 +139,6 @@ void encode(const Options& o, const KindCtx& ctx, MsgWriter& w) {
   w.attr(TCA_CT_PARMS, &p, sizeof p);
 }
 
-// LEN bytes of a (possibly short) attribute into words at FROM; the rest
-// stays FILL (the kernel's reading: zero-filled values, all-ones masks
-// when absent).
-void get_bytes(const Attr* a, Words& w, size_t from, uint32_t fill) {
-  for (size_t i = 0; i < 16; ++i) w[from + i] = a && i < a->data.size() ? a->data[i] : (a ? 0 : fill);
-}
-
 void decode(std::span<const uint8_t> payload, const KindCtx&, Options& o) {
   AttrTable tb(payload, TCA_CT_MAX);
   if (auto* a = tb.get(TCA_CT_PARMS)) o.set(kControl, uint64_t{static_cast<uint32_t>(a->as<tc_ct>().action)});
@@ -220,12 +154,7 @@ void decode(std::span<const uint8_t> payload, const KindCtx&, Options& o) {
     auto* m = tb.get(TCA_CT_MARK_MASK);
     o.set(kMark, Words{a->u32(), m && m->data.size() >= 4 ? m->u32() : 0xFFFFFFFFu});
   }
-  if (auto* a = tb.get(TCA_CT_LABELS)) {
-    Words w(32);
-    get_bytes(a, w, 0, 0);
-    get_bytes(tb.get(TCA_CT_LABELS_MASK), w, 16, 0xFF);
-    o.set(kLabel, std::move(w));
-  }
+  if (auto* a = tb.get(TCA_CT_LABELS)) o.set(kLabel, ct_label_words(*a, tb.get(TCA_CT_LABELS_MASK)));
   auto range = [&](uint16_t min_attr, uint16_t max_attr, int family, size_t len) {
     auto* lo = tb.get(min_attr);
     if (!lo || lo->data.size() < len) return false;

@@ -29,6 +29,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "action_types.h"
 #include "handle.h"
 #include "kind.h"
 #include "model.h"
@@ -477,55 +478,6 @@ const CustomType kCtStateType{
     .json_schema = R"({"description": "Conntrack state flags, each with + (set) or - (not set): +trk+est, +trk-new. Flags: trk, new, est, rel, inv, rpl.", "type": "string", "pattern": "^([+-](trk|new|est|rel|inv|rpl))+$"})",
 };
 
-// ---- ct_label: Words of 32 bytes, 128-bit label then mask --------------------------
-
-bool read_hex_bytes(std::string_view s, uint8_t (&out)[16]) {
-  std::memset(out, 0, 16);
-  if (s.empty() || s.size() > 32 || s.size() % 2 || s.find_first_not_of("0123456789abcdefABCDEF") != std::string_view::npos) return false;
-  for (size_t i = 0; i < s.size(); i += 2) out[i / 2] = static_cast<uint8_t>(std::stoul(std::string(s.substr(i, 2)), nullptr, 16));
-  return true;
-}
-
-bool ct_label_parse(const Node& n, Value& out, Diagnostics& d) {
-  uint8_t label[16], mask[16];
-  std::string_view a, b;
-  bool ok = n.is_scalar();
-  bool has_mask = ok && split_slash(n.scalar, a, b);
-  ok = ok && read_hex_bytes(a, label);
-  if (ok && has_mask) ok = read_hex_bytes(b, mask);
-  else std::memset(mask, 0xFF, 16);
-  if (!ok) {
-    d.error(n.loc, "'ct_label' must be up to 32 hex digits (16 bytes, an even count), optionally /MASK, not " + text_of(n));
-    return false;
-  }
-  Words w(32);
-  for (int i = 0; i < 16; ++i) w[i] = label[i], w[16 + i] = mask[i];
-  out = std::move(w);
-  return true;
-}
-
-std::string ct_label_describe(const Value& v) {
-  auto& w = std::get<Words>(v);
-  static const char* digits = "0123456789abcdef";
-  std::string label, mask;
-  bool full = true;
-  for (int i = 0; i < 16; ++i) {
-    label += digits[w[i] >> 4], label += digits[w[i] & 15];
-    mask += digits[w[16 + i] >> 4], mask += digits[w[16 + i] & 15];
-    full = full && w[16 + i] == 0xFF;
-  }
-  return full ? label : label + "/" + mask;
-}
-void ct_label_emit(const Value& v, YamlOut& y) { y.str(ct_label_describe(v)); }
-
-const CustomType kCtLabelType{
-    .schema_name = "flower_ct_label",
-    .parse = ct_label_parse,
-    .emit = ct_label_emit,
-    .describe = ct_label_describe,
-    .json_schema = R"({"description": "Conntrack label: up to 32 hex digits, optionally /MASK.", "type": "string", "pattern": "^([0-9a-fA-F]{2}){1,16}(/([0-9a-fA-F]{2}){1,16})?$"})",
-};
-
 // ---- ip_flags: Words{value, mask} of TCA_FLOWER_KEY_FLAGS_* -----------------------
 const Named kIpFlagNames[] = {{"frag", TCA_FLOWER_KEY_FLAGS_IS_FRAGMENT}, {"firstfrag", TCA_FLOWER_KEY_FLAGS_FRAG_IS_FIRST}};
 
@@ -730,13 +682,7 @@ void encode(const Options& o, const KindCtx& ctx, MsgWriter& w) {
     w.attr_u32(TCA_FLOWER_KEY_CT_MARK, (*v)[0]);
     w.attr_u32(TCA_FLOWER_KEY_CT_MARK_MASK, (*v)[1]);
   }
-  if (auto* v = o.words(kCtLabel)) {
-    // Always 16 bytes: the kernel copies 16 whatever the attribute's length.
-    uint8_t label[16], mask[16];
-    for (int i = 0; i < 16; ++i) label[i] = static_cast<uint8_t>((*v)[i]), mask[i] = static_cast<uint8_t>((*v)[16 + i]);
-    w.attr(TCA_FLOWER_KEY_CT_LABELS, label, 16);
-    w.attr(TCA_FLOWER_KEY_CT_LABELS_MASK, mask, 16);
-  }
+  if (auto* v = o.words(kCtLabel)) put_ct_label(w, *v, TCA_FLOWER_KEY_CT_LABELS, TCA_FLOWER_KEY_CT_LABELS_MASK);
   if (auto v = o.num(kEncKeyId)) w.attr_be32(TCA_FLOWER_KEY_ENC_KEY_ID, static_cast<uint32_t>(*v));
   put_ip(w, o, kEncDstIp, TCA_FLOWER_KEY_ENC_IPV4_DST, TCA_FLOWER_KEY_ENC_IPV4_DST_MASK, TCA_FLOWER_KEY_ENC_IPV6_DST, TCA_FLOWER_KEY_ENC_IPV6_DST_MASK);
   put_ip(w, o, kEncSrcIp, TCA_FLOWER_KEY_ENC_IPV4_SRC, TCA_FLOWER_KEY_ENC_IPV4_SRC_MASK, TCA_FLOWER_KEY_ENC_IPV6_SRC, TCA_FLOWER_KEY_ENC_IPV6_SRC_MASK);
@@ -838,14 +784,8 @@ void decode(std::span<const uint8_t> payload, const KindCtx&, Options& o) {
   get_masked(tb, o, kCtState, TCA_FLOWER_KEY_CT_STATE, TCA_FLOWER_KEY_CT_STATE_MASK, 2, false, 0xFFFF);
   get_masked(tb, o, kCtZone, TCA_FLOWER_KEY_CT_ZONE, TCA_FLOWER_KEY_CT_ZONE_MASK, 2, false, 0xFFFF);
   get_masked(tb, o, kCtMark, TCA_FLOWER_KEY_CT_MARK, TCA_FLOWER_KEY_CT_MARK_MASK, 4, false, 0xFFFFFFFF);
-  if (auto* a = tb.get(TCA_FLOWER_KEY_CT_LABELS); a && a->data.size() == 16) {
-    auto* m = tb.get(TCA_FLOWER_KEY_CT_LABELS_MASK);
-    Words w(32, 0xFF);
-    for (int i = 0; i < 16; ++i) w[i] = a->data[i];
-    if (m && m->data.size() == 16)
-      for (int i = 0; i < 16; ++i) w[16 + i] = m->data[i];
-    o.set(kCtLabel, std::move(w));
-  }
+  if (auto* a = tb.get(TCA_FLOWER_KEY_CT_LABELS); a && a->data.size() == 16)
+    o.set(kCtLabel, ct_label_words(*a, tb.get(TCA_FLOWER_KEY_CT_LABELS_MASK)));
   if (auto* a = tb.get(TCA_FLOWER_KEY_ENC_KEY_ID)) o.set(kEncKeyId, uint64_t{a->be32()});
   get_ip(tb, o, kEncDstIp, TCA_FLOWER_KEY_ENC_IPV4_DST, TCA_FLOWER_KEY_ENC_IPV4_DST_MASK, TCA_FLOWER_KEY_ENC_IPV6_DST, TCA_FLOWER_KEY_ENC_IPV6_DST_MASK);
   get_ip(tb, o, kEncSrcIp, TCA_FLOWER_KEY_ENC_IPV4_SRC, TCA_FLOWER_KEY_ENC_IPV4_SRC_MASK, TCA_FLOWER_KEY_ENC_IPV6_SRC, TCA_FLOWER_KEY_ENC_IPV6_SRC_MASK);

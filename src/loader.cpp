@@ -928,8 +928,7 @@ bool load_reader(YamlReader& r, uint32_t file, State& out, Diagnostics& d, std::
   State local;
   Loader l{local, d, file, declared, on_device};
   l.run(r);
-  for (auto& dev : local.devices) derive_and_check(dev, d);
-  for (auto& b : local.blocks) derive_and_check(b, d);
+  for_each_place(local, [&](Device& place) { derive_and_check(place, d); });
   for (auto& dev : local.devices) out.devices.push_back(std::move(dev));
   for (auto& b : local.blocks) out.blocks.push_back(std::move(b));
   if (local.actions.present) {
@@ -948,18 +947,17 @@ void check_actions(const State& s, Diagnostics& d) {
     if (auto [it, ok] = table.try_emplace({a.kind, *a.index}, &a); !ok)
       d.error(a.loc, "action " + a.kind + " index " + std::to_string(*a.index) + " is already declared at " +
                          format_location(it->second->loc));
-  for (auto* list : {&s.devices, &s.blocks})
-    for (auto& dev : *list)
-      for (auto& f : dev.filters)
-        for (auto& a : f.actions) {
-          if (!a.index) continue;
-          auto it = table.find({a.kind, *a.index});
-          if (a.ref && it == table.end())
-            d.error(a.loc, "ref " + a.kind + "/" + std::to_string(*a.index) + ": no such action in 'actions:' (declare it there)");
-          else if (!a.ref && it != table.end())
-            d.error(a.loc, "action " + a.kind + " index " + std::to_string(*a.index) + " is declared in 'actions:' at " +
-                               format_location(it->second->loc) + ": refer to it as ref: " + a.kind + "/" + std::to_string(*a.index));
-        }
+  for_each_filter(s, [&](const Filter& f) {
+    for (auto& a : f.actions) {
+      if (!a.index) continue;
+      auto it = table.find({a.kind, *a.index});
+      if (a.ref && it == table.end())
+        d.error(a.loc, "ref " + a.kind + "/" + std::to_string(*a.index) + ": no such action in 'actions:' (declare it there)");
+      else if (!a.ref && it != table.end())
+        d.error(a.loc, "action " + a.kind + " index " + std::to_string(*a.index) + " is declared in 'actions:' at " +
+                           format_location(it->second->loc) + ": refer to it as ref: " + a.kind + "/" + std::to_string(*a.index));
+    }
+  });
 }
 
 // Across all files: a declared block is bound by some declared qdisc (the

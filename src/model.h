@@ -161,6 +161,16 @@ struct State {
   Device& get_or_add(const std::string& name);
 };
 
+// Every place filters live in S (a State, const or not): its devices, then
+// its shared blocks; and every filter of those, in that order.
+template <class S, class Fn> void for_each_place(S& s, Fn&& fn) {
+  for (auto& d : s.devices) fn(d);
+  for (auto& b : s.blocks) fn(b);
+}
+template <class S, class Fn> void for_each_filter(S& s, Fn&& fn) {
+  for_each_place(s, [&](auto& place) { for (auto& f : place.filters) fn(f); });
+}
+
 // Short human names used by plans and errors: "qdisc htb 1: root".
 std::string describe(const Qdisc& q);
 std::string describe(const Class& c);

@@ -51,8 +51,15 @@ make_ref_ns() {
 ts() { "$TCSYNC" --netns "$NS" "$@"; }
 t() { tc -n "$NS" "$@"; }
 
-# The whole tc state of the namespace as normalized JSON (tc is the reference).
-snapshot() { python3 "$(dirname "${BASH_SOURCE[0]}")/tc_snapshot.py" "$NS"; }
+# The whole tc state of a namespace ($NS unless named) as normalized JSON
+# (tc is the reference).
+snapshot() { python3 "$(dirname "${BASH_SOURCE[0]}")/tc_snapshot.py" "${1:-$NS}"; }
+
+# del_clsact DEV...: flush $NS by deleting each DEV's clsact (its filters go too).
+del_clsact() {
+  local dev
+  for dev in "$@"; do t qdisc del dev "$dev" clsact; done
+}
 
 # The kernel unbinds a deleted rule's actions after an RCU grace period: a
 # flush right after the rules go may meet them still bound (EPERM). Retry.
@@ -89,7 +96,7 @@ expect_same_file() {
 # Applies $TMP/base.yaml (from the base, whatever that takes), writes the
 # caller's `base` output edited by SED-EXPR, checks that `diff` lists every
 # WANT ("+ ...", "- ...", "~ ..." as fixed strings; "!TEXT": TEXT must not
-# appear), applies it, and checks diff is empty.
+# appear; "=N": the plan has N steps), applies it, and checks diff is empty.
 step() {
   local name=$1 expr=$2; shift 2
   echo "# $name"
@@ -97,8 +104,12 @@ step() {
   base | sed "$expr" >"$TMP/$name.yaml"
   cmp -s "$TMP/$name.yaml" "$TMP/base.yaml" && { fail "$name: the edit changed nothing"; return; }
   expect_rc 2 ts diff "$TMP/$name.yaml"
+  local want steps
   for want in "$@"; do
-    if [ "${want:0:1}" = "!" ]; then
+    if [ "${want:0:1}" = "=" ]; then
+      steps=$(grep -cE '^ *[-+~] ' <<<"$OUT" || true)
+      [ "$steps" = "${want:1}" ] && pass "$name: ${want:1} step(s)" || { fail "$name: $steps steps (want ${want:1})"; echo "$OUT" | sed 's/^/    /'; }
+    elif [ "${want:0:1}" = "!" ]; then
       if grep -qF -- "${want:1}" <<<"$OUT"; then fail "$name: plan has ${want:1}"; echo "$OUT" | sed 's/^/    /'; else pass "$name: plan lacks ${want:1}"; fi
     else
       expect_contains "$want"
@@ -107,6 +118,85 @@ step() {
   expect_rc 0 ts apply "$TMP/$name.yaml"
   expect_rc 0 ts diff "$TMP/$name.yaml"
   expect_contains "in sync"
+}
+
+# acts_batch ACTS [PATTERN DEV]: a tc batch from the file ACTS, one filter's
+# action words a line: even lines to flower filters (ip_proto udp) on ingress,
+# odd ones to matchall on egress, prio = the line's number, all on v0 but the
+# lines holding PATTERN, which go to DEV. Ingress filters first, then egress,
+# each by pref: the order tcsync adds them in, so the kernel numbers the
+# actions alike in both namespaces.
+acts_batch() {
+  local acts=$1 pattern=${2:-} other=${3:-} n=0 line dev
+  echo "qdisc add dev v0 clsact"
+  [ -z "$other" ] || echo "qdisc add dev $other clsact"
+  while IFS= read -r line; do
+    [ -z "$line" ] && continue
+    n=$((n + 1))
+    dev=v0
+    [ -n "$pattern" ] && [[ $line == *"$pattern"* ]] && dev=$other
+    if [ $((n % 2)) = 0 ]; then
+      echo "$dev-1 filter add dev $dev ingress prio $n protocol ip flower ip_proto udp $line"
+    else
+      echo "$dev-2 filter add dev $dev egress prio $n protocol all matchall $line"
+    fi
+  done <"$acts" | sort -s -k1,1 | cut -d' ' -f2-
+}
+
+# roundtrip BATCH DEV...: the state `tc -b BATCH` makes in $NS -> tcsync dump
+# -> flush (del_clsact DEV...) -> tcsync apply of the dump: tc -j identical
+# (counters aside), diff empty, a second dump identical. Leaves the namespace
+# flushed, and $TMP/before.json and $TMP/dump.yaml for the caller's checks.
+roundtrip() {
+  local batch=$1; shift
+  echo "--- tc batch:"; sed 's/^/    /' "$batch"
+  expect_rc 0 tc -n "$NS" -b "$batch"
+  snapshot >"$TMP/before.json"
+  expect_rc 0 ts dump
+  echo "$OUT" >"$TMP/dump.yaml"
+  echo "--- dump:"; sed 's/^/    /' "$TMP/dump.yaml"
+  del_clsact "$@"
+  expect_rc 0 ts apply "$TMP/dump.yaml"
+  snapshot >"$TMP/after.json"
+  expect_same_file "$TMP/before.json" "$TMP/after.json" "tc -j state after dump + flush + apply equals tc's"
+  expect_rc 0 ts diff "$TMP/dump.yaml"
+  expect_contains "in sync"
+  expect_rc 0 ts dump
+  cmp -s <(echo "$OUT") "$TMP/dump.yaml" && pass "second dump identical" || { fail "second dump identical"; diff <(echo "$OUT") "$TMP/dump.yaml"; }
+  del_clsact "$@"
+}
+
+# import_check BATCH DEV...: `tcsync import BATCH` + apply in $NS gives the
+# state `tc -b BATCH` gives in $REF (make_ref_ns), and diff is empty; then
+# flushes $NS (del_clsact DEV...).
+import_check() {
+  local batch=$1 rc=0; shift
+  expect_rc 0 tc -n "$REF" -b "$batch"
+  "$TCSYNC" import "$batch" >"$TMP/import.yaml" 2>"$TMP/import.err" || rc=$?
+  [ "$rc" = 0 ] && pass "import exits 0" || { fail "import exits $rc"; sed 's/^/    /' "$TMP/import.err"; }
+  expect_rc 0 ts apply "$TMP/import.yaml"
+  snapshot "$REF" >"$TMP/ref.json"
+  snapshot >"$TMP/imported.json"
+  expect_same_file "$TMP/ref.json" "$TMP/imported.json" "import + apply gives the state tc -b gives"
+  expect_rc 0 ts diff "$TMP/import.yaml"
+  expect_contains "in sync"
+  del_clsact "$@"
+}
+
+# apply_base: writes the caller's `base` output to $TMP/base.yaml (the base
+# of step), applies it and checks diff is empty.
+apply_base() {
+  base >"$TMP/base.yaml"
+  expect_rc 0 ts apply "$TMP/base.yaml"
+  expect_rc 0 ts diff "$TMP/base.yaml"
+}
+
+# replace_step NAME PREF SED-EXPR [WANT...]: a step whose plan replaces the
+# flower filter at PREF on v0 ingress (handle 0x1) and does not delete it.
+replace_step() {
+  local name=$1 pref=$2 expr=$3; shift 3
+  local f="v0: filter flower ingress pref $pref protocol ip handle 0x1"
+  step "$name" "$expr" "~ $f" "!- $f" "$@"
 }
 
 finish() {

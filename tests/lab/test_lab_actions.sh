@@ -57,60 +57,16 @@ action tunnel_key set src_ip 2001:db8::1 dst_ip 2001:db8::2 id 7 dst_port 4789 t
 action tunnel_key set src_ip 10.0.0.1 dst_ip 10.0.0.2 id 2 nocsum pipe
 action tunnel_key set src_ip 10.0.0.1 dst_ip 10.0.0.2 dst_port 6081 ttl 10 csum drop
 ACTS
-{
-  echo "qdisc add dev v0 clsact"
-  echo "qdisc add dev v1 clsact"
-  # Ingress filters first, then egress, each by pref: the order tcsync adds
-  # them in, so the kernel numbers the actions alike in both namespaces.
-  # skbmod goes to v1: tc -j prints it as broken JSON (iproute2 6.1), and
-  # tc_snapshot.py then compares that device's filters as text lines.
-  n=0
-  while IFS= read -r acts; do
-    [ -z "$acts" ] && continue
-    n=$((n + 1))
-    dev=v0
-    case "$acts" in *skbmod*) dev=v1 ;; esac
-    if [ $((n % 2)) = 0 ]; then
-      echo "$dev-1 filter add dev $dev ingress prio $n protocol ip flower ip_proto udp $acts"
-    else
-      echo "$dev-2 filter add dev $dev egress prio $n protocol all matchall $acts"
-    fi
-  done <"$TMP/acts.txt" | sort -s -k1,1 | cut -d' ' -f2-
-} >"$B"
-echo "--- tc batch:"; sed 's/^/    /' "$B"
-expect_rc 0 tc -n "$NS" -b "$B"
-snapshot >"$TMP/before.json"
+# skbmod goes to v1: tc -j prints it as broken JSON (iproute2 6.1), and
+# tc_snapshot.py then compares that device's filters as text lines.
+acts_batch "$TMP/acts.txt" skbmod v1 >"$B"
+roundtrip "$B" v0 v1
 for k in skbedit vlan csum nat sample connmark skbmod mpls tunnel_key; do
   grep -q "$k" "$TMP/before.json" && pass "tc made $k actions" || fail "tc made no $k action"
 done
-expect_rc 0 ts dump
-echo "$OUT" >"$TMP/dump.yaml"
-echo "--- dump:"; sed 's/^/    /' "$TMP/dump.yaml"
-t qdisc del dev v0 clsact
-t qdisc del dev v1 clsact
-expect_rc 0 ts apply "$TMP/dump.yaml"
-snapshot >"$TMP/after.json"
-expect_same_file "$TMP/before.json" "$TMP/after.json" "tc -j state after dump + flush + apply equals tc's"
-expect_rc 0 ts diff "$TMP/dump.yaml"
-expect_contains "in sync"
-expect_rc 0 ts dump
-cmp -s <(echo "$OUT") "$TMP/dump.yaml" && pass "second dump identical" || { fail "second dump identical"; diff <(echo "$OUT") "$TMP/dump.yaml"; }
 
 # ---- 2. import --------------------------------------------------------------
-t qdisc del dev v0 clsact
-t qdisc del dev v1 clsact
-expect_rc 0 tc -n "$REF" -b "$B"
-rc=0
-"$TCSYNC" import "$B" >"$TMP/import.yaml" 2>"$TMP/import.err" || rc=$?
-[ "$rc" = 0 ] && pass "import exits 0" || { fail "import exits $rc"; sed 's/^/    /' "$TMP/import.err"; }
-expect_rc 0 ts apply "$TMP/import.yaml"
-python3 "$(dirname "$0")/../kernel/tc_snapshot.py" "$REF" >"$TMP/ref.json"
-snapshot >"$TMP/imported.json"
-expect_same_file "$TMP/ref.json" "$TMP/imported.json" "import + apply gives the state tc -b gives"
-expect_rc 0 ts diff "$TMP/import.yaml"
-expect_contains "in sync"
-t qdisc del dev v0 clsact
-t qdisc del dev v1 clsact
+import_check "$B" v0 v1
 
 # ---- 3. plans: one attribute changed -> replace of the filter ---------------
 base() {
@@ -131,25 +87,9 @@ devices:
       - {parent: ingress, pref: 9, protocol: ip, flower: {ip_proto: tcp}, actions: [{tunnel_key: {action: set, src_ip: 10.0.0.1, dst_ip: 10.0.0.2, id: 5}}]}
 Y
 }
-base >"$TMP/base.yaml"
-expect_rc 0 ts apply "$TMP/base.yaml"
-expect_rc 0 ts diff "$TMP/base.yaml"
+apply_base
 
-# replace_step NAME PREF SED-EXPR: the filter at PREF must be replaced, not deleted.
-replace_step() {
-  local name=$1 pref=$2 expr=$3
-  local f="v0: filter flower ingress pref $pref protocol ip handle 0x1"
-  echo "# $name"
-  expect_rc 0 ts apply "$TMP/base.yaml"
-  base | sed "$expr" >"$TMP/$name.yaml"
-  cmp -s "$TMP/$name.yaml" "$TMP/base.yaml" && { fail "$name: the edit changed nothing"; return; }
-  expect_rc 2 ts diff "$TMP/$name.yaml"
-  expect_contains "~ $f"
-  if grep -qF -- "- $f" <<<"$OUT"; then fail "$name: plan deletes the filter"; echo "$OUT" | sed 's/^/    /'; else pass "$name: no delete"; fi
-  expect_rc 0 ts apply "$TMP/$name.yaml"
-  expect_rc 0 ts diff "$TMP/$name.yaml"
-  expect_contains "in sync"
-}
+# replace_step NAME PREF SED-EXPR: the minimal-plan check of lib.sh.
 replace_step skbedit_mark 1 's/mark: 5, mask: 0xff/mark: 6, mask: 0xff/'
 replace_step skbedit_ptype 1 "s/priority: '1:10'/priority: '1:10', ptype: host/"
 replace_step vlan_id 2 's/id: 10, priority: 1/id: 11, priority: 1/'

@@ -31,50 +31,12 @@ action ct commit zone 3 nat dst addr 2001:db8::1-2001:db8::9 port 80 goto chain 
 action ct commit nat dst addr 10.0.0.7 continue action ct clear
 action ct commit label 01 pipe
 ACTS
-{
-  echo "qdisc add dev v0 clsact"
-  # Ingress filters first, then egress, each by pref: the order tcsync adds
-  # them in, so the kernel numbers the actions alike in both namespaces.
-  n=0
-  while IFS= read -r acts; do
-    [ -z "$acts" ] && continue
-    n=$((n + 1))
-    if [ $((n % 2)) = 0 ]; then
-      echo "1 filter add dev v0 ingress prio $n protocol ip flower ip_proto udp $acts"
-    else
-      echo "2 filter add dev v0 egress prio $n protocol all matchall $acts"
-    fi
-  done <"$TMP/acts.txt" | sort -s -k1,1 | cut -d' ' -f2-
-} >"$B"
-echo "--- tc batch:"; sed 's/^/    /' "$B"
-expect_rc 0 tc -n "$NS" -b "$B"
-snapshot >"$TMP/before.json"
+acts_batch "$TMP/acts.txt" >"$B"
+roundtrip "$B" v0
 [ "$(grep -o '"kind": *"ct"' "$TMP/before.json" | wc -l)" -ge 12 ] && pass "tc made the ct actions" || { fail "tc made too few ct actions"; cat "$TMP/before.json"; }
-expect_rc 0 ts dump
-echo "$OUT" >"$TMP/dump.yaml"
-echo "--- dump:"; sed 's/^/    /' "$TMP/dump.yaml"
-t qdisc del dev v0 clsact
-expect_rc 0 ts apply "$TMP/dump.yaml"
-snapshot >"$TMP/after.json"
-expect_same_file "$TMP/before.json" "$TMP/after.json" "tc -j state after dump + flush + apply equals tc's"
-expect_rc 0 ts diff "$TMP/dump.yaml"
-expect_contains "in sync"
-expect_rc 0 ts dump
-cmp -s <(echo "$OUT") "$TMP/dump.yaml" && pass "second dump identical" || { fail "second dump identical"; diff <(echo "$OUT") "$TMP/dump.yaml"; }
 
 # ---- 2. import --------------------------------------------------------------
-t qdisc del dev v0 clsact
-expect_rc 0 tc -n "$REF" -b "$B"
-rc=0
-"$TCSYNC" import "$B" >"$TMP/import.yaml" 2>"$TMP/import.err" || rc=$?
-[ "$rc" = 0 ] && pass "import exits 0" || { fail "import exits $rc"; sed 's/^/    /' "$TMP/import.err"; }
-expect_rc 0 ts apply "$TMP/import.yaml"
-python3 "$(dirname "$0")/../kernel/tc_snapshot.py" "$REF" >"$TMP/ref.json"
-snapshot >"$TMP/imported.json"
-expect_same_file "$TMP/ref.json" "$TMP/imported.json" "import + apply gives the state tc -b gives"
-expect_rc 0 ts diff "$TMP/import.yaml"
-expect_contains "in sync"
-t qdisc del dev v0 clsact
+import_check "$B" v0
 
 # ---- 3. plans: one attribute changed -> replace of the filter ---------------
 base() {
@@ -89,25 +51,9 @@ devices:
       - {parent: ingress, pref: 3, protocol: ip, flower: {ip_proto: tcp}, actions: [{ct: {commit: true, nat: src, nat_addr: 10.0.0.1-10.0.0.5, nat_port: 1000-2000}}]}
 Y
 }
-base >"$TMP/base.yaml"
-expect_rc 0 ts apply "$TMP/base.yaml"
-expect_rc 0 ts diff "$TMP/base.yaml"
+apply_base
 
-# replace_step NAME PREF SED-EXPR: the filter at PREF must be replaced, not deleted.
-replace_step() {
-  local name=$1 pref=$2 expr=$3
-  local f="v0: filter flower ingress pref $pref protocol ip handle 0x1"
-  echo "# $name"
-  expect_rc 0 ts apply "$TMP/base.yaml"
-  base | sed "$expr" >"$TMP/$name.yaml"
-  cmp -s "$TMP/$name.yaml" "$TMP/base.yaml" && { fail "$name: the edit changed nothing"; return; }
-  expect_rc 2 ts diff "$TMP/$name.yaml"
-  expect_contains "~ $f"
-  if grep -qF -- "- $f" <<<"$OUT"; then fail "$name: plan deletes the filter"; echo "$OUT" | sed 's/^/    /'; else pass "$name: no delete"; fi
-  expect_rc 0 ts apply "$TMP/$name.yaml"
-  expect_rc 0 ts diff "$TMP/$name.yaml"
-  expect_contains "in sync"
-}
+# replace_step NAME PREF SED-EXPR: the minimal-plan check of lib.sh.
 replace_step ct_zone 1 's/zone: 3}/zone: 4}/'
 replace_step ct_mark 2 's/mark: 0x10\/0xff/mark: 0x20\/0xff/'
 replace_step ct_nat_port 3 's/nat_port: 1000-2000/nat_port: 1000-3000/'

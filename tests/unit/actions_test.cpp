@@ -6,31 +6,12 @@
 // sendmsg -x); the YAML of each is what `tcsync import` reads from WORDS.
 #include <catch2/catch.hpp>
 
-#include "kind.h"
-#include "model.h"
 #include "action_test_util.h"
-#include "test_util.h"
-#include "wire.h"
 
 using namespace tcsync;
-using tcsync::test::hex;
-using tcsync::test::load_errors;
-using tcsync::test::load_ok;
-
-namespace {
+using namespace tcsync::test;
 
 using namespace tcsync::test::actions;
-
-// The first error's message, without its location.
-std::string error_of(const std::string& actions) {
-  std::string all = load_errors(file_with(actions));
-  auto nl = all.find('\n');
-  std::string first = all.substr(0, nl);
-  auto at = first.find("error: ");
-  return at == std::string::npos ? first : first.substr(at + 7);
-}
-
-}  // namespace
 
 TEST_CASE("vlan, csum, nat, sample, connmark, skbmod, mpls, tunnel_key: TCA_ACT_OPTIONS bodies are tc's bytes") {
   struct Case {
@@ -137,8 +118,7 @@ TEST_CASE("vlan, mpls: the values Linux 6.1 dumps by itself read as absent") {
   }
   Options o;
   kActionVlan.decode(vlan, KindCtx{}, o);
-  State s = load_ok(file_with("[{vlan: {action: push, id: 10}}]"));
-  CHECK(o == s.devices[0].filters[0].actions[0].opts);
+  CHECK(o == first_opts("[{vlan: {action: push, id: 10}}]"));
   // mpls push label 100: the kernel dumps TTL 255 and PROTO mpls_uc.
   std::vector<uint8_t> mpls;
   {
@@ -153,8 +133,7 @@ TEST_CASE("vlan, mpls: the values Linux 6.1 dumps by itself read as absent") {
   }
   Options m;
   kActionMpls.decode(mpls, KindCtx{}, m);
-  State s2 = load_ok(file_with("[{mpls: {action: push, label: 100, ttl: 255, protocol: mpls_uc}}]"));
-  CHECK(m == s2.devices[0].filters[0].actions[0].opts);
+  CHECK(m == first_opts("[{mpls: {action: push, label: 100, ttl: 255, protocol: mpls_uc}}]"));
   // mpls modify ttl 10: the kernel dumps PROTO mpls_uc for it too (lab, 6.1).
   std::vector<uint8_t> modify;
   {
@@ -168,8 +147,7 @@ TEST_CASE("vlan, mpls: the values Linux 6.1 dumps by itself read as absent") {
   }
   Options mm;
   kActionMpls.decode(modify, KindCtx{}, mm);
-  State s3 = load_ok(file_with("[{mpls: {action: modify, ttl: 10}}]"));
-  CHECK(mm == s3.devices[0].filters[0].actions[0].opts);
+  CHECK(mm == first_opts("[{mpls: {action: modify, ttl: 10}}]"));
 }
 
 TEST_CASE("vlan, csum, nat, sample, connmark, skbmod, mpls: errors") {

@@ -11,29 +11,11 @@
 #include <linux/tc_act/tc_ct.h>
 
 #include "action_test_util.h"
-#include "import_tc.h"
-#include "kind.h"
-#include "model.h"
-#include "test_util.h"
-#include "wire.h"
 
 using namespace tcsync;
-using tcsync::test::hex;
-using tcsync::test::load_errors;
-using tcsync::test::load_ok;
-
-namespace {
+using namespace tcsync::test;
 
 using namespace tcsync::test::actions;
-
-std::string error_of(const std::string& actions) {
-  std::string all = load_errors(file_with(actions));
-  std::string first = all.substr(0, all.find('\n'));
-  auto at = first.find("error: ");
-  return at == std::string::npos ? first : first.substr(at + 7);
-}
-
-}  // namespace
 
 TEST_CASE("ct: TCA_ACT_OPTIONS bodies are tc's bytes") {
   struct Case {
@@ -96,8 +78,7 @@ TEST_CASE("ct: what the kernel dumps besides tc's attributes reads as the file s
   }
   Options o;
   kActionCt.decode(buf, KindCtx{}, o);
-  auto want = load_actions("[{ct: {commit: true, label: '01'}}]");
-  CHECK(o == want.at(0).opts);
+  CHECK(o == first_opts("[{ct: {commit: true, label: '01'}}]"));
 
   // Attributes too short for their type are skipped, not read past.
   std::vector<uint8_t> junk;
@@ -143,17 +124,14 @@ TEST_CASE("ct: errors") {
 }
 
 TEST_CASE("import: ct words") {
-  Diagnostics d;
-  std::string yaml;
-  bool ok = import_tc_text("b.tc", R"(qdisc add dev v0 clsact
+  std::string diags;
+  std::string yaml = imported(R"(qdisc add dev v0 clsact
 filter add dev v0 ingress prio 1 protocol ip flower action ct zone 2 pipe action ct commit force zone 2 mark 0x10/0xff label 01/ff nat src addr 10.0.0.1-10.0.0.5 port 1000-2000 action ct clear
 filter add dev v0 ingress prio 2 protocol ip flower action ct nat goto chain 1 action ct commit nat dst addr 2001:db8::1 drop
 )",
-                           ImportOptions{}, yaml, d);
-  std::string diags;
-  for (auto& x : d.all()) diags += format_diagnostic(x);
+                             diags);
   INFO(diags);
-  REQUIRE(ok);
+  REQUIRE_FALSE(yaml.empty());
   CHECK(yaml.find("actions: [{ct: {zone: 2, control: pipe}, percpu_stats: true}, {ct: {commit: true, force: true, zone: 2, mark: 0x10/0xff, "
                   "label: 01/ff, nat: src, nat_addr: \"10.0.0.1-10.0.0.5\", nat_port: \"1000-2000\"}, percpu_stats: true}, {ct: {clear: true}, percpu_stats: true}]") !=
         std::string::npos);
@@ -164,7 +142,5 @@ filter add dev v0 ingress prio 2 protocol ip flower action ct nat goto chain 1 a
   auto s = load_ok(yaml);
   CHECK(s.devices.at(0).filters.at(0).actions.size() == 3);
 
-  Diagnostics d2;
-  std::string y2;
-  CHECK_FALSE(import_tc_text("b.tc", "filter add dev v0 ingress prio 1 protocol ip flower action ct commit nat src 10.0.0.1\n", ImportOptions{}, y2, d2));
+  CHECK(imported("filter add dev v0 ingress prio 1 protocol ip flower action ct commit nat src 10.0.0.1\n", diags).empty());
 }

@@ -7,31 +7,16 @@
 #include <catch2/catch.hpp>
 
 #include "action_test_util.h"
-#include "import_tc.h"
-#include "kind.h"
-#include "model.h"
-#include "test_util.h"
-#include "wire.h"
 #include "yaml_writer.h"
 
 using namespace tcsync;
-using tcsync::test::hex;
-using tcsync::test::load_errors;
-using tcsync::test::load_ok;
-using tcsync::test::unhex;
+using namespace tcsync::test;
 
 namespace {
 
 using namespace tcsync::test::actions;
 
-std::string error_of(const std::string& actions) {
-  std::string all = load_errors(file_with(actions));
-  std::string first = all.substr(0, all.find('\n'));
-  auto at = first.find("error: ");
-  return at == std::string::npos ? first : first.substr(at + 7);
-}
-
-Options opts_of(const std::string& pedit) { return load_actions("[{pedit: " + pedit + "}]").at(0).opts; }
+Options opts_of(const std::string& pedit) { return first_opts("[{pedit: " + pedit + "}]"); }
 
 // The options as dump writes them: {edits: [...], ...}.
 std::string dumped(const Options& o) {
@@ -208,12 +193,8 @@ TEST_CASE("pedit: errors") {
 }
 
 TEST_CASE("pedit: import of tc's munge words gives tc's bytes") {
-  auto imported = [](const std::string& words, std::string& diags) {
-    std::string yaml;
-    Diagnostics d;
-    bool ok = import_tc_text("b.tc", "qdisc add dev v0 clsact\nfilter add dev v0 ingress prio 1 protocol ip flower action " + words + "\n", ImportOptions{}, yaml, d);
-    for (auto& x : d.all()) diags += format_diagnostic(x);
-    return ok ? yaml : std::string();
+  auto imported_words = [](const std::string& words, std::string& diags) {
+    return imported("qdisc add dev v0 clsact\nfilter add dev v0 ingress prio 1 protocol ip flower action " + words + "\n", diags);
   };
   struct {
     const char* words;
@@ -228,7 +209,7 @@ TEST_CASE("pedit: import of tc's munge words gives tc's bytes") {
   for (auto& c : cases) {
     INFO(c.words);
     std::string diags;
-    std::string yaml = imported(c.words, diags);
+    std::string yaml = imported_words(c.words, diags);
     INFO(diags);
     REQUIRE_FALSE(yaml.empty());
     State st = load_ok(yaml);
@@ -236,6 +217,6 @@ TEST_CASE("pedit: import of tc's munge words gives tc's bytes") {
     CHECK(hex(body(a, a.opts)) == kCases[c.golden].bytes);
   }
   std::string diags;
-  CHECK(imported("pedit munge offset 0 u8 invert", diags).empty());
+  CHECK(imported_words("pedit munge offset 0 u8 invert", diags).empty());
   CHECK(diags.find("error: pedit 'invert' has no tcsync edit: write the key it makes as {raw: {offset, mask, val}}") != std::string::npos);
 }

@@ -13,16 +13,20 @@
 
 namespace tcsync::test {
 
-// Loads `text` as file NAME; returns every diagnostic, formatted as the CLI
-// prints them (no color).
+// Every diagnostic, formatted as the CLI prints them (no color).
+inline std::string formatted(const Diagnostics& d) {
+  std::string all;
+  for (auto& x : d.all()) all += format_diagnostic(x);
+  return all;
+}
+
+// Loads `text` as file NAME; returns its diagnostics, formatted.
 inline std::string load_errors(const std::string& text, State* out = nullptr, const std::string& name = "t.yaml") {
   State s;
   Diagnostics d;
   load_text(name, text, s, d);
-  std::string all;
-  for (auto& x : d.all()) all += format_diagnostic(x);
   if (out) *out = std::move(s);
-  return all;
+  return formatted(d);
 }
 
 // Bytes as lowercase hex and back, for golden payloads.
