@@ -343,7 +343,8 @@ struct DevicePlanner {
     if (!std::is_sorted(live_f.begin(), live_f.end(), by_key)) std::stable_sort(live_f.begin(), live_f.end(), by_key);
     auto find_live = [&](const FilterKey& k) -> const Filter* {
       auto it = std::lower_bound(live_f.begin(), live_f.end(), std::pair<FilterKey, const Filter*>{k, nullptr}, by_key);
-      // A key twice in the dump: the last one, as the map this replaces kept.
+      // A key twice in the dump: the last one matches (the other is then
+      // deleted as not in the file).
       if (it == live_f.end() || it->first != k) return nullptr;
       while (std::next(it) != live_f.end() && std::next(it)->first == k) ++it;
       return it->second;

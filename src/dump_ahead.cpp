@@ -34,7 +34,7 @@ void DumpAhead::run() {
     ok_ = k_.dump_part(batch, live_, diags_, DumpPart::Devices) && ok_;
     dumped_.insert(batch.begin(), batch.end());
     if (!ok_) {
-      // Stop dumping; what is left is read (and reported) after the load.
+      // Stop dumping: the error (in diags_) fails the plan after the load.
       std::lock_guard<std::mutex> g(mu_);
       queue_.clear();
       done_ = true;

@@ -165,17 +165,13 @@ class Dumper {
   bool refill(Target& t, const Block& b) {
     size_t from = t.dev->filters.size();
     bool ok = full_filters(t, b);
-    std::vector<Filter> added(std::make_move_iterator(t.dev->filters.begin() + static_cast<std::ptrdiff_t>(from)),
-                              std::make_move_iterator(t.dev->filters.end()));
-    t.dev->filters.resize(from);
-    oldest_first(added);
-    for (Filter& f : added) t.dev->filters.push_back(std::move(f));
+    oldest_first(std::span<Filter>(t.dev->filters).subspan(from));
     return ok;
   }
 
   // Lists of newest_first kinds (KindOps) are dumped newest first: reversed
   // here, so applying the dump adds them in the order they were made.
-  static void oldest_first(std::vector<Filter>& fs) {
+  static void oldest_first(std::span<Filter> fs) {
     for (size_t i = 0; i < fs.size();) {
       size_t j = i + 1;
       if (fs[i].ops && fs[i].ops->newest_first) {
