@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <cstdlib>
+#include <cstdio>
 #include <cstring>
 #include <vector>
 
@@ -23,11 +24,18 @@ struct Links : LinkNames {
   std::string name_of(uint32_t i) const override { return "ifindex" + std::to_string(i); }
 };
 
+// Whether what came back satisfies what was decoded, as a file would be
+// satisfied by the kernel's state (the differ's rule: absent fields mean their
+// default; an absent kAuto field is the kernel's choice, so only this
+// direction is a property). If not, names the fields on stderr, so a crash
+// report says what did not survive the round trip.
 template <typename T>
-bool same(const KindOps* ops, const T& a, const T& b) {
-  if (!ops) return a.opaque == b.opaque;
+bool same(const KindOps* ops, const T& decoded, const T& back) {
+  if (!ops) return decoded.opaque == back.opaque;
   bool recreate = false;
-  return diff_options(*ops, a.opts, b.opts, recreate).empty() && diff_options(*ops, b.opts, a.opts, recreate).empty();
+  auto changed = diff_options(*ops, decoded.opts, back.opts, recreate);
+  for (auto& f : changed) std::fprintf(stderr, "round trip changed %.*s: %s\n", int(ops->name.size()), ops->name.data(), f.c_str());
+  return changed.empty();
 }
 }  // namespace
 
