@@ -23,34 +23,56 @@ const char* Node::type_name() const {
 YamlReader::YamlReader(uint32_t file_id, Diagnostics& diags) : file_(file_id), diags_(diags) {}
 
 YamlReader::~YamlReader() {
+  if (thread_.joinable()) {
+    {
+      std::lock_guard lk(mu_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+    thread_.join();
+  }
   if (open_) yaml_parser_delete(&parser_);
   if (fp_) std::fclose(fp_);
 }
 
-bool YamlReader::open(const std::string& path) {
+bool YamlReader::open(const std::string& path, Parse how) {
   fp_ = std::fopen(path.c_str(), "rb");
   if (!fp_) {
     diags_.error({file_, 0, 0}, std::string("cannot read file: ") + std::strerror(errno));
     failed_ = true;
     return false;
   }
+  path_ = path;
   yaml_parser_initialize(&parser_);
   yaml_parser_set_input_file(&parser_, fp_);
   open_ = true;
+  size_t size = 0;
+  if (std::fseek(fp_, 0, SEEK_END) == 0) {
+    long end = std::ftell(fp_);
+    size = end > 0 ? static_cast<size_t>(end) : 0;
+    std::rewind(fp_);
+  }
+  start(how, size);
   return true;
 }
 
-void YamlReader::open_string(std::string text) {
+void YamlReader::open_string(std::string text, Parse how) {
   text_ = std::move(text);
   yaml_parser_initialize(&parser_);
   yaml_parser_set_input_string(&parser_, reinterpret_cast<const unsigned char*>(text_.data()), text_.size());
   open_ = true;
+  start(how, text_.size());
+}
+
+void YamlReader::start(Parse how, size_t size) {
+  for (auto& b : batches_) empty_.push_back(&b);
+  if (how == Parse::Thread || (how == Parse::Auto && size >= kThreadFrom)) thread_ = std::thread([this] { parse_loop(); });
 }
 
 SourceLoc YamlReader::loc_of_offset(size_t offset) const {
   std::string head = text_.substr(0, offset);
   if (text_.empty()) {
-    std::FILE* f = std::fopen(SourceFiles::instance().path(file_).c_str(), "rb");
+    std::FILE* f = std::fopen(path_.c_str(), "rb");
     if (f) {
       head.resize(offset);
       head.resize(std::fread(head.data(), 1, offset, f));
@@ -65,13 +87,20 @@ SourceLoc YamlReader::loc_of_offset(size_t offset) const {
   return {file_, line, col};
 }
 
-bool YamlReader::fetch(Event& ev) {
+// Parser side: touches only parser_, the batch it fills, and (under mu_) the
+// lists. Errors travel as Ev::Error events, so the reader reports them in
+// order, on its own thread, when it gets there.
+bool YamlReader::parse_one(Event& ev) {
   ev.scalar.clear();
   ev.plain = true;
-  if (failed_ || !open_) {
+  auto fail = [&](SourceLoc loc, std::string msg) {
     ev.type = Ev::Error;
+    ev.loc = loc;
+    ev.scalar = std::move(msg);
     return false;
-  }
+  };
+  static const char* kNoAliases =
+      "YAML anchors and aliases are not supported (they make files hard to review and can expand without bound)";
   for (;;) {
     yaml_event_t e;
     if (!yaml_parser_parse(&parser_, &e)) {
@@ -85,59 +114,105 @@ bool YamlReader::fetch(Event& ev) {
         msg = "invalid UTF-8 or control character in input (" + msg + ")";
         loc = loc_of_offset(parser_.problem_offset);
       }
-      diags_.error(loc, "malformed YAML: " + msg);
-      failed_ = true;
-      ev.type = Ev::Error;
-      return false;
+      return fail(loc, "malformed YAML: " + msg);
     }
     ev.loc = {file_, static_cast<uint32_t>(e.start_mark.line + 1), static_cast<uint32_t>(e.start_mark.column + 1)};
-    bool keep = true;
+    bool keep = true, more = true;
     switch (e.type) {
       case YAML_STREAM_START_EVENT: keep = false; break;
-      case YAML_STREAM_END_EVENT: ev.type = Ev::StreamEnd; break;
+      case YAML_NO_EVENT:
+      case YAML_STREAM_END_EVENT:
+        ev.type = Ev::StreamEnd;
+        more = false;
+        break;
       case YAML_DOCUMENT_START_EVENT: ev.type = Ev::DocStart; break;
       case YAML_DOCUMENT_END_EVENT: ev.type = Ev::DocEnd; break;
       case YAML_MAPPING_START_EVENT:
-      case YAML_SEQUENCE_START_EVENT: {
+      case YAML_SEQUENCE_START_EVENT:
         ev.type = e.type == YAML_MAPPING_START_EVENT ? Ev::MapStart : Ev::SeqStart;
-        const char* anchor = e.type == YAML_MAPPING_START_EVENT
-                                 ? reinterpret_cast<const char*>(e.data.mapping_start.anchor)
-                                 : reinterpret_cast<const char*>(e.data.sequence_start.anchor);
-        if (anchor) {
-          diags_.error(ev.loc, "YAML anchors and aliases are not supported (they make files hard to review and can expand without bound)");
-          failed_ = true;
-          ev.type = Ev::Error;
-        }
+        if (e.type == YAML_MAPPING_START_EVENT ? e.data.mapping_start.anchor : e.data.sequence_start.anchor)
+          more = fail(ev.loc, kNoAliases);
         break;
-      }
       case YAML_MAPPING_END_EVENT: ev.type = Ev::MapEnd; break;
       case YAML_SEQUENCE_END_EVENT: ev.type = Ev::SeqEnd; break;
       case YAML_SCALAR_EVENT:
         ev.type = Ev::Scalar;
-        if (e.data.scalar.anchor) {
-          diags_.error(ev.loc, "YAML anchors and aliases are not supported (they make files hard to review and can expand without bound)");
-          failed_ = true;
-          ev.type = Ev::Error;
-          break;
+        if (e.data.scalar.anchor) more = fail(ev.loc, kNoAliases);
+        else if (e.data.scalar.length > kMaxScalar)
+          more = fail(ev.loc, "scalar longer than " + std::to_string(kMaxScalar) + " bytes");
+        else {
+          ev.scalar.assign(reinterpret_cast<const char*>(e.data.scalar.value), e.data.scalar.length);
+          ev.plain = e.data.scalar.style == YAML_PLAIN_SCALAR_STYLE;
         }
-        if (e.data.scalar.length > kMaxScalar) {
-          diags_.error(ev.loc, "scalar longer than " + std::to_string(kMaxScalar) + " bytes");
-          failed_ = true;
-          ev.type = Ev::Error;
-          break;
-        }
-        ev.scalar.assign(reinterpret_cast<const char*>(e.data.scalar.value), e.data.scalar.length);
-        ev.plain = e.data.scalar.style == YAML_PLAIN_SCALAR_STYLE;
         break;
-      case YAML_ALIAS_EVENT:
-        diags_.error(ev.loc, "YAML anchors and aliases are not supported (they make files hard to review and can expand without bound)");
-        failed_ = true;
-        ev.type = Ev::Error;
-        break;
-      case YAML_NO_EVENT: ev.type = Ev::StreamEnd; break;
+      case YAML_ALIAS_EVENT: more = fail(ev.loc, kNoAliases); break;
     }
     yaml_event_delete(&e);
-    if (keep) return ev.type != Ev::Error;
+    if (keep) return more;
+  }
+}
+
+void YamlReader::fill(Batch& b) {
+  b.n = 0;
+  bool more = true;
+  while (more && b.n < kBatch) {
+    if (b.n == b.ev.size()) b.ev.emplace_back();
+    more = parse_one(b.ev[b.n++]);
+  }
+  parsed_all_ = !more;
+}
+
+void YamlReader::parse_loop() {
+  for (;;) {
+    Batch* b;
+    {
+      std::unique_lock lk(mu_);
+      cv_.wait(lk, [&] { return stop_ || !empty_.empty(); });
+      if (stop_) return;
+      b = empty_.back();
+      empty_.pop_back();
+    }
+    fill(*b);
+    {
+      std::lock_guard lk(mu_);
+      full_.push_back(b);
+    }
+    cv_.notify_all();
+    if (parsed_all_) return;
+  }
+}
+
+// Reader side: the next batch of events, from the thread or parsed here.
+bool YamlReader::refill() {
+  if (ended_) return false;
+  if (!thread_.joinable()) {
+    if (!cur_batch_) cur_batch_ = &batches_[0];
+    fill(*cur_batch_);
+  } else {
+    std::unique_lock lk(mu_);
+    if (cur_batch_) empty_.push_back(cur_batch_);
+    cv_.notify_all();
+    cv_.wait(lk, [&] { return !full_.empty(); });
+    cur_batch_ = full_.front();
+    full_.pop_front();
+  }
+  pos_ = 0;
+  return true;
+}
+
+void YamlReader::take(Event& into) {
+  if (failed_ || !open_ || ((!cur_batch_ || pos_ == cur_batch_->n) && !refill())) {
+    // After the last event: the stream stays ended (or failed).
+    into.scalar.clear();
+    into.type = failed_ || !open_ ? Ev::Error : Ev::StreamEnd;
+    return;
+  }
+  // Swapped, not copied: the batch keeps this event's old string buffer.
+  std::swap(into, cur_batch_->ev[pos_++]);
+  if (into.type == Ev::StreamEnd) ended_ = true;
+  if (into.type == Ev::Error) {
+    ended_ = failed_ = true;
+    diags_.error(into.loc, into.scalar);
   }
 }
 
@@ -146,14 +221,14 @@ const YamlReader::Event& YamlReader::next() {
     std::swap(cur_, peeked_);
     has_peeked_ = false;
   } else {
-    fetch(cur_);
+    take(cur_);
   }
   return cur_;
 }
 
 const YamlReader::Event& YamlReader::peek() {
   if (!has_peeked_) {
-    fetch(peeked_);
+    take(peeked_);
     has_peeked_ = true;
   }
   return peeked_;
