@@ -53,6 +53,27 @@ struct Session {
   // Destroyed first (it may still be dumping into live with kernel).
   std::unique_ptr<DumpAhead> ahead;
   Plan plan;
+
+  ~Session() {
+    ahead.reset();
+    // Freeing a million rules one allocation at a time takes longer than
+    // planning them, and a command ends its process right after its session:
+    // big states are left to the exit, which frees the heap at once (clang's
+    // -disable-free does the same). Threads, sockets and the lock are
+    // released as usual; small sessions free everything.
+    struct Rules {
+      State desired, live;
+      Plan plan;
+    };
+    if (plan.steps.size() + count_filters(desired) + count_filters(live) > 100000)
+      (void)new Rules{std::move(desired), std::move(live), std::move(plan)};
+  }
+
+  static size_t count_filters(const State& st) {
+    size_t n = 0;
+    for_each_place(st, [&](const Device& place) { n += place.filters.size(); });
+    return n;
+  }
 };
 
 // Opens the kernel (entering the namespace) and loads the files; checks

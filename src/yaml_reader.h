@@ -66,7 +66,7 @@ class YamlReader {
   // Where libyaml runs. Auto: a second thread for files from kThreadFrom
   // bytes on.
   enum class Parse : uint8_t { Inline, Thread, Auto };
-  static constexpr size_t kThreadFrom = 1 << 20;
+  static constexpr size_t kThreadFrom = 128 << 10;
 
   // Limits that keep hostile input bounded: nesting depth and scalar size.
   static constexpr int kMaxDepth = 64;
