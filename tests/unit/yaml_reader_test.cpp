@@ -111,7 +111,8 @@ TEST_CASE("yaml reader: a reader dropped halfway stops its parser thread") {
 TEST_CASE("yaml reader: a big file (parsed on a thread) loads as the same text loaded inline") {
   // flower rules; over YamlReader::kThreadFrom bytes, with an error at the end.
   std::string text = "version: 1\ndevices:\n  eth0:\n    qdiscs:\n      - {kind: clsact}\n    filters:\n";
-  for (int i = 1; text.size() < YamlReader::kThreadFrom + 4096; ++i)
+  size_t rules = 0;
+  for (int i = 1; text.size() < YamlReader::kThreadFrom + 4096; ++i, ++rules)
     text += "      - {parent: ingress, pref: 10, protocol: ip, handle: " + std::to_string(i) + ", flower: {dst_ip: 10.0." +
             std::to_string(i / 250) + "." + std::to_string(i % 250) + "}, actions: [{gact: {control: drop}}]}\n";
   char path[] = "/tmp/tcsync-yaml-reader-XXXXXX";
@@ -127,7 +128,7 @@ TEST_CASE("yaml reader: a big file (parsed on a thread) loads as the same text l
   State from_file, from_text;
   CHECK(load_file(text, from_file).empty());
   CHECK(test::load_errors(text, &from_text).empty());
-  CHECK(from_file.devices.at(0).filters.size() > 5000);
+  CHECK(from_file.devices.at(0).filters.size() == rules);
   CHECK(make_plan(from_file, from_text).empty());
   CHECK(make_plan(from_text, from_file).empty());
 
