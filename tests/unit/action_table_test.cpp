@@ -95,7 +95,7 @@ struct FakeLinks : LinkNames {
 
 }  // namespace
 
-TEST_CASE("the table loads; filters refer to it by ref") {
+TEST_CASE("the table loads, and filters refer to it by ref") {
   State s = load_ok(kWant);
   REQUIRE(s.actions.present);
   REQUIRE(s.actions.actions.size() == 1);
@@ -297,7 +297,7 @@ TEST_CASE("a table dump message decodes with the kernel's counts") {
   }
 }
 
-TEST_CASE("import: tc actions add makes the table; `action KIND index N` alone refers to it") {
+TEST_CASE("import: tc actions add makes the table, and `action KIND index N` alone refers to it") {
   std::string yaml;
   Diagnostics d;
   REQUIRE(import_tc_text("t.tc", R"(actions add action mirred egress redirect dev v1 index 7

@@ -120,7 +120,7 @@ TEST_CASE("basic: ematch trees are tc's bytes, and decode back to the same text"
   }
 }
 
-TEST_CASE("basic: the loader keeps the canonical text; no match is no option") {
+TEST_CASE("basic: the loader keeps the canonical text, and no match is no option") {
   State s = load_ok(file_with("u32(u16 0x0800 0xffff at 12)  AND  NOT meta(fwmark mask 0xff eq 010)"));
   auto& f = s.devices[0].filters[0];
   REQUIRE(f.opts.str(0));

@@ -107,7 +107,7 @@ TEST_CASE("blocks: a changed block filter is one step on the block, nothing else
         "- block 22: filters u32 chain 3 pref 20 protocol ip (all 1)  (not in the file)\n");
 }
 
-TEST_CASE("blocks: a new block index re-creates the qdisc; a block that loses its last qdisc is filled again") {
+TEST_CASE("blocks: a new block index re-creates the qdisc, and a block that loses its last qdisc is filled again") {
   // v0's egress moves from block 23 to 24: the kernel cannot change a
   // binding in place, so clsact is deleted and added; block 23 loses its
   // only qdisc (the kernel destroys it with its filters), block 24 is new.

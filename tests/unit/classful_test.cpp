@@ -196,7 +196,7 @@ TEST_CASE("prio: a child under a band is added after the prio") {
   CHECK(child_at > prio_at);
 }
 
-TEST_CASE("drr: tc's bytes; quantum is the kernel's when absent") {
+TEST_CASE("drr: tc's bytes, and quantum is the kernel's when absent") {
   State s = load_ok(kFile);
   auto& dev = s.devices[2];
   // tc qdisc add dev v1 root handle 2: drr (no TCA_OPTIONS)
@@ -293,7 +293,7 @@ TEST_CASE("hfsc: the root class (minor 0) is the qdisc's own, not an object") {
   CHECK_FALSE(decode_class(buf, nullptr, back, info));
 }
 
-TEST_CASE("mq: no options; its queues take children") {
+TEST_CASE("mq: no options, and its queues take children") {
   State s = load_ok(kFile);
   // tc qdisc add dev v4 root handle 4: mq
   CHECK(qmsg(s.devices[5].qdiscs[0]).attrs == kMq);

@@ -185,7 +185,7 @@ TEST_CASE("flower: dump prints tc's words, which read back") {
   }
 }
 
-TEST_CASE("flower: a replace keeps the mask; other changes are delete + add") {
+TEST_CASE("flower: a replace keeps the mask, and other changes are delete + add") {
   auto opts = [](const std::string& keys) { return load_filter("{parent: ingress, pref: 1, protocol: ip, flower: " + keys + "}").opts; };
   // Linux 6.1 in the lab: replacing dst_ip 10.0.0.1 tcp 80 by 10.0.0.2 udp 81 works ...
   CHECK_FALSE(flower_needs_recreate(opts("{dst_ip: 10.0.0.1, ip_proto: tcp, dst_port: 80}"), opts("{dst_ip: 10.0.0.2, ip_proto: udp, dst_port: 81}")));

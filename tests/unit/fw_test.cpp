@@ -15,7 +15,7 @@ using tcsync::test::hex;
 using tcsync::test::load_ok;
 using tcsync::test::unhex;
 
-TEST_CASE("fw: mask and indev as tc sends them; the default mask is not sent") {
+TEST_CASE("fw: mask and indev as tc sends them, and the default mask is not sent") {
   State s = load_ok(R"(version: 1
 devices:
   v0:

@@ -29,7 +29,7 @@ TEST_CASE("netem: options are tc's bytes") {
   check_golden("netem", "loss: 0.1%, ecn: true", "00000000e8030000378941000000000000000000000000000800070001000000");
 }
 
-TEST_CASE("netem: percents print back to the same fraction; rules as tc") {
+TEST_CASE("netem: percents print back to the same fraction, and rules as tc") {
   const Field& f = kQdiscNetem.fields[kQdiscNetem.field_index("loss")];
   CHECK(describe_field(f, Value{uint64_t{42949673}}) == "1%");
   CHECK(describe_field(f, Value{uint64_t{4294967}}) == "0.1%");

@@ -76,7 +76,7 @@ devices:
 )").empty());
 }
 
-TEST_CASE("plan warnings: one warning per bare queue; a new mq handle takes all") {
+TEST_CASE("plan warnings: one warning per bare queue, and a new mq handle takes all") {
   CHECK(warnings(R"(version: 1
 devices:
   eth0:

@@ -95,7 +95,7 @@ TEST_CASE("red: options are tc's bytes, Wlog, Plog, Scell_log and table included
   for (auto& g : kGolden) check_golden("red", g.yaml, g.tc);
 }
 
-TEST_CASE("red: tc's table is trunc(31 i / m) for one m in [256, 512)") {
+TEST_CASE("red: tc's table is trunc(31 i / m) for one m from 256 to 511") {
   // What the kernel's form relies on: the table depends on avpkt and
   // bandwidth only through m, and the kernel reports no table.
   for (auto& g : kGolden) {
