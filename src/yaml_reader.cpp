@@ -65,6 +65,7 @@ void YamlReader::open_string(std::string text, Parse how) {
 }
 
 void YamlReader::start(Parse how, size_t size) {
+  size_ = size;
   for (auto& b : batches_) empty_.push_back(&b);
   if (how == Parse::Thread || (how == Parse::Auto && size >= kThreadFrom)) thread_ = std::thread([this] { parse_loop(); });
 }
@@ -114,9 +115,11 @@ bool YamlReader::parse_one(Event& ev) {
         msg = "invalid UTF-8 or control character in input (" + msg + ")";
         loc = loc_of_offset(parser_.problem_offset);
       }
+      ev.offset = parser_.error == YAML_READER_ERROR ? parser_.problem_offset : parser_.problem_mark.index;
       return fail(loc, "malformed YAML: " + msg);
     }
     ev.loc = {file_, static_cast<uint32_t>(e.start_mark.line + 1), static_cast<uint32_t>(e.start_mark.column + 1)};
+    ev.offset = e.start_mark.index;
     bool keep = true, more = true;
     switch (e.type) {
       case YAML_STREAM_START_EVENT: keep = false; break;

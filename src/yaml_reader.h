@@ -63,6 +63,7 @@ class YamlReader {
     SourceLoc loc;
     std::string scalar;  // Ev::Error: the diagnostic's text
     bool plain = true;
+    size_t offset = 0;  // the byte where it starts
   };
   // Where libyaml runs. Auto: a second thread for files from kThreadFrom
   // bytes on.
@@ -93,6 +94,10 @@ class YamlReader {
   // Skips one whole value (scalar, map or sequence).
   void skip_node();
   bool failed() const { return failed_; }
+  // The input's size in bytes (0 when unknown), and where the event next()
+  // last returned starts: together, how much of the input is left.
+  size_t size() const { return size_; }
+  size_t offset() const { return cur_.offset; }
 
  private:
   // A run of parsed events; the first n of ev are valid.
@@ -121,6 +126,7 @@ class YamlReader {
   FILE* fp_ = nullptr;
   std::string path_;
   std::string text_;
+  size_t size_ = 0;
   bool open_ = false;
   bool parsed_all_ = false;  // the parser side made its last event
 

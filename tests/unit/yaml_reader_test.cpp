@@ -59,7 +59,8 @@ Read read_all(const std::string& text, Parse how) {
 long first_difference(const Read& a, const Read& b) {
   for (size_t i = 0; i < std::min(a.events.size(), b.events.size()); ++i) {
     auto &x = a.events[i], &y = b.events[i];
-    if (x.type != y.type || x.loc.line != y.loc.line || x.loc.col != y.loc.col || x.scalar != y.scalar || x.plain != y.plain)
+    if (x.type != y.type || x.loc.line != y.loc.line || x.loc.col != y.loc.col || x.scalar != y.scalar || x.plain != y.plain ||
+        x.offset != y.offset)
       return static_cast<long>(i);
   }
   return a.events.size() == b.events.size() ? -1 : static_cast<long>(std::min(a.events.size(), b.events.size()));
@@ -138,4 +139,23 @@ TEST_CASE("yaml reader: a big file (parsed on a thread) loads as the same text l
   std::remove(path);
   CHECK_FALSE(e1.empty());
   CHECK(e1 == e2);
+}
+
+// The loader sizes a big list from the bytes its entries took and the bytes
+// left: offsets are byte positions of the events, in both modes.
+TEST_CASE("yaml reader: events carry their byte offsets, and the input its size") {
+  std::string text = "a: 1\nbb: [x, 'y']\n";
+  for (Parse how : {Parse::Inline, Parse::Thread}) {
+    Diagnostics d;
+    YamlReader r(SourceFiles::instance().add_text("o.yaml", text), d);
+    r.open_string(text, how);
+    CHECK(r.size() == text.size());
+    std::vector<std::pair<std::string, size_t>> scalars;
+    for (auto* e = &r.next(); e->type != YamlReader::Ev::StreamEnd && e->type != YamlReader::Ev::Error; e = &r.next()) {
+      CHECK(r.offset() == e->offset);
+      if (e->type == YamlReader::Ev::Scalar) scalars.emplace_back(e->scalar, e->offset);
+    }
+    std::vector<std::pair<std::string, size_t>> want = {{"a", 0}, {"1", 3}, {"bb", 5}, {"x", 10}, {"y", 13}};
+    CHECK(scalars == want);
+  }
 }
