@@ -8,7 +8,6 @@
 #include "action_table.h"
 #include "atomic.h"
 #include "handle.h"
-#include "huge_pages.h"
 
 namespace tcsync {
 
@@ -381,7 +380,6 @@ struct DevicePlanner {
     // Room for the device's tree steps too: make_plan can then use this
     // list as the plan's own storage (see there).
     filter_adds.reserve(want.filters.size() + want.qdiscs.size() + want.classes.size() + 16);
-    advise_huge_pages(filter_adds);
     for (auto& f : want.filters) {
       const Filter* match = !group_gone.empty() && group_gone.count(group_of(f.key)) ? nullptr : find_live(f.key);
       if (!match) {

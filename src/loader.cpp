@@ -6,7 +6,6 @@
 #include <set>
 
 #include "handle.h"
-#include "huge_pages.h"
 #include "row_table.h"
 #include "units.h"
 #include "yaml_reader.h"
@@ -135,7 +134,6 @@ void reserve_for_rest(V& v, size_t count0, size_t offset0, const YamlReader& r) 
   auto rest = static_cast<size_t>(static_cast<double>(r.size() - r.offset()) / per_entry * 1.1);
   if (rest <= v.size() / 2) return;
   v.reserve(v.size() + rest);
-  advise_huge_pages(v);
 }
 
 bool is_null(const YamlReader::Event& e) {
