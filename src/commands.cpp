@@ -424,7 +424,9 @@ int cmd_dump(const std::vector<std::string>& devices, const CommonOptions& o) {
   auto kernel = open_kernel(o.netns, d);
   State live;
   // The table too: which actions are shared decides what the file says.
-  bool ok = kernel && dump_state(*kernel, devices, true, live, d);
+  // Only its standalone actions are printed (desired_form), so the filters'
+  // own copies may stand for the actions they bind.
+  bool ok = kernel && kernel->dump(devices, live, d) && kernel->dump_actions(live.actions, d, &live);
   print_diags(d, o);
   if (!ok) return 1;
   live = desired_form(live);

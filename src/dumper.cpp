@@ -536,32 +536,57 @@ bool settle_terse(NlSocket& sock, const LinkNames& links, TerseCheck& terse, con
   return ok;
 }
 
-bool dump_action_table(NlSocket& sock, const LinkNames& links, ActionTable& out, Diagnostics& diags) {
+namespace {
+
+// One kind's table dump, each answer message to on_msg; false (and an
+// error in diags) when the kernel refuses it.
+bool dump_action_kind(NlSocket& sock, std::string_view kind, bool terse, std::vector<uint8_t>& req, std::vector<uint8_t>& rx,
+                      Diagnostics& diags, const std::function<void(std::span<const uint8_t>)>& on_msg) {
+  req.clear();
+  MsgWriter w(req);
+  encode_action_dump_request(w, kind, terse);
+  DumpOutcome res;
+  bool done = run_dump(sock, req, rx, [&](std::span<const uint8_t> m) {
+    if (m.size() < sizeof(nlmsghdr)) return;
+    nlmsghdr h;
+    std::memcpy(&h, m.data(), sizeof h);
+    // The kernel answers an action dump with the request's own type
+    // (tc_dump_action copies it), RTM_GETACTION.
+    if (h.nlmsg_type == RTM_GETACTION || h.nlmsg_type == RTM_NEWACTION) on_msg(m);
+  }, res);
+  if (res.interrupted)
+    diags.warning({}, "the dump of the " + std::string(kind) + " actions was interrupted by a concurrent change (run again)");
+  // A kernel without the kind answers with nothing, not an error; an
+  // error here is a real one.
+  if (!done) diags.error({}, "cannot dump the " + std::string(kind) + " actions: " + res.message);
+  return done;
+}
+
+}  // namespace
+
+bool dump_action_table(NlSocket& sock, const LinkNames& links, ActionTable& out, Diagnostics& diags, const State* bound) {
   out.present = true;
   std::vector<uint8_t> req, rx;
   bool ok = true;
   for (std::string_view kind : kind_names(ObjType::Action)) {
-    req.clear();
-    MsgWriter w(req);
-    encode_action_dump_request(w, kind);
-    DumpOutcome res;
-    bool done = run_dump(sock, req, rx, [&](std::span<const uint8_t> m) {
-      if (m.size() < sizeof(nlmsghdr)) return;
-      nlmsghdr h;
-      std::memcpy(&h, m.data(), sizeof h);
-      // The kernel answers an action dump with the request's own type
-      // (tc_dump_action copies it), RTM_GETACTION.
-      if (h.nlmsg_type != RTM_GETACTION && h.nlmsg_type != RTM_NEWACTION) return;
-      decode_action_msg(m, &links, out.actions);
-    }, res);
-    if (res.interrupted)
-      diags.warning({}, "the dump of the " + std::string(kind) + " actions was interrupted by a concurrent change (run again)");
-    if (!done) {
-      // A kernel without the kind answers with nothing, not an error; an
-      // error here is a real one.
-      diags.error({}, "cannot dump the " + std::string(kind) + " actions: " + res.message);
-      ok = false;
+    if (bound) {
+      std::vector<uint32_t> listed;
+      if (!dump_action_kind(sock, kind, true, req, rx, diags, [&](auto m) { decode_action_indexes(m, listed); })) {
+        ok = false;
+        continue;
+      }
+      if (listed.empty()) continue;
+      std::map<uint32_t, const Action*> by_index;
+      for_each_filter(*bound, [&](const Filter& f) {
+        for (auto& a : f.actions)
+          if (a.index && a.kind == kind) by_index.emplace(*a.index, &a);
+      });
+      if (std::all_of(listed.begin(), listed.end(), [&](uint32_t i) { return by_index.count(i); })) {
+        for (uint32_t i : listed) out.actions.push_back(*by_index[i]);
+        continue;
+      }
     }
+    ok = dump_action_kind(sock, kind, false, req, rx, diags, [&](auto m) { decode_action_msg(m, &links, out.actions); }) && ok;
   }
   return ok;
 }

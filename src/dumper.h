@@ -65,6 +65,13 @@ bool settle_terse(NlSocket& sock, const LinkNames& links, TerseCheck& terse, con
 
 // Reads the action table (ActionTable): one RTM_GETACTION dump per action
 // kind tcsync knows (a kind the kernel lacks dumps nothing). Sets present.
-bool dump_action_table(NlSocket& sock, const LinkNames& links, ActionTable& out, Diagnostics& diags);
+// With `bound` (a state just dumped), each kind is first listed tersely:
+// an action its filters bind is taken from there (the filter dump reports
+// it in full, counts included), and the kind is read in full only when it
+// holds some action none of them binds. For 100k u32 rules with mirred,
+// the table read then costs half (the kernel re-walks the table from its
+// start for every chunk of a dump, and terse chunks hold twice the actions).
+bool dump_action_table(NlSocket& sock, const LinkNames& links, ActionTable& out, Diagnostics& diags,
+                       const State* bound = nullptr);
 
 }  // namespace tcsync

@@ -41,8 +41,8 @@ class RtnlKernel final : public Kernel {
     return dump_devices(sock_, links_, devices, live, diags);  // all of it: no terse check
   }
 
-  bool dump_actions(ActionTable& out, Diagnostics& diags) override {
-    return dump_action_table(sock_, links_, out, diags);
+  bool dump_actions(ActionTable& out, Diagnostics& diags, const State* bound) override {
+    return dump_action_table(sock_, links_, out, diags, bound);
   }
 
   bool dump_part(const std::vector<std::string>& devices, State& live, Diagnostics& diags, DumpPart part) override {

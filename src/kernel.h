@@ -60,9 +60,11 @@ class Kernel {
   // (dumper.h TerseCheck); a kernel without the check has none.
   virtual bool settle_terse(const State& /*desired*/, State& /*live*/, Diagnostics& /*diags*/) { return true; }
   // Reads the action table (every action kind) into `out`; false on error.
-  // A kernel without the table (test fakes) leaves `out` as it is.
-  virtual bool dump_actions(ActionTable& out, Diagnostics& diags) {
-    (void)out, (void)diags;
+  // `bound`: a state just dumped whose filters' actions may stand for the
+  // table's (dumper.h dump_action_table). A kernel without the table (test
+  // fakes) leaves `out` as it is.
+  virtual bool dump_actions(ActionTable& out, Diagnostics& diags, const State* bound = nullptr) {
+    (void)out, (void)diags, (void)bound;
     return true;
   }
   // The fast no-op check for the dumps that follow (dumper.h); null: off.

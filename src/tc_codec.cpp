@@ -264,7 +264,7 @@ size_t encode_action(MsgWriter& w, Op op, const Action& a, const LinkNames* link
   return off;
 }
 
-size_t encode_action_dump_request(MsgWriter& w, std::string_view kind) {
+size_t encode_action_dump_request(MsgWriter& w, std::string_view kind, bool terse) {
   size_t off = begin_tca(w, RTM_GETACTION, NLM_F_REQUEST | NLM_F_DUMP);
   size_t tab = w.nest_begin(TCA_ACT_TAB);
   size_t one = w.nest_begin(1);
@@ -272,7 +272,8 @@ size_t encode_action_dump_request(MsgWriter& w, std::string_view kind) {
   w.nest_end(one);
   w.nest_end(tab);
   // More than TCA_ACT_MAX_PRIO (32) actions a message: fewer round trips.
-  nla_bitfield32 flags{TCA_ACT_FLAG_LARGE_DUMP_ON, TCA_ACT_FLAG_LARGE_DUMP_ON};
+  uint32_t bits = TCA_ACT_FLAG_LARGE_DUMP_ON | (terse ? TCA_ACT_FLAG_TERSE_DUMP : 0);
+  nla_bitfield32 flags{bits, bits};
   w.attr(TCA_ROOT_FLAGS, &flags, sizeof flags);
   w.end_message(off);
   return off;
@@ -393,16 +394,38 @@ void decode_actions(std::span<const uint8_t> list, const LinkNames* links, std::
 
 }  // namespace
 
-bool decode_action_msg(std::span<const uint8_t> msg, const LinkNames* links, std::vector<Action>& out) {
+namespace {
+
+// The TCA_ACT_TAB payload of an action message (a table dump's answer).
+std::optional<std::span<const uint8_t>> action_tab(std::span<const uint8_t> msg) {
   size_t hdr = NLMSG_ALIGN(sizeof(nlmsghdr)) + NLMSG_ALIGN(sizeof(tcamsg));
-  if (msg.size() < hdr) return false;
+  if (msg.size() < hdr) return std::nullopt;
   uint32_t len;
   std::memcpy(&len, msg.data(), 4);
-  if (len > msg.size() || len < hdr) return false;
+  if (len > msg.size() || len < hdr) return std::nullopt;
   AttrTable tb(msg.subspan(hdr, len - hdr), TCA_ROOT_MAX);
   auto* tab = tb.get(TCA_ACT_TAB);
+  if (!tab) return std::nullopt;
+  return tab->data;
+}
+
+}  // namespace
+
+bool decode_action_msg(std::span<const uint8_t> msg, const LinkNames* links, std::vector<Action>& out) {
+  auto tab = action_tab(msg);
+  if (tab) decode_actions(*tab, links, out);
+  return tab.has_value();
+}
+
+bool decode_action_indexes(std::span<const uint8_t> msg, std::vector<uint32_t>& out) {
+  auto tab = action_tab(msg);
   if (!tab) return false;
-  decode_actions(tab->data, links, out);
+  AttrIter it(*tab);
+  Attr one;
+  while (it.next(one)) {
+    AttrTable a(one.data, TCA_ACT_MAX);
+    if (auto* i = a.get(TCA_ACT_INDEX); i && i->data.size() >= 4) out.push_back(i->u32());
+  }
   return true;
 }
 

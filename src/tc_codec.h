@@ -35,8 +35,11 @@ size_t encode_chain(MsgWriter& w, Op op, const Chain& c, uint32_t ifindex, const
 // The action table (tc actions ...): add (create, or fail if the index is
 // taken), replace (change in place, by index) and delete (by kind and index).
 size_t encode_action(MsgWriter& w, Op op, const Action& a, const LinkNames* links, Diagnostics& d);
-// RTM_GETACTION of one kind's table, many actions a message.
-size_t encode_action_dump_request(MsgWriter& w, std::string_view kind);
+// RTM_GETACTION of one kind's table, many actions a message. terse
+// (TCA_ACT_FLAG_TERSE_DUMP): each action's kind, index, cookie and counters
+// only, about half the bytes, so half the chunks (the kernel walks the
+// table from its start for every chunk).
+size_t encode_action_dump_request(MsgWriter& w, std::string_view kind, bool terse = false);
 
 // Dump requests (NLM_F_DUMP) for one device (ifindex 0: all devices).
 // terse (filters): TCA_DUMP_FLAGS_TERSE, handles and action cookies only.
@@ -54,5 +57,7 @@ bool decode_filter(std::span<const uint8_t> msg, const LinkNames* links, Filter&
 bool decode_chain(std::span<const uint8_t> msg, const LinkNames* links, Chain& out, Decoded& info);
 // One RTM_NEWACTION message of a table dump: its actions appended to `out`.
 bool decode_action_msg(std::span<const uint8_t> msg, const LinkNames* links, std::vector<Action>& out);
+// The same for a terse dump: the indexes of its actions, appended to `out`.
+bool decode_action_indexes(std::span<const uint8_t> msg, std::vector<uint32_t>& out);
 
 }  // namespace tcsync

@@ -87,6 +87,15 @@ expect_contains "- action mirred index 8  (not in the file)"
 expect_rc 0 ts apply "$TMP/no8.yaml"
 OUT=$(t actions ls action mirred)
 grep -q "index 8 " <<<"$OUT" && fail "action 8 still there" || pass "action 8 deleted"
+# Every table action is bound by a dumped rule now: dump takes them from the
+# filter dump (the table is only listed, tersely); the file is the same.
+ts dump --dev v0 >"$TMP/dump2.yaml"
+OUT=$(cat "$TMP/dump2.yaml")
+expect_contains "  - {mirred: {action: mirror, dev: v1, control: pipe}, index: 7, percpu_stats: true}"
+n=$(grep -c 'ref: mirred/7' "$TMP/dump2.yaml" || true)
+[ "$n" = 2 ] && pass "bound table action: both rules say ref: mirred/7" || { fail "ref: mirred/7 on $n rules (want 2)"; cat "$TMP/dump2.yaml"; }
+expect_rc 0 ts diff "$TMP/dump2.yaml"
+expect_contains "in sync"
 
 # Action 7 and its rules dropped: the rules go first, the action last.
 grep -v 'index: 7\|ref: mirred/7' "$TMP/no8.yaml" >"$TMP/no7.yaml"
@@ -106,6 +115,9 @@ t qdisc add dev v2 clsact
 t filter add dev v2 ingress pref 1 $(rule) action mirred index 9
 expect_rc 0 ts diff "$TMP/no7.yaml"
 expect_contains "in sync"
+# A dump of v0 alone lists 9, which no v0 rule binds: the table is read in full.
+OUT=$(ts dump --dev v0)
+expect_contains "  - {mirred: {action: redirect, dev: v3, control: stolen}, index: 9, percpu_stats: true}"
 # ... and once nothing binds it, it goes.
 t qdisc del dev v2 clsact
 # (the kernel unbinds after an RCU grace period: wait for bind 0)

@@ -253,6 +253,11 @@ TEST_CASE("action table requests carry tc's bytes") {
   encode_action_dump_request(w, "mirred");
   CHECK(hex(std::vector<uint8_t>(buf.begin() + 16, buf.end())) ==
         "00000000" "14000100" "10000100" "0b000100" "6d6972726564" "0000" "0c000200" "01000000" "01000000");
+  // ... and its terse form (TCA_ACT_FLAG_TERSE_DUMP too), as dump lists the table
+  buf.clear();
+  encode_action_dump_request(w, "mirred", true);
+  CHECK(hex(std::vector<uint8_t>(buf.begin() + 16, buf.end())) ==
+        "00000000" "14000100" "10000100" "0b000100" "6d6972726564" "0000" "0c000200" "03000000" "03000000");
   // A filter's ref: `action mirred index 7`, the struct zeroed but the index.
   std::vector<uint8_t> fb;
   MsgWriter fw(fb);
@@ -338,4 +343,20 @@ TEST_CASE("a saved dump as the live side (diff --against): refs resolved, table 
         "- v0: filters u32 ingress pref 1 protocol all (all 1)  (not in the file)\n"
         "- v0: filters u32 ingress pref 2 protocol all (all 1)  (not in the file)\n"
         "- action mirred index 7  (not in the file)\n");
+}
+
+TEST_CASE("a terse table dump message gives its action indexes") {
+  // RTM_NEWACTION, TCA_ACT_TAB { [1] {KIND mirred, INDEX 7}, [2] {KIND mirred, INDEX 9} }
+  // (a terse entry also carries stats and a cookie; only the index is read).
+  auto msg = test::unhex("48000000" "30000000" "00000000" "00000000" "00000000"
+                         "34000100"
+                         "18000100" "0b000100" "6d69727265640000" "08000300" "07000000"
+                         "18000200" "0b000100" "6d69727265640000" "08000300" "09000000");
+  std::vector<uint32_t> idx;
+  CHECK(decode_action_indexes(msg, idx));
+  CHECK(idx == std::vector<uint32_t>{7, 9});
+  // No table: not an action message.
+  auto bare = test::unhex("14000000" "30000000" "00000000" "00000000" "00000000");
+  CHECK_FALSE(decode_action_indexes(bare, idx));
+  CHECK(idx.size() == 2);
 }
