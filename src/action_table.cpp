@@ -96,18 +96,13 @@ TableSteps plan_action_table(const State& want, const State& have, const std::ve
   return out;
 }
 
-State desired_form(const State& live) {
-  State out = live;
+State desired_form(State out) {
   std::set<Key> table;
-  if (live.actions.present) {
-    out.actions.actions.clear();
-    for (auto& a : live.actions.actions)
-      if (a.index && a.standalone()) {
-        table.insert({a.kind, *a.index});
-        out.actions.actions.push_back(a);
-      }
+  if (out.actions.present) {
+    std::erase_if(out.actions.actions, [](const Action& a) { return !a.index || !a.standalone(); });
+    for (auto& a : out.actions.actions) table.insert({a.kind, *a.index});
   }
-  auto uses = bindings(live);
+  auto uses = bindings(out);
   for_each_filter(out, [&](Filter& f) {
     for (auto& a : f.actions) {
       if (!a.index) continue;

@@ -26,8 +26,9 @@ TableSteps plan_action_table(const State& desired, const State& live, const std:
 // refer to them by `ref`; an index stays on a filter's own action only when
 // several filters share it (bindcnt > 1, or used twice here). The kernel's
 // number of an action one filter uses is its bookkeeping, not the file's:
-// sent back later, it may name another rule's action by then.
-State desired_form(const State& live);
+// sent back later, it may name another rule's action by then. By value:
+// dump hands its live state over instead of copying every rule.
+State desired_form(State live);
 
 // The reverse, for a saved dump read as the live side (diff --against):
 // refs carry their table action's options, and table actions the

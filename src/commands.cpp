@@ -429,7 +429,7 @@ int cmd_dump(const std::vector<std::string>& devices, const CommonOptions& o) {
   bool ok = kernel && kernel->dump(devices, live, d) && kernel->dump_actions(live.actions, d, &live);
   print_diags(d, o);
   if (!ok) return 1;
-  live = desired_form(live);
+  live = desired_form(std::move(live));
   if (devices.empty())  // all devices: only those with some tc configuration
     std::erase_if(live.devices, [](const Device& dev) { return dev.qdiscs.empty() && dev.classes.empty() && dev.filters.empty(); });
   // Stable output: devices by name, classes by id (parents come first).
