@@ -8,6 +8,7 @@
 #include <cstring>
 #include <span>
 
+#include "rx_buffer.h"
 #include "wire.h"
 
 namespace tcsync {
@@ -229,7 +230,7 @@ class Sender {
   std::vector<AckResult>& res_;
   BatchStats& st_;
   std::vector<uint8_t> pending_;  // 1: sent, ACK not yet seen
-  std::vector<uint8_t> slots_;
+  RxBuffer slots_;
   mmsghdr mm_[kSlots];
   iovec iov_rx_[kSlots];
   std::vector<iovec> iov_tx_;

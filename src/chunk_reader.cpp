@@ -72,7 +72,7 @@ void ChunkReader::run() {
       b = free_.back();
       free_.pop_back();
     }
-    std::vector<uint8_t>& buf = bufs_[b];
+    RxBuffer& buf = bufs_[b];
     if (buf.size() < kDumpBuffer) buf.resize(kDumpBuffer);
     bool truncated = false;
     ssize_t n = sock_.recv(buf.data(), buf.size(), 0, &truncated);

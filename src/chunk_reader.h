@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "nl_socket.h"
+#include "rx_buffer.h"
 
 namespace tcsync {
 
@@ -35,7 +36,7 @@ class ChunkReader {
 
   // `first` is the caller's buffer (sized for a chunk); the first chunk is
   // read into it on the caller's thread.
-  ChunkReader(NlSocket& sock, uint32_t seq, std::vector<uint8_t>& first) : sock_(sock), seq_(seq), first_(first) {}
+  ChunkReader(NlSocket& sock, uint32_t seq, RxBuffer& first) : sock_(sock), seq_(seq), first_(first) {}
   ~ChunkReader();
   ChunkReader(const ChunkReader&) = delete;
   ChunkReader& operator=(const ChunkReader&) = delete;
@@ -56,12 +57,12 @@ class ChunkReader {
 
   NlSocket& sock_;
   const uint32_t seq_;
-  std::vector<uint8_t>& first_;
+  RxBuffer& first_;
   bool started_ = false;  // the first chunk was read
   std::thread thread_;
   std::mutex mu_;
   std::condition_variable cv_;
-  std::vector<std::vector<uint8_t>> bufs_;
+  std::vector<RxBuffer> bufs_;
   std::vector<size_t> free_;  // guarded by mu_
   std::deque<Filled> filled_; // guarded by mu_
   bool stop_ = false;         // guarded by mu_: the caller went away early

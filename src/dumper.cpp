@@ -41,7 +41,7 @@ void set_error(DumpOutcome& out, int err, const std::string& kernel_msg) {
 
 }  // namespace
 
-bool run_dump(NlSocket& sock, std::vector<uint8_t>& request, std::vector<uint8_t>& rx,
+bool run_dump(NlSocket& sock, std::vector<uint8_t>& request, RxBuffer& rx,
               const std::function<void(std::span<const uint8_t>)>& on_msg, DumpOutcome& out) {
   out = {};
   auto* req = reinterpret_cast<nlmsghdr*>(request.data());
@@ -472,7 +472,7 @@ class Dumper {
   TerseCheck* terse_;
   std::unordered_map<uint32_t, size_t> by_index_;
   std::vector<uint8_t> req_;
-  std::vector<uint8_t> rx_;
+  RxBuffer rx_;
 };
 
 }  // namespace
@@ -540,7 +540,7 @@ namespace {
 
 // One kind's table dump, each answer message to on_msg; false (and an
 // error in diags) when the kernel refuses it.
-bool dump_action_kind(NlSocket& sock, std::string_view kind, bool terse, std::vector<uint8_t>& req, std::vector<uint8_t>& rx,
+bool dump_action_kind(NlSocket& sock, std::string_view kind, bool terse, std::vector<uint8_t>& req, RxBuffer& rx,
                       Diagnostics& diags, const std::function<void(std::span<const uint8_t>)>& on_msg) {
   req.clear();
   MsgWriter w(req);
@@ -566,7 +566,8 @@ bool dump_action_kind(NlSocket& sock, std::string_view kind, bool terse, std::ve
 
 bool dump_action_table(NlSocket& sock, const LinkNames& links, ActionTable& out, Diagnostics& diags, const State* bound) {
   out.present = true;
-  std::vector<uint8_t> req, rx;
+  std::vector<uint8_t> req;
+  RxBuffer rx;
   bool ok = true;
   for (std::string_view kind : kind_names(ObjType::Action)) {
     if (bound) {
@@ -582,7 +583,9 @@ bool dump_action_table(NlSocket& sock, const LinkNames& links, ActionTable& out,
           if (a.index && a.kind == kind) by_index.emplace(*a.index, &a);
       });
       if (std::all_of(listed.begin(), listed.end(), [&](uint32_t i) { return by_index.count(i); })) {
-        for (uint32_t i : listed) out.actions.push_back(*by_index[i]);
+        // Those a rule owns (refcnt == bindcnt) are in the rules already.
+        for (uint32_t i : listed)
+          if (by_index[i]->standalone()) out.actions.push_back(*by_index[i]);
         continue;
       }
     }

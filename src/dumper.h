@@ -14,6 +14,7 @@
 #include "kind.h"
 #include "model.h"
 #include "nl_socket.h"
+#include "rx_buffer.h"
 
 namespace tcsync {
 
@@ -26,7 +27,7 @@ struct DumpOutcome {
 // Runs one dump: `request` holds one message at offset 0 (its nlmsg_seq and
 // flags are set here); each reply message goes to on_msg, whole, header
 // included. `rx` is the caller's receive buffer (reused across dumps).
-bool run_dump(NlSocket& sock, std::vector<uint8_t>& request, std::vector<uint8_t>& rx,
+bool run_dump(NlSocket& sock, std::vector<uint8_t>& request, RxBuffer& rx,
               const std::function<void(std::span<const uint8_t>)>& on_msg, DumpOutcome& out);
 
 // The receive buffer a dump wants: the kernel fills at most 32 KiB a chunk,
@@ -68,7 +69,9 @@ bool settle_terse(NlSocket& sock, const LinkNames& links, TerseCheck& terse, con
 // With `bound` (a state just dumped), each kind is first listed tersely:
 // an action its filters bind is taken from there (the filter dump reports
 // it in full, counts included), and the kind is read in full only when it
-// holds some action none of them binds. For 100k u32 rules with mirred,
+// holds some action none of them binds. `out` then holds the table actions
+// (refcnt > bindcnt) of such kinds, not also the rules' own ones (as dump
+// prints the table: action_table.h desired_form). For 100k u32 rules with mirred,
 // the table read then costs half (the kernel re-walks the table from its
 // start for every chunk of a dump, and terse chunks hold twice the actions).
 bool dump_action_table(NlSocket& sock, const LinkNames& links, ActionTable& out, Diagnostics& diags,

@@ -13,7 +13,8 @@ namespace tcsync {
 
 bool list_links(NlSocket& sock, std::vector<LinkEntry>& out, std::string& err) {
   out.clear();
-  std::vector<uint8_t> req, rx;
+  std::vector<uint8_t> req;
+  RxBuffer rx;
   MsgWriter w(req);
   size_t off = w.begin_message(RTM_GETLINK, NLM_F_REQUEST | NLM_F_DUMP, 0);
   // Strict checking wants the whole ifinfomsg, zeroed: no filters.

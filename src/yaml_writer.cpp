@@ -1,6 +1,7 @@
 #include "yaml_writer.h"
 
 #include <algorithm>
+#include <sstream>
 #include <set>
 #include <cstdio>
 
@@ -267,8 +268,18 @@ static void write_chain(const Chain& c, YamlOut& y, bool on_block) {
   y.map_end();
 }
 
-std::string write_state_yaml(const State& s) {
+void write_state_yaml(const State& s, std::ostream& os) {
+  // Written out in pieces of about 64 KiB: the text of 100k rules never
+  // exists as one string (growing it by doubling faulted in twice its size).
   std::string out = "version: 1\n";
+  out.reserve(72 * 1024);
+  auto done_item = [&] {
+    out += "\n";
+    if (out.size() >= 64 * 1024) {
+      os.write(out.data(), static_cast<std::streamsize>(out.size()));
+      out.clear();
+    }
+  };
   // The table only when it holds something: an empty `actions:` would own
   // the table (delete what others create there).
   if (s.actions.present && !s.actions.actions.empty()) {
@@ -277,7 +288,7 @@ std::string write_state_yaml(const State& s) {
       out += "  - ";
       YamlOut y(out);
       write_action(a, y);
-      out += "\n";
+      done_item();
     }
   }
   out += s.devices.empty() ? "devices: {}\n" : "devices:\n";
@@ -297,7 +308,7 @@ std::string write_state_yaml(const State& s) {
         out += "      - ";
         YamlOut y(out);
         write(it, y);
-        out += "\n";
+        done_item();
       }
     };
     section("qdiscs", d.qdiscs, write_qdisc);
@@ -320,17 +331,23 @@ std::string write_state_yaml(const State& s) {
       out += "      - ";
       YamlOut y(out);
       write_chain(*c, y, true);
-      out += "\n";
+      done_item();
     }
     if (!b.filters.empty()) out += "    filters:\n";
     for (auto& f : b.filters) {
       out += "      - ";
       YamlOut y(out);
       write_filter(f, y, true);
-      out += "\n";
+      done_item();
     }
   }
-  return out;
+  os.write(out.data(), static_cast<std::streamsize>(out.size()));
+}
+
+std::string write_state_yaml(const State& s) {
+  std::ostringstream os;
+  write_state_yaml(s, os);
+  return std::move(os).str();
 }
 
 }  // namespace tcsync

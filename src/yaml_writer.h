@@ -3,6 +3,7 @@
 // Each object is one flow mapping on one line, as people write tc rules.
 #pragma once
 #include <cstdint>
+#include <ostream>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -39,6 +40,7 @@ bool yaml_needs_quotes(std::string_view s);
 std::string yaml_scalar(std::string_view s);
 
 // The whole state as a tcsync file that `apply` accepts back unchanged.
+void write_state_yaml(const State& s, std::ostream& os);
 std::string write_state_yaml(const State& s);
 void write_qdisc(const Qdisc& q, YamlOut& y);
 void write_class(const Class& c, YamlOut& y);
