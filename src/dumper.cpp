@@ -569,6 +569,13 @@ bool dump_action_table(NlSocket& sock, const LinkNames& links, ActionTable& out,
   std::vector<uint8_t> req;
   RxBuffer rx;
   bool ok = true;
+  // The dumped rules' actions by (kind, index), built once for all kinds.
+  std::map<std::pair<std::string_view, uint32_t>, const Action*> bound_actions;
+  if (bound)
+    for_each_filter(*bound, [&](const Filter& f) {
+      for (auto& a : f.actions)
+        if (a.index) bound_actions.emplace(std::pair<std::string_view, uint32_t>{a.kind, *a.index}, &a);
+    });
   for (std::string_view kind : kind_names(ObjType::Action)) {
     if (bound) {
       std::vector<uint32_t> listed;
@@ -576,16 +583,13 @@ bool dump_action_table(NlSocket& sock, const LinkNames& links, ActionTable& out,
         ok = false;
         continue;
       }
-      if (listed.empty()) continue;
-      std::map<uint32_t, const Action*> by_index;
-      for_each_filter(*bound, [&](const Filter& f) {
-        for (auto& a : f.actions)
-          if (a.index && a.kind == kind) by_index.emplace(*a.index, &a);
-      });
-      if (std::all_of(listed.begin(), listed.end(), [&](uint32_t i) { return by_index.count(i); })) {
+      std::vector<const Action*> found;
+      for (uint32_t i : listed)
+        if (auto it = bound_actions.find({kind, i}); it != bound_actions.end()) found.push_back(it->second);
+      if (found.size() == listed.size()) {
         // Those a rule owns (refcnt == bindcnt) are in the rules already.
-        for (uint32_t i : listed)
-          if (by_index[i]->standalone()) out.actions.push_back(*by_index[i]);
+        for (const Action* a : found)
+          if (a->standalone()) out.actions.push_back(*a);
         continue;
       }
     }

@@ -392,10 +392,6 @@ void decode_actions(std::span<const uint8_t> list, const LinkNames* links, std::
   }
 }
 
-}  // namespace
-
-namespace {
-
 // The TCA_ACT_TAB payload of an action message (a table dump's answer).
 std::optional<std::span<const uint8_t>> action_tab(std::span<const uint8_t> msg) {
   size_t hdr = NLMSG_ALIGN(sizeof(nlmsghdr)) + NLMSG_ALIGN(sizeof(tcamsg));
