@@ -86,6 +86,29 @@ std::optional<uint64_t> uint_value(const Node& n, std::string_view key, uint64_t
   return v;
 }
 
+// What a table of filters keeps between its rows. Every row is the template
+// with the columns' values in place, so the rows share all but those: the
+// first row is parsed in full, and the filter it gives before its kind's
+// normalize hook (and the actions the columns reach, before theirs) is kept.
+// A later row copies that and parses only its own values with the same
+// field parsers, then runs the hooks: the same filter and the same errors
+// as parsing the whole entry, for a fraction of the work (a million-rule
+// file spends most of its load here). A table with a column of another
+// shape, or whose first row has errors, has each row parsed in full.
+struct FilterRows {
+  enum class How : uint8_t { Handle, Field, ActionField };
+  struct Column {
+    How how;
+    uint16_t field = 0;   // Field, ActionField: the kind's field index
+    uint16_t action = 0;  // ActionField: the position in `actions`
+  };
+  bool full = true;  // parse every row as a written-out entry
+  Filter proto;      // before normalize; its actions normalized
+  const Node* handle = nullptr;  // the template's own `handle:`, if any
+  std::vector<Column> columns;
+  std::vector<Action> actions;  // the actions before normalize, by position
+};
+
 struct Loader {
   State& state;
   Diagnostics& d;
@@ -113,8 +136,13 @@ struct Loader {
   void qdisc(const Node& n, Device& dev);
   void klass(const Node& n, Device& dev);
   void filter(const Node& n, Device& dev);
+  bool filter_fields(const Node& n, Device& dev, Filter& f, const Node*& handle);
+  void filter_finish(Filter&& f, const Node* handle, Device& dev);
+  void filter_row(const RowTable& t, FilterRows& rows, Device& dev);
+  bool plan_rows(const RowTable& t, const Filter& f, const Node* handle, FilterRows& rows);
   void chain(const Node& n, Device& dev);
   bool action(const Node& n, Action& out);
+  bool action_fields(const Node& n, Action& out);
   bool reference(const Node& n, Action& out);
   void action_table(YamlReader& r, SourceLoc loc);
 };
@@ -257,7 +285,9 @@ void Loader::blocks(YamlReader& r) {
     // `22:` alone: a block with no filters
     return each_key(r, name + " must be a mapping with filters", [&](const std::string& k, SourceLoc kloc) {
              if (k == "filters") {
-               list(r, k, [&](const Node& n) { filter(n, state.blocks[bi]); });
+               list(r, k, [&, rows = FilterRows{}](const Node& n, const RowTable* t = nullptr) mutable {
+                 t ? filter_row(*t, rows, state.blocks[bi]) : filter(n, state.blocks[bi]);
+               });
              } else if (k == "chains") {
                list(r, k, [&](const Node& n) { chain(n, state.blocks[bi]); });
              } else {
@@ -297,9 +327,9 @@ void Loader::device(YamlReader& r, const std::string& name, SourceLoc loc) {
         klass(n, state.devices[di]);
       });
     else if (key == "filters")
-      list(r, key, [&, f0 = state.devices[di].filters.size(), o0 = r.offset()](const Node& n) {
+      list(r, key, [&, f0 = state.devices[di].filters.size(), o0 = r.offset(), rows = FilterRows{}](const Node& n, const RowTable* t = nullptr) mutable {
         reserve_for_rest(state.devices[di].filters, f0, o0, r);
-        filter(n, state.devices[di]);
+        t ? filter_row(*t, rows, state.devices[di]) : filter(n, state.devices[di]);
       });
     else if (key == "chains")
       list(r, key, [&](const Node& n) { chain(n, state.devices[di]); });
@@ -403,7 +433,10 @@ void Loader::table(YamlReader& r, SourceLoc at, F&& each) {
           break;
         }
         if (e.type == YamlReader::Ev::Error || !r.read_node(row)) return false;
-        if (const Node* n = t.fill(row, d)) each(*n);
+        if (const Node* n = t.fill(row, d)) {
+          if constexpr (std::is_invocable_v<F&, const Node&, const RowTable*>) each(*n, &t);
+          else each(*n);
+        }
       }
     } else {
       unknown_key(d, Node{Node::Type::Scalar, true, kloc, key, {}, {}}, "a table", {"template", "columns", "rows"});
@@ -542,7 +575,8 @@ bool Loader::reference(const Node& n, Action& a) {
   return true;
 }
 
-bool Loader::action(const Node& n, Action& a) {
+// An action entry, up to its kind's normalize hook (action() runs it).
+bool Loader::action_fields(const Node& n, Action& a) {
   a.loc = n.loc;
   if (!n.is_map()) {
     d.error(n.loc, "an action must be a mapping such as {mirred: {action: redirect, dev: eth1}}");
@@ -596,17 +630,28 @@ bool Loader::action(const Node& n, Action& a) {
     return false;
   }
   parse_kind_fields(*a.ops, *body, {}, a.opts, d, a.kind + " action");
-  if (a.ops->normalize) a.ops->normalize(a.opts, KindCtx{0, 0, nullptr, &d, a.loc}, d, a.loc);
+  return true;
+}
+
+bool Loader::action(const Node& n, Action& a) {
+  if (!action_fields(n, a)) return false;
+  if (!a.ref && a.ops->normalize) a.ops->normalize(a.opts, KindCtx{0, 0, nullptr, &d, a.loc}, d, a.loc);
   return true;
 }
 
 void Loader::filter(const Node& n, Device& dev) {
   Filter f;
+  const Node* handle = nullptr;
+  if (filter_fields(n, dev, f, handle)) filter_finish(std::move(f), handle, dev);
+}
+
+// An entry up to its kind's normalize hook: false when it is no filter at
+// all (no kind, options not a mapping), after saying why.
+bool Loader::filter_fields(const Node& n, Device& dev, Filter& f, const Node*& handle) {
   f.loc = n.loc;
   f.key.pref = 0;
   f.key.protocol = 0x0003;  // ETH_P_ALL, tc's default
   const Node* body = nullptr;
-  const Node* handle = nullptr;
   bool have_parent = false, have_pref = false;
   static const std::vector<std::string_view> common = {"parent", "chain", "pref", "protocol", "handle", "name", "classid", "flowid", "actions"};
   for (auto& [k, v] : n.map) {
@@ -674,17 +719,23 @@ void Loader::filter(const Node& n, Device& dev) {
     std::string list;
     for (auto nm : names) list += (list.empty() ? "" : ", ") + std::string(nm);
     d.error(n.loc, "filter needs a classifier key, one of: " + list);
-    return;
+    return false;
   }
   if (!have_pref) f.key.pref = kDefaultPref;
   if (body->is_scalar() && body->plain && (body->scalar.empty() || body->scalar == "~" || body->scalar == "null")) {
     // `matchall:` with no options
   } else if (!body->is_map()) {
     d.error(body->loc, f.kind + " options must be a mapping");
-    return;
+    return false;
   } else {
     parse_kind_fields(*f.ops, *body, {}, f.opts, d, f.kind + " filter");
   }
+  return true;
+}
+
+// The handle (its syntax is the kind's), the kind's normalize hook, and the
+// filter joins the device.
+void Loader::filter_finish(Filter&& f, const Node* handle, Device& dev) {
   if (handle) {
     if (scalar(*handle, "handle", d)) {
       auto h = parse_filter_handle(f.ops, handle->scalar);
@@ -696,6 +747,93 @@ void Loader::filter(const Node& n, Device& dev) {
   // handle 0 with a given `handle:` key is rejected later with the others.
   f.key.handle = handle ? f.key.handle : 0;
   dev.filters.push_back(std::move(f));
+}
+
+void Loader::filter_row(const RowTable& t, FilterRows& rows, Device& dev) {
+  if (t.rows() == 1) {
+    // The table's first row: parsed in full, and what the rest share is kept.
+    rows = FilterRows{};
+    size_t errors = d.error_count();
+    Filter f;
+    const Node* handle = nullptr;
+    bool ok = filter_fields(t.entry(), dev, f, handle);
+    if (ok && d.error_count() == errors && plan_rows(t, f, handle, rows)) {
+      rows.full = false;
+      rows.proto = f;
+    }
+    if (ok) filter_finish(std::move(f), handle, dev);
+    return;
+  }
+  if (rows.full) {
+    filter(t.entry(), dev);
+    return;
+  }
+  Filter f = rows.proto;
+  f.loc = t.entry().loc;
+  const Node* handle = rows.handle;
+  uint64_t fresh = 0;  // the actions given back their state before normalize
+  for (size_t i = 0; i < rows.columns.size(); ++i) {
+    const FilterRows::Column& c = rows.columns[i];
+    const Node& v = t.value(i);
+    if (c.how == FilterRows::How::Handle) {
+      handle = &v;
+      continue;
+    }
+    Options* o = &f.opts;
+    const KindOps* ops = f.ops;
+    if (c.how == FilterRows::How::ActionField) {
+      Action& a = f.actions[c.action];
+      if (!(fresh >> c.action & 1)) a = rows.actions[c.action], fresh |= uint64_t{1} << c.action;
+      o = &a.opts;
+      ops = a.ops;
+    }
+    Value val;
+    if (parse_field(ops->fields[c.field], v, val, d)) o->set(c.field, std::move(val), v.loc);
+  }
+  for (size_t i = 0; i < f.actions.size(); ++i)
+    if ((fresh >> i & 1) && f.actions[i].ops->normalize)
+      f.actions[i].ops->normalize(f.actions[i].opts, KindCtx{0, 0, nullptr, &d, f.actions[i].loc}, d, f.actions[i].loc);
+  filter_finish(std::move(f), handle, dev);
+}
+
+// Whether every column of a filter table is one a row can set by itself
+// (the handle, a field of the filter's kind, a field of one of its
+// actions' kinds), and how; `f` is the first row's filter.
+bool Loader::plan_rows(const RowTable& t, const Filter& f, const Node* handle, FilterRows& rows) {
+  const Node* actions = t.entry().find("actions");
+  rows.actions.resize(f.actions.size());
+  for (size_t i = 0; i < t.width(); ++i) {
+    const std::vector<std::string>& p = t.column(i);
+    FilterRows::Column c{FilterRows::How::Handle};
+    auto field_of = [](const KindOps& ops, const std::string& key) {
+      int idx = ops.field_index(key);
+      return idx >= 0 && !(ops.fields[idx].flags & kReadOnly) ? idx : -1;
+    };
+    if (p.size() == 1 && p[0] == "handle") {
+      if (handle != &t.value(i)) return false;
+    } else if (p.size() == 2 && p[0] == f.kind) {
+      int idx = field_of(*f.ops, p[1]);
+      if (idx < 0) return false;
+      c = {FilterRows::How::Field, static_cast<uint16_t>(idx)};
+    } else if (p.size() == 4 && p[0] == "actions" && actions && actions->is_seq() && actions->seq.size() == f.actions.size()) {
+      auto n = parse_uint(p[1]);
+      if (!n || *n >= f.actions.size()) return false;
+      const Action& a = f.actions[*n];
+      if (a.ref || p[2] != a.kind) return false;
+      int idx = field_of(*a.ops, p[3]);
+      if (idx < 0) return false;
+      c = {FilterRows::How::ActionField, static_cast<uint16_t>(idx), static_cast<uint16_t>(*n)};
+      if (rows.actions[*n].kind.empty() && !action_fields(actions->seq[*n], rows.actions[*n])) return false;
+    } else {
+      return false;
+    }
+    rows.columns.push_back(c);
+  }
+  // The template's own handle (not a column) is the same node every row.
+  rows.handle = handle;
+  for (const FilterRows::Column& c : rows.columns)
+    if (c.how == FilterRows::How::Handle) rows.handle = nullptr;
+  return true;
 }
 
 // A chain created explicitly (tc chain add), with an optional template:

@@ -121,7 +121,13 @@ bool RowTable::init(const Node& tmpl, const Node& columns, Diagnostics& d) {
   for (auto& [p, at] : paths)
     if (!walk(proto_, p, at, true, d)) return false;
   leaves_.clear();
-  for (auto& [p, at] : paths) leaves_.push_back(walk(proto_, p, at, false, d));
+  paths_.clear();
+  rows_ = 0;
+  for (auto& [p, at] : paths) {
+    leaves_.push_back(walk(proto_, p, at, false, d));
+    paths_.emplace_back();
+    for (auto seg : split_path(p)) paths_.back().emplace_back(seg);
+  }
   return true;
 }
 
@@ -171,6 +177,7 @@ const Node* RowTable::fill(const Node& row, Diagnostics& d) {
     leaf.loc = row.loc;
     leaf.loc.col += offsets_[i];
   }
+  ++rows_;
   return &proto_;
 }
 

@@ -34,9 +34,20 @@ class RowTable {
   // is the table's own, valid until the next call.
   const Node* fill(const Node& row, Diagnostics& d);
 
+  // For a caller that keeps what rows share (loader.cpp's filter rows): the
+  // columns' paths split at the dots, each column's value in the last row
+  // filled, and how many rows have been filled (1: the first).
+  size_t width() const { return leaves_.size(); }
+  const std::vector<std::string>& column(size_t i) const { return paths_[i]; }
+  const Node& value(size_t i) const { return *leaves_[i]; }
+  const Node& entry() const { return proto_; }
+  size_t rows() const { return rows_; }
+
  private:
   Node proto_;                 // the template with a placeholder at each column
   std::vector<Node*> leaves_;  // the placeholders, in column order
+  std::vector<std::vector<std::string>> paths_;
+  size_t rows_ = 0;
   std::vector<std::string_view> values_;
   std::vector<uint32_t> offsets_;  // each value's column within its row
   std::vector<bool> plain_;

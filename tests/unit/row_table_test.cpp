@@ -86,3 +86,53 @@ TEST_CASE("table errors point into the row") {
   CHECK(errs(tmpl + "        columns: [handle, flower.src_mac]\n        rows:\n          - 1 e4:11:00:00:00:01\n          - 1 e4:11:00:00:00:02\n")
             .find("t.yaml:9:") != std::string::npos);
 }
+
+// The first row is parsed in full; the later ones copy its filter and parse
+// their own values only (loader.cpp FilterRows): they must load, locate and
+// fail exactly as their entries written out.
+TEST_CASE("later rows of a filter table load as written out, with their actions and errors") {
+  std::string table = std::string(kHead) +
+                      "      - template: {parent: ingress, pref: 2, protocol: ip, flower: {skip_hw: true, ip_proto: tcp},"
+                      " actions: [{police: {burst: 10k}}, {gact: {}}]}\n"
+                      "        columns: [handle, flower.src_mac, flower.dst_port, actions.0.police.rate, actions.1.gact.control]\n"
+                      "        rows:\n"
+                      "          - 1 e4:11:00:00:00:00 80 1mbit pass\n"
+                      "          - 2 e4:11:00:00:00:01/24 1000-2000 2mbit drop\n"
+                      "          - 3 e4:11:00:00:00:02 443 3mbit pipe\n";
+  std::string plain;
+  for (auto [h, mac, port, rate, control] :
+       {std::tuple{1, "e4:11:00:00:00:00", "80", "1mbit", "pass"}, {2, "e4:11:00:00:00:01/24", "1000-2000", "2mbit", "drop"},
+        {3, "e4:11:00:00:00:02", "443", "3mbit", "pipe"}})
+    plain += "      - {parent: ingress, pref: 2, protocol: ip, handle: " + std::to_string(h) + ", flower: {skip_hw: true, ip_proto: tcp, src_mac: " +
+             mac + ", dst_port: " + port + "}, actions: [{police: {burst: 10k, rate: " + rate + "}}, {gact: {control: " + control + "}}]}\n";
+  State a = load_ok(table), b = load_ok(std::string(kHead) + plain);
+  REQUIRE(a.devices.at(0).filters.size() == 3);
+  CHECK(write_state_yaml(a) == write_state_yaml(b));
+  // Each value is located in its row: the filter, its fields, the actions' fields.
+  const Filter& f = a.devices[0].filters[2];
+  CHECK(f.loc.line == 11);
+  CHECK(f.key.handle == 3);
+  const Opt* mac = nullptr;
+  for (const Opt& o : f.opts.items())
+    if (o.loc.line == 11 && o.loc.col == 15) mac = &o;
+  CHECK(mac != nullptr);
+  REQUIRE(f.actions.size() == 2);
+  CHECK(f.actions[0].opts.items().size() == b.devices[0].filters[2].actions[0].opts.items().size());
+  bool rate_at_row = false;
+  for (const Opt& o : f.actions[0].opts.items()) rate_at_row |= o.loc.line == 11 && o.loc.col == 37;
+  CHECK(rate_at_row);
+
+  auto errs = [&](const std::string& rows) {
+    return load_errors(table.substr(0, table.find("        rows:\n")) + "        rows:\n          - 1 e4:11:00:00:00:00 80 1mbit pass\n" + rows);
+  };
+  // A value's own parser, in a later row: its line and column.
+  CHECK(errs("          - 2 e4:11:00:00:00:01 80 1mbit pass\n          - 3 e4:11:zz 80 1mbit pass\n")
+            .find("t.yaml:11:15: error: expected a MAC address") != std::string::npos);
+  CHECK(errs("          - 2 e4:11:00:00:00:01 80 1mbit nosuch\n").find("t.yaml:10:42: error:") != std::string::npos);
+  // A kind's normalize hook on a later row: the filter's, then an action's.
+  CHECK(errs("          - 2 e4:11:00:00:00:01 2000-1000 1mbit pass\n").find("t.yaml:10:33: error: port range") != std::string::npos);
+  CHECK(errs("          - 2 e4:11:00:00:00:01 80 0 pass\n").find("t.yaml:10:36: error: police rate must be more than 0") !=
+        std::string::npos);
+  // A later row with a handle already taken.
+  CHECK(errs("          - 1 e4:11:00:00:00:01 80 1mbit pass\n").find("t.yaml:10:") != std::string::npos);
+}
