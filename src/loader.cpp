@@ -760,6 +760,12 @@ void Loader::filter_row(const RowTable& t, FilterRows& rows, Device& dev) {
     if (ok && d.error_count() == errors && plan_rows(t, f, handle, rows)) {
       rows.full = false;
       rows.proto = f;
+      // The columns' fields hold a number until each row sets them: present,
+      // so a row's Options keep their size and order, and cheap to copy (a
+      // MAC or an address would be copied only to be replaced).
+      for (const FilterRows::Column& c : rows.columns)
+        if (c.how == FilterRows::How::Field) rows.proto.opts.set(c.field, uint64_t{0});
+        else if (c.how == FilterRows::How::ActionField) rows.actions[c.action].opts.set(c.field, uint64_t{0});
     }
     if (ok) filter_finish(std::move(f), handle, dev);
     return;
@@ -789,6 +795,7 @@ void Loader::filter_row(const RowTable& t, FilterRows& rows, Device& dev) {
     }
     Value val;
     if (parse_field(ops->fields[c.field], v, val, d)) o->set(c.field, std::move(val), v.loc);
+    else o->erase(c.field);  // as a written-out entry: no value
   }
   for (size_t i = 0; i < f.actions.size(); ++i)
     if ((fresh >> i & 1) && f.actions[i].ops->normalize)
