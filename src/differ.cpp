@@ -371,7 +371,7 @@ struct DevicePlanner {
                       wk == want_group_kind.end() ? "not in the file" : "kind " + fs.front()->kind + " -> " + wk->second, {});
         s.filter = fs.front();
         s.filter_group = true;
-        s.group_size = fs.size();
+        s.group_size = static_cast<uint32_t>(fs.size());
         filter_dels.push_back(std::move(s));
       }
     }

@@ -25,11 +25,17 @@
 
 namespace tcsync {
 
+// A plan of a million rules holds a million steps: the members are ordered
+// so that no padding separates them (136 bytes).
 struct Step {
   Op op = Op::Add;
   ObjType type = ObjType::Qdisc;
-  std::string device;  // a device name, or "block N"
+  // A delete of a whole (parent, chain, pref, protocol) list: one request.
+  bool filter_group = false;
+  uint32_t group_size = 0;
   uint32_t block = 0;  // a shared block's filters: its index
+  SourceLoc loc;       // the YAML that asked for it (desired side)
+  std::string device;  // a device name, or "block N"
   // The object the request is built from: desired for add/replace/change,
   // live for deletes. Exactly one is set.
   const Qdisc* qdisc = nullptr;
@@ -38,11 +44,7 @@ struct Step {
   const Filter* live_filter = nullptr;  // replace: the rule as the kernel has it
   const Chain* chain = nullptr;         // a chain add or delete
   const Action* action = nullptr;       // the action table (no device)
-  // A delete of a whole (parent, chain, pref, protocol) list: one request.
-  bool filter_group = false;
-  size_t group_size = 0;
   std::string reason;  // "rate 10mbit -> 20mbit", "not in the file", "new"
-  SourceLoc loc;       // the YAML that asked for it (desired side)
   std::string what() const;  // "qdisc htb 1: root"
 };
 
