@@ -143,6 +143,7 @@ struct Loader {
   void chain(const Node& n, Device& dev);
   bool action(const Node& n, Action& out);
   bool action_fields(const Node& n, Action& out);
+  void action_normalize(Action& a);
   bool reference(const Node& n, Action& out);
   void action_table(YamlReader& r, SourceLoc loc);
 };
@@ -633,9 +634,13 @@ bool Loader::action_fields(const Node& n, Action& a) {
   return true;
 }
 
+void Loader::action_normalize(Action& a) {
+  if (!a.ref && a.ops->normalize) a.ops->normalize(a.opts, KindCtx{0, 0, nullptr, &d, a.loc}, d, a.loc);
+}
+
 bool Loader::action(const Node& n, Action& a) {
   if (!action_fields(n, a)) return false;
-  if (!a.ref && a.ops->normalize) a.ops->normalize(a.opts, KindCtx{0, 0, nullptr, &d, a.loc}, d, a.loc);
+  action_normalize(a);
   return true;
 }
 
@@ -798,8 +803,7 @@ void Loader::filter_row(const RowTable& t, FilterRows& rows, Device& dev) {
     else o->erase(c.field);  // as a written-out entry: no value
   }
   for (size_t i = 0; i < f.actions.size(); ++i)
-    if ((fresh >> i & 1) && f.actions[i].ops->normalize)
-      f.actions[i].ops->normalize(f.actions[i].opts, KindCtx{0, 0, nullptr, &d, f.actions[i].loc}, d, f.actions[i].loc);
+    if (fresh >> i & 1) action_normalize(f.actions[i]);
   filter_finish(std::move(f), handle, dev);
 }
 
