@@ -33,7 +33,9 @@ struct Digest {
     u64(s.size());
     bytes(s.data(), s.size());
   }
-  void options(const Options& o) {
+  // ops: the options' kind, for fields whose Words the format knew in
+  // another shape (CustomType::fingerprint_words); null for an unknown kind.
+  void options(const Options& o, const KindOps* ops) {
     u64(o.items().size());
     for (const Opt& x : o.items()) {
       u64(x.field);
@@ -41,12 +43,15 @@ struct Digest {
       if (auto* n = std::get_if<uint64_t>(&x.value)) u64(*n);
       else if (auto* t = std::get_if<std::string>(&x.value)) str(*t);
       else {
-        const Words& w = std::get<Words>(x.value);
-        u64(w.size());
-        bytes(w.data(), w.size() * sizeof(uint32_t));
+        const Words* w = &std::get<Words>(x.value);
+        const CustomType* custom = ops && x.field < ops->fields.size() ? ops->fields[x.field].custom : nullptr;
+        if (custom && custom->fingerprint_words) custom->fingerprint_words(x.value, scratch), w = &scratch;
+        u64(w->size());
+        bytes(w->data(), w->size() * sizeof(uint32_t));
       }
     }
   }
+  Words scratch;
 };
 
 }  // namespace
@@ -70,12 +75,12 @@ Opaque fingerprint_of(const Filter& f) {
   for (uint64_t v : {uint64_t{k.parent}, uint64_t{k.chain}, uint64_t{k.pref}, uint64_t{k.protocol}, uint64_t{k.handle}})
     h.u64(v);
   h.str(f.kind);
-  h.options(f.opts);
+  h.options(f.opts, f.ops);
   h.u64(f.classid ? 1ULL << 32 | *f.classid : 0);
   h.u64(f.actions.size());
   for (const Action& a : f.actions) {
     h.str(a.kind);
-    h.options(a.opts);
+    h.options(a.opts, a.ops);
     h.u64(a.percpu_stats ? 1 + *a.percpu_stats : 0);
   }
   Opaque out(kMagic, kMagic + 4);

@@ -14,6 +14,7 @@
 
 #include "diag.h"
 #include "wire.h"
+#include "words.h"
 
 namespace tcsync {
 
@@ -26,8 +27,7 @@ enum class ObjType : uint8_t { Qdisc, Class, Filter, Action };
 const char* obj_type_name(ObjType t);
 
 // A field's value. Numbers are in kernel units (bytes/s, bytes, us, handle
-// bits); Words hold small structured values such as u32 selector keys.
-using Words = std::vector<uint32_t>;
+// bits); Words (words.h) hold small structured values such as u32 selector keys.
 using Value = std::variant<uint64_t, std::string, Words>;
 
 enum class FieldType : uint8_t {
@@ -55,6 +55,10 @@ struct CustomType {
   bool (*parse)(const Node& node, Value& out, Diagnostics& diags);
   void (*emit)(const Value& v, YamlOut& out);        // YAML form, as the loader reads it
   std::string (*describe)(const Value& v);           // short form for plan explanations
+  // Fingerprints (fingerprint.h) hash a value's Words as the format's
+  // version had them; a type whose Words changed since writes the old ones
+  // here, so rules stamped before still read as unchanged. Null: as held.
+  void (*fingerprint_words)(const Value& v, Words& out) = nullptr;
   std::string_view json_schema;                      // a JSON Schema fragment
 };
 

@@ -116,6 +116,34 @@ bool read_mac(std::string_view s, uint8_t (&out)[6]) {
   return pos == s.size();
 }
 
+// A MAC and its mask: Words{address bytes 0-1, bytes 2-5, mask bytes 0-1,
+// bytes 2-5}, each group big-endian, so the value fits inline in Words.
+Words mac_words(const uint8_t* addr, const uint8_t* mask) {
+  auto be = [](const uint8_t* b, int n) {
+    uint32_t v = 0;
+    for (int i = 0; i < n; ++i) v = v << 8 | b[i];
+    return v;
+  };
+  return Words{be(addr, 2), be(addr + 2, 4), be(mask, 2), be(mask + 2, 4)};
+}
+
+void mac_bytes(const Words& w, uint8_t (&addr)[6], uint8_t (&mask)[6]) {
+  for (int i = 0; i < 6; ++i) {
+    int word = i < 2 ? 0 : 1, shift = 8 * (i < 2 ? 1 - i : 5 - i);
+    addr[i] = static_cast<uint8_t>(w[word] >> shift);
+    mask[i] = static_cast<uint8_t>(w[2 + word] >> shift);
+  }
+}
+
+// Fingerprint format 2 hashed a MAC as 12 words, one byte each (address,
+// then mask): rules stamped with it must keep reading as unchanged.
+void mac_fingerprint_words(const Value& v, Words& out) {
+  uint8_t addr[6], mask[6];
+  mac_bytes(std::get<Words>(v), addr, mask);
+  out.resize(12);
+  for (int i = 0; i < 6; ++i) out[i] = addr[i], out[6 + i] = mask[i];
+}
+
 std::string mac_str(const uint8_t* b) {
   char buf[18];
   std::snprintf(buf, sizeof buf, "%02x:%02x:%02x:%02x:%02x:%02x", b[0], b[1], b[2], b[3], b[4], b[5]);
@@ -142,14 +170,8 @@ bool mac_parse(const Node& n, Value& out, Diagnostics& d) {
     d.error(n.loc, "expected a MAC address such as 02:00:00:00:00:01, optionally with /BITS or /MASK, not " + text_of(n));
     return false;
   }
-  Words w(12);
-  for (int i = 0; i < 6; ++i) w[i] = addr[i], w[6 + i] = mask[i];
-  out = std::move(w);
+  out = mac_words(addr, mask);
   return true;
-}
-
-void mac_bytes(const Words& w, uint8_t (&addr)[6], uint8_t (&mask)[6]) {
-  for (int i = 0; i < 6; ++i) addr[i] = static_cast<uint8_t>(w[i]), mask[i] = static_cast<uint8_t>(w[6 + i]);
 }
 
 std::string mac_describe(const Value& v) {
@@ -166,6 +188,7 @@ const CustomType kMacType{
     .parse = mac_parse,
     .emit = mac_emit,
     .describe = mac_describe,
+    .fingerprint_words = mac_fingerprint_words,
     .json_schema = R"({"description": "A MAC address, optionally with /BITS or /MASK: 02:00:00:00:00:01, 02:00:00:00:00:00/24.", "type": "string", "pattern": "^[0-9a-fA-F]{1,2}(:[0-9a-fA-F]{1,2}){5}(/([0-9]+|[0-9a-fA-F]{1,2}(:[0-9a-fA-F]{1,2}){5}))?$"})",
 };
 
@@ -703,11 +726,8 @@ void get_mac(const AttrTable& tb, Options& o, uint16_t f, uint16_t attr, uint16_
   auto* a = tb.get(attr);
   if (!a || a->data.size() != 6) return;
   auto* m = tb.get(mask_attr);
-  Words w(12, 0xFF);
-  for (int i = 0; i < 6; ++i) w[i] = a->data[i];
-  if (m && m->data.size() == 6)
-    for (int i = 0; i < 6; ++i) w[6 + i] = m->data[i];
-  o.set(f, std::move(w));
+  static constexpr uint8_t kFull[6] = {0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF};
+  o.set(f, mac_words(a->data.data(), m && m->data.size() == 6 ? m->data.data() : kFull));
 }
 
 void get_ip(const AttrTable& tb, Options& o, uint16_t f, uint16_t a4, uint16_t m4, uint16_t a6, uint16_t m6) {
