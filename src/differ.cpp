@@ -12,16 +12,22 @@
 namespace tcsync {
 
 std::string Step::what() const {
-  if (chain) return describe(*chain, block != 0);
-  if (action) return describe(*action);
-  if (qdisc) return describe(*qdisc);
-  if (cls) return describe(*cls);
-  if (filter_group)
-    return "filters " + filter->kind + (block ? std::string() : " " + describe_filter_parent(filter->key.parent)) +
+  std::string s;
+  append_what(s);
+  return s;
+}
+
+void Step::append_what(std::string& out) const {
+  if (chain) out += describe(*chain, block != 0);
+  else if (action) out += describe(*action);
+  else if (qdisc) out += describe(*qdisc);
+  else if (cls) out += describe(*cls);
+  else if (filter_group)
+    out += "filters " + filter->kind + (block ? std::string() : " " + describe_filter_parent(filter->key.parent)) +
            (filter->key.chain ? " chain " + std::to_string(filter->key.chain) : std::string()) + " pref " +
            std::to_string(filter->key.pref) + " protocol " + format_protocol(filter->key.protocol) + " (all " +
            std::to_string(group_size) + ")";
-  return describe(*filter, block != 0);
+  else append_describe(out, *filter, block != 0);
 }
 
 std::vector<std::string> diff_options(const KindOps& ops, const Options& want, const Options& have, bool& recreate) {

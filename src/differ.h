@@ -46,6 +46,7 @@ struct Step {
   const Action* action = nullptr;       // the action table (no device)
   std::string reason;  // "rate 10mbit -> 20mbit", "not in the file", "new"
   std::string what() const;  // "qdisc htb 1: root"
+  void append_what(std::string& out) const;  // what(), appended to out
 };
 
 struct Plan {

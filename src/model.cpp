@@ -98,10 +98,7 @@ std::string describe(const Action& a) {
   return "action " + a.kind + (a.index ? " index " + std::to_string(*a.index) : std::string());
 }
 
-std::string describe(const Filter& f, bool on_block) {
-  // Appends into one string: a plan prints this once per rule.
-  std::string s;
-  s.reserve(64 + f.name.size());
+void append_describe(std::string& s, const Filter& f, bool on_block) {
   s += "filter ";
   s += f.kind;
   if (!on_block) {  // a block's filters have no parent but the block
@@ -123,6 +120,12 @@ std::string describe(const Filter& f, bool on_block) {
     s += f.name;
     s += ')';
   }
+}
+
+std::string describe(const Filter& f, bool on_block) {
+  std::string s;
+  s.reserve(64 + f.name.size());
+  append_describe(s, f, on_block);
   return s;
 }
 

@@ -175,6 +175,8 @@ template <class S, class Fn> void for_each_filter(S& s, Fn&& fn) {
 std::string describe(const Qdisc& q);
 std::string describe(const Class& c);
 std::string describe(const Filter& f, bool on_block = false);
+// describe(f, on_block) appended to out: a plan prints one per rule.
+void append_describe(std::string& out, const Filter& f, bool on_block = false);
 std::string describe(const Chain& c, bool on_block = false);  // "chain 5 ingress (template flower)"
 std::string describe(const Action& a);                        // "action mirred index 7"
 std::string block_name(uint32_t index);                       // "block 22"

@@ -45,7 +45,7 @@ static void append_step(std::string& out, const Step& s, const PrintOptions& o) 
     out += s.device;
     out += ": ";
   }
-  out += s.what();
+  s.append_what(out);
   if (o.color) out += "\033[0m";
   if (!s.reason.empty() && s.reason != "new") {
     out += "  (";
