@@ -17,7 +17,7 @@ devices:
     filters:
       - {parent: ingress, pref: 10, protocol: ip, handle: 1, flower: {dst_ip: 10.0.0.1, ip_proto: tcp, dst_port: 80}, actions: [{gact: {control: drop}}]}
       - {parent: ingress, pref: 10, protocol: ip, handle: 2, flower: {dst_ip: 10.0.0.2}, actions: [{gact: {control: pass}}, {gact: {control: drop}}]}
-      - {parent: ingress, pref: 20, protocol: ip, handle: 1, flower: {src_ip: 10.1.0.0/16}, actions: [{gact: {control: drop}}]}
+      - {parent: ingress, pref: 20, protocol: ip, handle: 1, flower: {src_ip: 10.1.0.0/16, src_mac: "02:00:00:00:10:00/40", dst_mac: 02:00:00:00:00:01}, actions: [{gact: {control: drop}}]}
       - {parent: egress, pref: 5, protocol: all, matchall: {}, actions: [{gact: {control: pass}}]}
 Y
 }
@@ -88,7 +88,7 @@ t qdisc del dev v0 clsact
 t qdisc add dev v0 clsact
 t filter add dev v0 ingress pref 10 handle 1 protocol ip flower dst_ip 10.0.0.1 ip_proto tcp dst_port 80 action gact drop no_percpu
 t filter add dev v0 ingress pref 10 handle 2 protocol ip flower dst_ip 10.0.0.2 action gact pass no_percpu action gact drop no_percpu
-t filter add dev v0 ingress pref 20 handle 1 protocol ip flower src_ip 10.1.0.0/16 action gact drop no_percpu
+t filter add dev v0 ingress pref 20 handle 1 protocol ip flower src_ip 10.1.0.0/16 src_mac 02:00:00:00:10:00/40 dst_mac 02:00:00:00:00:01 action gact drop no_percpu
 t filter add dev v0 egress pref 5 protocol all matchall action gact pass no_percpu
 expect_rc 0 ts -v diff "$TMP/f.yaml"
 expect_contains "in sync"
