@@ -8,14 +8,12 @@
 // std::vector. The interface is the part of std::vector tcsync uses.
 #pragma once
 #include <algorithm>
-#include <compare>
 #include <concepts>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <initializer_list>
 #include <iterator>
-#include <new>
 #include <stdexcept>
 
 namespace tcsync {
@@ -65,10 +63,6 @@ class Words {
     if (i >= size_) throw std::out_of_range("Words::at");
     return data()[i];
   }
-  uint32_t& front() noexcept { return data()[0]; }
-  const uint32_t& front() const noexcept { return data()[0]; }
-  uint32_t& back() noexcept { return data()[size_ - 1]; }
-  const uint32_t& back() const noexcept { return data()[size_ - 1]; }
   iterator begin() noexcept { return data(); }
   iterator end() noexcept { return data() + size_; }
   const_iterator begin() const noexcept { return data(); }
@@ -92,35 +86,21 @@ class Words {
     if (size_ == cap_) reserve(size_t{cap_} * 2);
     data()[size_++] = v;
   }
-  void pop_back() noexcept { --size_; }
-  // Inserts [first, last) before pos; the range must not be this list's own.
-  template <std::input_iterator It>
-  iterator insert(const_iterator pos, It first, It last) {
-    size_t at = static_cast<size_t>(pos - data());
-    Words tail(data() + at, data() + size_);
-    size_ = static_cast<uint32_t>(at);
-    for (; first != last; ++first) push_back(static_cast<uint32_t>(*first));
-    append(tail.data(), tail.size());
-    return data() + at;
+  // Inserts [first, last), which must not be this list's own words, before
+  // pos (appending, as tcsync does, moves nothing).
+  iterator insert(const_iterator pos, const uint32_t* first, const uint32_t* last) {
+    size_t at = static_cast<size_t>(pos - data()), n = static_cast<size_t>(last - first);
+    reserve(size_ + n);
+    uint32_t* d = data();
+    std::memmove(d + at + n, d + at, (size_ - at) * sizeof(uint32_t));
+    if (n) std::memcpy(d + at, first, n * sizeof(uint32_t));
+    size_ += static_cast<uint32_t>(n);
+    return d + at;
   }
   iterator insert(const_iterator pos, std::initializer_list<uint32_t> l) { return insert(pos, l.begin(), l.end()); }
-  iterator insert(const_iterator pos, uint32_t v) {
-    const uint32_t one[1] = {v};
-    return insert(pos, one, one + 1);
-  }
-  iterator erase(const_iterator first, const_iterator last) {
-    size_t at = static_cast<size_t>(first - data()), n = static_cast<size_t>(last - first);
-    std::memmove(data() + at, data() + at + n, (size_ - at - n) * sizeof(uint32_t));
-    size_ -= static_cast<uint32_t>(n);
-    return data() + at;
-  }
-  iterator erase(const_iterator pos) { return erase(pos, pos + 1); }
 
   friend bool operator==(const Words& a, const Words& b) noexcept {
     return a.size_ == b.size_ && std::memcmp(a.data(), b.data(), a.size_ * sizeof(uint32_t)) == 0;
-  }
-  friend std::strong_ordering operator<=>(const Words& a, const Words& b) noexcept {
-    return std::lexicographical_compare_three_way(a.begin(), a.end(), b.begin(), b.end());
   }
 
  private:
