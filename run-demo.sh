@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 scripts/install-deps.sh
-scripts/build.sh >/dev/null
+scripts/build.sh --tool >/dev/null
 T=./build/tcsync
 NS=tcsync-demo-$$
 trap 'ip netns del $NS 2>/dev/null || true' EXIT

@@ -4,7 +4,7 @@
 # throwaway network namespace on this machine's kernel).
 set -euo pipefail
 cd "$(dirname "$0")"
-scripts/install-deps.sh
+scripts/install-deps.sh --tests
 scripts/build.sh
 cd build
 ctest --output-on-failure -j1 "$@"

@@ -10,8 +10,8 @@
 #include <cstring>
 #include <vector>
 
-#include "differ.h"
-#include "tc_codec.h"
+#include "plan/differ.h"
+#include "codec/tc_codec.h"
 
 using namespace tcsync;
 

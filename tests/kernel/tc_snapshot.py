@@ -39,7 +39,7 @@ def tc(ns, *args):
         return sorted(l for l in lines if l and not (l.startswith(tuple("cookie " + f for f in FINGERPRINTS)) and len(l) == 7 + 32))
 
 
-# tcsync's fingerprint of a flower/matchall rule (src/fingerprint.h): a
+# tcsync's fingerprint of a flower/matchall rule (src/model/fingerprint.h): a
 # 16-byte action cookie starting with "tcs" and a format version (1, 2),
 # tcsync's bookkeeping like a reference count, not configuration; a user's
 # cookie is kept.

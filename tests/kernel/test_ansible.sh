@@ -7,9 +7,9 @@
 #   run again      changed=false everywhere
 #   --check --diff shows tcsync's plan for a host that drifted
 #   a bad file     fails with tcsync's FILE:LINE:COL text
-# Needs Debian's ansible-core (scripts/install-deps.sh installs it).
+# Needs Debian's ansible-core (scripts/install-deps.sh --tests installs it).
 source "$(dirname "$0")/lib.sh"
-command -v ansible-playbook >/dev/null || { echo "FAIL: ansible-playbook missing: run scripts/install-deps.sh"; exit 1; }
+command -v ansible-playbook >/dev/null || { echo "FAIL: ansible-playbook missing: run scripts/install-deps.sh --tests"; exit 1; }
 SRC=$(cd "$(dirname "$0")/../.." && pwd)
 HOSTS=(lab1 lab2 lab3)
 declare -A NSOF

@@ -132,7 +132,7 @@ ip -n "$NS" link del v0
 wait $pid || rc=$?
 case $rc in
   0) pass "device deleted after the apply finished (exit 0)";;
-  1) grep -q "error" "$TMP/gone.out" && pass "device deleted during apply: exit 1 with an error" || fail "exit 1 without an error";;
+  1) grep -q "error" "$TMP/gone.out" && pass "device deleted during apply: exit 1 with an error" || { cat "$TMP/gone.out"; fail "exit 1 without an error"; };;
   *) fail "device deleted during apply: exit $rc"; cat "$TMP/gone.out";;
 esac
 OUT=$(t filter show dev v2 ingress)

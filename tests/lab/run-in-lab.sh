@@ -20,7 +20,7 @@ die() { echo "lab: $*" >&2; exit 1; }
 SCRIPT=$(realpath "$1"); shift
 [ -f "$SCRIPT" ] || die "no such script: $SCRIPT"
 
-# ---- what the host must have (scripts/install-deps.sh installs it) ---------
+# ---- what the host must have (scripts/install-deps.sh --tests installs it) ---------
 missing=()
 command -v qemu-system-x86_64 >/dev/null || missing+=(qemu-system-x86)
 command -v cpio >/dev/null || missing+=(cpio)

@@ -12,7 +12,7 @@ set -euo pipefail
 SRC=$(cd "${1:?usage: $0 SOURCE_DIR}" && pwd)
 if [ "$(id -u)" != 0 ]; then echo "SKIP: installs a package (root needed)"; exit 77; fi
 for tool in dpkg-buildpackage dh go-md2man systemd-analyze; do
-  command -v "$tool" >/dev/null || { echo "FAIL: $tool missing: run scripts/install-deps.sh"; exit 1; }
+  command -v "$tool" >/dev/null || { echo "FAIL: $tool missing: run scripts/install-deps.sh --tests"; exit 1; }
 done
 if dpkg-query -W -f='${Status}' tcsync 2>/dev/null | grep -q "install ok installed"; then
   echo "FAIL: a tcsync package is installed already; this test installs and purges its own"; exit 1

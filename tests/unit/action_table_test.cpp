@@ -8,13 +8,13 @@
 
 #include <catch2/catch.hpp>
 
-#include "action_table.h"
-#include "differ.h"
-#include "import_tc.h"
-#include "plan_print.h"
-#include "tc_codec.h"
+#include "plan/action_table.h"
+#include "plan/differ.h"
+#include "import/import_tc.h"
+#include "plan/plan_print.h"
+#include "codec/tc_codec.h"
 #include "test_util.h"
-#include "yaml_writer.h"
+#include "file/yaml_writer.h"
 
 using namespace tcsync;
 using tcsync::test::hex;

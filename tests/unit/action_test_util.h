@@ -8,11 +8,11 @@
 
 #include <catch2/catch.hpp>
 
-#include "import_tc.h"
-#include "kind.h"
-#include "model.h"
+#include "import/import_tc.h"
+#include "model/kind.h"
+#include "model/model.h"
 #include "test_util.h"
-#include "wire.h"
+#include "netlink/wire.h"
 
 namespace tcsync::test::actions {
 

@@ -2,8 +2,8 @@
 // the real kernel paths are in tests/kernel/test_faults.sh).
 #include <catch2/catch.hpp>
 
-#include "applier.h"
-#include "plan_print.h"
+#include "apply/applier.h"
+#include "plan/plan_print.h"
 #include "test_util.h"
 
 using namespace tcsync;

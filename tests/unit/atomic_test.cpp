@@ -2,9 +2,9 @@
 // order of the steps (new slot, switch, old slot) on states made in memory.
 #include <catch2/catch.hpp>
 
-#include "atomic.h"
-#include "differ.h"
-#include "plan_print.h"
+#include "plan/atomic.h"
+#include "plan/differ.h"
+#include "plan/plan_print.h"
 #include "test_util.h"
 
 using namespace tcsync;

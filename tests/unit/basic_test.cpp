@@ -9,11 +9,11 @@
 
 #include <catch2/catch.hpp>
 
-#include "ematch.h"
-#include "kind.h"
-#include "model.h"
+#include "kinds/filter/ematch.h"
+#include "model/kind.h"
+#include "model/model.h"
 #include "test_util.h"
-#include "wire.h"
+#include "netlink/wire.h"
 
 using namespace tcsync;
 using tcsync::test::hex;

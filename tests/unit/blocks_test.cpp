@@ -4,10 +4,10 @@
 
 #include <catch2/catch.hpp>
 
-#include "applier.h"
-#include "differ.h"
-#include "plan_print.h"
-#include "tc_codec.h"
+#include "apply/applier.h"
+#include "plan/differ.h"
+#include "plan/plan_print.h"
+#include "codec/tc_codec.h"
 #include "test_util.h"
 
 using namespace tcsync;

@@ -9,13 +9,13 @@
 
 #include <catch2/catch.hpp>
 
-#include "bpf_program.h"
-#include "differ.h"
-#include "kind.h"
-#include "model.h"
-#include "tc_codec.h"
+#include "kinds/filter/bpf_program.h"
+#include "plan/differ.h"
+#include "model/kind.h"
+#include "model/model.h"
+#include "codec/tc_codec.h"
 #include "test_util.h"
-#include "wire.h"
+#include "netlink/wire.h"
 
 using namespace tcsync;
 using tcsync::test::hex;

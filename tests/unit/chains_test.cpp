@@ -5,9 +5,9 @@
 
 #include <catch2/catch.hpp>
 
-#include "differ.h"
-#include "plan_print.h"
-#include "tc_codec.h"
+#include "plan/differ.h"
+#include "plan/plan_print.h"
+#include "codec/tc_codec.h"
 #include "test_util.h"
 
 using namespace tcsync;

@@ -10,8 +10,8 @@
 
 #include <catch2/catch.hpp>
 
-#include "differ.h"
-#include "tc_codec.h"
+#include "plan/differ.h"
+#include "codec/tc_codec.h"
 #include "test_util.h"
 
 using namespace tcsync;

@@ -1,7 +1,7 @@
 #include <catch2/catch.hpp>
 
-#include "differ.h"
-#include "plan_print.h"
+#include "plan/differ.h"
+#include "plan/plan_print.h"
 #include "test_util.h"
 
 using namespace tcsync;

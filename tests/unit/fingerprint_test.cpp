@@ -3,11 +3,11 @@
 // compared as the user's cookie.
 #include <catch2/catch.hpp>
 
-#include "differ.h"
-#include "fingerprint.h"
-#include "tc_codec.h"
+#include "plan/differ.h"
+#include "model/fingerprint.h"
+#include "codec/tc_codec.h"
 #include "test_util.h"
-#include "yaml_writer.h"
+#include "file/yaml_writer.h"
 
 using namespace tcsync;
 using tcsync::test::load_ok;

@@ -12,12 +12,12 @@
 
 #include <catch2/catch.hpp>
 
-#include "diag.h"
-#include "kind.h"
-#include "model.h"
+#include "base/diag.h"
+#include "model/kind.h"
+#include "model/model.h"
 #include "test_util.h"
-#include "wire.h"
-#include "yaml_writer.h"
+#include "netlink/wire.h"
+#include "file/yaml_writer.h"
 
 namespace tcsync {
 bool flower_needs_recreate(const Options& want, const Options& have);  // kind_flower.cpp

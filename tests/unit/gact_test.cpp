@@ -8,14 +8,14 @@
 
 #include <catch2/catch.hpp>
 
-#include "action_control.h"
-#include "diag.h"
-#include "kind.h"
-#include "model.h"
+#include "kinds/action/action_control.h"
+#include "base/diag.h"
+#include "model/kind.h"
+#include "model/model.h"
 #include "action_test_util.h"
 #include "test_util.h"
-#include "wire.h"
-#include "yaml_reader.h"
+#include "netlink/wire.h"
+#include "yaml/yaml_reader.h"
 
 using namespace tcsync;
 using tcsync::test::load_errors;

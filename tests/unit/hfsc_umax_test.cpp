@@ -4,9 +4,9 @@
 // ...` (strace -e sendmsg -xx; the bytes leave tc before the kernel answers).
 #include <catch2/catch.hpp>
 
-#include "model.h"
+#include "model/model.h"
 #include "test_util.h"
-#include "wire.h"
+#include "netlink/wire.h"
 
 using namespace tcsync;
 using namespace tcsync::test;

@@ -3,7 +3,7 @@
 // state as `tc -b` is tests/kernel/test_import.sh's job.
 #include <catch2/catch.hpp>
 
-#include "import_tc.h"
+#include "import/import_tc.h"
 #include "test_util.h"
 
 using namespace tcsync;

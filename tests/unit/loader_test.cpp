@@ -1,6 +1,6 @@
 #include <catch2/catch.hpp>
 
-#include "handle.h"
+#include "base/handle.h"
 #include <unistd.h>
 
 #include "test_util.h"

@@ -9,12 +9,12 @@
 
 #include <catch2/catch.hpp>
 
-#include "diag.h"
-#include "kind.h"
-#include "model.h"
-#include "tc_codec.h"
+#include "base/diag.h"
+#include "model/kind.h"
+#include "model/model.h"
+#include "codec/tc_codec.h"
 #include "test_util.h"
-#include "wire.h"
+#include "netlink/wire.h"
 
 using namespace tcsync;
 using tcsync::test::hex;

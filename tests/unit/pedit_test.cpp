@@ -7,7 +7,7 @@
 #include <catch2/catch.hpp>
 
 #include "action_test_util.h"
-#include "yaml_writer.h"
+#include "file/yaml_writer.h"
 
 using namespace tcsync;
 using namespace tcsync::test;

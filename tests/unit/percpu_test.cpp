@@ -5,11 +5,11 @@
 
 #include <catch2/catch.hpp>
 
-#include "differ.h"
-#include "plan_print.h"
-#include "tc_codec.h"
+#include "plan/differ.h"
+#include "plan/plan_print.h"
+#include "codec/tc_codec.h"
 #include "test_util.h"
-#include "yaml_writer.h"
+#include "file/yaml_writer.h"
 
 using namespace tcsync;
 using tcsync::test::load_errors;

@@ -1,8 +1,8 @@
 // Plan warnings: deleting an mq/mqprio queue's qdisc leaves noop (drops).
 #include <catch2/catch.hpp>
 
-#include "differ.h"
-#include "plan_warnings.h"
+#include "plan/differ.h"
+#include "plan/plan_warnings.h"
 #include "test_util.h"
 
 using namespace tcsync;

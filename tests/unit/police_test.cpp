@@ -10,12 +10,12 @@
 
 #include <catch2/catch.hpp>
 
-#include "diag.h"
-#include "kind.h"
-#include "model.h"
+#include "base/diag.h"
+#include "model/kind.h"
+#include "model/model.h"
 #include "action_test_util.h"
 #include "test_util.h"
-#include "wire.h"
+#include "netlink/wire.h"
 
 using namespace tcsync;
 using tcsync::test::load_errors;

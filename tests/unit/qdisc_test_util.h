@@ -3,10 +3,10 @@
 #pragma once
 #include <catch2/catch.hpp>
 
-#include "kind.h"
-#include "model.h"
+#include "model/kind.h"
+#include "model/model.h"
 #include "test_util.h"
-#include "wire.h"
+#include "netlink/wire.h"
 
 namespace tcsync::test {
 

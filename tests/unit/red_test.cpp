@@ -6,9 +6,9 @@
 // (strace -e sendmsg -xx), as hex.
 #include <linux/pkt_sched.h>
 
-#include "differ.h"
+#include "plan/differ.h"
 #include "qdisc_test_util.h"
-#include "yaml_writer.h"
+#include "file/yaml_writer.h"
 
 using namespace tcsync;
 using namespace tcsync::test;

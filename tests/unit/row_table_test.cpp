@@ -3,7 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include "test_util.h"
-#include "yaml_writer.h"
+#include "file/yaml_writer.h"
 
 using namespace tcsync;
 using namespace tcsync::test;

@@ -7,11 +7,11 @@
 
 #include <catch2/catch.hpp>
 
-#include "kind.h"
-#include "model.h"
+#include "model/kind.h"
+#include "model/model.h"
 #include "action_test_util.h"
 #include "test_util.h"
-#include "wire.h"
+#include "netlink/wire.h"
 
 using namespace tcsync;
 using tcsync::test::hex;

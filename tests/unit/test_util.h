@@ -7,9 +7,9 @@
 #include <string_view>
 #include <vector>
 
-#include "diag.h"
-#include "loader.h"
-#include "model.h"
+#include "base/diag.h"
+#include "file/loader.h"
+#include "model/model.h"
 
 namespace tcsync::test {
 

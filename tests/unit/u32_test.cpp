@@ -13,12 +13,12 @@
 
 #include "test_util.h"
 
-#include "diag.h"
-#include "kind.h"
-#include "model.h"
-#include "wire.h"
-#include "yaml_reader.h"
-#include "yaml_writer.h"
+#include "base/diag.h"
+#include "model/kind.h"
+#include "model/model.h"
+#include "netlink/wire.h"
+#include "yaml/yaml_reader.h"
+#include "file/yaml_writer.h"
 
 using namespace tcsync;
 

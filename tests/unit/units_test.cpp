@@ -1,7 +1,7 @@
 #include <catch2/catch.hpp>
 
-#include "handle.h"
-#include "units.h"
+#include "base/handle.h"
+#include "base/units.h"
 
 using namespace tcsync;
 

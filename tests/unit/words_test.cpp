@@ -5,7 +5,7 @@
 #include <utility>
 #include <vector>
 
-#include "words.h"
+#include "base/words.h"
 
 using tcsync::Words;
 

@@ -12,9 +12,9 @@
 #include <string>
 #include <vector>
 
-#include "differ.h"
+#include "plan/differ.h"
 #include "test_util.h"
-#include "yaml_reader.h"
+#include "yaml/yaml_reader.h"
 
 using namespace tcsync;
 using Parse = YamlReader::Parse;

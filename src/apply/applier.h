@@ -1,0 +1,71 @@
+// The applier: carries out a plan against a Kernel and leaves the kernel as
+// it found it when a step fails (unless told otherwise).
+//
+//   encode every step ──▶ send in chunks ──▶ all ok? ──▶ verify: dump, plan must be empty
+//   (an encode error                 │ no
+//    sends nothing)                  ▼
+//                        on_error=rollback: dump, plan back to the state
+//                        found before, apply that, dump, verify it is empty
+//
+// tc has no transactions (the kernel goes on after an error in a datagram
+// and undoes nothing), so the way back is a second plan, computed from what
+// the kernel holds after the failure rather than from what was sent: it is
+// right whatever landed.
+#pragma once
+#include <atomic>
+#include <cstddef>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "plan/differ.h"
+#include "apply/kernel.h"
+#include "model/model.h"
+
+namespace tcsync {
+
+enum class OnError : uint8_t { Rollback, Stop, Continue };
+
+struct ApplyOptions {
+  OnError on_error = OnError::Rollback;
+  // Requests per send: a failure or a signal stops sending at the next
+  // chunk, and the kernel has at most one chunk's worth to take back.
+  size_t chunk = 4096;
+  // Set asynchronously (by a signal handler) to stop at the next chunk; the
+  // signal number, 0 while none.
+  const std::atomic<int>* interrupt = nullptr;
+  bool verify = true;
+  // Called after each chunk with the steps sent so far (a progress bar).
+  std::function<void(size_t done, size_t total)> progress;
+};
+
+struct ApplyReport {
+  std::vector<AckResult> results;  // one per plan step
+  size_t ok = 0, failed = 0, unsent = 0;
+  int interrupted_by = 0;          // signal number, 0 if none
+  bool rolled_back = false;        // a rollback was attempted
+  bool rollback_ok = false;        // ... and the kernel is back where it was
+  State rollback_from;             // the state the rollback planned from
+  State rollback_to;               // the state before, minus the kernel's numbers of
+                                   // single-use actions (the plans point into it)
+  Plan rollback_plan;              // what the rollback did
+  std::vector<AckResult> rollback_results;
+  State after;                     // the state the checks saw last
+  bool verified = false;           // after success: a fresh dump gives no plan
+  Plan remaining;                  // what a fresh dump still differs in
+  bool succeeded() const { return failed == 0 && unsent == 0 && interrupted_by == 0; }
+};
+
+// Encodes each step into `batch` (one message per step). False, with errors
+// in `d`, when any step cannot be encoded: nothing may be sent then.
+// `programs`: the bpf filters' programs (Kernel::programs()).
+bool encode_plan(const Plan& plan, const LinkNames& links, MessageBatch& batch, Diagnostics& d,
+                 const BpfPrograms* programs = nullptr);
+
+// `before` is the live state the plan was made from, holding every device
+// the plan touches (empty ones too). Kernel errors and rollback failures are
+// reported through `d`, located at the YAML that asked for the step.
+ApplyReport apply_plan(Kernel& k, const State& desired, const State& before, const Plan& plan,
+                       const ApplyOptions& opts, Diagnostics& d);
+
+}  // namespace tcsync

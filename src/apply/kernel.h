@@ -1,0 +1,90 @@
+// The kernel, behind one small interface. The real implementation talks
+// rtnetlink (kernel.cpp); tests of the planner use none at all.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "kinds/filter/bpf_program.h"
+#include "base/diag.h"
+#include "model/kind.h"
+#include "model/model.h"
+
+namespace tcsync {
+
+struct TerseCheck;
+
+// The outcome of one request in a batch.
+struct AckResult {
+  enum class Status : uint8_t { NotSent, Ok, Failed, Unacked };
+  Status status = Status::NotSent;
+  int error = 0;             // positive errno when Failed
+  std::string ext_msg;       // NLMSGERR_ATTR_MSG, the kernel's own words
+  uint32_t bad_attr_off = 0; // NLMSGERR_ATTR_OFFS: byte offset in our message, 0 = none
+};
+
+// Messages packed back to back in one buffer; offsets[i] is where message i
+// starts. The sender numbers them (nlmsg_seq) itself.
+struct MessageBatch {
+  std::vector<uint8_t> buf;
+  std::vector<size_t> offsets;
+  size_t size() const { return offsets.size(); }
+};
+
+struct SendOptions {
+  // After a failure, send nothing more (requests already in flight still
+  // land: the kernel goes on after an error within one datagram).
+  bool stop_on_error = true;
+};
+
+// Which part of the state a dump reads: the devices' qdiscs, classes,
+// filters and chains; the shared blocks bound by the devices `live` holds,
+// and those it lists already (a declared block is read if bound); or both.
+enum class DumpPart { All, Devices, Blocks };
+
+class Kernel {
+ public:
+  virtual ~Kernel() = default;
+  virtual const LinkNames& links() const = 0;
+  // Reads qdiscs, classes and filters of the named devices (all if empty)
+  // into `live`. Devices that do not exist are reported as errors.
+  virtual bool dump(const std::vector<std::string>& devices, State& live, Diagnostics& diags) = 0;
+  // The same in parts (commands.cpp reads the devices while the files are
+  // still loading, the blocks after). Test fakes read everything at once.
+  virtual bool dump_part(const std::vector<std::string>& devices, State& live, Diagnostics& diags, DumpPart part) {
+    return part == DumpPart::Blocks || dump(devices, live, diags);
+  }
+  // Settles the terse reads of the dumps so far against the files' rules
+  // (dumper.h TerseCheck); a kernel without the check has none.
+  virtual bool settle_terse(const State& /*desired*/, State& /*live*/, Diagnostics& /*diags*/) { return true; }
+  // Reads the action table (every action kind) into `out`; false on error.
+  // `bound`: a state just dumped whose filters' actions may stand for the
+  // table's (dumper.h dump_action_table). A kernel without the table (test
+  // fakes) leaves `out` as it is.
+  virtual bool dump_actions(ActionTable& out, Diagnostics& diags, const State* bound = nullptr) {
+    (void)out, (void)diags, (void)bound;
+    return true;
+  }
+  // The fast no-op check for the dumps that follow (dumper.h); null: off.
+  virtual void set_terse_check(TerseCheck*) {}
+  // Sends the batch; results has one entry per message.
+  virtual std::vector<AckResult> send(MessageBatch& batch, const SendOptions& opts) = 0;
+  // bpf filters (bpf_program.h): holds the programs of the live rules, and
+  // opens those the desired rules name, recording their tags for the
+  // differ. Kernels without programs (test fakes) leave the state as is.
+  virtual bool resolve_programs(State& /*desired*/, const State& /*live*/, Diagnostics& /*d*/) { return true; }
+  virtual const BpfPrograms* programs() const { return nullptr; }
+};
+
+// dump() of the devices, and of the action table too when `table` is set.
+inline bool dump_state(Kernel& k, const std::vector<std::string>& devices, bool table, State& live, Diagnostics& d) {
+  return k.dump(devices, live, d) && (!table || k.dump_actions(live.actions, d));
+}
+
+// Opens rtnetlink in the current network namespace, or in `netns` (a name
+// from `ip netns`, i.e. /run/netns/NAME) when given.
+std::unique_ptr<Kernel> open_kernel(const std::optional<std::string>& netns, Diagnostics& diags);
+
+}  // namespace tcsync

@@ -1,0 +1,455 @@
+#include "cli/commands.h"
+
+#include <algorithm>
+#include <cstring>
+#include <iostream>
+
+#include <signal.h>
+
+#include <atomic>
+#include <optional>
+#include <set>
+#include <chrono>
+#include <cstdio>
+
+#include "plan/action_table.h"
+#include "apply/applier.h"
+#include "plan/atomic.h"
+#include "plan/differ.h"
+#include "kernel/dump_ahead.h"
+#include "kernel/dumper.h"
+#include "model/fingerprint.h"
+#include "import/import_tc.h"
+#include "kernel/lock.h"
+#include "apply/kernel.h"
+#include "file/loader.h"
+#include "plan/plan_print.h"
+#include "plan/plan_warnings.h"
+#include "kernel/probe.h"
+#include "file/yaml_writer.h"
+
+namespace tcsync {
+namespace {
+
+void print_diags(const Diagnostics& d, const CommonOptions& o) {
+  for (auto& x : d.all()) std::cerr << format_diagnostic(x, o.color);
+  if (d.error_count() >= Diagnostics::kMaxErrors)
+    std::cerr << "tcsync: too many errors, stopped after " << Diagnostics::kMaxErrors << "\n";
+}
+
+bool load(const std::vector<std::string>& files, State& s, Diagnostics& d, const DeviceHook& on_device = {}) {
+  if (files.empty()) {
+    d.error({}, "no file given");
+    return false;
+  }
+  return load_files(files, s, d, on_device);
+}
+
+// Everything needed to plan against the kernel; errors printed by the caller.
+struct Session {
+  State desired, live;
+  std::unique_ptr<Kernel> kernel;
+  TerseCheck terse;
+  // Destroyed first (it may still be dumping into live with kernel).
+  std::unique_ptr<DumpAhead> ahead;
+  Plan plan;
+
+  ~Session() {
+    ahead.reset();
+    // Freeing a million rules one allocation at a time takes longer than
+    // planning them, and a command ends its process right after its session:
+    // big states are left to the exit, which frees the heap at once (clang's
+    // -disable-free does the same). Threads, sockets and the lock are
+    // released as usual; small sessions free everything.
+    struct Rules {
+      State desired, live;
+      Plan plan;
+    };
+    if (plan.steps.size() + count_filters(desired) + count_filters(live) > 100000)
+      (void)new Rules{std::move(desired), std::move(live), std::move(plan)};
+  }
+
+  static size_t count_filters(const State& st) {
+    size_t n = 0;
+    for_each_place(st, [&](const Device& place) { n += place.filters.size(); });
+    return n;
+  }
+};
+
+// Opens the kernel (entering the namespace) and loads the files; checks
+// that every declared device exists. With `start_ahead`, the devices are
+// dumped while the files load (dump_ahead.h); it runs at the first device
+// and says whether that may begin now.
+bool open_session(const std::vector<std::string>& files, const CommonOptions& o, Session& s, Diagnostics& d,
+                  std::function<bool()> start_ahead = {}) {
+  auto t0 = std::chrono::steady_clock::now();
+  s.kernel = open_kernel(o.netns, d);
+  DeviceHook hook;
+  if (s.kernel) {
+    if (!o.deep) s.kernel->set_terse_check(&s.terse);
+    if (start_ahead) {
+      s.ahead = std::make_unique<DumpAhead>(*s.kernel, s.live, std::move(start_ahead));
+      hook = [&s](const std::string& name) { s.ahead->named(name); };
+    }
+  }
+  // Loaded even without a kernel: the file's errors are worth knowing too.
+  if (!load(files, s.desired, d, hook) || !s.kernel) return false;
+  if (o.verbose)
+    std::fprintf(stderr, "tcsync: load %.3fs\n", std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  for (auto& dev : s.desired.devices)
+    if (!s.kernel->links().index_of(dev.name))
+      d.error(dev.loc, "device '" + dev.name + "' does not exist" + (o.netns ? " in network namespace " + *o.netns : std::string()));
+  return !d.has_errors();
+}
+
+// The plan's warnings go out at once, before anything is sent (apply
+// prints its other diagnostics when it is done).
+void warn_plan_now(const Session& s, const CommonOptions& o) {
+  Diagnostics w;
+  warn_plan(s.plan, s.desired, s.live, w);
+  print_diags(w, o);
+}
+
+// Reads the declared devices' live state and plans.
+// `sends`: the plan is to be applied, so every rule it adds needs its
+// fingerprint; else (diff, --dry-run) only the rules the terse check
+// compares do (0.6 s of a diff of 1M new rules).
+bool read_and_plan(Session& s, Diagnostics& d, const CommonOptions& o, bool sends) {
+  auto t0 = std::chrono::steady_clock::now();
+  std::vector<std::string> names, rest;
+  for (auto& dev : s.desired.devices) names.push_back(dev.name);
+  bool dumped = true;
+  if (s.ahead) {
+    dumped = s.ahead->finish(names, rest, d);
+    s.ahead.reset();
+  } else {
+    rest = names;
+  }
+  // Every declared device is in the live state, empty or not: the plan back
+  // (rollback) must know that a device had nothing.
+  for (auto& name : names) s.live.get_or_add(name);
+  // Declared blocks too: the dump reads them (if a qdisc binds them).
+  for (auto& b : s.desired.blocks) s.live.get_or_add_block(b.block);
+  dumped = dumped && (rest.empty() || s.kernel->dump_part(rest, s.live, d, DumpPart::Devices)) &&
+           s.kernel->dump_part({}, s.live, d, DumpPart::Blocks);
+  if (sends) {
+    stamp_fingerprints(s.desired);
+  } else {
+    std::set<std::string> stamped;
+    for (auto& pb : s.terse.pending)
+      if (Device* dev = s.desired.find(pb.device); dev && stamped.insert(pb.device).second) stamp_fingerprints(*dev);
+  }
+  dumped = dumped && s.kernel->settle_terse(s.desired, s.live, d) &&
+           // The action table is read when the files declare one (they own it then).
+           (!s.desired.actions.present || s.kernel->dump_actions(s.live.actions, d));
+  s.kernel->set_terse_check(nullptr);
+  if (!dumped) return false;
+  // Before the differ: it compares bpf programs by the tags this records.
+  if (!s.kernel->resolve_programs(s.desired, s.live, d)) return false;
+  // Atomic hooks move the file's rules into slot chains: their fingerprints
+  // must be of the rules as sent. (The terse check above compared the file's
+  // own chains, so such hooks were read in full.)
+  if (!atomize(s.desired, s.live, o.atomic, d)) return false;
+  if (o.atomic || std::any_of(s.desired.devices.begin(), s.desired.devices.end(), [](auto& dev) { return dev.atomic; }))
+    stamp_fingerprints(s.desired);
+  auto t1 = std::chrono::steady_clock::now();
+  s.plan = make_plan(s.desired, s.live);
+  warn_plan_now(s, o);
+  if (o.verbose) {
+    auto t2 = std::chrono::steady_clock::now();
+    size_t n = 0;
+    for (auto& dev : s.live.devices) n += dev.qdiscs.size() + dev.classes.size() + dev.filters.size();
+    std::fprintf(stderr, "tcsync: dump of %zu objects %.3fs, plan of %zu steps %.3fs\n", n,
+                 std::chrono::duration<double>(t1 - t0).count(), s.plan.steps.size(),
+                 std::chrono::duration<double>(t2 - t1).count());
+    if (s.terse.blocks || s.terse.fallbacks)
+      std::fprintf(stderr, "tcsync: fingerprints: %zu filters in %zu blocks unchanged (terse dump), %zu blocks read in full\n",
+                   s.terse.filters, s.terse.blocks, s.terse.fallbacks);
+  }
+  return true;
+}
+
+bool prepare(const std::vector<std::string>& files, const CommonOptions& o, Session& s, Diagnostics& d) {
+  return open_session(files, o, s, d, [] { return true; }) && read_and_plan(s, d, o, false);
+}
+
+// The kinds the plan creates that the kernel's dump has not shown are
+// probed before anything is sent: a missing one is an error at the first
+// line that uses it.
+bool check_kinds(const Session& s, const CommonOptions& o, Diagnostics& d) {
+  // Views of kind names the states own; looked up before inserting, so a
+  // large plan of known kinds costs no allocation per step.
+  std::set<std::pair<ObjType, std::string_view>> known;
+  for (auto& dev : s.live.devices) {
+    for (auto& q : dev.qdiscs) known.emplace(ObjType::Qdisc, q.kind);
+    for (auto& c : dev.classes) known.emplace(ObjType::Qdisc, c.kind);
+    for (auto& f : dev.filters) {
+      known.emplace(ObjType::Filter, f.kind);
+      for (auto& a : f.actions) known.emplace(ObjType::Action, a.kind);
+    }
+  }
+  for (auto& a : s.live.actions.actions) known.emplace(ObjType::Action, a.kind);
+  std::vector<KindProbe> probes;
+  std::vector<SourceLoc> where;
+  auto want = [&](ObjType t, const std::string& kind, SourceLoc loc) {
+    std::pair<ObjType, std::string_view> key{t, kind};
+    if (!known.count(key)) known.insert(key), probes.push_back({t, kind}), where.push_back(loc);
+  };
+  for (auto& st : s.plan.steps) {
+    if (st.op == Op::Delete) continue;
+    if (st.action) want(ObjType::Action, st.action->kind, st.action->loc);
+    if (st.qdisc) want(ObjType::Qdisc, st.qdisc->kind, st.qdisc->loc);
+    if (st.cls) want(ObjType::Qdisc, st.cls->kind, st.cls->loc);
+    if (st.filter) {
+      want(ObjType::Filter, st.filter->kind, st.filter->loc);
+      for (auto& a : st.filter->actions) want(ObjType::Action, a.kind, a.loc);
+    }
+  }
+  if (probes.empty()) return true;
+  std::string why_not;
+  auto have = probe_kinds(probes, why_not);
+  if (!have) {
+    if (o.verbose) std::fprintf(stderr, "tcsync: kinds not probed: %s\n", why_not.c_str());
+    return true;
+  }
+  for (size_t i = 0; i < probes.size(); ++i)
+    if (!(*have)[i])
+      d.error(where[i], std::string(obj_type_name(probes[i].type)) + " kind '" + probes[i].kind + "' is not in this kernel (no " +
+                            module_of(probes[i].type, probes[i].kind) + ": built without it, or the module is missing)");
+  if (d.has_errors()) d.note({}, "nothing was changed");
+  return !d.has_errors();
+}
+
+void print_plan(const Session& s, const CommonOptions& o, const std::string& cmd) {
+  if (o.format == Format::Json) {
+    std::cout << plan_json(s.plan, {}, cmd);
+  } else if (!o.quiet) {
+    if (s.plan.empty()) std::cout << "in sync: nothing to do\n";
+    else write_plan_text(s.plan, PrintOptions{o.color}, std::cout);
+  }
+}
+
+}  // namespace
+
+int cmd_validate(const std::vector<std::string>& files, const CommonOptions& o) {
+  State s;
+  Diagnostics d;
+  bool ok = load(files, s, d);
+  print_diags(d, o);
+  if (o.format == Format::Json) {
+    std::cout << "{\"format\": \"tcsync-validate\", \"version\": 1, \"valid\": " << (ok ? "true" : "false")
+              << ", \"errors\": " << d.error_count() << "}\n";
+  } else if (ok && !o.quiet) {
+    size_t q = 0, c = 0, f = 0;
+    for (auto& dev : s.devices) q += dev.qdiscs.size(), c += dev.classes.size(), f += dev.filters.size();
+    for (auto& b : s.blocks) f += b.filters.size();
+    std::cout << "valid: " << s.devices.size() << " devices, " << q << " qdiscs, " << c << " classes, " << f << " filters";
+    if (s.actions.present) std::cout << ", " << s.actions.actions.size() << " table actions";
+    std::cout << "\n";
+  }
+  return ok ? 0 : 1;
+}
+
+int cmd_diff(const std::vector<std::string>& files, const CommonOptions& o, const std::string& against) {
+  Session s;
+  Diagnostics d;
+  bool ok;
+  if (!against.empty()) {
+    // Offline: the live side is a saved `tcsync dump`; no kernel, no privilege.
+    ok = load(files, s.desired, d) && load_files({against}, s.live, d);
+    if (ok) as_live(s.live);
+    if (ok) s.plan = make_plan(s.desired, s.live), warn_plan_now(s, o);
+  } else {
+    ok = prepare(files, o, s, d);
+  }
+  print_diags(d, o);
+  if (!ok) return 1;
+  print_plan(s, o, "diff");
+  return s.plan.empty() ? 0 : 2;
+}
+
+namespace {
+
+// SIGINT/SIGTERM during apply: finish the chunk in flight, roll back, and
+// exit 128+signal (130, 143) with a report.
+std::atomic<int> g_interrupt{0};
+extern "C" void on_signal(int sig) { g_interrupt.store(sig); }
+
+struct SignalGuard {
+  struct sigaction old_int {}, old_term {};
+  SignalGuard() {
+    struct sigaction sa {};
+    sa.sa_handler = on_signal;
+    sa.sa_flags = SA_RESTART;  // netlink I/O goes on; the flag is read between chunks
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, &old_int);
+    sigaction(SIGTERM, &sa, &old_term);
+  }
+  ~SignalGuard() {
+    sigaction(SIGINT, &old_int, nullptr);
+    sigaction(SIGTERM, &old_term, nullptr);
+  }
+};
+
+std::string steps_text(const Plan& plan, const std::vector<AckResult>& results, AckResult::Status want) {
+  std::string out;
+  for (size_t i = 0; i < results.size() && i < plan.steps.size(); ++i)
+    if (results[i].status == want) {
+      Plan one;
+      one.steps.push_back(plan.steps[i]);
+      out += "  " + plan_text(one, PrintOptions{});
+    }
+  return out;
+}
+
+}  // namespace
+
+int cmd_apply(const std::vector<std::string>& files, const ApplyFlags& f, const CommonOptions& o) {
+  Session s;
+  Diagnostics d;
+  NetnsLock lock;
+  // From here to the end a signal only sets a flag: one that comes before
+  // the first request stops the apply with nothing sent, one mid-apply rolls
+  // back, one after the last chunk is too late to undo anything (the apply
+  // is done and reported as done).
+  // (Installed once the lock is held: --wait must stay interruptible.)
+  g_interrupt.store(0);
+  std::optional<SignalGuard> guard;
+  std::string cmd = "tcsync apply";
+  for (auto& file : files) cmd += " " + file;
+  // The lock comes before the dump, so the plan is made from a state no
+  // other tcsync is changing. Taken at the first device if it is free, so
+  // the dump can run while the files load; else after the load, waiting
+  // (--wait) or naming the holder.
+  bool locked = false;
+  auto start_ahead = [&] {
+    std::string err;
+    if (f.dry_run) return true;
+    return has_net_admin() && (locked = lock.acquire(cmd, false, err));
+  };
+  bool ok = open_session(files, o, s, d, start_ahead);
+  if (ok && !f.dry_run && !has_net_admin()) {
+    d.error({}, "apply needs the CAP_NET_ADMIN capability (run it as root); nothing was changed");
+    ok = false;
+  }
+  if (ok && !f.dry_run) {
+    std::string err;
+    if (!locked && !lock.acquire(cmd, f.wait, err)) {
+      d.error({}, err);
+      ok = false;
+    } else {
+      guard.emplace();
+    }
+  }
+  ok = ok && read_and_plan(s, d, o, !f.dry_run) && check_kinds(s, o, d);
+  if (!ok) {
+    print_diags(d, o);
+    return 1;
+  }
+  if (f.dry_run || s.plan.empty()) {
+    print_diags(d, o);
+    print_plan(s, o, f.dry_run ? "apply --dry-run" : "apply");
+    return 0;
+  }
+
+  ApplyOptions ao;
+  auto started = std::chrono::steady_clock::now();
+  if (o.progress && !o.quiet && o.format == Format::Text && s.plan.steps.size() >= 10000) {
+    ao.progress = [started](size_t done, size_t total) {
+      double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+      double rate = secs > 0 ? static_cast<double>(done) / secs : 0;
+      double eta = rate > 0 ? static_cast<double>(total - done) / rate : 0;
+      int width = 30, fill = static_cast<int>(width * done / (total ? total : 1));
+      std::fprintf(stderr, "\r[%s%s] %zu/%zu steps  %.0f/s  ETA %.1fs ", std::string(fill, '#').c_str(),
+                   std::string(width - fill, ' ').c_str(), done, total, rate, eta);
+      if (done == total) std::fprintf(stderr, "\n");
+    };
+  }
+  ao.on_error = f.on_error == OnErrorMode::Rollback ? OnError::Rollback
+                : f.on_error == OnErrorMode::Stop   ? OnError::Stop
+                                                    : OnError::Continue;
+  ao.verify = f.verify;
+  ao.interrupt = &g_interrupt;
+  ApplyReport rep = apply_plan(*s.kernel, s.desired, s.live, s.plan, ao, d);
+  if (o.verbose)
+    std::fprintf(stderr, "tcsync: apply of %zu steps took %.3fs (send, ACKs, verify)\n", s.plan.steps.size(),
+                 std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
+  print_diags(d, o);
+  if (o.format == Format::Json) std::cout << plan_json(s.plan, rep.results, "apply");
+
+  if (rep.succeeded()) {
+    if (o.format != Format::Json && !o.quiet) {
+      std::cout << plan_text(s.plan, PrintOptions{o.color});
+      std::cout << "applied " << rep.ok << " changes\n";
+    }
+    if (f.verify && !rep.verified) {
+      std::cerr << "tcsync: error: after the apply the kernel still differs from the files (another writer, or a value "
+                   "the kernel stores differently):\n"
+                << plan_text(rep.remaining, PrintOptions{});
+      return 1;
+    }
+    return 0;
+  }
+
+  size_t total = rep.results.size();
+  if (rep.ok == 0 && rep.failed == 0 && !rep.interrupted_by) {
+    std::cerr << "tcsync: nothing applied\n";  // refused before the first request
+    return 1;
+  }
+  if (rep.interrupted_by)
+    std::cerr << "tcsync: interrupted by signal " << rep.interrupted_by << " after " << rep.ok << " of " << total
+              << " steps\n";
+  else
+    std::cerr << "tcsync: " << rep.ok << " of " << total << " steps applied; " << rep.failed << " failed, "
+              << rep.unsent << " not sent\n";
+  if (rep.rolled_back) {
+    if (rep.rollback_ok)
+      std::cerr << "tcsync: rolled back (" << rep.rollback_plan.steps.size()
+                << " steps): the kernel is as it was before this apply\n";
+    else
+      std::cerr << "tcsync: ROLLBACK INCOMPLETE: the kernel differs from its state before this apply in:\n"
+                << plan_text(rep.remaining, PrintOptions{})
+                << "(these steps would restore it; 'tcsync dump' shows the state now)\n";
+  } else if (!o.quiet) {
+    std::cerr << "tcsync: not rolled back (--on-error=" << (f.on_error == OnErrorMode::Stop ? "stop" : "continue")
+              << "); the kernel holds these steps:\n"
+              << steps_text(s.plan, rep.results, AckResult::Status::Ok);
+  }
+  if (rep.interrupted_by) return 128 + rep.interrupted_by;
+  return 1;
+}
+
+int cmd_dump(const std::vector<std::string>& devices, const CommonOptions& o) {
+  Diagnostics d;
+  auto kernel = open_kernel(o.netns, d);
+  State live;
+  // The table too: which actions are shared decides what the file says.
+  // Only its standalone actions are printed (desired_form), so the filters'
+  // own copies may stand for the actions they bind.
+  bool ok = kernel && kernel->dump(devices, live, d) && kernel->dump_actions(live.actions, d, &live);
+  print_diags(d, o);
+  if (!ok) return 1;
+  live = desired_form(std::move(live));
+  if (devices.empty())  // all devices: only those with some tc configuration
+    std::erase_if(live.devices, [](const Device& dev) { return dev.qdiscs.empty() && dev.classes.empty() && dev.filters.empty(); });
+  // Stable output: devices by name, classes by id (parents come first).
+  std::sort(live.devices.begin(), live.devices.end(), [](auto& a, auto& b) { return a.name < b.name; });
+  for (auto& dev : live.devices)
+    std::stable_sort(dev.classes.begin(), dev.classes.end(), [](auto& a, auto& b) { return a.classid < b.classid; });
+  std::sort(live.blocks.begin(), live.blocks.end(), [](auto& a, auto& b) { return a.block < b.block; });
+  deatomize(live);  // rule lists under an atomic switch print as the file wrote them
+  write_state_yaml(live, std::cout);
+  return 0;
+}
+
+int cmd_import(const std::string& file, const CommonOptions& o) {
+  Diagnostics d;
+  std::string yaml;
+  bool ok = import_tc_file(file, ImportOptions{o.netns}, yaml, d);
+  print_diags(d, o);
+  if (!ok) return 1;
+  std::cout << yaml;
+  return 0;
+}
+
+}  // namespace tcsync

@@ -1,0 +1,537 @@
+#include "codec/tc_codec.h"
+
+#include <sys/socket.h>
+#include <linux/netlink.h>
+#include <linux/pkt_cls.h>
+#include <linux/pkt_sched.h>
+#include <linux/rtnetlink.h>
+#include <linux/tc_act/tc_connmark.h>
+#include <linux/tc_act/tc_csum.h>
+#include <linux/tc_act/tc_gact.h>
+#include <linux/tc_act/tc_mirred.h>
+#include <linux/tc_act/tc_mpls.h>
+#include <linux/tc_act/tc_nat.h>
+#include <linux/tc_act/tc_sample.h>
+#include <linux/tc_act/tc_skbedit.h>
+#include <linux/tc_act/tc_skbmod.h>
+#include <linux/tc_act/tc_tunnel_key.h>
+#include <linux/tc_act/tc_vlan.h>
+
+#include <algorithm>
+
+#include "model/fingerprint.h"
+#include "base/handle.h"
+
+namespace tcsync {
+
+const char* op_name(Op op) {
+  switch (op) {
+    case Op::Add: return "add";
+    case Op::Replace: return "replace";
+    case Op::Change: return "change";
+    case Op::Delete: return "delete";
+  }
+  return "?";
+}
+
+namespace {
+
+uint16_t op_flags(Op op) {
+  switch (op) {
+    case Op::Add: return NLM_F_REQUEST | NLM_F_ACK | NLM_F_CREATE | NLM_F_EXCL;
+    case Op::Replace: return NLM_F_REQUEST | NLM_F_ACK | NLM_F_CREATE | NLM_F_REPLACE;
+    case Op::Change: return NLM_F_REQUEST | NLM_F_ACK;
+    case Op::Delete: return NLM_F_REQUEST | NLM_F_ACK;
+  }
+  return NLM_F_REQUEST | NLM_F_ACK;
+}
+
+size_t begin_tc(MsgWriter& w, uint16_t type, uint16_t flags, uint32_t ifindex, uint32_t handle, uint32_t parent,
+                uint32_t info) {
+  size_t off = w.begin_message(type, flags, 0);
+  tcmsg t{};
+  t.tcm_family = AF_UNSPEC;
+  t.tcm_ifindex = static_cast<int>(ifindex);
+  t.tcm_handle = handle;
+  t.tcm_parent = parent;
+  t.tcm_info = info;
+  w.put_struct(t);
+  return off;
+}
+
+void write_options(MsgWriter& w, const KindOps& ops, const Options& o, const KindCtx& ctx) {
+  if (!ops.encode) return;
+  if (ops.options_top_level) {
+    ops.encode(o, ctx, w);
+    return;
+  }
+  if (ops.options_raw) {
+    // A bare struct: the header without NLA_F_NESTED, as tc sends it.
+    size_t at = w.size();
+    w.attr(TCA_OPTIONS, nullptr, 0);
+    ops.encode(o, ctx, w);
+    if (w.size() == at + 4) {
+      w.buffer().resize(at);  // nothing to say: no attribute (fifo_init rejects an empty one)
+      return;
+    }
+    uint16_t len = static_cast<uint16_t>(w.size() - at);
+    std::memcpy(w.buffer().data() + at, &len, 2);
+    w.buffer().resize(at + nl_align(len));  // pads what put_unpadded left (zero-filled)
+    return;
+  }
+  size_t nest = w.nest_begin(TCA_OPTIONS);
+  ops.encode(o, ctx, w);
+  w.nest_end(nest);
+}
+
+// The size of a kind's parameter struct (the attribute action_parms_attr
+// names): a reference sends it zeroed but for the index, as tc does for
+// `action mirred index 7` (the kernel's policies want the whole struct).
+size_t action_parms_size(std::string_view kind) {
+  static const std::pair<std::string_view, size_t> sizes[] = {
+      {"connmark", sizeof(tc_connmark)}, {"csum", sizeof(tc_csum)},       {"gact", sizeof(tc_gact)},
+      {"mirred", sizeof(tc_mirred)},     {"mpls", sizeof(tc_mpls)},       {"nat", sizeof(tc_nat)},
+      {"police", sizeof(tc_police)},     {"sample", sizeof(tc_sample)},   {"skbedit", sizeof(tc_skbedit)},
+      {"skbmod", sizeof(tc_skbmod)},     {"tunnel_key", sizeof(tc_tunnel_key)}, {"vlan", sizeof(tc_vlan)},
+  };
+  for (auto& [k, n] : sizes)
+    if (k == kind) return n;
+  return 0;
+}
+
+// One entry of an action list: { KIND, OPTIONS {...}, COOKIE?, FLAGS? }.
+void write_one_action(MsgWriter& w, uint16_t prio, const Action& a, const LinkNames* links, Diagnostics& d,
+                      const Opaque& cookie) {
+  size_t one = w.nest_begin(prio);
+  w.attr_str(TCA_ACT_KIND, a.kind);
+  if (a.ref) {
+    // A reference binds the table's action: the index alone says which.
+    size_t opts = w.nest_begin(TCA_ACT_OPTIONS | NLA_F_NESTED);
+    std::vector<uint8_t> parms(std::max<size_t>(action_parms_size(a.kind), sizeof(uint32_t)));
+    uint32_t index = a.index.value_or(0);
+    std::memcpy(parms.data(), &index, sizeof index);
+    if (a.ops && a.ops->action_parms_attr) w.attr(a.ops->action_parms_attr, parms.data(), parms.size());
+    w.nest_end(opts);
+    w.nest_end(one);
+    return;
+  }
+  KindCtx ctx;
+  ctx.action_index = a.index.value_or(0);
+  ctx.links = links;
+  ctx.diags = &d;
+  ctx.loc = a.loc;
+  if (a.ops && a.ops->encode) {
+    size_t opts = w.nest_begin(TCA_ACT_OPTIONS | NLA_F_NESTED);
+    a.ops->encode(a.opts, ctx, w);
+    w.nest_end(opts);
+  } else if (!a.opaque.empty()) {
+    w.attr(TCA_ACT_OPTIONS | NLA_F_NESTED, a.opaque.data(), a.opaque.size());
+  }
+  if (!cookie.empty()) w.attr(TCA_ACT_COOKIE, cookie.data(), cookie.size());
+  if (!a.percpu_stats.value_or(false)) {
+    // What tc sends for `no_percpu`, after the cookie as tc places it.
+    nla_bitfield32 flags{TCA_ACT_FLAGS_NO_PERCPU_STATS, TCA_ACT_FLAGS_NO_PERCPU_STATS};
+    w.attr(TCA_ACT_FLAGS, &flags, sizeof flags);
+  }
+  w.nest_end(one);
+}
+
+// The action list of a filter:
+//   [filter's ACT attr] { [1] { KIND, OPTIONS {...}, COOKIE? }, [2] {...} }
+// `fingerprint` (fingerprint.h) goes in the first action's cookie.
+void write_actions(MsgWriter& w, uint16_t attr, const std::vector<Action>& actions, const LinkNames* links,
+                   Diagnostics& d, const Opaque& fingerprint) {
+  size_t list = w.nest_begin(attr);
+  uint16_t prio = 1;
+  for (const Action& a : actions) {
+    const Opaque& cookie = a.cookie.empty() && &a == &actions.front() && !a.ref ? fingerprint : a.cookie;
+    write_one_action(w, prio++, a, links, d, cookie);
+  }
+  w.nest_end(list);
+}
+
+size_t begin_tca(MsgWriter& w, uint16_t type, uint16_t flags) {
+  size_t off = w.begin_message(type, flags, 0);
+  tcamsg t{};
+  t.tca_family = AF_UNSPEC;
+  w.put_struct(t);
+  return off;
+}
+
+}  // namespace
+
+size_t encode_qdisc(MsgWriter& w, Op op, const Qdisc& q, uint32_t ifindex, const LinkNames* links, Diagnostics& d) {
+  uint16_t type = op == Op::Delete ? RTM_DELQDISC : RTM_NEWQDISC;
+  size_t off = begin_tc(w, type, op_flags(op), ifindex, q.handle, q.parent, 0);
+  w.attr_str(TCA_KIND, q.kind);
+  if (op != Op::Delete && q.ops) {
+    KindCtx ctx{q.handle, 0, links, &d, q.loc};
+    ctx.change = op == Op::Change;
+    write_options(w, *q.ops, q.opts, ctx);
+  }
+  w.end_message(off);
+  return off;
+}
+
+size_t encode_class(MsgWriter& w, Op op, const Class& c, uint32_t ifindex, const LinkNames* links, Diagnostics& d) {
+  uint16_t type = op == Op::Delete ? RTM_DELTCLASS : RTM_NEWTCLASS;
+  size_t off = begin_tc(w, type, op_flags(op), ifindex, c.classid, c.parent, 0);
+  w.attr_str(TCA_KIND, c.kind);
+  if (op != Op::Delete && c.ops) {
+    KindCtx ctx{c.classid, 0, links, &d, c.loc};
+    write_options(w, *c.ops, c.opts, ctx);
+  }
+  w.end_message(off);
+  return off;
+}
+
+static uint32_t filter_info(const FilterKey& k) {
+  // tcm_info: priority in the high half, protocol (network order) in the low.
+  return (static_cast<uint32_t>(k.pref) << 16) | __builtin_bswap16(k.protocol);
+}
+
+size_t encode_filter(MsgWriter& w, Op op, const Filter& f, uint32_t ifindex, const LinkNames* links, Diagnostics& d,
+                     const Filter* live, const BpfPrograms* programs) {
+  uint16_t type = op == Op::Delete ? RTM_DELTFILTER : RTM_NEWTFILTER;
+  uint32_t handle = f.key.handle;
+  if (live && live->wire_handle) handle = live->wire_handle;
+  else if (op == Op::Delete && f.wire_handle) handle = f.wire_handle;
+  size_t off = begin_tc(w, type, op_flags(op), ifindex, handle, f.key.parent, filter_info(f.key));
+  // TCA_KIND always: on deletes it lets the kernel skip looking the kind up
+  // and is required for flower's unlocked (no RTNL) path.
+  w.attr_str(TCA_KIND, f.kind);
+  if (f.key.chain) w.attr_u32(TCA_CHAIN, f.key.chain);
+  if (op != Op::Delete && f.ops) {
+    size_t nest = w.nest_begin(TCA_OPTIONS);
+    KindCtx ctx{handle, 0, links, &d, f.loc, &f};
+    ctx.programs = programs;
+    if (f.ops->encode) f.ops->encode(f.opts, ctx, w);
+    if (f.classid && f.ops->filter_classid_attr) w.attr_u32(f.ops->filter_classid_attr, *f.classid);
+    if (!f.actions.empty() && f.ops->filter_actions_attr) write_actions(w, f.ops->filter_actions_attr, f.actions, links, d, f.fingerprint);
+    w.nest_end(nest);
+  }
+  w.end_message(off);
+  return off;
+}
+
+size_t encode_filter_group_delete(MsgWriter& w, const FilterKey& k, std::string_view kind, uint32_t ifindex) {
+  size_t off = begin_tc(w, RTM_DELTFILTER, op_flags(Op::Delete), ifindex, 0, k.parent, filter_info(k));
+  w.attr_str(TCA_KIND, kind);
+  if (k.chain) w.attr_u32(TCA_CHAIN, k.chain);
+  w.end_message(off);
+  return off;
+}
+
+size_t encode_chain(MsgWriter& w, Op op, const Chain& c, uint32_t ifindex, const LinkNames* links, Diagnostics& d) {
+  uint16_t type = op == Op::Delete ? RTM_DELCHAIN : RTM_NEWCHAIN;
+  FilterKey k;
+  k.protocol = c.protocol;
+  size_t off = begin_tc(w, type, op_flags(op), ifindex, 0, c.parent, c.kind.empty() ? 0 : filter_info(k));
+  w.attr_u32(TCA_CHAIN, c.index);
+  if (op != Op::Delete && c.ops) {
+    w.attr_str(TCA_KIND, c.kind);
+    // The kind's encoder sees the template as a filter of the chain's protocol.
+    Filter shape;
+    shape.key.protocol = c.protocol;
+    shape.key.chain = c.index;
+    shape.kind = c.kind;
+    shape.ops = c.ops;
+    size_t nest = w.nest_begin(TCA_OPTIONS);
+    KindCtx ctx{0, 0, links, &d, c.loc, &shape};
+    if (c.ops->encode) c.ops->encode(c.opts, ctx, w);
+    w.nest_end(nest);
+  }
+  w.end_message(off);
+  return off;
+}
+
+size_t encode_action(MsgWriter& w, Op op, const Action& a, const LinkNames* links, Diagnostics& d) {
+  uint16_t type = op == Op::Delete ? RTM_DELACTION : RTM_NEWACTION;
+  size_t off = begin_tca(w, type, op_flags(op == Op::Change ? Op::Replace : op));
+  size_t tab = w.nest_begin(TCA_ACT_TAB);
+  if (op == Op::Delete) {
+    size_t one = w.nest_begin(1);
+    w.attr_str(TCA_ACT_KIND, a.kind);
+    w.attr_u32(TCA_ACT_INDEX, a.index.value_or(0));
+    w.nest_end(one);
+  } else {
+    Action plain = a;
+    plain.ref = false;
+    write_one_action(w, 1, plain, links, d, a.cookie);
+  }
+  w.nest_end(tab);
+  w.end_message(off);
+  return off;
+}
+
+size_t encode_action_dump_request(MsgWriter& w, std::string_view kind, bool terse) {
+  size_t off = begin_tca(w, RTM_GETACTION, NLM_F_REQUEST | NLM_F_DUMP);
+  size_t tab = w.nest_begin(TCA_ACT_TAB);
+  size_t one = w.nest_begin(1);
+  w.attr_str(TCA_ACT_KIND, kind);
+  w.nest_end(one);
+  w.nest_end(tab);
+  // More than TCA_ACT_MAX_PRIO (32) actions a message: fewer round trips.
+  uint32_t bits = TCA_ACT_FLAG_LARGE_DUMP_ON | (terse ? TCA_ACT_FLAG_TERSE_DUMP : 0);
+  nla_bitfield32 flags{bits, bits};
+  w.attr(TCA_ROOT_FLAGS, &flags, sizeof flags);
+  w.end_message(off);
+  return off;
+}
+
+size_t encode_dump_request(MsgWriter& w, uint16_t rtm_type, uint32_t ifindex, uint32_t parent, bool terse) {
+  size_t off = begin_tc(w, rtm_type, NLM_F_REQUEST | NLM_F_DUMP, ifindex, 0, parent, 0);
+  if (terse) {
+    nla_bitfield32 flags{TCA_DUMP_FLAGS_TERSE, TCA_DUMP_FLAGS_TERSE};
+    w.attr(TCA_DUMP_FLAGS, &flags, sizeof flags);
+  }
+  w.end_message(off);
+  return off;
+}
+
+// ---- decoding -------------------------------------------------------------------
+
+namespace {
+
+struct TcView {
+  tcmsg t{};
+  std::span<const uint8_t> attrs;
+};
+
+bool split(std::span<const uint8_t> msg, TcView& v) {
+  size_t hdr = NLMSG_ALIGN(sizeof(nlmsghdr)) + NLMSG_ALIGN(sizeof(tcmsg));
+  if (msg.size() < hdr) return false;
+  std::memcpy(&v.t, msg.data() + NLMSG_ALIGN(sizeof(nlmsghdr)), sizeof v.t);
+  uint32_t len;
+  std::memcpy(&len, msg.data(), 4);
+  if (len > msg.size() || len < hdr) return false;
+  v.attrs = msg.subspan(hdr, len - hdr);
+  return true;
+}
+
+// Options the table cannot account for (a required field missing: a newer
+// or odd kernel, a malformed message) are kept as raw bytes instead, so an
+// object is never rewritten from a partial reading.
+bool complete(const KindOps& ops, const Options& o) {
+  for (size_t i = 0; i < ops.fields.size(); ++i)
+    if ((ops.fields[i].flags & (kRequired | kInputOnly)) == kRequired && !o.has(static_cast<uint16_t>(i))) return false;
+  return true;
+}
+
+template <typename Obj>
+void decode_options(std::span<const uint8_t> raw, Obj& out, const KindCtx& ctx) {
+  if (out.ops && out.ops->decode) {
+    out.ops->decode(raw, ctx, out.opts);
+    if (complete(*out.ops, out.opts)) return;
+    out.ops = nullptr;
+    out.opts = Options{};
+  }
+  if (!out.ops) out.opaque.assign(raw.begin(), raw.end());
+}
+
+// Kind + options: a known kind decodes through its table, an unknown one is
+// kept as raw bytes (shown by dump, never rewritten).
+template <typename Obj>
+void decode_kind(const AttrTable& tb, std::span<const uint8_t> attrs, ObjType type, Obj& out, const KindCtx& ctx) {
+  if (auto* k = tb.get(TCA_KIND)) out.kind = k->str();
+  out.ops = find_kind(type, out.kind);
+  if (out.ops && out.ops->options_top_level && out.ops->decode) out.ops->decode(attrs, ctx, out.opts);
+  else if (auto* o = tb.get(TCA_OPTIONS)) decode_options(o->data, out, ctx);
+  else if (out.ops && !complete(*out.ops, out.opts)) out.ops = nullptr;
+}
+
+// The head every action's parameter struct starts with (uapi's tc_gen
+// macro: index, capab, action, refcnt, bindcnt).
+struct TcGen {
+  uint32_t index;
+  uint32_t capab;
+  int32_t action;
+  int32_t refcnt;
+  int32_t bindcnt;
+};
+
+void decode_actions(std::span<const uint8_t> list, const LinkNames* links, std::vector<Action>& out) {
+  // Entries are nested by order (1, 2, ...); keep the kernel's order.
+  AttrIter it(list);
+  Attr one;
+  while (it.next(one)) {
+    AttrTable tb(one.data, TCA_ACT_MAX);
+    Action a;
+    KindCtx ctx;
+    ctx.links = links;
+    if (auto* k = tb.get(TCA_ACT_KIND)) a.kind = k->str();
+    a.ops = find_kind(ObjType::Action, a.kind);
+    if (auto* o = tb.get(TCA_ACT_OPTIONS)) {
+      decode_options(o->data, a, ctx);
+      if (a.ops) {
+        if (a.ops->action_parms_attr) {
+          AttrTable ot(o->data, std::max(a.ops->action_parms_attr, a.ops->action_parms_attr_ex));
+          auto* p = ot.get(a.ops->action_parms_attr);
+          if (!p && a.ops->action_parms_attr_ex) p = ot.get(a.ops->action_parms_attr_ex);
+          if (p) {
+            a.index = p->as<TcGen>().index;
+            // struct tc_police keeps its counts elsewhere than tc_gen.
+            if (a.kind == "police") {
+              auto pp = p->as<tc_police>();
+              a.refcnt = pp.refcnt, a.bindcnt = pp.bindcnt;
+            } else {
+              auto g = p->as<TcGen>();
+              a.refcnt = g.refcnt, a.bindcnt = g.bindcnt;
+            }
+          }
+        }
+      }
+    }
+    if (auto* c = tb.get(TCA_ACT_COOKIE)) a.cookie.assign(c->data.begin(), c->data.end());
+    // The kernel reports TCA_ACT_FLAGS only when some flag is set.
+    uint32_t flags = 0;
+    if (auto* f = tb.get(TCA_ACT_FLAGS); f && f->data.size() >= sizeof(nla_bitfield32))
+      flags = f->as<nla_bitfield32>().value;
+    a.percpu_stats = !(flags & TCA_ACT_FLAGS_NO_PERCPU_STATS);
+    out.push_back(std::move(a));
+  }
+}
+
+// The TCA_ACT_TAB payload of an action message (a table dump's answer).
+std::optional<std::span<const uint8_t>> action_tab(std::span<const uint8_t> msg) {
+  size_t hdr = NLMSG_ALIGN(sizeof(nlmsghdr)) + NLMSG_ALIGN(sizeof(tcamsg));
+  if (msg.size() < hdr) return std::nullopt;
+  uint32_t len;
+  std::memcpy(&len, msg.data(), 4);
+  if (len > msg.size() || len < hdr) return std::nullopt;
+  AttrTable tb(msg.subspan(hdr, len - hdr), TCA_ROOT_MAX);
+  auto* tab = tb.get(TCA_ACT_TAB);
+  if (!tab) return std::nullopt;
+  return tab->data;
+}
+
+}  // namespace
+
+bool decode_action_msg(std::span<const uint8_t> msg, const LinkNames* links, std::vector<Action>& out) {
+  auto tab = action_tab(msg);
+  if (tab) decode_actions(*tab, links, out);
+  return tab.has_value();
+}
+
+bool decode_action_indexes(std::span<const uint8_t> msg, std::vector<uint32_t>& out) {
+  auto tab = action_tab(msg);
+  if (!tab) return false;
+  AttrIter it(*tab);
+  Attr one;
+  while (it.next(one)) {
+    AttrTable a(one.data, TCA_ACT_MAX);
+    if (auto* i = a.get(TCA_ACT_INDEX); i && i->data.size() >= 4) out.push_back(i->u32());
+  }
+  return true;
+}
+
+bool decode_qdisc(std::span<const uint8_t> msg, const LinkNames* links, Qdisc& out, Decoded& info) {
+  TcView v;
+  if (!split(msg, v)) return false;
+  info.ifindex = static_cast<uint32_t>(v.t.tcm_ifindex);
+  out.handle = v.t.tcm_handle;
+  out.parent = v.t.tcm_parent;
+  AttrTable tb(v.attrs, TCA_MAX);
+  KindCtx ctx;
+  ctx.handle = out.handle;
+  ctx.links = links;
+  decode_kind(tb, v.attrs, ObjType::Qdisc, out, ctx);
+  // Handle 0 is the kernel's default qdisc (noqueue, pfifo_fast, mq and its
+  // children): not configuration, and it cannot be deleted anyway.
+  return out.handle != 0;
+}
+
+bool decode_class(std::span<const uint8_t> msg, const LinkNames* links, Class& out, Decoded& info) {
+  TcView v;
+  if (!split(msg, v)) return false;
+  info.ifindex = static_cast<uint32_t>(v.t.tcm_ifindex);
+  out.classid = v.t.tcm_handle;
+  // A class right under its qdisc is reported with parent TC_H_ROOT; the
+  // model names that parent by the qdisc's handle, as files do.
+  out.parent = v.t.tcm_parent == kHandleRoot ? handle_major(out.classid) : v.t.tcm_parent;
+  AttrTable tb(v.attrs, TCA_MAX);
+  KindCtx ctx;
+  ctx.handle = out.classid;
+  ctx.links = links;
+  decode_kind(tb, v.attrs, ObjType::Class, out, ctx);
+  // Classless qdiscs with an inner qdisc (tbf's 1:1) and qdiscs whose
+  // classes are implicit (prio's bands, mq's queues) report slots as classes
+  // of a kind with no class table: not objects anyone declares. hfsc's root
+  // class (minor 0) is the qdisc itself.
+  if (!out.ops && find_kind(ObjType::Qdisc, out.kind)) return false;
+  if (handle_minor(out.classid) == 0) return false;
+  return true;
+}
+
+bool decode_chain(std::span<const uint8_t> msg, const LinkNames* links, Chain& out, Decoded& info) {
+  TcView v;
+  if (!split(msg, v)) return false;
+  info.ifindex = static_cast<uint32_t>(v.t.tcm_ifindex);
+  out.parent = v.t.tcm_parent;
+  AttrTable tb(v.attrs, TCA_MAX);
+  auto* idx = tb.get(TCA_CHAIN);
+  if (!idx || idx->data.size() < 4) return false;
+  out.index = idx->u32();
+  if (auto* k = tb.get(TCA_KIND)) out.kind = k->str();
+  if (out.kind.empty()) return true;  // no template
+  out.ops = find_kind(ObjType::Filter, out.kind);
+  if (auto* o = tb.get(TCA_OPTIONS)) {
+    KindCtx ctx;
+    ctx.links = links;
+    decode_options(o->data, out, ctx);
+    // A flower template's protocol is its eth_type key; tc leaves the key
+    // out only for `protocol all`.
+    if (out.kind == "flower") {
+      out.protocol = 0x0003;
+      AttrTable ot(o->data, TCA_FLOWER_KEY_ETH_TYPE);
+      if (auto* e = ot.get(TCA_FLOWER_KEY_ETH_TYPE); e && e->data.size() >= 2) out.protocol = e->be16();
+    }
+  }
+  return true;
+}
+
+bool decode_filter(std::span<const uint8_t> msg, const LinkNames* links, Filter& out, Decoded& info) {
+  TcView v;
+  if (!split(msg, v)) return false;
+  info.ifindex = static_cast<uint32_t>(v.t.tcm_ifindex);
+  out.key.handle = v.t.tcm_handle;
+  out.key.parent = v.t.tcm_parent;
+  out.key.pref = static_cast<uint16_t>(v.t.tcm_info >> 16);
+  out.key.protocol = __builtin_bswap16(static_cast<uint16_t>(v.t.tcm_info & 0xFFFF));
+  AttrTable tb(v.attrs, TCA_MAX);
+  if (auto* c = tb.get(TCA_CHAIN)) out.key.chain = c->u32();
+  // The head of each (pref, protocol) list comes without options or handle.
+  if (out.key.handle == 0 && !tb.get(TCA_OPTIONS)) return false;
+  if (auto* k = tb.get(TCA_KIND)) out.kind = k->str();
+  out.ops = find_kind(ObjType::Filter, out.kind);
+  if (auto* o = tb.get(TCA_OPTIONS)) {
+    if (!out.ops) {
+      out.opaque.assign(o->data.begin(), o->data.end());
+      return true;
+    }
+    KindCtx ctx;
+    ctx.handle = out.key.handle;
+    ctx.links = links;
+    decode_options(o->data, out, ctx);
+    if (!out.ops) return true;
+    uint16_t max = std::max(out.ops->filter_classid_attr, out.ops->filter_actions_attr);
+    AttrTable ot(o->data, max);
+    if (out.ops->filter_classid_attr)
+      if (auto* c = ot.get(out.ops->filter_classid_attr)) out.classid = c->u32();
+    if (out.ops->filter_actions_attr)
+      if (auto* a = ot.get(out.ops->filter_actions_attr)) decode_actions(a->data, links, out.actions);
+    // tcsync's own fingerprint is not the user's cookie (fingerprint.h).
+    if (!out.actions.empty() && is_fingerprint(out.actions[0].cookie)) {
+      out.fingerprint = std::move(out.actions[0].cookie);
+      out.actions[0].cookie.clear();
+    }
+  }
+  if (out.ops && out.ops->canonical_key) {
+    uint32_t wire = out.key.handle;
+    if (!out.ops->canonical_key(out.key, out.opts)) return false;
+    if (out.key.handle != wire) out.wire_handle = wire;
+  }
+  return true;
+}
+
+}  // namespace tcsync

@@ -1,0 +1,353 @@
+#include "file/yaml_writer.h"
+
+#include <algorithm>
+#include <sstream>
+#include <set>
+#include <cstdio>
+
+#include "base/handle.h"
+
+namespace tcsync {
+
+void YamlOut::sep() {
+  if (after_key_) {
+    after_key_ = false;
+    return;
+  }
+  if (!first_.empty()) {
+    if (!first_.back()) out_ += ", ";
+    first_.back() = false;
+  }
+}
+
+void YamlOut::map_begin() {
+  sep();
+  out_ += '{';
+  first_.push_back(true);
+}
+void YamlOut::map_end() {
+  out_ += '}';
+  first_.pop_back();
+}
+void YamlOut::seq_begin() {
+  sep();
+  out_ += '[';
+  first_.push_back(true);
+}
+void YamlOut::seq_end() {
+  out_ += ']';
+  first_.pop_back();
+}
+void YamlOut::key(std::string_view k) {
+  sep();
+  out_ += k;
+  out_ += ": ";
+  after_key_ = true;
+}
+void YamlOut::num(uint64_t v) {
+  sep();
+  out_ += std::to_string(v);
+}
+void YamlOut::number(std::string_view text) {
+  sep();
+  out_ += text;
+}
+void YamlOut::boolean(bool b) {
+  sep();
+  out_ += b ? "true" : "false";
+}
+
+bool yaml_needs_quotes(std::string_view s) {
+  if (s.empty()) return true;
+  // Anything YAML 1.1 might type (numbers, bools, null, sexagesimal "1:10",
+  // hex) or that carries flow syntax gets quotes; our loader does not care,
+  // but other YAML tools reading a dump should see the same strings.
+  static const char* words[] = {"true", "false", "yes", "no", "on", "off", "null", "y", "n", "~"};
+  std::string lower(s);
+  std::transform(lower.begin(), lower.end(), lower.begin(), ::tolower);
+  for (auto* w : words)
+    if (lower == w) return true;
+  if (std::isdigit(static_cast<unsigned char>(s[0])) || s[0] == '-' || s[0] == '+' || s[0] == '.') {
+    // "100mbit" is safe; "10", "0x0000ffff", "1:10", "1e3", "1.5" are not:
+    // quote anything made only of number characters.
+    if (s.find_first_not_of("0123456789abcdefABCDEFxXoO.:_+-") == std::string_view::npos) return true;
+  }
+  for (char c : s)
+    if (std::string_view(":{}[],#&*!|>'\"%@`?").find(c) != std::string_view::npos || c == ' ' || c < 0x20) return true;
+  return false;
+}
+
+std::string yaml_scalar(std::string_view s) {
+  if (!yaml_needs_quotes(s)) return std::string(s);
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') out += '\\';
+    if (static_cast<unsigned char>(c) < 0x20) {
+      char b[8];
+      std::snprintf(b, sizeof b, "\\x%02x", static_cast<unsigned char>(c));
+      out += b;
+      continue;
+    }
+    out += c;
+  }
+  return out + "\"";
+}
+
+void YamlOut::str(std::string_view s) {
+  sep();
+  out_ += yaml_scalar(s);
+}
+
+void write_options(const KindOps& ops, const Options& o, YamlOut& y) {
+  for (auto& opt : o.items()) {
+    const Field& f = ops.fields[opt.field];
+    y.key(f.key);
+    emit_field(f, opt.value, y);
+  }
+}
+
+}  // namespace tcsync
+
+namespace tcsync {
+
+// Fields equal to their default are left out: a dump reads like a file a
+// person wrote, and applies back to the same state.
+static void write_fields(const KindOps& ops, const Options& o, YamlOut& y) {
+  for (auto& opt : o.items()) {
+    const Field& f = ops.fields[opt.field];
+    if (f.flags & kInputOnly) continue;  // decoders never set these; a hand-built Options might
+    if (f.def && std::holds_alternative<uint64_t>(opt.value) && std::get<uint64_t>(opt.value) == *f.def) continue;
+    y.key(f.key);
+    emit_field(f, opt.value, y);
+  }
+}
+
+static void write_opaque(const Opaque& raw, YamlOut& y) {
+  // Unknown kinds are shown, not applied: the loader rejects this key.
+  y.key("unknown_options");
+  std::string hex;
+  static const char* digits = "0123456789abcdef";
+  for (uint8_t b : raw) hex += digits[b >> 4], hex += digits[b & 15];
+  y.str(hex);
+}
+
+void write_qdisc(const Qdisc& q, YamlOut& y) {
+  y.map_begin();
+  y.key("kind");
+  y.str(q.kind);
+  if (q.parent != kHandleIngress) {
+    y.key("parent");
+    y.str(format_handle(q.parent));
+    y.key("handle");
+    y.str(format_handle(q.handle));
+  }
+  if (q.ops) write_fields(*q.ops, q.opts, y);
+  else if (!q.opaque.empty()) write_opaque(q.opaque, y);
+  y.map_end();
+}
+
+void write_class(const Class& c, YamlOut& y) {
+  y.map_begin();
+  y.key("classid");
+  y.str(format_handle(c.classid));
+  if (c.parent != handle_major(c.classid)) {
+    y.key("parent");
+    y.str(format_handle(c.parent));
+  }
+  y.key("kind");
+  y.str(c.kind);
+  if (c.ops) write_fields(*c.ops, c.opts, y);
+  else if (!c.opaque.empty()) write_opaque(c.opaque, y);
+  y.map_end();
+}
+
+static void write_action(const Action& a, YamlOut& y) {
+  y.map_begin();
+  if (a.ref) {
+    y.key("ref");
+    y.str(a.kind + "/" + std::to_string(a.index.value_or(0)));
+    y.map_end();
+    return;
+  }
+  y.key(a.kind);
+  y.map_begin();
+  if (a.ops) write_fields(*a.ops, a.opts, y);
+  else if (!a.opaque.empty()) write_opaque(a.opaque, y);
+  y.map_end();
+  if (a.index) {
+    y.key("index");
+    y.num(*a.index);
+  }
+  if (!a.cookie.empty()) {
+    std::string hex;
+    static const char* digits = "0123456789abcdef";
+    for (uint8_t b : a.cookie) hex += digits[b >> 4], hex += digits[b & 15];
+    y.key("cookie");
+    y.str(hex);
+  }
+  // Only the kernel's default (tc-made actions) is worth saying: off is
+  // tcsync's default.
+  if (a.percpu_stats.value_or(false)) {
+    y.key("percpu_stats");
+    y.boolean(true);
+  }
+  y.map_end();
+}
+
+void write_filter(const Filter& f, YamlOut& y, bool on_block) {
+  y.map_begin();
+  if (!f.name.empty()) {
+    y.key("name");
+    y.str(f.name);
+  }
+  if (!on_block) {  // a block's filters have no parent
+    y.key("parent");
+    y.str(describe_filter_parent(f.key.parent));
+  }
+  if (f.key.chain) {
+    y.key("chain");
+    y.num(f.key.chain);
+  }
+  y.key("pref");
+  y.num(f.key.pref);
+  y.key("protocol");
+  y.str(format_protocol(f.key.protocol));
+  y.key("handle");
+  y.str(format_filter_handle(f.ops, f.key.handle));
+  y.key(f.kind);
+  y.map_begin();
+  if (f.ops) write_fields(*f.ops, f.opts, y);
+  else if (!f.opaque.empty()) write_opaque(f.opaque, y);
+  y.map_end();
+  if (f.classid) {
+    y.key("classid");
+    y.str(format_handle(*f.classid));
+  }
+  if (!f.actions.empty()) {
+    y.key("actions");
+    y.seq_begin();
+    for (auto& a : f.actions) write_action(a, y);
+    y.seq_end();
+  }
+  y.map_end();
+}
+
+// Chains worth writing: those with a template, and empty ones (made
+// explicitly); a chain that only holds filters is the kernel's own.
+static std::vector<const Chain*> explicit_chains(const Device& d) {
+  std::set<std::pair<uint32_t, uint32_t>> used;
+  for (auto& f : d.filters) used.insert({f.key.parent == kHandleIngressQdisc ? kHandleClsactIngress : f.key.parent, f.key.chain});
+  std::vector<const Chain*> out;
+  for (auto& c : d.chains)
+    if (!c.kind.empty() || !used.count({c.parent, c.index})) out.push_back(&c);
+  return out;
+}
+
+static void write_chain(const Chain& c, YamlOut& y, bool on_block) {
+  y.map_begin();
+  if (!on_block) {
+    y.key("parent");
+    y.str(describe_filter_parent(c.parent));
+  }
+  y.key("chain");
+  y.num(c.index);
+  if (!c.kind.empty()) {
+    if (c.protocol) {
+      y.key("protocol");
+      y.str(format_protocol(c.protocol));
+    }
+    y.key("template");
+    y.map_begin();
+    y.key(c.kind);
+    y.map_begin();
+    if (c.ops) write_fields(*c.ops, c.opts, y);
+    else if (!c.opaque.empty()) write_opaque(c.opaque, y);
+    y.map_end();
+    y.map_end();
+  }
+  y.map_end();
+}
+
+void write_state_yaml(const State& s, std::ostream& os) {
+  // Written out in pieces of about 64 KiB: the text of 100k rules never
+  // exists as one string (growing it by doubling faulted in twice its size).
+  std::string out = "version: 1\n";
+  out.reserve(72 * 1024);
+  auto done_item = [&] {
+    out += "\n";
+    if (out.size() >= 64 * 1024) {
+      os.write(out.data(), static_cast<std::streamsize>(out.size()));
+      out.clear();
+    }
+  };
+  // The table only when it holds something: an empty `actions:` would own
+  // the table (delete what others create there).
+  if (s.actions.present && !s.actions.actions.empty()) {
+    out += "actions:\n";
+    for (auto& a : s.actions.actions) {
+      out += "  - ";
+      YamlOut y(out);
+      write_action(a, y);
+      done_item();
+    }
+  }
+  out += s.devices.empty() ? "devices: {}\n" : "devices:\n";
+  for (auto& d : s.devices) {
+    out += "  " + yaml_scalar(d.name) + ":";
+    auto chains = explicit_chains(d);
+    if (d.qdiscs.empty() && d.classes.empty() && d.filters.empty() && chains.empty()) {
+      out += " {}\n";
+      continue;
+    }
+    out += "\n";
+    if (d.atomic) out += "    atomic: true\n";
+    auto section = [&](const char* name, auto& items, auto&& write) {
+      if (items.empty()) return;
+      out += "    " + std::string(name) + ":\n";
+      for (auto& it : items) {
+        out += "      - ";
+        YamlOut y(out);
+        write(it, y);
+        done_item();
+      }
+    };
+    section("qdiscs", d.qdiscs, write_qdisc);
+    section("classes", d.classes, write_class);
+    section("chains", chains, [](const Chain* c, YamlOut& y) { write_chain(*c, y, false); });
+    section("filters", d.filters, [](const Filter& f, YamlOut& y) { write_filter(f, y, false); });
+  }
+  // Shared blocks by index, with their filters (a block has nothing else).
+  if (!s.blocks.empty()) out += "blocks:\n";
+  for (auto& b : s.blocks) {
+    out += "  " + std::to_string(b.block) + ":";
+    auto chains = explicit_chains(b);
+    if (b.filters.empty() && chains.empty()) {
+      out += " {}\n";
+      continue;
+    }
+    out += "\n";
+    if (!chains.empty()) out += "    chains:\n";
+    for (auto* c : chains) {
+      out += "      - ";
+      YamlOut y(out);
+      write_chain(*c, y, true);
+      done_item();
+    }
+    if (!b.filters.empty()) out += "    filters:\n";
+    for (auto& f : b.filters) {
+      out += "      - ";
+      YamlOut y(out);
+      write_filter(f, y, true);
+      done_item();
+    }
+  }
+  os.write(out.data(), static_cast<std::streamsize>(out.size()));
+}
+
+std::string write_state_yaml(const State& s) {
+  std::ostringstream os;
+  write_state_yaml(s, os);
+  return std::move(os).str();
+}
+
+}  // namespace tcsync

@@ -1,0 +1,1845 @@
+#include "import/import_tc.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <iterator>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "base/handle.h"
+#include "model/kind.h"
+#include "file/loader.h"
+#include "model/model.h"
+#include "base/units.h"
+#include "yaml/yaml_reader.h"
+#include "file/yaml_writer.h"
+
+namespace tcsync {
+namespace {
+
+std::string q(std::string_view s) { return "'" + std::string(s) + "'"; }
+
+std::string lower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return s;
+}
+
+// tc's own abbreviation rule (utils.c matches()): ARG may be any prefix of WORD.
+bool matches(std::string_view arg, std::string_view word) {
+  return !arg.empty() && arg.size() <= word.size() && word.substr(0, arg.size()) == arg;
+}
+
+std::string hex(uint32_t v) {
+  char b[16];
+  std::snprintf(b, sizeof b, "%x", v);
+  return b;
+}
+
+// ---- words ---------------------------------------------------------------------
+
+struct Word {
+  std::string text;
+  SourceLoc loc;
+  bool op = false;       // a shell operator: | & < > and redirections such as 2>&1
+  bool expands = false;  // holds $ or ` outside single quotes: the shell would rewrite it
+};
+using Command = std::vector<Word>;
+
+// Splits text into commands the way a shell (and `tc -b`) does: blanks
+// separate words, quotes group, '#' starts a comment, a backslash at the end
+// of a line continues it; `;` and `&&` end a command, `||` starts a fallback
+// (dropped: it only runs when tc fails), other operators are kept as words.
+std::vector<Command> lex(uint32_t file, const std::string& text, Diagnostics& d) {
+  std::vector<Command> out;
+  Command cur;
+  Word w;
+  bool in_word = false, skip_rest = false;
+  uint32_t line = 1, col = 1;
+  size_t i = 0;
+  const size_t n = text.size();
+  auto here = [&] { return SourceLoc{file, line, col}; };
+  auto adv = [&] {
+    if (text[i] == '\n') ++line, col = 1;
+    else ++col;
+    ++i;
+  };
+  auto start = [&] {
+    if (!in_word) w = Word{}, w.loc = here(), in_word = true;
+  };
+  auto end_word = [&] {
+    if (in_word && !skip_rest) cur.push_back(std::move(w));
+    in_word = false;
+  };
+  auto end_cmd = [&] {
+    end_word();
+    if (!cur.empty()) out.push_back(std::move(cur));
+    cur.clear();
+    skip_rest = false;
+  };
+  while (i < n) {
+    char c = text[i];
+    if (c == '\\' && i + 1 < n && (text[i + 1] == '\n' || (text[i + 1] == '\r' && i + 2 < n && text[i + 2] == '\n'))) {
+      while (text[i] != '\n') adv();
+      adv();
+      continue;
+    }
+    if (c == '\n') {
+      adv();
+      end_cmd();
+      continue;
+    }
+    if (c == ' ' || c == '\t' || c == '\r') {
+      end_word();
+      adv();
+      continue;
+    }
+    if (c == '#' && !in_word) {
+      while (i < n && text[i] != '\n') adv();
+      continue;
+    }
+    if (c == '\'' || c == '"') {
+      start();
+      SourceLoc qloc = here();
+      adv();
+      bool closed = false;
+      while (i < n && text[i] != '\n') {
+        char x = text[i];
+        if (x == c) {
+          adv();
+          closed = true;
+          break;
+        }
+        if (c == '"' && x == '\\' && i + 1 < n && std::strchr("\"\\$`", text[i + 1])) {
+          adv();
+          w.text += text[i];
+          adv();
+          continue;
+        }
+        if (c == '"' && (x == '$' || x == '`')) w.expands = true;
+        w.text += x;
+        adv();
+      }
+      if (!closed) {
+        d.error(qloc, std::string("unterminated ") + (c == '"' ? "double" : "single") + " quote");
+        cur.clear();
+        in_word = false;
+        skip_rest = true;
+      }
+      continue;
+    }
+    if (c == '\\') {
+      start();
+      adv();
+      if (i < n && text[i] != '\n') {
+        w.text += text[i];
+        adv();
+      }
+      continue;
+    }
+    if (c == '$' || c == '`') {
+      start();
+      w.expands = true;
+      w.text += c;
+      adv();
+      continue;
+    }
+    if (std::strchr(";&|<>", c)) {
+      Word op;
+      op.op = true;
+      // "2>": the digits before a redirection are its file descriptor.
+      bool fd = c == '>' && in_word && !w.text.empty() && !w.expands &&
+                w.text.find_first_not_of("0123456789") == std::string::npos;
+      if (fd) {
+        op.loc = w.loc;
+        op.text = w.text;
+        in_word = false;
+      } else {
+        end_word();
+        op.loc = here();
+      }
+      op.text += c;
+      adv();
+      auto next_is = [&](char x) { return i < n && text[i] == x; };
+      if ((c == '&' || c == '|' || c == '>') && next_is(c)) op.text += c, adv();
+      else if (c == '&' && next_is('>')) op.text += '>', adv();
+      if (op.text.back() == '>' && next_is('&')) {
+        op.text += '&', adv();
+        while (i < n && (std::isdigit(static_cast<unsigned char>(text[i])) || text[i] == '-')) op.text += text[i], adv();
+      }
+      if (op.text == ";" || op.text == "&&") {
+        end_cmd();
+      } else if (op.text == "||") {
+        end_word();
+        skip_rest = true;  // `tc ... || true`: the fallback is not imported
+      } else if (!skip_rest) {
+        cur.push_back(std::move(op));
+      }
+      continue;
+    }
+    start();
+    w.text += c;
+    adv();
+  }
+  end_cmd();
+  return out;
+}
+
+// ---- the YAML being built ----------------------------------------------------------
+
+Node scalar(std::string text, SourceLoc loc) {
+  Node n;
+  n.type = Node::Type::Scalar;
+  n.scalar = std::move(text);
+  n.loc = loc;
+  return n;
+}
+
+Node mapping(SourceLoc loc) {
+  Node n;
+  n.type = Node::Type::Map;
+  n.loc = loc;
+  return n;
+}
+
+Node* find(Node& m, std::string_view key) {
+  for (auto& [k, v] : m.map)
+    if (k.scalar == key) return &v;
+  return nullptr;
+}
+
+// Sets KEY (replacing an earlier value, keeping its place).
+Node& put(Node& m, std::string key, SourceLoc kloc, Node v) {
+  if (Node* old = find(m, key)) return *old = std::move(v);
+  m.map.push_back({scalar(std::move(key), kloc), std::move(v)});
+  return m.map.back().second;
+}
+
+// Plain decimal numbers print bare; everything else as the writer quotes it.
+void emit_node(const Node& n, YamlOut& y) {
+  switch (n.type) {
+    case Node::Type::Scalar: {
+      const std::string& s = n.scalar;
+      bool decimal = !s.empty() && s.size() < 19 && s.find_first_not_of("0123456789") == std::string::npos &&
+                     (s.size() == 1 || s[0] != '0');
+      if (decimal) y.num(std::stoull(s));
+      else if (s == "true" || s == "false") y.boolean(s == "true");
+      else y.str(s);
+      break;
+    }
+    case Node::Type::Map:
+      y.map_begin();
+      for (auto& [k, v] : n.map) {
+        y.key(k.scalar);
+        emit_node(v, y);
+      }
+      y.map_end();
+      break;
+    case Node::Type::Seq:
+      y.seq_begin();
+      for (auto& e : n.seq) emit_node(e, y);
+      y.seq_end();
+      break;
+  }
+}
+
+// ---- tc's number and unit spellings ----------------------------------------------------
+
+// tc reads most numbers with strtoul(..., 0): "010" is octal there. YAML
+// numbers are decimal or 0x-hex, so an octal spelling is rewritten.
+std::string tc_number(const std::string& s) {
+  if (s.size() > 1 && s[0] == '0' && s.find_first_not_of("01234567") == std::string::npos)
+    return std::to_string(std::stoull(s, nullptr, 8));
+  return s;
+}
+
+// tc reads some masks in base 16 whether or not they start with 0x.
+std::string tc_hex(const std::string& s) {
+  if (s.size() > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) return s;
+  return "0x" + s;
+}
+
+// ---- cursor over one command's words ---------------------------------------------------
+
+struct Cursor {
+  const Command& w;
+  size_t i;
+  Diagnostics& d;
+  bool done() const { return i >= w.size(); }
+  const Word& peek() const { return w[i]; }
+  const Word& take() { return w[i++]; }
+  bool is(std::string_view s) const { return !done() && w[i].text == s; }
+  // The word after keyword KW, or an error at KW.
+  const Word* value(const Word& kw, std::string_view what = "a value") {
+    if (done()) {
+      d.error(kw.loc, q(kw.text) + " needs " + std::string(what) + " after it");
+      return nullptr;
+    }
+    return &take();
+  }
+};
+
+// ---- per-kind irregular words ---------------------------------------------------------
+
+class Importer;
+using Reader = bool (*)(Importer& im, Cursor& c, const Word& kw, Node& body);
+
+struct Special {
+  ObjType obj;
+  std::string_view kind, word;
+  Reader read;
+};
+
+// Another spelling tc accepts for a key.
+struct Alias {
+  ObjType obj;
+  std::string_view kind, word, key;
+};
+
+const Alias kAliases[] = {
+    {ObjType::Qdisc, "tbf", "buffer", "burst"},   {ObjType::Qdisc, "tbf", "maxburst", "burst"},
+    {ObjType::Qdisc, "tbf", "minburst", "mtu"},   {ObjType::Class, "htb", "buffer", "burst"},
+    {ObjType::Class, "htb", "maxburst", "burst"}, {ObjType::Class, "htb", "cbuffer", "cburst"},
+    {ObjType::Class, "htb", "cmaxburst", "cburst"},
+    {ObjType::Action, "csum", "iph", "ip4h"},     {ObjType::Action, "csum", "ipv4h", "ip4h"},
+    {ObjType::Action, "sample", "trunc_size", "trunc"},
+    {ObjType::Qdisc, "red", "adaptative", "adaptive"},
+};
+
+// Values tc accepts under another name (verdicts: tc's "ok" is "pass").
+struct ValueAlias {
+  std::string_view word, value;
+};
+const ValueAlias kValueAliases[] = {{"ok", "pass"}};
+
+// ---- objects -----------------------------------------------------------------------------
+
+enum class Verb { Add, Change, Replace, Delete, Show };
+
+struct Obj {
+  ObjType type = ObjType::Qdisc;
+  std::string dev;
+  SourceLoc loc;  // the command's first tc word
+  const KindOps* ops = nullptr;
+  uint32_t parent = 0, handle = 0;  // qdisc: parent, handle; class: parent, classid
+  FilterKey key;                    // filters
+  Node node;                        // the YAML entry, keys in the order they print
+  bool dead = false;
+};
+
+class Importer {
+ public:
+  Importer(Diagnostics& d, const ImportOptions& o) : d_(d), opt_(o) {}
+  void command(const Command& c);
+  bool to_yaml(const std::string& source_name, std::string& yaml);
+
+  Diagnostics& d_;
+
+  // Reads the words of a kind (its fields by key, tc's bare enum words, flags)
+  // into BODY until the words run out or one of STOP comes; with
+  // STOP_AT_UNKNOWN (actions) an unknown word also ends it.
+  bool kind_words(const KindOps& ops, Cursor& c, Node& body, std::initializer_list<std::string_view> stop,
+                  bool stop_at_unknown, uint32_t own_handle);
+  // Reads each field of BODY with the kind table's parser (errors at the tc
+  // words); the values land in OUT.
+  bool check_fields(const KindOps& ops, const Node& body, Options& out);
+  bool set_once(Node& m, const Word& kw, std::string key, Node v);
+
+ private:
+  void tc(const Command& c, size_t first, const Word* ns);
+  void qdisc(Cursor& c, Verb v, const Word& head);
+  void klass(Cursor& c, Verb v, const Word& head);
+  void filter(Cursor& c, Verb v, const Word& head);
+  bool actions(Cursor& c, Node& filter_node, const KindOps& filter_ops);
+  void table(Cursor& c, Verb v, const Word& head);
+  void note_device(const Word& dev);
+  Obj* find_qdisc(const std::string& dev, std::optional<uint32_t> parent, std::optional<uint32_t> handle);
+  void drop_qdisc_subtree(const std::string& dev, uint32_t handle);
+  uint32_t pick_qdisc_handle(const std::string& dev, uint32_t parent);
+  void place(Obj o, Verb v, const Word& head, Obj* existing, const std::string& what);
+
+  const ImportOptions& opt_;
+  std::vector<Obj> objs_;
+  std::vector<std::pair<std::string, SourceLoc>> devices_;
+  // `tc actions add`: the action table, (kind, index) -> its entry.
+  std::map<std::pair<std::string, std::string>, Node> table_;
+  std::optional<std::pair<std::string, SourceLoc>> ns_;  // the namespace of the lines imported so far ("" = none)
+  // A filter list: (device, the qdisc or class whose filters they are).
+  using Block = std::pair<std::string, uint32_t>;
+  uint32_t block_of(const std::string& dev, uint32_t parent);
+  void forget_prefs(const Block& b, uint32_t chain, std::optional<uint16_t> pref);
+  // The prefs in use per (block, chain): the kernel picks one for a filter without.
+  std::map<std::pair<Block, uint32_t>, std::set<uint16_t>> prefs_;
+  // u32 root tables per block: id (800, 801...) -> (pref, protocol).
+  std::map<Block, std::map<uint32_t, std::pair<uint16_t, uint16_t>>> u32_roots_;
+  std::map<Block, uint32_t> u32_next_root_;
+  // u32 node ids in use per (block, pref, protocol, table and bucket): a rule
+  // without a handle gets the first free id from 0x800.
+  std::map<std::tuple<Block, uint32_t, uint32_t, uint32_t>, std::set<uint32_t>> u32_nodes_;
+};
+
+bool is_tc_program(const Word& w) {
+  if (w.text == "tc" || (w.text.size() > 3 && w.text.ends_with("/tc") && w.text.find('=') == std::string::npos)) return !w.expands;
+  // TC=/sbin/tc ... $TC qdisc add ...: a common indirection.
+  return w.expands && (w.text == "$TC" || w.text == "${TC}");
+}
+
+void Importer::command(const Command& raw) {
+  // Shell operators: redirections and a trailing `&` only matter when tc runs;
+  // a pipe means the line is about tc's output, not about state.
+  Command c;
+  const Word* pipe = nullptr;
+  for (size_t i = 0; i < raw.size() && !pipe; ++i) {
+    const Word& w = raw[i];
+    if (!w.op) {
+      c.push_back(w);
+      continue;
+    }
+    if (w.text == "|") pipe = &w;
+    if (w.text == "&" || pipe) continue;
+    // Redirections: "> file", "2>/dev/null" (the target is the next word unless ">&N" named it).
+    if (w.text.back() == '>' || w.text.back() == '<') ++i;
+  }
+  if (c.empty()) return;
+  size_t k = 0;
+  const Word* ns = nullptr;
+  if (c[k].text == "sudo") {
+    ++k;
+    while (k < c.size() && c[k].text.starts_with("-")) ++k;
+  }
+  if (k + 3 < c.size() && c[k].text == "ip" && c[k + 1].text == "netns" && c[k + 2].text == "exec") {
+    ns = &c[k + 3];
+    k += 4;
+  }
+  static const std::string_view kBatchWords[] = {"qdisc", "class", "filter", "action", "actions", "chain", "monitor", "exec"};
+  if (k < c.size() && is_tc_program(c[k]) && pipe) {
+    d_.warning(pipe->loc, "tc piped into another command reads state, it does not make any: skipped");
+  } else if (k < c.size() && is_tc_program(c[k])) {
+    tc(c, k + 1, ns);
+  } else if (k == 0 && (c[0].text.starts_with("-") ||
+                        std::find(std::begin(kBatchWords), std::end(kBatchWords), c[0].text) != std::end(kBatchWords))) {
+    tc(c, 0, nullptr);  // a `tc -b` line: tc's arguments without "tc"
+  } else {
+    d_.warning(c[0].loc, "not a tc command: skipped");
+  }
+}
+
+void Importer::tc(const Command& c, size_t first, const Word* ns) {
+  for (size_t i = first; i < c.size(); ++i)
+    if (c[i].expands) {
+      d_.error(c[i].loc, "shell expansion " + q(c[i].text) +
+                             ": import reads the script's text, it does not run it (expand first, e.g. run the script "
+                             "with TC=\"echo tc\" and import its output)");
+      return;
+    }
+  Cursor cur{c, first, d_};
+  // tc's global options (tc.c): only -n/-netns changes what a line does.
+  while (!cur.done() && cur.peek().text.size() > 1 && cur.peek().text[0] == '-') {
+    const Word& w = cur.take();
+    std::string o = w.text.substr(w.text[1] == '-' ? 2 : 1);
+    if (matches(o, "netns") || o == "n") {
+      ns = cur.value(w, "a namespace name");
+      if (!ns) return;
+    } else if (matches(o, "batch")) {
+      d_.warning(w.loc, "tc -batch: import that file on its own; line skipped");
+      return;
+    } else if (matches(o, "Version")) {
+      return;
+    } else if (matches(o, "force") || o == "OK" || matches(o, "statistics") || matches(o, "details") ||
+               matches(o, "raw") || matches(o, "pretty") || matches(o, "iec") || matches(o, "json") ||
+               matches(o, "graph") || matches(o, "timestamp") || o == "ts" || o == "tshort" || matches(o, "names") ||
+               o == "nm" || o.starts_with("color") || o == "c") {
+      continue;  // output and error-handling options: no effect on state
+    } else {
+      d_.error(w.loc, "unknown tc option " + q(w.text));
+      return;
+    }
+  }
+  if (cur.done()) {
+    d_.warning(c[first ? first - 1 : 0].loc, "tc without an object: skipped");
+    return;
+  }
+  const Word& obj = cur.take();
+  enum { Qd, Cl, Fi, Ac } what;
+  if (matches(obj.text, "qdisc")) what = Qd;
+  else if (matches(obj.text, "class")) what = Cl;
+  else if (matches(obj.text, "filter")) what = Fi;
+  else if (matches(obj.text, "actions")) what = Ac;  // tc's `action` is the same word
+  else if (matches(obj.text, "monitor") || obj.text == "help") return;
+  else {
+    d_.error(obj.loc, "tcsync import reads qdisc, class, filter and actions commands, not " + q(obj.text));
+    return;
+  }
+  if (cur.done()) {
+    d_.warning(obj.loc, "tc " + obj.text + " without a command lists state: skipped");
+    return;
+  }
+  const Word& vw = cur.take();
+  Verb v;
+  const std::string& t = vw.text;
+  if (what == Ac && matches(t, "flush")) {
+    d_.error(vw.loc, "tc actions flush: import reads what a script makes; delete the actions by index instead");
+    return;
+  }
+  if (matches(t, "add")) v = Verb::Add;
+  else if (matches(t, "change")) v = Verb::Change;
+  else if (matches(t, "replace")) v = Verb::Replace;
+  else if (matches(t, "delete")) v = Verb::Delete;
+  else if (matches(t, "show") || matches(t, "list") || matches(t, "lst") || matches(t, "get")) v = Verb::Show;
+  else {
+    d_.error(vw.loc, "unknown tc command " + q(t) + " (import reads add, replace, change and delete)");
+    return;
+  }
+  if (v == Verb::Show) {
+    d_.warning(vw.loc, "tc " + obj.text + " " + t + " changes nothing: skipped");
+    return;
+  }
+  // One file describes one namespace.
+  std::string nsname = ns ? ns->text : "";
+  if (opt_.netns) {
+    if (nsname != *opt_.netns) return;
+  } else if (!ns_) {
+    ns_ = {nsname, ns ? ns->loc : c[0].loc};
+  } else if (ns_->first != nsname) {
+    auto name = [](const std::string& s) { return s.empty() ? std::string("the host's namespace") : "namespace " + q(s); };
+    d_.error(ns ? ns->loc : c[first].loc, "this line is for " + name(nsname) + ", earlier lines (" + format_location(ns_->second) +
+                                              ") for " + name(ns_->first) +
+                                              ": a tcsync file describes one namespace (import each with --netns NAME)");
+    return;
+  }
+  const Word& head = obj;
+  if (what == Qd) qdisc(cur, v, head);
+  else if (what == Cl) klass(cur, v, head);
+  else if (what == Ac) table(cur, v, head);
+  else filter(cur, v, head);
+}
+
+// `tc actions add|replace|change action KIND ... index N`: entries of the
+// action table; `tc actions delete action KIND index N` removes one.
+void Importer::table(Cursor& c, Verb v, const Word& head) {
+  if (!c.is("action") && !c.is("actions")) {
+    d_.error(c.done() ? head.loc : c.peek().loc, "tc actions " + std::string(v == Verb::Delete ? "delete" : "add") +
+                                                  " needs 'action KIND ...' after it");
+    return;
+  }
+  if (v == Verb::Delete) {
+    while (c.is("action") || c.is("actions")) {
+      c.take();
+      if (c.done()) return;
+      const Word& kw = c.take();
+      if (!c.is("index")) {
+        d_.error(kw.loc, "tc actions delete: import needs 'index N' (one action, not a whole kind)");
+        return;
+      }
+      const Word& iw = c.take();
+      const Word* val = c.value(iw);
+      if (!val) return;
+      table_.erase({kw.text, tc_number(val->text)});
+    }
+    return;
+  }
+  Node tmp = mapping(head.loc);
+  const KindOps* any_filter = find_kind(ObjType::Filter, "u32");
+  if (!any_filter || !actions(c, tmp, *any_filter)) return;
+  if (!c.done()) {
+    d_.error(c.peek().loc, "unknown word " + q(c.peek().text) + " after an action of tc actions");
+    return;
+  }
+  for (auto& e : find(tmp, "actions")->seq) {
+    Node* idx = find(e, "index");
+    if (find(e, "ref") || !idx) {
+      d_.error(e.loc, "a table action needs 'index N': the kernel's own number is nothing a file can name");
+      continue;
+    }
+    std::string kind = e.map.front().first.scalar;
+    table_[{kind, idx->scalar}] = std::move(e);  // add, replace and change all leave this one
+  }
+}
+
+void Importer::note_device(const Word& dev) {
+  for (auto& [name, loc] : devices_)
+    if (name == dev.text) return;
+  devices_.emplace_back(dev.text, dev.loc);
+}
+
+bool Importer::set_once(Node& m, const Word& kw, std::string key, Node v) {
+  if (Node* old = find(m, key)) {
+    d_.error(kw.loc, q(key) + " is given twice (first at " + format_location(old->loc) + ")");
+    return false;
+  }
+  put(m, std::move(key), kw.loc, std::move(v));
+  return true;
+}
+
+// The one Enum field of OPS that has WORD among its values (tc's positional
+// words: mirred's `egress redirect`, a verdict such as `pipe`).
+const Field* enum_owner(const KindOps& ops, std::string_view word) {
+  const Field* owner = nullptr;
+  for (auto& f : ops.fields) {
+    if (f.type != FieldType::Enum || (f.flags & kReadOnly)) continue;
+    for (auto& e : f.names)
+      if (e.name == word) {
+        if (owner) return nullptr;  // ambiguous: the key must be written
+        owner = &f;
+      }
+  }
+  return owner;
+}
+
+const Special* special_word(const KindOps& ops, std::string_view word);
+
+// Fields whose value tc takes as a bare word: a verdict (gact's `drop`,
+// police's exceed action in `police rate 1mbit burst 10k drop`).
+struct Positional {
+  ObjType obj;
+  std::string_view kind, key;
+};
+const Positional kPositional[] = {
+    {ObjType::Action, "gact", "control"}, {ObjType::Action, "police", "exceed"}, {ObjType::Action, "mirred", "control"},
+    {ObjType::Action, "skbedit", "control"}, {ObjType::Action, "vlan", "control"},  {ObjType::Action, "csum", "control"},
+    {ObjType::Action, "nat", "control"},     {ObjType::Action, "sample", "control"}, {ObjType::Action, "connmark", "control"},
+    {ObjType::Action, "skbmod", "control"},  {ObjType::Action, "mpls", "control"},   {ObjType::Action, "tunnel_key", "control"},
+    {ObjType::Action, "ct", "control"},      {ObjType::Action, "pedit", "control"}};
+
+const Field* positional_field(const KindOps& ops) {
+  for (auto& p : kPositional)
+    if (p.obj == ops.obj && p.kind == ops.name)
+      if (int i = ops.field_index(p.key); i >= 0) return &ops.fields[i];
+  return nullptr;
+}
+
+// A verdict in tc's words, taken from the cursor: "drop", "ok" (pass),
+// "goto chain 5", "jump 2". Empty (nothing taken) when none starts here.
+std::string verdict_words(Cursor& c) {
+  if (c.done()) return {};
+  std::string w = c.take().text;
+  for (auto& va : kValueAliases)
+    if (w == va.word) w = va.value;
+  if (w == "goto" && c.is("chain") && c.i + 1 < c.w.size()) {
+    c.take();
+    return "goto chain " + tc_number(c.take().text);
+  }
+  if (w == "jump" && !c.done()) return "jump " + tc_number(c.take().text);
+  return w;
+}
+
+bool Importer::kind_words(const KindOps& ops, Cursor& c, Node& body, std::initializer_list<std::string_view> stop,
+                          bool stop_at_unknown, uint32_t own_handle) {
+  const std::string kname(ops.name);
+  while (!c.done()) {
+    const Word& w = c.peek();
+    if (std::find(stop.begin(), stop.end(), w.text) != stop.end()) return true;
+    if (auto* sp = special_word(ops, w.text)) {
+      c.take();
+      if (!sp->read(*this, c, w, body)) return false;
+      continue;
+    }
+    std::string_view key = w.text;
+    for (auto& a : kAliases)
+      if (a.obj == ops.obj && a.kind == ops.name && a.word == w.text) key = a.key;
+    int idx = ops.field_index(key);
+    if (idx >= 0 && !(ops.fields[idx].flags & kReadOnly)) {
+      const Field& f = ops.fields[idx];
+      c.take();
+      if (f.type == FieldType::Bool) {  // tc's flags: skip_hw
+        if (!set_once(body, w, std::string(f.key), scalar("true", w.loc))) return false;
+        continue;
+      }
+      // A structured value tc spells as one word (flower's dst_ip
+      // 10.0.0.0/8, dst_port 1000-2000): the kind's own parser reads it in
+      // check_fields. Several words need a Special.
+      const Word* v = c.value(w);
+      if (!v) return false;
+      std::string text = v->text;
+      switch (f.type) {
+        case FieldType::Rate:
+        case FieldType::Size:
+        case FieldType::Time: text = lower(text); break;  // tc's units ignore case
+        case FieldType::Uint: text = tc_number(text); break;
+        case FieldType::Handle:
+          // htb's `default 30`: tc reads a bare hex minor of the qdisc's own handle.
+          if (text.find(':') == std::string::npos && text != "root" && text != "none")
+            text = (own_handle ? hex(own_handle >> 16) : std::string()) + ":" + text;
+          break;
+        case FieldType::Enum:
+          for (auto& va : kValueAliases)
+            if (text == va.word) text = va.value;
+          break;
+        default: break;
+      }
+      if (!set_once(body, w, std::string(f.key), scalar(text, v->loc))) return false;
+      continue;
+    }
+    std::string word = w.text;
+    for (auto& va : kValueAliases)
+      if (word == va.word) word = va.value;
+    if (const Field* f = enum_owner(ops, word)) {
+      c.take();
+      if (!set_once(body, w, std::string(f->key), scalar(word, w.loc))) return false;
+      continue;
+    }
+    if (const Field* f = positional_field(ops)) {
+      size_t at = c.i;
+      std::string verdict = verdict_words(c);
+      Value scratch_value;
+      Diagnostics scratch;
+      if (!verdict.empty() && parse_field(*f, scalar(verdict, w.loc), scratch_value, scratch)) {
+        if (!set_once(body, w, std::string(f->key), scalar(verdict, w.loc))) return false;
+        continue;
+      }
+      c.i = at;
+    }
+    if (stop_at_unknown) return true;
+    std::vector<std::string_view> cands = ops.keys();
+    for (auto& f : ops.fields)
+      if (f.type == FieldType::Enum)
+        for (auto& e : f.names) cands.push_back(e.name);
+    for (auto s : stop) cands.push_back(s);
+    std::string msg = "unknown word " + q(w.text) + " for " + kname + " " + obj_type_name(ops.obj);
+    if (auto dym = did_you_mean(w.text, cands); !dym.empty()) msg += " (did you mean " + q(dym) + "?)";
+    else if (!ops.fields.empty()) {
+      std::string list;
+      for (auto k : ops.keys()) list += (list.empty() ? "" : ", ") + std::string(k);
+      msg += ": tcsync reads " + list;
+    }
+    d_.error(w.loc, msg);
+    return false;
+  }
+  return true;
+}
+
+bool Importer::check_fields(const KindOps& ops, const Node& body, Options& out) {
+  bool ok = true;
+  for (auto& [k, v] : body.map) {
+    int idx = ops.field_index(k.scalar);
+    if (idx < 0) continue;  // not a field (a u32 selector under construction is one)
+    Value val;
+    if (parse_field(ops.fields[idx], v, val, d_)) out.set(static_cast<uint16_t>(idx), std::move(val), v.loc);
+    else ok = false;
+  }
+  return ok;
+}
+
+// ---- u32 ---------------------------------------------------------------------------------
+// tc's u32 words (f_u32.c): match SELECTOR, sample SELECTOR [divisor N],
+// hashkey mask M at N, offset [plus N] [at N] [mask M] [shift N] [eat],
+// ht H, link H, divisor N, mark V M, indev DEV, order N.
+
+// How many words follow a selector field: addresses one, flags none, the
+// rest a value and a mask (the mask read in base 16, as tc does).
+int selector_arity(std::string_view family, std::string_view field) {
+  if (family == "ip" && (field == "nofrag" || field == "firstfrag" || field == "df" || field == "mf")) return 0;
+  if ((family == "ip" || family == "ip6" || family == "ether") && (field == "src" || field == "dst")) return 1;
+  return 2;
+}
+
+const KindOps* u32_ops() { return find_kind(ObjType::Filter, "u32"); }
+
+// Would {field: VALUE} read the same as {field: {value: VALUE, mask: MASK}}?
+// Asked of the u32 kind's own parser, so import never restates its defaults.
+bool plain_form_same(std::string_view family, std::string_view field, const Node& value, const Node& vm) {
+  const KindOps* u32 = u32_ops();
+  int idx = u32 ? u32->field_index("match") : -1;
+  if (idx < 0) return false;
+  auto parse = [&](const Node& v, Value& out) {
+    Node inner = mapping({});
+    put(inner, std::string(field), {}, v);
+    Node sel = mapping({});
+    put(sel, std::string(family), {}, inner);
+    Node seq;
+    seq.type = Node::Type::Seq;
+    seq.seq.push_back(sel);
+    Diagnostics scratch;
+    return parse_field(u32->fields[idx], seq, out, scratch);
+  };
+  Value a, b;
+  return parse(value, a) && parse(vm, b) && a == b;
+}
+
+// One selector: `ip dst 10.0.0.0/8`, `u32 0x0a000000 0xff000000 at 16`, ...
+// Appends {FAMILY: {...}} to SEQ, merging into the entry before when it is
+// the same family and does not name this field yet (tc packs in word order,
+// and so does the loader).
+// `match mark V M` is u32's mark option, not a key: it goes to MARK_OUT.
+bool read_selector(Importer& im, Cursor& c, const Word& kw, Node& seq, bool merge, Node* mark_out) {
+  const Word* fam = c.value(kw, "a selector such as 'ip dst 10.0.0.0/8'");
+  if (!fam) return false;
+  static const std::string_view kFamilies[] = {"u32", "u16", "u8", "ip", "ip6", "udp", "tcp", "icmp", "mark", "ether"};
+  std::string family;
+  for (auto f : kFamilies)  // in tc's order, with tc's abbreviations
+    if (matches(fam->text, f)) {
+      family = f;
+      break;
+    }
+  if (family.empty()) {
+    std::vector<std::string_view> cands(std::begin(kFamilies), std::end(kFamilies));
+    std::string msg = "unknown selector " + q(fam->text) + ": expected u32, u16, u8, ip, ip6, tcp, udp, icmp, ether or mark";
+    if (auto dym = did_you_mean(fam->text, cands); !dym.empty()) msg += " (did you mean " + q(dym) + "?)";
+    im.d_.error(fam->loc, msg);
+    return false;
+  }
+  Node body = mapping(fam->loc);
+  std::string field;
+  if (family == "u32" || family == "u16" || family == "u8") {
+    const Word* v = c.value(*fam, "a value and a mask");
+    const Word* m = v ? c.value(*v, "a mask") : nullptr;
+    if (!m) return false;
+    put(body, "value", v->loc, scalar(tc_number(v->text), v->loc));
+    put(body, "mask", m->loc, scalar(tc_hex(m->text), m->loc));
+    if (c.is("at")) {
+      const Word& at = c.take();
+      const Word* off = c.value(at, "an offset");
+      if (!off) return false;
+      std::string text = off->text;
+      if (text == "nexthdr+") {  // tc also takes "nexthdr+ 4"
+        const Word* o2 = c.value(*off, "an offset");
+        if (!o2) return false;
+        text += o2->text;
+      }
+      put(body, "at", at.loc, scalar(text, off->loc));
+    }
+  } else if (family == "mark") {
+    if (!mark_out) {
+      im.d_.error(fam->loc, "a mark selects no packet bits: " + q(kw.text) + " needs a selector such as 'ip dst 10.0.0.7'");
+      return false;
+    }
+    const Word* v = c.value(*fam, "a value and a mask");
+    const Word* m = v ? c.value(*v, "a mask") : nullptr;
+    if (!m) return false;
+    Node mark = mapping(fam->loc);
+    put(mark, "value", v->loc, scalar(tc_number(v->text), v->loc));
+    put(mark, "mask", m->loc, scalar(tc_number(m->text), m->loc));
+    *mark_out = std::move(mark);
+    return true;
+  } else {
+    const Word* fw = c.value(*fam, "a field such as dst");
+    if (!fw) return false;
+    field = fw->text;
+    if (family == "ip" && matches(field, "dsfield")) field = "dsfield";
+    if (family == "ip" && matches(field, "precedence")) field = "precedence";
+    // tc's words for each family (f_u32.c); a word outside them would take
+    // the next words as its value, so it is caught here.
+    static const std::map<std::string_view, std::vector<std::string_view>> kWords = {
+        {"ip", {"src", "dst", "tos", "dsfield", "ihl", "protocol", "precedence", "nofrag", "firstfrag", "df", "mf", "dport",
+                "sport", "icmp_type", "icmp_code"}},
+        {"ip6", {"src", "dst", "priority", "protocol", "flowlabel", "dport", "sport", "icmp_type", "icmp_code"}},
+        {"tcp", {"src", "dst"}}, {"udp", {"src", "dst"}}, {"icmp", {"type", "code"}}, {"ether", {"src", "dst"}}};
+    auto& words = kWords.at(family);
+    if (std::find(words.begin(), words.end(), field) == words.end()) {
+      std::string list;
+      for (auto x : words) list += (list.empty() ? "" : ", ") + std::string(x);
+      std::string msg = "unknown " + q(family) + " match " + q(field) + ": expected one of " + list;
+      if (auto dym = did_you_mean(field, words); !dym.empty()) msg += " (did you mean " + q(dym) + "?)";
+      im.d_.error(fw->loc, msg);
+      return false;
+    }
+    int arity = selector_arity(family, field);
+    if (arity == 0) {
+      put(body, field, fw->loc, scalar("true", fw->loc));
+    } else if (arity == 1) {
+      const Word* v = c.value(*fw, "an address");
+      if (!v) return false;
+      put(body, field, fw->loc, scalar(v->text, v->loc));
+      if (c.is("at")) {
+        im.d_.error(c.peek().loc, "an address match at another offset ('at') has no tcsync spelling: use a u32 selector");
+        return false;
+      }
+    } else {
+      const Word* v = c.value(*fw, "a value and a mask");
+      const Word* m = v ? c.value(*v, "a mask") : nullptr;
+      if (!m) return false;
+      Node vm = mapping(v->loc);
+      put(vm, "value", v->loc, scalar(tc_number(v->text), v->loc));
+      put(vm, "mask", m->loc, scalar(tc_hex(m->text), m->loc));
+      Node plain = scalar(tc_number(v->text), v->loc);
+      put(body, field, fw->loc, plain_form_same(family, field, plain, vm) ? plain : vm);
+    }
+  }
+  if (merge && !seq.seq.empty()) {
+    Node& last = seq.seq.back();
+    if (last.map.size() == 1 && last.map[0].first.scalar == family && !field.empty() && !find(last.map[0].second, field)) {
+      last.map[0].second.map.push_back(std::move(body.map[0]));
+      return true;
+    }
+  }
+  Node sel = mapping(kw.loc);
+  put(sel, family, fam->loc, std::move(body));
+  seq.seq.push_back(std::move(sel));
+  return true;
+}
+
+bool u32_match(Importer& im, Cursor& c, const Word& kw, Node& body) {
+  Node* seq = find(body, "match");
+  if (!seq) {
+    Node s;
+    s.type = Node::Type::Seq;
+    s.loc = kw.loc;
+    seq = &put(body, "match", kw.loc, std::move(s));
+  }
+  Node mark;
+  if (!read_selector(im, c, kw, *seq, true, &mark)) return false;
+  if (mark.is_map()) return im.set_once(body, kw, "mark", std::move(mark));
+  return true;
+}
+
+bool u32_sample(Importer& im, Cursor& c, const Word& kw, Node& body) {
+  Node seq;
+  seq.type = Node::Type::Seq;
+  if (!read_selector(im, c, kw, seq, false, nullptr)) return false;
+  Node sample = std::move(seq.seq[0]);
+  if (c.is("divisor")) {
+    const Word& dw = c.take();
+    const Word* n = c.value(dw, "a number");
+    if (!n) return false;
+    put(sample, "divisor", dw.loc, scalar(tc_number(n->text), n->loc));
+  }
+  return im.set_once(body, kw, "sample", std::move(sample));
+}
+
+bool u32_hashkey(Importer& im, Cursor& c, const Word& kw, Node& body) {
+  Node hk = mapping(kw.loc);
+  while (c.is("mask") || c.is("at")) {
+    const Word& w = c.take();
+    const Word* v = c.value(w);
+    if (!v) return false;
+    put(hk, w.text, w.loc, scalar(w.text == "mask" ? tc_hex(v->text) : tc_number(v->text), v->loc));
+  }
+  return im.set_once(body, kw, "hashkey", std::move(hk));
+}
+
+bool u32_offset(Importer& im, Cursor& c, const Word& kw, Node& body) {
+  Node off = mapping(kw.loc);
+  while (!c.done()) {
+    const Word& w = c.peek();
+    std::string key;
+    for (auto k : {"plus", "at", "mask", "shift", "eat"})
+      if (matches(w.text, k)) key = k;
+    if (key.empty()) break;
+    c.take();
+    if (key == "eat") {
+      put(off, key, w.loc, scalar("true", w.loc));
+      continue;
+    }
+    const Word* v = c.value(w);
+    if (!v) return false;
+    put(off, key, w.loc, scalar(key == "mask" ? tc_hex(v->text) : tc_number(v->text), v->loc));
+  }
+  return im.set_once(body, kw, "offset", std::move(off));
+}
+
+bool u32_ht(Importer& im, Cursor& c, const Word& kw, Node& body) {
+  const Word* v = c.value(kw, "a hash table such as 2:");
+  if (!v) return false;
+  return im.set_once(body, kw, "ht", scalar(v->text, v->loc));
+}
+
+bool u32_link(Importer& im, Cursor& c, const Word& kw, Node& body) {
+  const Word* v = c.value(kw, "a hash table such as 2:");
+  return v && im.set_once(body, kw, "link", scalar(v->text, v->loc));
+}
+
+bool u32_mark(Importer& im, Cursor& c, const Word& kw, Node& body) {
+  const Word* v = c.value(kw, "a value and a mask");
+  const Word* m = v ? c.value(*v, "a mask") : nullptr;
+  if (!m) return false;
+  Node mark = mapping(kw.loc);
+  put(mark, "value", v->loc, scalar(tc_number(v->text), v->loc));
+  put(mark, "mask", m->loc, scalar(tc_number(m->text), m->loc));
+  return im.set_once(body, kw, "mark", std::move(mark));
+}
+
+bool u32_order(Importer& im, Cursor&, const Word& kw, Node&) {
+  im.d_.error(kw.loc, "'order' has no tcsync spelling: give the rule's 'handle' instead (order N is node id N)");
+  return false;
+}
+
+// police: `conform-exceed EXCEED[/CONFORM]`.
+bool police_conform_exceed(Importer& im, Cursor& c, const Word& kw, Node& body) {
+  const Word* v = c.value(kw, "a verdict such as drop or drop/pipe");
+  if (!v) return false;
+  std::string text = v->text, exceed = text, conform;
+  if (auto slash = text.find('/'); slash != std::string::npos) exceed = text.substr(0, slash), conform = text.substr(slash + 1);
+  for (auto& va : kValueAliases) {
+    if (exceed == va.word) exceed = va.value;
+    if (conform == va.word) conform = va.value;
+  }
+  if (!im.set_once(body, kw, "exceed", scalar(exceed, v->loc))) return false;
+  return conform.empty() || im.set_once(body, kw, "conform", scalar(conform, v->loc));
+}
+
+// skbedit: `mark V[/M]`.
+bool skbedit_mark(Importer& im, Cursor& c, const Word& kw, Node& body) {
+  const Word* v = c.value(kw, "a mark such as 5 or 0x10/0xff");
+  if (!v) return false;
+  auto slash = v->text.find('/');
+  if (!im.set_once(body, kw, "mark", scalar(tc_number(v->text.substr(0, slash)), v->loc))) return false;
+  return slash == std::string::npos || im.set_once(body, kw, "mask", scalar(tc_number(v->text.substr(slash + 1)), v->loc));
+}
+
+// csum: `ip4h and udp` -- the 'and' between targets says nothing.
+bool csum_and(Importer&, Cursor&, const Word&, Node&) { return true; }
+
+// nat: `ingress|egress OLD[/LEN] NEW`. tc (iproute2 6.1) reads OLD any,
+// all or default as 0.0.0.0 with mask 255.255.255.255 (its bytes), which
+// matches no packet: import keeps what tc sends, not tcsync's own any.
+bool nat_direction(Importer& im, Cursor& c, const Word& kw, Node& body) {
+  const Word* old = c.value(kw, "the old address and the new one");
+  const Word* nw = old ? c.value(*old, "the new address") : nullptr;
+  if (!nw) return false;
+  std::string o = old->text;
+  if (o == "any" || o == "all" || o == "default") o = "0.0.0.0";
+  return im.set_once(body, kw, "direction", scalar(kw.text, kw.loc)) && im.set_once(body, *old, "old", scalar(o, old->loc)) &&
+         im.set_once(body, *nw, "new", scalar(nw->text, nw->loc));
+}
+
+// skbmod: `set dmac|smac MAC`, `set etype TYPE`, `swap mac`.
+bool skbmod_set(Importer& im, Cursor& c, const Word& kw, Node& body) {
+  const Word* what = c.value(kw, "dmac, smac or etype");
+  if (!what) return false;
+  if (what->text != "dmac" && what->text != "smac" && what->text != "etype") {
+    im.d_.error(what->loc, "skbmod 'set' takes dmac, smac or etype, not " + q(what->text));
+    return false;
+  }
+  const Word* v = c.value(*what);
+  return v && im.set_once(body, *what, what->text, scalar(v->text, v->loc));
+}
+
+bool skbmod_swap(Importer& im, Cursor& c, const Word& kw, Node& body) {
+  const Word* what = c.value(kw, "'mac'");
+  if (!what) return false;
+  if (what->text != "mac") {
+    im.d_.error(what->loc, "skbmod 'swap' takes mac, not " + q(what->text));
+    return false;
+  }
+  return im.set_once(body, kw, "swap_mac", scalar("true", kw.loc));
+}
+
+// tunnel_key: `nocsum` (and `csum`, the Bool key itself).
+bool tunnel_key_nocsum(Importer& im, Cursor&, const Word& kw, Node& body) {
+  return im.set_once(body, kw, "csum", scalar("false", kw.loc));
+}
+
+// ct: `nat` alone (restore the connection's NAT), or `nat src|dst addr
+// A[-B] [port P[-Q]]`.
+bool ct_nat(Importer& im, Cursor& c, const Word& kw, Node& body) {
+  if (!c.is("src") && !c.is("dst")) return im.set_once(body, kw, "nat", scalar("restore", kw.loc));
+  const Word& dir = c.take();
+  if (!im.set_once(body, kw, "nat", scalar(dir.text, dir.loc))) return false;
+  const Word* addr = c.value(dir, "'addr' and an address or range");
+  if (!addr) return false;
+  if (addr->text != "addr") {
+    im.d_.error(addr->loc, "ct nat " + dir.text + " takes 'addr' next, not " + q(addr->text));
+    return false;
+  }
+  const Word* range = c.value(*addr, "an address or range such as 10.0.0.1-10.0.0.9");
+  if (!range || !im.set_once(body, *addr, "nat_addr", scalar(range->text, range->loc))) return false;
+  if (!c.is("port")) return true;
+  const Word& port = c.take();
+  const Word* ports = c.value(port, "a port or range such as 1000-2000");
+  return ports && im.set_once(body, port, "nat_port", scalar(ports->text, ports->loc));
+}
+
+// pedit: `munge HEADER FIELD CMD` or `munge offset N u8|u16|u32 CMD`, CMD
+// being `set V`, `add V` or `decrement`, then `retain M`; one edit each.
+// (`ex` is the Bool key itself.) tc's at/offmask/shift, invert, clear and
+// preserve have no edit spelling: a raw key says them.
+bool pedit_munge(Importer& im, Cursor& c, const Word& kw, Node& body) {
+  Node* seq = find(body, "edits");
+  if (!seq) {
+    Node s;
+    s.type = Node::Type::Seq;
+    s.loc = kw.loc;
+    seq = &put(body, "edits", kw.loc, std::move(s));
+  }
+  const Word* what = c.value(kw, "offset or a header (eth, ip, ip6, tcp, udp)");
+  if (!what) return false;
+  Node edit = mapping(kw.loc);
+  if (what->text == "offset") {
+    const Word* n = c.value(*what, "a byte offset");
+    const Word* size = n ? c.value(*n, "u8, u16 or u32") : nullptr;
+    if (!size) return false;
+    put(edit, "offset", n->loc, scalar(tc_number(n->text), n->loc));
+    put(edit, "size", size->loc, scalar(size->text, size->loc));
+  } else {
+    const Word* field = c.value(*what, "a field");
+    if (!field) return false;
+    put(edit, what->text, what->loc, scalar(field->text, field->loc));
+  }
+  const Word* cmd = c.value(*what, "set, add or decrement");
+  if (!cmd) return false;
+  if (cmd->text == "set" || cmd->text == "add") {
+    const Word* v = c.value(*cmd);
+    if (!v) return false;
+    put(edit, cmd->text, cmd->loc, scalar(tc_number(v->text), v->loc));
+  } else if (cmd->text == "decrement") {
+    put(edit, "decrement", cmd->loc, scalar("true", cmd->loc));
+  } else {
+    im.d_.error(cmd->loc, "pedit " + q(cmd->text) + " has no tcsync edit: write the key it makes as {raw: {offset, mask, val}}");
+    return false;
+  }
+  if (c.is("retain")) {
+    const Word& rw = c.take();
+    const Word* r = c.value(rw, "a mask");
+    if (!r) return false;
+    put(edit, "retain", rw.loc, scalar(tc_number(r->text), r->loc));
+  }
+  seq->seq.push_back(std::move(edit));
+  return true;
+}
+
+// basic's `match EXPR`: tc's ematch parser reads words until one that is not
+// part of the expression; here, up to the filter's own words. The words are
+// joined with single spaces, so a quoted expression and an unquoted one read
+// the same; the basic kind's parser checks the expression.
+bool basic_match(Importer& im, Cursor& c, const Word& kw, Node& body) {
+  std::string expr;
+  SourceLoc loc = kw.loc;
+  while (!c.done()) {
+    const Word& w = c.peek();
+    if (w.text == "classid" || w.text == "flowid" || w.text == "action" || w.text == "actions" || w.text == "police") break;
+    if (expr.empty()) loc = w.loc;
+    else expr += ' ';
+    expr += c.take().text;
+  }
+  if (expr.empty()) {
+    im.d_.error(kw.loc, "'match' needs an ematch expression after it, such as 'meta(nf_mark eq 5)'");
+    return false;
+  }
+  return im.set_once(body, kw, "match", scalar(expr, loc));
+}
+
+const Special kSpecials[] = {
+    {ObjType::Action, "ct", "nat", ct_nat},
+    {ObjType::Action, "pedit", "munge", pedit_munge},
+    {ObjType::Action, "tunnel_key", "nocsum", tunnel_key_nocsum},
+    {ObjType::Action, "csum", "and", csum_and},
+    {ObjType::Action, "nat", "ingress", nat_direction},
+    {ObjType::Action, "nat", "egress", nat_direction},
+    {ObjType::Action, "skbmod", "set", skbmod_set},
+    {ObjType::Action, "skbmod", "swap", skbmod_swap},
+    {ObjType::Action, "skbedit", "mark", skbedit_mark},
+    {ObjType::Action, "police", "conform-exceed", police_conform_exceed},
+    {ObjType::Filter, "u32", "match", u32_match},     {ObjType::Filter, "u32", "sample", u32_sample},
+    {ObjType::Filter, "u32", "hashkey", u32_hashkey}, {ObjType::Filter, "u32", "offset", u32_offset},
+    {ObjType::Filter, "u32", "ht", u32_ht},           {ObjType::Filter, "u32", "link", u32_link},
+    {ObjType::Filter, "u32", "mark", u32_mark},       {ObjType::Filter, "u32", "order", u32_order},
+    {ObjType::Filter, "basic", "match", basic_match},
+};
+
+const Special* special_word(const KindOps& ops, std::string_view word) {
+  for (auto& s : kSpecials)
+    if (s.obj == ops.obj && s.kind == ops.name && s.word == word) return &s;
+  return nullptr;
+}
+
+// ---- qdiscs ------------------------------------------------------------------------------
+
+std::optional<uint32_t> handle_word(const Word& w, Diagnostics& d, std::string_view what) {
+  auto h = parse_handle(w.text);
+  if (!h) d.error(w.loc, std::string(what) + " must be a tc handle such as 1: or 1:10, not " + q(w.text));
+  return h;
+}
+
+Obj* Importer::find_qdisc(const std::string& dev, std::optional<uint32_t> parent, std::optional<uint32_t> handle) {
+  for (auto& o : objs_)
+    if (!o.dead && o.type == ObjType::Qdisc && o.dev == dev && (parent ? o.parent == *parent : o.handle == handle.value_or(~0u)))
+      return &o;
+  return nullptr;
+}
+
+// A deleted qdisc takes its classes, filters and child qdiscs with it.
+void Importer::drop_qdisc_subtree(const std::string& dev, uint32_t handle) {
+  for (auto& o : objs_) {
+    if (o.dead || o.dev != dev) continue;
+    if (o.type == ObjType::Class && handle_major(o.handle) == handle) o.dead = true;
+    if (o.type == ObjType::Filter && handle_major(o.key.parent) == handle) o.dead = true;
+  }
+  for (auto& o : objs_)
+    if (!o.dead && o.dev == dev && o.type == ObjType::Qdisc && handle_major(o.parent) == handle && o.parent != kHandleRoot) {
+      o.dead = true;
+      drop_qdisc_subtree(dev, o.handle);
+    }
+}
+
+uint32_t Importer::pick_qdisc_handle(const std::string& dev, uint32_t parent) {
+  std::set<uint32_t> used;
+  for (auto& o : objs_)
+    if (!o.dead && o.dev == dev && o.type == ObjType::Qdisc) used.insert(o.handle);
+  // Under class 1:30 the handle 30: reads best; at the root 1:.
+  if (parent != kHandleRoot && handle_minor(parent) && !used.count(handle_minor(parent) << 16)) return handle_minor(parent) << 16;
+  for (uint32_t m = 1; m < 0x8000; ++m)
+    if (!used.count(m << 16)) return m << 16;
+  return 0;
+}
+
+// add / replace / change of one object whose identity matched EXISTING (or nothing).
+void Importer::place(Obj o, Verb v, const Word& head, Obj* existing, const std::string& what) {
+  if (v == Verb::Add && existing) {
+    d_.error(head.loc, what + " is already added at " + format_location(existing->loc) +
+                           " (tc would fail with \"File exists\"; use replace to redefine it)");
+    return;
+  }
+  if (v == Verb::Change && !existing) {
+    d_.error(head.loc, "tc change of " + what + ", which no line above adds (tc would fail: there is nothing to change)");
+    return;
+  }
+  if (existing && v == Verb::Change) {
+    // Only the options the change gives are replaced.
+    for (auto& [k, val] : o.node.map) put(existing->node, k.scalar, k.loc, val);
+    existing->loc = o.loc;
+    return;
+  }
+  if (existing) {
+    *existing = std::move(o);
+    return;
+  }
+  objs_.push_back(std::move(o));
+}
+
+void Importer::qdisc(Cursor& c, Verb v, const Word& head) {
+  const Word *dev = nullptr, *parent = nullptr, *handle = nullptr, *kindw = nullptr;
+  while (!c.done() && !kindw) {
+    const Word& w = c.take();
+    if (w.text == "dev") {
+      if (!(dev = c.value(w, "a device name"))) return;
+    } else if (w.text == "handle") {
+      if (!(handle = c.value(w, "a handle such as 1:"))) return;
+    } else if (w.text == "root") {
+      parent = &w;
+    } else if (w.text == "parent") {
+      if (!(parent = c.value(w, "a handle such as 1:10"))) return;
+    } else if (w.text == "ingress" || w.text == "clsact") {
+      kindw = &w;
+    } else if (w.text == "estimator" || w.text == "stab" || w.text == "ingress_block" || w.text == "egress_block") {
+      d_.error(w.loc, q(w.text) + " has no tcsync spelling yet");
+      return;
+    } else {
+      kindw = &w;
+    }
+  }
+  if (!dev) {
+    d_.error(head.loc, "tc qdisc needs 'dev NAME'");
+    return;
+  }
+  const KindOps* ops = nullptr;
+  if (kindw) {
+    ops = find_kind(ObjType::Qdisc, kindw->text);
+    if (!ops) {
+      auto names = kind_names(ObjType::Qdisc);
+      std::string list;
+      for (auto nm : names) list += (list.empty() ? "" : ", ") + std::string(nm);
+      std::string msg = "unknown qdisc kind " + q(kindw->text) + " (tcsync knows " + list + ")";
+      if (auto dym = did_you_mean(kindw->text, names); !dym.empty()) msg += "; did you mean " + q(dym) + "?";
+      d_.error(kindw->loc, msg);
+      return;
+    }
+  }
+  bool hook = ops && (ops->name == "clsact" || ops->name == "ingress");
+  std::optional<uint32_t> p, h;
+  if (parent && !(p = handle_word(*parent, d_, "parent"))) return;
+  if (handle && !(h = handle_word(*handle, d_, "handle"))) return;
+  if (ops && !hook && (p == kHandleIngress || h == kHandleIngressQdisc)) {
+    d_.error(kindw->loc, "only clsact and ingress qdiscs sit at ingress (handle ffff:), not " + q(kindw->text));
+    return;
+  }
+  if (hook || p == kHandleIngress || h == kHandleIngressQdisc) p = kHandleIngress, h = kHandleIngressQdisc;
+  if (v == Verb::Delete) {
+    Obj* o = find_qdisc(dev->text, p, h);
+    if (!o) {
+      d_.note(head.loc, "deletes nothing an earlier line added: skipped (tcsync deletes what its file does not list)");
+      return;
+    }
+    o->dead = true;
+    if (o->parent == kHandleIngress) {
+      for (auto& f : objs_)
+        if (f.dev == o->dev && f.type == ObjType::Filter &&
+            (f.key.parent == kHandleClsactIngress || f.key.parent == kHandleClsactEgress || f.key.parent == kHandleIngressQdisc))
+          f.dead = true;
+    } else {
+      drop_qdisc_subtree(o->dev, o->handle);
+    }
+    return;
+  }
+  if (!ops) {
+    d_.error(dev->loc, "tc qdisc " + std::string(v == Verb::Change ? "change" : "add") + " needs a qdisc kind such as htb");
+    return;
+  }
+  if (!p && !h && v == Verb::Change) {
+    d_.error(head.loc, "tc qdisc change needs 'root', 'parent' or 'handle' to say which qdisc");
+    return;
+  }
+  if (!p) p = kHandleRoot;
+  Obj* existing = find_qdisc(dev->text, p, std::nullopt);
+  if (v == Verb::Change && !existing && h) existing = find_qdisc(dev->text, std::nullopt, h);
+  if (!h && !hook) {
+    if (v == Verb::Change && existing) {
+      h = existing->handle;
+    } else {
+      h = pick_qdisc_handle(dev->text, *p);
+      d_.warning(kindw->loc, "qdisc " + std::string(ops->name) + " without a handle: the kernel would pick one (8001: and up, " +
+                                 "different on every host); tcsync needs a fixed one and uses " + format_handle(*h));
+    }
+  }
+  Obj o;
+  o.type = ObjType::Qdisc;
+  o.dev = dev->text;
+  o.loc = head.loc;
+  o.ops = ops;
+  o.parent = *p;
+  o.handle = *h;
+  o.node = mapping(head.loc);
+  put(o.node, "kind", kindw->loc, scalar(std::string(ops->name), kindw->loc));
+  if (!hook) {
+    if (*p != kHandleRoot) put(o.node, "parent", parent->loc, scalar(format_handle(*p), parent->loc));
+    put(o.node, "handle", handle ? handle->loc : kindw->loc, scalar(format_handle(*h), handle ? handle->loc : kindw->loc));
+  }
+  Node body = mapping(kindw->loc);
+  if (!kind_words(*ops, c, body, {}, false, *h)) return;
+  Options opts;
+  if (!check_fields(*ops, body, opts)) return;
+  for (auto& kv : body.map) o.node.map.push_back(std::move(kv));
+  note_device(*dev);
+  if (v == Verb::Change && existing && existing->ops != ops) {
+    d_.error(kindw->loc, "tc qdisc change cannot change the kind (" + std::string(existing->ops->name) + " → " +
+                             std::string(ops->name) + "); use replace");
+    return;
+  }
+  std::string what = "qdisc " + std::string(ops->name) + " at " + (hook ? "ingress" : format_handle(*p)) + " of " + dev->text;
+  place(std::move(o), v, head, existing, what);
+}
+
+// ---- classes -----------------------------------------------------------------------------
+
+void Importer::klass(Cursor& c, Verb v, const Word& head) {
+  const Word *dev = nullptr, *parent = nullptr, *classid = nullptr, *kindw = nullptr;
+  while (!c.done() && !kindw) {
+    const Word& w = c.take();
+    if (w.text == "dev") {
+      if (!(dev = c.value(w, "a device name"))) return;
+    } else if (w.text == "classid" || w.text == "handle") {
+      if (!(classid = c.value(w, "a class id such as 1:10"))) return;
+    } else if (w.text == "root") {
+      parent = &w;
+    } else if (w.text == "parent") {
+      if (!(parent = c.value(w, "a handle such as 1:"))) return;
+    } else if (w.text == "estimator") {
+      d_.error(w.loc, "'estimator' has no tcsync spelling yet");
+      return;
+    } else {
+      kindw = &w;
+    }
+  }
+  if (!dev || !classid) {
+    d_.error(head.loc, std::string("tc class needs ") + (!dev ? "'dev NAME'" : "'classid X:Y'"));
+    return;
+  }
+  auto id = handle_word(*classid, d_, "classid");
+  if (!id) return;
+  if (!handle_major(*id) || !handle_minor(*id) || *id == kHandleRoot) {
+    d_.error(classid->loc, "classid needs a major and a minor number, such as 1:10");
+    return;
+  }
+  auto same = [&](const Obj& o) { return !o.dead && o.type == ObjType::Class && o.dev == dev->text && o.handle == *id; };
+  auto it = std::find_if(objs_.begin(), objs_.end(), same);
+  Obj* existing = it == objs_.end() ? nullptr : &*it;
+  if (v == Verb::Delete) {
+    if (!existing) d_.note(head.loc, "deletes nothing an earlier line added: skipped (tcsync deletes what its file does not list)");
+    else existing->dead = true;
+    return;
+  }
+  const KindOps* ops = nullptr;
+  if (kindw) ops = find_kind(ObjType::Class, kindw->text);
+  if (!ops) {
+    auto names = kind_names(ObjType::Class);
+    std::string list;
+    for (auto nm : names) list += (list.empty() ? "" : ", ") + std::string(nm);
+    if (kindw) d_.error(kindw->loc, "unknown class kind " + q(kindw->text) + " (tcsync knows " + list + ")");
+    else d_.error(head.loc, "tc class needs a class kind such as htb");
+    return;
+  }
+  uint32_t par = handle_major(*id);
+  if (parent && parent->text != "root") {
+    auto ph = handle_word(*parent, d_, "parent");
+    if (!ph) return;
+    par = *ph;
+  }
+  Obj o;
+  o.type = ObjType::Class;
+  o.dev = dev->text;
+  o.loc = head.loc;
+  o.ops = ops;
+  o.parent = par;
+  o.handle = *id;
+  o.node = mapping(head.loc);
+  put(o.node, "classid", classid->loc, scalar(format_handle(*id), classid->loc));
+  if (handle_minor(par)) put(o.node, "parent", parent->loc, scalar(format_handle(par), parent->loc));
+  // The kind is the owning qdisc's unless said otherwise.
+  Obj* owner = find_qdisc(dev->text, std::nullopt, handle_major(*id));
+  if (!owner || owner->ops->name != ops->name) put(o.node, "kind", kindw->loc, scalar(std::string(ops->name), kindw->loc));
+  Node body = mapping(kindw->loc);
+  if (!kind_words(*ops, c, body, {}, false, *id)) return;
+  Options opts;
+  if (!check_fields(*ops, body, opts)) return;
+  for (auto& kv : body.map) o.node.map.push_back(std::move(kv));
+  note_device(*dev);
+  place(std::move(o), v, head, existing, "class " + format_handle(*id) + " of " + dev->text);
+}
+
+// ---- filters -----------------------------------------------------------------------------
+
+// Whether OPS reads WORD (a key, an alias, a special, a bare enum value).
+bool knows_word(const KindOps& ops, std::string_view word) {
+  if (special_word(ops, word) || ops.field_index(word) >= 0 || enum_owner(ops, word)) return true;
+  for (auto& a : kAliases)
+    if (a.obj == ops.obj && a.kind == ops.name && a.word == word) return true;
+  return false;
+}
+
+bool Importer::actions(Cursor& c, Node& fnode, const KindOps& filter_ops) {
+  Node* seq = find(fnode, "actions");
+  if (!seq) {
+    Node s;
+    s.type = Node::Type::Seq;
+    s.loc = c.peek().loc;
+    seq = &put(fnode, "actions", c.peek().loc, std::move(s));
+  }
+  while (c.is("action") || c.is("actions")) {
+    const Word& aw = c.take();
+    if (c.done()) {
+      d_.error(aw.loc, q(aw.text) + " needs an action kind such as mirred after it");
+      return false;
+    }
+    const Word& kw = c.peek();
+    const KindOps* ops = find_kind(ObjType::Action, kw.text);
+    if (ops) {
+      c.take();
+    } else {
+      // `action drop`: tc's short form of gact.
+      const KindOps* gact = find_kind(ObjType::Action, "gact");
+      const Field* verdict = gact ? positional_field(*gact) : nullptr;
+      size_t at = c.i;
+      std::string word = verdict_words(c);
+      c.i = at;
+      Value scratch_value;
+      Diagnostics scratch;
+      if (verdict && parse_field(*verdict, scalar(word, kw.loc), scratch_value, scratch)) {
+        ops = gact;
+      } else {
+        auto names = kind_names(ObjType::Action);
+        std::string list;
+        for (auto nm : names) list += (list.empty() ? "" : ", ") + std::string(nm);
+        std::string msg = "unknown action kind " + q(kw.text) + " (tcsync knows " + list + ")";
+        if (auto dym = did_you_mean(kw.text, names); !dym.empty()) msg += "; did you mean " + q(dym) + "?";
+        d_.error(kw.loc, msg);
+        return false;
+      }
+    }
+    Node an = mapping(aw.loc);
+    Node body = mapping(kw.loc);
+    bool no_percpu = false;
+    while (true) {
+      if (!kind_words(*ops, c, body, {"action", "actions", "classid", "flowid", "police", "index", "cookie", "no_percpu"}, true, 0))
+        return false;
+      if (c.is("no_percpu")) {
+        c.take();
+        no_percpu = true;
+        continue;
+      }
+      if (c.is("index") || c.is("cookie")) {
+        const Word& w = c.take();
+        const Word* val = c.value(w);
+        if (!val || !set_once(an, w, w.text, scalar(w.text == "index" ? tc_number(val->text) : val->text, val->loc))) return false;
+        continue;
+      }
+      break;
+    }
+    // tc goes back to the filter's words after an action; a word neither
+    // knows is reported against the action, where it most likely belongs.
+    if (!c.done() && !knows_word(filter_ops, c.peek().text)) {
+      static const std::string_view kFilterWords[] = {"action", "actions", "classid", "flowid", "police"};
+      const Word& w = c.peek();
+      if (std::find(std::begin(kFilterWords), std::end(kFilterWords), w.text) == std::end(kFilterWords)) {
+        std::vector<std::string_view> cands = ops->keys();
+        std::string msg = "unknown word " + q(w.text) + " for " + std::string(ops->name) + " action";
+        if (auto dym = did_you_mean(w.text, cands); !dym.empty()) msg += " (did you mean " + q(dym) + "?)";
+        d_.error(w.loc, msg);
+        return false;
+      }
+    }
+    // `action mirred index 7` alone binds action 7 of the table.
+    if (Node* idx = find(an, "index"); idx && body.map.empty() && an.map.size() == 1 &&
+                                       table_.count({std::string(ops->name), idx->scalar})) {
+      Node entry = mapping(aw.loc);
+      put(entry, "ref", aw.loc, scalar(std::string(ops->name) + "/" + idx->scalar, idx->loc));
+      seq->seq.push_back(std::move(entry));
+      continue;
+    }
+    Options opts;
+    if (!check_fields(*ops, body, opts)) return false;
+    Node entry = mapping(aw.loc);
+    put(entry, std::string(ops->name), kw.loc, std::move(body));
+    for (auto& kv : an.map) entry.map.push_back(std::move(kv));
+    // tc's actions keep per-CPU statistics unless told `no_percpu`;
+    // tcsync's do not unless told, so the import says it.
+    if (!no_percpu) put(entry, "percpu_stats", aw.loc, scalar("true", aw.loc));
+    seq->seq.push_back(std::move(entry));
+  }
+  return true;
+}
+
+void Importer::filter(Cursor& c, Verb v, const Word& head) {
+  const Word *dev = nullptr, *parent = nullptr, *handle = nullptr, *proto = nullptr, *pref = nullptr, *chain = nullptr,
+             *kindw = nullptr;
+  while (!c.done() && !kindw) {
+    const Word& w = c.take();
+    if (w.text == "dev") {
+      if (!(dev = c.value(w, "a device name"))) return;
+    } else if (w.text == "root" || w.text == "ingress" || w.text == "egress") {
+      parent = &w;
+    } else if (w.text == "parent") {
+      if (!(parent = c.value(w, "a handle such as 1:"))) return;
+    } else if (w.text == "handle") {
+      if (!(handle = c.value(w, "a filter handle"))) return;
+    } else if (matches(w.text, "protocol")) {
+      if (!(proto = c.value(w, "a protocol such as ip"))) return;
+    } else if (matches(w.text, "priority") || matches(w.text, "preference")) {
+      if (!(pref = c.value(w, "a number"))) return;
+    } else if (w.text == "chain") {
+      if (!(chain = c.value(w, "a number"))) return;
+    } else if (w.text == "block" || w.text == "estimator") {
+      d_.error(w.loc, q(w.text) + " has no tcsync spelling yet");
+      return;
+    } else {
+      kindw = &w;
+    }
+  }
+  if (!dev) {
+    d_.error(head.loc, "tc filter needs 'dev NAME' (shared blocks are not imported yet)");
+    return;
+  }
+  FilterKey key;
+  key.protocol = 0x0003;  // tc's default: all
+  std::string parent_text = "root";
+  key.parent = kHandleRoot;
+  if (parent) {
+    if (parent->text == "ingress") key.parent = kHandleClsactIngress;
+    else if (parent->text == "egress") key.parent = kHandleClsactEgress;
+    else if (auto h = handle_word(*parent, d_, "parent")) key.parent = *h;
+    else return;
+    parent_text = key.parent == kHandleClsactIngress ? "ingress" : key.parent == kHandleClsactEgress ? "egress" : format_handle(key.parent);
+  }
+  if (chain) {
+    auto n = parse_uint(tc_number(chain->text));
+    if (!n || *n > 0xFFFFFFFF) {
+      d_.error(chain->loc, "chain must be a number, not " + q(chain->text));
+      return;
+    }
+    key.chain = static_cast<uint32_t>(*n);
+  }
+  if (proto) {
+    auto p = parse_protocol(lower(proto->text));
+    if (!p) {
+      d_.error(proto->loc, "unknown protocol " + q(proto->text) + " (use ip, ipv6, all, arp, 802.1q, 802.1ad or a hex number like 0x88cc)");
+      return;
+    }
+    key.protocol = *p;
+  }
+  bool have_pref = false;
+  if (pref) {
+    auto n = parse_uint(tc_number(pref->text));
+    if (!n || *n == 0 || *n > 0xFFFF) {
+      d_.error(pref->loc, "pref must be a number from 1 to 65535, not " + q(pref->text));
+      return;
+    }
+    key.pref = static_cast<uint16_t>(*n);
+    have_pref = true;
+  }
+  const KindOps* ops = kindw ? find_kind(ObjType::Filter, kindw->text) : nullptr;
+  if (kindw && !ops) {
+    auto names = kind_names(ObjType::Filter);
+    std::string list;
+    for (auto nm : names) list += (list.empty() ? "" : ", ") + std::string(nm);
+    std::string msg = "unknown filter kind " + q(kindw->text) + " (tcsync knows " + list + ")";
+    if (auto dym = did_you_mean(kindw->text, names); !dym.empty()) msg += "; did you mean " + q(dym) + "?";
+    d_.error(kindw->loc, msg);
+    return;
+  }
+  std::optional<uint32_t> hval;
+  std::string handle_text;
+  if (handle) {
+    handle_text = handle->text;
+    if (ops && ops->parse_filter_handle) hval = ops->parse_filter_handle(handle->text);
+    else if (auto n = parse_uint(handle->text)) hval = static_cast<uint32_t>(*n);
+    if (!hval) {
+      d_.error(handle->loc, "invalid " + std::string(ops ? ops->name : "filter") + " handle " + q(handle->text));
+      return;
+    }
+  }
+  const Block block{dev->text, block_of(dev->text, key.parent)};
+  if (v == Verb::Delete) {
+    size_t n = 0;
+    for (auto& o : objs_)
+      if (!o.dead && o.type == ObjType::Filter && o.dev == dev->text && block_of(o.dev, o.key.parent) == block.second &&
+          o.key.chain == key.chain && (!have_pref || o.key.pref == key.pref) && (!proto || o.key.protocol == key.protocol) &&
+          (!hval || o.key.handle == *hval) && (!ops || o.ops == ops))
+        o.dead = true, ++n;
+    if (!n) d_.note(head.loc, "deletes nothing an earlier line added: skipped (tcsync deletes what its file does not list)");
+    else if (!hval) forget_prefs(block, key.chain, have_pref ? std::optional<uint16_t>(key.pref) : std::nullopt);
+    return;
+  }
+  if (!ops) {
+    d_.error(dev->loc, "tc filter needs a classifier kind such as u32");
+    return;
+  }
+  auto& prefs = prefs_[{block, key.chain}];
+  if (!have_pref) {
+    // The kernel's choice (tc_new_tfilter): just below the first pref from
+    // 0x8000 up, 0xC000 when there is none.
+    auto it = prefs.lower_bound(0x8000);
+    key.pref = it == prefs.end() ? kDefaultPref : static_cast<uint16_t>(*it - 1);
+  }
+  Node body = mapping(kindw->loc);
+  Node extra = mapping(kindw->loc);  // classid and actions follow the kind's body
+  while (true) {
+    if (!kind_words(*ops, c, body, {"classid", "flowid", "action", "actions", "police"}, false, 0)) return;
+    if (c.done()) break;
+    const Word& w = c.peek();
+    if (w.text == "classid" || w.text == "flowid") {
+      c.take();
+      const Word* id = c.value(w, "a class id such as 1:10");
+      if (!id || !handle_word(*id, d_, w.text)) return;
+      if (!set_once(extra, w, "classid", scalar(id->text, id->loc))) return;
+    } else if (w.text == "action" || w.text == "actions") {
+      if (!actions(c, extra, *ops)) return;
+    } else {
+      d_.error(w.loc, "a filter's own 'police' (tc's legacy form) has no tcsync spelling: write 'action police ...'");
+      return;
+    }
+  }
+  // The kernel makes a classifier instance for each new pref; u32 gives it a
+  // root table named 800:, 801:... in the order instances appear.
+  const bool u32 = ops->name == "u32";
+  if (!prefs.count(key.pref) && u32) {
+    uint32_t& next = u32_next_root_[block];
+    if (!next) next = 0x800;
+    u32_roots_[block][next++] = {key.pref, key.protocol};
+  }
+  prefs.insert(key.pref);
+  if (u32) {
+    // A rule placed in a root table by its kernel name (`ht 800::`, handle
+    // 800::5) lives in the pref that owns that table, whatever its own pref:
+    // tcsync names it by that pref and no table.
+    std::optional<uint32_t> table;
+    SourceLoc tloc;
+    if (Node* ht = find(body, "ht")) {
+      if (auto h = parse_u32_handle(ht->scalar); h && (*h >> 20) >= 0x800) {
+        table = *h & 0xFFF00000u, tloc = ht->loc;
+        std::erase_if(body.map, [](auto& kv) { return kv.first.scalar == "ht"; });
+      }
+    }
+    if (hval && (*hval >> 20) >= 0x800) {
+      if (table && *table != (*hval & 0xFFF00000u)) {
+        d_.error(handle->loc, "handle " + handle->text + " is not in table " + ops->format_filter_handle(*table) + " that 'ht' names");
+        return;
+      }
+      table = *hval & 0xFFF00000u, tloc = handle->loc;
+      *hval &= 0xFFFFF;
+      handle_text = ops->format_filter_handle(*hval);
+    }
+    if (table) {
+      auto& roots = u32_roots_[block];
+      auto it = roots.find(*table >> 20);
+      if (it == roots.end()) {
+        d_.error(tloc, "u32 table " + ops->format_filter_handle(*table) +
+                           " is a root table the kernel makes for each pref, and no line above made this one");
+        return;
+      }
+      key.pref = it->second.first;
+      key.protocol = it->second.second;
+    }
+  }
+  Options opts;
+  if (!check_fields(*ops, body, opts)) return;
+  // u32: a rule without a handle gets the kernel's first free node id from
+  // 0x800 in its table and bucket, so the state tcsync makes equals tc's.
+  if (u32 && ops->handle_space) {
+    uint32_t fixed = 0, mask = 0;
+    ops->handle_space(opts, fixed, mask);
+    if (hval) fixed = *hval & 0xFFFFF000u;
+    const bool root_table = (fixed >> 20) == 0;
+    auto& used = u32_nodes_[{block, root_table ? key.pref : 0u, root_table ? key.protocol : 0u, fixed}];
+    if (!hval && mask) {
+      uint32_t node = 0x800;
+      while (node <= 0xFFF && used.count(node)) ++node;
+      if (node > 0xFFF)
+        for (node = 1; node < 0x800 && used.count(node); ++node) {
+        }
+      hval = fixed | node;
+      handle_text = ops->format_filter_handle(*hval);
+    }
+    if (hval && mask) used.insert(*hval & 0xFFF);
+  }
+  Obj o;
+  o.type = ObjType::Filter;
+  o.dev = dev->text;
+  o.loc = head.loc;
+  o.ops = ops;
+  o.node = mapping(head.loc);
+  SourceLoc ploc = parent ? parent->loc : head.loc;
+  put(o.node, "parent", ploc, scalar(parent_text, ploc));
+  if (chain) put(o.node, "chain", chain->loc, scalar(std::to_string(key.chain), chain->loc));
+  SourceLoc prefloc = pref ? pref->loc : kindw->loc;
+  put(o.node, "pref", prefloc, scalar(std::to_string(key.pref), prefloc));
+  if (proto || key.protocol != 0x0003) {
+    SourceLoc l = proto ? proto->loc : kindw->loc;
+    put(o.node, "protocol", l, scalar(format_protocol(key.protocol), l));
+  }
+  if (hval) {
+    key.handle = *hval;
+    SourceLoc hl = handle ? handle->loc : kindw->loc;
+    put(o.node, "handle", hl, scalar(handle_text, hl));
+  }
+  put(o.node, std::string(ops->name), kindw->loc, std::move(body));
+  for (auto& kv : extra.map) o.node.map.push_back(std::move(kv));
+  o.key = key;
+  note_device(*dev);
+  Obj* existing = nullptr;
+  if (hval)
+    for (auto& e : objs_)
+      if (!e.dead && e.type == ObjType::Filter && e.dev == o.dev && e.key == key) existing = &e;
+  if (v == Verb::Change && existing) v = Verb::Replace;  // a filter change restates the rule
+  place(std::move(o), v, head, existing,
+        "filter " + parent_text + " pref " + std::to_string(key.pref) + " handle " + handle_text + " of " + dev->text);
+}
+
+// The filter list a parent names: "root" is the root qdisc's own.
+uint32_t Importer::block_of(const std::string& dev, uint32_t parent) {
+  if (parent != kHandleRoot) return parent;
+  if (Obj* q = find_qdisc(dev, kHandleRoot, std::nullopt)) return q->handle;
+  return parent;
+}
+
+// After `tc filter del ... [prio N]`: those prefs' instances are gone (their
+// root table ids are not reused: the kernel hands them out cyclically).
+void Importer::forget_prefs(const Block& b, uint32_t chain, std::optional<uint16_t> pref) {
+  auto& prefs = prefs_[{b, chain}];
+  for (auto it = prefs.begin(); it != prefs.end();) {
+    bool gone = (!pref || *it == *pref) && std::none_of(objs_.begin(), objs_.end(), [&](const Obj& o) {
+                  return !o.dead && o.type == ObjType::Filter && o.dev == b.first && block_of(o.dev, o.key.parent) == b.second &&
+                         o.key.chain == chain && o.key.pref == *it;
+                });
+    if (gone) {
+      auto& roots = u32_roots_[b];
+      std::erase_if(roots, [&](auto& r) { return r.second.first == *it; });
+      it = prefs.erase(it);
+    } else {
+      ++it;
+    }
+  }
+}
+
+// ---- output ---------------------------------------------------------------------------------
+
+bool Importer::to_yaml(const std::string& source_name, std::string& yaml) {
+  // One object per line, and the tc line each came from, by output line.
+  std::vector<SourceLoc> origin(1);
+  std::string out;
+  auto line = [&](const std::string& text, SourceLoc from) {
+    out += text + "\n";
+    origin.push_back(from);
+  };
+  line("# Imported by `tcsync import` from " + source_name + ".", {});
+  line("version: 1", {});
+  if (!table_.empty()) {
+    line("actions:", {});
+    for (auto& [key, e] : table_) {
+      std::string entry;
+      YamlOut y(entry);
+      emit_node(e, y);
+      line("  - " + entry, e.loc);
+    }
+  }
+  line("devices:", {});
+  bool any = false;
+  for (auto& [name, loc] : devices_) {
+    std::string dev_line;
+    YamlOut dy(dev_line);
+    dy.str(name);
+    bool declared = false;
+    for (ObjType t : {ObjType::Qdisc, ObjType::Class, ObjType::Filter}) {
+      bool first = true;
+      for (auto& o : objs_) {
+        if (o.dead || o.dev != name || o.type != t) continue;
+        if (!declared) line("  " + dev_line + ":", loc), declared = true;
+        if (first) {
+          line(std::string("    ") + (t == ObjType::Qdisc ? "qdiscs" : t == ObjType::Class ? "classes" : "filters") + ":", o.loc);
+          first = false;
+        }
+        std::string entry;
+        YamlOut y(entry);
+        emit_node(o.node, y);
+        line("      - " + entry, o.loc);
+      }
+    }
+    any |= declared;
+  }
+  if (!any) out += "  {}\n";
+
+  // The loader checks what one object cannot see (classes of a declared
+  // qdisc, u32 tables, duplicate identities); its errors point at the tc line.
+  const std::string gen_name = "<import of " + source_name + ">";
+  State s;
+  Diagnostics ld;
+  load_text(gen_name, out, s, ld);
+  auto map_loc = [&](SourceLoc l) { return l.line < origin.size() ? origin[l.line] : SourceLoc{}; };
+  for (auto& x : ld.all()) {
+    std::string msg = x.message;
+    // Locations quoted inside the message ("declared at <import>:12:9").
+    for (size_t pos; (pos = msg.find(gen_name + ":")) != std::string::npos;) {
+      size_t p = pos + gen_name.size() + 1, e = p;
+      while (e < msg.size() && (std::isdigit(static_cast<unsigned char>(msg[e])) || msg[e] == ':')) ++e;
+      uint32_t ln = static_cast<uint32_t>(std::atoi(msg.c_str() + p));
+      SourceLoc m = map_loc({1, ln, 1});
+      msg.replace(pos, e - pos, m.known() ? format_location(m) : std::string("?"));
+    }
+    d_.add(x.severity, map_loc(x.loc), msg);
+  }
+  if (ld.has_errors()) return false;
+  yaml = std::move(out);
+  return true;
+}
+
+}  // namespace
+
+bool import_tc_text(const std::string& name, const std::string& text, const ImportOptions& o, std::string& yaml, Diagnostics& d) {
+  uint32_t file = SourceFiles::instance().add_text(name, text);
+  size_t before = d.error_count();
+  Importer im(d, o);
+  for (auto& c : lex(file, text, d)) {
+    if (d.too_many()) break;
+    im.command(c);
+  }
+  if (d.error_count() != before) return false;
+  return im.to_yaml(name, yaml) && d.error_count() == before;
+}
+
+bool import_tc_file(const std::string& path, const ImportOptions& o, std::string& yaml, Diagnostics& d) {
+  std::string text;
+  if (path == "-") {
+    text.assign(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
+    return import_tc_text("<stdin>", text, o, yaml, d);
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    d.error({}, "cannot read " + path + ": " + std::strerror(errno));
+    return false;
+  }
+  text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  return import_tc_text(path, text, o, yaml, d);
+}
+
+}  // namespace tcsync

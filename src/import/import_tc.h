@@ -1,0 +1,38 @@
+// `tcsync import`: a `tc -b` batch file, or a shell script of `tc ...`
+// lines, turned into a tcsync file that makes the same kernel state.
+//
+//   tc lines ─lex─▶ words (each with FILE:LINE:COL)
+//            ─read─▶ objects: YAML-shaped Node trees whose scalars point at
+//                    the tc words they came from; every kind option is read
+//                    by the kind table's own parser, so errors land on the
+//                    tc word
+//            ─emit─▶ YAML, one object per line
+//            ─load─▶ the loader checks the whole file; its errors are mapped
+//                    back to the tc line that made the object.
+//
+// tc's words mostly are the YAML keys (`rate 10mbit` → `rate: 10mbit`), so a
+// kind added to kinds.def imports without code here; only tc's irregular
+// syntax (u32 selectors, bare words such as mirred's `egress redirect`,
+// aliases such as tbf's `buffer`) is spelled out in import_tc.cpp.
+#pragma once
+#include <optional>
+#include <string>
+
+#include "base/diag.h"
+
+namespace tcsync {
+
+struct ImportOptions {
+  // Import only the lines for this namespace (`tc -n NS ...`, `ip netns
+  // exec NS tc ...`). Unset: every line must be for one namespace.
+  std::optional<std::string> netns;
+};
+
+// Reads PATH ("-" for stdin). On success `yaml` holds the file; warnings
+// (skipped lines) and errors go to `diags`, located in PATH.
+bool import_tc_file(const std::string& path, const ImportOptions& o, std::string& yaml, Diagnostics& diags);
+// The same for text in memory (tests); `name` is shown in locations.
+bool import_tc_text(const std::string& name, const std::string& text, const ImportOptions& o, std::string& yaml,
+                    Diagnostics& diags);
+
+}  // namespace tcsync

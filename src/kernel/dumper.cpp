@@ -1,0 +1,601 @@
+#include "kernel/dumper.h"
+
+#include <linux/netlink.h>
+#include <linux/pkt_sched.h>
+#include <linux/rtnetlink.h>
+
+#include <linux/pkt_cls.h>
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+#include <tuple>
+#include <set>
+#include <unordered_map>
+
+#include "kernel/chunk_reader.h"
+#include "base/handle.h"
+#include "kernel/links.h"
+#include "codec/tc_codec.h"
+#include "netlink/wire.h"
+
+namespace tcsync {
+
+namespace {
+
+// The extack text of an NLMSG_ERROR or NLMSG_DONE, if any.
+//   ERROR: nlmsghdr | error | request nlmsghdr (capped) | TLVs
+//   DONE:  nlmsghdr | error | TLVs
+std::string extack_text(const nlmsghdr& h, std::span<const uint8_t> m, size_t tlv_at) {
+  if (!(h.nlmsg_flags & NLM_F_ACK_TLVS) || tlv_at >= m.size()) return {};
+  AttrTable tb(m.subspan(tlv_at), NLMSGERR_ATTR_MAX);
+  if (auto* a = tb.get(NLMSGERR_ATTR_MSG)) return a->str();
+  return {};
+}
+
+void set_error(DumpOutcome& out, int err, const std::string& kernel_msg) {
+  out.error = err;
+  out.message = errno_text(err);
+  if (!kernel_msg.empty()) out.message += " (" + kernel_msg + ")";
+}
+
+}  // namespace
+
+bool run_dump(NlSocket& sock, std::vector<uint8_t>& request, RxBuffer& rx,
+              const std::function<void(std::span<const uint8_t>)>& on_msg, DumpOutcome& out) {
+  out = {};
+  auto* req = reinterpret_cast<nlmsghdr*>(request.data());
+  if (request.size() < sizeof(nlmsghdr) || req->nlmsg_len < sizeof(nlmsghdr) || req->nlmsg_len > request.size()) {
+    out.error = EINVAL, out.message = "malformed dump request";
+    return false;
+  }
+  const uint32_t seq = sock.reserve_seq(1);
+  req->nlmsg_seq = seq;
+  req->nlmsg_flags |= NLM_F_REQUEST | NLM_F_DUMP;
+  iovec iov{request.data(), req->nlmsg_len};
+  if (ssize_t r = sock.send_iov(&iov, 1); r < 0) {
+    out.error = static_cast<int>(-r), out.message = "sendmsg: " + errno_text(out.error);
+    return false;
+  }
+  ChunkReader reader(sock, seq, rx);
+  for (;;) {
+    bool truncated = false;
+    std::span<const uint8_t> d;
+    ssize_t n = reader.next(d, truncated);
+    if (n < 0) {
+      // Dumps are flow-controlled by the kernel; ENOBUFS here means a
+      // message was lost all the same, so the dump cannot be trusted.
+      out.error = static_cast<int>(-n), out.message = "recvmsg: " + errno_text(out.error);
+      return false;
+    }
+    if (truncated) {
+      out.error = EMSGSIZE, out.message = "a dump chunk did not fit the " + std::to_string(kDumpBuffer) + "-byte buffer";
+      return false;
+    }
+    size_t pos = 0;
+    while (pos + sizeof(nlmsghdr) <= d.size()) {
+      nlmsghdr h;
+      std::memcpy(&h, d.data() + pos, sizeof h);
+      if (h.nlmsg_len < sizeof h || pos + h.nlmsg_len > d.size()) break;
+      auto m = d.subspan(pos, h.nlmsg_len);
+      pos += NLMSG_ALIGN(h.nlmsg_len);
+      if (h.nlmsg_seq != seq) continue;  // a straggler from an earlier request
+      if (h.nlmsg_flags & NLM_F_DUMP_INTR) out.interrupted = true;
+      if (h.nlmsg_type == NLMSG_DONE || h.nlmsg_type == NLMSG_ERROR) {
+        int err = 0;
+        if (m.size() >= sizeof h + sizeof err) std::memcpy(&err, m.data() + sizeof h, sizeof err);
+        if (err == 0) return true;  // NLMSG_DONE; an ERROR with 0 would be a plain ACK
+        size_t tlv = sizeof h + sizeof err;
+        if (h.nlmsg_type == NLMSG_ERROR && m.size() >= tlv + sizeof(nlmsghdr)) {
+          uint32_t echoed;  // the request's own nlmsg_len: uncapped ERRORs echo it whole
+          std::memcpy(&echoed, m.data() + tlv, 4);
+          tlv += (h.nlmsg_flags & NLM_F_CAPPED) ? sizeof(nlmsghdr) : NLMSG_ALIGN(echoed);
+        }
+        set_error(out, -err, extack_text(h, m, tlv));
+        return false;
+      }
+      on_msg(m);
+    }
+  }
+}
+
+namespace {
+
+// What a filter dump may name: the block of a qdisc or class, or a side of
+// clsact/ingress. key.parent of every filter read is this, not the message's.
+struct Block {
+  uint32_t parent;
+};
+
+struct Target {
+  uint32_t ifindex = 0;
+  std::string name;
+  Device* dev = nullptr;
+  std::vector<Block> blocks;
+};
+
+class Dumper {
+ public:
+  Dumper(NlSocket& s, const LinkNames& l, Diagnostics& d, std::vector<Target>& t, State& live, TerseCheck* terse)
+      : sock_(s), links_(l), diags_(d), targets_(t), live_(live), terse_(terse) {}
+
+  bool run_part(DumpPart part) {
+    bool ok = true;
+    if (part != DumpPart::Blocks) ok = run_devices();
+    if (part != DumpPart::Devices) ok = run_blocks() && ok;
+    return ok;
+  }
+
+  bool run_devices() {
+    if (!dump_qdiscs()) return false;
+    bool ok = true;
+    for (Target& t : targets_) {
+      if (!dump_classes(t)) {
+        ok = false;
+        continue;
+      }
+      for (const Block& b : t.blocks) ok = dump_filters(t, b) && ok;
+      oldest_first(t.dev->filters);
+      for (const Block& b : t.blocks)
+        if (b.parent == kHandleClsactIngress || b.parent == kHandleClsactEgress || !handle_minor(b.parent))
+          ok = dump_chains(t.dev, t.ifindex, b.parent, b.parent) && ok;
+    }
+    return ok;
+  }
+
+  // Shared blocks: those the devices in live_ bind (the qdisc dump noted
+  // every binding), and those the caller asked for (live_.blocks already
+  // holds them) if some qdisc binds them: an unbound block does not exist.
+  bool run_blocks() {
+    std::set<std::string> names;
+    for (const Device& d : live_.devices) names.insert(d.name);
+    std::set<uint32_t> want;
+    for (const Device& b : live_.blocks) want.insert(b.block);
+    for (auto& [index, binders] : live_.block_binders)
+      if (std::any_of(binders.begin(), binders.end(), [&](const std::string& n) { return names.count(n); }))
+        want.insert(index);
+    bool ok = true;
+    for (uint32_t index : want)
+      if (live_.block_binders.count(index))
+        ok = dump_block(index) && dump_chains(live_.find_block(index), TCM_IFINDEX_MAGIC_BLOCK, index, index) && ok;
+    return ok;
+  }
+
+  // A block the terse read could not prove: read in full now.
+  bool refill(Target& t, const Block& b) {
+    size_t from = t.dev->filters.size();
+    bool ok = full_filters(t, b);
+    oldest_first(std::span<Filter>(t.dev->filters).subspan(from));
+    return ok;
+  }
+
+  // Lists of newest_first kinds (KindOps) are dumped newest first: reversed
+  // here, so applying the dump adds them in the order they were made.
+  static void oldest_first(std::span<Filter> fs) {
+    for (size_t i = 0; i < fs.size();) {
+      size_t j = i + 1;
+      if (fs[i].ops && fs[i].ops->newest_first) {
+        auto list = [](const Filter& f) { return std::tie(f.key.parent, f.key.chain, f.key.pref, f.key.protocol, f.ops); };
+        while (j < fs.size() && list(fs[j]) == list(fs[i])) ++j;
+        std::reverse(fs.begin() + static_cast<std::ptrdiff_t>(i), fs.begin() + static_cast<std::ptrdiff_t>(j));
+      }
+      i = j;
+    }
+  }
+
+ private:
+  // One dump for every device: tc_dump_qdisc walks all devices whatever
+  // tcm_ifindex says (6.18, strict checking on), so per-device dumps would
+  // read every qdisc once per device.
+  bool dump_qdiscs() {
+    uint32_t ifindex = targets_.size() == 1 ? targets_[0].ifindex : 0;
+    live_.block_binders.clear();  // every device's qdiscs come again
+    return run(RTM_GETQDISC, ifindex, 0, "qdiscs", nullptr, [&](std::span<const uint8_t> m) {
+      tcmsg t;
+      Target* tg = header(m, RTM_NEWQDISC, t);
+      // Shared blocks are noted from every device's qdiscs: a block lives
+      // as long as any qdisc anywhere binds it (the differ needs to know).
+      auto [in_block, eg_block] = shared_blocks(m);
+      for (uint32_t index : {in_block, eg_block}) {
+        if (!index) continue;
+        auto& binders = live_.block_binders[index];
+        std::string name = tg ? tg->name : links_.name_of(static_cast<uint32_t>(t.tcm_ifindex));
+        if (binders.empty() || binders.back() != name) binders.push_back(name);
+      }
+      if (!tg) return;
+      // Filter blocks are found from the raw header and kind, whether or not
+      // the decoder keeps the qdisc (it drops the kernel's defaults). A side
+      // bound to a shared block is read as that block (its filters come
+      // tagged with the block, not the device).
+      std::string kind = kind_of(m);
+      if (kind == "clsact") {
+        if (!in_block) tg->blocks.push_back({kHandleClsactIngress});
+        if (!eg_block) tg->blocks.push_back({kHandleClsactEgress});
+      } else if (kind == "ingress") {
+        if (!in_block) tg->blocks.push_back({kHandleClsactIngress});  // one canonical parent for both kinds
+      } else if (t.tcm_handle != 0) {
+        tg->blocks.push_back({t.tcm_handle});
+      }
+      Qdisc q;
+      Decoded info;
+      if (decode_qdisc(m, &links_, q, info)) tg->dev->qdiscs.push_back(std::move(q));
+    });
+  }
+
+  bool dump_classes(Target& tg) {
+    return run(RTM_GETTCLASS, tg.ifindex, 0, "classes", &tg, [&](std::span<const uint8_t> m) {
+      tcmsg t;
+      if (header(m, RTM_NEWTCLASS, t) != &tg) return;
+      // A class may own a filter block (htb); the dump of one that does not
+      // is merely empty. hfsc's root class (minor 0) is the qdisc itself:
+      // its block is the qdisc's, already read (twice would duplicate it).
+      if (t.tcm_handle & 0xFFFF) tg.blocks.push_back({t.tcm_handle});
+      Class c;
+      Decoded info;
+      if (decode_class(m, &links_, c, info)) tg.dev->classes.push_back(std::move(c));
+    });
+  }
+
+  // tc_dump_tfilter reads one block: the qdisc TC_H_MAJ(parent), and the
+  // class `parent` when TC_H_MIN(parent) is set. All chains come at once.
+  bool dump_filters(Target& tg, const Block& b) {
+    // Class blocks (htb: one per class, mostly empty) are read in full: a
+    // terse read first would double their requests for little.
+    bool class_block = b.parent != kHandleClsactIngress && b.parent != kHandleClsactEgress && handle_minor(b.parent);
+    if (terse_ && !class_block) {
+      TerseCheck::Block tb{tg.name, tg.ifindex, b.parent, {}};
+      bool tried = false;
+      if (read_terse(tg, b, tb, tried)) {
+        terse_->pending.push_back(std::move(tb));
+        return true;
+      }
+      if (tried) ++terse_->fallbacks;
+    }
+    return full_filters(tg, b);
+  }
+
+  bool full_filters(Target& tg, const Block& b) {
+    return run(RTM_GETTFILTER, tg.ifindex, b.parent, "filters", &tg, [&](std::span<const uint8_t> m) {
+      tcmsg t;
+      if (header(m, RTM_NEWTFILTER, t) != &tg) return;
+      Filter f;
+      Decoded info;
+      if (!decode_filter(m, &links_, f, info)) return;
+      f.key.parent = model_parent(b, t.tcm_parent);
+      tg.dev->filters.push_back(std::move(f));
+    });
+  }
+
+  // The filters of shared block `index`: tcm_ifindex TCM_IFINDEX_MAGIC_BLOCK,
+  // tcm_parent the index (tcm_block_index), as tc sends for `block N`.
+  bool dump_block(uint32_t index) {
+    Device& dev = live_.get_or_add_block(index);
+    return dump(RTM_GETTFILTER, TCM_IFINDEX_MAGIC_BLOCK, index, "filters of " + block_name(index),
+                [&](std::span<const uint8_t> m) {
+                  tcmsg t;
+                  if (!reply(m, RTM_NEWTFILTER, t) || static_cast<uint32_t>(t.tcm_ifindex) != TCM_IFINDEX_MAGIC_BLOCK ||
+                      t.tcm_block_index != index)
+                    return;
+                  Filter f;
+                  Decoded info;
+                  if (decode_filter(m, &links_, f, info)) dev.filters.push_back(std::move(f));
+                });
+  }
+
+  // The chains of one filter place (RTM_GETCHAIN), with their templates;
+  // `model` is the parent the model gives them (as its filters').
+  bool dump_chains(Device* dev, uint32_t ifindex, uint32_t parent, uint32_t model) {
+    return dump(RTM_GETCHAIN, ifindex, parent, "chains of '" + dev->name + "' parent " + format_handle(parent),
+                [&](std::span<const uint8_t> m) {
+                  tcmsg t;
+                  if (!reply(m, RTM_NEWCHAIN, t) || static_cast<uint32_t>(t.tcm_ifindex) != ifindex) return;
+                  Chain c;
+                  Decoded info;
+                  if (!decode_chain(m, &links_, c, info)) return;
+                  c.parent = model;
+                  dev->chains.push_back(std::move(c));
+                });
+  }
+
+  // TCA_INGRESS_BLOCK / TCA_EGRESS_BLOCK of a qdisc message (0: none).
+  static std::pair<uint32_t, uint32_t> shared_blocks(std::span<const uint8_t> m) {
+    std::pair<uint32_t, uint32_t> out{0, 0};
+    if (m.size() < NLMSG_LENGTH(sizeof(tcmsg))) return out;
+    AttrIter it(m.subspan(NLMSG_LENGTH(sizeof(tcmsg))));
+    Attr a;
+    while (it.next(a)) {
+      if (a.data.size() < 4) continue;
+      if (a.type == TCA_INGRESS_BLOCK) out.first = a.u32();
+      else if (a.type == TCA_EGRESS_BLOCK) out.second = a.u32();
+    }
+    return out;
+  }
+
+  // The parent the model gives a filter read from block b: the kernel
+  // reports the parent a list was created with, and `parent ffff:` (tc's
+  // idiom for an ingress qdisc) stays what it was, so tc shows the same
+  // before and after a round trip; anything else is the block asked.
+  static uint32_t model_parent(const Block& b, uint32_t reported) {
+    return (b.parent == kHandleClsactIngress && reported == kHandleIngressQdisc) ? kHandleIngressQdisc : b.parent;
+  }
+
+  static bool in_block(uint32_t parent, const Block& b) {
+    if (b.parent == kHandleClsactIngress) return parent == kHandleClsactIngress || parent == kHandleIngressQdisc;
+    return parent == b.parent;
+  }
+
+  // TerseCheck (dumper.h), first step: a terse dump of block b into out;
+  // true when it held only flower rules, each with a fingerprint cookie.
+  // `tried`: it held flower rules (a block read in full after it counts as
+  // a fallback; blocks of other kinds are merely read in full).
+  bool read_terse(Target& tg, const Block& b, TerseCheck::Block& out, bool& tried) {
+    bool ok = true;
+    req_.clear();
+    MsgWriter w(req_);
+    encode_dump_request(w, RTM_GETTFILTER, tg.ifindex, b.parent, true);
+    DumpOutcome res;
+    bool done = run_dump(sock_, req_, rx_, [&](std::span<const uint8_t> m) {
+      tcmsg t;
+      if (!ok || header(m, RTM_NEWTFILTER, t) != &tg) return;
+      AttrTable tb(m.subspan(NLMSG_LENGTH(sizeof t)), TCA_MAX);
+      // A list of another kind (its head comes first) would end the terse
+      // dump early, silently: tcf_fill_node fails for kinds without it.
+      auto* kind = tb.get(TCA_KIND);
+      if (!kind || kind->str() != "flower") {
+        ok = false;
+        return;
+      }
+      auto* opts = tb.get(TCA_OPTIONS);
+      if (t.tcm_handle == 0 && !opts) return;  // the head of a (pref, protocol) list
+      tried = true;
+      FilterKey k;
+      k.handle = t.tcm_handle;
+      k.parent = model_parent(b, t.tcm_parent);
+      k.pref = static_cast<uint16_t>(t.tcm_info >> 16);
+      k.protocol = __builtin_bswap16(static_cast<uint16_t>(t.tcm_info & 0xFFFF));
+      if (auto* c = tb.get(TCA_CHAIN)) k.chain = c->u32();
+      const Attr* cookie = nullptr;
+      if (opts) {
+        AttrTable ot(opts->data, TCA_FLOWER_ACT);
+        if (auto* acts = ot.get(TCA_FLOWER_ACT)) {
+          AttrIter ai(acts->data);
+          Attr first;
+          if (ai.next(first)) {
+            AttrTable at(first.data, TCA_ACT_MAX);
+            cookie = at.get(TCA_ACT_COOKIE);
+          }
+        }
+      }
+      if (!cookie) {
+        ok = false;
+        return;
+      }
+      out.rules.emplace_back(k, Opaque(cookie->data.begin(), cookie->data.end()));
+    }, res);
+    if (!done || res.interrupted || !ok || out.rules.empty()) return false;
+    std::sort(out.rules.begin(), out.rules.end(), [](auto& x, auto& y) { return x.first < y.first; });
+    return true;
+  }
+
+ public:
+  // TerseCheck, second step: true when block `pb` holds exactly the rules
+  // `want` declares there, which then stand for the live ones in `live`.
+  static bool prove(const TerseCheck::Block& pb, const Device& want, Device& live) {
+    Block b{pb.parent};
+    std::vector<const Filter*> expect;
+    for (const Filter& f : want.filters) {
+      if (!in_block(f.key.parent, b)) continue;
+      if (f.kind != "flower" || f.fingerprint.empty()) return false;
+      expect.push_back(&f);
+    }
+    if (expect.size() != pb.rules.size()) return false;
+    std::sort(expect.begin(), expect.end(), [](const Filter* x, const Filter* y) { return x->key < y->key; });
+    for (size_t i = 0; i < expect.size(); ++i) {
+      const auto& [key, cookie] = pb.rules[i];
+      if (expect[i]->key != key || expect[i]->fingerprint != cookie) return false;
+      if (i && key == pb.rules[i - 1].first) return false;  // a key twice
+    }
+    for (const Filter* f : expect) {
+      Filter copy = *f;
+      copy.loc = {};
+      copy.name.clear();
+      live.filters.push_back(std::move(copy));
+    }
+    return true;
+  }
+
+  // The targets' block `parent`, read in full (a terse read not proven).
+  bool refill(const std::string& device, uint32_t parent) {
+    for (Target& t : targets_)
+      if (t.name == device) return refill(t, Block{parent});
+    return false;
+  }
+
+ private:
+  // The tcmsg of a reply of type `type`; false for anything else.
+  static bool reply(std::span<const uint8_t> m, uint16_t type, tcmsg& t) {
+    nlmsghdr h;
+    if (m.size() < NLMSG_LENGTH(sizeof t)) return false;
+    std::memcpy(&h, m.data(), sizeof h);
+    std::memcpy(&t, m.data() + NLMSG_HDRLEN, sizeof t);
+    return h.nlmsg_type == type;
+  }
+
+  // The target a reply belongs to, or null to skip it (another device, or a
+  // message type we did not ask for).
+  Target* header(std::span<const uint8_t> m, uint16_t type, tcmsg& t) {
+    if (!reply(m, type, t)) return nullptr;
+    auto it = by_index_.find(static_cast<uint32_t>(t.tcm_ifindex));
+    return it == by_index_.end() ? nullptr : &targets_[it->second];
+  }
+
+  static std::string kind_of(std::span<const uint8_t> m) {
+    AttrIter it(m.subspan(NLMSG_LENGTH(sizeof(tcmsg))));
+    Attr a;
+    while (it.next(a))
+      if (a.type == TCA_KIND) return a.str();
+    return {};
+  }
+
+  // A dump of the targets' objects of one type (their header() decides).
+  template <typename F>
+  bool run(uint16_t type, uint32_t ifindex, uint32_t parent, const char* what, const Target* tg, F&& fn) {
+    if (by_index_.empty())
+      for (size_t i = 0; i < targets_.size(); ++i) by_index_.emplace(targets_[i].ifindex, i);
+    std::string where = what;
+    if (tg) where += " of '" + tg->name + "'";
+    if (type == RTM_GETTFILTER) where += " parent " + format_handle(parent);
+    return dump(type, ifindex, parent, where, std::forward<F>(fn));
+  }
+
+  // One dump request; a refusal is an error naming `where`, an interrupted
+  // dump (the kernel's objects changed meanwhile) a warning.
+  template <typename F>
+  bool dump(uint16_t type, uint32_t ifindex, uint32_t parent, const std::string& where, F&& fn) {
+    req_.clear();
+    MsgWriter w(req_);
+    encode_dump_request(w, type, ifindex, parent);
+    DumpOutcome out;
+    bool ok = run_dump(sock_, req_, rx_, fn, out);
+    if (out.interrupted)
+      diags_.warning({}, "the dump of " + where +
+                             " was interrupted by a concurrent change; the live state may be incomplete (run again)");
+    if (!ok) diags_.error({}, "cannot dump " + where + ": " + out.message);
+    return ok;
+  }
+
+  NlSocket& sock_;
+  const LinkNames& links_;
+  Diagnostics& diags_;
+  std::vector<Target>& targets_;
+  State& live_;
+  TerseCheck* terse_;
+  std::unordered_map<uint32_t, size_t> by_index_;
+  std::vector<uint8_t> req_;
+  RxBuffer rx_;
+};
+
+}  // namespace
+
+bool dump_devices(NlSocket& sock, const LinkNames& links, const std::vector<std::string>& devices, State& live,
+                  Diagnostics& diags, TerseCheck* terse, DumpPart part) {
+  std::vector<Target> targets;
+  if (part == DumpPart::Blocks) {
+    // (no targets: the blocks come from live)
+  } else if (devices.empty()) {
+    std::vector<LinkEntry> all;
+    std::string err;
+    if (!list_links(sock, all, err)) {
+      diags.error({}, "cannot list network devices: " + err);
+      return false;
+    }
+    for (LinkEntry& l : all) targets.push_back({l.index, std::move(l.name), nullptr, {}});
+  } else {
+    bool all_found = true;
+    for (const std::string& name : devices) {
+      bool seen = false;
+      for (const Target& t : targets) seen = seen || t.name == name;
+      if (seen) continue;  // named twice: dump once
+      if (auto idx = links.index_of(name)) {
+        targets.push_back({*idx, name, nullptr, {}});
+      } else {
+        diags.error({}, "device '" + name + "' does not exist");
+        all_found = false;
+      }
+    }
+    if (!all_found) return false;
+  }
+  if (targets.empty() && part == DumpPart::Devices) return true;
+  // Add every device first: adding moves the vector, so pointers come after.
+  for (const Target& t : targets) live.get_or_add(t.name);
+  for (Target& t : targets) t.dev = live.find(t.name);
+  Dumper dumper(sock, links, diags, targets, live, terse);
+  return dumper.run_part(targets.empty() ? DumpPart::Blocks : part);
+}
+
+bool settle_terse(NlSocket& sock, const LinkNames& links, TerseCheck& terse, const State& desired, State& live,
+                  Diagnostics& diags) {
+  std::vector<Target> targets;
+  for (const auto& pb : terse.pending)
+    if (std::none_of(targets.begin(), targets.end(), [&](const Target& t) { return t.name == pb.device; }))
+      targets.push_back({pb.ifindex, pb.device, live.find(pb.device), {}});
+  Dumper dumper(sock, links, diags, targets, live, nullptr);
+  bool ok = true;
+  for (const auto& pb : terse.pending) {
+    const Device* want = desired.find(pb.device);
+    Device* have = live.find(pb.device);
+    if (want && have && Dumper::prove(pb, *want, *have)) {
+      ++terse.blocks;
+      terse.filters += pb.rules.size();
+    } else {
+      ++terse.fallbacks;
+      ok = dumper.refill(pb.device, pb.parent) && ok;
+    }
+  }
+  terse.pending.clear();
+  return ok;
+}
+
+namespace {
+
+// One kind's table dump, each answer message to on_msg; false (and an
+// error in diags) when the kernel refuses it.
+bool dump_action_kind(NlSocket& sock, std::string_view kind, bool terse, std::vector<uint8_t>& req, RxBuffer& rx,
+                      Diagnostics& diags, const std::function<void(std::span<const uint8_t>)>& on_msg) {
+  req.clear();
+  MsgWriter w(req);
+  encode_action_dump_request(w, kind, terse);
+  DumpOutcome res;
+  bool done = run_dump(sock, req, rx, [&](std::span<const uint8_t> m) {
+    if (m.size() < sizeof(nlmsghdr)) return;
+    nlmsghdr h;
+    std::memcpy(&h, m.data(), sizeof h);
+    // The kernel answers an action dump with the request's own type
+    // (tc_dump_action copies it), RTM_GETACTION.
+    if (h.nlmsg_type == RTM_GETACTION || h.nlmsg_type == RTM_NEWACTION) on_msg(m);
+  }, res);
+  if (res.interrupted)
+    diags.warning({}, "the dump of the " + std::string(kind) + " actions was interrupted by a concurrent change (run again)");
+  // A kernel without the kind answers with nothing, not an error; an
+  // error here is a real one.
+  if (!done) diags.error({}, "cannot dump the " + std::string(kind) + " actions: " + res.message);
+  return done;
+}
+
+}  // namespace
+
+bool dump_action_table(NlSocket& sock, const LinkNames& links, ActionTable& out, Diagnostics& diags, const State* bound) {
+  out.present = true;
+  std::vector<uint8_t> req;
+  RxBuffer rx;
+  bool ok = true;
+  // The dumped rules' actions by (kind, index), built once for all kinds.
+  std::map<std::pair<std::string_view, uint32_t>, const Action*> bound_actions;
+  if (bound)
+    for_each_filter(*bound, [&](const Filter& f) {
+      for (auto& a : f.actions)
+        if (a.index) bound_actions.emplace(std::pair<std::string_view, uint32_t>{a.kind, *a.index}, &a);
+    });
+  for (std::string_view kind : kind_names(ObjType::Action)) {
+    if (bound) {
+      std::vector<uint32_t> listed;
+      if (!dump_action_kind(sock, kind, true, req, rx, diags, [&](auto m) { decode_action_indexes(m, listed); })) {
+        ok = false;
+        continue;
+      }
+      std::vector<const Action*> found;
+      for (uint32_t i : listed)
+        if (auto it = bound_actions.find({kind, i}); it != bound_actions.end()) found.push_back(it->second);
+      if (found.size() == listed.size()) {
+        // Those a rule owns (refcnt == bindcnt) are in the rules already.
+        for (const Action* a : found)
+          if (a->standalone()) out.actions.push_back(*a);
+        continue;
+      }
+    }
+    ok = dump_action_kind(sock, kind, false, req, rx, diags, [&](auto m) { decode_action_msg(m, &links, out.actions); }) && ok;
+  }
+  return ok;
+}
+
+}  // namespace tcsync

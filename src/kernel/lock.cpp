@@ -1,0 +1,75 @@
+#include "kernel/lock.h"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+namespace tcsync {
+
+std::string run_dir() {
+  const char* d = std::getenv("TCSYNC_RUN_DIR");
+  return d && *d ? d : "/run/tcsync";
+}
+
+bool has_net_admin() {
+  FILE* f = std::fopen("/proc/self/status", "r");
+  if (!f) return true;  // cannot tell: let the kernel decide
+  char line[256];
+  bool ok = true;
+  while (std::fgets(line, sizeof line, f))
+    if (std::strncmp(line, "CapEff:", 7) == 0) {
+      unsigned long long caps = std::strtoull(line + 7, nullptr, 16);
+      ok = caps & (1ull << 12);  // CAP_NET_ADMIN
+    }
+  std::fclose(f);
+  return ok;
+}
+
+NetnsLock::~NetnsLock() {
+  if (fd_ >= 0) close(fd_);  // closing releases the flock
+}
+
+bool NetnsLock::acquire(const std::string& command, bool wait, std::string& err) {
+  // The namespace's inode names it whatever it is called (or if unnamed).
+  struct stat ns {};
+  if (stat("/proc/self/ns/net", &ns) != 0) {
+    err = std::string("cannot identify the network namespace: ") + std::strerror(errno);
+    return false;
+  }
+  std::string dir = run_dir();
+  mkdir(dir.c_str(), 0755);
+  std::string path = dir + "/netns-" + std::to_string(ns.st_ino) + ".lock";
+  fd_ = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd_ < 0) {
+    err = "cannot open lock file " + path + ": " + std::strerror(errno);
+    return false;
+  }
+  if (flock(fd_, LOCK_EX | (wait ? 0 : LOCK_NB)) != 0) {
+    if (errno == EWOULDBLOCK) {
+      char who[512] = {};
+      ssize_t n = pread(fd_, who, sizeof who - 1, 0);
+      std::string holder = n > 0 ? std::string(who, static_cast<size_t>(n)) : "another process";
+      while (!holder.empty() && (holder.back() == '\n' || holder.back() == '\0')) holder.pop_back();
+      err = "another tcsync is changing this network namespace (" + holder + "); use --wait to queue behind it";
+    } else {
+      err = "cannot lock " + path + ": " + std::strerror(errno);
+    }
+    close(fd_);
+    fd_ = -1;
+    return false;
+  }
+  std::string me = "pid " + std::to_string(getpid()) + ": " + command + "\n";
+  if (ftruncate(fd_, 0) == 0) {
+    ssize_t w = pwrite(fd_, me.data(), me.size(), 0);
+    (void)w;  // the holder text is a courtesy; the lock is what matters
+  }
+  return true;
+}
+
+}  // namespace tcsync

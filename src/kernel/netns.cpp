@@ -1,0 +1,38 @@
+#include "kernel/netns.h"
+
+#include <fcntl.h>
+#include <sched.h>
+#include <unistd.h>
+
+#include <cerrno>
+
+#include "kernel/nl_socket.h"
+
+namespace tcsync {
+
+bool enter_netns(const std::string& name, std::string& err) {
+  // A name, not a path: "ip netns" refuses these too.
+  if (name.empty() || name == "." || name == ".." || name.find('/') != std::string::npos) {
+    err = "invalid network namespace name '" + name + "'";
+    return false;
+  }
+  const std::string path = "/run/netns/" + name;
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    int e = errno;
+    err = e == ENOENT ? "network namespace '" + name + "' does not exist (no " + path + ")"
+                      : "cannot open " + path + ": " + errno_text(e);
+    return false;
+  }
+  int rc = ::setns(fd, CLONE_NEWNET);
+  int e = errno;
+  ::close(fd);
+  if (rc != 0) {
+    // EINVAL: the file is not a namespace (the bind mount is gone).
+    err = "cannot enter network namespace '" + name + "': " + errno_text(e);
+    return false;
+  }
+  return true;
+}
+
+}  // namespace tcsync

@@ -1,0 +1,117 @@
+// mpls: pops, pushes or modifies an MPLS label stack entry, or decrements
+// its TTL (tc-mpls(8)).
+//
+//   TCA_MPLS_PARMS  struct tc_mpls (tc_gen, m_action)
+//   TCA_MPLS_LABEL  u32 (20 bits)      TCA_MPLS_PROTO  be16
+//   TCA_MPLS_TC     u8 (3 bits)        TCA_MPLS_TTL    u8 (1..255)
+//   TCA_MPLS_BOS    u8 (0 or 1)
+// tc sends LABEL, PROTO, TC, TTL, BOS in that order; so does encode.
+// The kernel fills protocol mpls_uc (every action but pop, which needs one)
+// and, for push and mac_push, ttl 255 when none is given, and dumps them:
+// those values read as absent, both from the file (normalize) and from the
+// kernel (decode), so either form is in sync.
+#include <linux/if_ether.h>
+#include <linux/pkt_cls.h>
+#include <linux/tc_act/tc_mpls.h>
+
+#include "kinds/action/action_control.h"
+#include "kinds/net_types.h"
+#include "model/kind.h"
+
+namespace tcsync {
+namespace {
+
+enum : uint16_t { kAction, kProtocol, kLabel, kTc, kTtl, kBos, kControl };
+
+const EnumName kActions[] = {{"pop", TCA_MPLS_ACT_POP},
+                             {"push", TCA_MPLS_ACT_PUSH},
+                             {"modify", TCA_MPLS_ACT_MODIFY},
+                             {"dec_ttl", TCA_MPLS_ACT_DEC_TTL},
+                             {"mac_push", TCA_MPLS_ACT_MAC_PUSH}};
+constexpr uint64_t kDefaultTtl = 255;  // act_mpls.c: ACT_MPLS_TTL_DEFAULT
+
+const Field kFields[] = {
+    {.key = "action", .type = FieldType::Enum, .flags = kRequired, .doc = "pop, push (after the Ethernet header or at the start: mac_push), modify or dec_ttl.", .names = kActions},
+    {.key = "protocol", .type = FieldType::Custom, .doc = "pop: the protocol of what follows (needed); push: mpls_uc (default) or mpls_mc.", .custom = &kEthProtoType},
+    {.key = "label", .type = FieldType::Uint, .doc = "The label to push (needed) or set.", .max = 0xFFFFF},
+    {.key = "tc", .type = FieldType::Uint, .doc = "The traffic class bits to push or set.", .max = 7},
+    {.key = "ttl", .type = FieldType::Uint, .doc = "The TTL to push (default 255) or set.", .max = 255},
+    {.key = "bos", .type = FieldType::Uint, .doc = "The bottom-of-stack bit to push or set (0 or 1).", .max = 1},
+    {.key = "control", .type = FieldType::Custom, .doc = "Verdict after the action (default pipe; also \"goto chain N\", \"jump N\").", .def = TC_ACT_PIPE, .custom = &kControlType},
+};
+
+bool pushes(std::optional<uint64_t> a) { return a == TCA_MPLS_ACT_PUSH || a == TCA_MPLS_ACT_MAC_PUSH; }
+
+// The kernel's defaults read as absent.
+void drop_defaults(Options& o) {
+  auto act = o.num(kAction);
+  if (act != TCA_MPLS_ACT_POP && o.num(kProtocol) == ETH_P_MPLS_UC) o.erase(kProtocol);
+  if (pushes(act) && o.num(kTtl) == kDefaultTtl) o.erase(kTtl);
+}
+
+void encode(const Options& o, const KindCtx& ctx, MsgWriter& w) {
+  tc_mpls p{};
+  p.index = ctx.action_index;
+  p.action = static_cast<int>(o.num(kControl).value_or(TC_ACT_PIPE));
+  p.m_action = static_cast<int>(o.num(kAction).value_or(TCA_MPLS_ACT_POP));
+  w.attr(TCA_MPLS_PARMS, &p, sizeof p);
+  if (auto v = o.num(kLabel)) w.attr_u32(TCA_MPLS_LABEL, static_cast<uint32_t>(*v));
+  if (auto v = o.num(kProtocol)) w.attr_be16(TCA_MPLS_PROTO, static_cast<uint16_t>(*v));
+  if (auto v = o.num(kTc)) w.attr_u8(TCA_MPLS_TC, static_cast<uint8_t>(*v));
+  if (auto v = o.num(kTtl)) w.attr_u8(TCA_MPLS_TTL, static_cast<uint8_t>(*v));
+  if (auto v = o.num(kBos)) w.attr_u8(TCA_MPLS_BOS, static_cast<uint8_t>(*v));
+}
+
+void decode(std::span<const uint8_t> payload, const KindCtx&, Options& o) {
+  AttrTable tb(payload, TCA_MPLS_MAX);
+  if (auto* a = tb.get(TCA_MPLS_PARMS)) {
+    auto p = a->as<tc_mpls>();
+    o.set(kControl, uint64_t{static_cast<uint32_t>(p.action)});
+    o.set(kAction, uint64_t{static_cast<uint32_t>(p.m_action)});
+  }
+  if (auto* a = tb.get(TCA_MPLS_LABEL)) o.set(kLabel, uint64_t{a->u32()});
+  if (auto* a = tb.get(TCA_MPLS_PROTO); a && a->be16()) o.set(kProtocol, uint64_t{a->be16()});
+  if (auto* a = tb.get(TCA_MPLS_TC)) o.set(kTc, uint64_t{a->u8()});
+  if (auto* a = tb.get(TCA_MPLS_TTL); a && a->u8()) o.set(kTtl, uint64_t{a->u8()});
+  if (auto* a = tb.get(TCA_MPLS_BOS)) o.set(kBos, uint64_t{a->u8()});
+  drop_defaults(o);
+  drop_default_control(o, kControl, TC_ACT_PIPE);
+}
+
+void normalize(Options& o, const KindCtx&, Diagnostics& d, SourceLoc loc) {
+  drop_default_control(o, kControl, TC_ACT_PIPE);
+  drop_defaults(o);
+  auto act = o.num(kAction);
+  if (!act) return;
+  auto bad = [&](uint16_t f, const char* why) {
+    if (o.has(f)) d.error(o.opt(f)->loc, "mpls '" + std::string(kFields[f].key) + "' " + why);
+  };
+  if (o.num(kTtl) == 0u) d.error(o.opt(kTtl)->loc, "mpls 'ttl' must be from 1 to 255");
+  // tc's and act_mpls.c's rules: pop takes only the next protocol, dec_ttl
+  // nothing, modify no protocol; push needs a label.
+  if (*act == TCA_MPLS_ACT_POP) {
+    if (!o.has(kProtocol)) d.error(loc, "mpls pop needs 'protocol' (of the header that follows, such as ip)");
+    for (uint16_t f : {kLabel, kTc, kTtl, kBos}) bad(f, "is not for pop");
+  } else if (*act == TCA_MPLS_ACT_DEC_TTL) {
+    for (uint16_t f : {kProtocol, kLabel, kTc, kTtl, kBos}) bad(f, "is not for dec_ttl");
+  } else if (*act == TCA_MPLS_ACT_MODIFY) {
+    bad(kProtocol, "is not for modify");
+  } else if (!o.has(kLabel)) {
+    d.error(loc, "mpls push and mac_push need 'label'");
+  }
+}
+
+}  // namespace
+
+const KindOps kActionMpls{
+    .name = "mpls",
+    .obj = ObjType::Action,
+    .doc = "Pop, push (mac_push: before the Ethernet header) or modify an MPLS label stack entry, or decrement its TTL.",
+    .fields = kFields,
+    .encode = encode,
+    .decode = decode,
+    .normalize = normalize,
+    .action_parms_attr = TCA_MPLS_PARMS,
+};
+
+}  // namespace tcsync

@@ -1,0 +1,153 @@
+// police: a token bucket meter that passes conforming packets and gives the
+// others another verdict (tc-police(8)).
+//
+//   TCA_POLICE_TBF        struct tc_police: index, action (exceed verdict),
+//                         burst (ticks), mtu, rate and peakrate ratespecs
+//   TCA_POLICE_RATE       256-entry rate table (1024 bytes), with rate
+//   TCA_POLICE_RATE64     rate in bytes/s when it does not fit 32 bits
+//   TCA_POLICE_PEAKRATE   256-entry table, with peakrate; PEAKRATE64 likewise
+//   TCA_POLICE_AVRATE     u32 bytes/s (needs the filter's rate estimator)
+//   TCA_POLICE_RESULT     conform verdict, sent (and dumped) when not pass
+//
+// The kernel only checks the tables (qdisc_get_rtab: 1024 bytes, cell_log
+// set) and keeps the ratespec; tcsync sends the tables tc computes, so the
+// bytes match tc's. A dump gives back the ratespec without cell_log.
+#include <linux/pkt_cls.h>
+#include <linux/pkt_sched.h>
+
+#include "kinds/action/action_control.h"
+#include "model/kind.h"
+#include "base/units.h"
+
+namespace tcsync {
+namespace {
+
+enum : uint16_t { kRate, kBurst, kMtu, kPeakrate, kAvrate, kOverhead, kMpu, kConform, kExceed };
+
+const Field kFields[] = {
+    {.key = "rate", .type = FieldType::Rate, .doc = "Token rate: traffic above it exceeds."},
+    {.key = "burst", .type = FieldType::Size, .doc = "Bucket size (needed with rate)."},
+    {.key = "mtu", .type = FieldType::Size, .flags = kAuto, .doc = "Largest packet that can conform (default: 2040 bytes with rate, unlimited without; needed with peakrate)."},
+    {.key = "peakrate", .type = FieldType::Rate, .doc = "Rate of a second bucket of mtu bytes (needs rate and mtu)."},
+    {.key = "avrate", .type = FieldType::Rate, .doc = "Exceed when the rate estimator reads more than this (instead of rate)."},
+    {.key = "overhead", .type = FieldType::Uint, .doc = "Bytes added to every packet's size.", .def = 0, .max = 0xFFFF},
+    {.key = "mpu", .type = FieldType::Size, .doc = "Smallest size a packet counts as.", .def = 0},
+    {.key = "conform", .type = FieldType::Custom, .doc = "Verdict for conforming packets (tc's conform-exceed X/CONFORM).", .def = TC_ACT_OK, .custom = &kControlType},
+    {.key = "exceed", .type = FieldType::Custom, .doc = "Verdict for packets over the limit (tc's conform-exceed EXCEED/...).", .def = TC_ACT_RECLASSIFY, .custom = &kControlType},
+};
+
+constexpr uint32_t kDefaultMtu = 2047;  // tc: cell_log for the tables when no mtu is given
+
+// tc_calc_rtable_64: the time to send (i + 1) << cell_log bytes, in ticks,
+// for i in 0..255; cell_log is the smallest shift that brings mtu to 255.
+void rate_table(tc_ratespec& r, uint64_t rate, uint32_t mtu, uint32_t mpu, uint32_t (&table)[256]) {
+  if (!mtu) mtu = kDefaultMtu;
+  uint8_t cell_log = 0;
+  while ((mtu >> cell_log) > 255) ++cell_log;
+  for (uint32_t i = 0; i < 256; ++i) {
+    uint32_t size = (i + 1) << cell_log;
+    table[i] = xmittime_ticks(rate, size < mpu ? mpu : size);
+  }
+  r.cell_align = -1;
+  r.cell_log = cell_log;
+  r.linklayer = TC_LINKLAYER_ETHERNET;
+}
+
+void encode(const Options& o, const KindCtx& ctx, MsgWriter& w) {
+  tc_police p{};
+  p.index = ctx.action_index;
+  p.action = static_cast<int>(o.num(kExceed).value_or(TC_ACT_RECLASSIFY));
+  uint64_t rate = o.num(kRate).value_or(0), peak = o.num(kPeakrate).value_or(0);
+  uint32_t mtu = static_cast<uint32_t>(o.num(kMtu).value_or(0));
+  uint32_t mpu = static_cast<uint32_t>(o.num(kMpu).value_or(0));
+  uint16_t overhead = static_cast<uint16_t>(o.num(kOverhead).value_or(0));
+  uint32_t rtab[256], ptab[256];
+  if (rate) {
+    p.rate.rate = rate >= (1ull << 32) ? ~0u : static_cast<uint32_t>(rate);
+    p.rate.mpu = static_cast<uint16_t>(mpu);
+    p.rate.overhead = overhead;
+    rate_table(p.rate, rate, mtu, mpu, rtab);
+    p.burst = xmittime_ticks(rate, o.num(kBurst).value_or(0));
+  }
+  p.mtu = mtu;
+  if (peak) {
+    p.peakrate.rate = peak >= (1ull << 32) ? ~0u : static_cast<uint32_t>(peak);
+    p.peakrate.mpu = static_cast<uint16_t>(mpu);
+    p.peakrate.overhead = overhead;
+    rate_table(p.peakrate, peak, mtu, mpu, ptab);
+  }
+  w.attr(TCA_POLICE_TBF, &p, sizeof p);
+  if (rate) {
+    w.attr(TCA_POLICE_RATE, rtab, sizeof rtab);
+    if (rate >= (1ull << 32)) w.attr_u64(TCA_POLICE_RATE64, rate);
+  }
+  if (peak) {
+    w.attr(TCA_POLICE_PEAKRATE, ptab, sizeof ptab);
+    if (peak >= (1ull << 32)) w.attr_u64(TCA_POLICE_PEAKRATE64, peak);
+  }
+  if (auto av = o.num(kAvrate)) w.attr_u32(TCA_POLICE_AVRATE, static_cast<uint32_t>(*av));
+  if (auto c = o.num(kConform); c && *c != TC_ACT_OK) w.attr_u32(TCA_POLICE_RESULT, static_cast<uint32_t>(*c));
+}
+
+void decode(std::span<const uint8_t> payload, const KindCtx&, Options& o) {
+  AttrTable tb(payload, TCA_POLICE_MAX);
+  auto* a = tb.get(TCA_POLICE_TBF);
+  if (!a) return;
+  auto p = a->as<tc_police>();
+  o.set(kExceed, uint64_t{static_cast<uint32_t>(p.action)});
+  uint64_t rate = p.rate.rate, peak = p.peakrate.rate;
+  if (auto* r = tb.get(TCA_POLICE_RATE64)) rate = r->u64();
+  if (auto* r = tb.get(TCA_POLICE_PEAKRATE64)) peak = r->u64();
+  if (rate) {
+    o.set(kRate, rate);
+    o.set(kBurst, xmitsize_bytes(rate, p.burst));
+    if (p.rate.overhead) o.set(kOverhead, uint64_t{p.rate.overhead});
+    if (p.rate.mpu) o.set(kMpu, uint64_t{p.rate.mpu});
+  }
+  o.set(kMtu, uint64_t{p.mtu});
+  if (peak) o.set(kPeakrate, peak);
+  if (auto* r = tb.get(TCA_POLICE_AVRATE); r && r->u32()) o.set(kAvrate, uint64_t{r->u32()});
+  // Absent: pass (TC_ACT_OK), which the kernel does not dump.
+  if (auto* r = tb.get(TCA_POLICE_RESULT); r && r->u32() != TC_ACT_OK) o.set(kConform, uint64_t{r->u32()});
+}
+
+void normalize(Options& o, const KindCtx&, Diagnostics& d, SourceLoc loc) {
+  auto at = [&](uint16_t f) { return o.opt(f) ? o.opt(f)->loc : loc; };
+  auto rate = o.num(kRate);
+  if (rate && *rate == 0) d.error(at(kRate), "police rate must be more than 0");
+  if (rate && o.has(kAvrate)) d.error(at(kAvrate), "police takes rate or avrate, not both");
+  if (!rate && !o.has(kAvrate) && !o.has(kMtu))
+    d.error(loc, "police needs 'rate' (with 'burst'), 'avrate' or 'mtu'");
+  if (rate && *rate && !o.has(kBurst)) d.error(at(kRate), "police 'rate' needs 'burst' (the bucket size)");
+  if (!rate && o.has(kBurst)) d.error(at(kBurst), "police 'burst' needs 'rate'");
+  if (o.has(kPeakrate) && (!rate || !o.has(kMtu))) d.error(at(kPeakrate), "police 'peakrate' needs 'rate' and 'mtu'");
+  if (o.num(kPeakrate) == 0u) d.error(at(kPeakrate), "police peakrate must be more than 0");
+  // The kernel takes avrate only from a filter that carries a rate
+  // estimator (TCA_RATE, tc's `estimator`), which tcsync cannot declare yet.
+  if (o.has(kAvrate))
+    d.error(at(kAvrate), "police 'avrate' needs a rate estimator on the filter (tc's 'estimator'), which tcsync does not support yet");
+  // act_police.c: "goto chain not allowed on fallback".
+  if (auto c = o.num(kConform); c && control_is_goto_chain(*c))
+    d.error(at(kConform), "police 'conform' cannot be '" + format_control(static_cast<uint32_t>(*c)) + "' (the kernel refuses goto chain there)");
+  // The burst travels as ticks at the rate: keep the byte count a dump gives back.
+  if (rate && *rate)
+    if (auto* b = o.opt(kBurst)) {
+      uint64_t bytes = std::get<uint64_t>(b->value);
+      o.set(kBurst, xmitsize_bytes(*rate, xmittime_ticks(*rate, bytes)), b->loc);
+    }
+}
+
+}  // namespace
+
+const KindOps kActionPolice{
+    .name = "police",
+    .obj = ObjType::Action,
+    .doc = "Token bucket meter: conforming packets get one verdict (conform), the rest another (exceed).",
+    .fields = kFields,
+    .encode = encode,
+    .decode = decode,
+    .normalize = normalize,
+    .action_parms_attr = TCA_POLICE_TBF,  // struct tc_police starts with the index, as tc_gen does
+};
+
+}  // namespace tcsync

@@ -1,0 +1,64 @@
+// sample: sends 1 in `rate` packets to a psample group, for sFlow agents
+// and the like (tc-sample(8)).
+//
+//   TCA_SAMPLE_PARMS          struct tc_sample (tc_gen)
+//   TCA_SAMPLE_RATE           u32
+//   TCA_SAMPLE_PSAMPLE_GROUP  u32
+//   TCA_SAMPLE_TRUNC_SIZE     u32, sent and dumped only when given
+#include <linux/pkt_cls.h>
+#include <linux/tc_act/tc_sample.h>
+
+#include "kinds/action/action_control.h"
+#include "model/kind.h"
+
+namespace tcsync {
+namespace {
+
+enum : uint16_t { kRate, kGroup, kTrunc, kControl };
+
+const Field kFields[] = {
+    {.key = "rate", .type = FieldType::Uint, .flags = kRequired, .doc = "Sample 1 in this many packets.", .max = 0xFFFFFFFF},
+    {.key = "group", .type = FieldType::Uint, .flags = kRequired, .doc = "The psample group the samples go to.", .max = 0xFFFFFFFF},
+    {.key = "trunc", .type = FieldType::Uint, .doc = "Cut samples to this many bytes.", .max = 0xFFFFFFFF},
+    {.key = "control", .type = FieldType::Custom, .doc = "Verdict after the action (default pipe; also \"goto chain N\", \"jump N\").", .def = TC_ACT_PIPE, .custom = &kControlType},
+};
+
+void encode(const Options& o, const KindCtx& ctx, MsgWriter& w) {
+  tc_sample p{};
+  p.index = ctx.action_index;
+  p.action = static_cast<int>(o.num(kControl).value_or(TC_ACT_PIPE));
+  w.attr(TCA_SAMPLE_PARMS, &p, sizeof p);
+  if (auto v = o.num(kRate)) w.attr_u32(TCA_SAMPLE_RATE, static_cast<uint32_t>(*v));
+  if (auto v = o.num(kGroup)) w.attr_u32(TCA_SAMPLE_PSAMPLE_GROUP, static_cast<uint32_t>(*v));
+  if (auto v = o.num(kTrunc)) w.attr_u32(TCA_SAMPLE_TRUNC_SIZE, static_cast<uint32_t>(*v));
+}
+
+void decode(std::span<const uint8_t> payload, const KindCtx&, Options& o) {
+  AttrTable tb(payload, TCA_SAMPLE_MAX);
+  if (auto* a = tb.get(TCA_SAMPLE_PARMS)) o.set(kControl, uint64_t{static_cast<uint32_t>(a->as<tc_sample>().action)});
+  if (auto* a = tb.get(TCA_SAMPLE_RATE)) o.set(kRate, uint64_t{a->u32()});
+  if (auto* a = tb.get(TCA_SAMPLE_PSAMPLE_GROUP)) o.set(kGroup, uint64_t{a->u32()});
+  if (auto* a = tb.get(TCA_SAMPLE_TRUNC_SIZE)) o.set(kTrunc, uint64_t{a->u32()});
+  drop_default_control(o, kControl, TC_ACT_PIPE);
+}
+
+void normalize(Options& o, const KindCtx&, Diagnostics& d, SourceLoc) {
+  drop_default_control(o, kControl, TC_ACT_PIPE);
+  // Linux 6.1 refuses rate 0: "invalid sample rate." (EINVAL).
+  if (o.num(kRate) == 0u) d.error(o.opt(kRate)->loc, "sample 'rate' must be 1 or more");
+}
+
+}  // namespace
+
+const KindOps kActionSample{
+    .name = "sample",
+    .obj = ObjType::Action,
+    .doc = "Send 1 in rate packets to a psample group (optionally truncated).",
+    .fields = kFields,
+    .encode = encode,
+    .decode = decode,
+    .normalize = normalize,
+    .action_parms_attr = TCA_SAMPLE_PARMS,
+};
+
+}  // namespace tcsync

@@ -1,0 +1,81 @@
+// skbmod: rewrites the Ethernet header: destination and source MAC, the
+// Ethernet type, or swaps the two MACs (tc-skbmod(8)).
+//
+//   TCA_SKBMOD_PARMS  struct tc_skbmod (tc_gen, u64 flags: SKBMOD_F_DMAC,
+//                     SMAC, ETYPE, SWAPMAC — which of the rest apply)
+//   TCA_SKBMOD_DMAC, TCA_SKBMOD_SMAC  6 bytes
+//   TCA_SKBMOD_ETYPE  u16 in host order
+// tc sends DMAC, ETYPE, SMAC in that order; so does encode.
+#include <linux/pkt_cls.h>
+#include <linux/tc_act/tc_skbmod.h>
+
+#include "kinds/action/action_control.h"
+#include "kinds/net_types.h"
+#include "model/kind.h"
+
+namespace tcsync {
+namespace {
+
+enum : uint16_t { kDmac, kSmac, kEtype, kSwapMac, kControl };
+
+const Field kFields[] = {
+    {.key = "dmac", .type = FieldType::Custom, .doc = "Set the destination MAC.", .custom = &kMacAddrType},
+    {.key = "smac", .type = FieldType::Custom, .doc = "Set the source MAC.", .custom = &kMacAddrType},
+    {.key = "etype", .type = FieldType::Custom, .doc = "Set the Ethernet type (ip, ipv6, 0x88b5...).", .custom = &kEthProtoType},
+    {.key = "swap_mac", .type = FieldType::Bool, .doc = "Swap the source and destination MACs (alone: the kernel then ignores the sets).", .def = 0},
+    {.key = "control", .type = FieldType::Custom, .doc = "Verdict after the action (default pipe; also \"goto chain N\", \"jump N\").", .def = TC_ACT_PIPE, .custom = &kControlType},
+};
+
+void encode(const Options& o, const KindCtx& ctx, MsgWriter& w) {
+  tc_skbmod p{};
+  p.index = ctx.action_index;
+  p.action = static_cast<int>(o.num(kControl).value_or(TC_ACT_PIPE));
+  if (o.has(kDmac)) p.flags |= SKBMOD_F_DMAC;
+  if (o.has(kSmac)) p.flags |= SKBMOD_F_SMAC;
+  if (o.has(kEtype)) p.flags |= SKBMOD_F_ETYPE;
+  if (o.num(kSwapMac).value_or(0)) p.flags |= SKBMOD_F_SWAPMAC;
+  w.attr(TCA_SKBMOD_PARMS, &p, sizeof p);
+  uint8_t mac[6];
+  if (auto v = o.num(kDmac)) mac_to_bytes(*v, mac), w.attr(TCA_SKBMOD_DMAC, mac, 6);
+  if (auto v = o.num(kEtype)) w.attr_u16(TCA_SKBMOD_ETYPE, static_cast<uint16_t>(*v));
+  if (auto v = o.num(kSmac)) mac_to_bytes(*v, mac), w.attr(TCA_SKBMOD_SMAC, mac, 6);
+}
+
+void decode(std::span<const uint8_t> payload, const KindCtx&, Options& o) {
+  AttrTable tb(payload, TCA_SKBMOD_MAX);
+  auto* a = tb.get(TCA_SKBMOD_PARMS);
+  if (!a) return;
+  auto p = a->as<tc_skbmod>();
+  o.set(kControl, uint64_t{static_cast<uint32_t>(p.action)});
+  if (p.flags & SKBMOD_F_SWAPMAC) o.set(kSwapMac, uint64_t{1});
+  if (auto* m = tb.get(TCA_SKBMOD_DMAC); m && (p.flags & SKBMOD_F_DMAC) && m->data.size() >= 6) o.set(kDmac, mac_from_bytes(m->data.data()));
+  if (auto* m = tb.get(TCA_SKBMOD_SMAC); m && (p.flags & SKBMOD_F_SMAC) && m->data.size() >= 6) o.set(kSmac, mac_from_bytes(m->data.data()));
+  if (auto* e = tb.get(TCA_SKBMOD_ETYPE); e && (p.flags & SKBMOD_F_ETYPE)) o.set(kEtype, uint64_t{e->u16()});
+  drop_default_control(o, kControl, TC_ACT_PIPE);
+}
+
+void normalize(Options& o, const KindCtx&, Diagnostics& d, SourceLoc loc) {
+  drop_default_control(o, kControl, TC_ACT_PIPE);
+  if (o.num(kSwapMac) == 0u) o.erase(kSwapMac);
+  bool sets = o.has(kDmac) || o.has(kSmac) || o.has(kEtype);
+  // act_skbmod.c keeps only SWAPMAC when it is given with sets (tc accepts
+  // `swap mac set dmac X`; Linux 6.1 dumps just `swap mac`): the sets
+  // would never show up in a dump, and the file would never be in sync.
+  if (o.has(kSwapMac) && sets) d.error(o.opt(kSwapMac)->loc, "skbmod 'swap_mac' goes alone: the kernel ignores dmac, smac and etype with it");
+  if (!o.has(kSwapMac) && !sets) d.error(loc, "skbmod needs something to do: dmac, smac, etype or swap_mac");
+}
+
+}  // namespace
+
+const KindOps kActionSkbmod{
+    .name = "skbmod",
+    .obj = ObjType::Action,
+    .doc = "Rewrite the Ethernet header: set dmac, smac, etype, or swap the MACs.",
+    .fields = kFields,
+    .encode = encode,
+    .decode = decode,
+    .normalize = normalize,
+    .action_parms_attr = TCA_SKBMOD_PARMS,
+};
+
+}  // namespace tcsync

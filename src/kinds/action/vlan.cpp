@@ -1,0 +1,103 @@
+// vlan: pops, pushes or modifies the outer VLAN tag, or pops/pushes the
+// Ethernet header (tc-vlan(8)).
+//
+//   TCA_VLAN_PARMS               struct tc_vlan (tc_gen, v_action)
+//   TCA_VLAN_PUSH_VLAN_ID        u16, push and modify (the kernel needs it)
+//   TCA_VLAN_PUSH_VLAN_PROTOCOL  be16, sent when given; the kernel dumps it
+//                                always for push/modify (default 802.1Q)
+//   TCA_VLAN_PUSH_VLAN_PRIORITY  u8, sent when given; Linux 6.1 dumps it for
+//                                every push and modify (0 when not given)
+//   TCA_VLAN_PUSH_ETH_DST/SRC    6 bytes each, push_eth
+#include <linux/pkt_cls.h>
+#include <linux/tc_act/tc_vlan.h>
+
+#include "kinds/action/action_control.h"
+#include "kinds/net_types.h"
+#include "model/kind.h"
+
+namespace tcsync {
+namespace {
+
+enum : uint16_t { kAction, kId, kProtocol, kPriority, kDstMac, kSrcMac, kControl };
+
+const EnumName kActions[] = {{"pop", TCA_VLAN_ACT_POP},
+                             {"push", TCA_VLAN_ACT_PUSH},
+                             {"modify", TCA_VLAN_ACT_MODIFY},
+                             {"pop_eth", TCA_VLAN_ACT_POP_ETH},
+                             {"push_eth", TCA_VLAN_ACT_PUSH_ETH}};
+constexpr uint64_t kDot1q = 0x8100;
+
+const Field kFields[] = {
+    {.key = "action", .type = FieldType::Enum, .flags = kRequired, .doc = "pop, push or modify the outer tag; pop_eth or push_eth the Ethernet header.", .names = kActions},
+    {.key = "id", .type = FieldType::Uint, .doc = "VLAN id to push or set (push, modify).", .max = 4095},
+    {.key = "protocol", .type = FieldType::Custom, .doc = "Tag protocol for push and modify: 802.1q or 802.1ad.", .def = kDot1q, .custom = &kEthProtoType},
+    {.key = "priority", .type = FieldType::Uint, .doc = "VLAN priority (PCP) to push or set.", .def = 0, .max = 7},
+    {.key = "dst_mac", .type = FieldType::Custom, .doc = "Destination MAC of the pushed Ethernet header (push_eth).", .custom = &kMacAddrType},
+    {.key = "src_mac", .type = FieldType::Custom, .doc = "Source MAC of the pushed Ethernet header (push_eth).", .custom = &kMacAddrType},
+    {.key = "control", .type = FieldType::Custom, .doc = "Verdict after the action (default pipe; also \"goto chain N\", \"jump N\").", .def = TC_ACT_PIPE, .custom = &kControlType},
+};
+
+bool tags(uint64_t a) { return a == TCA_VLAN_ACT_PUSH || a == TCA_VLAN_ACT_MODIFY; }
+
+void encode(const Options& o, const KindCtx& ctx, MsgWriter& w) {
+  tc_vlan p{};
+  p.index = ctx.action_index;
+  p.action = static_cast<int>(o.num(kControl).value_or(TC_ACT_PIPE));
+  p.v_action = static_cast<int>(o.num(kAction).value_or(TCA_VLAN_ACT_POP));
+  w.attr(TCA_VLAN_PARMS, &p, sizeof p);
+  if (auto v = o.num(kId)) w.attr_u16(TCA_VLAN_PUSH_VLAN_ID, static_cast<uint16_t>(*v));
+  if (auto v = o.num(kProtocol)) w.attr_be16(TCA_VLAN_PUSH_VLAN_PROTOCOL, static_cast<uint16_t>(*v));
+  if (auto v = o.num(kPriority)) w.attr_u8(TCA_VLAN_PUSH_VLAN_PRIORITY, static_cast<uint8_t>(*v));
+  uint8_t mac[6];
+  if (auto v = o.num(kDstMac)) mac_to_bytes(*v, mac), w.attr(TCA_VLAN_PUSH_ETH_DST, mac, 6);
+  if (auto v = o.num(kSrcMac)) mac_to_bytes(*v, mac), w.attr(TCA_VLAN_PUSH_ETH_SRC, mac, 6);
+}
+
+void decode(std::span<const uint8_t> payload, const KindCtx&, Options& o) {
+  AttrTable tb(payload, TCA_VLAN_MAX);
+  if (auto* a = tb.get(TCA_VLAN_PARMS)) {
+    auto p = a->as<tc_vlan>();
+    o.set(kControl, uint64_t{static_cast<uint32_t>(p.action)});
+    o.set(kAction, uint64_t{static_cast<uint32_t>(p.v_action)});
+  }
+  if (auto* a = tb.get(TCA_VLAN_PUSH_VLAN_ID)) o.set(kId, uint64_t{a->u16()});
+  // Dumped for every push and modify: the default is not a declared value.
+  if (auto* a = tb.get(TCA_VLAN_PUSH_VLAN_PROTOCOL); a && a->be16() != kDot1q) o.set(kProtocol, uint64_t{a->be16()});
+  // Linux 6.1 dumps priority 0 for every push and modify, given or not.
+  if (auto* a = tb.get(TCA_VLAN_PUSH_VLAN_PRIORITY); a && a->u8()) o.set(kPriority, uint64_t{a->u8()});
+  if (auto* a = tb.get(TCA_VLAN_PUSH_ETH_DST); a && a->data.size() >= 6) o.set(kDstMac, mac_from_bytes(a->data.data()));
+  if (auto* a = tb.get(TCA_VLAN_PUSH_ETH_SRC); a && a->data.size() >= 6) o.set(kSrcMac, mac_from_bytes(a->data.data()));
+  drop_default_control(o, kControl, TC_ACT_PIPE);
+}
+
+void normalize(Options& o, const KindCtx&, Diagnostics& d, SourceLoc loc) {
+  drop_default_control(o, kControl, TC_ACT_PIPE);
+  auto act = o.num(kAction);
+  if (!act) return;
+  auto at = [&](uint16_t f) { return o.opt(f)->loc; };
+  if (tags(*act) && !o.has(kId)) d.error(loc, "vlan push and modify need 'id'");
+  if (!tags(*act))
+    for (uint16_t f : {kId, kProtocol, kPriority})
+      if (o.has(f)) d.error(at(f), "vlan '" + std::string(kFields[f].key) + "' is for push and modify only");
+  if (*act == TCA_VLAN_ACT_PUSH_ETH && (!o.has(kDstMac) || !o.has(kSrcMac))) d.error(loc, "vlan push_eth needs 'dst_mac' and 'src_mac'");
+  if (*act != TCA_VLAN_ACT_PUSH_ETH)
+    for (uint16_t f : {kDstMac, kSrcMac})
+      if (o.has(f)) d.error(at(f), "vlan '" + std::string(kFields[f].key) + "' is for push_eth only");
+  if (auto p = o.num(kProtocol); p && *p != kDot1q && *p != 0x88A8)
+    d.error(at(kProtocol), "vlan 'protocol' must be 802.1q or 802.1ad");
+}
+
+}  // namespace
+
+const KindOps kActionVlan{
+    .name = "vlan",
+    .obj = ObjType::Action,
+    .doc = "Pop, push or modify the outer VLAN tag; pop or push an Ethernet header.",
+    .fields = kFields,
+    .encode = encode,
+    .decode = decode,
+    .normalize = normalize,
+    .action_parms_attr = TCA_VLAN_PARMS,
+};
+
+}  // namespace tcsync

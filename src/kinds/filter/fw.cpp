@@ -1,0 +1,59 @@
+// fw: matches the firewall mark (tc-fw(8)). The filter's handle is the mark
+// it matches (tc's `handle 0xa fw`); `mask` is ANDed with skb->mark first.
+//
+//   TCA_FW_CLASSID  u32 (generic codec)
+//   TCA_FW_ACT      action list (generic codec)
+//   TCA_FW_INDEV    string, the receiving device
+//   TCA_FW_MASK     u32; the kernel keeps one per filter list (fw_head), and
+//                   tc sends it only when `handle V/M` gives one
+//
+// fw_change replaces a filter of the same handle in place (a new node swapped
+// in under RCU), so classid, actions and indev change without delete + add.
+// The mask cannot change: the kernel refuses a mask other than the list's.
+#include <linux/pkt_cls.h>
+
+#include "model/kind.h"
+
+namespace tcsync {
+namespace {
+
+enum : uint16_t { kMask, kIndev };
+
+const Field kFields[] = {
+    {.key = "mask", .type = FieldType::Uint, .flags = kRecreate,
+     .doc = "Bits of the mark compared with the handle (tc's handle V/MASK); one mask per pref and protocol.",
+     .def = 0xFFFFFFFF, .max = 0xFFFFFFFF},
+    {.key = "indev", .type = FieldType::Device, .doc = "Match only packets received on this device."},
+};
+
+void encode(const Options& o, const KindCtx&, MsgWriter& w) {
+  // tc's order: the mask, then the device.
+  if (auto m = o.num(kMask); m && *m != 0xFFFFFFFF) w.attr_u32(TCA_FW_MASK, static_cast<uint32_t>(*m));
+  if (auto* dev = o.str(kIndev)) w.attr_str(TCA_FW_INDEV, *dev);
+}
+
+void decode(std::span<const uint8_t> payload, const KindCtx&, Options& o) {
+  AttrTable tb(payload, TCA_FW_MAX);
+  if (auto* a = tb.get(TCA_FW_INDEV)) o.set(kIndev, a->str());
+  if (auto* a = tb.get(TCA_FW_MASK)) o.set(kMask, uint64_t{a->u32()});
+}
+
+void normalize(Options& o, const KindCtx&, Diagnostics&, SourceLoc) {
+  if (o.num(kMask) == 0xFFFFFFFFu) o.erase(kMask);
+}
+
+}  // namespace
+
+const KindOps kFilterFw{
+    .name = "fw",
+    .obj = ObjType::Filter,
+    .doc = "Matches the packet's firewall mark: the filter's handle is the mark (tc-fw(8)).",
+    .fields = kFields,
+    .encode = encode,
+    .decode = decode,
+    .normalize = normalize,
+    .filter_classid_attr = TCA_FW_CLASSID,
+    .filter_actions_attr = TCA_FW_ACT,
+};
+
+}  // namespace tcsync

@@ -1,0 +1,82 @@
+// matchall: every packet matches; the filter exists for its classid and
+// actions (tc-matchall(8)).
+//
+//   TCA_MATCHALL_CLASSID  u32 (generic codec)
+//   TCA_MATCHALL_ACT      action list (generic codec)
+//   TCA_MATCHALL_FLAGS    u32 skip_hw/skip_sw; tc sends it only when set
+//
+// cls_matchall.c holds one filter per (chain, pref, protocol) and its
+// ->change refuses any existing one (-EEXIST), even to replace it: every
+// change is a delete and an add.
+#include <linux/pkt_cls.h>
+
+#include <map>
+#include <tuple>
+
+#include "base/handle.h"
+#include "model/kind.h"
+#include "model/model.h"
+
+namespace tcsync {
+namespace {
+
+enum : uint16_t { kSkipHw, kSkipSw };
+
+const Field kFields[] = {
+    {.key = "skip_hw", .type = FieldType::Bool, .flags = kRecreate, .doc = "Do not offload to hardware.", .def = 0},
+    {.key = "skip_sw", .type = FieldType::Bool, .flags = kRecreate, .doc = "Match in hardware only.", .def = 0},
+};
+
+void encode(const Options& o, const KindCtx&, MsgWriter& w) {
+  uint32_t flags = (o.num(kSkipHw).value_or(0) ? TCA_CLS_FLAGS_SKIP_HW : 0) | (o.num(kSkipSw).value_or(0) ? TCA_CLS_FLAGS_SKIP_SW : 0);
+  if (flags) w.attr_u32(TCA_MATCHALL_FLAGS, flags);
+}
+
+void decode(std::span<const uint8_t> payload, const KindCtx&, Options& o) {
+  AttrTable tb(payload, TCA_MATCHALL_MAX);
+  // IN_HW / NOT_IN_HW are the kernel's status, not configuration.
+  if (auto* a = tb.get(TCA_MATCHALL_FLAGS)) {
+    if (a->u32() & TCA_CLS_FLAGS_SKIP_HW) o.set(kSkipHw, uint64_t{1});
+    if (a->u32() & TCA_CLS_FLAGS_SKIP_SW) o.set(kSkipSw, uint64_t{1});
+  }
+}
+
+void normalize(Options& o, const KindCtx&, Diagnostics& d, SourceLoc) {
+  if (o.num(kSkipHw) == 0u) o.erase(kSkipHw);
+  if (o.num(kSkipSw) == 0u) o.erase(kSkipSw);
+  if (o.has(kSkipHw) && o.has(kSkipSw)) d.error(o.opt(kSkipSw)->loc, "skip_hw and skip_sw exclude each other");
+}
+
+// One matchall filter per (parent, chain, pref, protocol): a second one
+// would be refused by the kernel (File exists) halfway through an apply.
+void check_device(const std::vector<const Filter*>& filters, Diagnostics& d) {
+  std::map<std::tuple<uint32_t, uint32_t, uint16_t, uint16_t>, const Filter*> seen;
+  for (const Filter* f : filters) {
+    auto [it, ok] = seen.emplace(std::make_tuple(f->key.parent, f->key.chain, f->key.pref, f->key.protocol), f);
+    if (!ok)
+      d.error(f->loc, "a second matchall filter at pref " + std::to_string(f->key.pref) + " protocol " + format_protocol(f->key.protocol) +
+                          " (the first is at " + format_location(it->second->loc) + "): the kernel holds one matchall filter per pref and protocol");
+  }
+}
+
+// The kernel replaces no matchall filter in place (mall_change: -EEXIST):
+// every change is a delete and an add.
+bool needs_recreate(const Filter&, const Filter&) { return true; }
+
+}  // namespace
+
+const KindOps kFilterMatchall{
+    .name = "matchall",
+    .obj = ObjType::Filter,
+    .doc = "Matches every packet: a classid and actions for all traffic at this pref.",
+    .fields = kFields,
+    .encode = encode,
+    .decode = decode,
+    .normalize = normalize,
+    .filter_classid_attr = TCA_MATCHALL_CLASSID,
+    .filter_actions_attr = TCA_MATCHALL_ACT,
+    .check_device = check_device,
+    .needs_recreate = needs_recreate,
+};
+
+}  // namespace tcsync

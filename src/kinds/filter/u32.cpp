@@ -1,0 +1,1220 @@
+// u32: the universal 32-bit key classifier (tc-u32(8)).
+//
+// A u32 rule ("knode") is a list of 32-bit keys, each compared as
+//   (packet word at nh + off + (nexthdr_off & offmask)) ^ val) & mask == 0
+// plus optional hash-table plumbing (link, hashkey, offset). A u32 "hash
+// table" is a filter entry of its own (handle HT:, only a divisor).
+//
+// TCA_U32_SEL carries struct tc_u32_sel followed by nkeys keys:
+//
+//   0      1         2       3      4          6      8        10     12
+//   +------+---------+-------+------+----------+------+--------+------+-------+
+//   |flags |offshift |nkeys  |pad   |offmask be|off   |offoff  |hoff  |hmask be|
+//   +------+---------+-------+------+----------+------+--------+------+-------+
+//   16: tc_u32_key { __be32 mask; __be32 val; int off; int offmask; } x nkeys
+//
+// The YAML vocabulary is tc's own words (match ip dst ..., ht, link, hashkey,
+// sample, offset, divisor); keys are built exactly as iproute2's tc builds
+// them, sub-word matches merged into 32-bit keys at 4-byte aligned offsets.
+#include <arpa/inet.h>
+#include <linux/pkt_cls.h>
+
+#include <algorithm>
+#include <map>
+#include <cstdio>
+#include <cstring>
+
+#include "base/handle.h"
+#include "model/kind.h"
+#include "model/model.h"
+#include "base/units.h"
+#include "yaml/yaml_reader.h"
+#include "file/yaml_writer.h"
+
+namespace tcsync {
+namespace {
+
+enum : uint16_t { kHt, kSample, kMatch, kLink, kHashkey, kOffset, kDivisor, kMark, kIndev, kSkipHw, kSkipSw, kTerminal };
+
+constexpr uint32_t kNextHdr = 0xFFFFFFFFu;  // key offmask for "nexthdr+N": add the offset the linking rule computed
+constexpr size_t kMaxKeys = 255;            // tc_u32_sel.nkeys is 8 bits
+constexpr uint32_t kTableMask = 0xFFFFF000u;  // HT:BUCKET: of a handle
+constexpr uint32_t kKernelTables = 0x800;     // ids the kernel picks itself (root tables 800:, 801:, ...)
+
+uint32_t ht_id(uint32_t h) { return h >> 20; }
+uint32_t bucket_of(uint32_t h) { return (h >> 12) & 0xFF; }
+uint32_t node_of(uint32_t h) { return h & 0xFFF; }
+
+std::string hex(uint32_t v, int digits) {
+  char buf[16];
+  std::snprintf(buf, sizeof buf, "%0*x", digits, v);
+  return buf;
+}
+
+std::string u32_handle_str(uint32_t h) { return format_u32_handle(h); }
+
+std::string q(std::string_view s) { return "'" + std::string(s) + "'"; }
+
+std::string join(std::initializer_list<std::string_view> words) {
+  std::string out;
+  for (auto w : words) out += (out.empty() ? "" : ", ") + std::string(w);
+  return out;
+}
+
+std::optional<int64_t> parse_int(std::string_view s) {
+  bool neg = !s.empty() && s[0] == '-';
+  if (neg || (!s.empty() && s[0] == '+')) s.remove_prefix(1);
+  auto v = parse_uint(s);
+  if (!v || *v > (1ull << 40)) return std::nullopt;
+  return neg ? -static_cast<int64_t>(*v) : static_cast<int64_t>(*v);
+}
+
+void unknown_key(Diagnostics& d, const Node& k, const std::string& where, std::initializer_list<std::string_view> cands) {
+  std::string msg = "unknown key " + q(k.scalar) + " in " + where + ": expected " + join(cands);
+  std::vector<std::string_view> v(cands);
+  if (auto dym = did_you_mean(k.scalar, v); !dym.empty()) msg += " (did you mean " + q(dym) + "?)";
+  d.error(k.loc, msg);
+}
+
+// ---- keys -----------------------------------------------------------------
+// Words of `match`: 4 per key, {mask, val, off, offmask}, as struct
+// tc_u32_key holds them (mask and val in network byte order).
+
+enum class Pack { Ok, Conflict, TooMany };
+
+// Adds one 32-bit key (host-order value and mask, 4-byte aligned offset). A
+// key at the same place merges into the earlier one, as tc's pack_key does;
+// bits both claim must agree.
+Pack pack32(Words& keys, uint32_t val, uint32_t mask, int32_t off, uint32_t offmask) {
+  uint32_t v = htonl(val & mask), m = htonl(mask);
+  for (size_t i = 0; i + 4 <= keys.size(); i += 4)
+    if (keys[i + 2] == static_cast<uint32_t>(off) && keys[i + 3] == offmask) {
+      if ((v ^ keys[i + 1]) & m & keys[i]) return Pack::Conflict;
+      keys[i + 1] |= v;
+      keys[i] |= m;
+      return Pack::Ok;
+    }
+  if (keys.size() / 4 >= kMaxKeys) return Pack::TooMany;
+  keys.insert(keys.end(), {m, v, static_cast<uint32_t>(off), offmask});
+  return Pack::Ok;
+}
+
+// A 1-, 2- or 4-byte field at any offset: tc puts it into the aligned word
+// holding it (off & ~3, two's complement for negative offsets), shifted to
+// its bytes. Callers have checked alignment (u32: 4, u16: 2).
+Pack pack_field(Words& keys, uint32_t val, uint32_t mask, int32_t off, uint32_t offmask, int width) {
+  int shift = width == 4 ? 0 : (4 - width - (off & 3)) * 8;
+  return pack32(keys, val << shift, mask << shift, off & ~3, offmask);
+}
+
+bool report_pack(Pack p, Diagnostics& d, const Node& at, const std::string& what) {
+  if (p == Pack::Conflict) d.error(at.loc, what + " contradicts an earlier match on the same bits");
+  if (p == Pack::TooMany) d.error(at.loc, "more than " + std::to_string(kMaxKeys) + " keys in one u32 rule (the kernel counts them in 8 bits)");
+  return p == Pack::Ok;
+}
+
+// ---- selector vocabulary -----------------------------------------------------
+
+enum class How : uint8_t { V4, V6, Mac, Num, Flag };
+
+// One word of a selector family: where tc puts it and how its value reads.
+struct SelField {
+  std::string_view name;
+  How how;
+  int32_t at;            // byte offset tc uses (from the network header, or the next one)
+  bool nexthdr = false;  // relative to the next header (tc: nexthdr+)
+  int width = 1;         // Num: 1, 2 or 4 bytes
+  uint32_t def_mask = 0xFF;  // Num: the mask of a plain number, which must fit in it
+  uint32_t max = 0xFF;       // Num: bound of value and mask in {value, mask}
+  int lshift = 0;            // Num: ip6 priority sits 20 bits up in word 0
+  bool proto_names = false;  // Num: tcp, udp... allowed
+  uint16_t flag_val = 0, flag_mask = 0;  // Flag: the 16-bit pattern at `at`
+};
+
+// tc's `match ip ...` (f_u32.c parse_ip): offsets in the IPv4 header, and
+// ports/ICMP assuming a 20-byte header (no options), as tc does.
+const SelField kIpFields[] = {
+    {"src", How::V4, 12},
+    {"dst", How::V4, 16},
+    {"protocol", How::Num, 9, false, 1, 0xFF, 0xFF, 0, true},
+    {"tos", How::Num, 1},
+    {"dsfield", How::Num, 1},
+    {"precedence", How::Num, 1},
+    {"ihl", How::Num, 0, false, 1, 0x0F},
+    {"dport", How::Num, 22, false, 2, 0xFFFF, 0xFFFF},
+    {"sport", How::Num, 20, false, 2, 0xFFFF, 0xFFFF},
+    {"icmp_type", How::Num, 20},
+    {"icmp_code", How::Num, 21},
+    {"nofrag", How::Flag, 6, false, 2, 0, 0, 0, false, 0x0000, 0x3FFF},
+    {"firstfrag", How::Flag, 6, false, 2, 0, 0, 0, false, 0x2000, 0x3FFF},
+    {"df", How::Flag, 6, false, 2, 0, 0, 0, false, 0x4000, 0x4000},
+    {"mf", How::Flag, 6, false, 2, 0, 0, 0, false, 0x2000, 0x2000},
+};
+
+// tc's `match ip6 ...` (parse_ip6); ports assume no extension headers.
+const SelField kIp6Fields[] = {
+    {"src", How::V6, 8},
+    {"dst", How::V6, 24},
+    {"protocol", How::Num, 6, false, 1, 0xFF, 0xFF, 0, true},
+    {"nexthdr", How::Num, 6, false, 1, 0xFF, 0xFF, 0, true},
+    {"priority", How::Num, 0, false, 4, 0xFF, 0xFF, 20},
+    {"flowlabel", How::Num, 0, false, 4, 0x000FFFFF, 0xFFFFFFFF},
+    {"dport", How::Num, 42, false, 2, 0xFFFF, 0xFFFF},
+    {"sport", How::Num, 40, false, 2, 0xFFFF, 0xFFFF},
+};
+
+// tc's `match tcp|udp src/dst` and `match icmp type/code`: relative to the
+// next header, which a linking rule's `offset` locates.
+const SelField kL4Fields[] = {
+    {"src", How::Num, 0, true, 2, 0xFFFF, 0xFFFF},
+    {"dst", How::Num, 2, true, 2, 0xFFFF, 0xFFFF},
+};
+const SelField kIcmpFields[] = {
+    {"type", How::Num, 0, true},
+    {"code", How::Num, 1, true},
+};
+
+// tc's `match ether src/dst`: before the network header.
+const SelField kEtherFields[] = {
+    {"src", How::Mac, -8},
+    {"dst", How::Mac, -14},
+};
+
+struct Family {
+  std::string_view name;
+  std::span<const SelField> fields;
+};
+
+const Family kFamilies[] = {
+    {"ip", kIpFields}, {"ip6", kIp6Fields}, {"tcp", kL4Fields}, {"udp", kL4Fields},
+    {"icmp", kIcmpFields}, {"ether", kEtherFields}, {"u32", {}}, {"u16", {}}, {"u8", {}},
+};
+constexpr std::string_view kFamilyList = "ip, ip6, tcp, udp, icmp, ether, u32, u16, u8";
+
+struct ProtoName {
+  std::string_view name;
+  uint8_t num;
+};
+const ProtoName kProtoNames[] = {
+    {"icmp", 1}, {"igmp", 2}, {"ipip", 4}, {"tcp", 6}, {"udp", 17}, {"ipv6", 41}, {"gre", 47},
+    {"esp", 50}, {"ah", 51}, {"icmpv6", 58}, {"ospf", 89}, {"sctp", 132},
+};
+
+bool scalar_or_error(const Node& n, const std::string& what, Diagnostics& d) {
+  if (n.is_scalar()) return true;
+  d.error(n.loc, what + " must be a scalar, not " + n.type_name());
+  return false;
+}
+
+// A number up to `max`, decimal or 0x-hex.
+bool read_num(const Node& n, const std::string& what, uint64_t max, uint32_t& out, Diagnostics& d) {
+  if (!scalar_or_error(n, what, d)) return false;
+  auto v = parse_uint(n.scalar);
+  if (!v || *v > max) {
+    d.error(n.loc, what + " must be a number from 0 to 0x" + hex(static_cast<uint32_t>(max), 1) + ", not " + q(n.scalar));
+    return false;
+  }
+  out = static_cast<uint32_t>(*v);
+  return true;
+}
+
+// `at`: 16, -14 (the MAC header, before the network header) or "nexthdr+4".
+bool read_at(const Node& n, const std::string& what, int32_t& off, uint32_t& offmask, Diagnostics& d) {
+  if (!scalar_or_error(n, what, d)) return false;
+  std::string_view s = n.scalar;
+  offmask = 0;
+  if (s.starts_with("nexthdr+")) s.remove_prefix(8), offmask = kNextHdr;
+  auto v = parse_int(s);
+  if (!v || *v < INT16_MIN || *v > INT16_MAX) {
+    d.error(n.loc, what + " must be a byte offset such as 16, -14 or \"nexthdr+4\", not " + q(n.scalar));
+    return false;
+  }
+  off = static_cast<int32_t>(*v);
+  return true;
+}
+
+bool read_bool(const Node& n, const std::string& what, bool& out, Diagnostics& d) {
+  if (n.is_scalar() && (n.scalar == "true" || n.scalar == "false")) {
+    out = n.scalar == "true";
+    return true;
+  }
+  d.error(n.loc, what + " must be true or false, not " + (n.is_scalar() ? q(n.scalar) : std::string(n.type_name())));
+  return false;
+}
+
+// A plain number or {value: V, mask: M}; the mask defaults to the field's own bits.
+bool read_value_mask(const Node& n, const SelField& f, const std::string& what, uint32_t& val, uint32_t& mask, Diagnostics& d) {
+  if (n.is_scalar()) {
+    uint64_t bound = f.def_mask;
+    if (f.proto_names)
+      for (auto& p : kProtoNames)
+        if (n.scalar == p.name) {
+          val = p.num, mask = f.def_mask;
+          return true;
+        }
+    auto v = parse_uint(n.scalar);
+    if (!v || *v > bound) {
+      std::string msg = what + " must be a number from 0 to " + std::to_string(bound) +
+                        (f.proto_names ? " or a protocol name such as tcp" : "") + ", or {value: N, mask: M}, not " + q(n.scalar);
+      d.error(n.loc, msg);
+      return false;
+    }
+    val = static_cast<uint32_t>(*v), mask = f.def_mask;
+    return true;
+  }
+  if (!n.is_map()) {
+    d.error(n.loc, what + " must be a number or {value: N, mask: M}, not " + n.type_name());
+    return false;
+  }
+  bool ok = true, have_val = false;
+  mask = f.def_mask;
+  for (auto& [k, v] : n.map) {
+    if (k.scalar == "value") {
+      Node vn = v;
+      if (f.proto_names && v.is_scalar())
+        for (auto& p : kProtoNames)
+          if (v.scalar == p.name) vn.scalar = std::to_string(p.num);
+      ok &= read_num(vn, what + " value", f.max, val, d);
+      have_val = true;
+    } else if (k.scalar == "mask") {
+      ok &= read_num(v, what + " mask", f.max, mask, d);
+    } else {
+      unknown_key(d, k, what, {"value", "mask"});
+      ok = false;
+    }
+  }
+  if (!have_val) {
+    d.error(n.loc, what + " needs 'value'");
+    return false;
+  }
+  return ok;
+}
+
+bool read_v4(const Node& n, const std::string& what, uint32_t& addr, int& plen, Diagnostics& d) {
+  if (!scalar_or_error(n, what, d)) return false;
+  std::string s = n.scalar;
+  plen = 32;
+  bool ok = true;
+  if (auto slash = s.find('/'); slash != std::string::npos) {
+    auto p = parse_uint(std::string_view(s).substr(slash + 1));
+    ok = p && *p <= 32 && slash + 1 < s.size();
+    if (ok) plen = static_cast<int>(*p);
+    s.resize(slash);
+  }
+  in_addr a{};
+  if (!ok || inet_pton(AF_INET, s.c_str(), &a) != 1) {
+    d.error(n.loc, what + " must be an IPv4 address or prefix such as 10.0.0.0/8, not " + q(n.scalar));
+    return false;
+  }
+  addr = ntohl(a.s_addr);
+  return true;
+}
+
+bool read_v6(const Node& n, const std::string& what, uint32_t (&words)[4], int& plen, Diagnostics& d) {
+  if (!scalar_or_error(n, what, d)) return false;
+  std::string s = n.scalar;
+  plen = 128;
+  bool ok = true;
+  if (auto slash = s.find('/'); slash != std::string::npos) {
+    auto p = parse_uint(std::string_view(s).substr(slash + 1));
+    ok = p && *p <= 128 && slash + 1 < s.size();
+    if (ok) plen = static_cast<int>(*p);
+    s.resize(slash);
+  }
+  in6_addr a{};
+  if (!ok || inet_pton(AF_INET6, s.c_str(), &a) != 1) {
+    d.error(n.loc, what + " must be an IPv6 address or prefix such as 2001:db8::/32, not " + q(n.scalar));
+    return false;
+  }
+  for (int i = 0; i < 4; ++i) {
+    uint32_t w;
+    std::memcpy(&w, a.s6_addr + 4 * i, 4);
+    words[i] = ntohl(w);
+  }
+  return true;
+}
+
+bool read_mac(const Node& n, const std::string& what, uint8_t (&mac)[6], Diagnostics& d) {
+  if (!scalar_or_error(n, what, d)) return false;
+  std::string_view s = n.scalar;
+  int i = 0;
+  bool ok = true;
+  size_t pos = 0;
+  for (; i < 6 && ok; ++i) {
+    size_t end = s.find(':', pos);
+    std::string_view part = s.substr(pos, end == std::string_view::npos ? std::string_view::npos : end - pos);
+    unsigned v = 0;
+    ok = !part.empty() && part.size() <= 2 && part.find_first_not_of("0123456789abcdefABCDEF") == std::string_view::npos;
+    if (ok) std::sscanf(std::string(part).c_str(), "%x", &v);
+    mac[i] = static_cast<uint8_t>(v);
+    ok = ok && ((i < 5) == (end != std::string_view::npos));
+    pos = end + 1;
+  }
+  if (!ok) {
+    d.error(n.loc, what + " must be a MAC address such as 02:00:00:00:00:01, not " + q(n.scalar));
+    return false;
+  }
+  return true;
+}
+
+// One field of a family, e.g. `dport: 22` under `ip`.
+bool parse_sel_field(const SelField& f, std::string_view family, const Node& k, const Node& v, Words& keys, Diagnostics& d) {
+  const std::string what = q(std::string(family) + " " + std::string(f.name));
+  const uint32_t offmask = f.nexthdr ? kNextHdr : 0;
+  switch (f.how) {
+    case How::V4: {
+      uint32_t addr;
+      int plen;
+      if (!read_v4(v, what, addr, plen, d)) return false;
+      uint32_t mask = plen ? ~0u << (32 - plen) : 0;
+      return report_pack(pack32(keys, addr, mask, f.at, offmask), d, k, what);
+    }
+    case How::V6: {
+      uint32_t w[4];
+      int plen;
+      if (!read_v6(v, what, w, plen, d)) return false;
+      // tc: one key per 32 bits of prefix, the last one partly masked.
+      for (int i = 0; i < plen; i += 32) {
+        uint32_t mask = i + 32 <= plen ? ~0u : ~0u << (32 - (plen - i));
+        if (!report_pack(pack32(keys, w[i / 32], mask, f.at + 4 * (i / 32), offmask), d, k, what)) return false;
+      }
+      return true;
+    }
+    case How::Mac: {
+      uint8_t mac[6];
+      if (!read_mac(v, what, mac, d)) return false;
+      for (int i = 0; i < 6; ++i)
+        if (!report_pack(pack_field(keys, mac[i], 0xFF, f.at + i, offmask, 1), d, k, what)) return false;
+      return true;
+    }
+    case How::Num: {
+      uint32_t val = 0, mask = 0;
+      if (!read_value_mask(v, f, what, val, mask, d)) return false;
+      return report_pack(pack_field(keys, val << f.lshift, mask << f.lshift, f.at, offmask, f.width), d, k, what);
+    }
+    case How::Flag: {
+      bool on = false;
+      if (!read_bool(v, what, on, d)) return false;
+      if (!on) {
+        d.error(v.loc, what + " can only be true (leave it out otherwise)");
+        return false;
+      }
+      return report_pack(pack_field(keys, f.flag_val, f.flag_mask, f.at, offmask, 2), d, k, what);
+    }
+  }
+  return false;
+}
+
+// `u32: {value, mask, at}`, `u16: ...`, `u8: ...`: tc's raw matches. u32
+// also takes `offmask` so every kernel key has an exact spelling.
+bool parse_raw(std::string_view family, const Node& body, Words& keys, Diagnostics& d) {
+  const int width = family == "u32" ? 4 : family == "u16" ? 2 : 1;
+  const uint32_t full = width == 4 ? 0xFFFFFFFFu : width == 2 ? 0xFFFFu : 0xFFu;
+  uint32_t val = 0, mask = full, offmask = 0, explicit_offmask = 0;
+  int32_t off = 0;
+  bool have_val = false, have_offmask = false, ok = true;
+  const Node* at_node = &body;
+  const std::string fam = q(std::string(family));
+  for (auto& [k, v] : body.map) {
+    if (k.scalar == "value") {
+      ok &= read_num(v, fam + " value", full, val, d);
+      have_val = true;
+    } else if (k.scalar == "mask") {
+      ok &= read_num(v, fam + " mask", full, mask, d);
+    } else if (k.scalar == "at") {
+      ok &= read_at(v, fam + " 'at'", off, offmask, d);
+      at_node = &v;
+    } else if (k.scalar == "offmask" && width == 4) {
+      ok &= read_num(v, fam + " offmask", 0xFFFFFFFFu, explicit_offmask, d);
+      have_offmask = true;
+    } else {
+      if (width == 4) unknown_key(d, k, fam, {"value", "mask", "at", "offmask"});
+      else unknown_key(d, k, fam, {"value", "mask", "at"});
+      ok = false;
+    }
+  }
+  if (!have_val) {
+    d.error(body.loc, fam + " needs 'value'");
+    return false;
+  }
+  if (!ok) return false;
+  if (have_offmask) offmask = explicit_offmask;
+  if (width == 4 && off % 4) {
+    d.error(at_node->loc, "'at' of a u32 match must be a multiple of 4, not " + std::to_string(off));
+    return false;
+  }
+  // tc would put a u16 at an odd offset into the wrong bytes of its word.
+  if (width == 2 && off % 2) {
+    d.error(at_node->loc, "'at' of a u16 match must be even, not " + std::to_string(off));
+    return false;
+  }
+  return report_pack(pack_field(keys, val, mask, off, offmask, width), d, body, fam);
+}
+
+const Family* find_family(std::string_view name) {
+  for (auto& f : kFamilies)
+    if (f.name == name) return &f;
+  return nullptr;
+}
+
+void unknown_family(const Node& k, std::string_view where, Diagnostics& d) {
+  std::string msg = "unknown selector " + q(k.scalar) + " in " + std::string(where) + ": expected one of " + std::string(kFamilyList);
+  std::vector<std::string_view> names;
+  for (auto& f : kFamilies) names.push_back(f.name);
+  if (auto dym = did_you_mean(k.scalar, names); !dym.empty()) msg += " (did you mean " + q(dym) + "?)";
+  d.error(k.loc, msg);
+}
+
+// `ip: {dst: ..., dport: ...}`: fields packed in the order written, as tc
+// packs `match ip dst ... match ip dport ...`.
+bool parse_family(const Family& fam, const Node& body, Words& keys, Diagnostics& d) {
+  if (!body.is_map()) {
+    d.error(body.loc, q(fam.name) + " must be a mapping such as {" +
+                          (fam.fields.empty() ? std::string("value: 0x0a000000, mask: 0xff000000, at: 16") : std::string(fam.fields[0].name) + ": ...") +
+                          "}, not " + body.type_name());
+    return false;
+  }
+  if (fam.fields.empty()) return parse_raw(fam.name, body, keys, d);
+  bool ok = true;
+  for (auto& [k, v] : body.map) {
+    const SelField* f = nullptr;
+    for (auto& c : fam.fields)
+      if (c.name == k.scalar) f = &c;
+    if (!f) {
+      std::string list;
+      std::vector<std::string_view> names;
+      for (auto& c : fam.fields) list += (list.empty() ? "" : ", ") + std::string(c.name), names.push_back(c.name);
+      std::string msg = "unknown " + q(fam.name) + " match " + q(k.scalar) + ": expected one of " + list;
+      if (auto dym = did_you_mean(k.scalar, names); !dym.empty()) msg += " (did you mean " + q(dym) + "?)";
+      d.error(k.loc, msg);
+      ok = false;
+      continue;
+    }
+    ok &= parse_sel_field(*f, fam.name, k, v, keys, d);
+  }
+  return ok;
+}
+
+// One `match` entry: {FAMILY: {...}}.
+bool parse_selector(const Node& e, Words& keys, Diagnostics& d) {
+  if (!e.is_map() || e.map.size() != 1) {
+    d.error(e.loc, "a 'match' entry is one selector such as {ip: {dport: 22}}: one of " + std::string(kFamilyList));
+    return false;
+  }
+  auto& [k, v] = e.map[0];
+  const Family* fam = find_family(k.scalar);
+  if (!fam) {
+    unknown_family(k, "'match'", d);
+    return false;
+  }
+  return parse_family(*fam, v, keys, d);
+}
+
+// ---- emitting keys ---------------------------------------------------------------
+
+void emit_int(YamlOut& y, int64_t v) {
+  if (v >= 0) y.num(static_cast<uint64_t>(v));
+  else y.str(std::to_string(v));
+}
+
+void emit_key(YamlOut& y, const uint32_t* k) {
+  int32_t off = static_cast<int32_t>(k[2]);
+  y.map_begin();
+  y.key("u32");
+  y.map_begin();
+  y.key("value");
+  y.str("0x" + hex(ntohl(k[1]), 8));
+  y.key("mask");
+  y.str("0x" + hex(ntohl(k[0]), 8));
+  y.key("at");
+  if (k[3] == kNextHdr) y.str("nexthdr+" + std::to_string(off));
+  else emit_int(y, off);
+  if (k[3] != 0 && k[3] != kNextHdr) {
+    y.key("offmask");
+    y.str("0x" + hex(k[3], 8));
+  }
+  y.map_end();
+  y.map_end();
+}
+
+std::string describe_key(const uint32_t* k) {
+  std::string at = k[3] == kNextHdr ? "nexthdr+" : k[3] ? "offmask " + hex(k[3], 8) + " " : "";
+  return hex(ntohl(k[1]), 8) + "/" + hex(ntohl(k[0]), 8) + " at " + at + std::to_string(static_cast<int32_t>(k[2]));
+}
+
+// ---- match -------------------------------------------------------------------------
+
+bool match_parse(const Node& n, Value& out, Diagnostics& d) {
+  if (!n.is_seq()) {
+    d.error(n.loc, "'match' must be a list of selectors such as [{ip: {dport: 22}}], not " + std::string(n.type_name()));
+    return false;
+  }
+  Words keys;
+  bool ok = true;
+  for (auto& e : n.seq) ok &= parse_selector(e, keys, d);
+  if (ok) out = std::move(keys);
+  return ok;
+}
+
+void match_emit(const Value& v, YamlOut& y) {
+  auto& w = std::get<Words>(v);
+  y.seq_begin();
+  for (size_t i = 0; i + 4 <= w.size(); i += 4) emit_key(y, &w[i]);
+  y.seq_end();
+}
+
+std::string match_describe(const Value& v) {
+  auto& w = std::get<Words>(v);
+  if (w.empty()) return "any";
+  std::string out;
+  for (size_t i = 0; i + 4 <= w.size(); i += 4) out += (out.empty() ? "" : ", ") + describe_key(&w[i]);
+  return out;
+}
+
+#define U32_NUM R"({"anyOf": [{"type": "integer", "minimum": 0}, {"type": "string", "pattern": "^(0[xX][0-9a-fA-F]+|[0-9]+)$"}]})"
+#define U32_VM R"({"anyOf": [{"type": ["integer", "string"]}, {"type": "object", "properties": {"value": {"type": ["integer", "string"]}, "mask": {"type": ["integer", "string"]}}, "required": ["value"], "additionalProperties": false}]})"
+#define U32_AT R"({"anyOf": [{"type": "integer"}, {"type": "string", "pattern": "^(nexthdr\\+)?[-+]?(0[xX][0-9a-fA-F]+|[0-9]+)$"}]})"
+#define U32_RAW(extra) R"({"type": "object", "properties": {"value": {"type": ["integer", "string"]}, "mask": {"type": ["integer", "string"]}, "at": )" U32_AT extra R"(}, "required": ["value"], "additionalProperties": false})"
+#define U32_SELECTOR                                                                                                                              \
+  R"({"type": "object", "minProperties": 1, "maxProperties": 1, "properties": {)"                                                                \
+  R"("ip": {"type": "object", "properties": {"src": {"type": "string"}, "dst": {"type": "string"}, "protocol": )" U32_VM R"(, "tos": )" U32_VM  \
+  R"(, "dsfield": )" U32_VM R"(, "precedence": )" U32_VM R"(, "ihl": )" U32_VM R"(, "dport": )" U32_VM R"(, "sport": )" U32_VM                  \
+  R"(, "icmp_type": )" U32_VM R"(, "icmp_code": )" U32_VM R"(, "nofrag": {"const": true}, "firstfrag": {"const": true}, "df": {"const": true}, "mf": {"const": true}}, "additionalProperties": false}, )" \
+  R"("ip6": {"type": "object", "properties": {"src": {"type": "string"}, "dst": {"type": "string"}, "protocol": )" U32_VM R"(, "nexthdr": )" U32_VM \
+  R"(, "priority": )" U32_VM R"(, "flowlabel": )" U32_VM R"(, "dport": )" U32_VM R"(, "sport": )" U32_VM R"(}, "additionalProperties": false}, )" \
+  R"("tcp": {"type": "object", "properties": {"src": )" U32_VM R"(, "dst": )" U32_VM R"(}, "additionalProperties": false}, )"                    \
+  R"("udp": {"type": "object", "properties": {"src": )" U32_VM R"(, "dst": )" U32_VM R"(}, "additionalProperties": false}, )"                    \
+  R"("icmp": {"type": "object", "properties": {"type": )" U32_VM R"(, "code": )" U32_VM R"(}, "additionalProperties": false}, )"                 \
+  R"("ether": {"type": "object", "properties": {"src": {"type": "string"}, "dst": {"type": "string"}}, "additionalProperties": false}, )"         \
+  R"("u32": )" U32_RAW(R"(, "offmask": {"type": ["integer", "string"]})") R"(, "u16": )" U32_RAW("") R"(, "u8": )" U32_RAW("")                 \
+  R"(}, "additionalProperties": false})"
+
+const CustomType kMatchType{
+    .schema_name = "u32-match",
+    .parse = match_parse,
+    .emit = match_emit,
+    .describe = match_describe,
+    .json_schema = R"({"description": "Selectors, as tc's match words: [{ip: {dst: 10.0.0.0/8, dport: 22}}, {u32: {value: 0x0a000000, mask: 0xff000000, at: 16}}].", "type": "array", "items": )" U32_SELECTOR "}",
+};
+
+// ---- sample: one selector that picks the bucket of `ht` ----------------------
+// Words: {mask, val, off, offmask, divisor}.
+
+uint32_t sample_bucket(const Words& w) {
+  // tc (f_u32.c): fold the key's value down by its mask's lowest set bit,
+  // then take it modulo the sample's divisor.
+  uint32_t mask = ntohl(w[0]), val = ntohl(w[1]);
+  int fshift = mask ? __builtin_ctz(mask) : 0;
+  uint32_t divisor = w[4] ? w[4] : 256;
+  return ((val & mask) >> fshift) % divisor;
+}
+
+bool is_divisor(uint64_t n) { return n >= 1 && n <= 256 && (n & (n - 1)) == 0; }
+
+bool sample_parse(const Node& n, Value& out, Diagnostics& d) {
+  if (!n.is_map()) {
+    d.error(n.loc, "'sample' must be a selector such as {ip: {dst: 10.0.0.7}, divisor: 256}, not " + std::string(n.type_name()));
+    return false;
+  }
+  Words keys;
+  uint32_t divisor = 256;
+  bool ok = true, have_sel = false;
+  for (auto& [k, v] : n.map) {
+    if (k.scalar == "divisor") {
+      uint32_t dv = 0;
+      if (!read_num(v, "'sample' divisor", 0xFFFFFFFF, dv, d)) {
+        ok = false;
+      } else if (!is_divisor(dv)) {
+        d.error(v.loc, "'sample' divisor must be a power of two from 1 to 256, not " + v.scalar);
+        ok = false;
+      } else {
+        divisor = dv;
+      }
+    } else if (auto* fam = find_family(k.scalar)) {
+      if (have_sel) {
+        d.error(k.loc, "'sample' holds one selector");
+        ok = false;
+        continue;
+      }
+      have_sel = true;
+      ok &= parse_family(*fam, v, keys, d);
+    } else {
+      unknown_family(k, "'sample'", d);
+      ok = false;
+    }
+  }
+  if (ok && !have_sel) {
+    d.error(n.loc, "'sample' needs a selector such as {ip: {dst: 10.0.0.7}}");
+    return false;
+  }
+  if (ok && keys.size() != 4) {
+    d.error(n.loc, "'sample' must come to exactly one 32-bit key, not " + std::to_string(keys.size() / 4));
+    return false;
+  }
+  if (!ok) return false;
+  keys.push_back(divisor);
+  out = std::move(keys);
+  return true;
+}
+
+void sample_emit(const Value& v, YamlOut& y) {
+  auto& w = std::get<Words>(v);
+  // The selector's map, then the divisor, in one mapping.
+  y.map_begin();
+  y.key("u32");
+  y.map_begin();
+  y.key("value");
+  y.str("0x" + hex(ntohl(w[1]), 8));
+  y.key("mask");
+  y.str("0x" + hex(ntohl(w[0]), 8));
+  y.key("at");
+  if (w[3] == kNextHdr) y.str("nexthdr+" + std::to_string(static_cast<int32_t>(w[2])));
+  else emit_int(y, static_cast<int32_t>(w[2]));
+  y.map_end();
+  y.key("divisor");
+  y.num(w[4]);
+  y.map_end();
+}
+
+std::string sample_describe(const Value& v) {
+  auto& w = std::get<Words>(v);
+  return describe_key(w.data()) + " divisor " + std::to_string(w[4]);
+}
+
+const CustomType kSampleType{
+    .schema_name = "u32-sample",
+    .parse = sample_parse,
+    .emit = sample_emit,
+    .describe = sample_describe,
+    .json_schema = R"({"description": "One selector whose value picks the bucket of 'ht' (tc's sample), plus its divisor (default 256).", "type": "object", "minProperties": 1, "maxProperties": 2})",
+};
+
+// ---- ht and link: u32 table handles --------------------------------------------------
+
+bool table_handle(const Node& n, const char* key, bool bucket_ok, Value& out, Diagnostics& d) {
+  const std::string what = q(key);
+  if (!scalar_or_error(n, what, d)) return false;
+  auto h = parse_u32_handle(n.scalar);
+  const char* shape = bucket_ok ? "a hash table such as 2: or a table bucket such as 2:5:" : "a hash table such as 2:";
+  if (!h || node_of(*h) || (!bucket_ok && bucket_of(*h)) || n.scalar.find(':') == std::string::npos) {
+    d.error(n.loc, what + " must be " + shape + ", not " + q(n.scalar));
+    return false;
+  }
+  if (ht_id(*h) == 0) {
+    d.error(n.loc, what + " must name a table from 1: to 7ff:, not " + q(n.scalar) + (bucket_ok ? " (leave 'ht' out for the root table)" : ""));
+    return false;
+  }
+  if (ht_id(*h) >= kKernelTables) {
+    d.error(n.loc, "u32 table ids 800: and above are the kernel's own: " + what + " must be from 1: to 7ff:, not " + q(n.scalar));
+    return false;
+  }
+  out = uint64_t{*h};
+  return true;
+}
+
+bool ht_parse(const Node& n, Value& out, Diagnostics& d) { return table_handle(n, "ht", true, out, d); }
+bool link_parse(const Node& n, Value& out, Diagnostics& d) { return table_handle(n, "link", false, out, d); }
+void handle_emit(const Value& v, YamlOut& y) { y.str(u32_handle_str(static_cast<uint32_t>(std::get<uint64_t>(v)))); }
+std::string handle_describe(const Value& v) { return u32_handle_str(static_cast<uint32_t>(std::get<uint64_t>(v))); }
+
+const CustomType kHtType{
+    .schema_name = "u32-table",
+    .parse = ht_parse,
+    .emit = handle_emit,
+    .describe = handle_describe,
+    .json_schema = R"({"description": "The hash table (2:) or table bucket (2:5:) the rule goes into; absent: the root table.", "type": "string", "pattern": "^[0-7]?[0-9a-fA-F]{1,2}:([0-9a-fA-F]{1,2}:)?$"})",
+};
+const CustomType kLinkType{
+    .schema_name = "u32-link",
+    .parse = link_parse,
+    .emit = handle_emit,
+    .describe = handle_describe,
+    .json_schema = R"({"description": "The hash table matching packets continue in, such as 2:.", "type": "string", "pattern": "^[0-7]?[0-9a-fA-F]{1,2}:$"})",
+};
+
+// ---- hashkey: {mask, at} -> sel.hmask (network order), sel.hoff ------------------
+// Words: {hmask (as in the struct), hoff (int bits)}.
+
+bool hashkey_parse(const Node& n, Value& out, Diagnostics& d) {
+  if (!n.is_map()) {
+    d.error(n.loc, "'hashkey' must be {mask: 0x000000ff, at: 12}, not " + std::string(n.type_name()));
+    return false;
+  }
+  uint32_t mask = 0, offmask = 0;
+  int32_t at = 0;
+  bool ok = true, have_mask = false;
+  for (auto& [k, v] : n.map) {
+    if (k.scalar == "mask") {
+      ok &= read_num(v, "'hashkey' mask", 0xFFFFFFFFu, mask, d);
+      have_mask = true;
+    } else if (k.scalar == "at") {
+      if (!read_at(v, "'hashkey' 'at'", at, offmask, d)) {
+        ok = false;
+      } else if (offmask || at % 4) {
+        d.error(v.loc, "'hashkey' 'at' must be a multiple of 4 from the start of the header, not " + q(v.scalar));
+        ok = false;
+      }
+    } else {
+      unknown_key(d, k, "'hashkey'", {"mask", "at"});
+      ok = false;
+    }
+  }
+  if (ok && !have_mask) {
+    d.error(n.loc, "'hashkey' needs 'mask'");
+    return false;
+  }
+  if (ok) out = Words{htonl(mask), static_cast<uint32_t>(at)};
+  return ok;
+}
+
+void hashkey_emit(const Value& v, YamlOut& y) {
+  auto& w = std::get<Words>(v);
+  y.map_begin();
+  y.key("mask");
+  y.str("0x" + hex(ntohl(w[0]), 8));
+  y.key("at");
+  emit_int(y, static_cast<int16_t>(w[1]));
+  y.map_end();
+}
+
+std::string hashkey_describe(const Value& v) {
+  auto& w = std::get<Words>(v);
+  return "mask " + hex(ntohl(w[0]), 8) + " at " + std::to_string(static_cast<int16_t>(w[1]));
+}
+
+const CustomType kHashkeyType{
+    .schema_name = "u32-hashkey",
+    .parse = hashkey_parse,
+    .emit = hashkey_emit,
+    .describe = hashkey_describe,
+    .json_schema = R"({"description": "The packet word (at, a multiple of 4) and mask whose value picks the bucket of the linked table.", "type": "object", "properties": {"mask": )" U32_NUM R"(, "at": )" U32_AT R"(}, "required": ["mask"], "additionalProperties": false})",
+};
+
+// ---- offset: where the next header starts, for a linked table -------------------
+// Words: {flags (TC_U32_OFFSET|VAROFFSET|EAT), off, offoff (int bits),
+// offmask (as in the struct, network order), offshift}.
+
+bool offset_parse(const Node& n, Value& out, Diagnostics& d) {
+  if (!n.is_map()) {
+    d.error(n.loc, "'offset' must be a mapping such as {at: 0, mask: 0x0f00, shift: 6, eat: true}, not " + std::string(n.type_name()));
+    return false;
+  }
+  uint32_t flags = 0, plus = 0, mask = 0, shift = 0, offmask = 0;
+  int32_t at = 0;
+  bool ok = true;
+  for (auto& [k, v] : n.map) {
+    if (k.scalar == "plus") {
+      ok &= read_num(v, "'offset' plus", 0xFFFF, plus, d);
+      flags |= TC_U32_OFFSET;
+    } else if (k.scalar == "at") {
+      if (!read_at(v, "'offset' 'at'", at, offmask, d)) {
+        ok = false;
+      } else if (offmask || at % 2) {
+        d.error(v.loc, "'offset' 'at' must be an even byte offset, not " + q(v.scalar));
+        ok = false;
+      }
+      flags |= TC_U32_VAROFFSET;
+    } else if (k.scalar == "mask") {
+      ok &= read_num(v, "'offset' mask", 0xFFFF, mask, d);
+      flags |= TC_U32_VAROFFSET;
+    } else if (k.scalar == "shift") {
+      ok &= read_num(v, "'offset' shift", 31, shift, d);
+      flags |= TC_U32_VAROFFSET;
+    } else if (k.scalar == "eat") {
+      bool eat = false;
+      ok &= read_bool(v, "'offset' eat", eat, d);
+      if (eat) flags |= TC_U32_EAT;
+    } else {
+      unknown_key(d, k, "'offset'", {"at", "mask", "shift", "plus", "eat"});
+      ok = false;
+    }
+  }
+  if (ok) out = Words{flags, plus, static_cast<uint32_t>(at), htons(static_cast<uint16_t>(mask)), shift};
+  return ok;
+}
+
+void offset_emit(const Value& v, YamlOut& y) {
+  auto& w = std::get<Words>(v);
+  y.map_begin();
+  if ((w[0] & TC_U32_VAROFFSET) || w[2] || w[3] || w[4]) {
+    y.key("at");
+    emit_int(y, static_cast<int16_t>(w[2]));
+    y.key("mask");
+    y.str("0x" + hex(ntohs(static_cast<uint16_t>(w[3])), 4));
+    y.key("shift");
+    y.num(w[4]);
+  }
+  if ((w[0] & TC_U32_OFFSET) || w[1]) {
+    y.key("plus");
+    y.num(w[1]);
+  }
+  if (w[0] & TC_U32_EAT) {
+    y.key("eat");
+    y.boolean(true);
+  }
+  y.map_end();
+}
+
+std::string offset_describe(const Value& v) {
+  auto& w = std::get<Words>(v);
+  std::string out;
+  if ((w[0] & TC_U32_VAROFFSET) || w[2] || w[3] || w[4])
+    out = "at " + std::to_string(static_cast<int16_t>(w[2])) + " mask " + hex(ntohs(static_cast<uint16_t>(w[3])), 4) + " shift " + std::to_string(w[4]);
+  if ((w[0] & TC_U32_OFFSET) || w[1]) out += (out.empty() ? "" : " ") + std::string("plus ") + std::to_string(w[1]);
+  if (w[0] & TC_U32_EAT) out += out.empty() ? "eat" : " eat";
+  return out.empty() ? "none" : out;
+}
+
+const CustomType kOffsetType{
+    .schema_name = "u32-offset",
+    .parse = offset_parse,
+    .emit = offset_emit,
+    .describe = offset_describe,
+    .json_schema = R"({"description": "Where the next header starts for the linked table: ((16 bits at 'at') & mask) >> shift, plus 'plus'; eat: the next table's offsets start there.", "type": "object", "properties": {"at": )" U32_AT R"(, "mask": )" U32_NUM R"(, "shift": {"type": "integer", "minimum": 0, "maximum": 31}, "plus": {"type": "integer", "minimum": 0, "maximum": 65535}, "eat": {"type": "boolean"}}, "additionalProperties": false})",
+};
+
+// ---- mark: {value, mask} against skb->mark (TCA_U32_MARK) ------------------------
+// Words: {val, mask} in host order, as struct tc_u32_mark.
+
+bool mark_parse(const Node& n, Value& out, Diagnostics& d) {
+  static const SelField kMarkField{"mark", How::Num, 0, false, 4, 0xFFFFFFFF, 0xFFFFFFFF};
+  uint32_t val = 0, mask = 0;
+  if (!read_value_mask(n, kMarkField, "'mark'", val, mask, d)) return false;
+  if ((val & mask) != val) {
+    d.error(n.loc, "'mark' value 0x" + hex(val, 1) + " has bits outside its mask 0x" + hex(mask, 1) + ": it could never match");
+    return false;
+  }
+  out = Words{val, mask};
+  return true;
+}
+
+void mark_emit(const Value& v, YamlOut& y) {
+  auto& w = std::get<Words>(v);
+  y.map_begin();
+  y.key("value");
+  y.str("0x" + hex(w[0], 1));
+  y.key("mask");
+  y.str("0x" + hex(w[1], 1));
+  y.map_end();
+}
+
+std::string mark_describe(const Value& v) {
+  auto& w = std::get<Words>(v);
+  return "0x" + hex(w[0], 1) + "/0x" + hex(w[1], 1);
+}
+
+const CustomType kMarkType{
+    .schema_name = "u32-mark",
+    .parse = mark_parse,
+    .emit = mark_emit,
+    .describe = mark_describe,
+    .json_schema = R"({"description": "Match the packet mark: a number, or {value, mask}.", "anyOf": [{"type": ["integer", "string"]}, {"type": "object", "properties": {"value": {"type": ["integer", "string"]}, "mask": {"type": ["integer", "string"]}}, "required": ["value"], "additionalProperties": false}]})",
+};
+
+// ---- the table ----------------------------------------------------------------------
+
+// Replacing a rule keeps much of the old one: u32_change() builds the new
+// knode with u32_init_knode(), which copies the OLD selector (keys, flags
+// incl. TC_U32_TERMINAL, hash key, offsets), mark and ifindex, then applies
+// only classid, actions, link and indev; changed flags are refused and a
+// hash table's divisor cannot change ("Key node id cannot be zero"). So
+// those fields are kRecreate: a change is delete + add.
+const Field kFields[] = {
+    {.key = "ht", .type = FieldType::Custom, .flags = kRecreate, .doc = "Hash table (2:) or table bucket (2:5:) the rule goes into; absent: the root table.", .custom = &kHtType},
+    {.key = "sample", .type = FieldType::Custom, .flags = kRecreate, .doc = "A selector whose value picks the bucket of 'ht', as tc's sample (divisor default 256).", .custom = &kSampleType},
+    {.key = "match", .type = FieldType::Custom, .flags = kRecreate, .doc = "Selectors that must all match (ip, ip6, tcp, udp, icmp, ether, u32, u16, u8).", .custom = &kMatchType},
+    {.key = "link", .type = FieldType::Custom, .doc = "Hash table matching packets continue in, such as 2:.", .custom = &kLinkType},
+    {.key = "hashkey", .type = FieldType::Custom, .flags = kRecreate, .doc = "Word and mask that pick the bucket of the linked table.", .custom = &kHashkeyType},
+    {.key = "offset", .type = FieldType::Custom, .flags = kRecreate, .doc = "Where the next header starts for the linked table.", .custom = &kOffsetType},
+    {.key = "divisor", .type = FieldType::Uint, .flags = kRecreate, .doc = "Makes this entry a hash table with this many buckets (a power of two up to 256); needs a handle such as 2:.", .max = 256},
+    {.key = "mark", .type = FieldType::Custom, .flags = kRecreate, .doc = "Packet mark to match: a number or {value, mask}.", .custom = &kMarkType},
+    {.key = "indev", .type = FieldType::Device, .flags = kRecreate, .doc = "Match only packets received on this device."},
+    {.key = "skip_hw", .type = FieldType::Bool, .flags = kRecreate, .doc = "Do not offload to hardware."},
+    {.key = "skip_sw", .type = FieldType::Bool, .flags = kRecreate, .doc = "Match in hardware only."},
+    // TC_U32_TERMINAL lives in the selector, which a replace keeps: a rule
+    // that gains or loses its classid/actions must be recreated.
+    {.key = "terminal", .type = FieldType::Bool, .flags = kRecreate, .doc = "Set by tcsync: true when the rule has a classid or actions (tc's TC_U32_TERMINAL).", .def = 1},
+};
+
+// The table and bucket a rule goes into: `ht`, with the bucket `sample` picks.
+uint32_t rule_table(const Options& o) {
+  uint32_t ht = static_cast<uint32_t>(o.num(kHt).value_or(0));
+  if (auto* s = o.words(kSample); s && s->size() == 5 && ht) ht = (ht & 0xFFF00000u) | (sample_bucket(*s) << 12);
+  return ht;
+}
+
+bool derived_terminal(const KindCtx& ctx, const Options& o) {
+  if (auto t = o.num(kTerminal)) return *t != 0;
+  return ctx.filter && (ctx.filter->classid || !ctx.filter->actions.empty());
+}
+
+void encode(const Options& o, const KindCtx& ctx, MsgWriter& w) {
+  if (auto div = o.num(kDivisor)) {
+    w.attr_u32(TCA_U32_DIVISOR, static_cast<uint32_t>(*div));
+    return;
+  }
+  uint32_t handle = ctx.filter ? ctx.filter->key.handle : ctx.handle;
+  // The table (and bucket) go in TCA_U32_HASH; the kernel refuses a handle
+  // whose table differs from it, and without it uses the root table.
+  uint32_t htid = ht_id(handle) ? handle & kTableMask : rule_table(o);
+  // Always sent: a replace without TCA_U32_LINK keeps the old link, and
+  // link 0 is how the kernel is told to drop it.
+  w.attr_u32(TCA_U32_LINK, static_cast<uint32_t>(o.num(kLink).value_or(0)));
+  if (htid) w.attr_u32(TCA_U32_HASH, htid);
+
+  const Words* keys = o.words(kMatch);
+  size_t nkeys = keys ? keys->size() / 4 : 0;
+  tc_u32_sel sel{};
+  sel.nkeys = static_cast<uint8_t>(nkeys);
+  if (derived_terminal(ctx, o)) sel.flags |= TC_U32_TERMINAL;
+  if (auto* h = o.words(kHashkey); h && h->size() == 2) {
+    sel.hmask = (*h)[0];
+    sel.hoff = static_cast<int16_t>((*h)[1]);
+  }
+  if (auto* f = o.words(kOffset); f && f->size() == 5) {
+    sel.flags |= static_cast<uint8_t>((*f)[0] & (TC_U32_OFFSET | TC_U32_VAROFFSET | TC_U32_EAT));
+    sel.off = static_cast<uint16_t>((*f)[1]);
+    sel.offoff = static_cast<int16_t>((*f)[2]);
+    sel.offmask = static_cast<uint16_t>((*f)[3]);
+    sel.offshift = static_cast<uint8_t>((*f)[4]);
+  }
+  std::vector<uint8_t> buf(sizeof(tc_u32_sel) + nkeys * sizeof(tc_u32_key));
+  std::memcpy(buf.data(), &sel, sizeof sel);
+  for (size_t i = 0; i < nkeys; ++i) {
+    tc_u32_key k{};
+    k.mask = (*keys)[4 * i];
+    k.val = (*keys)[4 * i + 1];
+    k.off = static_cast<int>((*keys)[4 * i + 2]);
+    k.offmask = static_cast<int>((*keys)[4 * i + 3]);
+    std::memcpy(buf.data() + sizeof sel + i * sizeof k, &k, sizeof k);
+  }
+  w.attr(TCA_U32_SEL, buf.data(), buf.size());
+
+  if (auto* m = o.words(kMark); m && m->size() == 2) {
+    tc_u32_mark mark{};
+    mark.val = (*m)[0];
+    mark.mask = (*m)[1];
+    w.attr(TCA_U32_MARK, &mark, sizeof mark);
+  }
+  if (auto* dev = o.str(kIndev)) w.attr_str(TCA_U32_INDEV, *dev);
+  uint32_t flags = (o.num(kSkipHw).value_or(0) ? TCA_CLS_FLAGS_SKIP_HW : 0) | (o.num(kSkipSw).value_or(0) ? TCA_CLS_FLAGS_SKIP_SW : 0);
+  if (flags) w.attr_u32(TCA_U32_FLAGS, flags);
+}
+
+void decode(std::span<const uint8_t> payload, const KindCtx&, Options& o) {
+  AttrTable tb(payload, TCA_U32_MAX);
+  if (auto* a = tb.get(TCA_U32_DIVISOR)) o.set(kDivisor, uint64_t{a->u32()});
+  if (auto* a = tb.get(TCA_U32_SEL); a && a->data.size() >= sizeof(tc_u32_sel)) {
+    tc_u32_sel sel;
+    std::memcpy(&sel, a->data.data(), sizeof sel);
+    size_t avail = (a->data.size() - sizeof sel) / sizeof(tc_u32_key);
+    size_t nkeys = std::min<size_t>(sel.nkeys, avail);
+    if (nkeys) {
+      Words keys;
+      keys.reserve(4 * nkeys);
+      for (size_t i = 0; i < nkeys; ++i) {
+        tc_u32_key k;
+        std::memcpy(&k, a->data.data() + sizeof sel + i * sizeof k, sizeof k);
+        keys.insert(keys.end(), {k.mask, k.val, static_cast<uint32_t>(k.off), static_cast<uint32_t>(k.offmask)});
+      }
+      o.set(kMatch, std::move(keys));
+    }
+    if (sel.hmask || sel.hoff) o.set(kHashkey, Words{sel.hmask, static_cast<uint32_t>(static_cast<int32_t>(sel.hoff))});
+    uint32_t offflags = sel.flags & (TC_U32_OFFSET | TC_U32_VAROFFSET | TC_U32_EAT);
+    if (offflags || sel.off || sel.offoff || sel.offmask || sel.offshift)
+      o.set(kOffset, Words{offflags, sel.off, static_cast<uint32_t>(static_cast<int32_t>(sel.offoff)), sel.offmask, sel.offshift});
+    if (!(sel.flags & TC_U32_TERMINAL)) o.set(kTerminal, uint64_t{0});
+  }
+  // Knodes of the kernel's own root table (800:, 801:...) carry no `ht`.
+  if (auto* a = tb.get(TCA_U32_HASH)) {
+    uint32_t h = a->u32();
+    if (ht_id(h) && !(ht_id(h) & kKernelTables)) o.set(kHt, uint64_t{h & kTableMask});
+  }
+  if (auto* a = tb.get(TCA_U32_LINK); a && a->u32()) o.set(kLink, uint64_t{a->u32()});
+  if (auto* a = tb.get(TCA_U32_MARK); a && a->data.size() >= 8) {
+    auto m = a->as<tc_u32_mark>();
+    if (m.val || m.mask) o.set(kMark, Words{m.val, m.mask});
+  }
+  if (auto* a = tb.get(TCA_U32_INDEV)) o.set(kIndev, a->str());
+  // IN_HW / NOT_IN_HW are the kernel's status, not configuration.
+  if (auto* a = tb.get(TCA_U32_FLAGS)) {
+    uint32_t f = a->u32();
+    if (f & TCA_CLS_FLAGS_SKIP_HW) o.set(kSkipHw, uint64_t{1});
+    if (f & TCA_CLS_FLAGS_SKIP_SW) o.set(kSkipSw, uint64_t{1});
+  }
+}
+
+void normalize(Options& o, const KindCtx& ctx, Diagnostics& d, SourceLoc loc) {
+  const Filter* f = ctx.filter;
+  const uint32_t handle = f ? f->key.handle : ctx.handle;
+  const bool has_result = f && (f->classid || !f->actions.empty());
+
+  if (auto* div = o.opt(kDivisor)) {
+    uint64_t n = std::get<uint64_t>(div->value);
+    if (!is_divisor(n)) d.error(div->loc, "u32 'divisor' must be a power of two from 1 to 256, not " + std::to_string(n));
+    for (auto& opt : o.items())
+      if (opt.field != kDivisor)
+        d.error(opt.loc, "a u32 hash table ('divisor') takes no " + q(kFields[opt.field].key) + ": it only holds rules that name it in 'ht'");
+    if (has_result) d.error(loc, "a u32 hash table ('divisor') takes no classid or actions: give them to the rules in it");
+    if (handle) {
+      if (handle & ~0xFFF00000u)
+        d.error(loc, "a u32 hash table's handle is a table id such as 2:, not " + u32_handle_str(handle));
+      else if (ht_id(handle) >= kKernelTables)
+        d.error(loc, "u32 table ids 800: and above are the kernel's own: pick a hash table handle from 1: to 7ff:");
+    }
+    return;
+  }
+
+  // The kernel keeps only the bucket a sample picks: so does the model.
+  if (auto* s = o.opt(kSample)) {
+    SourceLoc sloc = s->loc;
+    if (auto* ht = o.opt(kHt); !ht) {
+      d.error(sloc, "'sample' needs 'ht': the hash table whose bucket it picks");
+    } else if (bucket_of(static_cast<uint32_t>(std::get<uint64_t>(ht->value)))) {
+      d.error(ht->loc, "'ht' names a bucket and 'sample' picks one too: give 'ht' as a table such as " +
+                           u32_handle_str(static_cast<uint32_t>(std::get<uint64_t>(ht->value)) & 0xFFF00000u));
+    } else {
+      o.set(kHt, uint64_t{rule_table(o)}, ht->loc);
+    }
+    o.erase(kSample);
+  }
+
+  // A rule's handle is HT:BUCKET:NODE of the table it is in: the kernel
+  // takes the table from TCA_U32_HASH and only the node id from the handle.
+  if (handle) {
+    uint32_t table = handle & kTableMask;
+    if (node_of(handle) == 0) {
+      d.error(loc, "a u32 rule's handle needs a node id, such as " + u32_handle_str(table | 1) + " (only hash tables, with 'divisor', end in ':')");
+    } else if (auto* ht = o.opt(kHt)) {
+      uint32_t want = static_cast<uint32_t>(std::get<uint64_t>(ht->value));
+      if (table != want)
+        d.error(loc, "handle " + u32_handle_str(handle) + " is not in the table 'ht' names (" + u32_handle_str(want) + "): give it as " +
+                         u32_handle_str(want | node_of(handle)));
+    } else if (ht_id(table) >= kKernelTables) {
+      d.error(loc, "u32 table ids 800: and above are the kernel's own: leave the table out of the handle (::" + hex(node_of(handle), 1) + ") for the root table");
+    } else if (ht_id(table)) {
+      o.set(kHt, uint64_t{table}, loc);
+    } else if (bucket_of(table)) {
+      d.error(loc, "handle " + u32_handle_str(handle) + " names a bucket but no table: the root table has one bucket");
+    }
+  }
+
+  if (auto* m = o.words(kMatch); m && m->empty()) o.erase(kMatch);
+  if (auto* m = o.words(kMark); m && (*m)[0] == 0 && (*m)[1] == 0) o.erase(kMark);
+  if (auto* h = o.words(kHashkey); h && (*h)[0] == 0 && (*h)[1] == 0) o.erase(kHashkey);
+  if (auto* w = o.words(kOffset); w && std::all_of(w->begin(), w->end(), [](uint32_t x) { return x == 0; })) o.erase(kOffset);
+  if (o.num(kSkipHw) == 0u) o.erase(kSkipHw);
+  if (o.num(kSkipSw) == 0u) o.erase(kSkipSw);
+  if (o.has(kSkipHw) && o.has(kSkipSw)) d.error(o.opt(kSkipSw)->loc, "skip_hw and skip_sw exclude each other");
+
+  // TC_U32_TERMINAL: set by tc when the rule has a classid or actions.
+  if (f) {
+    if (auto* t = o.opt(kTerminal)) {
+      bool want = std::get<uint64_t>(t->value) != 0;
+      if (want && !has_result) d.error(t->loc, "'terminal: true' needs a classid or actions");
+      if (!want && has_result) d.error(t->loc, "'terminal: false' contradicts the rule's classid/actions: u32 rules with either are terminal");
+    }
+    if (has_result) o.erase(kTerminal);
+    else o.set(kTerminal, uint64_t{0}, o.opt(kTerminal) ? o.opt(kTerminal)->loc : loc);
+  }
+}
+
+void handle_space(const Options& o, uint32_t& fixed, uint32_t& counter_mask) {
+  if (o.has(kDivisor)) {
+    fixed = 0, counter_mask = 0;  // a hash table's id is the user's to give
+    return;
+  }
+  fixed = rule_table(o) & kTableMask;
+  counter_mask = 0xFFF;  // node ids: the kernel keeps a bucket's rules in node order
+}
+
+bool canonical_key(FilterKey& k, const Options&) {
+  if (!(ht_id(k.handle) & kKernelTables)) return true;
+  // The kernel's implicit root table of this (pref, protocol) is no rule.
+  if ((k.handle & 0xFFFFF) == 0) return false;
+  k.handle &= 0xFFFFF;  // its rules: table 0, as the loader names them
+  return true;
+}
+
+int add_rank(const Options& o) { return o.has(kDivisor) ? 0 : 1; }
+
+std::vector<uint32_t> depends_on(const Options& o) {
+  std::vector<uint32_t> out;
+  if (auto ht = o.num(kHt)) out.push_back(static_cast<uint32_t>(*ht) & 0xFFF00000u);
+  if (auto link = o.num(kLink)) out.push_back(static_cast<uint32_t>(*link) & 0xFFF00000u);
+  return out;
+}
+
+// Table ids are unique per qdisc hook (the kernel's tc_u_common is per
+// block), and a rule placed in a table is listed under the table's own pref
+// and protocol whatever its request said: so the file must say the same.
+void check_device(const std::vector<const Filter*>& filters, Diagnostics& d) {
+  // The kernel keeps a qdisc's u32 hash tables in one list (tc_u_common, per
+  // block) and a dump of one chain walks every table of the pref, whatever
+  // its chain: u32 lists at one pref in two chains show up in each other's
+  // dumps, and their rules cannot be told apart (seen in the lab on 6.1).
+  std::map<std::pair<uint32_t, uint16_t>, const Filter*> chain_of;  // (parent, pref) -> first rule
+  for (const Filter* f : filters) {
+    auto [it, ok] = chain_of.emplace(std::make_pair(f->key.parent, f->key.pref), f);
+    if (!ok && it->second->key.chain != f->key.chain)
+      d.error(f->loc, "u32 at pref " + std::to_string(f->key.pref) + " in chain " + std::to_string(f->key.chain) + " and in chain " +
+                          std::to_string(it->second->key.chain) + " (" + format_location(it->second->loc) +
+                          "): the kernel shares u32 tables between the chains of a qdisc by pref, so their dumps mix; use another pref");
+  }
+  std::map<std::pair<uint32_t, uint32_t>, const Filter*> tables;  // (parent, table) -> table
+  for (const Filter* f : filters)
+    if (auto div = f->opts.num(kDivisor)) {
+      auto [it, ok] = tables.emplace(std::make_pair(f->key.parent, f->key.handle & 0xFFF00000u), f);
+      if (!ok)
+        d.error(f->loc, "u32 table " + u32_handle_str(f->key.handle) + " is already declared at " + format_location(it->second->loc) +
+                            " (table ids are shared by every pref of a qdisc)");
+    }
+  auto table_at = [&](const Filter* f, uint32_t t) -> const Filter* {
+    auto it = tables.find({f->key.parent, t & 0xFFF00000u});
+    return it == tables.end() ? nullptr : it->second;
+  };
+  for (const Filter* f : filters) {
+    if (f->opts.has(kDivisor)) continue;
+    if (auto ht = f->opts.num(kHt)) {
+      uint32_t t = static_cast<uint32_t>(*ht);
+      const Filter* tab = table_at(f, t);
+      if (!tab) {
+        d.error(f->opts.opt(kHt)->loc, "u32 table " + u32_handle_str(t & 0xFFF00000u) + " is not declared at this parent (declare it with 'divisor')");
+      } else {
+        if (tab->key.pref != f->key.pref || tab->key.protocol != f->key.protocol)
+          d.error(f->loc, "rules in u32 table " + u32_handle_str(t & 0xFFF00000u) + " must have its pref " + std::to_string(tab->key.pref) +
+                              " and protocol " + format_protocol(tab->key.protocol) + " (declared at " + format_location(tab->loc) + ")");
+        uint64_t div = tab->opts.num(kDivisor).value_or(1);
+        if (bucket_of(t) >= div)
+          d.error(f->opts.opt(kHt)->loc, "bucket " + hex(bucket_of(t), 1) + " is past the end of u32 table " +
+                                             u32_handle_str(t & 0xFFF00000u) + " (divisor " + std::to_string(div) + ")");
+      }
+    }
+    if (auto link = f->opts.num(kLink); link && !table_at(f, static_cast<uint32_t>(*link)))
+      d.error(f->opts.opt(kLink)->loc, "'link' names u32 table " + u32_handle_str(static_cast<uint32_t>(*link)) +
+                                           ", which is not declared at this parent (declare it with 'divisor')");
+  }
+}
+
+}  // namespace
+
+const KindOps kFilterU32{
+    .name = "u32",
+    .obj = ObjType::Filter,
+    .doc = "The universal 32-bit key classifier: selectors on packet words, hash tables for large rule sets.",
+    .fields = kFields,
+    .encode = encode,
+    .decode = decode,
+    .normalize = normalize,
+    .filter_classid_attr = TCA_U32_CLASSID,
+    .filter_actions_attr = TCA_U32_ACT,
+    .handle_space = handle_space,
+    .canonical_key = canonical_key,
+    .add_rank = add_rank,
+    .depends_on = depends_on,
+    .check_device = check_device,
+    .parse_filter_handle = parse_u32_handle,
+    .format_filter_handle = format_u32_handle,
+};
+
+}  // namespace tcsync

@@ -1,0 +1,65 @@
+// drr: deficit round robin over a flat set of classes, each served up to
+// its quantum per round.
+#include <linux/pkt_sched.h>
+
+#include "base/handle.h"
+#include "model/kind.h"
+#include "model/model.h"
+#include "base/units.h"
+
+namespace tcsync {
+namespace {
+
+enum { kQuantum };
+
+const Field kClassFields[] = {
+    {.key = "quantum", .type = FieldType::Size, .flags = kAuto, .doc = "Bytes served per round (default: the device's MTU with its link-layer header, computed by the kernel).", .max = 0xFFFFFFFF},
+};
+
+// tc sends TCA_OPTIONS even when empty (no quantum): the kernel then picks
+// psched_mtu() on add and keeps the old quantum on change.
+void class_encode(const Options& o, const KindCtx&, MsgWriter& w) {
+  if (auto q = o.num(kQuantum)) w.attr_u32(TCA_DRR_QUANTUM, static_cast<uint32_t>(*q));
+}
+
+void class_decode(std::span<const uint8_t> p, const KindCtx&, Options& o) {
+  AttrTable tb(p, TCA_DRR_MAX);
+  if (auto* a = tb.get(TCA_DRR_QUANTUM)) o.set(kQuantum, uint64_t{a->u32()});
+}
+
+void class_normalize(Options& o, const KindCtx&, Diagnostics& d, SourceLoc) {
+  if (auto* q = o.opt(kQuantum); q && std::get<uint64_t>(q->value) == 0)
+    d.error(q->loc, "drr quantum must be more than 0 (the kernel: \"Specified DRR quantum cannot be zero.\")");
+}
+
+// drr_change_class ignores the parent: every class sits right under the
+// qdisc (a class added with parent 2:1 is reported with parent 2:), so a
+// file naming a class as parent would never be in sync.
+void check_classes(const std::vector<const Class*>& cs, Diagnostics& d) {
+  for (const Class* c : cs)
+    if (handle_minor(c->parent))
+      d.error(c->loc, "drr classes are flat: class " + format_handle(c->classid) + " sits right under qdisc " +
+                          format_handle(handle_major(c->classid)) + ", not under " + format_handle(c->parent) + " (leave 'parent' out)");
+}
+
+}  // namespace
+
+const KindOps kQdiscDrr{
+    .name = "drr",
+    .obj = ObjType::Qdisc,
+    .doc = "Deficit round robin over its classes (classify with filters; unclassified packets are dropped).",
+    .can_change = false,  // sch_drr has no ->change (and no options to change)
+};
+
+const KindOps kClassDrr{
+    .name = "drr",
+    .obj = ObjType::Class,
+    .doc = "A class of a drr qdisc (drr classes are flat: their parent is the qdisc).",
+    .fields = kClassFields,
+    .encode = class_encode,
+    .decode = class_decode,
+    .normalize = class_normalize,
+    .check_classes = check_classes,
+};
+
+}  // namespace tcsync

@@ -1,0 +1,116 @@
+// The qdiscs with little or nothing to configure: clsact and ingress (hooks
+// for filters), and the two fifos.
+#include <linux/pkt_sched.h>
+#include <linux/rtnetlink.h>
+
+#include "model/kind.h"
+#include "base/units.h"
+
+namespace tcsync {
+
+// Shared filter blocks: a hook may take its filters from block N (tc's
+// `ingress_block N`), which every qdisc naming N shares. tc sends the index as
+// TCA_INGRESS_BLOCK/TCA_EGRESS_BLOCK beside TCA_KIND, not inside TCA_OPTIONS,
+// and the kernel reads them only when the qdisc is created: a change or
+// replace with another index returns 0 and changes nothing (6.18), hence
+// kRecreate.
+namespace {
+enum { kIngressBlock, kEgressBlock };
+
+void hook_encode(const Options& o, const KindCtx&, MsgWriter& w) {
+  if (auto b = o.num(kIngressBlock)) w.attr_u32(TCA_INGRESS_BLOCK, static_cast<uint32_t>(*b));
+  if (auto b = o.num(kEgressBlock)) w.attr_u32(TCA_EGRESS_BLOCK, static_cast<uint32_t>(*b));
+}
+
+// The kernel reports a block only when one is bound (index 0 = the hook's own).
+void hook_decode(std::span<const uint8_t> attrs, const KindCtx&, Options& o) {
+  AttrTable tb(attrs, TCA_EGRESS_BLOCK);
+  if (auto* a = tb.get(TCA_INGRESS_BLOCK); a && a->data.size() >= 4 && a->u32()) o.set(kIngressBlock, uint64_t{a->u32()});
+  if (auto* a = tb.get(TCA_EGRESS_BLOCK); a && a->data.size() >= 4 && a->u32()) o.set(kEgressBlock, uint64_t{a->u32()});
+}
+
+void hook_normalize(Options& o, const KindCtx&, Diagnostics& d, SourceLoc) {
+  for (uint16_t f : {uint16_t{kIngressBlock}, uint16_t{kEgressBlock}})
+    if (auto* opt = o.opt(f); opt && std::get<uint64_t>(opt->value) == 0)
+      d.error(opt->loc, "block index 0 means 'no shared block': leave the key out instead");
+}
+
+const Field kClsactFields[] = {
+    {.key = "ingress_block", .type = FieldType::Uint, .flags = kRecreate, .doc = "Take ingress filters from shared block N (declared under 'blocks:'); changing it re-creates the qdisc.", .max = 0xFFFFFFFF},
+    {.key = "egress_block", .type = FieldType::Uint, .flags = kRecreate, .doc = "Take egress filters from shared block N (declared under 'blocks:'); changing it re-creates the qdisc.", .max = 0xFFFFFFFF},
+};
+const Field kIngressFields[] = {
+    {.key = "ingress_block", .type = FieldType::Uint, .flags = kRecreate, .doc = "Take ingress filters from shared block N (declared under 'blocks:'); changing it re-creates the qdisc.", .max = 0xFFFFFFFF},
+};
+}  // namespace
+
+const KindOps kQdiscClsact{
+    .name = "clsact",
+    .obj = ObjType::Qdisc,
+    .doc = "Hooks for filters on ingress and egress (parent ingress, handle ffff:).",
+    .fields = kClsactFields,
+    .encode = hook_encode,
+    .decode = hook_decode,
+    .normalize = hook_normalize,
+    .options_top_level = true,
+};
+
+const KindOps kQdiscIngress{
+    .name = "ingress",
+    .obj = ObjType::Qdisc,
+    .doc = "Hook for ingress filters (parent ingress, handle ffff:).",
+    .fields = kIngressFields,
+    .encode = hook_encode,
+    .decode = hook_decode,
+    .normalize = hook_normalize,
+    .options_top_level = true,
+};
+
+// pfifo/bfifo: TCA_OPTIONS is a bare struct tc_fifo_qopt { __u32 limit; }.
+// Without it the kernel picks the device's txqueuelen (in packets or bytes).
+namespace {
+enum { kFifoLimit };
+
+void fifo_encode(const Options& o, const KindCtx&, MsgWriter& w) {
+  if (auto l = o.num(kFifoLimit)) {
+    tc_fifo_qopt q{static_cast<uint32_t>(*l)};
+    w.put_struct(q);
+  }
+}
+
+void fifo_decode(std::span<const uint8_t> p, const KindCtx&, Options& o) {
+  if (p.size() >= sizeof(tc_fifo_qopt)) {
+    Attr a{0, p};
+    o.set(kFifoLimit, uint64_t{a.as<tc_fifo_qopt>().limit});
+  }
+}
+
+const Field kPfifoFields[] = {
+    {.key = "limit", .type = FieldType::Uint, .flags = kAuto, .doc = "Queue length in packets (default: the device's txqueuelen).", .max = 0xFFFFFFFF},
+};
+const Field kBfifoFields[] = {
+    {.key = "limit", .type = FieldType::Size, .flags = kAuto, .doc = "Queue length in bytes (default: txqueuelen times the MTU).", .max = 0xFFFFFFFF},
+};
+}  // namespace
+
+const KindOps kQdiscPfifo{
+    .name = "pfifo",
+    .obj = ObjType::Qdisc,
+    .doc = "First in, first out, limited in packets.",
+    .fields = kPfifoFields,
+    .encode = fifo_encode,
+    .decode = fifo_decode,
+    .options_raw = true,
+};
+
+const KindOps kQdiscBfifo{
+    .name = "bfifo",
+    .obj = ObjType::Qdisc,
+    .doc = "First in, first out, limited in bytes.",
+    .fields = kBfifoFields,
+    .encode = fifo_encode,
+    .decode = fifo_decode,
+    .options_raw = true,
+};
+
+}  // namespace tcsync

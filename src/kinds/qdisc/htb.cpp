@@ -1,0 +1,148 @@
+// htb: the hierarchical token bucket qdisc and its classes.
+#include <linux/pkt_sched.h>
+
+#include "base/handle.h"
+#include "model/kind.h"
+#include "base/units.h"
+
+namespace tcsync {
+namespace {
+
+// ---- qdisc ---------------------------------------------------------------
+enum { kQDefault, kQR2q, kQDirectQlen };
+
+const Field kQdiscFields[] = {
+    {.key = "default", .type = FieldType::Handle, .doc = "Class for unclassified traffic, as 1:30 (or :30); absent: sent directly.", .def = 0},
+    {.key = "r2q", .type = FieldType::Uint, .doc = "Divisor from rate to quantum for classes without a quantum.", .def = 10, .max = 0xFFFFFFFF},
+    {.key = "direct_qlen", .type = FieldType::Uint, .flags = kAuto, .doc = "Queue length for directly sent packets (default: txqueuelen).", .max = 0xFFFFFFFF},
+};
+
+void qdisc_encode(const Options& o, const KindCtx&, MsgWriter& w) {
+  tc_htb_glob g{};
+  g.version = 3;  // TC_HTB_PROTOVER
+  g.rate2quantum = static_cast<uint32_t>(o.num(kQR2q).value_or(10));
+  g.defcls = handle_minor(static_cast<uint32_t>(o.num(kQDefault).value_or(0)));
+  w.attr(TCA_HTB_INIT, &g, sizeof g);
+  if (auto q = o.num(kQDirectQlen)) w.attr_u32(TCA_HTB_DIRECT_QLEN, static_cast<uint32_t>(*q));
+}
+
+void qdisc_decode(std::span<const uint8_t> p, const KindCtx& ctx, Options& o) {
+  AttrTable tb(p, TCA_HTB_MAX);
+  if (auto* a = tb.get(TCA_HTB_INIT)) {
+    auto g = a->as<tc_htb_glob>();
+    o.set(kQR2q, uint64_t{g.rate2quantum});
+    // htb finds the class as TC_H_MAKE(major, defcls): only the minor counts.
+    if (handle_minor(g.defcls)) o.set(kQDefault, uint64_t{handle_major(ctx.handle) | handle_minor(g.defcls)});
+  }
+  if (auto* a = tb.get(TCA_HTB_DIRECT_QLEN)) o.set(kQDirectQlen, uint64_t{a->u32()});
+}
+
+void qdisc_normalize(Options& o, const KindCtx& ctx, Diagnostics& d, SourceLoc) {
+  // The kernel keeps only the minor of `default`; "1:30" and ":30" mean the
+  // same class of qdisc 1:, and a class of another qdisc cannot be meant.
+  if (auto* opt = o.opt(kQDefault)) {
+    uint32_t h = static_cast<uint32_t>(std::get<uint64_t>(opt->value));
+    if (handle_major(h) && handle_major(h) != handle_major(ctx.handle))
+      d.error(opt->loc, "default class " + format_handle(h) + " is not a class of this qdisc " + format_handle(ctx.handle));
+    else if (handle_minor(h) == 0)
+      o.erase(kQDefault);
+    else
+      o.set(kQDefault, uint64_t{handle_major(ctx.handle) | handle_minor(h)}, opt->loc);
+  }
+}
+
+// ---- class ---------------------------------------------------------------
+enum { kRate, kCeil, kBurst, kCburst, kPrio, kQuantum };
+
+const Field kClassFields[] = {
+    {.key = "rate", .type = FieldType::Rate, .flags = kRequired, .doc = "Guaranteed rate."},
+    {.key = "ceil", .type = FieldType::Rate, .doc = "Maximum rate when borrowing (default: rate)."},
+    {.key = "burst", .type = FieldType::Size, .doc = "Bytes that may be sent at ceil speed (default as tc: 1600 + rate/HZ)."},
+    {.key = "cburst", .type = FieldType::Size, .doc = "Bytes that may be sent at link speed (default as tc)."},
+    {.key = "prio", .type = FieldType::Uint, .doc = "Priority for borrowing, 0 (first) to 7.", .def = 0, .max = 7},
+    {.key = "quantum", .type = FieldType::Uint, .flags = kAuto, .doc = "Bytes served per round (default: rate / r2q, computed by the kernel).", .max = 0xFFFFFFFF},
+};
+
+tc_ratespec ratespec(uint64_t rate) {
+  tc_ratespec r{};
+  r.rate = rate >= 0xFFFFFFFFull ? 0xFFFFFFFFu : static_cast<uint32_t>(rate);
+  // With a link layer set the kernel needs no rate table (TCA_HTB_RTAB).
+  r.linklayer = TC_LINKLAYER_ETHERNET;
+  return r;
+}
+
+void class_encode(const Options& o, const KindCtx&, MsgWriter& w) {
+  uint64_t rate = o.num(kRate).value_or(0), ceil = o.num(kCeil).value_or(rate);
+  tc_htb_opt opt{};
+  opt.rate = ratespec(rate);
+  opt.ceil = ratespec(ceil);
+  opt.buffer = xmittime_ticks(rate, o.num(kBurst).value_or(0));
+  opt.cbuffer = xmittime_ticks(ceil, o.num(kCburst).value_or(0));
+  opt.quantum = static_cast<uint32_t>(o.num(kQuantum).value_or(0));
+  opt.prio = static_cast<uint32_t>(o.num(kPrio).value_or(0));
+  // 64-bit rates go first: the kernel reads them before the parameters.
+  if (rate >= 0xFFFFFFFFull) w.attr_u64(TCA_HTB_RATE64, rate);
+  if (ceil >= 0xFFFFFFFFull) w.attr_u64(TCA_HTB_CEIL64, ceil);
+  w.attr(TCA_HTB_PARMS, &opt, sizeof opt);
+}
+
+void class_decode(std::span<const uint8_t> p, const KindCtx&, Options& o) {
+  AttrTable tb(p, TCA_HTB_MAX);
+  auto* a = tb.get(TCA_HTB_PARMS);
+  if (!a) return;
+  auto opt = a->as<tc_htb_opt>();
+  uint64_t rate = opt.rate.rate, ceil = opt.ceil.rate;
+  if (auto* r = tb.get(TCA_HTB_RATE64)) rate = r->u64();
+  if (auto* c = tb.get(TCA_HTB_CEIL64)) ceil = c->u64();
+  o.set(kRate, rate);
+  o.set(kCeil, ceil);
+  o.set(kBurst, xmitsize_bytes(rate, opt.buffer));
+  o.set(kCburst, xmitsize_bytes(ceil, opt.cbuffer));
+  o.set(kPrio, uint64_t{opt.prio});
+  o.set(kQuantum, uint64_t{opt.quantum});
+}
+
+// Bursts travel as scheduler ticks computed from the rate, so two byte
+// counts can mean the same burst: keep the canonical one (what a dump will
+// show), and fill tc's defaults so a class made by tc compares equal.
+void class_normalize(Options& o, const KindCtx&, Diagnostics& d, SourceLoc loc) {
+  auto rate = o.num(kRate);
+  if (!rate) return;
+  if (*rate == 0) d.error(o.opt(kRate)->loc, "rate must be more than 0");
+  if (!o.has(kCeil)) o.set(kCeil, *rate, loc);
+  uint64_t ceil = *o.num(kCeil);
+  if (ceil < *rate) d.error(o.opt(kCeil)->loc, "ceil " + format_rate(ceil) + " is below rate " + format_rate(*rate));
+  const uint64_t hz = 1000000000, mtu = 1600;  // tc: rate / get_hz() + mtu
+  auto canon = [&](int f, uint64_t r) {
+    auto* opt = o.opt(f);
+    uint64_t bytes = opt ? std::get<uint64_t>(opt->value) : r / hz + mtu;
+    o.set(f, xmitsize_bytes(r, xmittime_ticks(r, bytes)), opt ? opt->loc : loc);
+  };
+  canon(kBurst, *rate);
+  canon(kCburst, ceil);
+}
+
+}  // namespace
+
+const KindOps kQdiscHtb{
+    .name = "htb",
+    .obj = ObjType::Qdisc,
+    .doc = "Hierarchical token bucket: a tree of classes with guaranteed and ceiling rates.",
+    .fields = kQdiscFields,
+    .encode = qdisc_encode,
+    .decode = qdisc_decode,
+    .normalize = qdisc_normalize,
+    .can_change = false,  // sch_htb has no ->change: "Change operation not supported"
+};
+
+const KindOps kClassHtb{
+    .name = "htb",
+    .obj = ObjType::Class,
+    .doc = "A class of an htb qdisc.",
+    .fields = kClassFields,
+    .encode = class_encode,
+    .decode = class_decode,
+    .normalize = class_normalize,
+};
+
+}  // namespace tcsync

@@ -1,0 +1,206 @@
+// mqprio: maps packet priorities to traffic classes, and traffic classes to
+// ranges of transmit queues. Its classes MAJOR:1..MAJOR:N are the queues
+// (child qdiscs hang off them), MAJOR:ffe0.. the traffic classes.
+#include <linux/pkt_sched.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <string>
+
+#include "model/kind.h"
+#include "apply/reject_hint.h"
+#include "base/units.h"
+#include "yaml/yaml_reader.h"
+#include "file/yaml_writer.h"
+
+namespace tcsync {
+namespace {
+
+enum { kNumTc, kMap, kQueues, kHw };
+
+constexpr size_t kMapLen = TC_QOPT_BITMASK + 1;  // 16 priorities
+// tc's map when none is given (with its default num_tc 8).
+constexpr uint8_t kDefaultMap[kMapLen] = {0, 1, 2, 3, 4, 5, 6, 7, 0, 1, 1, 1, 3, 3, 3, 3};
+Words default_map() { return Words(kDefaultMap, kDefaultMap + kMapLen); }
+
+// map: up to 16 traffic classes, the rest 0 (tc clears the map when one is given).
+bool map_parse(const Node& n, Value& out, Diagnostics& d) {
+  if (!n.is_seq() || n.seq.empty() || n.seq.size() > kMapLen) {
+    d.error(n.loc, "'map' must be a list of 1 to 16 traffic class numbers (priority 0 first)");
+    return false;
+  }
+  Words w(kMapLen, 0);
+  for (size_t i = 0; i < n.seq.size(); ++i) {
+    auto v = n.seq[i].is_scalar() ? parse_uint(n.seq[i].scalar) : std::nullopt;
+    if (!v || *v >= TC_QOPT_MAX_QUEUE) {
+      d.error(n.seq[i].loc, "a map entry is a traffic class number from 0 to 15");
+      return false;
+    }
+    w[i] = static_cast<uint32_t>(*v);
+  }
+  out = std::move(w);
+  return true;
+}
+
+size_t map_used(const Words& w) {
+  size_t n = w.size();
+  while (n > 1 && w[n - 1] == 0) --n;
+  return n;
+}
+
+void map_emit(const Value& v, YamlOut& y) {
+  auto& w = std::get<Words>(v);
+  y.seq_begin();
+  for (size_t i = 0; i < map_used(w); ++i) y.num(w[i]);
+  y.seq_end();
+}
+
+std::string map_describe(const Value& v) {
+  auto& w = std::get<Words>(v);
+  std::string s;
+  for (size_t i = 0; i < map_used(w); ++i) s += (s.empty() ? "" : " ") + std::to_string(w[i]);
+  return s;
+}
+
+const CustomType kMapType{
+    .schema_name = "mqprio_map",
+    .parse = map_parse,
+    .emit = map_emit,
+    .describe = map_describe,
+    .json_schema = R"({"description": "Traffic class for each packet priority 0..15 (missing entries are 0).", "type": "array", "items": {"anyOf": [{"type": "integer", "minimum": 0, "maximum": 15}, {"type": "string"}]}, "minItems": 1, "maxItems": 16})",
+};
+
+// queues: one "COUNT@OFFSET" per traffic class, as tc writes them; kept as
+// Words{count0, offset0, count1, offset1, ...}.
+bool queues_parse(const Node& n, Value& out, Diagnostics& d) {
+  if (!n.is_seq() || n.seq.empty() || n.seq.size() > TC_QOPT_MAX_QUEUE) {
+    d.error(n.loc, "'queues' must be a list of 1 to 16 queue ranges such as [\"2@0\", \"2@2\"] (COUNT@OFFSET per traffic class)");
+    return false;
+  }
+  Words w;
+  for (auto& e : n.seq) {
+    auto at = e.is_scalar() ? e.scalar.find('@') : std::string::npos;
+    auto c = at == std::string::npos ? std::nullopt : parse_uint(std::string_view(e.scalar).substr(0, at));
+    auto o = at == std::string::npos ? std::nullopt : parse_uint(std::string_view(e.scalar).substr(at + 1));
+    if (!c || !o || *c == 0 || *c > 0xFFFF || *o > 0xFFFF) {
+      d.error(e.loc, "a queue range is COUNT@OFFSET with COUNT at least 1, such as \"2@0\"");
+      return false;
+    }
+    w.push_back(static_cast<uint32_t>(*c));
+    w.push_back(static_cast<uint32_t>(*o));
+  }
+  out = std::move(w);
+  return true;
+}
+
+void queues_emit(const Value& v, YamlOut& y) {
+  auto& w = std::get<Words>(v);
+  y.seq_begin();
+  for (size_t i = 0; i + 1 < w.size(); i += 2) y.str(std::to_string(w[i]) + "@" + std::to_string(w[i + 1]));
+  y.seq_end();
+}
+
+std::string queues_describe(const Value& v) {
+  auto& w = std::get<Words>(v);
+  std::string s;
+  for (size_t i = 0; i + 1 < w.size(); i += 2) s += (s.empty() ? "" : " ") + std::to_string(w[i]) + "@" + std::to_string(w[i + 1]);
+  return s;
+}
+
+const CustomType kQueuesType{
+    .schema_name = "mqprio_queues",
+    .parse = queues_parse,
+    .emit = queues_emit,
+    .describe = queues_describe,
+    .json_schema = R"({"description": "Transmit queues of each traffic class, COUNT@OFFSET, class 0 first.", "type": "array", "items": {"type": "string", "pattern": "^[0-9]+@[0-9]+$"}, "minItems": 1, "maxItems": 16})",
+};
+
+const Field kFields[] = {
+    {.key = "num_tc", .type = FieldType::Uint, .doc = "Number of traffic classes, 1 to 16.", .def = 8, .max = TC_QOPT_MAX_QUEUE},
+    {.key = "map", .type = FieldType::Custom, .doc = "Traffic class of each packet priority 0..15 (default as tc: 0 1 2 3 4 5 6 7 0 1 1 1 3 3 3 3).", .custom = &kMapType},
+    {.key = "queues", .type = FieldType::Custom, .flags = kAuto, .doc = "Queue range of each traffic class, COUNT@OFFSET (with hw 1 the driver may choose).", .custom = &kQueuesType},
+    {.key = "hw", .type = FieldType::Uint, .doc = "1: the device offloads the mapping (as tc, the default); 0: software only (veth and other devices without offload).", .def = 1, .max = 0xFF},
+};
+
+void encode(const Options& o, const KindCtx&, MsgWriter& w) {
+  tc_mqprio_qopt q{};
+  q.num_tc = static_cast<uint8_t>(o.num(kNumTc).value_or(8));
+  Words map = o.words(kMap) ? *o.words(kMap) : default_map();
+  for (size_t i = 0; i < kMapLen && i < map.size(); ++i) q.prio_tc_map[i] = static_cast<uint8_t>(map[i]);
+  q.hw = static_cast<uint8_t>(o.num(kHw).value_or(1));
+  if (auto* qs = o.words(kQueues))
+    for (size_t i = 0; i * 2 + 1 < qs->size() && i < TC_QOPT_MAX_QUEUE; ++i) {
+      q.count[i] = static_cast<uint16_t>((*qs)[2 * i]);
+      q.offset[i] = static_cast<uint16_t>((*qs)[2 * i + 1]);
+    }
+  w.put_struct(q);  // 82 bytes, padded to 84: tc's attribute length counts the padding too
+}
+
+void decode(std::span<const uint8_t> p, const KindCtx&, Options& o) {
+  if (p.size() < sizeof(tc_mqprio_qopt)) return;
+  auto q = Attr{0, p}.as<tc_mqprio_qopt>();
+  o.set(kNumTc, uint64_t{q.num_tc});
+  Words map(q.prio_tc_map, q.prio_tc_map + kMapLen);
+  if (map != default_map()) o.set(kMap, std::move(map));
+  Words qs;
+  for (size_t i = 0; i < q.num_tc && i < TC_QOPT_MAX_QUEUE; ++i) {
+    qs.push_back(q.count[i]);
+    qs.push_back(q.offset[i]);
+  }
+  if (!qs.empty()) o.set(kQueues, std::move(qs));
+  o.set(kHw, uint64_t{q.hw});
+}
+
+void normalize(Options& o, const KindCtx&, Diagnostics& d, SourceLoc loc) {
+  uint64_t num_tc = o.num(kNumTc).value_or(8);
+  if (num_tc == 0) d.error(o.opt(kNumTc)->loc, "num_tc must be 1 to 16");
+  Words map = o.words(kMap) ? *o.words(kMap) : default_map();
+  for (size_t i = 0; i < map.size(); ++i)
+    if (map[i] >= num_tc) {
+      SourceLoc at = o.opt(kMap) ? o.opt(kMap)->loc : o.opt(kNumTc) ? o.opt(kNumTc)->loc : loc;
+      d.error(at, "map entry " + std::to_string(i) + " is traffic class " + std::to_string(map[i]) + ", but num_tc is " + std::to_string(num_tc));
+      break;
+    }
+  if (auto* qs = o.opt(kQueues); qs && std::get<Words>(qs->value).size() != 2 * num_tc)
+    d.error(qs->loc, "'queues' needs one range per traffic class: " + std::to_string(num_tc) + " (num_tc), not " +
+                         std::to_string(std::get<Words>(qs->value).size() / 2));
+  if (!o.has(kQueues) && o.num(kHw).value_or(1) == 0)
+    d.error(loc, "mqprio with hw 0 needs 'queues' (the kernel refuses empty ranges: EINVAL)");
+  if (o.words(kMap) && *o.words(kMap) == default_map()) o.erase(kMap);
+}
+
+// Queue classes 1..N (N: the last queue the ranges name; any when the driver
+// chooses). The traffic-class classes (ffe0 and up) take no child qdisc:
+// "No device queue given."
+bool implicit_class(const Options& o, uint32_t minor) {
+  uint32_t last = 0xFFDF;
+  if (auto* qs = o.words(kQueues)) {
+    last = 0;
+    for (size_t i = 0; i + 1 < qs->size(); i += 2) last = std::max(last, (*qs)[i] + (*qs)[i + 1]);
+  }
+  return minor >= 1 && minor <= last;
+}
+
+}  // namespace
+
+// mqprio_init with hw 1 asks the driver (ndo_setup_tc); a device without
+// one (veth, dummy: checked in the lab, 6.1) gets a bare EINVAL.
+std::string mqprio_reject_hint(const Options& o, int error) {
+  if (error != EINVAL || o.num(kHw).value_or(1) == 0) return {};
+  return "mqprio with hw 1 (the default, as in tc) needs a device that offloads mqprio; on veth, dummy and other software devices use hw: 0";
+}
+
+const KindOps kQdiscMqprio{
+    .name = "mqprio",
+    .obj = ObjType::Qdisc,
+    .doc = "Priorities to traffic classes to transmit queue ranges (root only); its queue classes MAJOR:1..MAJOR:N take child qdiscs (declare none).",
+    .fields = kFields,
+    .encode = encode,
+    .decode = decode,
+    .normalize = normalize,
+    .can_change = false,  // 6.1: "Change operation not supported by specified qdisc."
+    .options_raw = true,
+    .implicit_class = implicit_class,
+};
+
+}  // namespace tcsync

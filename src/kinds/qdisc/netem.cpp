@@ -1,0 +1,164 @@
+// netem: network emulation: delay, loss, duplication, corruption,
+// reordering and rate (tc-netem(8)), without distribution tables, slots or
+// the state/gemodel loss models.
+#include <linux/pkt_sched.h>
+
+#include <cmath>
+
+#include "model/kind.h"
+#include "kinds/qdisc/qdisc_values.h"
+#include "base/units.h"
+
+namespace tcsync {
+namespace {
+
+enum {
+  kLimit, kDelay, kJitter, kDelayCorr, kLoss, kLossCorr, kDuplicate, kDuplicateCorr, kReorder, kReorderCorr,
+  kGap, kCorrupt, kCorruptCorr, kRate, kPacketOverhead, kCellSize, kCellOverhead, kEcn,
+};
+
+const Field kFields[] = {
+    {.key = "limit", .type = FieldType::Uint, .doc = "Most packets the queue holds.", .def = 1000, .max = 0xFFFFFFFF},
+    {.key = "delay", .type = FieldType::Time, .doc = "Delay added to every packet.", .def = 0},
+    {.key = "jitter", .type = FieldType::Time, .doc = "Random variation of the delay (uniform: no distribution table).", .def = 0},
+    {.key = "delay_correlation", .type = FieldType::Custom, .doc = "How much each delay depends on the last one.", .def = 0, .custom = &kPercentType},
+    {.key = "loss", .type = FieldType::Custom, .doc = "Independent loss probability (tc's loss random).", .def = 0, .custom = &kPercentType},
+    {.key = "loss_correlation", .type = FieldType::Custom, .doc = "How much each loss decision depends on the last one.", .def = 0, .custom = &kPercentType},
+    {.key = "duplicate", .type = FieldType::Custom, .doc = "Probability that a packet is duplicated.", .def = 0, .custom = &kPercentType},
+    {.key = "duplicate_correlation", .type = FieldType::Custom, .doc = "Correlation of duplication.", .def = 0, .custom = &kPercentType},
+    {.key = "reorder", .type = FieldType::Custom, .doc = "Probability that a packet is sent at once, ahead of delayed ones (needs delay).", .def = 0, .custom = &kPercentType},
+    {.key = "reorder_correlation", .type = FieldType::Custom, .doc = "Correlation of reordering.", .def = 0, .custom = &kPercentType},
+    {.key = "gap", .type = FieldType::Uint, .doc = "Reorder every gap-th packet (default with reorder: 1, as tc).", .def = 0, .max = 0xFFFFFFFF},
+    {.key = "corrupt", .type = FieldType::Custom, .doc = "Probability of a single-bit error in a packet.", .def = 0, .custom = &kPercentType},
+    {.key = "corrupt_correlation", .type = FieldType::Custom, .doc = "Correlation of corruption.", .def = 0, .custom = &kPercentType},
+    {.key = "rate", .type = FieldType::Rate, .doc = "Rate the queue sends at; absent: no limit.", .def = 0},
+    {.key = "packet_overhead", .type = FieldType::Custom, .doc = "Bytes added to (or, negative, taken from) each packet for the rate.", .def = 0, .custom = &kSignedType},
+    {.key = "cell_size", .type = FieldType::Uint, .doc = "Link layer cell size for the rate (ATM: 53).", .def = 0, .max = 0xFFFFFFFF},
+    {.key = "cell_overhead", .type = FieldType::Custom, .doc = "Bytes of overhead per cell for the rate.", .def = 0, .custom = &kSignedType},
+    {.key = "ecn", .type = FieldType::Bool, .doc = "Mark ECN-capable packets instead of dropping them (with loss).", .def = 0},
+};
+
+// The qopt's latency and jitter are psched ticks (15.625 per us, as tc's
+// tc_core_time2tick); the kernel keeps ns and also reports them as
+// TCA_NETEM_LATENCY64/JITTER64, sent only past what 32-bit ticks hold.
+uint64_t us_to_ticks(uint64_t us) { return us * 1000 / 64; }
+
+// TCA_OPTIONS is a bare struct tc_netem_qopt followed by attributes.
+void encode(const Options& o, const KindCtx& ctx, MsgWriter& w) {
+  auto v = [&](int f) { return o.num(f).value_or(kFields[f].def.value_or(0)); };
+  tc_netem_qopt q{};
+  uint64_t lat = us_to_ticks(v(kDelay)), jit = us_to_ticks(v(kJitter));
+  q.latency = static_cast<uint32_t>(std::min<uint64_t>(lat, 0xFFFFFFFF));
+  q.limit = static_cast<uint32_t>(v(kLimit));
+  q.loss = static_cast<uint32_t>(v(kLoss));
+  q.gap = static_cast<uint32_t>(v(kGap));
+  q.duplicate = static_cast<uint32_t>(v(kDuplicate));
+  q.jitter = static_cast<uint32_t>(std::min<uint64_t>(jit, 0xFFFFFFFF));
+  w.put_struct(q);
+  if (lat > 0xFFFFFFFF) w.attr_u64(TCA_NETEM_LATENCY64, v(kDelay) * 1000);
+  if (jit > 0xFFFFFFFF) w.attr_u64(TCA_NETEM_JITTER64, v(kJitter) * 1000);
+  // tc sends these only when set; the kernel keeps what a change leaves
+  // out (netem_change: "if (tb[TCA_NETEM_CORR]) get_correlation(...)"), so
+  // a change sends them all.
+  tc_netem_corr corr{static_cast<uint32_t>(v(kDelayCorr)), static_cast<uint32_t>(v(kLossCorr)),
+                     static_cast<uint32_t>(v(kDuplicateCorr))};
+  if (ctx.change || corr.delay_corr || corr.loss_corr || corr.dup_corr) w.attr(TCA_NETEM_CORR, &corr, sizeof corr);
+  tc_netem_reorder reorder{static_cast<uint32_t>(v(kReorder)), static_cast<uint32_t>(v(kReorderCorr))};
+  if (ctx.change || reorder.probability) w.attr(TCA_NETEM_REORDER, &reorder, sizeof reorder);
+  if (ctx.change || v(kEcn)) w.attr_u32(TCA_NETEM_ECN, static_cast<uint32_t>(v(kEcn)));
+  tc_netem_corrupt corrupt{static_cast<uint32_t>(v(kCorrupt)), static_cast<uint32_t>(v(kCorruptCorr))};
+  if (ctx.change || corrupt.probability) w.attr(TCA_NETEM_CORRUPT, &corrupt, sizeof corrupt);
+  uint64_t rate = v(kRate);
+  if (ctx.change || rate) {
+    tc_netem_rate r{};
+    if (rate >= (1ull << 32)) {
+      w.attr_u64(TCA_NETEM_RATE64, rate);
+      r.rate = 0xFFFFFFFFu;
+    } else {
+      r.rate = static_cast<uint32_t>(rate);
+    }
+    r.packet_overhead = as_s32(v(kPacketOverhead));
+    r.cell_size = static_cast<uint32_t>(v(kCellSize));
+    r.cell_overhead = as_s32(v(kCellOverhead));
+    w.attr(TCA_NETEM_RATE, &r, sizeof r);
+  }
+}
+
+void decode(std::span<const uint8_t> p, const KindCtx&, Options& o) {
+  if (p.size() < sizeof(tc_netem_qopt)) return;
+  auto q = Attr{0, p}.as<tc_netem_qopt>();
+  AttrTable tb(p.subspan(nl_align(sizeof q)), TCA_NETEM_MAX);
+  auto set = [&](int f, uint64_t v) {
+    if (v != kFields[f].def.value_or(~0ull)) o.set(f, v);
+  };
+  o.set(kLimit, uint64_t{q.limit});
+  uint64_t lat_us = static_cast<uint64_t>(std::llround(q.latency / 15.625));
+  uint64_t jit_us = static_cast<uint64_t>(std::llround(q.jitter / 15.625));
+  if (auto* a = tb.get(TCA_NETEM_LATENCY64)) lat_us = a->u64() / 1000;
+  if (auto* a = tb.get(TCA_NETEM_JITTER64)) jit_us = a->u64() / 1000;
+  set(kDelay, lat_us);
+  set(kJitter, jit_us);
+  set(kLoss, q.loss);
+  set(kGap, q.gap);
+  set(kDuplicate, q.duplicate);
+  if (auto* a = tb.get(TCA_NETEM_CORR)) {
+    auto c = a->as<tc_netem_corr>();
+    set(kDelayCorr, c.delay_corr);
+    set(kLossCorr, c.loss_corr);
+    set(kDuplicateCorr, c.dup_corr);
+  }
+  if (auto* a = tb.get(TCA_NETEM_REORDER)) {
+    auto r = a->as<tc_netem_reorder>();
+    set(kReorder, r.probability);
+    set(kReorderCorr, r.correlation);
+  }
+  if (auto* a = tb.get(TCA_NETEM_CORRUPT)) {
+    auto c = a->as<tc_netem_corrupt>();
+    set(kCorrupt, c.probability);
+    set(kCorruptCorr, c.correlation);
+  }
+  if (auto* a = tb.get(TCA_NETEM_RATE)) {
+    auto r = a->as<tc_netem_rate>();
+    uint64_t rate = r.rate;
+    if (auto* r64 = tb.get(TCA_NETEM_RATE64)) rate = r64->u64();
+    set(kRate, rate);
+    set(kPacketOverhead, static_cast<uint32_t>(r.packet_overhead));
+    set(kCellSize, r.cell_size);
+    set(kCellOverhead, static_cast<uint32_t>(r.cell_overhead));
+  }
+  if (auto* a = tb.get(TCA_NETEM_ECN)) set(kEcn, a->u32() ? 1 : 0);
+}
+
+void normalize(Options& o, const KindCtx&, Diagnostics& d, SourceLoc) {
+  // As tc: reordering needs a delay and defaults to every packet (gap 1);
+  // a gap without reordering means nothing.
+  auto nonzero = [&](int f) { return o.num(f).value_or(0) != 0; };
+  if (nonzero(kReorder)) {
+    if (!nonzero(kDelay)) d.error(o.opt(kReorder)->loc, "reorder needs a delay");
+    if (!nonzero(kGap)) o.set(kGap, uint64_t{1}, o.opt(kReorder)->loc);
+  } else if (nonzero(kGap)) {
+    d.error(o.opt(kGap)->loc, "gap needs reorder");
+  }
+  if (nonzero(kJitter) && !nonzero(kDelay)) d.error(o.opt(kJitter)->loc, "jitter needs a delay");
+  // The kernel keeps ticks of 64 ns: round as a dump reads it back.
+  for (int f : {kDelay, kJitter})
+    if (auto* opt = o.opt(f)) {
+      uint64_t ticks = us_to_ticks(std::get<uint64_t>(opt->value));
+      if (ticks <= 0xFFFFFFFF) o.set(f, static_cast<uint64_t>(std::llround(ticks / 15.625)), opt->loc);
+    }
+}
+
+}  // namespace
+
+const KindOps kQdiscNetem{
+    .name = "netem",
+    .obj = ObjType::Qdisc,
+    .doc = "Network emulator: delay, jitter, loss, duplication, corruption, reordering and rate.",
+    .fields = kFields,
+    .encode = encode,
+    .decode = decode,
+    .normalize = normalize,
+    .options_raw = true,
+};
+
+}  // namespace tcsync

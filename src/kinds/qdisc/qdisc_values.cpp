@@ -1,0 +1,98 @@
+#include "kinds/qdisc/qdisc_values.h"
+
+#include <cmath>
+#include <cstdio>
+#include <string>
+
+#include "base/units.h"
+#include "yaml/yaml_reader.h"
+#include "file/yaml_writer.h"
+
+namespace tcsync {
+
+uint32_t percent_to_u32(double percent) {
+  double v = std::rint(percent / 100.0 * 4294967295.0);
+  if (v <= 0) return 0;
+  if (v >= 4294967295.0) return 0xFFFFFFFFu;
+  return static_cast<uint32_t>(v);
+}
+
+namespace {
+
+std::optional<double> parse_percent(std::string s) {
+  if (!s.empty() && s.back() == '%') s.pop_back();
+  if (s.empty()) return std::nullopt;
+  char* end = nullptr;
+  double d = std::strtod(s.c_str(), &end);
+  if (end != s.c_str() + s.size() || !(d >= 0) || d > 100) return std::nullopt;
+  return d;
+}
+
+bool percent_parse(const Node& n, Value& out, Diagnostics& d) {
+  if (n.is_scalar())
+    if (auto p = parse_percent(n.scalar)) {
+      out = uint64_t{percent_to_u32(*p)};
+      return true;
+    }
+  d.error(n.loc, "expected a percent from 0% to 100%, such as 1% or 0.5%");
+  return false;
+}
+
+std::string percent_describe(const Value& v) {
+  uint64_t u = std::get<uint64_t>(v);
+  double p = static_cast<double>(u) / 4294967295.0 * 100.0;
+  char buf[40];
+  for (int decimals = 0; decimals <= 17; ++decimals) {
+    std::snprintf(buf, sizeof buf, "%.*f", decimals, p);
+    if (auto back = parse_percent(buf); back && percent_to_u32(*back) == u) break;
+  }
+  return std::string(buf) + "%";
+}
+void percent_emit(const Value& v, YamlOut& y) { y.str(percent_describe(v)); }
+
+bool signed_parse(const Node& n, Value& out, Diagnostics& d) {
+  if (n.is_scalar()) {
+    const std::string& s = n.scalar;
+    bool neg = !s.empty() && s[0] == '-';
+    if (auto v = parse_uint(neg ? s.substr(1) : s); v && *v <= (neg ? 0x80000000ull : 0x7FFFFFFFull)) {
+      out = uint64_t{static_cast<uint32_t>(neg ? -static_cast<int64_t>(*v) : static_cast<int64_t>(*v))};
+      return true;
+    }
+  }
+  d.error(n.loc, "expected a whole number from -2147483648 to 2147483647");
+  return false;
+}
+std::string signed_describe(const Value& v) { return std::to_string(as_s32(std::get<uint64_t>(v))); }
+void signed_emit(const Value& v, YamlOut& y) {
+  int32_t s = as_s32(std::get<uint64_t>(v));
+  if (s >= 0) return y.num(static_cast<uint64_t>(s));
+  y.str(std::to_string(s));
+}
+
+}  // namespace
+
+int32_t as_s32(uint64_t v) { return static_cast<int32_t>(static_cast<uint32_t>(v)); }
+
+const CustomType kPercentType{
+    .schema_name = "percent",
+    .parse = percent_parse,
+    .emit = percent_emit,
+    .describe = percent_describe,
+    .json_schema = R"({"description": "A percent from 0% to 100%, such as 1% or 0.5%.", "anyOf": [{"type": "number", "minimum": 0, "maximum": 100}, {"type": "string", "pattern": "^[0-9.eE+-]+%?$"}]})",
+};
+
+const CustomType kSignedType{
+    .schema_name = "signed_int",
+    .parse = signed_parse,
+    .emit = signed_emit,
+    .describe = signed_describe,
+    .json_schema = R"({"description": "A whole number, may be negative.", "anyOf": [{"type": "integer", "minimum": -2147483648, "maximum": 2147483647}, {"type": "string", "pattern": "^-?[0-9]+$"}]})",
+};
+
+std::optional<uint64_t> wire_value(std::span<const Field> fields, const Options& o, int f, const KindCtx& ctx) {
+  if (auto v = o.num(static_cast<uint16_t>(f))) return v;
+  if (ctx.change && fields[f].def) return fields[f].def;
+  return std::nullopt;
+}
+
+}  // namespace tcsync

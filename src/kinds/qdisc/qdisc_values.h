@@ -1,0 +1,28 @@
+// Value types and helpers shared by the classless qdiscs (netem, sfq, cake,
+// fq_codel, fq): probabilities as the kernel's 32-bit fractions, signed
+// overheads, and what to send on a change.
+#pragma once
+#include <optional>
+#include <span>
+
+#include "model/kind.h"
+
+namespace tcsync {
+
+// A probability written as a percent ("1%", "0.5%", a bare number is a
+// percent too), kept as the kernel's u32 fraction of UINT32_MAX (tc's
+// rint(percent / 100 * UINT32_MAX)). Printed as the shortest percent that
+// reads back to the same u32.
+extern const CustomType kPercentType;
+uint32_t percent_to_u32(double percent);
+
+// A signed 32-bit number (netem's cell_overhead, cake's overhead), kept as
+// its two's complement bit pattern in 32 bits.
+extern const CustomType kSignedType;
+int32_t as_s32(uint64_t v);
+
+// What an encoder sends for field f: the declared value; on a change also
+// the field's default, since the kernel keeps what a change leaves out.
+std::optional<uint64_t> wire_value(std::span<const Field> fields, const Options& o, int f, const KindCtx& ctx);
+
+}  // namespace tcsync

@@ -1,0 +1,296 @@
+// red: Random Early Detection (tc-red(8)).
+//
+// tc takes words the kernel never sees: avpkt, burst and bandwidth become
+// Wlog (the EWMA weight, "ewma" in tc's output), Scell_log and a 256-byte
+// idle-damping table (TCA_RED_STAB); the probability also gives Plog. The
+// kernel reports Wlog, Plog, Scell_log and max_P, never the words nor the
+// table. So a file may use either form:
+//   tc's words:     avpkt [burst] [bandwidth]  -> ewma, scell_log computed
+//   kernel's form:  ewma, scell_log            (what dump prints)
+// avpkt, burst and bandwidth are input only (kInputOnly): used to encode,
+// never compared. ewma and scell_log are compared in both forms.
+//
+// tc's table is trunc(31 * i / m) for i in 1..254 (0 and 31 at the ends),
+// where m = maxtime >> Scell_log falls in [256, 512) and only avpkt and
+// bandwidth pin it down. In the kernel's form m is unknown: the table is
+// built with m = 362, the geometric middle, so the idle decay is within a
+// factor of sqrt(2) of any table tc could have made for that Scell_log.
+#include <linux/netlink.h>
+#include <linux/pkt_sched.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+#include "model/kind.h"
+#include "base/units.h"
+#include "yaml/yaml_reader.h"
+#include "file/yaml_writer.h"
+
+namespace tcsync {
+namespace {
+
+enum {
+  kLimit, kMin, kMax, kAvpkt, kBurst, kBandwidth, kProbability, kEwma, kScellLog,
+  kEcn, kHarddrop, kAdaptive, kNodrop, kEarlyDropBlock, kMarkBlock,
+};
+
+// ---- probability: the kernel's max_P, a u32 fraction of 2^32 ----------------
+// tc: max_P = probability * 2^32 (truncated). Printed as the shortest
+// decimal that reads back to the same max_P.
+constexpr double kTwo32 = 4294967296.0;
+
+std::optional<uint32_t> parse_probability(const std::string& s) {
+  if (s.empty()) return std::nullopt;
+  char* end = nullptr;
+  double p = std::strtod(s.c_str(), &end);
+  // tc accepts 1 and more, but its double -> u32 conversion then wraps
+  // (1 gives max_P 0): refused here instead.
+  if (end != s.c_str() + s.size() || !(p > 0) || !(p < 1)) return std::nullopt;
+  auto v = static_cast<uint32_t>(p * kTwo32);
+  if (v == 0) return std::nullopt;
+  return v;
+}
+
+bool probability_parse(const Node& n, Value& out, Diagnostics& d) {
+  if (n.is_scalar())
+    if (auto v = parse_probability(n.scalar)) {
+      out = uint64_t{*v};
+      return true;
+    }
+  d.error(n.loc, "expected a probability between 0 and 1 (exclusive), such as 0.02");
+  return false;
+}
+
+std::string probability_describe(const Value& v) {
+  uint64_t u = std::get<uint64_t>(v);
+  double p = static_cast<double>(u) / kTwo32;
+  char buf[40] = "0";
+  for (int digits = 1; digits <= 17; ++digits) {
+    std::snprintf(buf, sizeof buf, "%.*g", digits, p);
+    if (auto back = parse_probability(buf); back && *back == u) break;
+  }
+  return buf;
+}
+void probability_emit(const Value& v, YamlOut& y) { y.number(probability_describe(v)); }
+
+const CustomType kProbabilityType{
+    .schema_name = "probability",
+    .parse = probability_parse,
+    .emit = probability_emit,
+    .describe = probability_describe,
+    .json_schema = R"({"description": "Marking probability at max, between 0 and 1 (exclusive) such as 0.02 (default); kept as the kernel's max_P, probability * 2^32. With adaptive the kernel retunes it, so it is not compared.", "anyOf": [{"type": "number", "exclusiveMinimum": 0, "exclusiveMaximum": 1}, {"type": "string", "pattern": "^[0-9.eE+-]+$"}]})",
+};
+
+constexpr uint64_t kDefaultProbability = 85899345;  // tc's 0.02 * 2^32
+constexpr uint64_t kDefaultBandwidth = 1250000;     // tc's 10Mbit, in bytes/s
+
+const Field kFields[] = {
+    {.key = "limit", .type = FieldType::Size, .flags = kRequired, .doc = "Hard limit of the queue in bytes.", .max = 0xFFFFFFFF},
+    {.key = "min", .type = FieldType::Size, .doc = "Average queue size where marking starts (default: max / 3, as tc).", .max = 0xFFFFFFFF},
+    {.key = "max", .type = FieldType::Size, .doc = "Average queue size where marking is at its highest (default: 3 * min, or limit / 4, as tc).", .max = 0xFFFFFFFF},
+    {.key = "avpkt", .type = FieldType::Size, .flags = kInputOnly, .doc = "Average packet size; with burst and bandwidth gives ewma and scell_log as tc computes them (input only: the kernel does not report it).", .max = 0xFFFFFFFF},
+    {.key = "burst", .type = FieldType::Uint, .flags = kInputOnly, .doc = "Packets a burst may hold before the average follows (default: (2 * min + max) / (3 * avpkt)); needs avpkt (input only).", .max = 0xFFFFFFFF},
+    {.key = "bandwidth", .type = FieldType::Rate, .flags = kInputOnly, .doc = "Link rate for the idle-time average (default: 10mbit); needs avpkt (input only).", .max = 0xFFFFFFFF},
+    {.key = "probability", .type = FieldType::Custom, .doc = "Marking probability at max (default 0.02); with adaptive the kernel retunes it, so it is not compared.", .def = kDefaultProbability, .custom = &kProbabilityType},
+    {.key = "ewma", .type = FieldType::Uint, .doc = "The kernel's Wlog: the average's weight is 2^-ewma (computed from avpkt and burst when not given).", .max = 31},
+    {.key = "scell_log", .type = FieldType::Uint, .doc = "The kernel's Scell_log: idle time cell size (computed from avpkt and bandwidth when not given).", .max = 31},
+    {.key = "ecn", .type = FieldType::Bool, .doc = "Mark ECN-capable packets instead of dropping them.", .def = 0},
+    {.key = "harddrop", .type = FieldType::Bool, .doc = "Drop, not mark, above max even with ecn.", .def = 0},
+    {.key = "adaptive", .type = FieldType::Bool, .doc = "Adaptive RED: the kernel tunes the probability to keep the average between min and max.", .def = 0},
+    {.key = "nodrop", .type = FieldType::Bool, .doc = "With ecn: queue non-ECN packets instead of dropping them early.", .def = 0},
+    // red_change: tcf_qevent_validate_change refuses another block.
+    {.key = "early_drop_block", .type = FieldType::Uint, .flags = kRecreate, .doc = "Shared block whose filters see early-dropped packets (qevent early_drop).", .max = 0xFFFFFFFF},
+    {.key = "mark_block", .type = FieldType::Uint, .flags = kRecreate, .doc = "Shared block whose filters see ECN-marked packets (qevent mark).", .max = 0xFFFFFFFF},
+};
+
+// ---- tc's arithmetic (iproute2 tc/tc_red.c) -----------------------------------
+
+// Smallest Wlog with burst + 1 - qmin/avpkt <= (1 - (1 - W)^burst) / W, W = 2^-Wlog.
+int eval_ewma(uint32_t qmin, uint32_t burst, uint32_t avpkt) {
+  double a = static_cast<double>(burst) + 1 - static_cast<double>(qmin) / avpkt;
+  if (a < 1.0) return -1;
+  double w = 0.5;
+  for (int wlog = 1; wlog < 32; ++wlog, w /= 2)
+    if (a <= (1 - std::pow(1 - w, burst)) / w) return wlog;
+  return -1;
+}
+
+// Plog: the doublings of prob / (qmax - qmin) until it passes 1.
+int eval_plog(uint32_t qmin, uint32_t qmax, double prob) {
+  if (qmax == qmin) return 0;
+  if (qmax < qmin) return -1;
+  prob /= static_cast<double>(qmax - qmin);
+  for (int i = 0; i < 32; ++i) {
+    if (prob > 1.0) return i;
+    prob *= 2;
+  }
+  return -1;
+}
+
+// tc stores a double into a u8; on x86-64 that is a truncation to int32
+// (out of range: INT_MIN) and then the low byte. Only reachable when
+// Scell_log is 0 (a packet takes under a tick or so).
+uint8_t tc_u8(double v) {
+  int32_t i = (v >= -2147483648.0 && v < 2147483648.0) ? static_cast<int32_t>(v) : INT32_MIN;
+  return static_cast<uint8_t>(i);
+}
+
+// The idle-damping table from lW (per tick), and the Scell_log tc picks.
+int idle_damping(int wlog, uint32_t avpkt, uint64_t bps, uint8_t table[256]) {
+  double xmit = static_cast<double>(xmittime_ticks(bps, avpkt));
+  double lw = -std::log(1.0 - 1.0 / static_cast<double>(1u << wlog)) / xmit;
+  double maxtime = 31 / lw;
+  int clog = 0;
+  while (clog < 32 && !(maxtime / static_cast<double>(1ull << clog) < 512)) ++clog;
+  if (clog >= 32) return -1;
+  table[0] = 0;
+  for (int i = 1; i < 255; ++i) {
+    table[i] = tc_u8(static_cast<double>(static_cast<uint64_t>(i) << clog) * lw);
+    if (table[i] > 31) table[i] = 31;
+  }
+  table[255] = 31;
+  return clog;
+}
+
+// The kernel's form: m = 362 (see the top of the file).
+void middle_table(uint8_t table[256]) {
+  table[0] = 0;
+  for (int i = 1; i < 255; ++i) table[i] = static_cast<uint8_t>(31 * i / 362);
+  table[255] = 31;
+}
+
+uint32_t u32(const Options& o, int f) { return static_cast<uint32_t>(o.num(f).value_or(0)); }
+
+void encode(const Options& o, const KindCtx&, MsgWriter& w) {
+  tc_red_qopt q{};
+  q.limit = u32(o, kLimit);
+  q.qth_min = u32(o, kMin);
+  q.qth_max = u32(o, kMax);
+  q.Wlog = static_cast<uint8_t>(u32(o, kEwma));
+  uint32_t max_p = static_cast<uint32_t>(o.num(kProbability).value_or(kDefaultProbability));
+  int plog = eval_plog(q.qth_min, q.qth_max, static_cast<double>(max_p) / kTwo32);
+  q.Plog = static_cast<uint8_t>(plog < 0 ? 0 : plog);  // normalize refused -1
+  q.Scell_log = static_cast<uint8_t>(u32(o, kScellLog));
+  uint8_t table[256];
+  if (o.has(kAvpkt))
+    idle_damping(q.Wlog, u32(o, kAvpkt), o.num(kBandwidth).value_or(kDefaultBandwidth), table);
+  else
+    middle_table(table);
+  w.attr(TCA_RED_PARMS, &q, sizeof q);
+  w.attr(TCA_RED_STAB, table, sizeof table);
+  w.attr_u32(TCA_RED_MAX_P, max_p);
+  // tc leaves the flags of tc_red_qopt at 0 and sends every flag it knows
+  // here, so a change also clears the ones not given.
+  nla_bitfield32 flags{};
+  flags.selector = TC_RED_ECN | TC_RED_HARDDROP | TC_RED_ADAPTATIVE | TC_RED_NODROP;
+  if (o.num(kEcn).value_or(0)) flags.value |= TC_RED_ECN;
+  if (o.num(kHarddrop).value_or(0)) flags.value |= TC_RED_HARDDROP;
+  if (o.num(kAdaptive).value_or(0)) flags.value |= TC_RED_ADAPTATIVE;
+  if (o.num(kNodrop).value_or(0)) flags.value |= TC_RED_NODROP;
+  w.attr(TCA_RED_FLAGS, &flags, sizeof flags);
+  if (auto b = o.num(kEarlyDropBlock)) w.attr_u32(TCA_RED_EARLY_DROP_BLOCK, static_cast<uint32_t>(*b));
+  if (auto b = o.num(kMarkBlock)) w.attr_u32(TCA_RED_MARK_BLOCK, static_cast<uint32_t>(*b));
+}
+
+void decode(std::span<const uint8_t> p, const KindCtx&, Options& o) {
+  AttrTable tb(p, TCA_RED_MAX);
+  auto* a = tb.get(TCA_RED_PARMS);
+  if (!a) return;
+  auto q = a->as<tc_red_qopt>();
+  o.set(kLimit, uint64_t{q.limit});
+  o.set(kMin, uint64_t{q.qth_min});
+  o.set(kMax, uint64_t{q.qth_max});
+  o.set(kEwma, uint64_t{q.Wlog});
+  o.set(kScellLog, uint64_t{q.Scell_log});
+  // An older kernel without TCA_RED_MAX_P derives max_P from Plog and
+  // reports nothing more: the probability stays unknown (absent).
+  if (auto* m = tb.get(TCA_RED_MAX_P); m && m->u32()) o.set(kProbability, uint64_t{m->u32()});
+  uint32_t flags = q.flags;
+  if (auto* f = tb.get(TCA_RED_FLAGS)) flags = f->as<nla_bitfield32>().value;
+  o.set(kEcn, uint64_t{(flags & TC_RED_ECN) != 0});
+  o.set(kHarddrop, uint64_t{(flags & TC_RED_HARDDROP) != 0});
+  o.set(kAdaptive, uint64_t{(flags & TC_RED_ADAPTATIVE) != 0});
+  o.set(kNodrop, uint64_t{(flags & TC_RED_NODROP) != 0});
+  if (auto* b = tb.get(TCA_RED_EARLY_DROP_BLOCK)) o.set(kEarlyDropBlock, uint64_t{b->u32()});
+  if (auto* b = tb.get(TCA_RED_MARK_BLOCK)) o.set(kMarkBlock, uint64_t{b->u32()});
+}
+
+SourceLoc loc_of(const Options& o, int f, SourceLoc fallback) {
+  auto* opt = o.opt(f);
+  return opt ? opt->loc : fallback;
+}
+
+void normalize(Options& o, const KindCtx&, Diagnostics& d, SourceLoc loc) {
+  auto limit = o.num(kLimit);
+  if (!limit) return;
+  if (*limit == 0) return d.error(loc_of(o, kLimit, loc), "limit must be more than 0");
+  // tc's defaults (Sally Floyd's), in tc's u32 arithmetic; 0 means "not given".
+  uint32_t qmin = u32(o, kMin), qmax = u32(o, kMax);
+  if (!qmax) qmax = qmin ? qmin * 3 : static_cast<uint32_t>(*limit / 4);
+  if (!qmin) qmin = qmax / 3;
+  o.set(kMin, uint64_t{qmin}, loc_of(o, kMin, loc));
+  o.set(kMax, uint64_t{qmax}, loc_of(o, kMax, loc));
+  if (qmin > qmax) return d.error(loc_of(o, kMin, loc), "min must not be more than max");
+
+  uint32_t max_p = static_cast<uint32_t>(o.num(kProbability).value_or(kDefaultProbability));
+  if (eval_plog(qmin, qmax, static_cast<double>(max_p) / kTwo32) < 0)
+    return d.error(loc_of(o, kProbability, loc), "probability is too small for the span from min to max (tc: failed to calculate probability)");
+
+  auto avpkt = o.num(kAvpkt);
+  if (!avpkt) {
+    for (int f : {kBurst, kBandwidth})
+      if (auto* opt = o.opt(f)) return d.error(opt->loc, std::string(kFields[f].key) + " needs avpkt");
+    if (!o.has(kEwma) || !o.has(kScellLog))
+      d.error(loc, "red needs avpkt (tc's form) or ewma and scell_log (the kernel's form, as dump prints it)");
+    return;
+  }
+  if (*avpkt == 0) return d.error(o.opt(kAvpkt)->loc, "avpkt must be more than 0");
+  auto a = static_cast<uint32_t>(*avpkt);
+  if (auto* e = o.opt(kEwma); e && o.has(kBurst))
+    return d.error(e->loc, "give burst or ewma, not both (ewma is computed from burst)");
+  int wlog;
+  if (auto e = o.num(kEwma)) {
+    wlog = static_cast<int>(*e);
+  } else {
+    uint32_t burst = o.has(kBurst) ? u32(o, kBurst) : (2 * qmin + qmax) / (3 * a);
+    wlog = eval_ewma(qmin, burst, a);
+    if (wlog < 0) {
+      if (static_cast<double>(burst) + 1 - static_cast<double>(qmin) / a < 1.0)
+        return d.error(loc_of(o, kBurst, loc), "burst " + std::to_string(burst) + " is too small for min / avpkt; try burst " +
+                                                   std::to_string(1 + qmin / a));
+      return d.error(loc_of(o, kBurst, loc), "no EWMA weight fits burst " + std::to_string(burst) + " (tc: failed to calculate EWMA constant)");
+    }
+    o.set(kEwma, uint64_t(wlog), loc_of(o, kBurst, loc_of(o, kAvpkt, loc)));
+  }
+  uint8_t table[256];
+  int clog = idle_damping(wlog, a, o.num(kBandwidth).value_or(kDefaultBandwidth), table);
+  if (clog < 0) return d.error(loc_of(o, kBandwidth, loc), "no Scell_log fits avpkt and bandwidth (tc: failed to calculate idle damping table)");
+  if (auto* s = o.opt(kScellLog); s && std::get<uint64_t>(s->value) != static_cast<uint64_t>(clog))
+    return d.error(s->loc, "scell_log " + std::to_string(std::get<uint64_t>(s->value)) + " does not match avpkt and bandwidth, which give " +
+                               std::to_string(clog));
+  o.set(kScellLog, uint64_t(clog), loc_of(o, kScellLog, loc_of(o, kBandwidth, loc_of(o, kAvpkt, loc))));
+}
+
+// red_adaptative_algo moves max_P every 500 ms between 1% and 50%.
+bool kernel_tunes(const Options& want, uint16_t f) { return f == kProbability && want.num(kAdaptive).value_or(0); }
+
+// red has one class, 1, holding its child qdisc (a bfifo by default).
+bool implicit_class(const Options&, uint32_t minor) { return minor == 1; }
+
+}  // namespace
+
+const KindOps kQdiscRed{
+    .name = "red",
+    .obj = ObjType::Qdisc,
+    .doc = "Random Early Detection: drops or marks packets early as the average queue grows.",
+    .fields = kFields,
+    .encode = encode,
+    .decode = decode,
+    .normalize = normalize,
+    .implicit_class = implicit_class,
+    .kernel_tunes = kernel_tunes,
+};
+
+}  // namespace tcsync

@@ -1,0 +1,247 @@
+#include "model/kind.h"
+
+#include <algorithm>
+
+#include "base/handle.h"
+#include "base/units.h"
+#include "yaml/yaml_reader.h"
+#include "file/yaml_writer.h"
+
+namespace tcsync {
+
+const char* obj_type_name(ObjType t) {
+  switch (t) {
+    case ObjType::Qdisc: return "qdisc";
+    case ObjType::Class: return "class";
+    case ObjType::Filter: return "filter";
+    case ObjType::Action: return "action";
+  }
+  return "?";
+}
+
+// ---- Options ---------------------------------------------------------------
+
+const Opt* Options::opt(uint16_t f) const {
+  auto it = std::lower_bound(items_.begin(), items_.end(), f, [](const Opt& o, uint16_t k) { return o.field < k; });
+  return it != items_.end() && it->field == f ? &*it : nullptr;
+}
+const Value* Options::get(uint16_t f) const {
+  auto* o = opt(f);
+  return o ? &o->value : nullptr;
+}
+std::optional<uint64_t> Options::num(uint16_t f) const {
+  auto* v = get(f);
+  if (v && std::holds_alternative<uint64_t>(*v)) return std::get<uint64_t>(*v);
+  return std::nullopt;
+}
+const std::string* Options::str(uint16_t f) const {
+  auto* v = get(f);
+  return v && std::holds_alternative<std::string>(*v) ? &std::get<std::string>(*v) : nullptr;
+}
+const Words* Options::words(uint16_t f) const {
+  auto* v = get(f);
+  return v && std::holds_alternative<Words>(*v) ? &std::get<Words>(*v) : nullptr;
+}
+void Options::set(uint16_t f, Value v, SourceLoc loc) {
+  auto it = std::lower_bound(items_.begin(), items_.end(), f, [](const Opt& o, uint16_t k) { return o.field < k; });
+  if (it != items_.end() && it->field == f) {
+    it->value = std::move(v);
+    it->loc = loc;
+  } else {
+    items_.insert(it, Opt{f, loc, std::move(v)});
+  }
+}
+void Options::erase(uint16_t f) {
+  std::erase_if(items_, [f](const Opt& o) { return o.field == f; });
+}
+bool Options::operator==(const Options& o) const {
+  if (items_.size() != o.items_.size()) return false;
+  for (size_t i = 0; i < items_.size(); ++i)
+    if (items_[i].field != o.items_[i].field || items_[i].value != o.items_[i].value) return false;
+  return true;
+}
+
+// ---- Registry ----------------------------------------------------------------
+
+// Length and first letter first, inline: most names differ there, and
+// these run for every key of every rule (a memcmp call each otherwise).
+static bool same_name(std::string_view a, std::string_view b) {
+  return a.size() == b.size() && (a.empty() || (a[0] == b[0] && a == b));
+}
+
+int KindOps::field_index(std::string_view key) const {
+  for (size_t i = 0; i < fields.size(); ++i)
+    if (same_name(fields[i].key, key)) return static_cast<int>(i);
+  return -1;
+}
+
+std::vector<std::string_view> KindOps::keys() const {
+  std::vector<std::string_view> out;
+  for (auto& f : fields) out.push_back(f.key);
+  return out;
+}
+
+const std::vector<const KindOps*>& all_kinds() {
+  static const std::vector<const KindOps*> kinds = {
+#define KIND(var) &var,
+#include "kinds/kinds.def"
+#undef KIND
+  };
+  return kinds;
+}
+
+const KindOps* find_kind(ObjType obj, std::string_view name) {
+  // Files name the same kinds rule after rule: the last one found for the
+  // object type is tried first (one per thread, as the loader may run in any).
+  static thread_local const KindOps* last[4] = {};
+  const KindOps*& hit = last[static_cast<size_t>(obj) & 3];
+  if (hit && hit->obj == obj && same_name(hit->name, name)) return hit;
+  for (auto* k : all_kinds())
+    if (k->obj == obj && same_name(k->name, name)) return hit = k;
+  return nullptr;
+}
+
+std::vector<std::string_view> kind_names(ObjType obj) {
+  std::vector<std::string_view> out;
+  for (auto* k : all_kinds())
+    if (k->obj == obj) out.push_back(k->name);
+  return out;
+}
+
+// ---- Field values --------------------------------------------------------------
+
+static const char* type_word(FieldType t) {
+  switch (t) {
+    case FieldType::Uint: return "a number";
+    case FieldType::Rate: return "a rate such as 100mbit";
+    case FieldType::Size: return "a size such as 1500b or 15kb";
+    case FieldType::Time: return "a time such as 10ms";
+    case FieldType::Handle: return "a handle such as 1:10";
+    case FieldType::Bool: return "true or false";
+    case FieldType::Enum: return "one of the listed words";
+    case FieldType::Device: return "an interface name";
+    case FieldType::Custom: return "a structured value";
+  }
+  return "a value";
+}
+
+bool parse_field(const Field& f, const Node& n, Value& out, Diagnostics& diags) {
+  if (f.type == FieldType::Custom) return f.custom->parse(n, out, diags);
+  if (!n.is_scalar()) {
+    diags.error(n.loc, "'" + std::string(f.key) + "' must be " + type_word(f.type) + ", not " + n.type_name());
+    return false;
+  }
+  const std::string& s = n.scalar;
+  std::optional<uint64_t> v;
+  switch (f.type) {
+    case FieldType::Uint:
+      v = parse_uint(s);
+      if (v && *v > f.max) {
+        diags.error(n.loc, "'" + std::string(f.key) + "' is " + s + ", more than its maximum " + std::to_string(f.max));
+        return false;
+      }
+      break;
+    case FieldType::Rate: v = parse_rate(s); break;
+    case FieldType::Size: v = parse_size(s); break;
+    case FieldType::Time: v = parse_time_us(s); break;
+    case FieldType::Handle: v = parse_handle(s); break;
+    case FieldType::Bool:
+      if (s == "true") v = 1;
+      else if (s == "false") v = 0;
+      break;
+    case FieldType::Enum:
+      for (auto& e : f.names)
+        if (e.name == s) v = e.value;
+      if (!v) {
+        std::vector<std::string_view> cands;
+        std::string list;
+        for (auto& e : f.names) cands.push_back(e.name), list += (list.empty() ? "" : ", ") + std::string(e.name);
+        std::string msg = "'" + std::string(f.key) + "' cannot be '" + s + "': expected one of " + list;
+        if (auto dym = did_you_mean(s, cands); !dym.empty()) msg += " (did you mean '" + std::string(dym) + "'?)";
+        diags.error(n.loc, msg);
+        return false;
+      }
+      break;
+    case FieldType::Device:
+      if (s.empty() || s.size() >= 16 || s.find_first_of("/ \t:") != std::string::npos) {
+        diags.error(n.loc, "'" + s + "' is not a valid interface name");
+        return false;
+      }
+      out = s;
+      return true;
+    case FieldType::Custom: break;
+  }
+  if (!v) {
+    diags.error(n.loc, "'" + std::string(f.key) + "' must be " + type_word(f.type) + ", not '" + s + "'");
+    return false;
+  }
+  out = *v;
+  return true;
+}
+
+static std::string enum_name(const Field& f, uint64_t v) {
+  for (auto& e : f.names)
+    if (e.value == v) return std::string(e.name);
+  return std::to_string(v);
+}
+
+std::string describe_field(const Field& f, const Value& v) {
+  if (f.type == FieldType::Custom) return f.custom->describe(v);
+  if (auto* s = std::get_if<std::string>(&v)) return *s;
+  if (!std::holds_alternative<uint64_t>(v)) return "?";
+  uint64_t n = std::get<uint64_t>(v);
+  switch (f.type) {
+    case FieldType::Rate: return format_rate(n);
+    case FieldType::Size: return format_size(n);
+    case FieldType::Time: return format_time_us(n);
+    case FieldType::Handle: return format_handle(static_cast<uint32_t>(n));
+    case FieldType::Bool: return n ? "true" : "false";
+    case FieldType::Enum: return enum_name(f, n);
+    default: return std::to_string(n);
+  }
+}
+
+void emit_field(const Field& f, const Value& v, YamlOut& out) {
+  if (f.type == FieldType::Custom) return f.custom->emit(v, out);
+  if (f.type == FieldType::Uint && std::holds_alternative<uint64_t>(v)) return out.num(std::get<uint64_t>(v));
+  if (f.type == FieldType::Bool && std::holds_alternative<uint64_t>(v)) return out.boolean(std::get<uint64_t>(v));
+  out.str(describe_field(f, v));
+}
+
+std::string field_schema(const Field& f) {
+  std::string d = "\"description\": \"" + std::string(f.doc) + "\"";
+  switch (f.type) {
+    case FieldType::Uint:
+      return "{" + d + ", \"anyOf\": [{\"type\": \"integer\", \"minimum\": 0" +
+             (f.max != UINT64_MAX ? ", \"maximum\": " + std::to_string(f.max) : std::string()) +
+             "}, {\"type\": \"string\", \"pattern\": \"^(0[xX][0-9a-fA-F]+|[0-9]+)$\"}]}";
+    case FieldType::Rate:
+      return "{" + d + ", \"anyOf\": [{\"type\": \"integer\", \"minimum\": 0}, {\"type\": \"string\", \"pattern\": \"^[0-9.]+([kmgt]i?(bit|bps)|bit|bps)?$\"}]}";
+    case FieldType::Size:
+      return "{" + d + ", \"anyOf\": [{\"type\": \"integer\", \"minimum\": 0}, {\"type\": \"string\", \"pattern\": \"^[0-9.]+([kmg]b?|b|[kmg]bit)?$\"}]}";
+    case FieldType::Time:
+      return "{" + d + ", \"anyOf\": [{\"type\": \"integer\", \"minimum\": 0}, {\"type\": \"string\", \"pattern\": \"^[0-9.]+(s|secs?|ms|msecs?|us|usecs?)?$\"}]}";
+    case FieldType::Handle:
+      return "{" + d + ", \"type\": \"string\", \"pattern\": \"^(root|none|[0-9a-fA-F]{0,4}:[0-9a-fA-F]{0,4})$\"}";
+    case FieldType::Bool: return "{" + d + ", \"type\": \"boolean\"}";
+    case FieldType::Enum: {
+      std::string e;
+      for (auto& n : f.names) e += (e.empty() ? "\"" : ", \"") + std::string(n.name) + "\"";
+      return "{" + d + ", \"enum\": [" + e + "]}";
+    }
+    case FieldType::Device: return "{" + d + ", \"type\": \"string\", \"minLength\": 1, \"maxLength\": 15}";
+    case FieldType::Custom: return std::string(f.custom->json_schema);
+  }
+  return "{}";
+}
+
+const Value* effective_value(const Field& f, const Options& o, uint16_t idx, Value& scratch) {
+  if (auto* v = o.get(idx)) return v;
+  if (f.def) {
+    scratch = *f.def;
+    return &scratch;
+  }
+  return nullptr;
+}
+
+}  // namespace tcsync

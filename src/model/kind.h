@@ -1,0 +1,257 @@
+// The kind tables. Each tc kind (htb, tbf, u32, mirred, ...) is described
+// once, in its own kind_*.cpp: its YAML keys, value types, units, defaults and
+// which changes the kernel can make in place. The loader, the differ, the
+// plan printer, dump and the JSON Schema generator all walk the same table;
+// the kind's encode/decode hooks map the same fields to and from netlink.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "base/diag.h"
+#include "netlink/wire.h"
+#include "base/words.h"
+
+namespace tcsync {
+
+struct Node;
+struct Filter;
+struct FilterKey;
+struct Class;
+
+enum class ObjType : uint8_t { Qdisc, Class, Filter, Action };
+const char* obj_type_name(ObjType t);
+
+// A field's value. Numbers are in kernel units (bytes/s, bytes, us, handle
+// bits); Words (words.h) hold small structured values such as u32 selector keys.
+using Value = std::variant<uint64_t, std::string, Words>;
+
+enum class FieldType : uint8_t {
+  Uint,    // integer, decimal or 0x-hex, bounded by Field::max
+  Rate,    // "100mbit" -> bytes/s
+  Size,    // "15kb" -> bytes
+  Time,    // "10ms" -> us
+  Handle,  // "1:10" -> 32-bit tc handle
+  Bool,    // true/false
+  Enum,    // one word of Field::names -> its number
+  Device,  // an interface name (string); resolved to an ifindex when encoded
+  Custom,  // parsed and printed by Field::custom
+};
+
+struct EnumName {
+  std::string_view name;
+  uint64_t value;
+};
+
+class YamlOut;
+
+// Hooks for structured values (u32 selectors, hash keys...).
+struct CustomType {
+  std::string_view schema_name;  // names the shape in docs and schema
+  bool (*parse)(const Node& node, Value& out, Diagnostics& diags);
+  void (*emit)(const Value& v, YamlOut& out);        // YAML form, as the loader reads it
+  std::string (*describe)(const Value& v);           // short form for plan explanations
+  // Fingerprints (fingerprint.h) hash a value's Words as the format's
+  // version had them; a type whose Words changed since writes the old ones
+  // here, so rules stamped before still read as unchanged. Null: as held.
+  void (*fingerprint_words)(const Value& v, Words& out) = nullptr;
+  std::string_view json_schema;                      // a JSON Schema fragment
+};
+
+enum FieldFlags : uint32_t {
+  kRequired = 1u << 0,
+  // The kernel computes the value when none is given (htb quantum): it is
+  // compared only when the file declares it, so kernel defaults are not drift.
+  kAuto = 1u << 1,
+  // The kernel cannot change this in place: a change means delete + add.
+  kRecreate = 1u << 2,
+  // Read from the kernel and shown by dump, never written (counters, levels).
+  kReadOnly = 1u << 3,
+  // The other way round: read from the file and used to encode, but the
+  // kernel never reports it (red's avpkt, burst and bandwidth, folded into
+  // Wlog and a table the kernel keeps but does not dump). Never compared
+  // with live state and never printed by dump; the values the kernel does
+  // report that derive from it are fields of their own and compared.
+  kInputOnly = 1u << 4,
+  // Says where something comes from, which the kernel does not report back
+  // (bpf's object file or pinned path: the kernel holds a program, not its
+  // origin). Read from files and printed by dump, never compared: the kind
+  // compares what it names instead (bpf: the program's tag).
+  kNoCompare = 1u << 5,
+};
+
+struct Field {
+  std::string_view key;
+  FieldType type;
+  uint32_t flags = 0;
+  std::string_view doc;
+  std::optional<uint64_t> def = std::nullopt;  // value used when absent (compared as declared)
+  uint64_t max = UINT64_MAX;                   // for Uint
+  std::span<const EnumName> names = {};        // for Enum
+  const CustomType* custom = nullptr;          // for Custom
+};
+
+// One declared or decoded field value, with the YAML place it came from.
+struct Opt {
+  uint16_t field;
+  SourceLoc loc;
+  Value value;
+};
+
+// A kind's options: present fields only, sorted by field index.
+class Options {
+ public:
+  const Value* get(uint16_t f) const;
+  const Opt* opt(uint16_t f) const;
+  std::optional<uint64_t> num(uint16_t f) const;
+  const std::string* str(uint16_t f) const;
+  const Words* words(uint16_t f) const;
+  void set(uint16_t f, Value v, SourceLoc loc = {});
+  void erase(uint16_t f);
+  void reserve(size_t n) { items_.reserve(n); }
+  bool has(uint16_t f) const { return get(f) != nullptr; }
+  const std::vector<Opt>& items() const { return items_; }
+  bool empty() const { return items_.empty(); }
+  bool operator==(const Options& o) const;
+
+ private:
+  std::vector<Opt> items_;
+};
+
+// Names <-> interface indexes, for mirred's `dev` and friends. The kernel
+// side implements it from the link cache; tests and offline runs fake it.
+class LinkNames {
+ public:
+  virtual ~LinkNames() = default;
+  virtual std::optional<uint32_t> index_of(std::string_view name) const = 0;
+  virtual std::string name_of(uint32_t ifindex) const = 0;
+};
+
+class BpfPrograms;  // bpf_program.h
+
+// What a kind's hooks may need besides its own options.
+struct KindCtx {
+  uint32_t handle = 0;        // the object's own handle (htb's default is a minor of it)
+  uint32_t action_index = 0;  // for actions: 0 = let the kernel pick
+  const LinkNames* links = nullptr;
+  Diagnostics* diags = nullptr;  // encode errors (an unknown device) go here
+  SourceLoc loc;
+  const Filter* filter = nullptr;  // filters: the whole filter (classid, actions, key)
+  // Qdiscs: the message changes a live object (RTM_NEWQDISC without
+  // NLM_F_CREATE). The kernel keeps what a change leaves out, so kinds send
+  // the defaults of absent fields then, and leave out what only init takes.
+  bool change = false;
+  // Filters: the programs bpf filters name, opened by the kernel edge
+  // (bpf_program.h); null offline, and encode reports an error then.
+  const BpfPrograms* programs = nullptr;
+};
+
+struct KindOps {
+  std::string_view name;
+  ObjType obj;
+  std::string_view doc;
+  std::span<const Field> fields;
+  // Writes the body of TCA_OPTIONS (nested attributes, or a raw struct for
+  // the fifos). May report errors through ctx.diags.
+  void (*encode)(const Options& o, const KindCtx& ctx, MsgWriter& w) = nullptr;
+  // Reads the body of TCA_OPTIONS. Unknown attributes are skipped.
+  void (*decode)(std::span<const uint8_t> payload, const KindCtx& ctx, Options& o) = nullptr;
+  // Fills derived values and checks cross-field rules on a loaded object, so
+  // the desired form compares equal to what the kernel will report.
+  void (*normalize)(Options& o, const KindCtx& ctx, Diagnostics& diags, SourceLoc loc) = nullptr;
+  // Qdiscs: the kernel implements ->change (htb does not: "Change operation
+  // not supported"), so option changes need no delete + add.
+  bool can_change = true;
+  // TCA_OPTIONS carries a bare struct (the fifos), not nested attributes.
+  bool options_raw = false;
+  // Qdiscs: encode writes attributes of the message itself, beside TCA_KIND
+  // (clsact's TCA_INGRESS_BLOCK), and decode reads the message's attributes;
+  // TCA_OPTIONS is neither sent nor read.
+  bool options_top_level = false;
+  // Filters: the kernel adds to the head of a (pref, protocol) list and
+  // matches in list order, newest first (cls_basic): the dump lists the
+  // newest first, so the dumper reverses such lists, and applying a dump
+  // adds them in the order they were made and the list comes back the same.
+  bool newest_first = false;
+  // Filters: the attributes that carry classid and the action list.
+  uint16_t filter_classid_attr = 0;
+  uint16_t filter_actions_attr = 0;
+  // Actions: the attribute whose payload starts with struct tc_gen (index,
+  // capab, action, refcnt, bindcnt), read by the generic action decoder.
+  uint16_t action_parms_attr = 0;
+  // Actions: a second attribute that carries the same struct when the first
+  // is absent (pedit's TCA_PEDIT_PARMS_EX, the form `pedit ex` sends).
+  uint16_t action_parms_attr_ex = 0;
+  // Filters: the handle the loader derives when the file gives none is
+  // `fixed | n`, n counting 1, 2, 3... in file order within (device, parent,
+  // chain, pref, protocol, fixed); n must fit `counter_mask`. u32 fixes the
+  // hash table and bucket and numbers the 12-bit node id (the kernel matches
+  // nodes of a bucket in node order, so file order is match order).
+  void (*handle_space)(const Options& o, uint32_t& fixed, uint32_t& counter_mask) = nullptr;
+  // Filters: maps a decoded key to the form the loader produces (u32: the
+  // kernel-named root table 800: becomes 0) and returns false for entries
+  // that are not rules (u32's implicit root hash table).
+  bool (*canonical_key)(FilterKey& k, const Options& o) = nullptr;
+  // Filters: the order of adds within a device (lower first; deletes go the
+  // other way). u32 hash tables (0) come before the rules that fill or link
+  // to them (1), and are deleted after them.
+  int (*add_rank)(const Options& o) = nullptr;
+  // Filters: handles of filters (same device and parent) that must exist
+  // before this one is added (u32: the tables named by `ht` and `link`).
+  std::vector<uint32_t> (*depends_on)(const Options& o) = nullptr;
+  // Filters: checks across all of one device's filters of this kind (u32: a
+  // rule's table is declared, at the same parent, pref and protocol).
+  void (*check_device)(const std::vector<const Filter*>& filters, Diagnostics& d) = nullptr;
+  // Filters whose handles have their own notation (u32's "800::1"); default
+  // is a number, printed as 0x-hex like tc.
+  std::optional<uint32_t> (*parse_filter_handle)(std::string_view s) = nullptr;
+  std::string (*format_filter_handle)(uint32_t h) = nullptr;
+  // Filters: whether changing `have` into `want` needs delete + add although
+  // every changed field could change in place on its own (flower: a replace
+  // must keep the mask; matchall: the kernel refuses any replace).
+  bool (*needs_recreate)(const Filter& want, const Filter& have) = nullptr;
+  // Classes: checks across all of one device's classes of this kind (drr:
+  // classes are flat; hfsc: a class with children needs a link-share curve).
+  void (*check_classes)(const std::vector<const Class*>& classes, Diagnostics& d) = nullptr;
+  // Qdiscs: classes the qdisc makes itself, never declared (prio's bands
+  // 1:1..1:N, mq's and mqprio's queues): true when `minor` is one of them,
+  // so a child qdisc may hang off it.
+  bool (*implicit_class)(const Options& o, uint32_t minor) = nullptr;
+  // Qdiscs and classes: whether changing `have` into `want` needs delete +
+  // add although each changed field could change in place (hfsc: a change
+  // keeps any service curve it does not name, so a curve cannot be removed).
+  bool (*options_need_recreate)(const Options& want, const Options& have) = nullptr;
+  // Qdiscs: fields the kernel itself retunes while the qdisc runs, given
+  // the desired options (red with `adaptive` moves max_P every 500 ms): the
+  // live value is the kernel's, not drift, so it is not compared.
+  bool (*kernel_tunes)(const Options& want, uint16_t field) = nullptr;
+
+  int field_index(std::string_view key) const;
+  std::vector<std::string_view> keys() const;
+};
+
+// Registry: every kind compiled in, looked up by object type and name.
+const KindOps* find_kind(ObjType obj, std::string_view name);
+const std::vector<const KindOps*>& all_kinds();  // a static table: no copy per lookup
+std::vector<std::string_view> kind_names(ObjType obj);
+
+// Field values: parse from YAML, print for YAML and for humans. Shared by
+// the loader, dump, differ and schema so every field reads and prints alike.
+bool parse_field(const Field& f, const Node& n, Value& out, Diagnostics& diags);
+void emit_field(const Field& f, const Value& v, YamlOut& out);
+std::string describe_field(const Field& f, const Value& v);
+std::string field_schema(const Field& f);  // JSON Schema fragment
+
+// The value a field is compared by: declared, else its default, else none.
+const Value* effective_value(const Field& f, const Options& o, uint16_t idx, Value& scratch);
+
+// Kind registration: each kind_*.cpp defines one; kinds.def lists them all.
+#define KIND(var) extern const KindOps var;
+#include "kinds/kinds.def"
+#undef KIND
+
+}  // namespace tcsync

@@ -1,0 +1,190 @@
+// The model: what a file declares (desired) and what the kernel holds (live),
+// in one shape so the differ compares like with like.
+//
+// Identities (what makes two objects "the same" across desired and live):
+//   qdisc:  (device, parent)
+//   class:  (device, classid)
+//   filter: (device, parent, chain, pref, protocol, handle)
+// Everything else is an attribute that may change.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/diag.h"
+#include "model/kind.h"
+
+namespace tcsync {
+
+// An object whose kind tcsync does not know (live side only): kept as the raw
+// TCA_OPTIONS payload so it is shown, compared and left alone, never lost.
+using Opaque = std::vector<uint8_t>;
+
+struct Action {
+  std::string kind;
+  const KindOps* ops = nullptr;  // null: unknown kind, see opaque
+  Options opts;
+  std::optional<uint32_t> index;  // shared/explicit index; absent = kernel's
+  Opaque cookie;                  // TCA_ACT_COOKIE, up to 16 bytes
+  // Per-CPU statistics (the kernel's default; off unless asked, since their
+  // allocation is most of an action insert's cost: tcsync sends
+  // TCA_ACT_FLAGS_NO_PERCPU_STATS otherwise). Desired: absent = not declared
+  // (off, and not compared); live: always set, from TCA_ACT_FLAGS.
+  std::optional<bool> percpu_stats;
+  Opaque opaque;
+  SourceLoc loc;
+  // Desired: `ref: KIND/N`, the action N of the table (ActionTable) that the
+  // filter binds; the table, not the filter, declares its options.
+  bool ref = false;
+  // Live: the kernel's reference counts (tc_gen). An action made by `tc
+  // actions add` (RTM_NEWACTION) holds one reference no filter does, so
+  // refcnt > bindcnt marks a table action; bindcnt > 1: several filters share it.
+  int32_t refcnt = 0;
+  int32_t bindcnt = 0;
+  bool standalone() const { return refcnt > bindcnt; }
+};
+
+// The standalone action table of the network namespace (tc actions ...):
+// actions identified by (kind, index), shared by the filters that refer to
+// them. Desired: `present` when a file has an `actions:` section; the files
+// then own the table: a table action they do not declare is deleted once no
+// filter binds it. Live: `present` when the table was read; every action of
+// every kind then, the filters' own ones too (refcnt == bindcnt).
+struct ActionTable {
+  bool present = false;
+  std::vector<Action> actions;
+  SourceLoc loc;
+};
+
+struct Qdisc {
+  uint32_t parent = 0;
+  uint32_t handle = 0;
+  std::string kind;
+  const KindOps* ops = nullptr;
+  Options opts;
+  Opaque opaque;
+  SourceLoc loc;
+};
+
+struct Class {
+  uint32_t parent = 0;
+  uint32_t classid = 0;
+  std::string kind;
+  const KindOps* ops = nullptr;
+  Options opts;
+  Opaque opaque;
+  SourceLoc loc;
+};
+
+struct FilterKey {
+  uint32_t parent = 0;
+  uint32_t chain = 0;
+  uint16_t pref = 0;
+  uint16_t protocol = 0;  // host order ETH_P_*
+  uint32_t handle = 0;
+  auto operator<=>(const FilterKey&) const = default;
+};
+
+struct Filter {
+  FilterKey key;
+  std::string kind;
+  const KindOps* ops = nullptr;
+  Options opts;
+  std::optional<uint32_t> classid;  // the kind's classid/flowid attribute
+  std::vector<Action> actions;
+  std::string name;  // optional label from the file, for plans and errors
+  Opaque opaque;
+  SourceLoc loc;
+  // Live filters: the handle as the kernel names it, when the model's key
+  // differs (u32 rules of a root table: 800::5 in the kernel, ::5 here).
+  // Replace and delete must send the kernel's own name.
+  uint32_t wire_handle = 0;
+  // tcsync's fingerprint of the rule (fingerprint.h), sent and read as the
+  // first action's cookie; empty: none. Never a user cookie, never drift.
+  Opaque fingerprint;
+};
+
+// A filter chain created explicitly (tc chain add), optionally with a
+// template: a classifier kind and its keys (flower: as masks) that every
+// filter added to the chain must fit. The kernel also makes chains by
+// itself, for the first filter in them; those are not objects here.
+// Identity: (device, parent, index).
+struct Chain {
+  uint32_t parent = 0;       // as Filter::key.parent (a block's: the block index)
+  uint32_t index = 0;
+  // The template's protocol (flower: its eth_type key), host order. 0 is
+  // tc's default for `tc chain add` (not ETH_P_ALL as for filters): tc then
+  // sends eth_type 0, and only `protocol all` leaves the key out.
+  uint16_t protocol = 0;
+  std::string kind;          // the template's classifier; empty: no template
+  const KindOps* ops = nullptr;
+  Options opts;
+  Opaque opaque;
+  SourceLoc loc;
+};
+
+// A device, or a shared filter block (`blocks:` in the file; tc's `block N`):
+// a block has filters only, addressed by TCM_IFINDEX_MAGIC_BLOCK and the
+// block index; its filters' key.parent is that index (tcm_parent aliases
+// tcm_block_index), never written in the file.
+// Which sections of a device the file owns. A section the file lists is the
+// whole truth: objects in it that the file does not name are deleted.
+struct Device {
+  std::string name;
+  SourceLoc loc;
+  std::vector<Qdisc> qdiscs;
+  std::vector<Class> classes;
+  std::vector<Filter> filters;
+  std::vector<Chain> chains;
+  // `atomic: true`: filter lists at the hooks change by one switch (atomic.h).
+  bool atomic = false;
+  uint32_t block = 0;  // a shared block's index (name "block N"); 0: a network device
+};
+
+struct State {
+  std::vector<Device> devices;
+  // Shared filter blocks (Device::block set): the file's, or the live ones
+  // the dumped qdiscs bind.
+  std::vector<Device> blocks;
+  // Live only: for each block index, the devices whose qdiscs bind it (any
+  // device, dumped or not): the kernel destroys a block, filters and all,
+  // when its last qdisc goes.
+  std::map<uint32_t, std::vector<std::string>> block_binders;
+  Device* find_block(uint32_t index);
+  const Device* find_block(uint32_t index) const;
+  Device& get_or_add_block(uint32_t index);
+  ActionTable actions;
+  Device* find(const std::string& name);
+  const Device* find(const std::string& name) const;
+  Device& get_or_add(const std::string& name);
+};
+
+// Every place filters live in S (a State, const or not): its devices, then
+// its shared blocks; and every filter of those, in that order.
+template <class S, class Fn> void for_each_place(S& s, Fn&& fn) {
+  for (auto& d : s.devices) fn(d);
+  for (auto& b : s.blocks) fn(b);
+}
+template <class S, class Fn> void for_each_filter(S& s, Fn&& fn) {
+  for_each_place(s, [&](auto& place) { for (auto& f : place.filters) fn(f); });
+}
+
+// Short human names used by plans and errors: "qdisc htb 1: root".
+std::string describe(const Qdisc& q);
+std::string describe(const Class& c);
+std::string describe(const Filter& f, bool on_block = false);
+// describe(f, on_block) appended to out: a plan prints one per rule.
+void append_describe(std::string& out, const Filter& f, bool on_block = false);
+std::string describe(const Chain& c, bool on_block = false);  // "chain 5 ingress (template flower)"
+std::string describe(const Action& a);                        // "action mirred index 7"
+std::string block_name(uint32_t index);                       // "block 22"
+// The blocks a hook qdisc (clsact, ingress) binds: its ingress_block and
+// egress_block, 0 when it has none.
+std::pair<uint32_t, uint32_t> bound_blocks(const Qdisc& q);
+std::string describe_filter_parent(uint32_t parent);
+std::string format_filter_handle(const KindOps* ops, uint32_t h);
+std::optional<uint32_t> parse_filter_handle(const KindOps* ops, std::string_view s);
+
+}  // namespace tcsync

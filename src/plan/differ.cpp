@@ -1,0 +1,655 @@
+#include "plan/differ.h"
+
+#include <algorithm>
+#include <functional>
+#include <map>
+#include <set>
+
+#include "plan/action_table.h"
+#include "plan/atomic.h"
+#include "base/handle.h"
+
+namespace tcsync {
+
+std::string Step::what() const {
+  std::string s;
+  append_what(s);
+  return s;
+}
+
+void Step::append_what(std::string& out) const {
+  if (chain) out += describe(*chain, block != 0);
+  else if (action) out += describe(*action);
+  else if (qdisc) out += describe(*qdisc);
+  else if (cls) out += describe(*cls);
+  else if (filter_group)
+    out += "filters " + filter->kind + (block ? std::string() : " " + describe_filter_parent(filter->key.parent)) +
+           (filter->key.chain ? " chain " + std::to_string(filter->key.chain) : std::string()) + " pref " +
+           std::to_string(filter->key.pref) + " protocol " + format_protocol(filter->key.protocol) + " (all " +
+           std::to_string(group_size) + ")";
+  else append_describe(out, *filter, block != 0);
+}
+
+std::vector<std::string> diff_options(const KindOps& ops, const Options& want, const Options& have, bool& recreate) {
+  std::vector<std::string> out;
+  for (size_t i = 0; i < ops.fields.size(); ++i) {
+    const Field& f = ops.fields[i];
+    if (f.flags & (kReadOnly | kInputOnly | kNoCompare)) continue;
+    auto idx = static_cast<uint16_t>(i);
+    if (ops.kernel_tunes && ops.kernel_tunes(want, idx)) continue;
+    Value s1, s2;
+    const Value* w = effective_value(f, want, idx, s1);
+    if (!w && (f.flags & kAuto)) continue;  // the kernel's choice is not drift
+    const Value* h = effective_value(f, have, idx, s2);
+    if (!w && !h) continue;
+    if (w && h && *w == *h) continue;
+    out.push_back(std::string(f.key) + " " + (h ? describe_field(f, *h) : "(none)") + " -> " +
+                  (w ? describe_field(f, *w) : "(none)"));
+    if (f.flags & kRecreate) recreate = true;
+  }
+  return out;
+}
+
+namespace {
+
+std::string join(const std::vector<std::string>& v) {
+  std::string s;
+  for (auto& x : v) s += (s.empty() ? "" : ", ") + x;
+  return s;
+}
+
+bool same_action(const Action& want, const Action& have, std::vector<std::string>& why) {
+  if (want.kind != have.kind) {
+    why.push_back("action " + have.kind + " -> " + want.kind);
+    return false;
+  }
+  // A reference binds the table's action: which one is all it says.
+  if (want.ref) {
+    if (want.index == have.index) return true;
+    why.push_back(want.kind + " index " + (have.index ? std::to_string(*have.index) : "(none)") + " -> " + std::to_string(*want.index));
+    return false;
+  }
+  bool ok = true;
+  if (want.index && want.index != have.index) {
+    why.push_back(want.kind + " index " + (have.index ? std::to_string(*have.index) : "(none)") + " -> " + std::to_string(*want.index));
+    ok = false;
+  }
+  if (want.cookie != have.cookie) {
+    why.push_back(want.kind + " cookie changed");
+    ok = false;
+  }
+  // Compared only when declared: a rule is not replaced just for the flag.
+  if (want.percpu_stats && *want.percpu_stats != have.percpu_stats.value_or(true)) {
+    auto word = [](bool b) { return b ? "true" : "false"; };
+    why.push_back(want.kind + " percpu_stats " + word(have.percpu_stats.value_or(true)) + " -> " + word(*want.percpu_stats));
+    ok = false;
+  }
+  if (!want.ops || !have.ops) return ok && want.opaque == have.opaque;
+  bool recreate = false;
+  for (auto& d : diff_options(*want.ops, want.opts, have.opts, recreate)) why.push_back(want.kind + " " + d), ok = false;
+  return ok;
+}
+
+// Handles whose subtree is going away (deleted or re-created qdiscs), and
+// tests for "lives inside a dying subtree".
+struct Dying {
+  std::set<uint32_t> majors;     // qdisc handles being removed
+  bool hook = false;             // the clsact/ingress qdisc is being removed
+  bool class_dies(const Class& c) const { return majors.count(handle_major(c.classid)); }
+  bool qdisc_dies(const Qdisc& q) const {
+    if (q.parent == kHandleIngress) return hook;
+    return q.parent != kHandleRoot && majors.count(handle_major(q.parent));
+  }
+  // Chains being deleted (or re-created): RTM_DELCHAIN flushes their filters.
+  // Keyed by place(): filters of an ingress qdisc may say "ffff:".
+  std::set<std::pair<uint32_t, uint32_t>> chains;
+  static uint32_t place(uint32_t parent) { return parent == kHandleIngressQdisc ? kHandleClsactIngress : parent; }
+  bool place_dies(uint32_t parent) const {
+    if (handle_major(parent) == kHandleIngressQdisc) return hook;  // ffff:, ingress, egress
+    return majors.count(handle_major(parent));
+  }
+  bool filter_dies(const Filter& f) const {
+    return place_dies(f.key.parent) || (!chains.empty() && chains.count({place(f.key.parent), f.key.chain}));
+  }
+};
+
+struct DevicePlanner {
+  const Device& want;
+  const Device& have;
+  std::vector<Step> filter_dels, class_dels, qdisc_dels, tree_adds, filter_adds, filter_dels_late;
+  bool hook_dies = false;  // the plan deletes the device's clsact/ingress qdisc
+  std::vector<Step> chain_dels, chain_adds;
+
+  // Chains: a declared one that is missing is added; one whose template
+  // differs is deleted and added (the kernel has no template change:
+  // RTM_NEWCHAIN on an existing chain is EEXIST), and RTM_DELCHAIN flushes
+  // the chain's filters, so they count as gone and are added again. A live
+  // chain the file does not declare is deleted if it was made explicitly:
+  // it has a template, or it holds no filters (live or declared). Chains
+  // that only exist for their filters (the kernel makes those) are left.
+  void plan_chains(Dying& dying) {
+    std::map<std::pair<uint32_t, uint32_t>, const Chain*> live;
+    for (auto& c : have.chains)
+      if (!dying.place_dies(c.parent)) live[{c.parent, c.index}] = &c;
+    std::set<std::pair<uint32_t, uint32_t>> with_filters;
+    for (auto& f : have.filters) with_filters.insert({Dying::place(f.key.parent), f.key.chain});
+    for (auto& f : want.filters) with_filters.insert({Dying::place(f.key.parent), f.key.chain});
+    std::set<const Chain*> matched;
+    for (auto& c : want.chains) {
+      auto it = live.find({c.parent, c.index});
+      if (it == live.end()) {
+        Step s = step(Op::Add, ObjType::Filter, "new", c.loc);
+        s.chain = &c;
+        chain_adds.push_back(std::move(s));
+        continue;
+      }
+      const Chain& l = *it->second;
+      matched.insert(&l);
+      std::vector<std::string> why;
+      if (l.kind != c.kind) why.push_back("template " + (l.kind.empty() ? "(none)" : l.kind) + " -> " + (c.kind.empty() ? "(none)" : c.kind));
+      else if (l.protocol != c.protocol) why.push_back("protocol " + format_protocol(l.protocol) + " -> " + format_protocol(c.protocol));
+      else if (c.ops && l.ops) {
+        bool recreate = false;
+        why = diff_options(*c.ops, c.opts, l.opts, recreate);
+      } else if (c.opaque != l.opaque) {
+        why.push_back("template options differ");
+      }
+      if (why.empty()) continue;
+      std::string reason = join(why);
+      Step del = step(Op::Delete, ObjType::Filter, reason + "; a template cannot change: the chain and its filters are re-created", c.loc);
+      del.chain = &l;
+      chain_dels.push_back(std::move(del));
+      dying.chains.insert({l.parent, l.index});
+      Step add = step(Op::Add, ObjType::Filter, reason, c.loc);
+      add.chain = &c;
+      chain_adds.push_back(std::move(add));
+    }
+    for (auto& [key, l] : live) {
+      if (matched.count(l) || (l->kind.empty() && with_filters.count(key))) continue;
+      Step s = step(Op::Delete, ObjType::Filter, "not in the file", {});
+      s.chain = l;
+      chain_dels.push_back(std::move(s));
+      dying.chains.insert(key);
+    }
+  }
+  std::vector<Step> action_adds, action_dels;  // the table's (one planner holds them)
+  std::vector<const Filter*> kept;             // live filters the plan leaves as they are
+
+  Step step(Op op, ObjType t, std::string reason, SourceLoc loc) {
+    Step s;
+    s.op = op;
+    s.type = t;
+    s.device = want.name;
+    s.block = want.block;
+    s.reason = std::move(reason);
+    s.loc = loc;
+    return s;
+  }
+
+  // Hooks that switch atomically (the desired state has a switch rule
+  // there, atomic.h): the target slot is built first, then the switch moves
+  // traffic, then everything else at the hook goes. Deletes inside the target
+  // slot (leftovers of an interrupted apply) are safe early: no packet
+  // reaches the slot before the switch.
+  void order_atomic() {
+    std::map<uint32_t, int> target;
+    for (auto& f : want.filters)
+      if (auto s = switch_slot(f)) target[f.key.parent] = *s;
+    if (target.empty()) return;
+    std::vector<Step> early;
+    for (auto& s : filter_dels) {
+      auto it = target.find(s.filter->key.parent);
+      bool late = it != target.end() && (slot_of_chain(s.filter->key.chain) != it->second || switch_slot(*s.filter));
+      (late ? filter_dels_late : early).push_back(std::move(s));
+    }
+    filter_dels = std::move(early);
+    for (auto& entry : target) {
+      uint32_t parent = entry.first;  // (not a structured binding: clang 14 cannot capture one)
+      auto sw = std::find_if(filter_adds.begin(), filter_adds.end(),
+                             [&](const Step& s) { return s.filter->key.parent == parent && switch_slot(*s.filter); });
+      if (sw == filter_adds.end()) continue;
+      Step moved = std::move(*sw);
+      filter_adds.erase(sw);
+      auto last = std::find_if(filter_adds.rbegin(), filter_adds.rend(),
+                               [&](const Step& s) { return s.filter->key.parent == parent; });
+      filter_adds.insert(last.base(), std::move(moved));
+    }
+  }
+
+  void run() {
+    Dying dying;
+    // ---- qdiscs, matched by parent --------------------------------------
+    std::map<uint32_t, const Qdisc*> live_q;
+    for (auto& q : have.qdiscs) live_q[q.parent] = &q;
+    std::vector<std::pair<const Qdisc*, std::string>> q_add;   // desired, reason
+    std::vector<std::pair<const Qdisc*, std::string>> q_change;
+    std::vector<std::pair<const Qdisc*, std::string>> q_del;   // live, reason
+    std::set<const Qdisc*> matched;
+    for (auto& q : want.qdiscs) {
+      auto it = live_q.find(q.parent);
+      if (it == live_q.end()) {
+        q_add.emplace_back(&q, "new");
+        continue;
+      }
+      const Qdisc& l = *it->second;
+      matched.insert(&l);
+      std::string why;
+      bool recreate = false;
+      if (l.kind != q.kind) why = "kind " + l.kind + " -> " + q.kind, recreate = true;
+      else if (l.handle != q.handle) why = "handle " + format_handle(l.handle) + " -> " + format_handle(q.handle), recreate = true;
+      else if (q.ops && l.ops) {
+        auto d = diff_options(*q.ops, q.opts, l.opts, recreate);
+        why = join(d);
+        if (!d.empty() && !recreate && q.ops == l.ops && q.ops->options_need_recreate && q.ops->options_need_recreate(q.opts, l.opts))
+          recreate = true;
+        if (!d.empty() && !q.ops->can_change) {
+          recreate = true;
+          why += "; " + q.kind + " cannot change in place: re-created with its classes and filters";
+        }
+      }
+      if (why.empty()) continue;
+      if (recreate) {
+        q_del.emplace_back(&l, why);
+        q_add.emplace_back(&q, why);
+      } else {
+        q_change.emplace_back(&q, why);
+      }
+    }
+    for (auto& l : have.qdiscs)
+      if (!matched.count(&l)) q_del.emplace_back(&l, "not in the file");
+    // A removed qdisc takes everything below it; repeat until stable.
+    for (auto& [l, why] : q_del) {
+      if (l->parent == kHandleIngress) dying.hook = true;
+      else dying.majors.insert(handle_major(l->handle));
+    }
+    hook_dies = dying.hook;
+    for (bool grew = true; grew;) {
+      grew = false;
+      for (auto& l : have.qdiscs)
+        if (l.parent != kHandleIngress && dying.qdisc_dies(l) && !dying.majors.count(handle_major(l.handle)))
+          dying.majors.insert(handle_major(l.handle)), grew = true;
+    }
+
+    // Qdiscs the file keeps below a removed one (a pfifo on a band of a
+    // re-created mqprio) go with it: add them again.
+    {
+      std::set<const Qdisc*> adding;
+      for (auto& [q, why] : q_add) adding.insert(q);
+      for (auto& q : want.qdiscs) {
+        auto it = live_q.find(q.parent);
+        if (adding.count(&q) || it == live_q.end() || it->second->parent == kHandleIngress || !dying.qdisc_dies(*it->second))
+          continue;
+        std::erase_if(q_change, [&](auto& e) { return e.first == &q; });
+        q_add.emplace_back(&q, "re-created with its parent");
+      }
+    }
+
+    // ---- classes, matched by classid ------------------------------------
+    std::map<uint32_t, const Class*> live_c;
+    for (auto& c : have.classes)
+      if (!dying.class_dies(c)) live_c[c.classid] = &c;
+    std::vector<std::pair<const Class*, std::string>> c_add, c_change, c_del;
+    std::set<const Class*> c_matched;
+    for (auto& c : want.classes) {
+      auto it = live_c.find(c.classid);
+      if (it == live_c.end()) {
+        c_add.emplace_back(&c, "new");
+        continue;
+      }
+      const Class& l = *it->second;
+      c_matched.insert(&l);
+      bool recreate = false;
+      std::string why;
+      if (l.kind != c.kind) why = "kind " + l.kind + " -> " + c.kind, recreate = true;
+      else if (l.parent != c.parent) why = "parent " + format_handle(l.parent) + " -> " + format_handle(c.parent), recreate = true;
+      else if (c.ops && l.ops) {
+        auto d = diff_options(*c.ops, c.opts, l.opts, recreate);
+        why = join(d);
+        if (!d.empty() && !recreate && c.ops == l.ops && c.ops->options_need_recreate && c.ops->options_need_recreate(c.opts, l.opts)) {
+          recreate = true;
+          why += "; cannot change in place";
+        }
+      }
+      if (why.empty()) continue;
+      if (recreate) {
+        c_del.emplace_back(&l, why);
+        c_add.emplace_back(&c, why);
+      } else {
+        c_change.emplace_back(&c, why);
+      }
+    }
+    for (auto& [id, l] : live_c)
+      if (!c_matched.count(l)) c_del.emplace_back(l, "not in the file");
+
+    plan_chains(dying);
+
+    // ---- filters, matched by identity -----------------------------------
+    using Group = std::tuple<uint32_t, uint32_t, uint16_t, uint16_t>;
+    auto group_of = [](const FilterKey& k) { return Group{k.parent, k.chain, k.pref, k.protocol}; };
+    // The live filters by key: a sorted vector (one allocation, binary
+    // search) rather than a tree of 100k nodes.
+    std::vector<std::pair<FilterKey, const Filter*>> live_f;
+    live_f.reserve(have.filters.size());
+    std::map<Group, std::vector<const Filter*>> live_groups;
+    {
+      std::vector<const Filter*>* group = nullptr;
+      const Filter* prev = nullptr;
+      for (auto& f : have.filters)
+        if (!dying.filter_dies(f)) {
+          live_f.emplace_back(f.key, &f);
+          if (!prev || group_of(prev->key) != group_of(f.key)) group = &live_groups[group_of(f.key)];
+          group->push_back(&f);
+          prev = &f;
+        }
+    }
+    auto by_key = [](const std::pair<FilterKey, const Filter*>& a, const std::pair<FilterKey, const Filter*>& b) {
+      return a.first < b.first;
+    };
+    // Dumps come sorted by list and handle mostly: sort only when needed.
+    if (!std::is_sorted(live_f.begin(), live_f.end(), by_key)) std::stable_sort(live_f.begin(), live_f.end(), by_key);
+    auto find_live = [&](const FilterKey& k) -> const Filter* {
+      auto it = std::lower_bound(live_f.begin(), live_f.end(), std::pair<FilterKey, const Filter*>{k, nullptr}, by_key);
+      // A key twice in the dump: the last one matches (the other is then
+      // deleted as not in the file).
+      if (it == live_f.end() || it->first != k) return nullptr;
+      while (std::next(it) != live_f.end() && std::next(it)->first == k) ++it;
+      return it->second;
+    };
+    std::map<Group, std::string> want_group_kind;
+    {
+      // Rules of one list usually follow each other: look up a group once
+      // per run of them, not once per rule.
+      const Filter* prev = nullptr;
+      for (auto& f : want.filters) {
+        if (prev && group_of(prev->key) == group_of(f.key)) continue;
+        want_group_kind.try_emplace(group_of(f.key), f.kind);
+        prev = &f;
+      }
+    }
+    // A list whose classifier kind changes, or that the file drops entirely,
+    // goes in one request.
+    std::set<Group> group_gone;
+    for (auto& [g, fs] : live_groups) {
+      auto wk = want_group_kind.find(g);
+      if (wk == want_group_kind.end() || wk->second != fs.front()->kind) {
+        group_gone.insert(g);
+        Step s = step(Op::Delete, ObjType::Filter,
+                      wk == want_group_kind.end() ? "not in the file" : "kind " + fs.front()->kind + " -> " + wk->second, {});
+        s.filter = fs.front();
+        s.filter_group = true;
+        s.group_size = static_cast<uint32_t>(fs.size());
+        filter_dels.push_back(std::move(s));
+      }
+    }
+    // Which live filters a file's filter matched, by position in have.filters.
+    std::vector<bool> f_matched(have.filters.size());
+    // Room for the device's tree steps too: make_plan can then use this
+    // list as the plan's own storage (see there).
+    filter_adds.reserve(want.filters.size() + want.qdiscs.size() + want.classes.size() + 16);
+    for (auto& f : want.filters) {
+      const Filter* match = !group_gone.empty() && group_gone.count(group_of(f.key)) ? nullptr : find_live(f.key);
+      if (!match) {
+        Step s = step(Op::Add, ObjType::Filter, "new", f.loc);
+        s.filter = &f;
+        filter_adds.push_back(std::move(s));
+        continue;
+      }
+      const Filter& l = *match;
+      f_matched[static_cast<size_t>(&l - have.filters.data())] = true;
+      bool recreate = false;
+      std::vector<std::string> why;
+      if (f.ops && l.ops) why = diff_options(*f.ops, f.opts, l.opts, recreate);
+      else if (f.opaque != l.opaque || !l.ops) why.push_back("options differ"), recreate = true;
+      if (f.classid != l.classid)
+        why.push_back("classid " + (l.classid ? format_handle(*l.classid) : "(none)") + " -> " + (f.classid ? format_handle(*f.classid) : "(none)"));
+      if (f.actions.size() != l.actions.size()) {
+        why.push_back("actions " + std::to_string(l.actions.size()) + " -> " + std::to_string(f.actions.size()));
+      } else {
+        for (size_t i = 0; i < f.actions.size(); ++i) same_action(f.actions[i], l.actions[i], why);
+      }
+      if (why.empty()) {
+        kept.push_back(&l);
+        continue;
+      }
+      if (f.ops && f.ops == l.ops && f.ops->needs_recreate && f.ops->needs_recreate(f, l)) recreate = true;
+      std::string reason = join(why);
+      if (recreate) {
+        // e.g. u32 keeps the old selector on replace: delete and add again.
+        Step del = step(Op::Delete, ObjType::Filter, reason + "; cannot change in place", f.loc);
+        del.filter = &l;
+        filter_dels.push_back(std::move(del));
+        Step add = step(Op::Add, ObjType::Filter, reason, f.loc);
+        add.filter = &f;
+        filter_adds.push_back(std::move(add));
+      } else {
+        Step s = step(Op::Replace, ObjType::Filter, reason, f.loc);
+        s.filter = &f;
+        s.live_filter = &l;
+        filter_adds.push_back(std::move(s));
+      }
+    }
+    // Single deletes, in reverse dump order: u32 rules before their tables.
+    for (auto it = have.filters.rbegin(); it != have.filters.rend(); ++it) {
+      const Filter& l = *it;
+      if (dying.filter_dies(l) || f_matched[static_cast<size_t>(&l - have.filters.data())] || group_gone.count(group_of(l.key)))
+        continue;
+      Step s = step(Op::Delete, ObjType::Filter, "not in the file", {});
+      s.filter = &l;
+      filter_dels.push_back(std::move(s));
+    }
+
+    // Adds go list by list (parent, chain, pref), so lists are created in
+    // the same order on every host (u32 root tables get their kernel ids,
+    // 800:, 801:..., in that order); within a list, u32 tables first. Then
+    // a filter another one depends on (a u32 table linked from a lower
+    // pref) moves up to just before its first user.
+    auto rank = [](const Step& s) { return s.filter->ops && s.filter->ops->add_rank ? s.filter->ops->add_rank(s.filter->opts) : 0; };
+    auto add_order = [&](auto& a, auto& b) {
+      auto& x = a.filter->key;
+      auto& y = b.filter->key;
+      return std::tie(x.parent, x.chain, x.pref) < std::tie(y.parent, y.chain, y.pref) ||
+             (std::tie(x.parent, x.chain, x.pref) == std::tie(y.parent, y.chain, y.pref) && rank(a) < rank(b));
+    };
+    // A file usually lists its rules in this order already; the sort would
+    // then only cost a buffer as large as the plan (136 MB at 1M rules).
+    if (!std::is_sorted(filter_adds.begin(), filter_adds.end(), add_order))
+      std::stable_sort(filter_adds.begin(), filter_adds.end(), add_order);
+    // Positions of the adds by (parent, handle, kind), so finding what a
+    // filter depends on costs a lookup, not a scan (a 100k-rule u32 table
+    // made this quadratic); rebuilt only after a move, which is rare.
+    using Where = std::tuple<uint32_t, uint32_t, const KindOps*>;
+    std::map<Where, size_t> pos;
+    auto index = [&] {
+      pos.clear();
+      for (size_t j = 0; j < filter_adds.size(); ++j) {
+        const Filter* g = filter_adds[j].filter;
+        pos.emplace(Where{g->key.parent, g->key.handle, g->ops}, j);
+      }
+    };
+    // Only kinds with dependencies (u32) need the index.
+    bool any_deps = std::any_of(filter_adds.begin(), filter_adds.end(),
+                                [](const Step& s) { return s.filter->ops && s.filter->ops->depends_on; });
+    if (any_deps) index();
+    for (size_t i = 0; any_deps && i < filter_adds.size(); ++i) {
+      const Filter* f = filter_adds[i].filter;
+      if (!f->ops || !f->ops->depends_on) continue;
+      for (uint32_t h : f->ops->depends_on(f->opts)) {
+        auto it = pos.find(Where{f->key.parent, h, f->ops});
+        if (it == pos.end() || it->second <= i) continue;
+        Step moved = std::move(filter_adds[it->second]);
+        filter_adds.erase(filter_adds.begin() + static_cast<long>(it->second));
+        filter_adds.insert(filter_adds.begin() + static_cast<long>(i), std::move(moved));
+        ++i;
+        index();
+      }
+    }
+    std::stable_sort(filter_dels.begin(), filter_dels.end(), [&](auto& a, auto& b) {
+      if (a.filter_group != b.filter_group) return a.filter_group;  // whole lists first
+      return rank(a) > rank(b);
+    });
+    order_atomic();
+
+    // ---- order the tree ---------------------------------------------------
+    // Class deletes: deepest first (a parent htb class refuses while it has children).
+    std::map<uint32_t, const Class*> all_live_c;
+    for (auto& c : have.classes) all_live_c[c.classid] = &c;
+    auto depth_live = [&](const Class* c) {
+      int d = 0;
+      for (uint32_t p = c->parent; handle_minor(p) && d < 64; ++d) {
+        auto it = all_live_c.find(p);
+        if (it == all_live_c.end()) break;
+        p = it->second->parent;
+      }
+      return d;
+    };
+    std::stable_sort(c_del.begin(), c_del.end(), [&](auto& a, auto& b) { return depth_live(a.first) > depth_live(b.first); });
+    for (auto& [c, why] : c_del) {
+      Step s = step(Op::Delete, ObjType::Class, why, {});
+      s.cls = c;
+      class_dels.push_back(std::move(s));
+    }
+    // Qdisc deletes: skip those inside a subtree that goes anyway (but keep
+    // the ones being re-created, and roots of dying subtrees).
+    for (auto& entry : q_del) {
+      const Qdisc* q = entry.first;
+      const std::string& why = entry.second;
+      bool inside = q->parent != kHandleRoot && q->parent != kHandleIngress &&
+                    std::any_of(q_del.begin(), q_del.end(), [&](auto& o) {
+                      return o.first != q && handle_major(o.first->handle) == handle_major(q->parent);
+                    });
+      if (inside) continue;
+      Step s = step(Op::Delete, ObjType::Qdisc, why, {});
+      s.qdisc = q;
+      qdisc_dels.push_back(std::move(s));
+    }
+
+    // Adds and changes of qdiscs and classes, parents first: a node's depth
+    // counts the qdiscs and classes above it in the desired tree.
+    std::map<uint32_t, const Class*> want_c;
+    for (auto& c : want.classes) want_c[c.classid] = &c;
+    std::map<uint32_t, const Qdisc*> want_q;
+    for (auto& q : want.qdiscs) want_q[q.handle] = &q;
+    std::function<int(uint32_t, int)> depth_of = [&](uint32_t parent, int guard) -> int {
+      if (guard > 64 || parent == kHandleRoot || parent == kHandleIngress) return 0;
+      if (handle_minor(parent)) {
+        auto it = want_c.find(parent);
+        // An implicit class (prio's band 1:2) sits right under its qdisc.
+        if (it == want_c.end()) return 1 + depth_of(handle_major(parent), guard + 1);
+        return 1 + depth_of(it->second->parent, guard + 1);
+      }
+      auto it = want_q.find(parent);
+      return it == want_q.end() ? 0 : 1 + depth_of(it->second->parent, guard + 1);
+    };
+    struct Ordered {
+      int depth;
+      Step s;
+    };
+    std::vector<Ordered> tree;
+    for (auto& [q, why] : q_add) {
+      Step s = step(Op::Add, ObjType::Qdisc, why, q->loc);
+      s.qdisc = q;
+      tree.push_back({2 * depth_of(q->parent, 0), std::move(s)});
+    }
+    for (auto& [q, why] : q_change) {
+      Step s = step(Op::Change, ObjType::Qdisc, why, q->loc);
+      s.qdisc = q;
+      tree.push_back({2 * depth_of(q->parent, 0), std::move(s)});
+    }
+    for (auto& [c, why] : c_add) {
+      Step s = step(Op::Add, ObjType::Class, why, c->loc);
+      s.cls = c;
+      tree.push_back({2 * depth_of(c->parent, 0) + 1, std::move(s)});
+    }
+    for (auto& [c, why] : c_change) {
+      Step s = step(Op::Change, ObjType::Class, why, c->loc);
+      s.cls = c;
+      tree.push_back({2 * depth_of(c->parent, 0) + 1, std::move(s)});
+    }
+    std::stable_sort(tree.begin(), tree.end(), [](auto& a, auto& b) { return a.depth < b.depth; });
+    for (auto& o : tree) tree_adds.push_back(std::move(o.s));
+  }
+};
+
+}  // namespace
+
+Plan make_plan(const State& desired, const State& live) {
+  Plan plan;
+  static const Device empty;
+  std::vector<DevicePlanner> per;
+  per.reserve(desired.devices.size() + desired.blocks.size() + 1);
+  for (auto& want : desired.devices) {
+    const Device* have = live.find(want.name);
+    per.push_back(DevicePlanner{want, have ? *have : empty});
+    per.back().run();
+  }
+  // Shared blocks after the devices, phase by phase with them: a block's
+  // filters are added after the qdiscs that bind it (the kernel creates a
+  // block with its first qdisc, and refuses filters before: "Block of given
+  // index was not found"), and deleted before qdiscs go. A block whose every
+  // binding qdisc is deleted (to be re-created) is destroyed with its
+  // filters in between: its filters are all added again, none deleted.
+  for (auto& want : desired.blocks) {
+    const Device* have = live.find_block(want.block);
+    bool dies = false;
+    if (auto it = live.block_binders.find(want.block); have && it != live.block_binders.end() && !it->second.empty()) {
+      dies = std::all_of(it->second.begin(), it->second.end(), [&](const std::string& dev) {
+        auto p = std::find_if(per.begin(), per.end(), [&](const DevicePlanner& d) { return !d.want.block && d.want.name == dev; });
+        return p != per.end() && p->hook_dies;
+      });
+    }
+    per.push_back(DevicePlanner{want, have && !dies ? *have : empty, {}, {}, {}, {}, {}, {}});
+    per.back().run();
+  }
+  if (desired.actions.present || !desired.actions.actions.empty()) {
+    std::vector<const Filter*> kept;
+    for (auto& p : per) kept.insert(kept.end(), p.kept.begin(), p.kept.end());
+    TableSteps t = plan_action_table(desired, live, kept);
+    per.push_back(DevicePlanner{empty, empty});
+    per.back().action_adds = std::move(t.adds);
+    per.back().action_dels = std::move(t.dels);
+  }
+  // Phase by phase across devices, so a mirred target is never deleted
+  // before the rules that point at it on another device.
+  using Phase = std::vector<Step> DevicePlanner::*;
+  const std::initializer_list<Phase> phases = {
+      &DevicePlanner::filter_dels, &DevicePlanner::chain_dels,  &DevicePlanner::class_dels,
+      &DevicePlanner::qdisc_dels,  &DevicePlanner::tree_adds,   &DevicePlanner::chain_adds,
+      &DevicePlanner::action_adds, &DevicePlanner::filter_adds, &DevicePlanner::filter_dels_late,
+      &DevicePlanner::action_dels};
+  size_t total = 0;
+  std::vector<Step>* big = nullptr;
+  for (Phase phase : phases)
+    for (auto& p : per) {
+      total += (p.*phase).size();
+      if (!big || (p.*phase).size() > big->size()) big = &(p.*phase);
+    }
+  if (big && big->capacity() >= total) {
+    // The largest list (a big file's filter adds) has room for the whole
+    // plan: the others go around it, and 1M steps are never held twice.
+    std::vector<Step> steps = std::move(*big);
+    std::vector<Step> before;
+    bool after = false;
+    for (Phase phase : phases)
+      for (auto& p : per) {
+        auto& v = p.*phase;
+        if (&v == big) {
+          after = true;
+          continue;
+        }
+        for (auto& s : v) (after ? steps : before).push_back(std::move(s));
+        std::vector<Step>().swap(v);
+      }
+    steps.insert(steps.begin(), std::make_move_iterator(before.begin()), std::make_move_iterator(before.end()));
+    plan.steps = std::move(steps);
+    return plan;
+  }
+  plan.steps.reserve(total);
+  for (Phase phase : phases)
+    for (auto& p : per) {
+      for (auto& s : p.*phase) plan.steps.push_back(std::move(s));
+      std::vector<Step>().swap(p.*phase);  // one copy of the steps at a time
+    }
+  return plan;
+}
+
+}  // namespace tcsync

@@ -1,0 +1,15 @@
+// Warnings about plans the kernel accepts but that are probably not meant,
+// printed at plan time (diff and apply) next to the file line they concern.
+#pragma once
+#include "base/diag.h"
+#include "plan/differ.h"
+#include "model/model.h"
+
+namespace tcsync {
+
+// Deleting a child qdisc of mq or mqprio (and adding none in its place)
+// grafts noop_qdisc onto that transmit queue: every packet the device
+// sends on it is dropped. One warning per such step.
+void warn_plan(const Plan& plan, const State& desired, const State& live, Diagnostics& d);
+
+}  // namespace tcsync

@@ -1,0 +1,342 @@
+#include "yaml/yaml_reader.h"
+
+#include <cerrno>
+#include <cstring>
+
+namespace tcsync {
+
+const Node* Node::find(std::string_view key) const {
+  for (auto& [k, v] : map)
+    if (k.scalar == key) return &v;
+  return nullptr;
+}
+
+const char* Node::type_name() const {
+  switch (type) {
+    case Type::Scalar: return "a scalar";
+    case Type::Map: return "a mapping";
+    case Type::Seq: return "a list";
+  }
+  return "?";
+}
+
+YamlReader::YamlReader(uint32_t file_id, Diagnostics& diags) : file_(file_id), diags_(diags) {}
+
+YamlReader::~YamlReader() {
+  if (thread_.joinable()) {
+    {
+      std::lock_guard lk(mu_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+    thread_.join();
+  }
+  if (open_) yaml_parser_delete(&parser_);
+  if (fp_) std::fclose(fp_);
+}
+
+bool YamlReader::open(const std::string& path, Parse how) {
+  fp_ = std::fopen(path.c_str(), "rb");
+  if (!fp_) {
+    diags_.error({file_, 0, 0}, std::string("cannot read file: ") + std::strerror(errno));
+    failed_ = true;
+    return false;
+  }
+  path_ = path;
+  yaml_parser_initialize(&parser_);
+  yaml_parser_set_input_file(&parser_, fp_);
+  open_ = true;
+  size_t size = 0;
+  if (std::fseek(fp_, 0, SEEK_END) == 0) {
+    long end = std::ftell(fp_);
+    size = end > 0 ? static_cast<size_t>(end) : 0;
+    std::rewind(fp_);
+  }
+  start(how, size);
+  return true;
+}
+
+void YamlReader::open_string(std::string text, Parse how) {
+  text_ = std::move(text);
+  yaml_parser_initialize(&parser_);
+  yaml_parser_set_input_string(&parser_, reinterpret_cast<const unsigned char*>(text_.data()), text_.size());
+  open_ = true;
+  start(how, text_.size());
+}
+
+void YamlReader::start(Parse how, size_t size) {
+  size_ = size;
+  for (auto& b : batches_) empty_.push_back(&b);
+  if (how == Parse::Thread || (how == Parse::Auto && size >= kThreadFrom)) thread_ = std::thread([this] { parse_loop(); });
+}
+
+SourceLoc YamlReader::loc_of_offset(size_t offset) const {
+  std::string head = text_.substr(0, offset);
+  if (text_.empty()) {
+    std::FILE* f = std::fopen(path_.c_str(), "rb");
+    if (f) {
+      head.resize(offset);
+      head.resize(std::fread(head.data(), 1, offset, f));
+      std::fclose(f);
+    }
+  }
+  uint32_t line = 1, col = 1;
+  for (char c : head) {
+    if (c == '\n') ++line, col = 1;
+    else if ((static_cast<unsigned char>(c) & 0xC0) != 0x80) ++col;  // count characters, not bytes
+  }
+  return {file_, line, col};
+}
+
+// Parser side: touches only parser_, the batch it fills, and (under mu_) the
+// lists. Errors travel as Ev::Error events, so the reader reports them in
+// order, on its own thread, when it gets there.
+bool YamlReader::parse_one(Event& ev) {
+  ev.scalar.clear();
+  ev.plain = true;
+  auto fail = [&](SourceLoc loc, std::string msg) {
+    ev.type = Ev::Error;
+    ev.loc = loc;
+    ev.scalar = std::move(msg);
+    return false;
+  };
+  static const char* kNoAliases =
+      "YAML anchors and aliases are not supported (they make files hard to review and can expand without bound)";
+  for (;;) {
+    yaml_event_t e;
+    if (!yaml_parser_parse(&parser_, &e)) {
+      // libyaml's messages are good ("did not find expected key"); keep them.
+      SourceLoc loc{file_, static_cast<uint32_t>(parser_.problem_mark.line + 1),
+                    static_cast<uint32_t>(parser_.problem_mark.column + 1)};
+      std::string msg = parser_.problem ? parser_.problem : "malformed YAML";
+      if (parser_.context) msg = std::string(parser_.context) + ": " + msg;
+      if (parser_.error == YAML_READER_ERROR) {
+        // Reader errors carry a byte offset, not a line: count lines up to it.
+        msg = "invalid UTF-8 or control character in input (" + msg + ")";
+        loc = loc_of_offset(parser_.problem_offset);
+      }
+      ev.offset = parser_.error == YAML_READER_ERROR ? parser_.problem_offset : parser_.problem_mark.index;
+      return fail(loc, "malformed YAML: " + msg);
+    }
+    ev.loc = {file_, static_cast<uint32_t>(e.start_mark.line + 1), static_cast<uint32_t>(e.start_mark.column + 1)};
+    ev.offset = e.start_mark.index;
+    bool keep = true, more = true;
+    switch (e.type) {
+      case YAML_STREAM_START_EVENT: keep = false; break;
+      case YAML_NO_EVENT:
+      case YAML_STREAM_END_EVENT:
+        ev.type = Ev::StreamEnd;
+        more = false;
+        break;
+      case YAML_DOCUMENT_START_EVENT: ev.type = Ev::DocStart; break;
+      case YAML_DOCUMENT_END_EVENT: ev.type = Ev::DocEnd; break;
+      case YAML_MAPPING_START_EVENT:
+      case YAML_SEQUENCE_START_EVENT:
+        ev.type = e.type == YAML_MAPPING_START_EVENT ? Ev::MapStart : Ev::SeqStart;
+        if (e.type == YAML_MAPPING_START_EVENT ? e.data.mapping_start.anchor : e.data.sequence_start.anchor)
+          more = fail(ev.loc, kNoAliases);
+        break;
+      case YAML_MAPPING_END_EVENT: ev.type = Ev::MapEnd; break;
+      case YAML_SEQUENCE_END_EVENT: ev.type = Ev::SeqEnd; break;
+      case YAML_SCALAR_EVENT:
+        ev.type = Ev::Scalar;
+        if (e.data.scalar.anchor) more = fail(ev.loc, kNoAliases);
+        else if (e.data.scalar.length > kMaxScalar)
+          more = fail(ev.loc, "scalar longer than " + std::to_string(kMaxScalar) + " bytes");
+        else {
+          ev.scalar.assign(reinterpret_cast<const char*>(e.data.scalar.value), e.data.scalar.length);
+          ev.plain = e.data.scalar.style == YAML_PLAIN_SCALAR_STYLE;
+        }
+        break;
+      case YAML_ALIAS_EVENT: more = fail(ev.loc, kNoAliases); break;
+    }
+    yaml_event_delete(&e);
+    if (keep) return more;
+  }
+}
+
+void YamlReader::fill(Batch& b) {
+  b.n = 0;
+  bool more = true;
+  while (more && b.n < kBatch) {
+    if (b.n == b.ev.size()) b.ev.emplace_back();
+    more = parse_one(b.ev[b.n++]);
+  }
+  parsed_all_ = !more;
+}
+
+void YamlReader::parse_loop() {
+  for (;;) {
+    Batch* b;
+    {
+      std::unique_lock lk(mu_);
+      cv_.wait(lk, [&] { return stop_ || !empty_.empty(); });
+      if (stop_) return;
+      b = empty_.back();
+      empty_.pop_back();
+    }
+    fill(*b);
+    {
+      std::lock_guard lk(mu_);
+      full_.push_back(b);
+    }
+    cv_.notify_all();
+    if (parsed_all_) return;
+  }
+}
+
+// Reader side: the next batch of events, from the thread or parsed here.
+bool YamlReader::refill() {
+  if (ended_) return false;
+  if (!thread_.joinable()) {
+    if (!cur_batch_) cur_batch_ = &batches_[0];
+    fill(*cur_batch_);
+  } else {
+    std::unique_lock lk(mu_);
+    if (cur_batch_) empty_.push_back(cur_batch_);
+    cv_.notify_all();
+    cv_.wait(lk, [&] { return !full_.empty(); });
+    cur_batch_ = full_.front();
+    full_.pop_front();
+  }
+  pos_ = 0;
+  return true;
+}
+
+void YamlReader::take(Event& into) {
+  if (failed_ || !open_ || ((!cur_batch_ || pos_ == cur_batch_->n) && !refill())) {
+    // After the last event: the stream stays ended (or failed).
+    into.scalar.clear();
+    into.type = failed_ || !open_ ? Ev::Error : Ev::StreamEnd;
+    return;
+  }
+  // Swapped, not copied: the batch keeps this event's old string buffer.
+  std::swap(into, cur_batch_->ev[pos_++]);
+  if (into.type == Ev::StreamEnd) ended_ = true;
+  if (into.type == Ev::Error) {
+    ended_ = failed_ = true;
+    diags_.error(into.loc, into.scalar);
+  }
+}
+
+const YamlReader::Event& YamlReader::next() {
+  if (has_peeked_) {
+    std::swap(cur_, peeked_);
+    has_peeked_ = false;
+  } else {
+    take(cur_);
+  }
+  return cur_;
+}
+
+const YamlReader::Event& YamlReader::peek() {
+  if (!has_peeked_) {
+    take(peeked_);
+    has_peeked_ = true;
+  }
+  return peeked_;
+}
+
+bool YamlReader::read_map_rest(Node& out, SourceLoc loc) {
+  out.loc = loc;
+  return read_map_entries(out, 1);
+}
+
+bool YamlReader::read_map_entries(Node& out, int depth) {
+  out.type = Node::Type::Map;
+  out.scalar.clear();
+  out.seq.clear();
+  size_t n = 0;  // entries read; out.map's tail is spare capacity
+  auto done = [&](bool ok) {
+    out.map.resize(n);
+    return ok;
+  };
+  for (;;) {
+    const Event& k = peek();
+    if (k.type == Ev::MapEnd) {
+      next();
+      return done(true);
+    }
+    if (k.type == Ev::Error) return done(false);
+    if (n == out.map.size()) out.map.emplace_back();
+    NodeEntry& kv = out.map[n];
+    if (!read_node(kv.first, depth + 1)) return done(false);
+    if (!kv.first.is_scalar()) {
+      diags_.error(kv.first.loc, "mapping keys must be plain words");
+      skip_node();
+      continue;
+    }
+    bool dup = false;
+    for (size_t i = 0; i < n && !dup; ++i) dup = out.map[i].first.scalar == kv.first.scalar;
+    if (dup) {
+      diags_.error(kv.first.loc, "duplicate key '" + kv.first.scalar + "'");
+      skip_node();
+      continue;
+    }
+    if (!read_node(kv.second, depth + 1)) return done(false);
+    ++n;
+  }
+}
+
+bool YamlReader::read_node(Node& out) { return read_node(out, 0); }
+
+bool YamlReader::read_node(Node& out, int depth) {
+  // `out` may hold the previous entry of a list (Loader::list reuses one
+  // Node): its strings and vectors are overwritten in place, so rules of one
+  // shape are read without allocating.
+  const Event& ev = next();
+  out.loc = ev.loc;
+  if (depth > kMaxDepth) {
+    diags_.error(ev.loc, "nesting deeper than " + std::to_string(kMaxDepth) + " levels");
+    failed_ = true;
+    return false;
+  }
+  switch (ev.type) {
+    case Ev::Scalar:
+      out.type = Node::Type::Scalar;
+      out.scalar.assign(ev.scalar);
+      out.plain = ev.plain;
+      out.map.clear();
+      out.seq.clear();
+      return true;
+    case Ev::MapStart:
+      return read_map_entries(out, depth);
+    case Ev::SeqStart: {
+      out.type = Node::Type::Seq;
+      out.scalar.clear();
+      out.map.clear();
+      size_t n = 0;
+      for (;;) {
+        const Event& k = peek();
+        if (k.type == Ev::SeqEnd) {
+          next();
+          out.seq.resize(n);
+          return true;
+        }
+        if (k.type == Ev::Error) {
+          out.seq.resize(n);
+          return false;
+        }
+        if (n == out.seq.size()) out.seq.emplace_back();
+        if (!read_node(out.seq[n++], depth + 1)) {
+          out.seq.resize(n);
+          return false;
+        }
+      }
+    }
+    default:
+      return false;
+  }
+}
+
+void YamlReader::skip_node() {
+  int depth = 0;
+  do {
+    const Event& ev = next();
+    if (ev.type == Ev::MapStart || ev.type == Ev::SeqStart) ++depth;
+    else if (ev.type == Ev::MapEnd || ev.type == Ev::SeqEnd) --depth;
+    else if (ev.type == Ev::Error || ev.type == Ev::StreamEnd) return;
+  } while (depth > 0);
+}
+
+}  // namespace tcsync
