@@ -59,8 +59,19 @@ size_t begin_tc(MsgWriter& w, uint16_t type, uint16_t flags, uint32_t ifindex, u
   return off;
 }
 
-void write_options(MsgWriter& w, const KindOps& ops, const Options& o, const KindCtx& ctx) {
-  if (!ops.encode) return;
+// An object's TCA_OPTIONS: its table's attributes and then what the table
+// did not read when it was dumped (model.h Raw); for a kind without a
+// table, the dumped payload as it was.
+void write_options(MsgWriter& w, const KindOps* kind, const Options& o, const KindCtx& ctx, const Opaque& unread) {
+  if (!kind) {
+    if (!unread.empty()) w.attr(TCA_OPTIONS, unread.data(), unread.size());
+    return;
+  }
+  const KindOps& ops = *kind;
+  if (!ops.encode) {
+    if (!unread.empty()) w.attr(TCA_OPTIONS, unread.data(), unread.size());
+    return;
+  }
   if (ops.options_top_level) {
     ops.encode(o, ctx, w);
     return;
@@ -81,6 +92,7 @@ void write_options(MsgWriter& w, const KindOps& ops, const Options& o, const Kin
   }
   size_t nest = w.nest_begin(TCA_OPTIONS);
   ops.encode(o, ctx, w);
+  w.put_raw(unread.data(), unread.size());
   w.nest_end(nest);
 }
 
@@ -123,9 +135,10 @@ void write_one_action(MsgWriter& w, uint16_t prio, const Action& a, const LinkNa
   if (a.ops && a.ops->encode) {
     size_t opts = w.nest_begin(TCA_ACT_OPTIONS | NLA_F_NESTED);
     a.ops->encode(a.opts, ctx, w);
+    w.put_raw(a.raw.options.data(), a.raw.options.size());
     w.nest_end(opts);
-  } else if (!a.opaque.empty()) {
-    w.attr(TCA_ACT_OPTIONS | NLA_F_NESTED, a.opaque.data(), a.opaque.size());
+  } else if (!a.raw.options.empty()) {
+    w.attr(TCA_ACT_OPTIONS | NLA_F_NESTED, a.raw.options.data(), a.raw.options.size());
   }
   if (!cookie.empty()) w.attr(TCA_ACT_COOKIE, cookie.data(), cookie.size());
   if (!a.percpu_stats.value_or(false)) {
@@ -133,6 +146,7 @@ void write_one_action(MsgWriter& w, uint16_t prio, const Action& a, const LinkNa
     nla_bitfield32 flags{TCA_ACT_FLAGS_NO_PERCPU_STATS, TCA_ACT_FLAGS_NO_PERCPU_STATS};
     w.attr(TCA_ACT_FLAGS, &flags, sizeof flags);
   }
+  w.put_raw(a.raw.attrs.data(), a.raw.attrs.size());
   w.nest_end(one);
 }
 
@@ -164,10 +178,11 @@ size_t encode_qdisc(MsgWriter& w, Op op, const Qdisc& q, uint32_t ifindex, const
   uint16_t type = op == Op::Delete ? RTM_DELQDISC : RTM_NEWQDISC;
   size_t off = begin_tc(w, type, op_flags(op), ifindex, q.handle, q.parent, 0);
   w.attr_str(TCA_KIND, q.kind);
-  if (op != Op::Delete && q.ops) {
+  if (op != Op::Delete) {
     KindCtx ctx{q.handle, 0, links, &d, q.loc};
     ctx.change = op == Op::Change;
-    write_options(w, *q.ops, q.opts, ctx);
+    write_options(w, q.ops, q.opts, ctx, q.raw.options);
+    w.put_raw(q.raw.attrs.data(), q.raw.attrs.size());
   }
   w.end_message(off);
   return off;
@@ -177,9 +192,10 @@ size_t encode_class(MsgWriter& w, Op op, const Class& c, uint32_t ifindex, const
   uint16_t type = op == Op::Delete ? RTM_DELTCLASS : RTM_NEWTCLASS;
   size_t off = begin_tc(w, type, op_flags(op), ifindex, c.classid, c.parent, 0);
   w.attr_str(TCA_KIND, c.kind);
-  if (op != Op::Delete && c.ops) {
+  if (op != Op::Delete) {
     KindCtx ctx{c.classid, 0, links, &d, c.loc};
-    write_options(w, *c.ops, c.opts, ctx);
+    write_options(w, c.ops, c.opts, ctx, c.raw.options);
+    w.put_raw(c.raw.attrs.data(), c.raw.attrs.size());
   }
   w.end_message(off);
   return off;
@@ -208,8 +224,12 @@ size_t encode_filter(MsgWriter& w, Op op, const Filter& f, uint32_t ifindex, con
     if (f.ops->encode) f.ops->encode(f.opts, ctx, w);
     if (f.classid && f.ops->filter_classid_attr) w.attr_u32(f.ops->filter_classid_attr, *f.classid);
     if (!f.actions.empty() && f.ops->filter_actions_attr) write_actions(w, f.ops->filter_actions_attr, f.actions, links, d, f.fingerprint);
+    w.put_raw(f.raw.options.data(), f.raw.options.size());
     w.nest_end(nest);
+  } else if (op != Op::Delete && !f.raw.options.empty()) {
+    w.attr(TCA_OPTIONS, f.raw.options.data(), f.raw.options.size());
   }
+  if (op != Op::Delete) w.put_raw(f.raw.attrs.data(), f.raw.attrs.size());
   w.end_message(off);
   return off;
 }
@@ -239,8 +259,13 @@ size_t encode_chain(MsgWriter& w, Op op, const Chain& c, uint32_t ifindex, const
     size_t nest = w.nest_begin(TCA_OPTIONS);
     KindCtx ctx{0, 0, links, &d, c.loc, &shape};
     if (c.ops->encode) c.ops->encode(c.opts, ctx, w);
+    w.put_raw(c.raw.options.data(), c.raw.options.size());
     w.nest_end(nest);
+  } else if (op != Op::Delete && !c.kind.empty()) {
+    w.attr_str(TCA_KIND, c.kind);
+    if (!c.raw.options.empty()) w.attr(TCA_OPTIONS, c.raw.options.data(), c.raw.options.size());
   }
+  if (op != Op::Delete) w.put_raw(c.raw.attrs.data(), c.raw.attrs.size());
   w.end_message(off);
   return off;
 }
@@ -318,15 +343,57 @@ bool complete(const KindOps& ops, const Options& o) {
   return true;
 }
 
-template <typename Obj>
-void decode_options(std::span<const uint8_t> raw, Obj& out, const KindCtx& ctx) {
+bool reported_only(const KindOps& ops, uint16_t type) {
+  return std::find(ops.reported_only.begin(), ops.reported_only.end(), type) != ops.reported_only.end();
+}
+
+// The attributes of a kind's TCA_OPTIONS that its decoder never asked for
+// (`log` was open over `raw` while it and the generic readers ran).
+Opaque unread_options(std::span<const uint8_t> raw, const AttrReadLog& log, const KindOps& ops) {
+  return select_attrs(raw, [&](uint16_t t) { return !log.asked(t) && !reported_only(ops, t); });
+}
+
+// Reads TCA_OPTIONS through the kind's table. What the table leaves unread
+// is kept in out.raw.options: everything when the kind has no table or the
+// table cannot account for it (a required field missing: a newer or odd
+// kernel, a malformed message), so an object is never rewritten from a
+// partial reading; else the attributes the decoder never asked for. `more`
+// runs while the log is still open (a filter's classid and actions).
+template <typename Obj, typename More>
+void decode_options(std::span<const uint8_t> raw, Obj& out, const KindCtx& ctx, More&& more) {
   if (out.ops && out.ops->decode) {
+    AttrReadLog log(raw);
     out.ops->decode(raw, ctx, out.opts);
-    if (complete(*out.ops, out.opts)) return;
+    if (complete(*out.ops, out.opts)) {
+      more();
+      if (!out.ops->options_raw) out.raw.options = unread_options(raw, log, *out.ops);
+      return;
+    }
     out.ops = nullptr;
     out.opts = Options{};
+  } else if (out.ops) {  // a table with no options to read (mq)
+    AttrReadLog log(raw);
+    more();
+    out.raw.options = unread_options(raw, log, *out.ops);
+    return;
   }
-  if (!out.ops) out.opaque.assign(raw.begin(), raw.end());
+  out.raw.options.assign(raw.begin(), raw.end());
+}
+template <typename Obj>
+void decode_options(std::span<const uint8_t> raw, Obj& out, const KindCtx& ctx) {
+  decode_options(raw, out, ctx, [] {});
+}
+
+// Message attributes the kernel reports that are not configuration.
+bool reported_only_tc(uint16_t type) {
+  switch (type) {
+    case TCA_STATS: case TCA_XSTATS: case TCA_STATS2: case TCA_FCNT: case TCA_PAD:
+    case TCA_DUMP_INVISIBLE: case TCA_HW_OFFLOAD: case TCA_EXT_WARN_MSG: return true;
+    default: return false;
+  }
+}
+Opaque unread_tc_attrs(std::span<const uint8_t> attrs, const AttrReadLog& log) {
+  return select_attrs(attrs, [&](uint16_t t) { return !log.asked(t) && !reported_only_tc(t); });
 }
 
 // Kind + options: a known kind decodes through its table, an unknown one is
@@ -335,9 +402,13 @@ template <typename Obj>
 void decode_kind(const AttrTable& tb, std::span<const uint8_t> attrs, ObjType type, Obj& out, const KindCtx& ctx) {
   if (auto* k = tb.get(TCA_KIND)) out.kind = k->str();
   out.ops = find_kind(type, out.kind);
+  auto* o = tb.get(TCA_OPTIONS);
   if (out.ops && out.ops->options_top_level && out.ops->decode) out.ops->decode(attrs, ctx, out.opts);
-  else if (auto* o = tb.get(TCA_OPTIONS)) decode_options(o->data, out, ctx);
+  else if (o) decode_options(o->data, out, ctx);
   else if (out.ops && !complete(*out.ops, out.opts)) out.ops = nullptr;
+  // A top-level kind (clsact) reports an empty TCA_OPTIONS; any other
+  // content is unread.
+  if (out.ops && out.ops->options_top_level && o && o->data.size()) out.raw.options.assign(o->data.begin(), o->data.end());
 }
 
 // The head every action's parameter struct starts with (uapi's tc_gen
@@ -355,6 +426,7 @@ void decode_actions(std::span<const uint8_t> list, const LinkNames* links, std::
   AttrIter it(list);
   Attr one;
   while (it.next(one)) {
+    AttrReadLog log(one.data);
     AttrTable tb(one.data, TCA_ACT_MAX);
     Action a;
     KindCtx ctx;
@@ -362,8 +434,7 @@ void decode_actions(std::span<const uint8_t> list, const LinkNames* links, std::
     if (auto* k = tb.get(TCA_ACT_KIND)) a.kind = k->str();
     a.ops = find_kind(ObjType::Action, a.kind);
     if (auto* o = tb.get(TCA_ACT_OPTIONS)) {
-      decode_options(o->data, a, ctx);
-      if (a.ops) {
+      decode_options(o->data, a, ctx, [&] {
         if (a.ops->action_parms_attr) {
           AttrTable ot(o->data, std::max(a.ops->action_parms_attr, a.ops->action_parms_attr_ex));
           auto* p = ot.get(a.ops->action_parms_attr);
@@ -380,14 +451,21 @@ void decode_actions(std::span<const uint8_t> list, const LinkNames* links, std::
             }
           }
         }
-      }
+      });
     }
     if (auto* c = tb.get(TCA_ACT_COOKIE)) a.cookie.assign(c->data.begin(), c->data.end());
     // The kernel reports TCA_ACT_FLAGS only when some flag is set.
     uint32_t flags = 0;
-    if (auto* f = tb.get(TCA_ACT_FLAGS); f && f->data.size() >= sizeof(nla_bitfield32))
-      flags = f->as<nla_bitfield32>().value;
+    auto* f = tb.get(TCA_ACT_FLAGS);
+    if (f && f->data.size() >= sizeof(nla_bitfield32)) flags = f->as<nla_bitfield32>().value;
     a.percpu_stats = !(flags & TCA_ACT_FLAGS_NO_PERCPU_STATS);
+    // Flags the model has no word for (skip_hw, skip_sw) travel as the
+    // kernel's attribute; sent after tcsync's own, the kernel takes it.
+    a.raw.attrs = select_attrs(one.data, [&](uint16_t t) {
+      if (t == TCA_ACT_FLAGS) return (flags & ~uint32_t{TCA_ACT_FLAGS_NO_PERCPU_STATS}) != 0;
+      return !log.asked(t) && t != TCA_ACT_INDEX && t != TCA_ACT_STATS && t != TCA_ACT_PAD &&
+             t != TCA_ACT_USED_HW_STATS && t != TCA_ACT_IN_HW_COUNT;
+    });
     out.push_back(std::move(a));
   }
 }
@@ -431,11 +509,13 @@ bool decode_qdisc(std::span<const uint8_t> msg, const LinkNames* links, Qdisc& o
   info.ifindex = static_cast<uint32_t>(v.t.tcm_ifindex);
   out.handle = v.t.tcm_handle;
   out.parent = v.t.tcm_parent;
+  AttrReadLog log(v.attrs);
   AttrTable tb(v.attrs, TCA_MAX);
   KindCtx ctx;
   ctx.handle = out.handle;
   ctx.links = links;
   decode_kind(tb, v.attrs, ObjType::Qdisc, out, ctx);
+  out.raw.attrs = unread_tc_attrs(v.attrs, log);
   // Handle 0 is the kernel's default qdisc (noqueue, pfifo_fast, mq and its
   // children): not configuration, and it cannot be deleted anyway.
   return out.handle != 0;
@@ -449,11 +529,13 @@ bool decode_class(std::span<const uint8_t> msg, const LinkNames* links, Class& o
   // A class right under its qdisc is reported with parent TC_H_ROOT; the
   // model names that parent by the qdisc's handle, as files do.
   out.parent = v.t.tcm_parent == kHandleRoot ? handle_major(out.classid) : v.t.tcm_parent;
+  AttrReadLog log(v.attrs);
   AttrTable tb(v.attrs, TCA_MAX);
   KindCtx ctx;
   ctx.handle = out.classid;
   ctx.links = links;
   decode_kind(tb, v.attrs, ObjType::Class, out, ctx);
+  out.raw.attrs = unread_tc_attrs(v.attrs, log);
   // Classless qdiscs with an inner qdisc (tbf's 1:1) and qdiscs whose
   // classes are implicit (prio's bands, mq's queues) report slots as classes
   // of a kind with no class table: not objects anyone declares. hfsc's root
@@ -468,6 +550,7 @@ bool decode_chain(std::span<const uint8_t> msg, const LinkNames* links, Chain& o
   if (!split(msg, v)) return false;
   info.ifindex = static_cast<uint32_t>(v.t.tcm_ifindex);
   out.parent = v.t.tcm_parent;
+  AttrReadLog log(v.attrs);
   AttrTable tb(v.attrs, TCA_MAX);
   auto* idx = tb.get(TCA_CHAIN);
   if (!idx || idx->data.size() < 4) return false;
@@ -475,7 +558,9 @@ bool decode_chain(std::span<const uint8_t> msg, const LinkNames* links, Chain& o
   if (auto* k = tb.get(TCA_KIND)) out.kind = k->str();
   if (out.kind.empty()) return true;  // no template
   out.ops = find_kind(ObjType::Filter, out.kind);
-  if (auto* o = tb.get(TCA_OPTIONS)) {
+  auto* o = tb.get(TCA_OPTIONS);
+  out.raw.attrs = unread_tc_attrs(v.attrs, log);
+  if (o) {
     KindCtx ctx;
     ctx.links = links;
     decode_options(o->data, out, ctx);
@@ -498,28 +583,28 @@ bool decode_filter(std::span<const uint8_t> msg, const LinkNames* links, Filter&
   out.key.parent = v.t.tcm_parent;
   out.key.pref = static_cast<uint16_t>(v.t.tcm_info >> 16);
   out.key.protocol = __builtin_bswap16(static_cast<uint16_t>(v.t.tcm_info & 0xFFFF));
+  AttrReadLog log(v.attrs);
   AttrTable tb(v.attrs, TCA_MAX);
   if (auto* c = tb.get(TCA_CHAIN)) out.key.chain = c->u32();
   // The head of each (pref, protocol) list comes without options or handle.
   if (out.key.handle == 0 && !tb.get(TCA_OPTIONS)) return false;
   if (auto* k = tb.get(TCA_KIND)) out.kind = k->str();
   out.ops = find_kind(ObjType::Filter, out.kind);
-  if (auto* o = tb.get(TCA_OPTIONS)) {
-    if (!out.ops) {
-      out.opaque.assign(o->data.begin(), o->data.end());
-      return true;
-    }
+  auto* o = tb.get(TCA_OPTIONS);
+  out.raw.attrs = unread_tc_attrs(v.attrs, log);
+  if (o) {
     KindCtx ctx;
     ctx.handle = out.key.handle;
     ctx.links = links;
-    decode_options(o->data, out, ctx);
+    decode_options(o->data, out, ctx, [&] {
+      uint16_t max = std::max(out.ops->filter_classid_attr, out.ops->filter_actions_attr);
+      AttrTable ot(o->data, max);
+      if (out.ops->filter_classid_attr)
+        if (auto* c = ot.get(out.ops->filter_classid_attr)) out.classid = c->u32();
+      if (out.ops->filter_actions_attr)
+        if (auto* a = ot.get(out.ops->filter_actions_attr)) decode_actions(a->data, links, out.actions);
+    });
     if (!out.ops) return true;
-    uint16_t max = std::max(out.ops->filter_classid_attr, out.ops->filter_actions_attr);
-    AttrTable ot(o->data, max);
-    if (out.ops->filter_classid_attr)
-      if (auto* c = ot.get(out.ops->filter_classid_attr)) out.classid = c->u32();
-    if (out.ops->filter_actions_attr)
-      if (auto* a = ot.get(out.ops->filter_actions_attr)) decode_actions(a->data, links, out.actions);
     // tcsync's own fingerprint is not the user's cookie (fingerprint.h).
     if (!out.actions.empty() && is_fingerprint(out.actions[0].cookie)) {
       out.fingerprint = std::move(out.actions[0].cookie);

@@ -1,11 +1,14 @@
 #include "file/loader.h"
 
 #include <algorithm>
+#include <cstring>
 #include <map>
 #include <optional>
 #include <set>
 
 #include "base/handle.h"
+#include "base/hex.h"
+#include "netlink/wire.h"
 #include "file/row_table.h"
 #include "base/units.h"
 #include "yaml/yaml_reader.h"
@@ -27,10 +30,38 @@ bool scalar(const Node& n, std::string_view key, Diagnostics& d) {
   return false;
 }
 
+// `raw_options` and `raw_attrs`: kernel attribute bytes that no kind table
+// reads (model.h Raw), in hex as dump writes them, sent back as they are.
+bool parse_raw(const Node& v, std::string_view key, Opaque& out, Diagnostics& d) {
+  if (!scalar(v, key, d)) return false;
+  auto bytes = from_hex(v.scalar);
+  if (!bytes) {
+    d.error(v.loc, quoted(key) + " must be hex digits, two a byte (the kernel's attribute bytes, as dump writes them)");
+    return false;
+  }
+  // Whole attributes only: a length that does not add up would make the
+  // kernel read the rest of the message as garbage.
+  size_t pos = 0;
+  while (pos + 4 <= bytes->size()) {
+    uint16_t len;
+    std::memcpy(&len, bytes->data() + pos, 2);
+    if (len < 4 || pos + len > bytes->size()) break;
+    pos += nl_align(len);
+  }
+  if (pos != bytes->size()) {
+    d.error(v.loc, quoted(key) + " is not a run of netlink attributes (the lengths do not add up at byte " +
+                       std::to_string(pos) + ")");
+    return false;
+  }
+  out = std::move(*bytes);
+  return true;
+}
+
 // Fills `o` from the entries of `map` that belong to the kind; the caller has
 // already taken the common keys (listed in `common` for "did you mean").
+// `raw`: where `raw_options` goes, if the map may have it.
 void parse_kind_fields(const KindOps& ops, const Node& map, const std::vector<std::string_view>& common,
-                       Options& o, Diagnostics& d, std::string_view where) {
+                       Options& o, Diagnostics& d, std::string_view where, Raw* raw = nullptr) {
   // Present, even if invalid: no "needs" error then. On the stack for the
   // kinds' usual sizes: this runs once per rule.
   bool given_small[64] = {};
@@ -40,6 +71,10 @@ void parse_kind_fields(const KindOps& ops, const Node& map, const std::vector<st
   o.reserve(o.items().size() + map.map.size());
   for (auto& [k, v] : map.map) {
     if (std::find(common.begin(), common.end(), k.scalar) != common.end()) continue;
+    if (raw && k.scalar == "raw_options") {
+      parse_raw(v, "raw_options", raw->options, d);
+      continue;
+    }
     int idx = ops.field_index(k.scalar);
     if (idx < 0 || (ops.fields[idx].flags & kReadOnly)) {
       auto cands = ops.keys();
@@ -451,7 +486,7 @@ void Loader::table(YamlReader& r, SourceLoc at, F&& each) {
 }
 
 void Loader::qdisc(const Node& n, Device& dev) {
-  static const std::vector<std::string_view> common = {"kind", "parent", "handle"};
+  static const std::vector<std::string_view> common = {"kind", "parent", "handle", "raw_attrs"};
   Qdisc q;
   q.loc = n.loc;
   const Node* kind = n.find("kind");
@@ -490,13 +525,14 @@ void Loader::qdisc(const Node& n, Device& dev) {
     d.error(n.loc, "qdisc " + q.kind + " needs a 'handle', such as \"1:\"");
     return;
   }
-  parse_kind_fields(*q.ops, n, common, q.opts, d, q.kind + " qdisc");
+  parse_kind_fields(*q.ops, n, common, q.opts, d, q.kind + " qdisc", &q.raw);
+  if (auto* r = n.find("raw_attrs")) parse_raw(*r, "raw_attrs", q.raw.attrs, d);
   if (q.ops->normalize) q.ops->normalize(q.opts, KindCtx{q.handle, 0, nullptr, &d, q.loc}, d, q.loc);
   dev.qdiscs.push_back(std::move(q));
 }
 
 void Loader::klass(const Node& n, Device& dev) {
-  static const std::vector<std::string_view> common = {"kind", "parent", "classid"};
+  static const std::vector<std::string_view> common = {"kind", "parent", "classid", "raw_attrs"};
   Class c;
   c.loc = n.loc;
   const Node* cid = n.find("classid");
@@ -528,7 +564,8 @@ void Loader::klass(const Node& n, Device& dev) {
   }
   if (!c.ops) return;
   c.kind = std::string(c.ops->name);
-  parse_kind_fields(*c.ops, n, common, c.opts, d, c.kind + " class");
+  parse_kind_fields(*c.ops, n, common, c.opts, d, c.kind + " class", &c.raw);
+  if (auto* r = n.find("raw_attrs")) parse_raw(*r, "raw_attrs", c.raw.attrs, d);
   if (c.ops->normalize) c.ops->normalize(c.opts, KindCtx{c.classid, 0, nullptr, &d, c.loc}, d, c.loc);
   dev.classes.push_back(std::move(c));
 }
@@ -600,6 +637,8 @@ bool Loader::action_fields(const Node& n, Action& a) {
         continue;
       }
       for (size_t i = 0; i < s.size(); i += 2) a.cookie.push_back(static_cast<uint8_t>(std::stoul(s.substr(i, 2), nullptr, 16)));
+    } else if (key == "raw_attrs") {
+      parse_raw(v, key, a.raw.attrs, d);
     } else if (k.scalar == "percpu_stats") {
       if (!scalar(v, "percpu_stats", d)) continue;
       if (v.scalar == "true") a.percpu_stats = true;
@@ -619,6 +658,7 @@ bool Loader::action_fields(const Node& n, Action& a) {
       cands.push_back("cookie");
       cands.push_back("percpu_stats");
       cands.push_back("ref");
+      cands.push_back("raw_attrs");
       unknown_key(d, k, "an action (expected an action kind such as mirred)", cands);
     }
   }
@@ -630,7 +670,7 @@ bool Loader::action_fields(const Node& n, Action& a) {
     d.error(body->loc, a.kind + " options must be a mapping");
     return false;
   }
-  parse_kind_fields(*a.ops, *body, {}, a.opts, d, a.kind + " action");
+  parse_kind_fields(*a.ops, *body, {}, a.opts, d, a.kind + " action", &a.raw);
   return true;
 }
 
@@ -658,7 +698,7 @@ bool Loader::filter_fields(const Node& n, Device& dev, Filter& f, const Node*& h
   f.key.protocol = 0x0003;  // ETH_P_ALL, tc's default
   const Node* body = nullptr;
   bool have_parent = false, have_pref = false;
-  static const std::vector<std::string_view> common = {"parent", "chain", "pref", "protocol", "handle", "name", "classid", "flowid", "actions"};
+  static const std::vector<std::string_view> common = {"parent", "chain", "pref", "protocol", "handle", "name", "classid", "flowid", "actions", "raw_attrs"};
   for (auto& [k, v] : n.map) {
     // A view: comparing it with a literal checks the length first, with no strlen.
     std::string_view key = k.scalar;
@@ -703,6 +743,8 @@ bool Loader::filter_fields(const Node& n, Device& dev, Filter& f, const Node*& h
         Action a;
         if (action(an, a)) f.actions.push_back(std::move(a));
       }
+    } else if (key == "raw_attrs") {
+      parse_raw(v, key, f.raw.attrs, d);
     } else if (auto* ops = find_kind(ObjType::Filter, key)) {
       if (f.ops) {
         d.error(k.loc, "a filter has one kind: " + quoted(f.kind) + " and " + quoted(key) + " given");
@@ -733,7 +775,7 @@ bool Loader::filter_fields(const Node& n, Device& dev, Filter& f, const Node*& h
     d.error(body->loc, f.kind + " options must be a mapping");
     return false;
   } else {
-    parse_kind_fields(*f.ops, *body, {}, f.opts, d, f.kind + " filter");
+    parse_kind_fields(*f.ops, *body, {}, f.opts, d, f.kind + " filter", &f.raw);
   }
   return true;
 }
@@ -872,6 +914,8 @@ void Loader::chain(const Node& n, Device& dev) {
       have_protocol = true;
       if (auto p = parse_protocol(v.scalar)) c.protocol = *p;
       else d.error(v.loc, "unknown protocol " + quoted(v.scalar) + " (use ip, ipv6, all, arp, 802.1q, 802.1ad or a hex number like 0x88cc)");
+    } else if (key == "raw_attrs") {
+      parse_raw(v, key, c.raw.attrs, d);
     } else if (key == "template") {
       have_template = true;
       if (!v.is_map() || v.map.size() != 1) {
@@ -892,9 +936,9 @@ void Loader::chain(const Node& n, Device& dev) {
         d.error(tv.loc, c.kind + " template must be a mapping of keys");
         continue;
       }
-      parse_kind_fields(*c.ops, tv, {}, c.opts, d, c.kind + " template");
+      parse_kind_fields(*c.ops, tv, {}, c.opts, d, c.kind + " template", &c.raw);
     } else {
-      unknown_key(d, k, "a chain", {"parent", "chain", "protocol", "template"});
+      unknown_key(d, k, "a chain", {"parent", "chain", "protocol", "template", "raw_attrs"});
     }
   }
   if (dev.block) c.parent = dev.block;

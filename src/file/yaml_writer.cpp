@@ -6,6 +6,7 @@
 #include <cstdio>
 
 #include "base/handle.h"
+#include "base/hex.h"
 
 namespace tcsync {
 
@@ -122,13 +123,17 @@ static void write_fields(const KindOps& ops, const Options& o, YamlOut& y) {
   }
 }
 
-static void write_opaque(const Opaque& raw, YamlOut& y) {
-  // Unknown kinds are shown, not applied: the loader rejects this key.
-  y.key("unknown_options");
-  std::string hex;
-  static const char* digits = "0123456789abcdef";
-  for (uint8_t b : raw) hex += digits[b >> 4], hex += digits[b & 15];
-  y.str(hex);
+// What no kind table reads (model.h Raw), as the kernel's bytes in hex:
+// apply sends them back as they are.
+static void write_raw_options(const Raw& raw, YamlOut& y) {
+  if (raw.options.empty()) return;
+  y.key("raw_options");
+  y.str(to_hex(raw.options));
+}
+static void write_raw_attrs(const Raw& raw, YamlOut& y) {
+  if (raw.attrs.empty()) return;
+  y.key("raw_attrs");
+  y.str(to_hex(raw.attrs));
 }
 
 void write_qdisc(const Qdisc& q, YamlOut& y) {
@@ -142,7 +147,8 @@ void write_qdisc(const Qdisc& q, YamlOut& y) {
     y.str(format_handle(q.handle));
   }
   if (q.ops) write_fields(*q.ops, q.opts, y);
-  else if (!q.opaque.empty()) write_opaque(q.opaque, y);
+  write_raw_options(q.raw, y);
+  write_raw_attrs(q.raw, y);
   y.map_end();
 }
 
@@ -157,7 +163,8 @@ void write_class(const Class& c, YamlOut& y) {
   y.key("kind");
   y.str(c.kind);
   if (c.ops) write_fields(*c.ops, c.opts, y);
-  else if (!c.opaque.empty()) write_opaque(c.opaque, y);
+  write_raw_options(c.raw, y);
+  write_raw_attrs(c.raw, y);
   y.map_end();
 }
 
@@ -172,19 +179,17 @@ static void write_action(const Action& a, YamlOut& y) {
   y.key(a.kind);
   y.map_begin();
   if (a.ops) write_fields(*a.ops, a.opts, y);
-  else if (!a.opaque.empty()) write_opaque(a.opaque, y);
+  write_raw_options(a.raw, y);
   y.map_end();
   if (a.index) {
     y.key("index");
     y.num(*a.index);
   }
   if (!a.cookie.empty()) {
-    std::string hex;
-    static const char* digits = "0123456789abcdef";
-    for (uint8_t b : a.cookie) hex += digits[b >> 4], hex += digits[b & 15];
     y.key("cookie");
-    y.str(hex);
+    y.str(to_hex(a.cookie));
   }
+  write_raw_attrs(a.raw, y);
   // Only the kernel's default (tc-made actions) is worth saying: off is
   // tcsync's default.
   if (a.percpu_stats.value_or(false)) {
@@ -217,7 +222,7 @@ void write_filter(const Filter& f, YamlOut& y, bool on_block) {
   y.key(f.kind);
   y.map_begin();
   if (f.ops) write_fields(*f.ops, f.opts, y);
-  else if (!f.opaque.empty()) write_opaque(f.opaque, y);
+  write_raw_options(f.raw, y);
   y.map_end();
   if (f.classid) {
     y.key("classid");
@@ -229,6 +234,7 @@ void write_filter(const Filter& f, YamlOut& y, bool on_block) {
     for (auto& a : f.actions) write_action(a, y);
     y.seq_end();
   }
+  write_raw_attrs(f.raw, y);
   y.map_end();
 }
 
@@ -261,10 +267,11 @@ static void write_chain(const Chain& c, YamlOut& y, bool on_block) {
     y.key(c.kind);
     y.map_begin();
     if (c.ops) write_fields(*c.ops, c.opts, y);
-    else if (!c.opaque.empty()) write_opaque(c.opaque, y);
+    write_raw_options(c.raw, y);
     y.map_end();
     y.map_end();
   }
+  write_raw_attrs(c.raw, y);
   y.map_end();
 }
 

@@ -62,8 +62,10 @@ bool is_fingerprint(const Opaque& cookie) {
 
 bool fingerprint_eligible(const Filter& f) {
   if (!f.ops || (f.kind != "flower" && f.kind != "matchall") || f.actions.empty()) return false;
+  // Rules with bytes no table reads are rare: they are always read in full.
+  if (!f.raw.empty()) return false;
   for (const Action& a : f.actions)
-    if (!a.cookie.empty() || a.index) return false;
+    if (!a.cookie.empty() || a.index || !a.raw.empty()) return false;
   return true;
 }
 

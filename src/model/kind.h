@@ -230,6 +230,11 @@ struct KindOps {
   // live value is the kernel's, not drift, so it is not compared.
   bool (*kernel_tunes)(const Options& want, uint16_t field) = nullptr;
 
+  // Attributes inside TCA_OPTIONS that the kernel reports and that are not
+  // configuration (timestamps, counters, padding, hardware counts): never
+  // kept as unread (model.h Raw), never sent back.
+  std::span<const uint16_t> reported_only = {};
+
   int field_index(std::string_view key) const;
   std::vector<std::string_view> keys() const;
 };

@@ -18,13 +18,28 @@
 
 namespace tcsync {
 
-// An object whose kind tcsync does not know (live side only): kept as the raw
-// TCA_OPTIONS payload so it is shown, compared and left alone, never lost.
 using Opaque = std::vector<uint8_t>;
+
+// What the kernel reports of an object that no kind table reads, as the
+// kernel's own attribute bytes (headers and padding included), so tcsync
+// carries it back exactly and compares it byte for byte: never silent.
+//   options: inside TCA_OPTIONS (an action's TCA_ACT_OPTIONS). For a kind
+//            without a table, the whole payload; else the attributes its
+//            decoder never asked for (flower's mpls_label on an older table,
+//            red's qevent blocks...), sent again after the table's own.
+//   attrs:   beside TCA_KIND in the message (an action's entry): TCA_STAB,
+//            an action's hw_stats or skip_hw flags...
+// Files carry them as hex (`raw_options`, `raw_attrs`), as dump writes them.
+struct Raw {
+  Opaque options;
+  Opaque attrs;
+  bool empty() const { return options.empty() && attrs.empty(); }
+  bool operator==(const Raw&) const = default;
+};
 
 struct Action {
   std::string kind;
-  const KindOps* ops = nullptr;  // null: unknown kind, see opaque
+  const KindOps* ops = nullptr;  // null: no table for the kind, see raw
   Options opts;
   std::optional<uint32_t> index;  // shared/explicit index; absent = kernel's
   Opaque cookie;                  // TCA_ACT_COOKIE, up to 16 bytes
@@ -33,7 +48,7 @@ struct Action {
   // TCA_ACT_FLAGS_NO_PERCPU_STATS otherwise). Desired: absent = not declared
   // (off, and not compared); live: always set, from TCA_ACT_FLAGS.
   std::optional<bool> percpu_stats;
-  Opaque opaque;
+  Raw raw;
   SourceLoc loc;
   // Desired: `ref: KIND/N`, the action N of the table (ActionTable) that the
   // filter binds; the table, not the filter, declares its options.
@@ -64,7 +79,7 @@ struct Qdisc {
   std::string kind;
   const KindOps* ops = nullptr;
   Options opts;
-  Opaque opaque;
+  Raw raw;
   SourceLoc loc;
 };
 
@@ -74,7 +89,7 @@ struct Class {
   std::string kind;
   const KindOps* ops = nullptr;
   Options opts;
-  Opaque opaque;
+  Raw raw;
   SourceLoc loc;
 };
 
@@ -95,7 +110,7 @@ struct Filter {
   std::optional<uint32_t> classid;  // the kind's classid/flowid attribute
   std::vector<Action> actions;
   std::string name;  // optional label from the file, for plans and errors
-  Opaque opaque;
+  Raw raw;
   SourceLoc loc;
   // Live filters: the handle as the kernel names it, when the model's key
   // differs (u32 rules of a root table: 800::5 in the kernel, ::5 here).
@@ -121,7 +136,7 @@ struct Chain {
   std::string kind;          // the template's classifier; empty: no template
   const KindOps* ops = nullptr;
   Options opts;
-  Opaque opaque;
+  Raw raw;
   SourceLoc loc;
 };
 

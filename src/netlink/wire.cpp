@@ -78,7 +78,29 @@ bool AttrIter::next(Attr& a) {
   return true;
 }
 
-AttrTable::AttrTable(std::span<const uint8_t> buf, uint16_t max_type) : attrs_(max_type + 1), present_(max_type + 1) {
+namespace {
+thread_local AttrReadLog* open_log = nullptr;
+}
+
+AttrReadLog::AttrReadLog(std::span<const uint8_t> buf) : buf_(buf), outer_(open_log) { open_log = this; }
+AttrReadLog::~AttrReadLog() { open_log = outer_; }
+
+AttrReadLog* AttrReadLog::for_buffer(std::span<const uint8_t> buf) {
+  for (AttrReadLog* l = open_log; l; l = l->outer_)
+    if (l->buf_.data() == buf.data() && l->buf_.size() == buf.size()) return l;
+  return nullptr;
+}
+
+std::string attr_types(std::span<const uint8_t> buf) {
+  std::string out;
+  AttrIter it(buf);
+  Attr a;
+  while (it.next(a)) out += (out.empty() ? "" : ", ") + std::to_string(a.type);
+  return out;
+}
+
+AttrTable::AttrTable(std::span<const uint8_t> buf, uint16_t max_type)
+    : attrs_(max_type + 1), present_(max_type + 1), log_(AttrReadLog::for_buffer(buf)) {
   AttrIter it(buf);
   Attr a;
   while (it.next(a))

@@ -6,6 +6,7 @@
 // Pure: no sockets here, so the encoder and decoder are tested byte for byte.
 #pragma once
 #include <cstdint>
+#include <algorithm>
 #include <cstring>
 #include <span>
 #include <string>
@@ -95,21 +96,78 @@ class AttrIter {
   size_t pos_ = 0;
 };
 
+// Which attribute types of one buffer were asked for by AttrTable::get on a
+// table over exactly that buffer, while the log is open on this thread.
+//
+// Why: each kind decodes its TCA_OPTIONS by hand, and whatever the kernel
+// reports that a decoder never asks for would otherwise vanish from the
+// model. The codec opens a log around a kind's decoder and keeps every
+// attribute nobody asked for as raw bytes (never silent: what tcsync cannot
+// read is carried back exactly, and compared byte for byte).
+class AttrReadLog {
+ public:
+  explicit AttrReadLog(std::span<const uint8_t> buf);
+  ~AttrReadLog();
+  AttrReadLog(const AttrReadLog&) = delete;
+  AttrReadLog& operator=(const AttrReadLog&) = delete;
+  void mark(uint16_t type) {
+    if (type < kTypes) asked_[type / 64] |= uint64_t{1} << (type % 64);
+  }
+  bool asked(uint16_t type) const { return type < kTypes && (asked_[type / 64] >> (type % 64) & 1); }
+  // The log open on this thread for exactly `buf`, or null.
+  static AttrReadLog* for_buffer(std::span<const uint8_t> buf);
+
+ private:
+  static constexpr uint16_t kTypes = 256;  // above every TCA_*_MAX today
+  std::span<const uint8_t> buf_;
+  uint64_t asked_[kTypes / 64] = {};
+  AttrReadLog* outer_;
+};
+
 // Indexes attributes by type (last one wins, as nla_parse): tb[type].
 class AttrTable {
  public:
   AttrTable(std::span<const uint8_t> buf, uint16_t max_type);
   const Attr* get(uint16_t type) const {
+    if (log_) log_->mark(type);
     return type < present_.size() && present_[type] ? &attrs_[type] : nullptr;
   }
 
  private:
   std::vector<Attr> attrs_;
   std::vector<bool> present_;
+  AttrReadLog* log_;
 };
+
+// The attributes of `buf` whose types `keep` says yes to, copied as they
+// are (headers, flags and padding included): bytes a message can carry again.
+template <typename Keep>
+std::vector<uint8_t> select_attrs(std::span<const uint8_t> buf, Keep&& keep);
+
+// The attribute types in a run of attributes, for messages: "8, 12".
+std::string attr_types(std::span<const uint8_t> buf);
 
 // Human-readable hex dump used by golden tests: one attribute per line,
 // nested attributes indented.
 std::string hexdump(std::span<const uint8_t> data);
+
+template <typename Keep>
+std::vector<uint8_t> select_attrs(std::span<const uint8_t> buf, Keep&& keep) {
+  std::vector<uint8_t> out;
+  size_t pos = 0;
+  while (pos + 4 <= buf.size()) {
+    uint16_t len, type;
+    std::memcpy(&len, buf.data() + pos, 2);
+    std::memcpy(&type, buf.data() + pos + 2, 2);
+    if (len < 4 || pos + len > buf.size()) break;
+    size_t whole = std::min(nl_align(len), buf.size() - pos);
+    if (keep(static_cast<uint16_t>(type & 0x3FFF))) out.insert(out.end(), buf.begin() + pos, buf.begin() + pos + whole);
+    pos += nl_align(len);
+  }
+  // A last attribute without its padding (the message ended there) is padded
+  // here, so the bytes can be followed by more attributes.
+  out.resize(nl_align(out.size()), 0);
+  return out;
+}
 
 }  // namespace tcsync

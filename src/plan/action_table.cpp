@@ -42,9 +42,8 @@ std::vector<std::string> action_changes(const Action& want, const Action& have) 
   if (want.ops && have.ops) {
     bool recreate = false;
     why = diff_options(*want.ops, want.opts, have.opts, recreate);
-  } else if (want.opaque != have.opaque || !have.ops) {
-    why.push_back("options differ");
   }
+  diff_raw(want.raw, have.raw, why);
   if (want.cookie != have.cookie) why.push_back("cookie changed");
   // Compared only when declared, as on filters' actions.
   if (want.percpu_stats && *want.percpu_stats != have.percpu_stats.value_or(true))
@@ -132,7 +131,7 @@ void as_live(State& s) {
       auto it = table.find(k);
       if (a.ref && it != table.end()) {
         a.opts = it->second->opts;
-        a.opaque = it->second->opaque;
+        a.raw = it->second->raw;
         a.cookie = it->second->cookie;
         a.percpu_stats = it->second->percpu_stats;
       }

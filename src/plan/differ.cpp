@@ -50,6 +50,17 @@ std::vector<std::string> diff_options(const KindOps& ops, const Options& want, c
   return out;
 }
 
+// Raw bytes (model.h Raw) are compared as bytes and described by the
+// attribute types they hold: what tcsync cannot read is never equal by
+// default, and the plan says which attributes differ.
+void diff_raw(const Raw& want, const Raw& have, std::vector<std::string>& why) {
+  auto types = [](const Opaque& o) { return o.empty() ? std::string("(none)") : "attrs " + attr_types(o); };
+  if (want.options != have.options)
+    why.push_back("unread options " + types(have.options) + " -> " + types(want.options));
+  if (want.attrs != have.attrs)
+    why.push_back("unread attributes " + types(have.attrs) + " -> " + types(want.attrs));
+}
+
 namespace {
 
 std::string join(const std::vector<std::string>& v) {
@@ -84,9 +95,11 @@ bool same_action(const Action& want, const Action& have, std::vector<std::string
     why.push_back(want.kind + " percpu_stats " + word(have.percpu_stats.value_or(true)) + " -> " + word(*want.percpu_stats));
     ok = false;
   }
-  if (!want.ops || !have.ops) return ok && want.opaque == have.opaque;
+  std::vector<std::string> d;
   bool recreate = false;
-  for (auto& d : diff_options(*want.ops, want.opts, have.opts, recreate)) why.push_back(want.kind + " " + d), ok = false;
+  if (want.ops && have.ops) d = diff_options(*want.ops, want.opts, have.opts, recreate);
+  diff_raw(want.raw, have.raw, d);
+  for (auto& x : d) why.push_back(want.kind + " " + x), ok = false;
   return ok;
 }
 
@@ -148,11 +161,10 @@ struct DevicePlanner {
       std::vector<std::string> why;
       if (l.kind != c.kind) why.push_back("template " + (l.kind.empty() ? "(none)" : l.kind) + " -> " + (c.kind.empty() ? "(none)" : c.kind));
       else if (l.protocol != c.protocol) why.push_back("protocol " + format_protocol(l.protocol) + " -> " + format_protocol(c.protocol));
-      else if (c.ops && l.ops) {
+      else {
         bool recreate = false;
-        why = diff_options(*c.ops, c.opts, l.opts, recreate);
-      } else if (c.opaque != l.opaque) {
-        why.push_back("template options differ");
+        if (c.ops && l.ops) why = diff_options(*c.ops, c.opts, l.opts, recreate);
+        diff_raw(c.raw, l.raw, why);
       }
       if (why.empty()) continue;
       std::string reason = join(why);
@@ -237,12 +249,15 @@ struct DevicePlanner {
       bool recreate = false;
       if (l.kind != q.kind) why = "kind " + l.kind + " -> " + q.kind, recreate = true;
       else if (l.handle != q.handle) why = "handle " + format_handle(l.handle) + " -> " + format_handle(q.handle), recreate = true;
-      else if (q.ops && l.ops) {
-        auto d = diff_options(*q.ops, q.opts, l.opts, recreate);
+      else {
+        std::vector<std::string> d;
+        if (q.ops && l.ops) d = diff_options(*q.ops, q.opts, l.opts, recreate);
+        bool opts_differ = !d.empty();
+        diff_raw(q.raw, l.raw, d);
         why = join(d);
-        if (!d.empty() && !recreate && q.ops == l.ops && q.ops->options_need_recreate && q.ops->options_need_recreate(q.opts, l.opts))
+        if (opts_differ && !recreate && q.ops == l.ops && q.ops->options_need_recreate && q.ops->options_need_recreate(q.opts, l.opts))
           recreate = true;
-        if (!d.empty() && !q.ops->can_change) {
+        if (!d.empty() && (!q.ops || !l.ops || !q.ops->can_change)) {
           recreate = true;
           why += "; " + q.kind + " cannot change in place: re-created with its classes and filters";
         }
@@ -302,10 +317,13 @@ struct DevicePlanner {
       std::string why;
       if (l.kind != c.kind) why = "kind " + l.kind + " -> " + c.kind, recreate = true;
       else if (l.parent != c.parent) why = "parent " + format_handle(l.parent) + " -> " + format_handle(c.parent), recreate = true;
-      else if (c.ops && l.ops) {
-        auto d = diff_options(*c.ops, c.opts, l.opts, recreate);
+      else {
+        std::vector<std::string> d;
+        if (c.ops && l.ops) d = diff_options(*c.ops, c.opts, l.opts, recreate);
+        bool opts_differ = !d.empty();
+        diff_raw(c.raw, l.raw, d);
         why = join(d);
-        if (!d.empty() && !recreate && c.ops == l.ops && c.ops->options_need_recreate && c.ops->options_need_recreate(c.opts, l.opts)) {
+        if (opts_differ && !recreate && c.ops == l.ops && c.ops->options_need_recreate && c.ops->options_need_recreate(c.opts, l.opts)) {
           recreate = true;
           why += "; cannot change in place";
         }
@@ -399,7 +417,8 @@ struct DevicePlanner {
       bool recreate = false;
       std::vector<std::string> why;
       if (f.ops && l.ops) why = diff_options(*f.ops, f.opts, l.opts, recreate);
-      else if (f.opaque != l.opaque || !l.ops) why.push_back("options differ"), recreate = true;
+      else if (f.raw.options != l.raw.options || !l.ops || !f.ops) recreate = true;  // a kind without a table
+      diff_raw(f.raw, l.raw, why);
       if (f.classid != l.classid)
         why.push_back("classid " + (l.classid ? format_handle(*l.classid) : "(none)") + " -> " + (f.classid ? format_handle(*f.classid) : "(none)"));
       if (f.actions.size() != l.actions.size()) {

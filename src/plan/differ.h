@@ -59,5 +59,7 @@ Plan make_plan(const State& desired, const State& live);
 // The differences between two option sets of one kind, as "key a -> b" texts.
 // `recreate` is set when a changed field cannot change in place.
 std::vector<std::string> diff_options(const KindOps& ops, const Options& want, const Options& have, bool& recreate);
+// Appends how two objects' unread kernel attributes (model.h Raw) differ.
+void diff_raw(const Raw& want, const Raw& have, std::vector<std::string>& why);
 
 }  // namespace tcsync

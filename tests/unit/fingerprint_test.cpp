@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include "plan/differ.h"
+#include "plan/plan_print.h"
 #include "model/fingerprint.h"
 #include "codec/tc_codec.h"
 #include "test_util.h"
@@ -92,6 +93,7 @@ TEST_CASE("fingerprints travel as the first action's cookie and come back apart 
   // stale one is in sync as far as the differ is concerned.
   State have = want;
   have.devices[0].filters[0] = live;
+  INFO(plan_text(make_plan(want, have), PrintOptions{}));
   CHECK(make_plan(want, have).steps.empty());
   have.devices[0].filters[0].fingerprint.assign(kFingerprintSize, 0);
   CHECK(make_plan(want, have).steps.empty());

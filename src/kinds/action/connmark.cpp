@@ -41,6 +41,9 @@ void normalize(Options& o, const KindCtx&, Diagnostics&, SourceLoc) { drop_defau
 
 }  // namespace
 
+// Reported by the kernel, not configuration (kind.h reported_only).
+static const uint16_t kReportedOnly[] = {TCA_CONNMARK_TM, TCA_CONNMARK_PAD};
+
 const KindOps kActionConnmark{
     .name = "connmark",
     .obj = ObjType::Action,
@@ -50,6 +53,7 @@ const KindOps kActionConnmark{
     .decode = decode,
     .normalize = normalize,
     .action_parms_attr = TCA_CONNMARK_PARMS,
+    .reported_only = kReportedOnly,
 };
 
 }  // namespace tcsync

@@ -61,6 +61,9 @@ void normalize(Options& o, const KindCtx&, Diagnostics& d, SourceLoc loc) {
 
 }  // namespace
 
+// Reported by the kernel, not configuration (kind.h reported_only).
+static const uint16_t kReportedOnly[] = {TCA_CSUM_TM, TCA_CSUM_PAD};
+
 const KindOps kActionCsum{
     .name = "csum",
     .obj = ObjType::Action,
@@ -70,6 +73,7 @@ const KindOps kActionCsum{
     .decode = decode,
     .normalize = normalize,
     .action_parms_attr = TCA_CSUM_PARMS,
+    .reported_only = kReportedOnly,
 };
 
 }  // namespace tcsync

@@ -205,6 +205,9 @@ void normalize(Options& o, const KindCtx&, Diagnostics& d, SourceLoc loc) {
 
 }  // namespace
 
+// Reported by the kernel, not configuration (kind.h reported_only).
+static const uint16_t kReportedOnly[] = {TCA_CT_TM, TCA_CT_PAD};
+
 const KindOps kActionCt{
     .name = "ct",
     .obj = ObjType::Action,
@@ -214,6 +217,7 @@ const KindOps kActionCt{
     .decode = decode,
     .normalize = normalize,
     .action_parms_attr = TCA_CT_PARMS,
+    .reported_only = kReportedOnly,
 };
 
 }  // namespace tcsync

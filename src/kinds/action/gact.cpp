@@ -142,6 +142,9 @@ void normalize(Options& o, const KindCtx&, Diagnostics& d, SourceLoc) {
 
 }  // namespace
 
+// Reported by the kernel, not configuration (kind.h reported_only).
+static const uint16_t kReportedOnly[] = {TCA_GACT_TM, TCA_GACT_PAD};
+
 const KindOps kActionGact{
     .name = "gact",
     .obj = ObjType::Action,
@@ -151,6 +154,7 @@ const KindOps kActionGact{
     .decode = decode,
     .normalize = normalize,
     .action_parms_attr = TCA_GACT_PARMS,
+    .reported_only = kReportedOnly,
 };
 
 }  // namespace tcsync

@@ -61,6 +61,9 @@ void normalize(Options& o, const KindCtx&, Diagnostics&, SourceLoc loc) {
 
 }  // namespace
 
+// Reported by the kernel, not configuration (kind.h reported_only).
+static const uint16_t kReportedOnly[] = {TCA_MIRRED_TM, TCA_MIRRED_PAD};
+
 const KindOps kActionMirred{
     .name = "mirred",
     .obj = ObjType::Action,
@@ -70,6 +73,7 @@ const KindOps kActionMirred{
     .decode = decode,
     .normalize = normalize,
     .action_parms_attr = TCA_MIRRED_PARMS,
+    .reported_only = kReportedOnly,
 };
 
 }  // namespace tcsync

@@ -103,6 +103,9 @@ void normalize(Options& o, const KindCtx&, Diagnostics& d, SourceLoc loc) {
 
 }  // namespace
 
+// Reported by the kernel, not configuration (kind.h reported_only).
+static const uint16_t kReportedOnly[] = {TCA_MPLS_TM, TCA_MPLS_PAD};
+
 const KindOps kActionMpls{
     .name = "mpls",
     .obj = ObjType::Action,
@@ -112,6 +115,7 @@ const KindOps kActionMpls{
     .decode = decode,
     .normalize = normalize,
     .action_parms_attr = TCA_MPLS_PARMS,
+    .reported_only = kReportedOnly,
 };
 
 }  // namespace tcsync

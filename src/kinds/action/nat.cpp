@@ -55,6 +55,9 @@ void normalize(Options& o, const KindCtx&, Diagnostics& d, SourceLoc) {
 
 }  // namespace
 
+// Reported by the kernel, not configuration (kind.h reported_only).
+static const uint16_t kReportedOnly[] = {TCA_NAT_TM, TCA_NAT_PAD};
+
 const KindOps kActionNat{
     .name = "nat",
     .obj = ObjType::Action,
@@ -64,6 +67,7 @@ const KindOps kActionNat{
     .decode = decode,
     .normalize = normalize,
     .action_parms_attr = TCA_NAT_PARMS,
+    .reported_only = kReportedOnly,
 };
 
 }  // namespace tcsync

@@ -732,6 +732,9 @@ void normalize(Options& o, const KindCtx&, Diagnostics& d, SourceLoc) {
 
 }  // namespace
 
+// Reported by the kernel, not configuration (kind.h reported_only).
+static const uint16_t kReportedOnly[] = {TCA_PEDIT_TM, TCA_PEDIT_PAD};
+
 const KindOps kActionPedit{
     .name = "pedit",
     .obj = ObjType::Action,
@@ -742,6 +745,7 @@ const KindOps kActionPedit{
     .normalize = normalize,
     .action_parms_attr = TCA_PEDIT_PARMS,
     .action_parms_attr_ex = TCA_PEDIT_PARMS_EX,
+    .reported_only = kReportedOnly,
 };
 
 }  // namespace tcsync

@@ -139,6 +139,9 @@ void normalize(Options& o, const KindCtx&, Diagnostics& d, SourceLoc loc) {
 
 }  // namespace
 
+// Reported by the kernel, not configuration (kind.h reported_only).
+static const uint16_t kReportedOnly[] = {TCA_POLICE_TM, TCA_POLICE_PAD};
+
 const KindOps kActionPolice{
     .name = "police",
     .obj = ObjType::Action,
@@ -148,6 +151,7 @@ const KindOps kActionPolice{
     .decode = decode,
     .normalize = normalize,
     .action_parms_attr = TCA_POLICE_TBF,  // struct tc_police starts with the index, as tc_gen does
+    .reported_only = kReportedOnly,
 };
 
 }  // namespace tcsync

@@ -50,6 +50,9 @@ void normalize(Options& o, const KindCtx&, Diagnostics& d, SourceLoc) {
 
 }  // namespace
 
+// Reported by the kernel, not configuration (kind.h reported_only).
+static const uint16_t kReportedOnly[] = {TCA_SAMPLE_TM, TCA_SAMPLE_PAD};
+
 const KindOps kActionSample{
     .name = "sample",
     .obj = ObjType::Action,
@@ -59,6 +62,7 @@ const KindOps kActionSample{
     .decode = decode,
     .normalize = normalize,
     .action_parms_attr = TCA_SAMPLE_PARMS,
+    .reported_only = kReportedOnly,
 };
 
 }  // namespace tcsync

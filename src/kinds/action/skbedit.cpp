@@ -75,6 +75,9 @@ void normalize(Options& o, const KindCtx&, Diagnostics& d, SourceLoc loc) {
 
 }  // namespace
 
+// Reported by the kernel, not configuration (kind.h reported_only).
+static const uint16_t kReportedOnly[] = {TCA_SKBEDIT_TM, TCA_SKBEDIT_PAD};
+
 const KindOps kActionSkbedit{
     .name = "skbedit",
     .obj = ObjType::Action,
@@ -84,6 +87,7 @@ const KindOps kActionSkbedit{
     .decode = decode,
     .normalize = normalize,
     .action_parms_attr = TCA_SKBEDIT_PARMS,
+    .reported_only = kReportedOnly,
 };
 
 }  // namespace tcsync

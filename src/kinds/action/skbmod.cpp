@@ -67,6 +67,9 @@ void normalize(Options& o, const KindCtx&, Diagnostics& d, SourceLoc loc) {
 
 }  // namespace
 
+// Reported by the kernel, not configuration (kind.h reported_only).
+static const uint16_t kReportedOnly[] = {TCA_SKBMOD_TM, TCA_SKBMOD_PAD};
+
 const KindOps kActionSkbmod{
     .name = "skbmod",
     .obj = ObjType::Action,
@@ -76,6 +79,7 @@ const KindOps kActionSkbmod{
     .decode = decode,
     .normalize = normalize,
     .action_parms_attr = TCA_SKBMOD_PARMS,
+    .reported_only = kReportedOnly,
 };
 
 }  // namespace tcsync

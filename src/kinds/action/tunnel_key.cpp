@@ -104,6 +104,9 @@ void normalize(Options& o, const KindCtx&, Diagnostics& d, SourceLoc loc) {
 
 }  // namespace
 
+// Reported by the kernel, not configuration (kind.h reported_only).
+static const uint16_t kReportedOnly[] = {TCA_TUNNEL_KEY_TM, TCA_TUNNEL_KEY_PAD};
+
 const KindOps kActionTunnelKey{
     .name = "tunnel_key",
     .obj = ObjType::Action,
@@ -113,6 +116,7 @@ const KindOps kActionTunnelKey{
     .decode = decode,
     .normalize = normalize,
     .action_parms_attr = TCA_TUNNEL_KEY_PARMS,
+    .reported_only = kReportedOnly,
 };
 
 }  // namespace tcsync

@@ -89,6 +89,9 @@ void normalize(Options& o, const KindCtx&, Diagnostics& d, SourceLoc loc) {
 
 }  // namespace
 
+// Reported by the kernel, not configuration (kind.h reported_only).
+static const uint16_t kReportedOnly[] = {TCA_VLAN_TM, TCA_VLAN_PAD};
+
 const KindOps kActionVlan{
     .name = "vlan",
     .obj = ObjType::Action,
@@ -98,6 +101,7 @@ const KindOps kActionVlan{
     .decode = decode,
     .normalize = normalize,
     .action_parms_attr = TCA_VLAN_PARMS,
+    .reported_only = kReportedOnly,
 };
 
 }  // namespace tcsync

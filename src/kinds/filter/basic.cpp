@@ -90,6 +90,9 @@ void decode(std::span<const uint8_t> payload, const KindCtx&, Options& o) {
 
 }  // namespace
 
+// Reported by the kernel, not configuration (kind.h reported_only).
+static const uint16_t kReportedOnly[] = {TCA_BASIC_PCNT, TCA_BASIC_PAD};
+
 const KindOps kFilterBasic{
     .name = "basic",
     .obj = ObjType::Filter,
@@ -100,6 +103,7 @@ const KindOps kFilterBasic{
     .newest_first = true,
     .filter_classid_attr = TCA_BASIC_CLASSID,
     .filter_actions_attr = TCA_BASIC_ACT,
+    .reported_only = kReportedOnly,
 };
 
 }  // namespace tcsync

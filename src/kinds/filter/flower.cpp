@@ -780,6 +780,9 @@ void get_port(const AttrTable& tb, Options& o, uint16_t f, bool dst) {
 
 void decode(std::span<const uint8_t> payload, const KindCtx&, Options& o) {
   AttrTable tb(payload, TCA_FLOWER_MAX);
+  // The filter's protocol, which the message header carries too (tcm_info):
+  // the model keeps it there, so it is read, not unread.
+  tb.get(TCA_FLOWER_KEY_ETH_TYPE);
   if (auto* a = tb.get(TCA_FLOWER_INDEV)) o.set(kIndev, a->str());
   if (auto* a = tb.get(TCA_FLOWER_KEY_VLAN_ID)) o.set(kVlanId, uint64_t{a->u16()});
   if (auto* a = tb.get(TCA_FLOWER_KEY_VLAN_PRIO)) o.set(kVlanPrio, uint64_t{a->u8()});
@@ -931,6 +934,9 @@ namespace {
 bool needs_recreate(const Filter& want, const Filter& have) { return flower_needs_recreate(want.opts, have.opts); }
 }  // namespace
 
+// Reported by the kernel, not configuration (kind.h reported_only).
+static const uint16_t kReportedOnly[] = {TCA_FLOWER_IN_HW_COUNT};
+
 const KindOps kFilterFlower{
     .name = "flower",
     .obj = ObjType::Filter,
@@ -942,6 +948,7 @@ const KindOps kFilterFlower{
     .filter_classid_attr = TCA_FLOWER_CLASSID,
     .filter_actions_attr = TCA_FLOWER_ACT,
     .needs_recreate = needs_recreate,
+    .reported_only = kReportedOnly,
 };
 
 }  // namespace tcsync

@@ -65,6 +65,9 @@ bool needs_recreate(const Filter&, const Filter&) { return true; }
 
 }  // namespace
 
+// Reported by the kernel, not configuration (kind.h reported_only).
+static const uint16_t kReportedOnly[] = {TCA_MATCHALL_PCNT, TCA_MATCHALL_PAD};
+
 const KindOps kFilterMatchall{
     .name = "matchall",
     .obj = ObjType::Filter,
@@ -77,6 +80,7 @@ const KindOps kFilterMatchall{
     .filter_actions_attr = TCA_MATCHALL_ACT,
     .check_device = check_device,
     .needs_recreate = needs_recreate,
+    .reported_only = kReportedOnly,
 };
 
 }  // namespace tcsync

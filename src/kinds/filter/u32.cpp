@@ -1198,6 +1198,9 @@ void check_device(const std::vector<const Filter*>& filters, Diagnostics& d) {
 
 }  // namespace
 
+// Reported by the kernel, not configuration (kind.h reported_only).
+static const uint16_t kReportedOnly[] = {TCA_U32_PCNT, TCA_U32_PAD};
+
 const KindOps kFilterU32{
     .name = "u32",
     .obj = ObjType::Filter,
@@ -1215,6 +1218,7 @@ const KindOps kFilterU32{
     .check_device = check_device,
     .parse_filter_handle = parse_u32_handle,
     .format_filter_handle = format_u32_handle,
+    .reported_only = kReportedOnly,
 };
 
 }  // namespace tcsync

@@ -141,6 +141,9 @@ void normalize(Options& o, const KindCtx&, Diagnostics& d, SourceLoc) {
 
 }  // namespace
 
+// Reported by the kernel, not configuration (kind.h reported_only).
+static const uint16_t kReportedOnly[] = {TCA_CAKE_PAD};
+
 const KindOps kQdiscCake{
     .name = "cake",
     .obj = ObjType::Qdisc,
@@ -149,6 +152,7 @@ const KindOps kQdiscCake{
     .encode = encode,
     .decode = decode,
     .normalize = normalize,
+    .reported_only = kReportedOnly,
 };
 
 }  // namespace tcsync

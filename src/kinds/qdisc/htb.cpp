@@ -124,6 +124,9 @@ void class_normalize(Options& o, const KindCtx&, Diagnostics& d, SourceLoc loc) 
 
 }  // namespace
 
+// Reported by the kernel, not configuration (kind.h reported_only).
+static const uint16_t kReportedOnly[] = {TCA_HTB_PAD};
+
 const KindOps kQdiscHtb{
     .name = "htb",
     .obj = ObjType::Qdisc,
@@ -133,6 +136,7 @@ const KindOps kQdiscHtb{
     .decode = qdisc_decode,
     .normalize = qdisc_normalize,
     .can_change = false,  // sch_htb has no ->change: "Change operation not supported"
+    .reported_only = kReportedOnly,
 };
 
 const KindOps kClassHtb{
@@ -143,6 +147,7 @@ const KindOps kClassHtb{
     .encode = class_encode,
     .decode = class_decode,
     .normalize = class_normalize,
+    .reported_only = kReportedOnly,
 };
 
 }  // namespace tcsync

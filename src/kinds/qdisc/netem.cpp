@@ -150,6 +150,9 @@ void normalize(Options& o, const KindCtx&, Diagnostics& d, SourceLoc) {
 
 }  // namespace
 
+// Reported by the kernel, not configuration (kind.h reported_only).
+static const uint16_t kReportedOnly[] = {TCA_NETEM_PAD};
+
 const KindOps kQdiscNetem{
     .name = "netem",
     .obj = ObjType::Qdisc,
@@ -159,6 +162,7 @@ const KindOps kQdiscNetem{
     .decode = decode,
     .normalize = normalize,
     .options_raw = true,
+    .reported_only = kReportedOnly,
 };
 
 }  // namespace tcsync

@@ -94,6 +94,9 @@ void normalize(Options& o, const KindCtx&, Diagnostics& d, SourceLoc loc) {
 
 }  // namespace
 
+// Reported by the kernel, not configuration (kind.h reported_only).
+static const uint16_t kReportedOnly[] = {TCA_TBF_PAD};
+
 const KindOps kQdiscTbf{
     .name = "tbf",
     .obj = ObjType::Qdisc,
@@ -102,6 +105,7 @@ const KindOps kQdiscTbf{
     .encode = encode,
     .decode = decode,
     .normalize = normalize,
+    .reported_only = kReportedOnly,
 };
 
 }  // namespace tcsync

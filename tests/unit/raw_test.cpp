@@ -1,0 +1,124 @@
+// Never silent: attributes no kind table reads are kept as the kernel's
+// bytes (model.h Raw), written by dump, read back by the loader, sent again
+// by the encoder, and compared by the differ.
+#include <linux/pkt_sched.h>
+#include <linux/rtnetlink.h>
+
+#include <catch2/catch.hpp>
+
+#include "base/hex.h"
+#include "codec/tc_codec.h"
+#include "file/yaml_writer.h"
+#include "plan/differ.h"
+#include "test_util.h"
+
+using namespace tcsync;
+using namespace tcsync::test;
+
+namespace {
+
+// An RTM_NEWQDISC for `tbf` as the kernel might report it: the table's own
+// TCA_TBF_PARMS, an attribute of a newer kernel inside TCA_OPTIONS (type 42),
+// and TCA_STAB beside TCA_KIND.
+std::vector<uint8_t> tbf_message(bool with_unread) {
+  std::vector<uint8_t> buf;
+  MsgWriter w(buf);
+  size_t off = w.begin_message(RTM_NEWQDISC, 0, 0);
+  tcmsg t{};
+  t.tcm_ifindex = 2;
+  t.tcm_handle = 0x10000;
+  t.tcm_parent = TC_H_ROOT;
+  w.put_struct(t);
+  w.attr_str(TCA_KIND, "tbf");
+  size_t nest = w.nest_begin(TCA_OPTIONS);
+  tc_tbf_qopt q{};
+  q.rate.rate = 125000;
+  q.limit = 10000;
+  q.buffer = 1000;
+  w.attr(TCA_TBF_PARMS, &q, sizeof q);
+  w.attr_u64(TCA_TBF_PAD, 0);  // padding the kernel adds: not configuration
+  if (with_unread) w.attr_u32(42, 7);
+  w.nest_end(nest);
+  if (with_unread) {
+    size_t stab = w.nest_begin(TCA_STAB);
+    tc_sizespec s{};
+    s.linklayer = 1;
+    s.overhead = 34;
+    w.attr(TCA_STAB_BASE, &s, sizeof s);
+    w.nest_end(stab);
+  }
+  w.attr_u8(TCA_HW_OFFLOAD, 0);  // reported state, not configuration
+  w.end_message(off);
+  return buf;
+}
+
+}  // namespace
+
+TEST_CASE("raw: unread attributes are kept, written, loaded and sent back as they were") {
+  Qdisc q;
+  Decoded info;
+  REQUIRE(decode_qdisc(tbf_message(true), nullptr, q, info));
+  REQUIRE(q.ops);
+  CHECK(q.opts.num(0) == 125000u);  // the table still reads what it knows
+  // Exactly the unknown attribute: not TCA_TBF_PARMS, not the padding.
+  CHECK(to_hex(q.raw.options) == "08002a0007000000");
+  CHECK(attr_types(q.raw.attrs) == "8");
+
+  std::string y;
+  YamlOut out(y);
+  write_qdisc(q, out);
+  CHECK(y.find("raw_options: \"08002a0007000000\"") != std::string::npos);
+  CHECK(y.find("raw_attrs: \"2000080") != std::string::npos);
+
+  State s = load_ok("version: 1\ndevices:\n  v0:\n    qdiscs:\n      - " + y + "\n");
+  const Qdisc& back = s.devices.at(0).qdiscs.at(0);
+  CHECK(back.raw == q.raw);
+
+  // Encoded: the unread bytes inside TCA_OPTIONS and beside TCA_KIND.
+  std::vector<uint8_t> buf;
+  MsgWriter w(buf);
+  Diagnostics d;
+  encode_qdisc(w, Op::Add, back, 2, nullptr, d);
+  REQUIRE_FALSE(d.has_errors());
+  Qdisc again;
+  REQUIRE(decode_qdisc(buf, nullptr, again, info));
+  CHECK(again.raw == q.raw);
+}
+
+TEST_CASE("raw: a state with unread attributes differs from a file without them") {
+  Qdisc have, plain;
+  Decoded info;
+  REQUIRE(decode_qdisc(tbf_message(true), nullptr, have, info));
+  REQUIRE(decode_qdisc(tbf_message(false), nullptr, plain, info));
+  CHECK(plain.raw.empty());
+  std::vector<std::string> why;
+  diff_raw(plain.raw, have.raw, why);
+  REQUIRE(why.size() == 2);
+  CHECK(why[0] == "unread options attrs 42 -> (none)");
+  CHECK(why[1] == "unread attributes attrs 8 -> (none)");
+  why.clear();
+  diff_raw(have.raw, have.raw, why);
+  CHECK(why.empty());
+}
+
+TEST_CASE("raw: a kind without a table keeps its whole options") {
+  std::vector<uint8_t> msg = tbf_message(false);
+  // Rename the kind in place: "tbf" -> "zzz", a kind tcsync has no table for.
+  auto at = std::search(msg.begin(), msg.end(), std::begin("tbf"), std::end("tbf") - 1);
+  REQUIRE(at != msg.end());
+  std::copy_n("zzz", 3, at);
+  Qdisc q;
+  Decoded info;
+  REQUIRE(decode_qdisc(msg, nullptr, q, info));
+  CHECK_FALSE(q.ops);
+  CHECK(q.kind == "zzz");
+  CHECK(attr_types(q.raw.options) == std::to_string(TCA_TBF_PARMS) + ", " + std::to_string(TCA_TBF_PAD));
+}
+
+TEST_CASE("raw: hex that is not whole attributes is an error at its place") {
+  using Catch::Matchers::StartsWith;
+  CHECK_THAT(load_errors("version: 1\ndevices:\n  v0:\n    qdiscs:\n      - {kind: pfifo, handle: \"1:\", raw_attrs: \"0800\"}\n"),
+             StartsWith("t.yaml:5:48: error: 'raw_attrs' is not a run of netlink attributes (the lengths do not add up at byte 0)\n"));
+  CHECK_THAT(load_errors("version: 1\ndevices:\n  v0:\n    qdiscs:\n      - {kind: pfifo, handle: \"1:\", raw_attrs: \"08z0\"}\n"),
+             StartsWith("t.yaml:5:48: error: 'raw_attrs' must be hex digits, two a byte (the kernel's attribute bytes, as dump writes them)\n"));
+}
