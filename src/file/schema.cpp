@@ -12,7 +12,7 @@ std::string props(const KindOps& k) {
     if (f.flags & kReadOnly) continue;
     out += ",\n        \"" + std::string(f.key) + "\": " + field_schema(f);
   }
-  return out;
+  return out + ",\n        \"raw_options\": {\"$ref\": \"#/$defs/raw\"}";
 }
 
 std::string required(const KindOps& k, std::string first) {
@@ -21,6 +21,8 @@ std::string required(const KindOps& k, std::string first) {
     if (f.flags & kRequired) out += (out.empty() ? "\"" : ", \"") + std::string(f.key) + "\"";
   return "[" + out + "]";
 }
+
+const char* kRawAttrs = ",\n        \"raw_attrs\": {\"$ref\": \"#/$defs/raw\"}";
 
 const char* kHandle = R"({"type": "string", "pattern": "^(root|none|[0-9a-fA-F]{0,4}:[0-9a-fA-F]{0,4})$"})";
 
@@ -35,14 +37,14 @@ std::string yaml_json_schema() {
         qdiscs += std::string(qdiscs.empty() ? "" : ",\n") + "    {\"description\": \"" + doc +
                   "\", \"type\": \"object\", \"additionalProperties\": false, \"required\": " + required(*k, "\"kind\"") +
                   ", \"properties\": {\n        \"kind\": {\"const\": \"" + std::string(k->name) +
-                  "\"},\n        \"parent\": " + kHandle + ",\n        \"handle\": " + kHandle + props(*k) + "}}";
+                  "\"},\n        \"parent\": " + kHandle + ",\n        \"handle\": " + kHandle + kRawAttrs + props(*k) + "}}";
         break;
       case ObjType::Class:
         classes += std::string(classes.empty() ? "" : ",\n") + "    {\"description\": \"" + doc +
                    "\", \"type\": \"object\", \"additionalProperties\": false, \"required\": " +
                    required(*k, "\"classid\"") + ", \"properties\": {\n        \"kind\": {\"const\": \"" +
                    std::string(k->name) + "\"},\n        \"classid\": " + kHandle + ",\n        \"parent\": " + kHandle +
-                   props(*k) + "}}";
+                   kRawAttrs + props(*k) + "}}";
         break;
       case ObjType::Filter:
         filters += std::string(filters.empty() ? "" : ",\n") + "    \"" + std::string(k->name) +
@@ -93,6 +95,8 @@ std::string yaml_json_schema() {
   },
   "$defs": {
     "handle": )" + std::string(kHandle) + R"(,
+    "raw": {"type": "string", "pattern": "^([0-9a-fA-F]{2})*$",
+            "description": "Kernel attribute bytes no kind table reads, in hex, as dump writes them: sent back as they are."},
     "device": {
       "type": "object",
       "additionalProperties": false,
@@ -121,6 +125,7 @@ std::string yaml_json_schema() {
         "parent": {"type": "string"},
         "chain": {"type": "integer", "minimum": 0, "maximum": 268435455},
         "protocol": {"type": "string"},
+        "raw_attrs": {"$ref": "#/$defs/raw"},
         "template": {"type": "object", "additionalProperties": false, "minProperties": 1, "maxProperties": 1,
                      "properties": {"flower": {"$ref": "#/$defs/filter/properties/flower"}}}
       }
@@ -146,6 +151,7 @@ std::string yaml_json_schema() {
         "classid": {"$ref": "#/$defs/handle"},
         "flowid": {"$ref": "#/$defs/handle"},
         "actions": {"type": "array", "maxItems": 32, "items": {"$ref": "#/$defs/action"}},
+        "raw_attrs": {"$ref": "#/$defs/raw"},
 )" + filters + R"(
       }
     },
@@ -157,6 +163,7 @@ std::string yaml_json_schema() {
         "index": {"type": "integer", "minimum": 1},
         "cookie": {"type": "string", "pattern": "^([0-9a-fA-F]{2}){1,16}$"},
         "percpu_stats": {"type": "boolean"},
+        "raw_attrs": {"$ref": "#/$defs/raw"},
         "ref": {"type": "string", "pattern": "^[a-z_]+/[1-9][0-9]*$", "description": "An action of the table (top-level actions), as KIND/INDEX."},
 )" + actions + R"(
       }
