@@ -41,7 +41,7 @@ def value_word(p):
 def fields(props, required, skip):
     out = []
     for key, p in props.items():
-        if key in skip or key == "$comment":
+        if key in skip or key in ("$comment", "raw_options", "raw_attrs"):  # see WHAT NO TABLE READS
             continue
         req = ", required" if key in required else ""
         desc = p.get("description", "")
@@ -64,7 +64,7 @@ def render(schema):
         name = c["properties"]["kind"]["const"]
         out += ["### class %s" % name, "", c["description"], ""]
         out += (fields(c["properties"], c.get("required", []), {"kind", "classid", "parent"}) or ["No options."]) + [""]
-    common = {"name", "parent", "chain", "pref", "prio", "protocol", "handle", "classid", "flowid", "actions"}
+    common = {"name", "parent", "chain", "pref", "prio", "protocol", "handle", "classid", "flowid", "actions", "raw_attrs"}
     out += ["## Filter kinds", "", "A filter names its classifier by a key: **u32: {...}**, and so on.", ""]
     for name, f in d["filter"]["properties"].items():
         if name in common:
@@ -73,7 +73,7 @@ def render(schema):
         out += (fields(f.get("properties", {}), f.get("required", []), set()) or ["No options."]) + [""]
     out += ["## Action kinds", "", "An entry of **actions** names its kind by a key: **{mirred: {...}}**, and so on.", ""]
     for name, a in d["action"]["properties"].items():
-        if name in ("index", "cookie", "percpu_stats", "ref"):
+        if name in ("index", "cookie", "percpu_stats", "ref", "raw_attrs"):
             continue
         out += ["### action %s" % name, "", a.get("description", ""), ""]
         out += (fields(a.get("properties", {}), a.get("required", []), set()) or ["No options."]) + [""]

@@ -91,6 +91,21 @@ void parse_kind_fields(const KindOps& ops, const Node& map, const std::vector<st
       d.error(map.loc, std::string(where) + " needs " + quoted(ops.fields[i].key));
 }
 
+// A kind tcsync has no table for, as dump writes it (model.h Raw): its
+// options are raw_options only. Said by the entry (`map`) having them.
+bool tableless(const Node* kind, const Node& map) {
+  return kind && kind->is_scalar() && !kind->scalar.empty() && map.is_map() && map.find("raw_options");
+}
+void parse_tableless(const Node& map, const std::vector<std::string_view>& common, Raw& raw, Diagnostics& d,
+                     std::string_view where) {
+  for (auto& [k, v] : map.map) {
+    if (k.scalar == "raw_options") parse_raw(v, "raw_options", raw.options, d);
+    else if (std::find(common.begin(), common.end(), k.scalar) == common.end())
+      d.error(k.loc, "unknown key " + quoted(k.scalar) + " in " + std::string(where) +
+                         ": tcsync has no table for this kind; raw_options (as dump writes it) holds its options");
+  }
+}
+
 const KindOps* kind_of(ObjType t, const Node& n, Diagnostics& d) {
   if (!scalar(n, "kind", d)) return nullptr;
   if (auto* k = find_kind(t, n.scalar)) return k;
@@ -496,9 +511,14 @@ void Loader::qdisc(const Node& n, Device& dev) {
     d.error(n.loc, "qdisc needs 'kind' (one of: " + list + ")");
     return;
   }
-  q.ops = kind_of(ObjType::Qdisc, *kind, d);
-  if (!q.ops) return;
-  q.kind = std::string(q.ops->name);
+  bool no_table = !find_kind(ObjType::Qdisc, kind->scalar) && tableless(kind, n);
+  if (no_table) {
+    q.kind = kind->scalar;
+  } else {
+    q.ops = kind_of(ObjType::Qdisc, *kind, d);
+    if (!q.ops) return;
+    q.kind = std::string(q.ops->name);
+  }
   bool hook = q.kind == "clsact" || q.kind == "ingress";
   q.parent = hook ? kHandleIngress : kHandleRoot;
   q.handle = hook ? kHandleIngressQdisc : 0;
@@ -525,9 +545,10 @@ void Loader::qdisc(const Node& n, Device& dev) {
     d.error(n.loc, "qdisc " + q.kind + " needs a 'handle', such as \"1:\"");
     return;
   }
-  parse_kind_fields(*q.ops, n, common, q.opts, d, q.kind + " qdisc", &q.raw);
+  if (no_table) parse_tableless(n, common, q.raw, d, q.kind + " qdisc");
+  else parse_kind_fields(*q.ops, n, common, q.opts, d, q.kind + " qdisc", &q.raw);
   if (auto* r = n.find("raw_attrs")) parse_raw(*r, "raw_attrs", q.raw.attrs, d);
-  if (q.ops->normalize) q.ops->normalize(q.opts, KindCtx{q.handle, 0, nullptr, &d, q.loc}, d, q.loc);
+  if (q.ops && q.ops->normalize) q.ops->normalize(q.opts, KindCtx{q.handle, 0, nullptr, &d, q.loc}, d, q.loc);
   dev.qdiscs.push_back(std::move(q));
 }
 
@@ -550,7 +571,16 @@ void Loader::klass(const Node& n, Device& dev) {
   c.parent = handle_major(*id);  // default: directly under the qdisc
   if (auto* p = n.find("parent"))
     if (auto h = handle_value(*p, "parent", d)) c.parent = *h;
-  if (auto* k = n.find("kind")) {
+  const Node* k = n.find("kind");
+  bool no_table = k && !find_kind(ObjType::Class, k->scalar) && tableless(k, n);
+  if (no_table) {
+    c.kind = k->scalar;
+    parse_tableless(n, common, c.raw, d, c.kind + " class");
+    if (auto* r = n.find("raw_attrs")) parse_raw(*r, "raw_attrs", c.raw.attrs, d);
+    dev.classes.push_back(std::move(c));
+    return;
+  }
+  if (k) {
     c.ops = kind_of(ObjType::Class, *k, d);
   } else {
     // Default: the kind of the qdisc that owns this class.
@@ -644,13 +674,13 @@ bool Loader::action_fields(const Node& n, Action& a) {
       if (v.scalar == "true") a.percpu_stats = true;
       else if (v.scalar == "false") a.percpu_stats = false;
       else d.error(v.loc, "\"percpu_stats\" must be true or false, not " + quoted(v.scalar));
-    } else if (auto* ops = find_kind(ObjType::Action, k.scalar)) {
-      if (a.ops) {
+    } else if (auto* ops = find_kind(ObjType::Action, k.scalar); ops || tableless(&k, v)) {
+      if (body) {
         d.error(k.loc, "one action per list entry: " + quoted(a.kind) + " and " + quoted(k.scalar) + " given");
         continue;
       }
       a.ops = ops;
-      a.kind = std::string(ops->name);
+      a.kind = k.scalar;
       body = &v;
     } else {
       auto cands = kind_names(ObjType::Action);
@@ -662,7 +692,7 @@ bool Loader::action_fields(const Node& n, Action& a) {
       unknown_key(d, k, "an action (expected an action kind such as mirred)", cands);
     }
   }
-  if (!a.ops) {
+  if (!body) {
     if (!d.has_errors()) d.error(n.loc, "action entry names no action kind (such as mirred)");
     return false;
   }
@@ -670,12 +700,13 @@ bool Loader::action_fields(const Node& n, Action& a) {
     d.error(body->loc, a.kind + " options must be a mapping");
     return false;
   }
-  parse_kind_fields(*a.ops, *body, {}, a.opts, d, a.kind + " action", &a.raw);
+  if (!a.ops) parse_tableless(*body, {}, a.raw, d, a.kind + " action");
+  else parse_kind_fields(*a.ops, *body, {}, a.opts, d, a.kind + " action", &a.raw);
   return true;
 }
 
 void Loader::action_normalize(Action& a) {
-  if (!a.ref && a.ops->normalize) a.ops->normalize(a.opts, KindCtx{0, 0, nullptr, &d, a.loc}, d, a.loc);
+  if (!a.ref && a.ops && a.ops->normalize) a.ops->normalize(a.opts, KindCtx{0, 0, nullptr, &d, a.loc}, d, a.loc);
 }
 
 bool Loader::action(const Node& n, Action& a) {
@@ -745,8 +776,8 @@ bool Loader::filter_fields(const Node& n, Device& dev, Filter& f, const Node*& h
       }
     } else if (key == "raw_attrs") {
       parse_raw(v, key, f.raw.attrs, d);
-    } else if (auto* ops = find_kind(ObjType::Filter, key)) {
-      if (f.ops) {
+    } else if (auto* ops = find_kind(ObjType::Filter, key); ops || tableless(&k, v)) {
+      if (body) {
         d.error(k.loc, "a filter has one kind: " + quoted(f.kind) + " and " + quoted(key) + " given");
         continue;
       }
@@ -761,7 +792,7 @@ bool Loader::filter_fields(const Node& n, Device& dev, Filter& f, const Node*& h
   }
   if (dev.block) f.key.parent = dev.block;  // tcm_parent carries the block index
   else if (!have_parent) d.error(n.loc, "filter needs 'parent' (a qdisc or class handle such as \"1:\", or ingress/egress)");
-  if (!f.ops) {
+  if (!body) {
     auto names = kind_names(ObjType::Filter);
     std::string list;
     for (auto nm : names) list += (list.empty() ? "" : ", ") + std::string(nm);
@@ -774,6 +805,8 @@ bool Loader::filter_fields(const Node& n, Device& dev, Filter& f, const Node*& h
   } else if (!body->is_map()) {
     d.error(body->loc, f.kind + " options must be a mapping");
     return false;
+  } else if (!f.ops) {
+    parse_tableless(*body, {}, f.raw, d, f.kind + " filter");
   } else {
     parse_kind_fields(*f.ops, *body, {}, f.opts, d, f.kind + " filter", &f.raw);
   }
@@ -790,7 +823,7 @@ void Loader::filter_finish(Filter&& f, const Node* handle, Device& dev) {
       else f.key.handle = *h;
     }
   }
-  if (f.ops->normalize) f.ops->normalize(f.opts, KindCtx{f.key.handle, 0, nullptr, &d, f.loc, &f}, d, f.loc);
+  if (f.ops && f.ops->normalize) f.ops->normalize(f.opts, KindCtx{f.key.handle, 0, nullptr, &d, f.loc, &f}, d, f.loc);
   // handle 0 with a given `handle:` key is rejected later with the others.
   f.key.handle = handle ? f.key.handle : 0;
   dev.filters.push_back(std::move(f));
@@ -864,7 +897,7 @@ bool Loader::plan_rows(const RowTable& t, const Filter& f, const Node* handle, F
     };
     if (p.size() == 1 && p[0] == "handle") {
       if (handle != &t.value(i)) return false;
-    } else if (p.size() == 2 && p[0] == f.kind) {
+    } else if (p.size() == 2 && p[0] == f.kind && f.ops) {
       int idx = field_of(*f.ops, p[1]);
       if (idx < 0) return false;
       c = {FilterRows::How::Field, static_cast<uint16_t>(idx)};
@@ -872,7 +905,7 @@ bool Loader::plan_rows(const RowTable& t, const Filter& f, const Node* handle, F
       auto n = parse_uint(p[1]);
       if (!n || *n >= f.actions.size()) return false;
       const Action& a = f.actions[*n];
-      if (a.ref || p[2] != a.kind) return false;
+      if (a.ref || p[2] != a.kind || !a.ops) return false;
       int idx = field_of(*a.ops, p[3]);
       if (idx < 0) return false;
       c = {FilterRows::How::ActionField, static_cast<uint16_t>(idx), static_cast<uint16_t>(*n)};
@@ -1070,7 +1103,7 @@ void derive_and_check(Device& dev, Diagnostics& d) {
       d.error(f.loc, "pref " + std::to_string(f.key.pref) + " already holds " + it->second->kind + " filters (at " +
                          format_location(it->second->loc) + "); one pref and protocol hold one classifier kind: choose another pref");
     uint32_t fixed = 0, mask = 0xFFFFFFFF;
-    if (f.ops->handle_space) f.ops->handle_space(f.opts, fixed, mask);
+    if (f.ops && f.ops->handle_space) f.ops->handle_space(f.opts, fixed, mask);
     auto ck = std::make_tuple(f.key.parent, f.key.chain, f.key.pref, f.key.protocol, fixed);
     if (f.key.handle == 0) {
       if (mask == 0) {
@@ -1129,11 +1162,12 @@ void derive_and_check(Device& dev, Diagnostics& d) {
   // Kind-wide checks (u32 tables and the rules that use them).
   std::map<const KindOps*, std::vector<const Filter*>> by_kind;
   for (auto& f : dev.filters)
-    if (f.ops->check_device) by_kind[f.ops].push_back(&f);
+    if (f.ops && f.ops->check_device) by_kind[f.ops].push_back(&f);
   for (auto& [ops, fs] : by_kind)
     if (ops->check_device) ops->check_device(fs, d);
   std::map<const KindOps*, std::vector<const Class*>> classes_by_kind;
-  for (auto& c : dev.classes) classes_by_kind[c.ops].push_back(&c);
+  for (auto& c : dev.classes)
+    if (c.ops) classes_by_kind[c.ops].push_back(&c);
   for (auto& [ops, cs] : classes_by_kind)
     if (ops->check_classes) ops->check_classes(cs, d);
 }

@@ -122,3 +122,41 @@ TEST_CASE("raw: hex that is not whole attributes is an error at its place") {
   CHECK_THAT(load_errors("version: 1\ndevices:\n  v0:\n    qdiscs:\n      - {kind: pfifo, handle: \"1:\", raw_attrs: \"08z0\"}\n"),
              StartsWith("t.yaml:5:48: error: 'raw_attrs' must be hex digits, two a byte (the kernel's attribute bytes, as dump writes them)\n"));
 }
+
+TEST_CASE("raw: a file may name a kind without a table when raw_options holds its options") {
+  State s = load_ok(
+      "version: 1\ndevices:\n  v0:\n    qdiscs:\n"
+      "      - {kind: ets, handle: \"1:\", raw_options: \"0500010003000000\"}\n"
+      "    filters:\n"
+      "      - {parent: \"1:\", pref: 1, protocol: all, handle: \"0x1\", cgroup: {raw_options: \"0800010001000000\"},\n"
+      "         actions: [{ife: {raw_options: \"\"}, raw_attrs: \"0800080001000000\"}]}\n");
+  const Device& dev = s.devices.at(0);
+  const Qdisc& q = dev.qdiscs.at(0);
+  CHECK_FALSE(q.ops);
+  CHECK(q.kind == "ets");
+  CHECK(to_hex(q.raw.options) == "0500010003000000");
+  const Filter& f = dev.filters.at(0);
+  CHECK_FALSE(f.ops);
+  CHECK(f.kind == "cgroup");
+  CHECK(to_hex(f.raw.options) == "0800010001000000");
+  REQUIRE(f.actions.size() == 1);
+  CHECK(f.actions[0].kind == "ife");
+  CHECK(to_hex(f.actions[0].raw.attrs) == "0800080001000000");
+
+  // Sent as they were: TCA_OPTIONS holds exactly the file's bytes.
+  std::vector<uint8_t> buf;
+  MsgWriter w(buf);
+  Diagnostics d;
+  encode_qdisc(w, Op::Add, q, 2, nullptr, d);
+  Qdisc back;
+  Decoded info;
+  REQUIRE(decode_qdisc(buf, nullptr, back, info));
+  CHECK(back.kind == "ets");
+  CHECK(back.raw == q.raw);
+
+  using Catch::Matchers::Contains;
+  CHECK_THAT(load_errors("version: 1\ndevices:\n  v0:\n    qdiscs:\n      - {kind: ets, handle: \"1:\", bands: 3, raw_options: \"\"}\n"),
+             Contains("unknown key 'bands' in ets qdisc: tcsync has no table for this kind; raw_options (as dump writes it) holds its options"));
+  CHECK_THAT(load_errors("version: 1\ndevices:\n  v0:\n    qdiscs:\n      - {kind: ets, handle: \"1:\"}\n"),
+             Contains("unknown qdisc kind 'ets'"));
+}
