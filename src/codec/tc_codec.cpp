@@ -62,16 +62,27 @@ size_t begin_tc(MsgWriter& w, uint16_t type, uint16_t flags, uint32_t ifindex, u
 // An object's TCA_OPTIONS: its table's attributes and then what the table
 // did not read when it was dumped (model.h Raw); for a kind without a
 // table, the dumped payload as it was.
+// Options that are all raw bytes (a kind without a table, or a table with
+// no fields yet), sent as dumped: kernels report TCA_OPTIONS, empty or not,
+// and some kinds need it even empty (ets' class change: "options are
+// required"). The dump does not say whether the kernel wants NLA_F_NESTED
+// (ets parses strictly and does); bytes that are whole attributes get it,
+// which lenient parsers ignore, and a bare struct (multiq) goes without.
+void write_raw_options(MsgWriter& w, const Opaque& raw) {
+  bool nested = whole_attrs(raw);  // an empty nest too
+  w.attr(TCA_OPTIONS | (nested ? NLA_F_NESTED : 0), raw.data(), raw.size());
+}
+
 void write_options(MsgWriter& w, const KindOps* kind, const Options& o, const KindCtx& ctx, const Opaque& unread) {
   if (!kind) {
-    if (!unread.empty()) w.attr(TCA_OPTIONS, unread.data(), unread.size());
+    write_raw_options(w, unread);
+    return;
+  }
+  if (!kind->encode) {  // a table with nothing to send (mq), unless the kernel had more
+    if (!unread.empty()) write_raw_options(w, unread);
     return;
   }
   const KindOps& ops = *kind;
-  if (!ops.encode) {
-    if (!unread.empty()) w.attr(TCA_OPTIONS, unread.data(), unread.size());
-    return;
-  }
   if (ops.options_top_level) {
     ops.encode(o, ctx, w);
     return;
@@ -137,8 +148,21 @@ void write_one_action(MsgWriter& w, uint16_t prio, const Action& a, const LinkNa
     a.ops->encode(a.opts, ctx, w);
     w.put_raw(a.raw.options.data(), a.raw.options.size());
     w.nest_end(opts);
-  } else if (!a.raw.options.empty()) {
-    w.attr(TCA_ACT_OPTIONS | NLA_F_NESTED, a.raw.options.data(), a.raw.options.size());
+  } else if (!a.ops || !a.ops->encode) {
+    size_t opts = w.nest_begin(TCA_ACT_OPTIONS | NLA_F_NESTED);
+    size_t at = w.size();
+    w.put_raw(a.raw.options.data(), a.raw.options.size());
+    // The index the model holds goes into the raw parameter struct, where
+    // the kind reads it (keep_parms took the dumped one out).
+    if (a.index && a.ops && a.ops->action_parms_attr) {
+      std::span<const uint8_t> body(w.buffer().data() + at, w.size() - at);
+      AttrIter it(body);
+      Attr p;
+      while (it.next(p))
+        if (p.type == a.ops->action_parms_attr && p.data.size() >= sizeof(uint32_t))
+          std::memcpy(w.buffer().data() + (p.data.data() - w.buffer().data()), &*a.index, sizeof(uint32_t));
+    }
+    w.nest_end(opts);
   }
   if (!cookie.empty()) w.attr(TCA_ACT_COOKIE, cookie.data(), cookie.size());
   if (!a.percpu_stats.value_or(false)) {
@@ -190,6 +214,10 @@ size_t encode_qdisc(MsgWriter& w, Op op, const Qdisc& q, uint32_t ifindex, const
 
 size_t encode_class(MsgWriter& w, Op op, const Class& c, uint32_t ifindex, const LinkNames* links, Diagnostics& d) {
   uint16_t type = op == Op::Delete ? RTM_DELTCLASS : RTM_NEWTCLASS;
+  // A class of a kind without a table may be one its qdisc made itself (ets
+  // makes a class per band): tcsync cannot tell, so an add may also change
+  // an existing one, as `tc class replace` does.
+  if (op == Op::Add && !c.ops) op = Op::Replace;
   size_t off = begin_tc(w, type, op_flags(op), ifindex, c.classid, c.parent, 0);
   w.attr_str(TCA_KIND, c.kind);
   if (op != Op::Delete) {
@@ -226,8 +254,8 @@ size_t encode_filter(MsgWriter& w, Op op, const Filter& f, uint32_t ifindex, con
     if (!f.actions.empty() && f.ops->filter_actions_attr) write_actions(w, f.ops->filter_actions_attr, f.actions, links, d, f.fingerprint);
     w.put_raw(f.raw.options.data(), f.raw.options.size());
     w.nest_end(nest);
-  } else if (op != Op::Delete && !f.raw.options.empty()) {
-    w.attr(TCA_OPTIONS, f.raw.options.data(), f.raw.options.size());
+  } else if (op != Op::Delete) {
+    write_raw_options(w, f.raw.options);
   }
   if (op != Op::Delete) w.put_raw(f.raw.attrs.data(), f.raw.attrs.size());
   w.end_message(off);
@@ -263,7 +291,7 @@ size_t encode_chain(MsgWriter& w, Op op, const Chain& c, uint32_t ifindex, const
     w.nest_end(nest);
   } else if (op != Op::Delete && !c.kind.empty()) {
     w.attr_str(TCA_KIND, c.kind);
-    if (!c.raw.options.empty()) w.attr(TCA_OPTIONS, c.raw.options.data(), c.raw.options.size());
+    write_raw_options(w, c.raw.options);
   }
   if (op != Op::Delete) w.put_raw(c.raw.attrs.data(), c.raw.attrs.size());
   w.end_message(off);
@@ -421,6 +449,18 @@ struct TcGen {
   int32_t bindcnt;
 };
 
+// A kind whose table has no fields keeps its parameter struct raw, the
+// verdict and the kind's own flags with it; the index and the reference
+// counts are the kernel's and go (the model holds the index, when one was
+// asked for), so the bytes are the same wherever and however often it is bound.
+void keep_parms(std::span<const uint8_t> options, uint16_t parms_attr, Opaque& raw) {
+  Opaque p = select_attrs(options, [&](uint16_t t) { return t == parms_attr; });
+  if (p.size() < 4 + sizeof(TcGen)) return;
+  std::memset(p.data() + 4 + offsetof(TcGen, index), 0, sizeof(uint32_t));
+  std::memset(p.data() + 4 + offsetof(TcGen, refcnt), 0, 2 * sizeof(int32_t));
+  raw.insert(raw.begin(), p.begin(), p.end());
+}
+
 void decode_actions(std::span<const uint8_t> list, const LinkNames* links, std::vector<Action>& out) {
   // Entries are nested by order (1, 2, ...); keep the kernel's order.
   AttrIter it(list);
@@ -453,6 +493,8 @@ void decode_actions(std::span<const uint8_t> list, const LinkNames* links, std::
         }
       });
     }
+    if (a.ops && !a.ops->decode && a.ops->action_parms_attr)
+      if (auto* o = tb.get(TCA_ACT_OPTIONS)) keep_parms(o->data, a.ops->action_parms_attr, a.raw.options);
     if (auto* c = tb.get(TCA_ACT_COOKIE)) a.cookie.assign(c->data.begin(), c->data.end());
     // The kernel reports TCA_ACT_FLAGS only when some flag is set.
     uint32_t flags = 0;

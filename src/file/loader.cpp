@@ -32,7 +32,9 @@ bool scalar(const Node& n, std::string_view key, Diagnostics& d) {
 
 // `raw_options` and `raw_attrs`: kernel attribute bytes that no kind table
 // reads (model.h Raw), in hex as dump writes them, sent back as they are.
-bool parse_raw(const Node& v, std::string_view key, Opaque& out, Diagnostics& d) {
+// `whole`: the bytes must be whole attributes (a table's leftovers); a kind
+// without a table may carry a bare struct (multiq, the fifos).
+bool parse_raw(const Node& v, std::string_view key, Opaque& out, Diagnostics& d, bool whole = true) {
   if (!scalar(v, key, d)) return false;
   auto bytes = from_hex(v.scalar);
   if (!bytes) {
@@ -41,16 +43,8 @@ bool parse_raw(const Node& v, std::string_view key, Opaque& out, Diagnostics& d)
   }
   // Whole attributes only: a length that does not add up would make the
   // kernel read the rest of the message as garbage.
-  size_t pos = 0;
-  while (pos + 4 <= bytes->size()) {
-    uint16_t len;
-    std::memcpy(&len, bytes->data() + pos, 2);
-    if (len < 4 || pos + len > bytes->size()) break;
-    pos += nl_align(len);
-  }
-  if (pos != bytes->size()) {
-    d.error(v.loc, quoted(key) + " is not a run of netlink attributes (the lengths do not add up at byte " +
-                       std::to_string(pos) + ")");
+  if (whole && !whole_attrs(*bytes)) {
+    d.error(v.loc, quoted(key) + " is not a run of netlink attributes (the lengths do not add up)");
     return false;
   }
   out = std::move(*bytes);
@@ -99,7 +93,7 @@ bool tableless(const Node* kind, const Node& map) {
 void parse_tableless(const Node& map, const std::vector<std::string_view>& common, Raw& raw, Diagnostics& d,
                      std::string_view where) {
   for (auto& [k, v] : map.map) {
-    if (k.scalar == "raw_options") parse_raw(v, "raw_options", raw.options, d);
+    if (k.scalar == "raw_options") parse_raw(v, "raw_options", raw.options, d, false);
     else if (std::find(common.begin(), common.end(), k.scalar) == common.end())
       d.error(k.loc, "unknown key " + quoted(k.scalar) + " in " + std::string(where) +
                          ": tcsync has no table for this kind; raw_options (as dump writes it) holds its options");

@@ -125,8 +125,10 @@ static void write_fields(const KindOps& ops, const Options& o, YamlOut& y) {
 
 // What no kind table reads (model.h Raw), as the kernel's bytes in hex:
 // apply sends them back as they are.
-static void write_raw_options(const Raw& raw, YamlOut& y) {
-  if (raw.options.empty()) return;
+// A kind without a table (no `ops`) always has the key, empty or not: it
+// is how the loader knows the kind's options are raw.
+static void write_raw_options(const Raw& raw, YamlOut& y, const KindOps* ops) {
+  if (raw.options.empty() && ops) return;
   y.key("raw_options");
   y.str(to_hex(raw.options));
 }
@@ -147,7 +149,7 @@ void write_qdisc(const Qdisc& q, YamlOut& y) {
     y.str(format_handle(q.handle));
   }
   if (q.ops) write_fields(*q.ops, q.opts, y);
-  write_raw_options(q.raw, y);
+  write_raw_options(q.raw, y, q.ops);
   write_raw_attrs(q.raw, y);
   y.map_end();
 }
@@ -163,7 +165,7 @@ void write_class(const Class& c, YamlOut& y) {
   y.key("kind");
   y.str(c.kind);
   if (c.ops) write_fields(*c.ops, c.opts, y);
-  write_raw_options(c.raw, y);
+  write_raw_options(c.raw, y, c.ops);
   write_raw_attrs(c.raw, y);
   y.map_end();
 }
@@ -179,7 +181,7 @@ static void write_action(const Action& a, YamlOut& y) {
   y.key(a.kind);
   y.map_begin();
   if (a.ops) write_fields(*a.ops, a.opts, y);
-  write_raw_options(a.raw, y);
+  write_raw_options(a.raw, y, a.ops);
   y.map_end();
   if (a.index) {
     y.key("index");
@@ -222,7 +224,7 @@ void write_filter(const Filter& f, YamlOut& y, bool on_block) {
   y.key(f.kind);
   y.map_begin();
   if (f.ops) write_fields(*f.ops, f.opts, y);
-  write_raw_options(f.raw, y);
+  write_raw_options(f.raw, y, f.ops);
   y.map_end();
   if (f.classid) {
     y.key("classid");
@@ -267,7 +269,7 @@ static void write_chain(const Chain& c, YamlOut& y, bool on_block) {
     y.key(c.kind);
     y.map_begin();
     if (c.ops) write_fields(*c.ops, c.opts, y);
-    write_raw_options(c.raw, y);
+    write_raw_options(c.raw, y, c.ops);
     y.map_end();
     y.map_end();
   }

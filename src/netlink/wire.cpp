@@ -91,6 +91,17 @@ AttrReadLog* AttrReadLog::for_buffer(std::span<const uint8_t> buf) {
   return nullptr;
 }
 
+bool whole_attrs(std::span<const uint8_t> buf) {
+  size_t pos = 0;
+  while (pos + 4 <= buf.size()) {
+    uint16_t len;
+    std::memcpy(&len, buf.data() + pos, 2);
+    if (len < 4 || pos + len > buf.size()) return false;
+    pos += nl_align(len);
+  }
+  return pos == buf.size();
+}
+
 std::string attr_types(std::span<const uint8_t> buf) {
   std::string out;
   AttrIter it(buf);

@@ -144,6 +144,9 @@ class AttrTable {
 template <typename Keep>
 std::vector<uint8_t> select_attrs(std::span<const uint8_t> buf, Keep&& keep);
 
+// Whether `buf` is a run of whole attributes, each length adding up to the end.
+bool whole_attrs(std::span<const uint8_t> buf);
+
 // The attribute types in a run of attributes, for messages: "8, 12".
 std::string attr_types(std::span<const uint8_t> buf);
 

@@ -118,7 +118,7 @@ TEST_CASE("raw: a kind without a table keeps its whole options") {
 TEST_CASE("raw: hex that is not whole attributes is an error at its place") {
   using Catch::Matchers::StartsWith;
   CHECK_THAT(load_errors("version: 1\ndevices:\n  v0:\n    qdiscs:\n      - {kind: pfifo, handle: \"1:\", raw_attrs: \"0800\"}\n"),
-             StartsWith("t.yaml:5:48: error: 'raw_attrs' is not a run of netlink attributes (the lengths do not add up at byte 0)\n"));
+             StartsWith("t.yaml:5:48: error: 'raw_attrs' is not a run of netlink attributes (the lengths do not add up)\n"));
   CHECK_THAT(load_errors("version: 1\ndevices:\n  v0:\n    qdiscs:\n      - {kind: pfifo, handle: \"1:\", raw_attrs: \"08z0\"}\n"),
              StartsWith("t.yaml:5:48: error: 'raw_attrs' must be hex digits, two a byte (the kernel's attribute bytes, as dump writes them)\n"));
 }
@@ -128,8 +128,8 @@ TEST_CASE("raw: a file may name a kind without a table when raw_options holds it
       "version: 1\ndevices:\n  v0:\n    qdiscs:\n"
       "      - {kind: ets, handle: \"1:\", raw_options: \"0500010003000000\"}\n"
       "    filters:\n"
-      "      - {parent: \"1:\", pref: 1, protocol: all, handle: \"0x1\", cgroup: {raw_options: \"0800010001000000\"},\n"
-      "         actions: [{ife: {raw_options: \"\"}, raw_attrs: \"0800080001000000\"}]}\n");
+      "      - {parent: \"1:\", pref: 1, protocol: all, handle: \"0x1\", tcindex: {raw_options: \"0800010001000000\"},\n"
+      "         actions: [{xt: {raw_options: \"\"}, raw_attrs: \"0800080001000000\"}]}\n");
   const Device& dev = s.devices.at(0);
   const Qdisc& q = dev.qdiscs.at(0);
   CHECK_FALSE(q.ops);
@@ -137,10 +137,10 @@ TEST_CASE("raw: a file may name a kind without a table when raw_options holds it
   CHECK(to_hex(q.raw.options) == "0500010003000000");
   const Filter& f = dev.filters.at(0);
   CHECK_FALSE(f.ops);
-  CHECK(f.kind == "cgroup");
+  CHECK(f.kind == "tcindex");
   CHECK(to_hex(f.raw.options) == "0800010001000000");
   REQUIRE(f.actions.size() == 1);
-  CHECK(f.actions[0].kind == "ife");
+  CHECK(f.actions[0].kind == "xt");
   CHECK(to_hex(f.actions[0].raw.attrs) == "0800080001000000");
 
   // Sent as they were: TCA_OPTIONS holds exactly the file's bytes.
