@@ -9,7 +9,6 @@
 #include <linux/rtnetlink.h>
 
 #include "plan/action_table.h"
-#include "apply/reject_hint.h"
 #include "codec/tc_codec.h"
 
 namespace tcsync {
@@ -134,7 +133,8 @@ ApplyReport apply_plan(Kernel& k, const State& desired, const State& before, con
         d.error(st.loc, "kernel rejected " + std::string(op_name(st.op)) + " of " + st.device + " " + st.what() + ": " +
                             kernel_error_text(r));
         if (st.op != Op::Delete && st.qdisc && r.status == AckResult::Status::Failed)
-          if (auto hint = qdisc_reject_hint(*st.qdisc, r.error); !hint.empty()) d.note(st.loc, hint);
+          if (const KindOps* k = st.qdisc->ops; k && k->reject_hint)
+            if (auto hint = k->reject_hint(st.qdisc->opts, r.error); !hint.empty()) d.note(st.loc, hint);
     }
   }
 

@@ -19,6 +19,7 @@
 
 #include <algorithm>
 
+#include "codec/stab.h"
 #include "model/fingerprint.h"
 #include "base/handle.h"
 
@@ -206,7 +207,10 @@ size_t encode_qdisc(MsgWriter& w, Op op, const Qdisc& q, uint32_t ifindex, const
     KindCtx ctx{q.handle, 0, links, &d, q.loc};
     ctx.change = op == Op::Change;
     write_options(w, q.ops, q.opts, ctx, q.raw.options);
-    w.put_raw(q.raw.attrs.data(), q.raw.attrs.size());
+    if (!q.raw.attrs.empty()) {
+      auto attrs = with_stab_table(q.raw.attrs);
+      w.put_raw(attrs.data(), attrs.size());
+    }
   }
   w.end_message(off);
   return off;

@@ -230,6 +230,9 @@ struct KindOps {
   // live value is the kernel's, not drift, so it is not compared.
   bool (*kernel_tunes)(const Options& want, uint16_t field) = nullptr;
 
+  // Qdiscs: a note printed under a kernel refusal whose own text says too
+  // little (mqprio's bare EINVAL); empty: none.
+  std::string (*reject_hint)(const Options& o, int error) = nullptr;
   // Attributes inside TCA_OPTIONS that the kernel reports and that are not
   // configuration (timestamps, counters, padding, hardware counts): never
   // kept as unread (model.h Raw), never sent back.
@@ -239,7 +242,8 @@ struct KindOps {
   std::vector<std::string_view> keys() const;
 };
 
-// Registry: every kind compiled in, looked up by object type and name.
+// Registry: every kind compiled in, looked up by object type and name
+// (defined in kinds/registry.cpp; kinds/kinds.def lists them).
 const KindOps* find_kind(ObjType obj, std::string_view name);
 const std::vector<const KindOps*>& all_kinds();  // a static table: no copy per lookup
 std::vector<std::string_view> kind_names(ObjType obj);
@@ -253,10 +257,5 @@ std::string field_schema(const Field& f);  // JSON Schema fragment
 
 // The value a field is compared by: declared, else its default, else none.
 const Value* effective_value(const Field& f, const Options& o, uint16_t idx, Value& scratch);
-
-// Kind registration: each kind_*.cpp defines one; kinds.def lists them all.
-#define KIND(var) extern const KindOps var;
-#include "kinds/kinds.def"
-#undef KIND
 
 }  // namespace tcsync

@@ -1,3 +1,4 @@
+#include "kinds/registry.h"
 #include "plan/atomic.h"
 
 #include <linux/if_ether.h>

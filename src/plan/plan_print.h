@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "plan/differ.h"
-#include "apply/kernel.h"
+#include "netlink/batch.h"
 
 namespace tcsync {
 

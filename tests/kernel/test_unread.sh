@@ -10,7 +10,8 @@ t qdisc add dev v0 root handle 1: stab linklayer ethernet overhead 34 htb defaul
 t class add dev v0 parent 1: classid 1:10 htb rate 10mbit
 t qdisc add dev v0 parent 1:10 handle 10: pfifo limit 100
 t qdisc add dev v3 root handle 3: stab overhead 18 linklayer ethernet pfifo limit 100
-t qdisc add dev v2 root handle 2: stab overhead -4 tbf rate 1mbit burst 10k latency 50ms
+# ATM: the kernel keeps a table it does not report; tcsync computes it again.
+t qdisc add dev v2 root handle 2: stab linklayer atm overhead -4 mpu 64 tbf rate 1mbit burst 10k latency 50ms
 t qdisc add dev v1 clsact
 t filter add dev v1 ingress pref 1 protocol ip u32 match ip dst 10.0.0.1/32 \
   action mirred egress redirect dev v3 hw_stats immediate

@@ -6,6 +6,7 @@
 // sendmsg -x); the YAML of each is what `tcsync import` reads from WORDS.
 #include <catch2/catch.hpp>
 
+#include "kinds/registry.h"
 #include "action_test_util.h"
 
 using namespace tcsync;

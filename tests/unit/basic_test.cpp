@@ -9,6 +9,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "kinds/registry.h"
 #include "kinds/filter/ematch.h"
 #include "model/kind.h"
 #include "model/model.h"

@@ -9,6 +9,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "kinds/registry.h"
 #include "kinds/filter/bpf_program.h"
 #include "plan/differ.h"
 #include "model/kind.h"

@@ -10,6 +10,7 @@
 #include <catch2/catch.hpp>
 #include <cstring>
 
+#include "kinds/registry.h"
 #include "plan/differ.h"
 #include "model/kind.h"
 #include "model/model.h"

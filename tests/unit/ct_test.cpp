@@ -10,6 +10,7 @@
 
 #include <linux/tc_act/tc_ct.h>
 
+#include "kinds/registry.h"
 #include "action_test_util.h"
 
 using namespace tcsync;

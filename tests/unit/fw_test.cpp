@@ -5,6 +5,7 @@
 // (strace -e sendmsg -x): 08 00 05 00 ff 00 00 00 | 07 00 03 00 "v1\0" pad.
 #include <catch2/catch.hpp>
 
+#include "kinds/registry.h"
 #include "model/kind.h"
 #include "model/model.h"
 #include "test_util.h"

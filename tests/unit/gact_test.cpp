@@ -8,6 +8,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "kinds/registry.h"
 #include "kinds/action/action_control.h"
 #include "base/diag.h"
 #include "model/kind.h"

@@ -5,6 +5,7 @@
 // (strace -e sendmsg -x), as hex.
 #include <linux/pkt_sched.h>
 
+#include "kinds/registry.h"
 #include "qdisc_test_util.h"
 
 using namespace tcsync;

@@ -6,6 +6,7 @@
 // sendmsg -x -s 4000).
 #include <catch2/catch.hpp>
 
+#include "kinds/registry.h"
 #include "action_test_util.h"
 #include "file/yaml_writer.h"
 

@@ -10,6 +10,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "kinds/registry.h"
 #include "base/diag.h"
 #include "model/kind.h"
 #include "model/model.h"

@@ -7,6 +7,7 @@
 #include <catch2/catch.hpp>
 
 #include "base/hex.h"
+#include "codec/stab.h"
 #include "codec/tc_codec.h"
 #include "file/yaml_writer.h"
 #include "plan/differ.h"
@@ -159,4 +160,42 @@ TEST_CASE("raw: a file may name a kind without a table when raw_options holds it
              Contains("unknown key 'bands' in ets qdisc: tcsync has no table for this kind; raw_options (as dump writes it) holds its options"));
   CHECK_THAT(load_errors("version: 1\ndevices:\n  v0:\n    qdiscs:\n      - {kind: ets, handle: \"1:\"}\n"),
              Contains("unknown qdisc kind 'ets'"));
+}
+
+TEST_CASE("raw: a size table the kernel keeps but does not report is computed as tc computes it") {
+  // `stab linklayer atm overhead 10 mpu 64`: the spec tc sent (and the
+  // kernel reports), and entries of the 512 tc sent with it (captured with
+  // strace from tc 6.1: 106 up to 96 bytes, 2279 for 2048).
+  auto t = stab_table(2, 0, TC_LINKLAYER_ATM, 64, 512);
+  REQUIRE(t.size() == 512);
+  CHECK(t[0] == 106);
+  CHECK(t[23] == 106);   // 96 bytes: two cells
+  CHECK(t[24] == 159);   // 100 bytes: three
+  CHECK(t[511] == 2279);
+  CHECK(stab_table(0, 0, TC_LINKLAYER_ETHERNET, 64, 4) == std::vector<uint16_t>{64, 64, 64, 64});
+
+  // A dumped TCA_STAB (spec only) gets its table; one without a table
+  // (ethernet, no mpu: tsize 0) is left as it is.
+  std::vector<uint8_t> attrs;
+  MsgWriter w(attrs);
+  size_t nest = w.nest_begin(TCA_STAB);
+  tc_sizespec s{};
+  s.cell_log = 2;
+  s.linklayer = TC_LINKLAYER_ATM;
+  s.overhead = 10;
+  s.mpu = 64;
+  s.mtu = 2047;
+  s.tsize = 512;
+  w.attr(TCA_STAB_BASE, &s, sizeof s);
+  w.nest_end(nest);
+  auto full = with_stab_table(attrs);
+  CHECK(full.size() == attrs.size() + 4 + 1024);
+  CHECK(with_stab_table(full) == full);
+  s.tsize = 0;
+  std::vector<uint8_t> eth;
+  MsgWriter w2(eth);
+  nest = w2.nest_begin(TCA_STAB);
+  w2.attr(TCA_STAB_BASE, &s, sizeof s);
+  w2.nest_end(nest);
+  CHECK(with_stab_table(eth) == eth);
 }

@@ -11,6 +11,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "kinds/registry.h"
 #include "test_util.h"
 
 #include "base/diag.h"

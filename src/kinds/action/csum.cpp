@@ -7,6 +7,7 @@
 #include <linux/tc_act/tc_csum.h>
 
 #include "kinds/action/action_control.h"
+#include "kinds/registry.h"
 #include "model/kind.h"
 
 namespace tcsync {

@@ -8,6 +8,7 @@
 #include <linux/tc_act/tc_gact.h>
 
 #include "kinds/action/action_control.h"
+#include "kinds/registry.h"
 #include "model/kind.h"
 #include "base/units.h"
 #include "yaml/yaml_reader.h"

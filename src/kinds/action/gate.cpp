@@ -6,6 +6,7 @@
 // so an action made by tc applies back with the index the kernel picks.
 #include <linux/tc_act/tc_gate.h>
 
+#include "kinds/registry.h"
 #include "model/kind.h"
 
 namespace tcsync {

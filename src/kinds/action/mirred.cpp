@@ -3,6 +3,7 @@
 #include <linux/tc_act/tc_mirred.h>
 
 #include "kinds/action/action_control.h"
+#include "kinds/registry.h"
 #include "model/kind.h"
 
 namespace tcsync {

@@ -28,6 +28,7 @@
 
 #include "kinds/action/action_control.h"
 #include "kinds/net_types.h"
+#include "kinds/registry.h"
 #include "model/kind.h"
 #include "base/units.h"
 #include "yaml/yaml_reader.h"

@@ -16,6 +16,7 @@
 #include <linux/pkt_sched.h>
 
 #include "kinds/action/action_control.h"
+#include "kinds/registry.h"
 #include "model/kind.h"
 #include "base/units.h"
 

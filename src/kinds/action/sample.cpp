@@ -9,6 +9,7 @@
 #include <linux/tc_act/tc_sample.h>
 
 #include "kinds/action/action_control.h"
+#include "kinds/registry.h"
 #include "model/kind.h"
 
 namespace tcsync {

@@ -17,6 +17,7 @@
 #include <linux/tc_act/tc_skbedit.h>
 
 #include "kinds/action/action_control.h"
+#include "kinds/registry.h"
 #include "model/kind.h"
 
 namespace tcsync {

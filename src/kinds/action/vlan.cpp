@@ -13,6 +13,7 @@
 
 #include "kinds/action/action_control.h"
 #include "kinds/net_types.h"
+#include "kinds/registry.h"
 #include "model/kind.h"
 
 namespace tcsync {

@@ -16,6 +16,7 @@
 #include <linux/pkt_cls.h>
 
 #include "kinds/filter/ematch.h"
+#include "kinds/registry.h"
 #include "model/kind.h"
 #include "yaml/yaml_reader.h"
 #include "file/yaml_writer.h"

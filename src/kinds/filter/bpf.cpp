@@ -28,6 +28,7 @@
 
 #include <cctype>
 
+#include "kinds/registry.h"
 #include "kinds/filter/bpf_program.h"
 #include "yaml/yaml_reader.h"
 #include "file/yaml_writer.h"

@@ -31,6 +31,7 @@
 
 #include "kinds/net_types.h"
 #include "base/handle.h"
+#include "kinds/registry.h"
 #include "model/kind.h"
 #include "model/model.h"
 #include "base/units.h"

@@ -12,6 +12,7 @@
 // The mask cannot change: the kernel refuses a mask other than the list's.
 #include <linux/pkt_cls.h>
 
+#include "kinds/registry.h"
 #include "model/kind.h"
 
 namespace tcsync {

@@ -14,6 +14,7 @@
 #include <tuple>
 
 #include "base/handle.h"
+#include "kinds/registry.h"
 #include "model/kind.h"
 #include "model/model.h"
 

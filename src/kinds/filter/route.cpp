@@ -5,6 +5,7 @@
 // filter's are, so they print, compare and apply like any other rule's.
 #include <linux/pkt_cls.h>
 
+#include "kinds/registry.h"
 #include "model/kind.h"
 
 namespace tcsync {

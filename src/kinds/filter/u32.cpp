@@ -25,6 +25,7 @@
 #include <cstring>
 
 #include "base/handle.h"
+#include "kinds/registry.h"
 #include "model/kind.h"
 #include "model/model.h"
 #include "base/units.h"

@@ -4,6 +4,7 @@
 // what the kernel keeps and what is written here.
 #include <linux/pkt_sched.h>
 
+#include "kinds/registry.h"
 #include "model/kind.h"
 #include "kinds/qdisc/qdisc_values.h"
 #include "base/units.h"

@@ -3,6 +3,7 @@
 #include <linux/pkt_sched.h>
 
 #include "base/handle.h"
+#include "kinds/registry.h"
 #include "model/kind.h"
 #include "model/model.h"
 #include "base/units.h"

@@ -3,6 +3,7 @@
 #include <linux/pkt_sched.h>
 #include <linux/rtnetlink.h>
 
+#include "kinds/registry.h"
 #include "model/kind.h"
 #include "base/units.h"
 

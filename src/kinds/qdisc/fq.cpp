@@ -1,6 +1,7 @@
 // fq: fair queueing with per-flow pacing (tc-fq(8)).
 #include <linux/pkt_sched.h>
 
+#include "kinds/registry.h"
 #include "model/kind.h"
 #include "kinds/qdisc/qdisc_values.h"
 

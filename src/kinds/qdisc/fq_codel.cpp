@@ -1,6 +1,7 @@
 // fq_codel: fair queueing with CoDel on each flow (tc-fq_codel(8)).
 #include <linux/pkt_sched.h>
 
+#include "kinds/registry.h"
 #include "model/kind.h"
 #include "kinds/qdisc/qdisc_values.h"
 

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "base/handle.h"
+#include "kinds/registry.h"
 #include "model/kind.h"
 #include "model/model.h"
 #include "base/units.h"

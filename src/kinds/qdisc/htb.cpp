@@ -2,6 +2,7 @@
 #include <linux/pkt_sched.h>
 
 #include "base/handle.h"
+#include "kinds/registry.h"
 #include "model/kind.h"
 #include "base/units.h"
 

@@ -1,5 +1,6 @@
 // mq: one child qdisc per transmit queue of a multi-queue device. Its
 // classes MAJOR:1..MAJOR:N are the device's queues, made by the qdisc.
+#include "kinds/registry.h"
 #include "model/kind.h"
 
 namespace tcsync {

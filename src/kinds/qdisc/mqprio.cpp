@@ -7,8 +7,8 @@
 #include <cerrno>
 #include <string>
 
+#include "kinds/registry.h"
 #include "model/kind.h"
-#include "apply/reject_hint.h"
 #include "base/units.h"
 #include "yaml/yaml_reader.h"
 #include "file/yaml_writer.h"
@@ -185,7 +185,7 @@ bool implicit_class(const Options& o, uint32_t minor) {
 
 // mqprio_init with hw 1 asks the driver (ndo_setup_tc); a device without
 // one (veth, dummy: checked in the lab, 6.1) gets a bare EINVAL.
-std::string mqprio_reject_hint(const Options& o, int error) {
+static std::string reject_hint(const Options& o, int error) {
   if (error != EINVAL || o.num(kHw).value_or(1) == 0) return {};
   return "mqprio with hw 1 (the default, as in tc) needs a device that offloads mqprio; on veth, dummy and other software devices use hw: 0";
 }
@@ -201,6 +201,7 @@ const KindOps kQdiscMqprio{
     .can_change = false,  // 6.1: "Change operation not supported by specified qdisc."
     .options_raw = true,
     .implicit_class = implicit_class,
+    .reject_hint = reject_hint,
 };
 
 }  // namespace tcsync

@@ -5,6 +5,7 @@
 
 #include <cmath>
 
+#include "kinds/registry.h"
 #include "model/kind.h"
 #include "kinds/qdisc/qdisc_values.h"
 #include "base/units.h"

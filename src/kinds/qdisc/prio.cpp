@@ -5,6 +5,7 @@
 
 #include <string>
 
+#include "kinds/registry.h"
 #include "model/kind.h"
 #include "base/units.h"
 #include "yaml/yaml_reader.h"

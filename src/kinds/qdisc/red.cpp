@@ -23,6 +23,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "kinds/registry.h"
 #include "model/kind.h"
 #include "base/units.h"
 #include "yaml/yaml_reader.h"

@@ -1,6 +1,7 @@
 // sfq: stochastic fairness queueing (tc-sfq(8)), without its RED mode.
 #include <linux/pkt_sched.h>
 
+#include "kinds/registry.h"
 #include "model/kind.h"
 
 namespace tcsync {

@@ -1,6 +1,7 @@
 // tbf: a token bucket filter qdisc.
 #include <linux/pkt_sched.h>
 
+#include "kinds/registry.h"
 #include "model/kind.h"
 #include "base/units.h"
 
