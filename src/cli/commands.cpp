@@ -438,7 +438,8 @@ int cmd_dump(const std::vector<std::string>& devices, const CommonOptions& o) {
     std::stable_sort(dev.classes.begin(), dev.classes.end(), [](auto& a, auto& b) { return a.classid < b.classid; });
   std::sort(live.blocks.begin(), live.blocks.end(), [](auto& a, auto& b) { return a.block < b.block; });
   deatomize(live);  // rule lists under an atomic switch print as the file wrote them
-  write_state_yaml(live, std::cout);
+  if (o.format == Format::Json) write_state_json(live, std::cout);
+  else write_state_yaml(live, std::cout);
   return 0;
 }
 
