@@ -1,9 +1,10 @@
 #include "file/yaml_writer.h"
 
 #include <algorithm>
-#include <sstream>
-#include <set>
+#include <cctype>
 #include <cstdio>
+#include <set>
+#include <sstream>
 
 #include "base/handle.h"
 #include "base/json_text.h"
