@@ -26,6 +26,7 @@
 #include "plan/plan_print.h"
 #include "plan/plan_warnings.h"
 #include "kernel/probe.h"
+#include "file/report_json.h"
 #include "file/yaml_writer.h"
 
 namespace tcsync {
@@ -235,11 +236,13 @@ int cmd_validate(const std::vector<std::string>& files, const CommonOptions& o) 
   State s;
   Diagnostics d;
   bool ok = load(files, s, d);
-  print_diags(d, o);
+  // JSON: the diagnostics are in the report, not also on stderr.
   if (o.format == Format::Json) {
-    std::cout << "{\"format\": \"tcsync-validate\", \"version\": 1, \"valid\": " << (ok ? "true" : "false")
-              << ", \"errors\": " << d.error_count() << "}\n";
-  } else if (ok && !o.quiet) {
+    std::cout << validate_report_json(ok, d);
+    return ok ? 0 : 1;
+  }
+  print_diags(d, o);
+  if (ok && !o.quiet) {
     size_t q = 0, c = 0, f = 0;
     for (auto& dev : s.devices) q += dev.qdiscs.size(), c += dev.classes.size(), f += dev.filters.size();
     for (auto& b : s.blocks) f += b.filters.size();
@@ -438,7 +441,8 @@ int cmd_dump(const std::vector<std::string>& devices, const CommonOptions& o) {
     std::stable_sort(dev.classes.begin(), dev.classes.end(), [](auto& a, auto& b) { return a.classid < b.classid; });
   std::sort(live.blocks.begin(), live.blocks.end(), [](auto& a, auto& b) { return a.block < b.block; });
   deatomize(live);  // rule lists under an atomic switch print as the file wrote them
-  write_state_yaml(live, std::cout);
+  if (o.format == Format::Json) write_state_json(live, std::cout);
+  else write_state_yaml(live, std::cout);
   return 0;
 }
 
@@ -446,6 +450,10 @@ int cmd_import(const std::string& file, const CommonOptions& o) {
   Diagnostics d;
   std::string yaml;
   bool ok = import_tc_file(file, ImportOptions{o.netns}, yaml, d);
+  if (o.format == Format::Json) {
+    std::cout << import_report_json(ok, yaml, d);
+    return ok ? 0 : 1;
+  }
   print_diags(d, o);
   if (!ok) return 1;
   std::cout << yaml;

@@ -25,7 +25,7 @@ Exit codes: 0 done or in sync, 1 error, 2 changes pending (diff).)");
   tcsync::CommonOptions common;
   std::string format = "text", color = "auto";
   app.add_option("--netns", common.netns, "Network namespace name (as `ip netns` makes them)");
-  app.add_option("--format", format, "Output format: text or json")->check(CLI::IsMember({"text", "json"}));
+  app.add_option("--format", format, "Output format: text or json (every command; the shapes are in schemas/)")->check(CLI::IsMember({"text", "json"}));
   app.add_option("--color", color, "Color: auto (a terminal and no NO_COLOR), always, never")
       ->check(CLI::IsMember({"auto", "always", "never"}));
   app.add_flag("-q,--quiet", common.quiet, "Print only errors");
@@ -56,7 +56,7 @@ Exit codes: 0 done or in sync, 1 error, 2 changes pending (diff).)");
     c->add_flag("--atomic", common.atomic,
                 "Change the filter lists at ingress/egress by building them in a spare chain and switching with one "
                 "replace, so no packet sees a half-applied list (needs flower and gact in the kernel)");
-  auto* dump = app.add_subcommand("dump", "Print the live tc state as tcsync YAML");
+  auto* dump = app.add_subcommand("dump", "Print the live tc state as tcsync YAML (or JSON with --format json)");
   dump->add_option("--dev", devices, "Only this device (repeatable); default: every device with tc state");
 
   auto* schema = app.add_subcommand("schema", "Print the JSON Schema of the file format (for editors)");

@@ -1,7 +1,7 @@
 #include "file/schema.h"
 
 #include "model/kind.h"
-#include "plan/plan_print.h"
+#include "base/json_text.h"
 
 namespace tcsync {
 namespace {

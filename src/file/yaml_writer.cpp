@@ -1,12 +1,14 @@
 #include "file/yaml_writer.h"
 
 #include <algorithm>
-#include <sstream>
-#include <set>
+#include <cctype>
 #include <cstdio>
+#include <set>
+#include <sstream>
 
 #include "base/handle.h"
 #include "base/hex.h"
+#include "base/json_text.h"
 
 namespace tcsync {
 
@@ -41,7 +43,8 @@ void YamlOut::seq_end() {
 }
 void YamlOut::key(std::string_view k) {
   sep();
-  out_ += k;
+  if (json_) append_json_string(out_, k);
+  else out_ += k;
   out_ += ": ";
   after_key_ = true;
 }
@@ -51,11 +54,16 @@ void YamlOut::num(uint64_t v) {
 }
 void YamlOut::number(std::string_view text) {
   sep();
-  out_ += text;
+  if (json_ && !is_json_number(text)) append_json_string(out_, text);
+  else out_ += text;
 }
 void YamlOut::boolean(bool b) {
   sep();
   out_ += b ? "true" : "false";
+}
+void YamlOut::null() {
+  sep();
+  out_ += "null";
 }
 
 bool yaml_needs_quotes(std::string_view s) {
@@ -63,11 +71,14 @@ bool yaml_needs_quotes(std::string_view s) {
   // Anything YAML 1.1 might type (numbers, bools, null, sexagesimal "1:10",
   // hex) or that carries flow syntax gets quotes; our loader does not care,
   // but other YAML tools reading a dump should see the same strings.
-  static const char* words[] = {"true", "false", "yes", "no", "on", "off", "null", "y", "n", "~"};
-  std::string lower(s);
-  std::transform(lower.begin(), lower.end(), lower.begin(), ::tolower);
-  for (auto* w : words)
-    if (lower == w) return true;
+  // (Compared in place: a lowercased copy per scalar cost a dump 10%.)
+  static constexpr std::string_view words[] = {"true", "false", "yes", "no", "on", "off", "null", "y", "n", "~"};
+  if (s.size() <= 5)
+    for (auto w : words)
+      if (w.size() == s.size() && std::equal(s.begin(), s.end(), w.begin(), [](char a, char b) {
+            return std::tolower(static_cast<unsigned char>(a)) == b;
+          }))
+        return true;
   if (std::isdigit(static_cast<unsigned char>(s[0])) || s[0] == '-' || s[0] == '+' || s[0] == '.') {
     // "100mbit" is safe; "10", "0x0000ffff", "1:10", "1e3", "1.5" are not:
     // quote anything made only of number characters.
@@ -78,9 +89,8 @@ bool yaml_needs_quotes(std::string_view s) {
   return false;
 }
 
-std::string yaml_scalar(std::string_view s) {
-  if (!yaml_needs_quotes(s)) return std::string(s);
-  std::string out = "\"";
+static void append_quoted(std::string& out, std::string_view s) {
+  out += '"';
   for (char c : s) {
     if (c == '"' || c == '\\') out += '\\';
     if (static_cast<unsigned char>(c) < 0x20) {
@@ -91,12 +101,119 @@ std::string yaml_scalar(std::string_view s) {
     }
     out += c;
   }
-  return out + "\"";
+  out += '"';
+}
+
+std::string yaml_scalar(std::string_view s) {
+  if (!yaml_needs_quotes(s)) return std::string(s);
+  std::string out;
+  append_quoted(out, s);
+  return out;
 }
 
 void YamlOut::str(std::string_view s) {
   sep();
-  out_ += yaml_scalar(s);
+  if (json_) append_json_string(out_, s);
+  else if (!yaml_needs_quotes(s)) out_ += s;
+  else append_quoted(out_, s);
+}
+
+DocOut::DocOut(std::ostream& os, YamlOut::Style style) : os_(os), style_(style), json_(style == YamlOut::Style::json) {
+  out_.reserve(72 * 1024);
+}
+
+DocOut::~DocOut() { os_.write(out_.data(), static_cast<std::streamsize>(out_.size())); }
+
+void DocOut::indent(size_t depth) { out_.append(2 * depth, ' '); }
+
+// YAML: a key opens its line ("devices:") and the first thing inside the
+// value ends it; JSON: the comma and line break come before each entry.
+void DocOut::key(std::string_view k) {
+  if (json_) {
+    if (!empty_.back()) out_ += ',';
+    empty_.back() = false;
+    out_ += '\n';
+    indent(empty_.size());
+    append_json_string(out_, k);
+    out_ += ": ";
+    return;
+  }
+  if (empty_.back() && empty_.size() > 1) out_ += '\n';
+  empty_.back() = false;
+  indent(empty_.size() - 1);
+  out_ += yaml_scalar(k);
+  out_ += ':';
+}
+
+void DocOut::key(uint64_t k) {
+  if (json_) return key(std::to_string(k));
+  if (empty_.back() && empty_.size() > 1) out_ += '\n';
+  empty_.back() = false;
+  indent(empty_.size() - 1);
+  out_ += std::to_string(k);
+  out_ += ':';
+}
+
+void DocOut::num(uint64_t v) {
+  out_ += json_ ? "" : " ";
+  out_ += std::to_string(v);
+  if (!json_) out_ += '\n';
+}
+
+void DocOut::boolean(bool b) {
+  out_ += json_ ? "" : " ";
+  out_ += b ? "true" : "false";
+  if (!json_) out_ += '\n';
+}
+
+void DocOut::map_begin() {
+  if (json_) out_ += '{';
+  empty_.push_back(true);
+}
+
+void DocOut::seq_begin() {
+  if (json_) out_ += '[';
+  empty_.push_back(true);
+}
+
+void DocOut::close(char bracket, const char* empty_yaml) {
+  bool empty = empty_.back();
+  empty_.pop_back();
+  if (json_) {
+    if (!empty) {
+      out_ += '\n';
+      indent(empty_.size());
+    }
+    out_ += bracket;
+    if (empty_.empty()) out_ += '\n';
+  } else if (empty && !empty_.empty()) {
+    out_ += empty_yaml;
+  }
+}
+
+void DocOut::map_end() { close('}', " {}\n"); }
+void DocOut::seq_end() { close(']', " []\n"); }
+
+void DocOut::item_begin() {
+  if (json_) {
+    if (!empty_.back()) out_ += ',';
+    empty_.back() = false;
+    out_ += '\n';
+    indent(empty_.size());
+    return;
+  }
+  if (empty_.back()) out_ += '\n';
+  empty_.back() = false;
+  indent(empty_.size() - 1);
+  out_ += "- ";
+}
+
+void DocOut::item_end() {
+  if (!json_) out_ += '\n';
+  if (out_.size() >= 64 * 1024) {
+    os_.write(out_.data(), static_cast<std::streamsize>(out_.size()));
+    out_.clear();
+  }
 }
 
 void write_options(const KindOps& ops, const Options& o, YamlOut& y) {
@@ -277,80 +394,68 @@ static void write_chain(const Chain& c, YamlOut& y, bool on_block) {
   y.map_end();
 }
 
-void write_state_yaml(const State& s, std::ostream& os) {
-  // Written out in pieces of about 64 KiB: the text of 100k rules never
-  // exists as one string (growing it by doubling faulted in twice its size).
-  std::string out = "version: 1\n";
-  out.reserve(72 * 1024);
-  auto done_item = [&] {
-    out += "\n";
-    if (out.size() >= 64 * 1024) {
-      os.write(out.data(), static_cast<std::streamsize>(out.size()));
-      out.clear();
-    }
-  };
+static void write_state(const State& s, std::ostream& os, YamlOut::Style style) {
+  DocOut doc(os, style);
+  doc.map_begin();
+  doc.key("version");
+  doc.num(1);
   // The table only when it holds something: an empty `actions:` would own
   // the table (delete what others create there).
   if (s.actions.present && !s.actions.actions.empty()) {
-    out += "actions:\n";
-    for (auto& a : s.actions.actions) {
-      out += "  - ";
-      YamlOut y(out);
-      write_action(a, y);
-      done_item();
-    }
+    doc.key("actions");
+    doc.seq_begin();
+    for (auto& a : s.actions.actions) doc.item([&](YamlOut& y) { write_action(a, y); });
+    doc.seq_end();
   }
-  out += s.devices.empty() ? "devices: {}\n" : "devices:\n";
+  auto section = [&](const char* name, const auto& items, auto&& write) {
+    if (items.empty()) return;
+    doc.key(name);
+    doc.seq_begin();
+    for (auto& it : items) doc.item([&](YamlOut& y) { write(it, y); });
+    doc.seq_end();
+  };
+  doc.key("devices");
+  doc.map_begin();
   for (auto& d : s.devices) {
-    out += "  " + yaml_scalar(d.name) + ":";
+    doc.key(d.name);
+    doc.map_begin();
     auto chains = explicit_chains(d);
-    if (d.qdiscs.empty() && d.classes.empty() && d.filters.empty() && chains.empty()) {
-      out += " {}\n";
-      continue;
-    }
-    out += "\n";
-    if (d.atomic) out += "    atomic: true\n";
-    auto section = [&](const char* name, auto& items, auto&& write) {
-      if (items.empty()) return;
-      out += "    " + std::string(name) + ":\n";
-      for (auto& it : items) {
-        out += "      - ";
-        YamlOut y(out);
-        write(it, y);
-        done_item();
+    if (!d.qdiscs.empty() || !d.classes.empty() || !d.filters.empty() || !chains.empty()) {
+      if (d.atomic) {
+        doc.key("atomic");
+        doc.boolean(true);
       }
-    };
-    section("qdiscs", d.qdiscs, write_qdisc);
-    section("classes", d.classes, write_class);
-    section("chains", chains, [](const Chain* c, YamlOut& y) { write_chain(*c, y, false); });
-    section("filters", d.filters, [](const Filter& f, YamlOut& y) { write_filter(f, y, false); });
+      section("qdiscs", d.qdiscs, write_qdisc);
+      section("classes", d.classes, write_class);
+      section("chains", chains, [](const Chain* c, YamlOut& y) { write_chain(*c, y, false); });
+      section("filters", d.filters, [](const Filter& f, YamlOut& y) { write_filter(f, y, false); });
+    }
+    doc.map_end();
   }
+  doc.map_end();
   // Shared blocks by index, with their filters (a block has nothing else).
-  if (!s.blocks.empty()) out += "blocks:\n";
-  for (auto& b : s.blocks) {
-    out += "  " + std::to_string(b.block) + ":";
-    auto chains = explicit_chains(b);
-    if (b.filters.empty() && chains.empty()) {
-      out += " {}\n";
-      continue;
+  if (!s.blocks.empty()) {
+    doc.key("blocks");
+    doc.map_begin();
+    for (auto& b : s.blocks) {
+      doc.key(uint64_t{b.block});
+      doc.map_begin();
+      section("chains", explicit_chains(b), [](const Chain* c, YamlOut& y) { write_chain(*c, y, true); });
+      section("filters", b.filters, [](const Filter& f, YamlOut& y) { write_filter(f, y, true); });
+      doc.map_end();
     }
-    out += "\n";
-    if (!chains.empty()) out += "    chains:\n";
-    for (auto* c : chains) {
-      out += "      - ";
-      YamlOut y(out);
-      write_chain(*c, y, true);
-      done_item();
-    }
-    if (!b.filters.empty()) out += "    filters:\n";
-    for (auto& f : b.filters) {
-      out += "      - ";
-      YamlOut y(out);
-      write_filter(f, y, true);
-      done_item();
-    }
+    doc.map_end();
   }
-  os.write(out.data(), static_cast<std::streamsize>(out.size()));
+  doc.map_end();
+}
+
+void write_state_yaml(const State& s, std::ostream& os) { write_state(s, os, YamlOut::Style::yaml); }
+void write_state_json(const State& s, std::ostream& os) { write_state(s, os, YamlOut::Style::json); }
+
+std::string write_state_json(const State& s) {
+  std::ostringstream os;
+  write_state_json(s, os);
+  return std::move(os).str();
 }
 
 std::string write_state_yaml(const State& s) {

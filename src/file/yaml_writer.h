@@ -1,6 +1,11 @@
 // YAML output for `dump`: a small direct writer (the libyaml emitter costs
 // an event struct and copies per scalar; at a million rules that matters).
 // Each object is one flow mapping on one line, as people write tc rules.
+//
+// JSON is a subset of YAML's flow style, so the same writer, walking the
+// same state, writes JSON too: only how keys and strings are quoted differs
+// (a branch per scalar, no virtual call), and the block layout around the
+// rules (DocOut). `apply` reads either.
 #pragma once
 #include <cstdint>
 #include <ostream>
@@ -14,9 +19,11 @@ namespace tcsync {
 
 // Flow-style emitter: {a: 1, b: [x, y]}. Commas and quoting are automatic:
 // scalars that YAML would read as anything but the same string are quoted.
+// Style::json quotes every key and string ({"a": 1, "b": ["x", "y"]}).
 class YamlOut {
  public:
-  explicit YamlOut(std::string& out) : out_(out) {}
+  enum class Style : bool { yaml, json };
+  explicit YamlOut(std::string& out, Style style = Style::yaml) : out_(out), json_(style == Style::json) {}
   void map_begin();
   void map_end();
   void seq_begin();
@@ -26,12 +33,54 @@ class YamlOut {
   void num(uint64_t v);
   void number(std::string_view text);  // a decimal fraction such as 0.02, unquoted
   void boolean(bool b);
+  void null();
 
  private:
   void sep();
   std::string& out_;
   std::vector<bool> first_;  // per open container: nothing written yet
   bool after_key_ = false;
+  bool json_;
+};
+
+// The block layout of a document around its flow items, in either style:
+//   YAML  devices:           JSON  "devices": {
+//           eth0:                    "eth0": {
+//             qdiscs:                  "qdiscs": [
+//               - {kind: htb}            {"kind": "htb"}
+// Empty containers print as {} or []. Output goes to `os` in pieces of
+// about 64 KiB: the text of a million rules never exists as one string.
+class DocOut {
+ public:
+  DocOut(std::ostream& os, YamlOut::Style style);
+  ~DocOut();
+  void key(std::string_view k);
+  void key(uint64_t k);  // a number as a key (a block index): a string in JSON
+  void num(uint64_t v);
+  void boolean(bool b);
+  void map_begin();  // the root, or the value of the last key
+  void map_end();
+  void seq_begin();
+  void seq_end();
+  // One flow item of the open sequence, written by write(YamlOut&).
+  template <class F>
+  void item(F&& write) {
+    item_begin();
+    YamlOut y(out_, style_);
+    write(y);
+    item_end();
+  }
+
+ private:
+  void item_begin();
+  void item_end();
+  void indent(size_t depth);
+  void close(char bracket, const char* empty_yaml);
+  std::ostream& os_;
+  YamlOut::Style style_;
+  bool json_;
+  std::string out_;
+  std::vector<bool> empty_;  // per open container
 };
 
 // Quote a scalar when plain YAML would not read it back as this string.
@@ -42,6 +91,9 @@ std::string yaml_scalar(std::string_view s);
 // The whole state as a tcsync file that `apply` accepts back unchanged.
 void write_state_yaml(const State& s, std::ostream& os);
 std::string write_state_yaml(const State& s);
+// The same document as JSON (same keys, same structure).
+void write_state_json(const State& s, std::ostream& os);
+std::string write_state_json(const State& s);
 void write_qdisc(const Qdisc& q, YamlOut& y);
 void write_class(const Class& c, YamlOut& y);
 // on_block: a shared block's filter, written without its parent.

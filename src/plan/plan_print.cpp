@@ -3,28 +3,9 @@
 #include <cstdio>
 #include <ostream>
 
-namespace tcsync {
+#include "file/yaml_writer.h"
 
-std::string json_escape(std::string_view s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\t': out += "\\t"; break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          char b[8];
-          std::snprintf(b, sizeof b, "\\u%04x", c);
-          out += b;
-        } else {
-          out += c;
-        }
-    }
-  }
-  return out;
-}
+namespace tcsync {
 
 static const char* sign(Op op) {
   switch (op) {
@@ -90,25 +71,54 @@ static const char* status_name(AckResult::Status s) {
   return "?";
 }
 
+// Laid out as it always was (", " and ": ", one line): consumers pin it.
 std::string plan_json(const Plan& plan, const std::vector<AckResult>& results, const std::string& command) {
-  std::string out = "{\"format\": \"tcsync-plan\", \"version\": 1, \"command\": \"" + json_escape(command) +
-                    "\", \"changes\": " + std::to_string(plan.steps.size()) + ", \"steps\": [";
+  std::string out;
+  YamlOut y(out, YamlOut::Style::json);
+  y.map_begin();
+  y.key("format");
+  y.str("tcsync-plan");
+  y.key("version");
+  y.num(1);
+  y.key("command");
+  y.str(command);
+  y.key("changes");
+  y.num(plan.steps.size());
+  y.key("steps");
+  y.seq_begin();
   for (size_t i = 0; i < plan.steps.size(); ++i) {
     auto& s = plan.steps[i];
-    out += i ? ", " : "";
-    out += "{\"op\": \"" + std::string(op_name(s.op)) + "\", \"object\": \"" + (s.chain ? "chain" : obj_type_name(s.type)) +
-           "\", \"device\": \"" + json_escape(s.device) + "\", \"what\": \"" + json_escape(s.what()) +
-           "\", \"reason\": \"" + json_escape(s.reason) + "\"";
-    if (s.loc.known()) out += ", \"location\": \"" + json_escape(format_location(s.loc)) + "\"";
+    y.map_begin();
+    y.key("op");
+    y.str(op_name(s.op));
+    y.key("object");
+    y.str(s.chain ? "chain" : obj_type_name(s.type));
+    y.key("device");
+    y.str(s.device);
+    y.key("what");
+    y.str(s.what());
+    y.key("reason");
+    y.str(s.reason);
+    if (s.loc.known()) {
+      y.key("location");
+      y.str(format_location(s.loc));
+    }
     if (i < results.size()) {
       auto& r = results[i];
-      out += ", \"status\": \"" + std::string(status_name(r.status)) + "\"";
-      if (r.status == AckResult::Status::Failed)
-        out += ", \"errno\": " + std::to_string(r.error) + ", \"kernel_message\": \"" + json_escape(r.ext_msg) + "\"";
+      y.key("status");
+      y.str(status_name(r.status));
+      if (r.status == AckResult::Status::Failed) {
+        y.key("errno");
+        y.number(std::to_string(r.error));
+        y.key("kernel_message");
+        y.str(r.ext_msg);
+      }
     }
-    out += "}";
+    y.map_end();
   }
-  out += "]}\n";
+  y.seq_end();
+  y.map_end();
+  out += '\n';
   return out;
 }
 

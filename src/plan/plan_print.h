@@ -19,6 +19,5 @@ std::string plan_text(const Plan& plan, const PrintOptions& o);
 void write_plan_text(const Plan& plan, const PrintOptions& o, std::ostream& os);
 // results: empty for a plan only (diff, dry run), else one per step.
 std::string plan_json(const Plan& plan, const std::vector<AckResult>& results, const std::string& command);
-std::string json_escape(std::string_view s);
 
 }  // namespace tcsync

@@ -5,7 +5,9 @@
 - both files are valid JSON Schemas (draft 2020-12),
 - every examples/*.yaml, read by python3-yaml as any editor or CI tool would,
   validates, and so does what `tcsync import` writes,
-- the schema rejects what tcsync rejects (it is not vacuous).
+- the schema rejects what tcsync rejects (it is not vacuous),
+- what `validate` and `import` print with --format json follows
+  report.schema.json, errors and all.
 
 usage: schema_test.py path/to/tcsync SOURCE_DIR
 """
@@ -47,7 +49,9 @@ check(generated == committed, "schemas/tcsync.schema.json is the output of `tcsy
 
 schema = json.loads(generated)
 plan_schema = json.load(open(os.path.join(ROOT, "schemas", "plan.schema.json")))
-for name, s in (("tcsync.schema.json", schema), ("plan.schema.json", plan_schema)):
+report_schema = json.load(open(os.path.join(ROOT, "schemas", "report.schema.json")))
+for name, s in (("tcsync.schema.json", schema), ("plan.schema.json", plan_schema),
+                ("report.schema.json", report_schema)):
     try:
         jsonschema.Draft202012Validator.check_schema(s)
         check(True, name + " is a valid draft 2020-12 schema")
@@ -86,6 +90,44 @@ check(r.returncode == 0, "tcsync import of a batch file", r.stderr)
 if r.returncode == 0:
     errs = errors(yaml.safe_load(r.stdout))
     check(not errs, "what tcsync import writes validates", errs + "\n" + r.stdout)
+
+report_validator = jsonschema.Draft202012Validator(report_schema)
+
+
+def report(what, r, want_rc, check_doc):
+    """`tcsync --format json ...` printed one line of JSON that follows
+    report.schema.json, exited want_rc, and check_doc(doc) holds."""
+    try:
+        doc = json.loads(r.stdout)
+    except ValueError as e:
+        check(False, what + ": stdout is JSON", "%s\n%s" % (e, r.stdout + r.stderr))
+        return
+    errs = "\n".join(e.message for e in report_validator.iter_errors(doc))
+    check(not errs, what + ": follows report.schema.json", errs + "\n" + r.stdout)
+    check(r.returncode == want_rc and r.stdout.count("\n") == 1 and not r.stderr,
+          what + ": exit %d, one line, nothing on stderr" % want_rc, "rc %d\n%s%s" % (r.returncode, r.stdout, r.stderr))
+    check(check_doc(doc), what + ": content", r.stdout)
+
+
+with tempfile.TemporaryDirectory() as tmp:
+    good, broken, tc_bad = (os.path.join(tmp, n) for n in ("good.yaml", "broken.yaml", "bad.tc"))
+    open(good, "w").write(open(examples[0]).read())
+    open(broken, "w").write('version: 1\ndevices:\n  v0:\n    qdiscs: [{kind: htb, handle: "1:", defalt: "1:10"}]\n'
+                            '    classes: [{classid: "1:10", rate: 10mbt}]\n')
+    open(tc_bad, "w").write("qdisc add dev v0 root handle 1: htb default 10\nqdisc add dev v0 root handle 2: nosuchkind\n")
+    report("validate --format json of a good file", run("--format", "json", "validate", good), 0,
+           lambda d: d["valid"] and d["errors"] == 0 and d["diagnostics"] == [])
+    report("validate --format json of a broken file", run("--format", "json", "validate", broken), 1,
+           lambda d: not d["valid"] and d["errors"] == 2 and
+           [(x["file"], x["line"], x["column"], x["severity"]) for x in d["diagnostics"]] ==
+           [(broken, 4, 40, "error"), (broken, 5, 39, "error")] and "defalt" in d["diagnostics"][0]["message"])
+    report("import --format json of a good batch", run("--format", "json", "import", "-", stdin=batch), 0,
+           lambda d: d["ok"] and yaml.safe_load(d["yaml"])["devices"]["v1"]["qdiscs"][0]["kind"] == "clsact")
+    report("import --format json of a bad batch", run("--format", "json", "import", tc_bad), 1,
+           lambda d: not d["ok"] and "yaml" not in d and d["errors"] >= 1 and
+           all(x["file"] == tc_bad for x in d["diagnostics"] if x["severity"] == "error"))
+r = run("--format", "json", "schema")
+check(r.returncode == 0 and r.stdout == generated, "schema --format json prints the schema (it is JSON)")
 
 bad = {"version": 1, "devices": {"v0": {"qdiscs": [{"kind": "htb", "handle": "1:", "rate2q": 10}]}}}
 check(bool(errors(bad)), "an unknown key is rejected by the schema")
