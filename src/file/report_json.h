@@ -5,7 +5,7 @@
 #include <string>
 
 #include "base/diag.h"
-#include "file/yaml_writer.h"
+#include "yaml/yaml_out.h"
 
 namespace tcsync {
 

@@ -9,7 +9,7 @@
 #include "base/handle.h"
 #include "base/units.h"
 #include "yaml/yaml_reader.h"
-#include "file/yaml_writer.h"
+#include "yaml/yaml_out.h"
 
 namespace tcsync {
 namespace {

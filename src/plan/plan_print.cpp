@@ -3,7 +3,7 @@
 #include <cstdio>
 #include <ostream>
 
-#include "file/yaml_writer.h"
+#include "yaml/yaml_out.h"
 
 namespace tcsync {
 

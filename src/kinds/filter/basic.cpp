@@ -19,7 +19,7 @@
 #include "kinds/registry.h"
 #include "model/kind.h"
 #include "yaml/yaml_reader.h"
-#include "file/yaml_writer.h"
+#include "yaml/yaml_out.h"
 
 namespace tcsync {
 namespace {

@@ -31,7 +31,7 @@
 #include "kinds/registry.h"
 #include "kinds/filter/bpf_program.h"
 #include "yaml/yaml_reader.h"
-#include "file/yaml_writer.h"
+#include "yaml/yaml_out.h"
 
 namespace tcsync {
 namespace {
