@@ -8,6 +8,7 @@
 
 #include "kinds/action/action_control.h"
 #include "model/kind.h"
+#include "model/tc_words.h"
 
 namespace tcsync {
 namespace {
@@ -41,6 +42,11 @@ void normalize(Options& o, const KindCtx&, Diagnostics&, SourceLoc) { drop_defau
 
 }  // namespace
 
+namespace {
+const std::string_view kTcExamples[] = {"zone 2 pipe"};
+const TcWords kTcWords{.bare = tc_bare_control, .examples = kTcExamples};
+}  // namespace
+
 const KindOps kActionConnmark{
     .name = "connmark",
     .obj = ObjType::Action,
@@ -50,6 +56,7 @@ const KindOps kActionConnmark{
     .decode = decode,
     .normalize = normalize,
     .action_parms_attr = TCA_CONNMARK_PARMS,
+    .tc_words = &kTcWords,
 };
 
 }  // namespace tcsync

@@ -8,6 +8,7 @@
 
 #include "kinds/action/action_control.h"
 #include "model/kind.h"
+#include "model/tc_words.h"
 
 namespace tcsync {
 namespace {
@@ -61,6 +62,15 @@ void normalize(Options& o, const KindCtx&, Diagnostics& d, SourceLoc loc) {
 
 }  // namespace
 
+namespace {
+// `ip4h and udp`: the 'and' between targets says nothing.
+bool tc_and(TcCursor&, const TcWord&, Node&) { return true; }
+const TcAlias kTcAliases[] = {{"iph", "ip4h"}, {"ipv4h", "ip4h"}};
+const TcReader kTcReaders[] = {{"and", tc_and}};
+const std::string_view kTcExamples[] = {"iph and udp ok", "ipv4h tcp"};
+const TcWords kTcWords{.aliases = kTcAliases, .readers = kTcReaders, .bare = tc_bare_control, .examples = kTcExamples};
+}  // namespace
+
 const KindOps kActionCsum{
     .name = "csum",
     .obj = ObjType::Action,
@@ -70,6 +80,7 @@ const KindOps kActionCsum{
     .decode = decode,
     .normalize = normalize,
     .action_parms_attr = TCA_CSUM_PARMS,
+    .tc_words = &kTcWords,
 };
 
 }  // namespace tcsync

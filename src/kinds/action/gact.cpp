@@ -12,6 +12,7 @@
 #include "base/units.h"
 #include "yaml/yaml_reader.h"
 #include "file/yaml_writer.h"
+#include "model/tc_words.h"
 
 namespace tcsync {
 namespace {
@@ -142,6 +143,12 @@ void normalize(Options& o, const KindCtx&, Diagnostics& d, SourceLoc) {
 
 }  // namespace
 
+namespace {
+// `action drop` and `action gact drop`: the verdict is gact's one bare word.
+const std::string_view kTcExamples[] = {"drop", "ok", "pipe", "goto chain 0"};
+const TcWords kTcWords{.bare = tc_bare_control, .examples = kTcExamples};
+}  // namespace
+
 const KindOps kActionGact{
     .name = "gact",
     .obj = ObjType::Action,
@@ -151,6 +158,7 @@ const KindOps kActionGact{
     .decode = decode,
     .normalize = normalize,
     .action_parms_attr = TCA_GACT_PARMS,
+    .tc_words = &kTcWords,
 };
 
 }  // namespace tcsync

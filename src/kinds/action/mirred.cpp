@@ -4,6 +4,7 @@
 
 #include "kinds/action/action_control.h"
 #include "model/kind.h"
+#include "model/tc_words.h"
 
 namespace tcsync {
 
@@ -61,6 +62,13 @@ void normalize(Options& o, const KindCtx&, Diagnostics&, SourceLoc loc) {
 
 }  // namespace
 
+namespace {
+const std::string_view kTcExamples[] = {"egress redirect dev v1 pipe", "ingress mirror dev v1"};
+// tc refuses a second `dev` (m_mirred.c).
+const std::string_view kTcOnce[] = {"dev"};
+const TcWords kTcWords{.bare = tc_bare_control, .once = kTcOnce, .examples = kTcExamples};
+}  // namespace
+
 const KindOps kActionMirred{
     .name = "mirred",
     .obj = ObjType::Action,
@@ -70,6 +78,7 @@ const KindOps kActionMirred{
     .decode = decode,
     .normalize = normalize,
     .action_parms_attr = TCA_MIRRED_PARMS,
+    .tc_words = &kTcWords,
 };
 
 }  // namespace tcsync

@@ -17,6 +17,7 @@
 #include "kinds/action/action_control.h"
 #include "kinds/net_types.h"
 #include "model/kind.h"
+#include "model/tc_words.h"
 
 namespace tcsync {
 namespace {
@@ -103,6 +104,11 @@ void normalize(Options& o, const KindCtx&, Diagnostics& d, SourceLoc loc) {
 
 }  // namespace
 
+namespace {
+const std::string_view kTcExamples[] = {"pop protocol ip pipe"};
+const TcWords kTcWords{.bare = tc_bare_control, .examples = kTcExamples};
+}  // namespace
+
 const KindOps kActionMpls{
     .name = "mpls",
     .obj = ObjType::Action,
@@ -112,6 +118,7 @@ const KindOps kActionMpls{
     .decode = decode,
     .normalize = normalize,
     .action_parms_attr = TCA_MPLS_PARMS,
+    .tc_words = &kTcWords,
 };
 
 }  // namespace tcsync

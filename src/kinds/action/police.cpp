@@ -18,6 +18,7 @@
 #include "kinds/action/action_control.h"
 #include "model/kind.h"
 #include "base/units.h"
+#include "model/tc_words.h"
 
 namespace tcsync {
 namespace {
@@ -139,6 +140,34 @@ void normalize(Options& o, const KindCtx&, Diagnostics& d, SourceLoc loc) {
 
 }  // namespace
 
+namespace {
+// `conform-exceed EXCEED[/CONFORM]`.
+bool tc_conform_exceed(TcCursor& c, const TcWord& kw, Node& body) {
+  const TcWord* v = c.value(kw, "a verdict such as drop or drop/pipe");
+  if (!v) return false;
+  std::string text = v->text, exceed = text, conform;
+  if (auto slash = text.find('/'); slash != std::string::npos) exceed = text.substr(0, slash), conform = text.substr(slash + 1);
+  // Each side in tcsync's spelling ("ok" is "pass"); the table's parser
+  // reports a word that is no verdict.
+  auto spell = [](const std::string& w) {
+    auto n = parse_control(w);
+    return n ? format_control(*n) : w;
+  };
+  tc_put(body, "exceed", kw.loc, tc_scalar(spell(exceed), v->loc));
+  if (!conform.empty()) tc_put(body, "conform", kw.loc, tc_scalar(spell(conform), v->loc));
+  return true;
+}
+// A bare verdict is the exceed action (m_police.c).
+bool tc_bare_exceed(TcCursor& c, Node& body) { return tc_read_verdict(c, body, "exceed"); }
+const TcAlias kTcAliases[] = {{"buffer", "burst"}, {"maxburst", "burst"}, {"minburst", "mtu"}};
+const TcReader kTcReaders[] = {{"conform-exceed", tc_conform_exceed}};
+// m_police.c refuses these twice (duparg).
+const std::string_view kTcOnce[] = {"rate", "burst", "mtu", "mpu", "avrate", "peakrate"};
+const std::string_view kTcExamples[] = {"rate 1mbit burst 10k drop", "rate 1mbit buffer 10k conform-exceed drop/ok",
+                                        "rate 1mbit maxburst 10k minburst 1500 peakrate 2mbit"};
+const TcWords kTcWords{.aliases = kTcAliases, .readers = kTcReaders, .bare = tc_bare_exceed, .once = kTcOnce, .examples = kTcExamples};
+}  // namespace
+
 const KindOps kActionPolice{
     .name = "police",
     .obj = ObjType::Action,
@@ -148,6 +177,7 @@ const KindOps kActionPolice{
     .decode = decode,
     .normalize = normalize,
     .action_parms_attr = TCA_POLICE_TBF,  // struct tc_police starts with the index, as tc_gen does
+    .tc_words = &kTcWords,
 };
 
 }  // namespace tcsync

@@ -10,6 +10,7 @@
 
 #include "kinds/action/action_control.h"
 #include "model/kind.h"
+#include "model/tc_words.h"
 
 namespace tcsync {
 namespace {
@@ -50,6 +51,12 @@ void normalize(Options& o, const KindCtx&, Diagnostics& d, SourceLoc) {
 
 }  // namespace
 
+namespace {
+const TcAlias kTcAliases[] = {{"trunc_size", "trunc"}};
+const std::string_view kTcExamples[] = {"rate 10 group 5 trunc_size 128 pipe"};
+const TcWords kTcWords{.aliases = kTcAliases, .bare = tc_bare_control, .examples = kTcExamples};
+}  // namespace
+
 const KindOps kActionSample{
     .name = "sample",
     .obj = ObjType::Action,
@@ -59,6 +66,7 @@ const KindOps kActionSample{
     .decode = decode,
     .normalize = normalize,
     .action_parms_attr = TCA_SAMPLE_PARMS,
+    .tc_words = &kTcWords,
 };
 
 }  // namespace tcsync

@@ -21,6 +21,7 @@
 #include "kinds/action/action_control.h"
 #include "kinds/net_types.h"
 #include "model/kind.h"
+#include "model/tc_words.h"
 
 namespace tcsync {
 namespace {
@@ -104,6 +105,17 @@ void normalize(Options& o, const KindCtx&, Diagnostics& d, SourceLoc loc) {
 
 }  // namespace
 
+namespace {
+// `nocsum` (and `csum`, the Bool key itself).
+bool tc_nocsum(TcCursor&, const TcWord& kw, Node& body) {
+  tc_put(body, "csum", kw.loc, tc_scalar("false", kw.loc));
+  return true;
+}
+const TcReader kTcReaders[] = {{"nocsum", tc_nocsum}};
+const std::string_view kTcExamples[] = {"set src_ip 10.0.0.1 dst_ip 10.0.0.2 id 5 dst_port 4789 nocsum pipe"};
+const TcWords kTcWords{.readers = kTcReaders, .bare = tc_bare_control, .examples = kTcExamples};
+}  // namespace
+
 const KindOps kActionTunnelKey{
     .name = "tunnel_key",
     .obj = ObjType::Action,
@@ -113,6 +125,7 @@ const KindOps kActionTunnelKey{
     .decode = decode,
     .normalize = normalize,
     .action_parms_attr = TCA_TUNNEL_KEY_PARMS,
+    .tc_words = &kTcWords,
 };
 
 }  // namespace tcsync

@@ -14,6 +14,7 @@
 #include "kinds/action/action_control.h"
 #include "kinds/net_types.h"
 #include "model/kind.h"
+#include "model/tc_words.h"
 
 namespace tcsync {
 namespace {
@@ -89,6 +90,11 @@ void normalize(Options& o, const KindCtx&, Diagnostics& d, SourceLoc loc) {
 
 }  // namespace
 
+namespace {
+const std::string_view kTcExamples[] = {"pop pass"};
+const TcWords kTcWords{.bare = tc_bare_control, .examples = kTcExamples};
+}  // namespace
+
 const KindOps kActionVlan{
     .name = "vlan",
     .obj = ObjType::Action,
@@ -98,6 +104,7 @@ const KindOps kActionVlan{
     .decode = decode,
     .normalize = normalize,
     .action_parms_attr = TCA_VLAN_PARMS,
+    .tc_words = &kTcWords,
 };
 
 }  // namespace tcsync

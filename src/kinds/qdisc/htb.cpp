@@ -4,6 +4,7 @@
 #include "base/handle.h"
 #include "model/kind.h"
 #include "base/units.h"
+#include "model/tc_words.h"
 
 namespace tcsync {
 namespace {
@@ -135,6 +136,15 @@ const KindOps kQdiscHtb{
     .can_change = false,  // sch_htb has no ->change: "Change operation not supported"
 };
 
+namespace {
+const TcAlias kTcClassAliases[] = {
+    {"buffer", "burst"}, {"maxburst", "burst"}, {"cbuffer", "cburst"}, {"cmaxburst", "cburst"}};
+// q_htb.c refuses these twice ("Double \"rate\" spec").
+const std::string_view kTcClassOnce[] = {"rate", "ceil"};
+const std::string_view kTcClassExamples[] = {"rate 1mbit buffer 15k cbuffer 15k", "rate 1mbit maxburst 15k cmaxburst 15k"};
+const TcWords kTcClassWords{.aliases = kTcClassAliases, .once = kTcClassOnce, .examples = kTcClassExamples};
+}  // namespace
+
 const KindOps kClassHtb{
     .name = "htb",
     .obj = ObjType::Class,
@@ -143,6 +153,7 @@ const KindOps kClassHtb{
     .encode = class_encode,
     .decode = class_decode,
     .normalize = class_normalize,
+    .tc_words = &kTcClassWords,
 };
 
 }  // namespace tcsync

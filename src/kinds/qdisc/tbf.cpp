@@ -3,6 +3,7 @@
 
 #include "model/kind.h"
 #include "base/units.h"
+#include "model/tc_words.h"
 
 namespace tcsync {
 namespace {
@@ -94,6 +95,15 @@ void normalize(Options& o, const KindCtx&, Diagnostics& d, SourceLoc loc) {
 
 }  // namespace
 
+namespace {
+const TcAlias kTcAliases[] = {{"buffer", "burst"}, {"maxburst", "burst"}, {"minburst", "mtu"}};
+// q_tbf.c refuses each of these twice ("tbf: duplicate ...").
+const std::string_view kTcOnce[] = {"rate", "burst", "mtu", "limit", "latency", "peakrate"};
+const std::string_view kTcExamples[] = {"rate 1mbit buffer 10k latency 50ms", "rate 1mbit maxburst 10k limit 100k",
+                                        "rate 1mbit burst 10k latency 50ms peakrate 2mbit minburst 1540"};
+const TcWords kTcWords{.aliases = kTcAliases, .once = kTcOnce, .examples = kTcExamples};
+}  // namespace
+
 const KindOps kQdiscTbf{
     .name = "tbf",
     .obj = ObjType::Qdisc,
@@ -102,6 +112,7 @@ const KindOps kQdiscTbf{
     .encode = encode,
     .decode = decode,
     .normalize = normalize,
+    .tc_words = &kTcWords,
 };
 
 }  // namespace tcsync
