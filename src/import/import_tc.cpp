@@ -613,6 +613,22 @@ std::optional<uint32_t> handle_word(const TcWord& w, Diagnostics& d, std::string
   return h;
 }
 
+// A qdisc's own handle as tc reads it (get_qdisc_handle): a hex major,
+// with or without the colon ("1" is 1:); a minor after the colon is ignored.
+std::optional<uint32_t> qdisc_handle_word(const TcWord& w, Diagnostics& d) {
+  std::string_view t = w.text;
+  std::string_view major = t.substr(0, t.find(':'));
+  uint32_t v = 0;
+  bool ok = !major.empty() && major.size() <= 4 && major.find_first_not_of("0123456789abcdefABCDEF") == std::string_view::npos;
+  for (char ch : major) v = v * 16 + static_cast<uint32_t>(std::isdigit(static_cast<unsigned char>(ch)) ? ch - '0' : (std::tolower(ch) - 'a' + 10));
+  if (ok && major.size() < t.size() && !parse_handle(w.text)) ok = false;  // "1:zz"
+  if (!ok) {
+    d.error(w.loc, "handle must be a qdisc handle such as 1: or 1, not " + q(w.text));
+    return std::nullopt;
+  }
+  return v << 16;
+}
+
 Obj* Importer::find_qdisc(const std::string& dev, std::optional<uint32_t> parent, std::optional<uint32_t> handle) {
   for (auto& o : objs_)
     if (!o.dead && o.type == ObjType::Qdisc && o.dev == dev && (parent ? o.parent == *parent : o.handle == handle.value_or(~0u)))
@@ -710,7 +726,7 @@ void Importer::qdisc(Cursor& c, Verb v, const TcWord& head) {
   bool hook = ops && (ops->name == "clsact" || ops->name == "ingress");
   std::optional<uint32_t> p, h;
   if (parent && !(p = handle_word(*parent, d_, "parent"))) return;
-  if (handle && !(h = handle_word(*handle, d_, "handle"))) return;
+  if (handle && !(h = qdisc_handle_word(*handle, d_))) return;
   if (ops && !hook && (p == kHandleIngress || h == kHandleIngressQdisc)) {
     d_.error(kindw->loc, "only clsact and ingress qdiscs sit at ingress (handle ffff:), not " + q(kindw->text));
     return;
@@ -1059,10 +1075,16 @@ void Importer::filter(Cursor& c, Verb v, const TcWord& head) {
   }
   std::optional<uint32_t> hval;
   std::string handle_text;
+  Node handle_opts = mapping(handle ? handle->loc : head.loc);  // options the handle word carries (fw's mask)
   if (handle) {
     handle_text = handle->text;
-    if (ops && ops->parse_filter_handle) hval = ops->parse_filter_handle(handle->text);
-    else if (auto n = parse_uint(handle->text)) hval = static_cast<uint32_t>(*n);
+    if (ops && tc_words_of(*ops).handle) {
+      auto h = tc_words_of(*ops).handle(*handle, handle_opts, d_);
+      if (!h) return;
+      handle_text = *h;
+    }
+    if (ops && ops->parse_filter_handle) hval = ops->parse_filter_handle(handle_text);
+    else if (auto n = parse_uint(handle_text)) hval = static_cast<uint32_t>(*n);
     if (!hval) {
       d_.error(handle->loc, "invalid " + std::string(ops ? ops->name : "filter") + " handle " + q(handle->text));
       return;
@@ -1091,7 +1113,8 @@ void Importer::filter(Cursor& c, Verb v, const TcWord& head) {
     auto it = prefs.lower_bound(0x8000);
     key.pref = it == prefs.end() ? kDefaultPref : static_cast<uint16_t>(*it - 1);
   }
-  Node body = mapping(kindw->loc);
+  Node body = std::move(handle_opts);
+  body.loc = kindw->loc;
   Node extra = mapping(kindw->loc);  // classid and actions follow the kind's body
   while (true) {
     if (!kind_words(*ops, c, body, {"classid", "flowid", "action", "actions", "police"}, false, 0)) return;

@@ -12,6 +12,7 @@
 // KindOps (`tc_words`), so import learns a new kind's words from that file.
 #pragma once
 #include <cstddef>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -56,6 +57,10 @@ using TcReadFn = bool (*)(TcCursor& c, const TcWord& kw, Node& body);
 // Reads a value tc gives without a key, starting at the cursor. Returns
 // false and takes nothing when the words there are not one.
 using TcBareFn = bool (*)(TcCursor& c, Node& body);
+// Filters whose handle word also carries options (fw's `handle V/MASK`):
+// writes those into BODY and returns the handle part of the word, or
+// nothing after an error (reported through D).
+using TcHandleFn = std::optional<std::string> (*)(const TcWord& w, Node& body, Diagnostics& d);
 
 struct TcAlias {
   std::string_view word, key;  // tc's word, the table's key
@@ -74,6 +79,7 @@ struct TcWords {
   std::span<const TcReader> readers = {};
   TcBareFn bare = nullptr;
   std::span<const std::string_view> once = {};
+  TcHandleFn handle = nullptr;
   // Each word tc reads, with the rest of a minimal line that uses it
   // ("delay 10ms 2ms 25%"), for the test that every listed word imports.
   // Words that are table keys are tested from the table itself.

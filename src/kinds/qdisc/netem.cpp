@@ -153,6 +153,11 @@ void normalize(Options& o, const KindCtx&, Diagnostics& d, SourceLoc) {
 }  // namespace
 
 namespace {
+// netem has one class, 1:1, which holds its inner qdisc (tfifo by default).
+bool implicit_class(const Options&, uint32_t minor) { return minor == 1; }
+}  // namespace
+
+namespace {
 // q_netem.c reads a following word as the next positional value only when
 // it starts with a digit (NEXT_IS_NUMBER; overheads may also start with '-').
 bool tc_next_number(const TcCursor& c, bool sign = false) {
@@ -229,6 +234,7 @@ const KindOps kQdiscNetem{
     .decode = decode,
     .normalize = normalize,
     .options_raw = true,
+    .implicit_class = implicit_class,
     .tc_words = &kTcWords,
 };
 

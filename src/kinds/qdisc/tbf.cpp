@@ -93,6 +93,9 @@ void normalize(Options& o, const KindCtx&, Diagnostics& d, SourceLoc loc) {
   if (peak) canon(kMtu, *peak);
 }
 
+// tbf has one class, 1:1, which holds its inner qdisc (bfifo by default).
+bool implicit_class(const Options&, uint32_t minor) { return minor == 1; }
+
 }  // namespace
 
 namespace {
@@ -112,6 +115,7 @@ const KindOps kQdiscTbf{
     .encode = encode,
     .decode = decode,
     .normalize = normalize,
+    .implicit_class = implicit_class,
     .tc_words = &kTcWords,
 };
 
