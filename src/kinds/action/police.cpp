@@ -17,6 +17,7 @@
 
 #include "kinds/action/action_control.h"
 #include "model/kind.h"
+#include "kinds/rate_table.h"
 #include "base/units.h"
 #include "model/tc_words.h"
 
@@ -37,23 +38,6 @@ const Field kFields[] = {
     {.key = "exceed", .type = FieldType::Custom, .doc = "Verdict for packets over the limit (tc's conform-exceed EXCEED/...).", .def = TC_ACT_RECLASSIFY, .custom = &kControlType},
 };
 
-constexpr uint32_t kDefaultMtu = 2047;  // tc: cell_log for the tables when no mtu is given
-
-// tc_calc_rtable_64: the time to send (i + 1) << cell_log bytes, in ticks,
-// for i in 0..255; cell_log is the smallest shift that brings mtu to 255.
-void rate_table(tc_ratespec& r, uint64_t rate, uint32_t mtu, uint32_t mpu, uint32_t (&table)[256]) {
-  if (!mtu) mtu = kDefaultMtu;
-  uint8_t cell_log = 0;
-  while ((mtu >> cell_log) > 255) ++cell_log;
-  for (uint32_t i = 0; i < 256; ++i) {
-    uint32_t size = (i + 1) << cell_log;
-    table[i] = xmittime_ticks(rate, size < mpu ? mpu : size);
-  }
-  r.cell_align = -1;
-  r.cell_log = cell_log;
-  r.linklayer = TC_LINKLAYER_ETHERNET;
-}
-
 void encode(const Options& o, const KindCtx& ctx, MsgWriter& w) {
   tc_police p{};
   p.index = ctx.action_index;
@@ -67,7 +51,7 @@ void encode(const Options& o, const KindCtx& ctx, MsgWriter& w) {
     p.rate.rate = rate >= (1ull << 32) ? ~0u : static_cast<uint32_t>(rate);
     p.rate.mpu = static_cast<uint16_t>(mpu);
     p.rate.overhead = overhead;
-    rate_table(p.rate, rate, mtu, mpu, rtab);
+    tc_rate_table(p.rate, rate, mtu, mpu, rtab);
     p.burst = xmittime_ticks(rate, o.num(kBurst).value_or(0));
   }
   p.mtu = mtu;
@@ -75,7 +59,7 @@ void encode(const Options& o, const KindCtx& ctx, MsgWriter& w) {
     p.peakrate.rate = peak >= (1ull << 32) ? ~0u : static_cast<uint32_t>(peak);
     p.peakrate.mpu = static_cast<uint16_t>(mpu);
     p.peakrate.overhead = overhead;
-    rate_table(p.peakrate, peak, mtu, mpu, ptab);
+    tc_rate_table(p.peakrate, peak, mtu, mpu, ptab);
   }
   w.attr(TCA_POLICE_TBF, &p, sizeof p);
   if (rate) {
