@@ -1423,6 +1423,9 @@ const std::string_view kTcExamples[] = {
     "match tcp dst 80 0xffff match icmp type 8 0xff match ether src 02:00:00:00:00:01",
     "match u16 0x800 0xffff at -2 match u8 6 0xff at 9 match ip nofrag",
     "mark 5 0xff match u32 0 0",
+    "handle 2: divisor 256\nlink 2: hashkey mask 0x000000ff at 16 match ip protocol 6 0xff offset at 0 mask 0x0f00 shift 6 eat",
+    "handle 2: divisor 16\nht 2: sample u32 0x0a000001 0x000000ff at 16 divisor 16 match ip dst 10.0.0.1 classid 1:1",
+    "order 5 match u32 0 0",
 };
 const TcWords kTcWords{.readers = kTcReaders, .examples = kTcExamples};
 
