@@ -8,6 +8,7 @@
 //   bare        a value tc takes without its key (gact's `drop`)
 //   once        keys tc refuses twice; any other key given again replaces
 //               the first, as tc's parsers overwrite
+//   handle      a filter handle word that carries options (fw's V/MASK)
 // The descriptor is declared in the kind's own file and referenced from its
 // KindOps (`tc_words`), so import learns a new kind's words from that file.
 #pragma once
@@ -80,9 +81,9 @@ struct TcWords {
   TcBareFn bare = nullptr;
   std::span<const std::string_view> once = {};
   TcHandleFn handle = nullptr;
-  // Each word tc reads, with the rest of a minimal line that uses it
-  // ("delay 10ms 2ms 25%"), for the test that every listed word imports.
-  // Words that are table keys are tested from the table itself.
+  // Minimal word lists after the kind's name ("delay 10ms 2ms 25%") that
+  // use every alias and reader word above: tests/unit/tc_words_test.cpp
+  // imports each. Words that are the table's own keys need none.
   std::span<const std::string_view> examples = {};
 
   const TcReader* reader(std::string_view word) const;

@@ -172,13 +172,16 @@ std::string tc_lower(std::string s) {
 }
 
 // KEY's value, then each of MORE in turn while the next word is a number.
+// A key of MORE that starts with '-' may be negative ("-4").
 bool tc_positional(TcCursor& c, const TcWord& kw, Node& body, std::string_view key, std::initializer_list<std::string_view> more,
-                   bool lower_first = false, bool signed_more = false) {
+                   bool lower_first = false) {
   const TcWord* v = c.value(kw);
   if (!v) return false;
   tc_put(body, std::string(key), kw.loc, tc_scalar(lower_first ? tc_lower(v->text) : v->text, v->loc));
   for (auto k : more) {
-    if (!tc_next_number(c, signed_more)) break;
+    const bool may_be_negative = k.starts_with('-');
+    if (may_be_negative) k.remove_prefix(1);
+    if (!tc_next_number(c, may_be_negative)) break;
     const TcWord& w = c.take();
     tc_put(body, std::string(k), w.loc, tc_scalar(k == "jitter" ? tc_lower(w.text) : w.text, w.loc));
   }
@@ -208,10 +211,9 @@ bool tc_duplicate(TcCursor& c, const TcWord& kw, Node& body) {
 bool tc_corrupt(TcCursor& c, const TcWord& kw, Node& body) { return tc_positional(c, kw, body, "corrupt", {"corrupt_correlation"}); }
 bool tc_reorder(TcCursor& c, const TcWord& kw, Node& body) { return tc_positional(c, kw, body, "reorder", {"reorder_correlation"}); }
 // `rate RATE [PACKETOVERHEAD [CELLSIZE [CELLOVERHEAD]]]`: q_netem.c lets
-// the overheads, not the cell size, start with '-'; a negative cell size
-// ends the list there, which tcsync cannot tell apart: it is read too.
+// the overheads, not the cell size, start with '-'.
 bool tc_rate(TcCursor& c, const TcWord& kw, Node& body) {
-  return tc_positional(c, kw, body, "rate", {"packet_overhead", "cell_size", "cell_overhead"}, true, true);
+  return tc_positional(c, kw, body, "rate", {"-packet_overhead", "cell_size", "-cell_overhead"}, true);
 }
 
 const TcReader kTcReaders[] = {
