@@ -137,4 +137,39 @@ uint64_t xmitsize_bytes(uint64_t rate, uint32_t ticks) {
   return b;
 }
 
+namespace {
+// psched_ratecfg_precompute: ns for LEN bytes is (len * mult) >> shift, with
+// the largest shift whose mult (2^shift s in ns / rate) still fits 31 bits,
+// or until the factor would overflow.
+void psched_mult_shift(uint64_t rate, uint32_t& mult, uint32_t& shift) {
+  uint64_t factor = 1000000000ull;
+  mult = 1, shift = 0;
+  for (;;) {
+    mult = static_cast<uint32_t>(factor / rate);
+    if ((mult & (1u << 31)) || (factor & (1ull << 63))) break;
+    factor <<= 1;
+    ++shift;
+  }
+}
+}  // namespace
+
+uint32_t kernel_xmit_ticks(uint64_t rate, uint32_t size) {
+  if (rate == 0) return 0;
+  uint32_t mult, shift;
+  psched_mult_shift(rate, mult, shift);
+  uint64_t ns = (static_cast<uint64_t>(size) * mult) >> shift;
+  return static_cast<uint32_t>(ns >> 6);  // PSCHED_NS2TICKS, as the dump reports it
+}
+
+uint64_t kernel_xmit_bytes(uint64_t rate, uint32_t ticks) {
+  if (rate == 0 || ticks == 0) return 0;
+  uint32_t mult, shift;
+  psched_mult_shift(rate, mult, shift);
+  if (mult == 0) return 0;
+  // ns >= ticks << 6  <=>  len * mult >= (ticks << 6) << shift.
+  unsigned __int128 need = static_cast<unsigned __int128>(ticks) << (6 + shift);
+  unsigned __int128 len = (need + mult - 1) / mult;
+  return len > UINT64_MAX ? UINT64_MAX : static_cast<uint64_t>(len);
+}
+
 }  // namespace tcsync

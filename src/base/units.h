@@ -31,5 +31,14 @@ std::optional<uint64_t> parse_uint(std::string_view s);
 uint32_t xmittime_ticks(uint64_t rate_bytes_per_sec, uint64_t size_bytes);
 // The smallest size whose xmittime gives these ticks again (exact round trip).
 uint64_t xmitsize_bytes(uint64_t rate_bytes_per_sec, uint32_t ticks);
+// The ticks the kernel itself computes for SIZE bytes at RATE when given the
+// burst in bytes (tbf's TCA_TBF_BURST): psched_l2t_ns() with the mult/shift
+// of psched_ratecfg_precompute(), then ns >> 6. It can differ from
+// xmittime_ticks by one (tc rounds through whole microseconds).
+uint32_t kernel_xmit_ticks(uint64_t rate_bytes_per_sec, uint32_t size_bytes);
+// Its inverse: the smallest size the kernel gives at least TICKS for, so
+// kernel_xmit_ticks(rate, kernel_xmit_bytes(rate, t)) == t for every t the
+// kernel can report from a size.
+uint64_t kernel_xmit_bytes(uint64_t rate_bytes_per_sec, uint32_t ticks);
 
 }  // namespace tcsync

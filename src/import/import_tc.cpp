@@ -13,6 +13,7 @@
 
 #include "base/handle.h"
 #include "model/kind.h"
+#include "model/tc_words.h"
 #include "file/loader.h"
 #include "model/model.h"
 #include "base/units.h"
@@ -22,6 +23,8 @@
 namespace tcsync {
 namespace {
 
+using Cursor = TcCursor;
+
 std::string q(std::string_view s) { return "'" + std::string(s) + "'"; }
 
 std::string lower(std::string s) {
@@ -30,9 +33,7 @@ std::string lower(std::string s) {
 }
 
 // tc's own abbreviation rule (utils.c matches()): ARG may be any prefix of WORD.
-bool matches(std::string_view arg, std::string_view word) {
-  return !arg.empty() && arg.size() <= word.size() && word.substr(0, arg.size()) == arg;
-}
+bool matches(std::string_view arg, std::string_view word) { return tc_matches(arg, word); }
 
 std::string hex(uint32_t v) {
   char b[16];
@@ -42,9 +43,7 @@ std::string hex(uint32_t v) {
 
 // ---- words ---------------------------------------------------------------------
 
-struct Word {
-  std::string text;
-  SourceLoc loc;
+struct Word : TcWord {
   bool op = false;       // a shell operator: | & < > and redirections such as 2>&1
   bool expands = false;  // holds $ or ` outside single quotes: the shell would rewrite it
 };
@@ -191,33 +190,10 @@ std::vector<Command> lex(uint32_t file, const std::string& text, Diagnostics& d)
 
 // ---- the YAML being built ----------------------------------------------------------
 
-Node scalar(std::string text, SourceLoc loc) {
-  Node n;
-  n.type = Node::Type::Scalar;
-  n.scalar = std::move(text);
-  n.loc = loc;
-  return n;
-}
-
-Node mapping(SourceLoc loc) {
-  Node n;
-  n.type = Node::Type::Map;
-  n.loc = loc;
-  return n;
-}
-
-Node* find(Node& m, std::string_view key) {
-  for (auto& [k, v] : m.map)
-    if (k.scalar == key) return &v;
-  return nullptr;
-}
-
-// Sets KEY (replacing an earlier value, keeping its place).
-Node& put(Node& m, std::string key, SourceLoc kloc, Node v) {
-  if (Node* old = find(m, key)) return *old = std::move(v);
-  m.map.push_back({scalar(std::move(key), kloc), std::move(v)});
-  return m.map.back().second;
-}
+Node scalar(std::string text, SourceLoc loc) { return tc_scalar(std::move(text), loc); }
+Node mapping(SourceLoc loc) { return tc_map(loc); }
+Node* find(Node& m, std::string_view key) { return tc_find(m, key); }
+Node& put(Node& m, std::string key, SourceLoc kloc, Node v) { return tc_put(m, std::move(key), kloc, std::move(v)); }
 
 // Plain decimal numbers print bare; everything else as the writer quotes it.
 void emit_node(const Node& n, YamlOut& y) {
@@ -246,75 +222,6 @@ void emit_node(const Node& n, YamlOut& y) {
       break;
   }
 }
-
-// ---- tc's number and unit spellings ----------------------------------------------------
-
-// tc reads most numbers with strtoul(..., 0): "010" is octal there. YAML
-// numbers are decimal or 0x-hex, so an octal spelling is rewritten.
-std::string tc_number(const std::string& s) {
-  if (s.size() > 1 && s[0] == '0' && s.find_first_not_of("01234567") == std::string::npos)
-    return std::to_string(std::stoull(s, nullptr, 8));
-  return s;
-}
-
-// tc reads some masks in base 16 whether or not they start with 0x.
-std::string tc_hex(const std::string& s) {
-  if (s.size() > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) return s;
-  return "0x" + s;
-}
-
-// ---- cursor over one command's words ---------------------------------------------------
-
-struct Cursor {
-  const Command& w;
-  size_t i;
-  Diagnostics& d;
-  bool done() const { return i >= w.size(); }
-  const Word& peek() const { return w[i]; }
-  const Word& take() { return w[i++]; }
-  bool is(std::string_view s) const { return !done() && w[i].text == s; }
-  // The word after keyword KW, or an error at KW.
-  const Word* value(const Word& kw, std::string_view what = "a value") {
-    if (done()) {
-      d.error(kw.loc, q(kw.text) + " needs " + std::string(what) + " after it");
-      return nullptr;
-    }
-    return &take();
-  }
-};
-
-// ---- per-kind irregular words ---------------------------------------------------------
-
-class Importer;
-using Reader = bool (*)(Importer& im, Cursor& c, const Word& kw, Node& body);
-
-struct Special {
-  ObjType obj;
-  std::string_view kind, word;
-  Reader read;
-};
-
-// Another spelling tc accepts for a key.
-struct Alias {
-  ObjType obj;
-  std::string_view kind, word, key;
-};
-
-const Alias kAliases[] = {
-    {ObjType::Qdisc, "tbf", "buffer", "burst"},   {ObjType::Qdisc, "tbf", "maxburst", "burst"},
-    {ObjType::Qdisc, "tbf", "minburst", "mtu"},   {ObjType::Class, "htb", "buffer", "burst"},
-    {ObjType::Class, "htb", "maxburst", "burst"}, {ObjType::Class, "htb", "cbuffer", "cburst"},
-    {ObjType::Class, "htb", "cmaxburst", "cburst"},
-    {ObjType::Action, "csum", "iph", "ip4h"},     {ObjType::Action, "csum", "ipv4h", "ip4h"},
-    {ObjType::Action, "sample", "trunc_size", "trunc"},
-    {ObjType::Qdisc, "red", "adaptative", "adaptive"},
-};
-
-// Values tc accepts under another name (verdicts: tc's "ok" is "pass").
-struct ValueAlias {
-  std::string_view word, value;
-};
-const ValueAlias kValueAliases[] = {{"ok", "pass"}};
 
 // ---- objects -----------------------------------------------------------------------------
 
@@ -347,20 +254,22 @@ class Importer {
   // Reads each field of BODY with the kind table's parser (errors at the tc
   // words); the values land in OUT.
   bool check_fields(const KindOps& ops, const Node& body, Options& out);
-  bool set_once(Node& m, const Word& kw, std::string key, Node v);
+  bool set_once(Node& m, const TcWord& kw, std::string key, Node v);
 
  private:
-  void tc(const Command& c, size_t first, const Word* ns);
-  void qdisc(Cursor& c, Verb v, const Word& head);
-  void klass(Cursor& c, Verb v, const Word& head);
-  void filter(Cursor& c, Verb v, const Word& head);
+  void tc(const Command& c, size_t first, const TcWord* ns);
+  void qdisc(Cursor& c, Verb v, const TcWord& head);
+  void klass(Cursor& c, Verb v, const TcWord& head);
+  void filter(Cursor& c, Verb v, const TcWord& head);
   bool actions(Cursor& c, Node& filter_node, const KindOps& filter_ops);
-  void table(Cursor& c, Verb v, const Word& head);
-  void note_device(const Word& dev);
+  // The action entry of a filter above that made action KIND INDEX.
+  const Node* filter_action(const std::string& kind, const std::string& index) const;
+  void table(Cursor& c, Verb v, const TcWord& head);
+  void note_device(const TcWord& dev);
   Obj* find_qdisc(const std::string& dev, std::optional<uint32_t> parent, std::optional<uint32_t> handle);
   void drop_qdisc_subtree(const std::string& dev, uint32_t handle);
   uint32_t pick_qdisc_handle(const std::string& dev, uint32_t parent);
-  void place(Obj o, Verb v, const Word& head, Obj* existing, const std::string& what);
+  void place(Obj o, Verb v, const TcWord& head, Obj* existing, const std::string& what);
 
   const ImportOptions& opt_;
   std::vector<Obj> objs_;
@@ -428,7 +337,7 @@ void Importer::command(const Command& raw) {
   }
 }
 
-void Importer::tc(const Command& c, size_t first, const Word* ns) {
+void Importer::tc(const Command& c, size_t first, const TcWord* ns) {
   for (size_t i = first; i < c.size(); ++i)
     if (c[i].expands) {
       d_.error(c[i].loc, "shell expansion " + q(c[i].text) +
@@ -436,10 +345,12 @@ void Importer::tc(const Command& c, size_t first, const Word* ns) {
                              "with TC=\"echo tc\" and import its output)");
       return;
     }
-  Cursor cur{c, first, d_};
+  // From here on only the words matter (the shell's have been dealt with).
+  std::vector<TcWord> words(c.begin() + static_cast<std::ptrdiff_t>(first), c.end());
+  Cursor cur{words, 0, d_};
   // tc's global options (tc.c): only -n/-netns changes what a line does.
   while (!cur.done() && cur.peek().text.size() > 1 && cur.peek().text[0] == '-') {
-    const Word& w = cur.take();
+    const TcWord& w = cur.take();
     std::string o = w.text.substr(w.text[1] == '-' ? 2 : 1);
     if (matches(o, "netns") || o == "n") {
       ns = cur.value(w, "a namespace name");
@@ -463,7 +374,7 @@ void Importer::tc(const Command& c, size_t first, const Word* ns) {
     d_.warning(c[first ? first - 1 : 0].loc, "tc without an object: skipped");
     return;
   }
-  const Word& obj = cur.take();
+  const TcWord& obj = cur.take();
   enum { Qd, Cl, Fi, Ac } what;
   if (matches(obj.text, "qdisc")) what = Qd;
   else if (matches(obj.text, "class")) what = Cl;
@@ -478,7 +389,7 @@ void Importer::tc(const Command& c, size_t first, const Word* ns) {
     d_.warning(obj.loc, "tc " + obj.text + " without a command lists state: skipped");
     return;
   }
-  const Word& vw = cur.take();
+  const TcWord& vw = cur.take();
   Verb v;
   const std::string& t = vw.text;
   if (what == Ac && matches(t, "flush")) {
@@ -511,7 +422,7 @@ void Importer::tc(const Command& c, size_t first, const Word* ns) {
                                               ": a tcsync file describes one namespace (import each with --netns NAME)");
     return;
   }
-  const Word& head = obj;
+  const TcWord& head = obj;
   if (what == Qd) qdisc(cur, v, head);
   else if (what == Cl) klass(cur, v, head);
   else if (what == Ac) table(cur, v, head);
@@ -520,7 +431,7 @@ void Importer::tc(const Command& c, size_t first, const Word* ns) {
 
 // `tc actions add|replace|change action KIND ... index N`: entries of the
 // action table; `tc actions delete action KIND index N` removes one.
-void Importer::table(Cursor& c, Verb v, const Word& head) {
+void Importer::table(Cursor& c, Verb v, const TcWord& head) {
   if (!c.is("action") && !c.is("actions")) {
     d_.error(c.done() ? head.loc : c.peek().loc, "tc actions " + std::string(v == Verb::Delete ? "delete" : "add") +
                                                   " needs 'action KIND ...' after it");
@@ -530,13 +441,13 @@ void Importer::table(Cursor& c, Verb v, const Word& head) {
     while (c.is("action") || c.is("actions")) {
       c.take();
       if (c.done()) return;
-      const Word& kw = c.take();
+      const TcWord& kw = c.take();
       if (!c.is("index")) {
         d_.error(kw.loc, "tc actions delete: import needs 'index N' (one action, not a whole kind)");
         return;
       }
-      const Word& iw = c.take();
-      const Word* val = c.value(iw);
+      const TcWord& iw = c.take();
+      const TcWord* val = c.value(iw);
       if (!val) return;
       table_.erase({kw.text, tc_number(val->text)});
     }
@@ -560,13 +471,13 @@ void Importer::table(Cursor& c, Verb v, const Word& head) {
   }
 }
 
-void Importer::note_device(const Word& dev) {
+void Importer::note_device(const TcWord& dev) {
   for (auto& [name, loc] : devices_)
     if (name == dev.text) return;
   devices_.emplace_back(dev.text, dev.loc);
 }
 
-bool Importer::set_once(Node& m, const Word& kw, std::string key, Node v) {
+bool Importer::set_once(Node& m, const TcWord& kw, std::string key, Node v) {
   if (Node* old = find(m, key)) {
     d_.error(kw.loc, q(key) + " is given twice (first at " + format_location(old->loc) + ")");
     return false;
@@ -590,69 +501,48 @@ const Field* enum_owner(const KindOps& ops, std::string_view word) {
   return owner;
 }
 
-const Special* special_word(const KindOps& ops, std::string_view word);
-
-// Fields whose value tc takes as a bare word: a verdict (gact's `drop`,
-// police's exceed action in `police rate 1mbit burst 10k drop`).
-struct Positional {
-  ObjType obj;
-  std::string_view kind, key;
-};
-const Positional kPositional[] = {
-    {ObjType::Action, "gact", "control"}, {ObjType::Action, "police", "exceed"}, {ObjType::Action, "mirred", "control"},
-    {ObjType::Action, "skbedit", "control"}, {ObjType::Action, "vlan", "control"},  {ObjType::Action, "csum", "control"},
-    {ObjType::Action, "nat", "control"},     {ObjType::Action, "sample", "control"}, {ObjType::Action, "connmark", "control"},
-    {ObjType::Action, "skbmod", "control"},  {ObjType::Action, "mpls", "control"},   {ObjType::Action, "tunnel_key", "control"},
-    {ObjType::Action, "ct", "control"},      {ObjType::Action, "pedit", "control"}};
-
-const Field* positional_field(const KindOps& ops) {
-  for (auto& p : kPositional)
-    if (p.obj == ops.obj && p.kind == ops.name)
-      if (int i = ops.field_index(p.key); i >= 0) return &ops.fields[i];
-  return nullptr;
-}
-
-// A verdict in tc's words, taken from the cursor: "drop", "ok" (pass),
-// "goto chain 5", "jump 2". Empty (nothing taken) when none starts here.
-std::string verdict_words(Cursor& c) {
-  if (c.done()) return {};
-  std::string w = c.take().text;
-  for (auto& va : kValueAliases)
-    if (w == va.word) w = va.value;
-  if (w == "goto" && c.is("chain") && c.i + 1 < c.w.size()) {
-    c.take();
-    return "goto chain " + tc_number(c.take().text);
-  }
-  if (w == "jump" && !c.done()) return "jump " + tc_number(c.take().text);
-  return w;
+// A kind's tc spellings; a kind without any has only its table's keys.
+const TcWords& tc_words_of(const KindOps& ops) {
+  static const TcWords kNone;
+  return ops.tc_words ? *ops.tc_words : kNone;
 }
 
 bool Importer::kind_words(const KindOps& ops, Cursor& c, Node& body, std::initializer_list<std::string_view> stop,
                           bool stop_at_unknown, uint32_t own_handle) {
   const std::string kname(ops.name);
+  const TcWords& tw = tc_words_of(ops);
+  // tc's parsers overwrite an option given twice (the last wins), except
+  // the few each kind lists as refused.
+  auto set = [&](const TcWord& kw, std::string_view key, Node v) {
+    if (tw.refuses_twice(key))
+      if (Node* old = find(body, key)) {
+        d_.error(kw.loc, q(key) + " is given twice (first at " + format_location(old->loc) + "); tc refuses that too");
+        return false;
+      }
+    put(body, std::string(key), kw.loc, std::move(v));
+    return true;
+  };
   while (!c.done()) {
-    const Word& w = c.peek();
+    const TcWord& w = c.peek();
     if (std::find(stop.begin(), stop.end(), w.text) != stop.end()) return true;
-    if (auto* sp = special_word(ops, w.text)) {
+    if (const TcReader* r = tw.reader(w.text)) {
       c.take();
-      if (!sp->read(*this, c, w, body)) return false;
+      if (!r->read(c, w, body)) return false;
       continue;
     }
-    std::string_view key = w.text;
-    for (auto& a : kAliases)
-      if (a.obj == ops.obj && a.kind == ops.name && a.word == w.text) key = a.key;
+    std::string_view key = tw.key_of(w.text);
     int idx = ops.field_index(key);
     if (idx >= 0 && !(ops.fields[idx].flags & kReadOnly)) {
       const Field& f = ops.fields[idx];
       c.take();
       if (f.type == FieldType::Bool) {  // tc's flags: skip_hw
-        if (!set_once(body, w, std::string(f.key), scalar("true", w.loc))) return false;
+        if (!set(w, f.key, scalar("true", w.loc))) return false;
         continue;
       }
       // A structured value tc spells as one word (flower's dst_ip
       // 10.0.0.0/8, dst_port 1000-2000): the kind's own parser reads it in
-      // check_fields. Several words need a Special.
-      const Word* v = c.value(w);
+      // check_fields. Several words need a reader (tc_words.h).
+      const TcWord* v = c.value(w);
       if (!v) return false;
       std::string text = v->text;
       switch (f.type) {
@@ -665,39 +555,30 @@ bool Importer::kind_words(const KindOps& ops, Cursor& c, Node& body, std::initia
           if (text.find(':') == std::string::npos && text != "root" && text != "none")
             text = (own_handle ? hex(own_handle >> 16) : std::string()) + ":" + text;
           break;
-        case FieldType::Enum:
-          for (auto& va : kValueAliases)
-            if (text == va.word) text = va.value;
-          break;
+        case FieldType::Enum: text = tw.value_of(text); break;
         default: break;
       }
-      if (!set_once(body, w, std::string(f.key), scalar(text, v->loc))) return false;
+      if (!set(w, f.key, scalar(text, v->loc))) return false;
       continue;
     }
-    std::string word = w.text;
-    for (auto& va : kValueAliases)
-      if (word == va.word) word = va.value;
+    std::string word(tw.value_of(w.text));
     if (const Field* f = enum_owner(ops, word)) {
       c.take();
-      if (!set_once(body, w, std::string(f->key), scalar(word, w.loc))) return false;
+      if (!set(w, f->key, scalar(word, w.loc))) return false;
       continue;
     }
-    if (const Field* f = positional_field(ops)) {
-      size_t at = c.i;
-      std::string verdict = verdict_words(c);
-      Value scratch_value;
-      Diagnostics scratch;
-      if (!verdict.empty() && parse_field(*f, scalar(verdict, w.loc), scratch_value, scratch)) {
-        if (!set_once(body, w, std::string(f->key), scalar(verdict, w.loc))) return false;
-        continue;
-      }
-      c.i = at;
+    if (tw.bare) {
+      size_t at = c.pos();
+      if (tw.bare(c, body)) continue;
+      c.rewind(at);
     }
     if (stop_at_unknown) return true;
     std::vector<std::string_view> cands = ops.keys();
     for (auto& f : ops.fields)
       if (f.type == FieldType::Enum)
         for (auto& e : f.names) cands.push_back(e.name);
+    for (auto& r : tw.readers) cands.push_back(r.word);
+    for (auto& a : tw.aliases) cands.push_back(a.word);
     for (auto s : stop) cands.push_back(s);
     std::string msg = "unknown word " + q(w.text) + " for " + kname + " " + obj_type_name(ops.obj);
     if (auto dym = did_you_mean(w.text, cands); !dym.empty()) msg += " (did you mean " + q(dym) + "?)";
@@ -724,424 +605,28 @@ bool Importer::check_fields(const KindOps& ops, const Node& body, Options& out) 
   return ok;
 }
 
-// ---- u32 ---------------------------------------------------------------------------------
-// tc's u32 words (f_u32.c): match SELECTOR, sample SELECTOR [divisor N],
-// hashkey mask M at N, offset [plus N] [at N] [mask M] [shift N] [eat],
-// ht H, link H, divisor N, mark V M, indev DEV, order N.
-
-// How many words follow a selector field: addresses one, flags none, the
-// rest a value and a mask (the mask read in base 16, as tc does).
-int selector_arity(std::string_view family, std::string_view field) {
-  if (family == "ip" && (field == "nofrag" || field == "firstfrag" || field == "df" || field == "mf")) return 0;
-  if ((family == "ip" || family == "ip6" || family == "ether") && (field == "src" || field == "dst")) return 1;
-  return 2;
-}
-
-const KindOps* u32_ops() { return find_kind(ObjType::Filter, "u32"); }
-
-// Would {field: VALUE} read the same as {field: {value: VALUE, mask: MASK}}?
-// Asked of the u32 kind's own parser, so import never restates its defaults.
-bool plain_form_same(std::string_view family, std::string_view field, const Node& value, const Node& vm) {
-  const KindOps* u32 = u32_ops();
-  int idx = u32 ? u32->field_index("match") : -1;
-  if (idx < 0) return false;
-  auto parse = [&](const Node& v, Value& out) {
-    Node inner = mapping({});
-    put(inner, std::string(field), {}, v);
-    Node sel = mapping({});
-    put(sel, std::string(family), {}, inner);
-    Node seq;
-    seq.type = Node::Type::Seq;
-    seq.seq.push_back(sel);
-    Diagnostics scratch;
-    return parse_field(u32->fields[idx], seq, out, scratch);
-  };
-  Value a, b;
-  return parse(value, a) && parse(vm, b) && a == b;
-}
-
-// One selector: `ip dst 10.0.0.0/8`, `u32 0x0a000000 0xff000000 at 16`, ...
-// Appends {FAMILY: {...}} to SEQ, merging into the entry before when it is
-// the same family and does not name this field yet (tc packs in word order,
-// and so does the loader).
-// `match mark V M` is u32's mark option, not a key: it goes to MARK_OUT.
-bool read_selector(Importer& im, Cursor& c, const Word& kw, Node& seq, bool merge, Node* mark_out) {
-  const Word* fam = c.value(kw, "a selector such as 'ip dst 10.0.0.0/8'");
-  if (!fam) return false;
-  static const std::string_view kFamilies[] = {"u32", "u16", "u8", "ip", "ip6", "udp", "tcp", "icmp", "mark", "ether"};
-  std::string family;
-  for (auto f : kFamilies)  // in tc's order, with tc's abbreviations
-    if (matches(fam->text, f)) {
-      family = f;
-      break;
-    }
-  if (family.empty()) {
-    std::vector<std::string_view> cands(std::begin(kFamilies), std::end(kFamilies));
-    std::string msg = "unknown selector " + q(fam->text) + ": expected u32, u16, u8, ip, ip6, tcp, udp, icmp, ether or mark";
-    if (auto dym = did_you_mean(fam->text, cands); !dym.empty()) msg += " (did you mean " + q(dym) + "?)";
-    im.d_.error(fam->loc, msg);
-    return false;
-  }
-  Node body = mapping(fam->loc);
-  std::string field;
-  if (family == "u32" || family == "u16" || family == "u8") {
-    const Word* v = c.value(*fam, "a value and a mask");
-    const Word* m = v ? c.value(*v, "a mask") : nullptr;
-    if (!m) return false;
-    put(body, "value", v->loc, scalar(tc_number(v->text), v->loc));
-    put(body, "mask", m->loc, scalar(tc_hex(m->text), m->loc));
-    if (c.is("at")) {
-      const Word& at = c.take();
-      const Word* off = c.value(at, "an offset");
-      if (!off) return false;
-      std::string text = off->text;
-      if (text == "nexthdr+") {  // tc also takes "nexthdr+ 4"
-        const Word* o2 = c.value(*off, "an offset");
-        if (!o2) return false;
-        text += o2->text;
-      }
-      put(body, "at", at.loc, scalar(text, off->loc));
-    }
-  } else if (family == "mark") {
-    if (!mark_out) {
-      im.d_.error(fam->loc, "a mark selects no packet bits: " + q(kw.text) + " needs a selector such as 'ip dst 10.0.0.7'");
-      return false;
-    }
-    const Word* v = c.value(*fam, "a value and a mask");
-    const Word* m = v ? c.value(*v, "a mask") : nullptr;
-    if (!m) return false;
-    Node mark = mapping(fam->loc);
-    put(mark, "value", v->loc, scalar(tc_number(v->text), v->loc));
-    put(mark, "mask", m->loc, scalar(tc_number(m->text), m->loc));
-    *mark_out = std::move(mark);
-    return true;
-  } else {
-    const Word* fw = c.value(*fam, "a field such as dst");
-    if (!fw) return false;
-    field = fw->text;
-    if (family == "ip" && matches(field, "dsfield")) field = "dsfield";
-    if (family == "ip" && matches(field, "precedence")) field = "precedence";
-    // tc's words for each family (f_u32.c); a word outside them would take
-    // the next words as its value, so it is caught here.
-    static const std::map<std::string_view, std::vector<std::string_view>> kWords = {
-        {"ip", {"src", "dst", "tos", "dsfield", "ihl", "protocol", "precedence", "nofrag", "firstfrag", "df", "mf", "dport",
-                "sport", "icmp_type", "icmp_code"}},
-        {"ip6", {"src", "dst", "priority", "protocol", "flowlabel", "dport", "sport", "icmp_type", "icmp_code"}},
-        {"tcp", {"src", "dst"}}, {"udp", {"src", "dst"}}, {"icmp", {"type", "code"}}, {"ether", {"src", "dst"}}};
-    auto& words = kWords.at(family);
-    if (std::find(words.begin(), words.end(), field) == words.end()) {
-      std::string list;
-      for (auto x : words) list += (list.empty() ? "" : ", ") + std::string(x);
-      std::string msg = "unknown " + q(family) + " match " + q(field) + ": expected one of " + list;
-      if (auto dym = did_you_mean(field, words); !dym.empty()) msg += " (did you mean " + q(dym) + "?)";
-      im.d_.error(fw->loc, msg);
-      return false;
-    }
-    int arity = selector_arity(family, field);
-    if (arity == 0) {
-      put(body, field, fw->loc, scalar("true", fw->loc));
-    } else if (arity == 1) {
-      const Word* v = c.value(*fw, "an address");
-      if (!v) return false;
-      put(body, field, fw->loc, scalar(v->text, v->loc));
-      if (c.is("at")) {
-        im.d_.error(c.peek().loc, "an address match at another offset ('at') has no tcsync spelling: use a u32 selector");
-        return false;
-      }
-    } else {
-      const Word* v = c.value(*fw, "a value and a mask");
-      const Word* m = v ? c.value(*v, "a mask") : nullptr;
-      if (!m) return false;
-      Node vm = mapping(v->loc);
-      put(vm, "value", v->loc, scalar(tc_number(v->text), v->loc));
-      put(vm, "mask", m->loc, scalar(tc_hex(m->text), m->loc));
-      Node plain = scalar(tc_number(v->text), v->loc);
-      put(body, field, fw->loc, plain_form_same(family, field, plain, vm) ? plain : vm);
-    }
-  }
-  if (merge && !seq.seq.empty()) {
-    Node& last = seq.seq.back();
-    if (last.map.size() == 1 && last.map[0].first.scalar == family && !field.empty() && !find(last.map[0].second, field)) {
-      last.map[0].second.map.push_back(std::move(body.map[0]));
-      return true;
-    }
-  }
-  Node sel = mapping(kw.loc);
-  put(sel, family, fam->loc, std::move(body));
-  seq.seq.push_back(std::move(sel));
-  return true;
-}
-
-bool u32_match(Importer& im, Cursor& c, const Word& kw, Node& body) {
-  Node* seq = find(body, "match");
-  if (!seq) {
-    Node s;
-    s.type = Node::Type::Seq;
-    s.loc = kw.loc;
-    seq = &put(body, "match", kw.loc, std::move(s));
-  }
-  Node mark;
-  if (!read_selector(im, c, kw, *seq, true, &mark)) return false;
-  if (mark.is_map()) return im.set_once(body, kw, "mark", std::move(mark));
-  return true;
-}
-
-bool u32_sample(Importer& im, Cursor& c, const Word& kw, Node& body) {
-  Node seq;
-  seq.type = Node::Type::Seq;
-  if (!read_selector(im, c, kw, seq, false, nullptr)) return false;
-  Node sample = std::move(seq.seq[0]);
-  if (c.is("divisor")) {
-    const Word& dw = c.take();
-    const Word* n = c.value(dw, "a number");
-    if (!n) return false;
-    put(sample, "divisor", dw.loc, scalar(tc_number(n->text), n->loc));
-  }
-  return im.set_once(body, kw, "sample", std::move(sample));
-}
-
-bool u32_hashkey(Importer& im, Cursor& c, const Word& kw, Node& body) {
-  Node hk = mapping(kw.loc);
-  while (c.is("mask") || c.is("at")) {
-    const Word& w = c.take();
-    const Word* v = c.value(w);
-    if (!v) return false;
-    put(hk, w.text, w.loc, scalar(w.text == "mask" ? tc_hex(v->text) : tc_number(v->text), v->loc));
-  }
-  return im.set_once(body, kw, "hashkey", std::move(hk));
-}
-
-bool u32_offset(Importer& im, Cursor& c, const Word& kw, Node& body) {
-  Node off = mapping(kw.loc);
-  while (!c.done()) {
-    const Word& w = c.peek();
-    std::string key;
-    for (auto k : {"plus", "at", "mask", "shift", "eat"})
-      if (matches(w.text, k)) key = k;
-    if (key.empty()) break;
-    c.take();
-    if (key == "eat") {
-      put(off, key, w.loc, scalar("true", w.loc));
-      continue;
-    }
-    const Word* v = c.value(w);
-    if (!v) return false;
-    put(off, key, w.loc, scalar(key == "mask" ? tc_hex(v->text) : tc_number(v->text), v->loc));
-  }
-  return im.set_once(body, kw, "offset", std::move(off));
-}
-
-bool u32_ht(Importer& im, Cursor& c, const Word& kw, Node& body) {
-  const Word* v = c.value(kw, "a hash table such as 2:");
-  if (!v) return false;
-  return im.set_once(body, kw, "ht", scalar(v->text, v->loc));
-}
-
-bool u32_link(Importer& im, Cursor& c, const Word& kw, Node& body) {
-  const Word* v = c.value(kw, "a hash table such as 2:");
-  return v && im.set_once(body, kw, "link", scalar(v->text, v->loc));
-}
-
-bool u32_mark(Importer& im, Cursor& c, const Word& kw, Node& body) {
-  const Word* v = c.value(kw, "a value and a mask");
-  const Word* m = v ? c.value(*v, "a mask") : nullptr;
-  if (!m) return false;
-  Node mark = mapping(kw.loc);
-  put(mark, "value", v->loc, scalar(tc_number(v->text), v->loc));
-  put(mark, "mask", m->loc, scalar(tc_number(m->text), m->loc));
-  return im.set_once(body, kw, "mark", std::move(mark));
-}
-
-bool u32_order(Importer& im, Cursor&, const Word& kw, Node&) {
-  im.d_.error(kw.loc, "'order' has no tcsync spelling: give the rule's 'handle' instead (order N is node id N)");
-  return false;
-}
-
-// police: `conform-exceed EXCEED[/CONFORM]`.
-bool police_conform_exceed(Importer& im, Cursor& c, const Word& kw, Node& body) {
-  const Word* v = c.value(kw, "a verdict such as drop or drop/pipe");
-  if (!v) return false;
-  std::string text = v->text, exceed = text, conform;
-  if (auto slash = text.find('/'); slash != std::string::npos) exceed = text.substr(0, slash), conform = text.substr(slash + 1);
-  for (auto& va : kValueAliases) {
-    if (exceed == va.word) exceed = va.value;
-    if (conform == va.word) conform = va.value;
-  }
-  if (!im.set_once(body, kw, "exceed", scalar(exceed, v->loc))) return false;
-  return conform.empty() || im.set_once(body, kw, "conform", scalar(conform, v->loc));
-}
-
-// skbedit: `mark V[/M]`.
-bool skbedit_mark(Importer& im, Cursor& c, const Word& kw, Node& body) {
-  const Word* v = c.value(kw, "a mark such as 5 or 0x10/0xff");
-  if (!v) return false;
-  auto slash = v->text.find('/');
-  if (!im.set_once(body, kw, "mark", scalar(tc_number(v->text.substr(0, slash)), v->loc))) return false;
-  return slash == std::string::npos || im.set_once(body, kw, "mask", scalar(tc_number(v->text.substr(slash + 1)), v->loc));
-}
-
-// csum: `ip4h and udp` -- the 'and' between targets says nothing.
-bool csum_and(Importer&, Cursor&, const Word&, Node&) { return true; }
-
-// nat: `ingress|egress OLD[/LEN] NEW`. tc (iproute2 6.1) reads OLD any,
-// all or default as 0.0.0.0 with mask 255.255.255.255 (its bytes), which
-// matches no packet: import keeps what tc sends, not tcsync's own any.
-bool nat_direction(Importer& im, Cursor& c, const Word& kw, Node& body) {
-  const Word* old = c.value(kw, "the old address and the new one");
-  const Word* nw = old ? c.value(*old, "the new address") : nullptr;
-  if (!nw) return false;
-  std::string o = old->text;
-  if (o == "any" || o == "all" || o == "default") o = "0.0.0.0";
-  return im.set_once(body, kw, "direction", scalar(kw.text, kw.loc)) && im.set_once(body, *old, "old", scalar(o, old->loc)) &&
-         im.set_once(body, *nw, "new", scalar(nw->text, nw->loc));
-}
-
-// skbmod: `set dmac|smac MAC`, `set etype TYPE`, `swap mac`.
-bool skbmod_set(Importer& im, Cursor& c, const Word& kw, Node& body) {
-  const Word* what = c.value(kw, "dmac, smac or etype");
-  if (!what) return false;
-  if (what->text != "dmac" && what->text != "smac" && what->text != "etype") {
-    im.d_.error(what->loc, "skbmod 'set' takes dmac, smac or etype, not " + q(what->text));
-    return false;
-  }
-  const Word* v = c.value(*what);
-  return v && im.set_once(body, *what, what->text, scalar(v->text, v->loc));
-}
-
-bool skbmod_swap(Importer& im, Cursor& c, const Word& kw, Node& body) {
-  const Word* what = c.value(kw, "'mac'");
-  if (!what) return false;
-  if (what->text != "mac") {
-    im.d_.error(what->loc, "skbmod 'swap' takes mac, not " + q(what->text));
-    return false;
-  }
-  return im.set_once(body, kw, "swap_mac", scalar("true", kw.loc));
-}
-
-// tunnel_key: `nocsum` (and `csum`, the Bool key itself).
-bool tunnel_key_nocsum(Importer& im, Cursor&, const Word& kw, Node& body) {
-  return im.set_once(body, kw, "csum", scalar("false", kw.loc));
-}
-
-// ct: `nat` alone (restore the connection's NAT), or `nat src|dst addr
-// A[-B] [port P[-Q]]`.
-bool ct_nat(Importer& im, Cursor& c, const Word& kw, Node& body) {
-  if (!c.is("src") && !c.is("dst")) return im.set_once(body, kw, "nat", scalar("restore", kw.loc));
-  const Word& dir = c.take();
-  if (!im.set_once(body, kw, "nat", scalar(dir.text, dir.loc))) return false;
-  const Word* addr = c.value(dir, "'addr' and an address or range");
-  if (!addr) return false;
-  if (addr->text != "addr") {
-    im.d_.error(addr->loc, "ct nat " + dir.text + " takes 'addr' next, not " + q(addr->text));
-    return false;
-  }
-  const Word* range = c.value(*addr, "an address or range such as 10.0.0.1-10.0.0.9");
-  if (!range || !im.set_once(body, *addr, "nat_addr", scalar(range->text, range->loc))) return false;
-  if (!c.is("port")) return true;
-  const Word& port = c.take();
-  const Word* ports = c.value(port, "a port or range such as 1000-2000");
-  return ports && im.set_once(body, port, "nat_port", scalar(ports->text, ports->loc));
-}
-
-// pedit: `munge HEADER FIELD CMD` or `munge offset N u8|u16|u32 CMD`, CMD
-// being `set V`, `add V` or `decrement`, then `retain M`; one edit each.
-// (`ex` is the Bool key itself.) tc's at/offmask/shift, invert, clear and
-// preserve have no edit spelling: a raw key says them.
-bool pedit_munge(Importer& im, Cursor& c, const Word& kw, Node& body) {
-  Node* seq = find(body, "edits");
-  if (!seq) {
-    Node s;
-    s.type = Node::Type::Seq;
-    s.loc = kw.loc;
-    seq = &put(body, "edits", kw.loc, std::move(s));
-  }
-  const Word* what = c.value(kw, "offset or a header (eth, ip, ip6, tcp, udp)");
-  if (!what) return false;
-  Node edit = mapping(kw.loc);
-  if (what->text == "offset") {
-    const Word* n = c.value(*what, "a byte offset");
-    const Word* size = n ? c.value(*n, "u8, u16 or u32") : nullptr;
-    if (!size) return false;
-    put(edit, "offset", n->loc, scalar(tc_number(n->text), n->loc));
-    put(edit, "size", size->loc, scalar(size->text, size->loc));
-  } else {
-    const Word* field = c.value(*what, "a field");
-    if (!field) return false;
-    put(edit, what->text, what->loc, scalar(field->text, field->loc));
-  }
-  const Word* cmd = c.value(*what, "set, add or decrement");
-  if (!cmd) return false;
-  if (cmd->text == "set" || cmd->text == "add") {
-    const Word* v = c.value(*cmd);
-    if (!v) return false;
-    put(edit, cmd->text, cmd->loc, scalar(tc_number(v->text), v->loc));
-  } else if (cmd->text == "decrement") {
-    put(edit, "decrement", cmd->loc, scalar("true", cmd->loc));
-  } else {
-    im.d_.error(cmd->loc, "pedit " + q(cmd->text) + " has no tcsync edit: write the key it makes as {raw: {offset, mask, val}}");
-    return false;
-  }
-  if (c.is("retain")) {
-    const Word& rw = c.take();
-    const Word* r = c.value(rw, "a mask");
-    if (!r) return false;
-    put(edit, "retain", rw.loc, scalar(tc_number(r->text), r->loc));
-  }
-  seq->seq.push_back(std::move(edit));
-  return true;
-}
-
-// basic's `match EXPR`: tc's ematch parser reads words until one that is not
-// part of the expression; here, up to the filter's own words. The words are
-// joined with single spaces, so a quoted expression and an unquoted one read
-// the same; the basic kind's parser checks the expression.
-bool basic_match(Importer& im, Cursor& c, const Word& kw, Node& body) {
-  std::string expr;
-  SourceLoc loc = kw.loc;
-  while (!c.done()) {
-    const Word& w = c.peek();
-    if (w.text == "classid" || w.text == "flowid" || w.text == "action" || w.text == "actions" || w.text == "police") break;
-    if (expr.empty()) loc = w.loc;
-    else expr += ' ';
-    expr += c.take().text;
-  }
-  if (expr.empty()) {
-    im.d_.error(kw.loc, "'match' needs an ematch expression after it, such as 'meta(nf_mark eq 5)'");
-    return false;
-  }
-  return im.set_once(body, kw, "match", scalar(expr, loc));
-}
-
-const Special kSpecials[] = {
-    {ObjType::Action, "ct", "nat", ct_nat},
-    {ObjType::Action, "pedit", "munge", pedit_munge},
-    {ObjType::Action, "tunnel_key", "nocsum", tunnel_key_nocsum},
-    {ObjType::Action, "csum", "and", csum_and},
-    {ObjType::Action, "nat", "ingress", nat_direction},
-    {ObjType::Action, "nat", "egress", nat_direction},
-    {ObjType::Action, "skbmod", "set", skbmod_set},
-    {ObjType::Action, "skbmod", "swap", skbmod_swap},
-    {ObjType::Action, "skbedit", "mark", skbedit_mark},
-    {ObjType::Action, "police", "conform-exceed", police_conform_exceed},
-    {ObjType::Filter, "u32", "match", u32_match},     {ObjType::Filter, "u32", "sample", u32_sample},
-    {ObjType::Filter, "u32", "hashkey", u32_hashkey}, {ObjType::Filter, "u32", "offset", u32_offset},
-    {ObjType::Filter, "u32", "ht", u32_ht},           {ObjType::Filter, "u32", "link", u32_link},
-    {ObjType::Filter, "u32", "mark", u32_mark},       {ObjType::Filter, "u32", "order", u32_order},
-    {ObjType::Filter, "basic", "match", basic_match},
-};
-
-const Special* special_word(const KindOps& ops, std::string_view word) {
-  for (auto& s : kSpecials)
-    if (s.obj == ops.obj && s.kind == ops.name && s.word == word) return &s;
-  return nullptr;
-}
-
 // ---- qdiscs ------------------------------------------------------------------------------
 
-std::optional<uint32_t> handle_word(const Word& w, Diagnostics& d, std::string_view what) {
+std::optional<uint32_t> handle_word(const TcWord& w, Diagnostics& d, std::string_view what) {
   auto h = parse_handle(w.text);
   if (!h) d.error(w.loc, std::string(what) + " must be a tc handle such as 1: or 1:10, not " + q(w.text));
   return h;
+}
+
+// A qdisc's own handle as tc reads it (get_qdisc_handle): a hex major,
+// with or without the colon ("1" is 1:); a minor after the colon is ignored.
+std::optional<uint32_t> qdisc_handle_word(const TcWord& w, Diagnostics& d) {
+  std::string_view t = w.text;
+  std::string_view major = t.substr(0, t.find(':'));
+  uint32_t v = 0;
+  bool ok = !major.empty() && major.size() <= 4 && major.find_first_not_of("0123456789abcdefABCDEF") == std::string_view::npos;
+  for (char ch : major) v = v * 16 + static_cast<uint32_t>(std::isdigit(static_cast<unsigned char>(ch)) ? ch - '0' : (std::tolower(ch) - 'a' + 10));
+  if (ok && major.size() < t.size() && !parse_handle(w.text)) ok = false;  // "1:zz"
+  if (!ok) {
+    d.error(w.loc, "handle must be a qdisc handle such as 1: or 1, not " + q(w.text));
+    return std::nullopt;
+  }
+  return v << 16;
 }
 
 Obj* Importer::find_qdisc(const std::string& dev, std::optional<uint32_t> parent, std::optional<uint32_t> handle) {
@@ -1177,7 +662,7 @@ uint32_t Importer::pick_qdisc_handle(const std::string& dev, uint32_t parent) {
 }
 
 // add / replace / change of one object whose identity matched EXISTING (or nothing).
-void Importer::place(Obj o, Verb v, const Word& head, Obj* existing, const std::string& what) {
+void Importer::place(Obj o, Verb v, const TcWord& head, Obj* existing, const std::string& what) {
   if (v == Verb::Add && existing) {
     d_.error(head.loc, what + " is already added at " + format_location(existing->loc) +
                            " (tc would fail with \"File exists\"; use replace to redefine it)");
@@ -1200,10 +685,10 @@ void Importer::place(Obj o, Verb v, const Word& head, Obj* existing, const std::
   objs_.push_back(std::move(o));
 }
 
-void Importer::qdisc(Cursor& c, Verb v, const Word& head) {
-  const Word *dev = nullptr, *parent = nullptr, *handle = nullptr, *kindw = nullptr;
+void Importer::qdisc(Cursor& c, Verb v, const TcWord& head) {
+  const TcWord *dev = nullptr, *parent = nullptr, *handle = nullptr, *kindw = nullptr;
   while (!c.done() && !kindw) {
-    const Word& w = c.take();
+    const TcWord& w = c.take();
     if (w.text == "dev") {
       if (!(dev = c.value(w, "a device name"))) return;
     } else if (w.text == "handle") {
@@ -1241,7 +726,7 @@ void Importer::qdisc(Cursor& c, Verb v, const Word& head) {
   bool hook = ops && (ops->name == "clsact" || ops->name == "ingress");
   std::optional<uint32_t> p, h;
   if (parent && !(p = handle_word(*parent, d_, "parent"))) return;
-  if (handle && !(h = handle_word(*handle, d_, "handle"))) return;
+  if (handle && !(h = qdisc_handle_word(*handle, d_))) return;
   if (ops && !hook && (p == kHandleIngress || h == kHandleIngressQdisc)) {
     d_.error(kindw->loc, "only clsact and ingress qdiscs sit at ingress (handle ffff:), not " + q(kindw->text));
     return;
@@ -1314,10 +799,10 @@ void Importer::qdisc(Cursor& c, Verb v, const Word& head) {
 
 // ---- classes -----------------------------------------------------------------------------
 
-void Importer::klass(Cursor& c, Verb v, const Word& head) {
-  const Word *dev = nullptr, *parent = nullptr, *classid = nullptr, *kindw = nullptr;
+void Importer::klass(Cursor& c, Verb v, const TcWord& head) {
+  const TcWord *dev = nullptr, *parent = nullptr, *classid = nullptr, *kindw = nullptr;
   while (!c.done() && !kindw) {
-    const Word& w = c.take();
+    const TcWord& w = c.take();
     if (w.text == "dev") {
       if (!(dev = c.value(w, "a device name"))) return;
     } else if (w.text == "classid" || w.text == "handle") {
@@ -1391,12 +876,10 @@ void Importer::klass(Cursor& c, Verb v, const Word& head) {
 
 // ---- filters -----------------------------------------------------------------------------
 
-// Whether OPS reads WORD (a key, an alias, a special, a bare enum value).
+// Whether OPS reads WORD (a key, an alias, a reader's word, a bare enum value).
 bool knows_word(const KindOps& ops, std::string_view word) {
-  if (special_word(ops, word) || ops.field_index(word) >= 0 || enum_owner(ops, word)) return true;
-  for (auto& a : kAliases)
-    if (a.obj == ops.obj && a.kind == ops.name && a.word == word) return true;
-  return false;
+  const TcWords& tw = tc_words_of(ops);
+  return tw.reader(word) || ops.field_index(tw.key_of(word)) >= 0 || enum_owner(ops, word);
 }
 
 bool Importer::actions(Cursor& c, Node& fnode, const KindOps& filter_ops) {
@@ -1408,25 +891,23 @@ bool Importer::actions(Cursor& c, Node& fnode, const KindOps& filter_ops) {
     seq = &put(fnode, "actions", c.peek().loc, std::move(s));
   }
   while (c.is("action") || c.is("actions")) {
-    const Word& aw = c.take();
+    const TcWord& aw = c.take();
     if (c.done()) {
       d_.error(aw.loc, q(aw.text) + " needs an action kind such as mirred after it");
       return false;
     }
-    const Word& kw = c.peek();
+    const TcWord& kw = c.peek();
     const KindOps* ops = find_kind(ObjType::Action, kw.text);
     if (ops) {
       c.take();
     } else {
-      // `action drop`: tc's short form of gact.
+      // `action drop`: tc's short form of gact, read by gact's own bare verdict.
       const KindOps* gact = find_kind(ObjType::Action, "gact");
-      const Field* verdict = gact ? positional_field(*gact) : nullptr;
-      size_t at = c.i;
-      std::string word = verdict_words(c);
-      c.i = at;
-      Value scratch_value;
-      Diagnostics scratch;
-      if (verdict && parse_field(*verdict, scalar(word, kw.loc), scratch_value, scratch)) {
+      size_t at = c.pos();
+      Node scratch_body = mapping(kw.loc);
+      bool verdict = gact && gact->tc_words && gact->tc_words->bare && gact->tc_words->bare(c, scratch_body);
+      c.rewind(at);
+      if (verdict) {
         ops = gact;
       } else {
         auto names = kind_names(ObjType::Action);
@@ -1450,8 +931,8 @@ bool Importer::actions(Cursor& c, Node& fnode, const KindOps& filter_ops) {
         continue;
       }
       if (c.is("index") || c.is("cookie")) {
-        const Word& w = c.take();
-        const Word* val = c.value(w);
+        const TcWord& w = c.take();
+        const TcWord* val = c.value(w);
         if (!val || !set_once(an, w, w.text, scalar(w.text == "index" ? tc_number(val->text) : val->text, val->loc))) return false;
         continue;
       }
@@ -1461,7 +942,7 @@ bool Importer::actions(Cursor& c, Node& fnode, const KindOps& filter_ops) {
     // knows is reported against the action, where it most likely belongs.
     if (!c.done() && !knows_word(filter_ops, c.peek().text)) {
       static const std::string_view kFilterWords[] = {"action", "actions", "classid", "flowid", "police"};
-      const Word& w = c.peek();
+      const TcWord& w = c.peek();
       if (std::find(std::begin(kFilterWords), std::end(kFilterWords), w.text) == std::end(kFilterWords)) {
         std::vector<std::string_view> cands = ops->keys();
         std::string msg = "unknown word " + q(w.text) + " for " + std::string(ops->name) + " action";
@@ -1470,13 +951,26 @@ bool Importer::actions(Cursor& c, Node& fnode, const KindOps& filter_ops) {
         return false;
       }
     }
-    // `action mirred index 7` alone binds action 7 of the table.
-    if (Node* idx = find(an, "index"); idx && body.map.empty() && an.map.size() == 1 &&
-                                       table_.count({std::string(ops->name), idx->scalar})) {
-      Node entry = mapping(aw.loc);
-      put(entry, "ref", aw.loc, scalar(std::string(ops->name) + "/" + idx->scalar, idx->loc));
-      seq->seq.push_back(std::move(entry));
-      continue;
+    // `action mirred index 7` alone binds action 7: one of the table, or
+    // one a filter above made with that index (the kernel ignores the
+    // options of an action it binds, and tc sends none here).
+    if (Node* idx = find(an, "index"); idx && body.map.empty() && an.map.size() == 1) {
+      const std::string kind(ops->name);
+      if (table_.count({kind, idx->scalar})) {
+        Node entry = mapping(aw.loc);
+        put(entry, "ref", aw.loc, scalar(kind + "/" + idx->scalar, idx->loc));
+        seq->seq.push_back(std::move(entry));
+        continue;
+      }
+      if (const Node* made = filter_action(kind, idx->scalar)) {
+        seq->seq.push_back(*made);
+        continue;
+      }
+      d_.error(idx->loc, "'action " + kind + " index " + idx->scalar +
+                             "' alone binds an existing action, and no line above makes " + kind + " " + idx->scalar +
+                             " (import reads the script, not the host's action table: add the line that makes it, such as "
+                             "'tc actions add action " + kind + " ... index " + idx->scalar + "')");
+      return false;
     }
     Options opts;
     if (!check_fields(*ops, body, opts)) return false;
@@ -1491,11 +985,22 @@ bool Importer::actions(Cursor& c, Node& fnode, const KindOps& filter_ops) {
   return true;
 }
 
-void Importer::filter(Cursor& c, Verb v, const Word& head) {
-  const Word *dev = nullptr, *parent = nullptr, *handle = nullptr, *proto = nullptr, *pref = nullptr, *chain = nullptr,
+const Node* Importer::filter_action(const std::string& kind, const std::string& index) const {
+  for (auto& o : objs_) {
+    if (o.dead || o.type != ObjType::Filter) continue;
+    const Node* acts = o.node.find("actions");
+    if (!acts) continue;
+    for (auto& e : acts->seq)
+      if (const Node* i = e.find("index"); i && i->scalar == index && e.find(kind)) return &e;
+  }
+  return nullptr;
+}
+
+void Importer::filter(Cursor& c, Verb v, const TcWord& head) {
+  const TcWord *dev = nullptr, *parent = nullptr, *handle = nullptr, *proto = nullptr, *pref = nullptr, *chain = nullptr,
              *kindw = nullptr;
   while (!c.done() && !kindw) {
-    const Word& w = c.take();
+    const TcWord& w = c.take();
     if (w.text == "dev") {
       if (!(dev = c.value(w, "a device name"))) return;
     } else if (w.text == "root" || w.text == "ingress" || w.text == "egress") {
@@ -1570,10 +1075,16 @@ void Importer::filter(Cursor& c, Verb v, const Word& head) {
   }
   std::optional<uint32_t> hval;
   std::string handle_text;
+  Node handle_opts = mapping(handle ? handle->loc : head.loc);  // options the handle word carries (fw's mask)
   if (handle) {
     handle_text = handle->text;
-    if (ops && ops->parse_filter_handle) hval = ops->parse_filter_handle(handle->text);
-    else if (auto n = parse_uint(handle->text)) hval = static_cast<uint32_t>(*n);
+    if (ops && tc_words_of(*ops).handle) {
+      auto h = tc_words_of(*ops).handle(*handle, handle_opts, d_);
+      if (!h) return;
+      handle_text = *h;
+    }
+    if (ops && ops->parse_filter_handle) hval = ops->parse_filter_handle(handle_text);
+    else if (auto n = parse_uint(handle_text)) hval = static_cast<uint32_t>(*n);
     if (!hval) {
       d_.error(handle->loc, "invalid " + std::string(ops ? ops->name : "filter") + " handle " + q(handle->text));
       return;
@@ -1602,17 +1113,18 @@ void Importer::filter(Cursor& c, Verb v, const Word& head) {
     auto it = prefs.lower_bound(0x8000);
     key.pref = it == prefs.end() ? kDefaultPref : static_cast<uint16_t>(*it - 1);
   }
-  Node body = mapping(kindw->loc);
+  Node body = std::move(handle_opts);
+  body.loc = kindw->loc;
   Node extra = mapping(kindw->loc);  // classid and actions follow the kind's body
   while (true) {
     if (!kind_words(*ops, c, body, {"classid", "flowid", "action", "actions", "police"}, false, 0)) return;
     if (c.done()) break;
-    const Word& w = c.peek();
+    const TcWord& w = c.peek();
     if (w.text == "classid" || w.text == "flowid") {
       c.take();
-      const Word* id = c.value(w, "a class id such as 1:10");
+      const TcWord* id = c.value(w, "a class id such as 1:10");
       if (!id || !handle_word(*id, d_, w.text)) return;
-      if (!set_once(extra, w, "classid", scalar(id->text, id->loc))) return;
+      put(extra, "classid", w.loc, scalar(id->text, id->loc));  // tc takes the last one given
     } else if (w.text == "action" || w.text == "actions") {
       if (!actions(c, extra, *ops)) return;
     } else {

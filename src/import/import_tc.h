@@ -11,9 +11,10 @@
 //                    back to the tc line that made the object.
 //
 // tc's words mostly are the YAML keys (`rate 10mbit` → `rate: 10mbit`), so a
-// kind added to kinds.def imports without code here; only tc's irregular
-// syntax (u32 selectors, bare words such as mirred's `egress redirect`,
-// aliases such as tbf's `buffer`) is spelled out in import_tc.cpp.
+// kind added to kinds.def imports without code here; tc's irregular syntax
+// (u32 selectors, netem's positional values, aliases such as tbf's
+// `buffer`, bare verdicts) is declared by each kind in its own file
+// (KindOps::tc_words, model/tc_words.h) and read from there.
 #pragma once
 #include <optional>
 #include <string>

@@ -132,6 +132,7 @@ class LinkNames {
 };
 
 class BpfPrograms;  // bpf_program.h
+struct TcWords;     // tc_words.h
 
 // What a kind's hooks may need besides its own options.
 struct KindCtx {
@@ -229,6 +230,9 @@ struct KindOps {
   // the desired options (red with `adaptive` moves max_P every 500 ms): the
   // live value is the kernel's, not drift, so it is not compared.
   bool (*kernel_tunes)(const Options& want, uint16_t field) = nullptr;
+  // tc's spellings that are not the table's keys (aliases, multi-word forms
+  // such as u32's selectors, bare values), for `tcsync import`: tc_words.h.
+  const TcWords* tc_words = nullptr;
 
   // Qdiscs: a note printed under a kernel refusal whose own text says too
   // little (mqprio's bare EINVAL); empty: none.

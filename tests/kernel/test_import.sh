@@ -31,6 +31,18 @@ qdisc add dev v1 clsact
 filter add dev v1 ingress protocol ip prio 10 u32 match ip src 10.0.0.0/8 action mirred egress redirect dev v0
 filter add dev v1 ingress protocol arp prio 20 u32 match u32 0 0 at 0 action mirred egress mirror dev v0 pipe
 filter add dev v1 egress protocol ip prio 5 handle ::7 u32 match ip tos 0x10 0xff action mirred egress mirror dev v2 action mirred egress redirect dev v3
+# tc's words as tc reads them (tc_words in the kind tables): ICMPv6 in u32,
+# a second classid (the last wins), a handle without its colon, tbf's
+# bucket in the kernel's own ticks (latency 25001us) with a qdisc in its
+# class 1:1, ingress with its handle after the kind, an action bound by
+# index alone.
+filter add dev v0 parent 1: protocol ipv6 prio 31 u32 match ip6 icmp_type 128 0xff match ip6 icmp_code 0 0xff flowid 1:10
+filter add dev v0 parent 1: protocol ip prio 50 u32 match ip dst 10.5.0.0/16 classid 1:10 classid 1:20
+qdisc add dev v3 root handle 7 tbf rate 3mbit burst 15k latency 25ms
+qdisc add dev v3 parent 7:1 handle 70: pfifo limit 100
+qdisc add dev v2 ingress handle ffff:
+filter add dev v2 parent ffff: protocol ip prio 1 u32 match ip src 10.2.0.0/16 action mirred egress redirect dev v0 index 9
+filter add dev v2 parent ffff: protocol ip prio 2 u32 match ip src 10.3.0.0/16 action mirred index 9
 EOF
 
 expect_rc 0 tc -n "$REF" -b "$B"

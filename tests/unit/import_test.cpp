@@ -182,7 +182,7 @@ tc qdisc add dev $DEV root handle 1: htb
   CHECK(r.diags == R"(b.tc:2:59: error: unknown word 'cbust' for htb class (did you mean 'cburst'?)
   class add dev eth0 parent 1: classid 1:20 htb rate 10mbit cbust 10k
                                                             ^
-b.tc:3:63: error: unknown 'ip' match 'dts': expected one of src, dst, tos, dsfield, ihl, protocol, precedence, nofrag, firstfrag, df, mf, dport, sport, icmp_type, icmp_code (did you mean 'dst'?)
+b.tc:3:63: error: unknown 'ip' match 'dts': expected one of src, dst, protocol, tos, dsfield, precedence, ihl, dport, sport, icmp_type, icmp_code, nofrag, firstfrag, df, mf (did you mean 'dst'?)
   filter add dev eth0 parent 1: protocol ip prio 1 u32 match ip dts 10.0.0.1 flowid 1:10
                                                                 ^
 b.tc:4:67: error: 'ip dst' must be an IPv4 address or prefix such as 10.0.0.0/8, not '10.0.0.300'

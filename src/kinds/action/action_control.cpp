@@ -104,4 +104,23 @@ const CustomType kControlType{
     .json_schema = R"({"description": "What happens next: pass (ok), drop (shot), reclassify, pipe, stolen, continue, trap, \"goto chain N\" or \"jump N\".", "type": "string", "pattern": "^(pass|ok|reclassify|drop|shot|pipe|stolen|continue|trap|goto +chain +[0-9]+|jump +[0-9]+|[0-9]+)$"})",
 };
 
+bool tc_read_verdict(TcCursor& c, Node& body, std::string_view key) {
+  if (c.done()) return false;
+  const TcWord& first = c.take();
+  std::string text = first.text;
+  // tc's two multi-word verdicts (utils.c parse_action_control).
+  if (text == "goto" && c.is("chain") && c.pos() + 1 < c.size()) {
+    c.take();
+    text += " chain " + tc_number(c.take().text);
+  } else if (text == "jump" && !c.done()) {
+    text += " " + tc_number(c.take().text);
+  }
+  auto v = parse_control(text);
+  if (!v) return false;
+  tc_put(body, std::string(key), first.loc, tc_scalar(format_control(*v), first.loc));
+  return true;
+}
+
+bool tc_bare_control(TcCursor& c, Node& body) { return tc_read_verdict(c, body, "control"); }
+
 }  // namespace tcsync

@@ -15,6 +15,7 @@
 #include <string_view>
 
 #include "model/kind.h"
+#include "model/tc_words.h"
 
 namespace tcsync {
 
@@ -40,5 +41,13 @@ constexpr bool control_is_goto_chain(uint64_t v) { return (v & 0xF0000000u) == 0
 inline void drop_default_control(Options& o, uint16_t field, uint32_t def) {
   if (o.num(field) == def) o.erase(field);
 }
+
+// tc's verdict words at the cursor ("drop", "ok", "goto chain 5", "jump 2"),
+// set as KEY in BODY in tcsync's spelling ("ok" is "pass"). Takes nothing and
+// returns false when the words there are not a verdict.
+bool tc_read_verdict(TcCursor& c, Node& body, std::string_view key);
+// TcWords::bare of the action kinds that take a bare verdict among their
+// options as `control` (`action mirred egress redirect dev eth1 pipe`).
+bool tc_bare_control(TcCursor& c, Node& body);
 
 }  // namespace tcsync

@@ -9,6 +9,7 @@
 #include "kinds/action/action_control.h"
 #include "kinds/registry.h"
 #include "model/kind.h"
+#include "model/tc_words.h"
 
 namespace tcsync {
 namespace {
@@ -42,8 +43,12 @@ void normalize(Options& o, const KindCtx&, Diagnostics&, SourceLoc) { drop_defau
 
 }  // namespace
 
+namespace {
 // Reported by the kernel, not configuration (kind.h reported_only).
-static const uint16_t kReportedOnly[] = {TCA_CONNMARK_TM, TCA_CONNMARK_PAD};
+const uint16_t kReportedOnly[] = {TCA_CONNMARK_TM, TCA_CONNMARK_PAD};
+const std::string_view kTcExamples[] = {"zone 2 pipe"};
+const TcWords kTcWords{.bare = tc_bare_control, .examples = kTcExamples};
+}  // namespace
 
 const KindOps kActionConnmark{
     .name = "connmark",
@@ -54,6 +59,7 @@ const KindOps kActionConnmark{
     .decode = decode,
     .normalize = normalize,
     .action_parms_attr = TCA_CONNMARK_PARMS,
+    .tc_words = &kTcWords,
     .reported_only = kReportedOnly,
 };
 

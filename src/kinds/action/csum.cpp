@@ -9,6 +9,7 @@
 #include "kinds/action/action_control.h"
 #include "kinds/registry.h"
 #include "model/kind.h"
+#include "model/tc_words.h"
 
 namespace tcsync {
 namespace {
@@ -62,8 +63,16 @@ void normalize(Options& o, const KindCtx&, Diagnostics& d, SourceLoc loc) {
 
 }  // namespace
 
+namespace {
 // Reported by the kernel, not configuration (kind.h reported_only).
-static const uint16_t kReportedOnly[] = {TCA_CSUM_TM, TCA_CSUM_PAD};
+const uint16_t kReportedOnly[] = {TCA_CSUM_TM, TCA_CSUM_PAD};
+// `ip4h and udp`: the 'and' between targets says nothing.
+bool tc_and(TcCursor&, const TcWord&, Node&) { return true; }
+const TcAlias kTcAliases[] = {{"iph", "ip4h"}, {"ipv4h", "ip4h"}};
+const TcReader kTcReaders[] = {{"and", tc_and}};
+const std::string_view kTcExamples[] = {"iph and udp ok", "ipv4h tcp"};
+const TcWords kTcWords{.aliases = kTcAliases, .readers = kTcReaders, .bare = tc_bare_control, .examples = kTcExamples};
+}  // namespace
 
 const KindOps kActionCsum{
     .name = "csum",
@@ -74,6 +83,7 @@ const KindOps kActionCsum{
     .decode = decode,
     .normalize = normalize,
     .action_parms_attr = TCA_CSUM_PARMS,
+    .tc_words = &kTcWords,
     .reported_only = kReportedOnly,
 };
 

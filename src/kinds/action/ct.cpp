@@ -32,6 +32,7 @@
 #include "base/units.h"
 #include "yaml/yaml_reader.h"
 #include "yaml/yaml_out.h"
+#include "model/tc_words.h"
 
 namespace tcsync {
 namespace {
@@ -206,8 +207,38 @@ void normalize(Options& o, const KindCtx&, Diagnostics& d, SourceLoc loc) {
 
 }  // namespace
 
+namespace {
 // Reported by the kernel, not configuration (kind.h reported_only).
-static const uint16_t kReportedOnly[] = {TCA_CT_TM, TCA_CT_PAD};
+const uint16_t kReportedOnly[] = {TCA_CT_TM, TCA_CT_PAD};
+// `nat` alone (restore the connection's NAT), or `nat src|dst addr A[-B]
+// [port P[-Q]]`.
+bool tc_nat(TcCursor& c, const TcWord& kw, Node& body) {
+  if (!c.is("src") && !c.is("dst")) {
+    tc_put(body, "nat", kw.loc, tc_scalar("restore", kw.loc));
+    return true;
+  }
+  const TcWord& dir = c.take();
+  tc_put(body, "nat", kw.loc, tc_scalar(dir.text, dir.loc));
+  const TcWord* addr = c.value(dir, "'addr' and an address or range");
+  if (!addr) return false;
+  if (addr->text != "addr") {
+    c.diags().error(addr->loc, "ct nat " + dir.text + " takes 'addr' next, not '" + addr->text + "'");
+    return false;
+  }
+  const TcWord* range = c.value(*addr, "an address or range such as 10.0.0.1-10.0.0.9");
+  if (!range) return false;
+  tc_put(body, "nat_addr", addr->loc, tc_scalar(range->text, range->loc));
+  if (!c.is("port")) return true;
+  const TcWord& port = c.take();
+  const TcWord* ports = c.value(port, "a port or range such as 1000-2000");
+  if (!ports) return false;
+  tc_put(body, "nat_port", port.loc, tc_scalar(ports->text, ports->loc));
+  return true;
+}
+const TcReader kTcReaders[] = {{"nat", tc_nat}};
+const std::string_view kTcExamples[] = {"commit nat src addr 10.0.0.1-10.0.0.9 port 1000-2000 pipe", "nat"};
+const TcWords kTcWords{.readers = kTcReaders, .bare = tc_bare_control, .examples = kTcExamples};
+}  // namespace
 
 const KindOps kActionCt{
     .name = "ct",
@@ -218,6 +249,7 @@ const KindOps kActionCt{
     .decode = decode,
     .normalize = normalize,
     .action_parms_attr = TCA_CT_PARMS,
+    .tc_words = &kTcWords,
     .reported_only = kReportedOnly,
 };
 

@@ -13,6 +13,7 @@
 #include "base/units.h"
 #include "yaml/yaml_reader.h"
 #include "yaml/yaml_out.h"
+#include "model/tc_words.h"
 
 namespace tcsync {
 namespace {
@@ -143,8 +144,13 @@ void normalize(Options& o, const KindCtx&, Diagnostics& d, SourceLoc) {
 
 }  // namespace
 
+namespace {
 // Reported by the kernel, not configuration (kind.h reported_only).
-static const uint16_t kReportedOnly[] = {TCA_GACT_TM, TCA_GACT_PAD};
+const uint16_t kReportedOnly[] = {TCA_GACT_TM, TCA_GACT_PAD};
+// `action drop` and `action gact drop`: the verdict is gact's one bare word.
+const std::string_view kTcExamples[] = {"drop", "ok", "pipe", "goto chain 0"};
+const TcWords kTcWords{.bare = tc_bare_control, .examples = kTcExamples};
+}  // namespace
 
 const KindOps kActionGact{
     .name = "gact",
@@ -155,6 +161,7 @@ const KindOps kActionGact{
     .decode = decode,
     .normalize = normalize,
     .action_parms_attr = TCA_GACT_PARMS,
+    .tc_words = &kTcWords,
     .reported_only = kReportedOnly,
 };
 

@@ -5,6 +5,7 @@
 #include "kinds/action/action_control.h"
 #include "kinds/registry.h"
 #include "model/kind.h"
+#include "model/tc_words.h"
 
 namespace tcsync {
 
@@ -62,8 +63,14 @@ void normalize(Options& o, const KindCtx&, Diagnostics&, SourceLoc loc) {
 
 }  // namespace
 
+namespace {
 // Reported by the kernel, not configuration (kind.h reported_only).
-static const uint16_t kReportedOnly[] = {TCA_MIRRED_TM, TCA_MIRRED_PAD};
+const uint16_t kReportedOnly[] = {TCA_MIRRED_TM, TCA_MIRRED_PAD};
+const std::string_view kTcExamples[] = {"egress redirect dev v1 pipe", "ingress mirror dev v1"};
+// tc refuses a second `dev` (m_mirred.c).
+const std::string_view kTcOnce[] = {"dev"};
+const TcWords kTcWords{.bare = tc_bare_control, .once = kTcOnce, .examples = kTcExamples};
+}  // namespace
 
 const KindOps kActionMirred{
     .name = "mirred",
@@ -74,6 +81,7 @@ const KindOps kActionMirred{
     .decode = decode,
     .normalize = normalize,
     .action_parms_attr = TCA_MIRRED_PARMS,
+    .tc_words = &kTcWords,
     .reported_only = kReportedOnly,
 };
 

@@ -18,6 +18,7 @@
 #include "kinds/net_types.h"
 #include "kinds/registry.h"
 #include "model/kind.h"
+#include "model/tc_words.h"
 
 namespace tcsync {
 namespace {
@@ -104,8 +105,12 @@ void normalize(Options& o, const KindCtx&, Diagnostics& d, SourceLoc loc) {
 
 }  // namespace
 
+namespace {
 // Reported by the kernel, not configuration (kind.h reported_only).
-static const uint16_t kReportedOnly[] = {TCA_MPLS_TM, TCA_MPLS_PAD};
+const uint16_t kReportedOnly[] = {TCA_MPLS_TM, TCA_MPLS_PAD};
+const std::string_view kTcExamples[] = {"pop protocol ip pipe"};
+const TcWords kTcWords{.bare = tc_bare_control, .examples = kTcExamples};
+}  // namespace
 
 const KindOps kActionMpls{
     .name = "mpls",
@@ -116,6 +121,7 @@ const KindOps kActionMpls{
     .decode = decode,
     .normalize = normalize,
     .action_parms_attr = TCA_MPLS_PARMS,
+    .tc_words = &kTcWords,
     .reported_only = kReportedOnly,
 };
 

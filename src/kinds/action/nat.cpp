@@ -12,6 +12,7 @@
 #include "kinds/net_types.h"
 #include "kinds/registry.h"
 #include "model/kind.h"
+#include "model/tc_words.h"
 
 namespace tcsync {
 namespace {
@@ -56,8 +57,27 @@ void normalize(Options& o, const KindCtx&, Diagnostics& d, SourceLoc) {
 
 }  // namespace
 
+namespace {
 // Reported by the kernel, not configuration (kind.h reported_only).
-static const uint16_t kReportedOnly[] = {TCA_NAT_TM, TCA_NAT_PAD};
+const uint16_t kReportedOnly[] = {TCA_NAT_TM, TCA_NAT_PAD};
+// `ingress|egress OLD[/LEN] NEW`. tc (iproute2 6.1) reads OLD any, all or
+// default as 0.0.0.0 with mask 255.255.255.255 (its bytes), which matches
+// no packet: import keeps what tc sends, not tcsync's own any.
+bool tc_direction(TcCursor& c, const TcWord& kw, Node& body) {
+  const TcWord* old = c.value(kw, "the old address and the new one");
+  const TcWord* nw = old ? c.value(*old, "the new address") : nullptr;
+  if (!nw) return false;
+  std::string o = old->text;
+  if (o == "any" || o == "all" || o == "default") o = "0.0.0.0";
+  tc_put(body, "direction", kw.loc, tc_scalar(kw.text, kw.loc));
+  tc_put(body, "old", old->loc, tc_scalar(o, old->loc));
+  tc_put(body, "new", nw->loc, tc_scalar(nw->text, nw->loc));
+  return true;
+}
+const TcReader kTcReaders[] = {{"ingress", tc_direction}, {"egress", tc_direction}};
+const std::string_view kTcExamples[] = {"ingress 10.0.0.1 10.0.0.2 pass", "egress 10.0.0.0/8 192.168.0.1"};
+const TcWords kTcWords{.readers = kTcReaders, .bare = tc_bare_control, .examples = kTcExamples};
+}  // namespace
 
 const KindOps kActionNat{
     .name = "nat",
@@ -68,6 +88,7 @@ const KindOps kActionNat{
     .decode = decode,
     .normalize = normalize,
     .action_parms_attr = TCA_NAT_PARMS,
+    .tc_words = &kTcWords,
     .reported_only = kReportedOnly,
 };
 

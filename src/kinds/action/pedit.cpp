@@ -33,6 +33,7 @@
 #include "base/units.h"
 #include "yaml/yaml_reader.h"
 #include "yaml/yaml_out.h"
+#include "model/tc_words.h"
 
 namespace tcsync {
 namespace {
@@ -733,8 +734,55 @@ void normalize(Options& o, const KindCtx&, Diagnostics& d, SourceLoc) {
 
 }  // namespace
 
+namespace {
 // Reported by the kernel, not configuration (kind.h reported_only).
-static const uint16_t kReportedOnly[] = {TCA_PEDIT_TM, TCA_PEDIT_PAD};
+const uint16_t kReportedOnly[] = {TCA_PEDIT_TM, TCA_PEDIT_PAD};
+// `munge HEADER FIELD CMD` or `munge offset N u8|u16|u32 CMD`, CMD being
+// `set V`, `add V` or `decrement`, then `retain M`; one edit each. (`ex` is
+// the Bool key itself.) tc's at/offmask/shift, invert, clear and preserve
+// have no edit spelling: a raw key says them.
+bool tc_munge(TcCursor& c, const TcWord& kw, Node& body) {
+  Node* seq = tc_find(body, "edits");
+  if (!seq) seq = &tc_put(body, "edits", kw.loc, tc_seq(kw.loc));
+  const TcWord* what = c.value(kw, "offset or a header (eth, ip, ip6, tcp, udp)");
+  if (!what) return false;
+  Node edit = tc_map(kw.loc);
+  if (what->text == "offset") {
+    const TcWord* n = c.value(*what, "a byte offset");
+    const TcWord* size = n ? c.value(*n, "u8, u16 or u32") : nullptr;
+    if (!size) return false;
+    tc_put(edit, "offset", n->loc, tc_scalar(tc_number(n->text), n->loc));
+    tc_put(edit, "size", size->loc, tc_scalar(size->text, size->loc));
+  } else {
+    const TcWord* field = c.value(*what, "a field");
+    if (!field) return false;
+    tc_put(edit, what->text, what->loc, tc_scalar(field->text, field->loc));
+  }
+  const TcWord* cmd = c.value(*what, "set, add or decrement");
+  if (!cmd) return false;
+  if (cmd->text == "set" || cmd->text == "add") {
+    const TcWord* v = c.value(*cmd);
+    if (!v) return false;
+    tc_put(edit, cmd->text, cmd->loc, tc_scalar(tc_number(v->text), v->loc));
+  } else if (cmd->text == "decrement") {
+    tc_put(edit, "decrement", cmd->loc, tc_scalar("true", cmd->loc));
+  } else {
+    c.diags().error(cmd->loc, "pedit '" + cmd->text + "' has no tcsync edit: write the key it makes as {raw: {offset, mask, val}}");
+    return false;
+  }
+  if (c.is("retain")) {
+    const TcWord& rw = c.take();
+    const TcWord* r = c.value(rw, "a mask");
+    if (!r) return false;
+    tc_put(edit, "retain", rw.loc, tc_scalar(tc_number(r->text), r->loc));
+  }
+  seq->seq.push_back(std::move(edit));
+  return true;
+}
+const TcReader kTcReaders[] = {{"munge", tc_munge}};
+const std::string_view kTcExamples[] = {"munge ip ttl set 5 pipe", "ex munge offset 0 u32 set 1 retain 0xff munge ip ttl decrement"};
+const TcWords kTcWords{.readers = kTcReaders, .bare = tc_bare_control, .examples = kTcExamples};
+}  // namespace
 
 const KindOps kActionPedit{
     .name = "pedit",
@@ -746,6 +794,7 @@ const KindOps kActionPedit{
     .normalize = normalize,
     .action_parms_attr = TCA_PEDIT_PARMS,
     .action_parms_attr_ex = TCA_PEDIT_PARMS_EX,
+    .tc_words = &kTcWords,
     .reported_only = kReportedOnly,
 };
 

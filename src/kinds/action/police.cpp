@@ -18,7 +18,9 @@
 #include "kinds/action/action_control.h"
 #include "kinds/registry.h"
 #include "model/kind.h"
+#include "kinds/rate_table.h"
 #include "base/units.h"
+#include "model/tc_words.h"
 
 namespace tcsync {
 namespace {
@@ -37,23 +39,6 @@ const Field kFields[] = {
     {.key = "exceed", .type = FieldType::Custom, .doc = "Verdict for packets over the limit (tc's conform-exceed EXCEED/...).", .def = TC_ACT_RECLASSIFY, .custom = &kControlType},
 };
 
-constexpr uint32_t kDefaultMtu = 2047;  // tc: cell_log for the tables when no mtu is given
-
-// tc_calc_rtable_64: the time to send (i + 1) << cell_log bytes, in ticks,
-// for i in 0..255; cell_log is the smallest shift that brings mtu to 255.
-void rate_table(tc_ratespec& r, uint64_t rate, uint32_t mtu, uint32_t mpu, uint32_t (&table)[256]) {
-  if (!mtu) mtu = kDefaultMtu;
-  uint8_t cell_log = 0;
-  while ((mtu >> cell_log) > 255) ++cell_log;
-  for (uint32_t i = 0; i < 256; ++i) {
-    uint32_t size = (i + 1) << cell_log;
-    table[i] = xmittime_ticks(rate, size < mpu ? mpu : size);
-  }
-  r.cell_align = -1;
-  r.cell_log = cell_log;
-  r.linklayer = TC_LINKLAYER_ETHERNET;
-}
-
 void encode(const Options& o, const KindCtx& ctx, MsgWriter& w) {
   tc_police p{};
   p.index = ctx.action_index;
@@ -67,7 +52,7 @@ void encode(const Options& o, const KindCtx& ctx, MsgWriter& w) {
     p.rate.rate = rate >= (1ull << 32) ? ~0u : static_cast<uint32_t>(rate);
     p.rate.mpu = static_cast<uint16_t>(mpu);
     p.rate.overhead = overhead;
-    rate_table(p.rate, rate, mtu, mpu, rtab);
+    tc_rate_table(p.rate, rate, mtu, mpu, rtab);
     p.burst = xmittime_ticks(rate, o.num(kBurst).value_or(0));
   }
   p.mtu = mtu;
@@ -75,7 +60,7 @@ void encode(const Options& o, const KindCtx& ctx, MsgWriter& w) {
     p.peakrate.rate = peak >= (1ull << 32) ? ~0u : static_cast<uint32_t>(peak);
     p.peakrate.mpu = static_cast<uint16_t>(mpu);
     p.peakrate.overhead = overhead;
-    rate_table(p.peakrate, peak, mtu, mpu, ptab);
+    tc_rate_table(p.peakrate, peak, mtu, mpu, ptab);
   }
   w.attr(TCA_POLICE_TBF, &p, sizeof p);
   if (rate) {
@@ -140,8 +125,35 @@ void normalize(Options& o, const KindCtx&, Diagnostics& d, SourceLoc loc) {
 
 }  // namespace
 
+namespace {
 // Reported by the kernel, not configuration (kind.h reported_only).
-static const uint16_t kReportedOnly[] = {TCA_POLICE_TM, TCA_POLICE_PAD};
+const uint16_t kReportedOnly[] = {TCA_POLICE_TM, TCA_POLICE_PAD};
+// `conform-exceed EXCEED[/CONFORM]`.
+bool tc_conform_exceed(TcCursor& c, const TcWord& kw, Node& body) {
+  const TcWord* v = c.value(kw, "a verdict such as drop or drop/pipe");
+  if (!v) return false;
+  std::string text = v->text, exceed = text, conform;
+  if (auto slash = text.find('/'); slash != std::string::npos) exceed = text.substr(0, slash), conform = text.substr(slash + 1);
+  // Each side in tcsync's spelling ("ok" is "pass"); the table's parser
+  // reports a word that is no verdict.
+  auto spell = [](const std::string& w) {
+    auto n = parse_control(w);
+    return n ? format_control(*n) : w;
+  };
+  tc_put(body, "exceed", kw.loc, tc_scalar(spell(exceed), v->loc));
+  if (!conform.empty()) tc_put(body, "conform", kw.loc, tc_scalar(spell(conform), v->loc));
+  return true;
+}
+// A bare verdict is the exceed action (m_police.c).
+bool tc_bare_exceed(TcCursor& c, Node& body) { return tc_read_verdict(c, body, "exceed"); }
+const TcAlias kTcAliases[] = {{"buffer", "burst"}, {"maxburst", "burst"}, {"minburst", "mtu"}};
+const TcReader kTcReaders[] = {{"conform-exceed", tc_conform_exceed}};
+// m_police.c refuses these twice (duparg).
+const std::string_view kTcOnce[] = {"rate", "burst", "mtu", "mpu", "avrate", "peakrate"};
+const std::string_view kTcExamples[] = {"rate 1mbit burst 10k drop", "rate 1mbit buffer 10k conform-exceed drop/ok",
+                                        "rate 1mbit maxburst 10k minburst 1500 peakrate 2mbit"};
+const TcWords kTcWords{.aliases = kTcAliases, .readers = kTcReaders, .bare = tc_bare_exceed, .once = kTcOnce, .examples = kTcExamples};
+}  // namespace
 
 const KindOps kActionPolice{
     .name = "police",
@@ -152,6 +164,7 @@ const KindOps kActionPolice{
     .decode = decode,
     .normalize = normalize,
     .action_parms_attr = TCA_POLICE_TBF,  // struct tc_police starts with the index, as tc_gen does
+    .tc_words = &kTcWords,
     .reported_only = kReportedOnly,
 };
 

@@ -11,6 +11,7 @@
 #include "kinds/action/action_control.h"
 #include "kinds/registry.h"
 #include "model/kind.h"
+#include "model/tc_words.h"
 
 namespace tcsync {
 namespace {
@@ -51,8 +52,13 @@ void normalize(Options& o, const KindCtx&, Diagnostics& d, SourceLoc) {
 
 }  // namespace
 
+namespace {
 // Reported by the kernel, not configuration (kind.h reported_only).
-static const uint16_t kReportedOnly[] = {TCA_SAMPLE_TM, TCA_SAMPLE_PAD};
+const uint16_t kReportedOnly[] = {TCA_SAMPLE_TM, TCA_SAMPLE_PAD};
+const TcAlias kTcAliases[] = {{"trunc_size", "trunc"}};
+const std::string_view kTcExamples[] = {"rate 10 group 5 trunc_size 128 pipe"};
+const TcWords kTcWords{.aliases = kTcAliases, .bare = tc_bare_control, .examples = kTcExamples};
+}  // namespace
 
 const KindOps kActionSample{
     .name = "sample",
@@ -63,6 +69,7 @@ const KindOps kActionSample{
     .decode = decode,
     .normalize = normalize,
     .action_parms_attr = TCA_SAMPLE_PARMS,
+    .tc_words = &kTcWords,
     .reported_only = kReportedOnly,
 };
 

@@ -19,6 +19,7 @@
 #include "kinds/action/action_control.h"
 #include "kinds/registry.h"
 #include "model/kind.h"
+#include "model/tc_words.h"
 
 namespace tcsync {
 namespace {
@@ -76,8 +77,22 @@ void normalize(Options& o, const KindCtx&, Diagnostics& d, SourceLoc loc) {
 
 }  // namespace
 
+namespace {
 // Reported by the kernel, not configuration (kind.h reported_only).
-static const uint16_t kReportedOnly[] = {TCA_SKBEDIT_TM, TCA_SKBEDIT_PAD};
+const uint16_t kReportedOnly[] = {TCA_SKBEDIT_TM, TCA_SKBEDIT_PAD};
+// `mark V[/M]`.
+bool tc_mark(TcCursor& c, const TcWord& kw, Node& body) {
+  const TcWord* v = c.value(kw, "a mark such as 5 or 0x10/0xff");
+  if (!v) return false;
+  auto slash = v->text.find('/');
+  tc_put(body, "mark", kw.loc, tc_scalar(tc_number(v->text.substr(0, slash)), v->loc));
+  if (slash != std::string::npos) tc_put(body, "mask", kw.loc, tc_scalar(tc_number(v->text.substr(slash + 1)), v->loc));
+  return true;
+}
+const TcReader kTcReaders[] = {{"mark", tc_mark}};
+const std::string_view kTcExamples[] = {"mark 5 pipe", "mark 0x10/0xff"};
+const TcWords kTcWords{.readers = kTcReaders, .bare = tc_bare_control, .examples = kTcExamples};
+}  // namespace
 
 const KindOps kActionSkbedit{
     .name = "skbedit",
@@ -88,6 +103,7 @@ const KindOps kActionSkbedit{
     .decode = decode,
     .normalize = normalize,
     .action_parms_attr = TCA_SKBEDIT_PARMS,
+    .tc_words = &kTcWords,
     .reported_only = kReportedOnly,
 };
 

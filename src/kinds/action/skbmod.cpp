@@ -13,6 +13,7 @@
 #include "kinds/net_types.h"
 #include "kinds/registry.h"
 #include "model/kind.h"
+#include "model/tc_words.h"
 
 namespace tcsync {
 namespace {
@@ -68,8 +69,37 @@ void normalize(Options& o, const KindCtx&, Diagnostics& d, SourceLoc loc) {
 
 }  // namespace
 
+namespace {
 // Reported by the kernel, not configuration (kind.h reported_only).
-static const uint16_t kReportedOnly[] = {TCA_SKBMOD_TM, TCA_SKBMOD_PAD};
+const uint16_t kReportedOnly[] = {TCA_SKBMOD_TM, TCA_SKBMOD_PAD};
+// `set dmac|smac MAC`, `set etype TYPE`.
+bool tc_set(TcCursor& c, const TcWord& kw, Node& body) {
+  const TcWord* what = c.value(kw, "dmac, smac or etype");
+  if (!what) return false;
+  if (what->text != "dmac" && what->text != "smac" && what->text != "etype") {
+    c.diags().error(what->loc, "skbmod 'set' takes dmac, smac or etype, not '" + what->text + "'");
+    return false;
+  }
+  const TcWord* v = c.value(*what);
+  if (!v) return false;
+  tc_put(body, what->text, what->loc, tc_scalar(v->text, v->loc));
+  return true;
+}
+// `swap mac`.
+bool tc_swap(TcCursor& c, const TcWord& kw, Node& body) {
+  const TcWord* what = c.value(kw, "'mac'");
+  if (!what) return false;
+  if (what->text != "mac") {
+    c.diags().error(what->loc, "skbmod 'swap' takes mac, not '" + what->text + "'");
+    return false;
+  }
+  tc_put(body, "swap_mac", kw.loc, tc_scalar("true", kw.loc));
+  return true;
+}
+const TcReader kTcReaders[] = {{"set", tc_set}, {"swap", tc_swap}};
+const std::string_view kTcExamples[] = {"set dmac 02:00:00:00:00:01 set etype 0x800 pipe", "swap mac"};
+const TcWords kTcWords{.readers = kTcReaders, .bare = tc_bare_control, .examples = kTcExamples};
+}  // namespace
 
 const KindOps kActionSkbmod{
     .name = "skbmod",
@@ -80,6 +110,7 @@ const KindOps kActionSkbmod{
     .decode = decode,
     .normalize = normalize,
     .action_parms_attr = TCA_SKBMOD_PARMS,
+    .tc_words = &kTcWords,
     .reported_only = kReportedOnly,
 };
 

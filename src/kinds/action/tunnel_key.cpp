@@ -22,6 +22,7 @@
 #include "kinds/net_types.h"
 #include "kinds/registry.h"
 #include "model/kind.h"
+#include "model/tc_words.h"
 
 namespace tcsync {
 namespace {
@@ -105,8 +106,18 @@ void normalize(Options& o, const KindCtx&, Diagnostics& d, SourceLoc loc) {
 
 }  // namespace
 
+namespace {
 // Reported by the kernel, not configuration (kind.h reported_only).
-static const uint16_t kReportedOnly[] = {TCA_TUNNEL_KEY_TM, TCA_TUNNEL_KEY_PAD};
+const uint16_t kReportedOnly[] = {TCA_TUNNEL_KEY_TM, TCA_TUNNEL_KEY_PAD};
+// `nocsum` (and `csum`, the Bool key itself).
+bool tc_nocsum(TcCursor&, const TcWord& kw, Node& body) {
+  tc_put(body, "csum", kw.loc, tc_scalar("false", kw.loc));
+  return true;
+}
+const TcReader kTcReaders[] = {{"nocsum", tc_nocsum}};
+const std::string_view kTcExamples[] = {"set src_ip 10.0.0.1 dst_ip 10.0.0.2 id 5 dst_port 4789 nocsum pipe"};
+const TcWords kTcWords{.readers = kTcReaders, .bare = tc_bare_control, .examples = kTcExamples};
+}  // namespace
 
 const KindOps kActionTunnelKey{
     .name = "tunnel_key",
@@ -117,6 +128,7 @@ const KindOps kActionTunnelKey{
     .decode = decode,
     .normalize = normalize,
     .action_parms_attr = TCA_TUNNEL_KEY_PARMS,
+    .tc_words = &kTcWords,
     .reported_only = kReportedOnly,
 };
 

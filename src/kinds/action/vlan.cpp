@@ -15,6 +15,7 @@
 #include "kinds/net_types.h"
 #include "kinds/registry.h"
 #include "model/kind.h"
+#include "model/tc_words.h"
 
 namespace tcsync {
 namespace {
@@ -90,8 +91,12 @@ void normalize(Options& o, const KindCtx&, Diagnostics& d, SourceLoc loc) {
 
 }  // namespace
 
+namespace {
 // Reported by the kernel, not configuration (kind.h reported_only).
-static const uint16_t kReportedOnly[] = {TCA_VLAN_TM, TCA_VLAN_PAD};
+const uint16_t kReportedOnly[] = {TCA_VLAN_TM, TCA_VLAN_PAD};
+const std::string_view kTcExamples[] = {"pop pass"};
+const TcWords kTcWords{.bare = tc_bare_control, .examples = kTcExamples};
+}  // namespace
 
 const KindOps kActionVlan{
     .name = "vlan",
@@ -102,6 +107,7 @@ const KindOps kActionVlan{
     .decode = decode,
     .normalize = normalize,
     .action_parms_attr = TCA_VLAN_PARMS,
+    .tc_words = &kTcWords,
     .reported_only = kReportedOnly,
 };
 

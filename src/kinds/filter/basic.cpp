@@ -20,6 +20,7 @@
 #include "model/kind.h"
 #include "yaml/yaml_reader.h"
 #include "yaml/yaml_out.h"
+#include "model/tc_words.h"
 
 namespace tcsync {
 namespace {
@@ -91,8 +92,34 @@ void decode(std::span<const uint8_t> payload, const KindCtx&, Options& o) {
 
 }  // namespace
 
+namespace {
 // Reported by the kernel, not configuration (kind.h reported_only).
-static const uint16_t kReportedOnly[] = {TCA_BASIC_PCNT, TCA_BASIC_PAD};
+const uint16_t kReportedOnly[] = {TCA_BASIC_PCNT, TCA_BASIC_PAD};
+// `match EXPR`: tc's ematch parser reads words until one that is not part
+// of the expression; here, up to the filter's own words. The words are
+// joined with single spaces, so a quoted expression and an unquoted one
+// read the same; the table's parser checks the expression.
+bool tc_match(TcCursor& c, const TcWord& kw, Node& body) {
+  std::string expr;
+  SourceLoc loc = kw.loc;
+  while (!c.done()) {
+    const TcWord& w = c.peek();
+    if (w.text == "classid" || w.text == "flowid" || w.text == "action" || w.text == "actions" || w.text == "police") break;
+    if (expr.empty()) loc = w.loc;
+    else expr += ' ';
+    expr += c.take().text;
+  }
+  if (expr.empty()) {
+    c.diags().error(kw.loc, "'match' needs an ematch expression after it, such as 'meta(nf_mark eq 5)'");
+    return false;
+  }
+  tc_put(body, "match", kw.loc, tc_scalar(expr, loc));
+  return true;
+}
+const TcReader kTcReaders[] = {{"match", tc_match}};
+const std::string_view kTcExamples[] = {"match meta(nf_mark eq 5) classid 1:1"};
+const TcWords kTcWords{.readers = kTcReaders, .examples = kTcExamples};
+}  // namespace
 
 const KindOps kFilterBasic{
     .name = "basic",
@@ -104,6 +131,7 @@ const KindOps kFilterBasic{
     .newest_first = true,
     .filter_classid_attr = TCA_BASIC_CLASSID,
     .filter_actions_attr = TCA_BASIC_ACT,
+    .tc_words = &kTcWords,
     .reported_only = kReportedOnly,
 };
 

@@ -14,6 +14,7 @@
 
 #include "kinds/registry.h"
 #include "model/kind.h"
+#include "model/tc_words.h"
 
 namespace tcsync {
 namespace {
@@ -45,6 +46,19 @@ void normalize(Options& o, const KindCtx&, Diagnostics&, SourceLoc) {
 
 }  // namespace
 
+namespace {
+// `handle V/MASK`: f_fw.c sends MASK as TCA_FW_MASK (both read by strtoul
+// base 0).
+std::optional<std::string> tc_handle(const TcWord& w, Node& body, Diagnostics&) {
+  auto slash = w.text.find('/');
+  if (slash == std::string::npos) return tc_number(w.text);
+  tc_put(body, "mask", w.loc, tc_scalar(tc_number(w.text.substr(slash + 1)), w.loc));
+  return tc_number(w.text.substr(0, slash));
+}
+const std::string_view kTcExamples[] = {"classid 1:1"};
+const TcWords kTcWords{.handle = tc_handle, .examples = kTcExamples};
+}  // namespace
+
 const KindOps kFilterFw{
     .name = "fw",
     .obj = ObjType::Filter,
@@ -55,6 +69,7 @@ const KindOps kFilterFw{
     .normalize = normalize,
     .filter_classid_attr = TCA_FW_CLASSID,
     .filter_actions_attr = TCA_FW_ACT,
+    .tc_words = &kTcWords,
 };
 
 }  // namespace tcsync

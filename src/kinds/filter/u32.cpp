@@ -27,6 +27,7 @@
 #include "base/handle.h"
 #include "kinds/registry.h"
 #include "model/kind.h"
+#include "model/tc_words.h"
 #include "model/model.h"
 #include "base/units.h"
 #include "yaml/yaml_reader.h"
@@ -123,7 +124,7 @@ struct SelField {
   std::string_view name;
   How how;
   int32_t at;            // byte offset tc uses (from the network header, or the next one)
-  bool nexthdr = false;  // relative to the next header (tc: nexthdr+)
+  uint32_t offmask = 0;  // the key's offmask: kNextHdr is relative to the next header (tc: nexthdr+)
   int width = 1;         // Num: 1, 2 or 4 bytes
   uint32_t def_mask = 0xFF;  // Num: the mask of a plain number, which must fit in it
   uint32_t max = 0xFF;       // Num: bound of value and mask in {value, mask}
@@ -137,42 +138,47 @@ struct SelField {
 const SelField kIpFields[] = {
     {"src", How::V4, 12},
     {"dst", How::V4, 16},
-    {"protocol", How::Num, 9, false, 1, 0xFF, 0xFF, 0, true},
+    {"protocol", How::Num, 9, 0, 1, 0xFF, 0xFF, 0, true},
     {"tos", How::Num, 1},
     {"dsfield", How::Num, 1},
     {"precedence", How::Num, 1},
-    {"ihl", How::Num, 0, false, 1, 0x0F},
-    {"dport", How::Num, 22, false, 2, 0xFFFF, 0xFFFF},
-    {"sport", How::Num, 20, false, 2, 0xFFFF, 0xFFFF},
+    {"ihl", How::Num, 0, 0, 1, 0x0F},
+    {"dport", How::Num, 22, 0, 2, 0xFFFF, 0xFFFF},
+    {"sport", How::Num, 20, 0, 2, 0xFFFF, 0xFFFF},
     {"icmp_type", How::Num, 20},
     {"icmp_code", How::Num, 21},
-    {"nofrag", How::Flag, 6, false, 2, 0, 0, 0, false, 0x0000, 0x3FFF},
-    {"firstfrag", How::Flag, 6, false, 2, 0, 0, 0, false, 0x2000, 0x3FFF},
-    {"df", How::Flag, 6, false, 2, 0, 0, 0, false, 0x4000, 0x4000},
-    {"mf", How::Flag, 6, false, 2, 0, 0, 0, false, 0x2000, 0x2000},
+    {"nofrag", How::Flag, 6, 0, 2, 0, 0, 0, false, 0x0000, 0x3FFF},
+    {"firstfrag", How::Flag, 6, 0, 2, 0, 0, 0, false, 0x2000, 0x3FFF},
+    {"df", How::Flag, 6, 0, 2, 0, 0, 0, false, 0x4000, 0x4000},
+    {"mf", How::Flag, 6, 0, 2, 0, 0, 0, false, 0x2000, 0x2000},
 };
 
 // tc's `match ip6 ...` (parse_ip6); ports assume no extension headers.
 const SelField kIp6Fields[] = {
     {"src", How::V6, 8},
     {"dst", How::V6, 24},
-    {"protocol", How::Num, 6, false, 1, 0xFF, 0xFF, 0, true},
-    {"nexthdr", How::Num, 6, false, 1, 0xFF, 0xFF, 0, true},
-    {"priority", How::Num, 0, false, 4, 0xFF, 0xFF, 20},
-    {"flowlabel", How::Num, 0, false, 4, 0x000FFFFF, 0xFFFFFFFF},
-    {"dport", How::Num, 42, false, 2, 0xFFFF, 0xFFFF},
-    {"sport", How::Num, 40, false, 2, 0xFFFF, 0xFFFF},
+    {"protocol", How::Num, 6, 0, 1, 0xFF, 0xFF, 0, true},
+    {"nexthdr", How::Num, 6, 0, 1, 0xFF, 0xFF, 0, true},
+    {"priority", How::Num, 0, 0, 4, 0xFF, 0xFF, 20},
+    {"flowlabel", How::Num, 0, 0, 4, 0x000FFFFF, 0xFFFFFFFF},
+    {"dport", How::Num, 42, 0, 2, 0xFFFF, 0xFFFF},
+    {"sport", How::Num, 40, 0, 2, 0xFFFF, 0xFFFF},
+    // ICMPv6 right after a bare IPv6 header. tc gives icmp_code the key
+    // offmask 1 (f_u32.c parse_ip6): the kernel uses offmask only under a
+    // linking rule's `offset`, but it is in the key, so it is sent alike.
+    {"icmp_type", How::Num, 40},
+    {"icmp_code", How::Num, 41, 1},
 };
 
 // tc's `match tcp|udp src/dst` and `match icmp type/code`: relative to the
 // next header, which a linking rule's `offset` locates.
 const SelField kL4Fields[] = {
-    {"src", How::Num, 0, true, 2, 0xFFFF, 0xFFFF},
-    {"dst", How::Num, 2, true, 2, 0xFFFF, 0xFFFF},
+    {"src", How::Num, 0, kNextHdr, 2, 0xFFFF, 0xFFFF},
+    {"dst", How::Num, 2, kNextHdr, 2, 0xFFFF, 0xFFFF},
 };
 const SelField kIcmpFields[] = {
-    {"type", How::Num, 0, true},
-    {"code", How::Num, 1, true},
+    {"type", How::Num, 0, kNextHdr},
+    {"code", How::Num, 1, kNextHdr},
 };
 
 // tc's `match ether src/dst`: before the network header.
@@ -361,7 +367,7 @@ bool read_mac(const Node& n, const std::string& what, uint8_t (&mac)[6], Diagnos
 // One field of a family, e.g. `dport: 22` under `ip`.
 bool parse_sel_field(const SelField& f, std::string_view family, const Node& k, const Node& v, Words& keys, Diagnostics& d) {
   const std::string what = q(std::string(family) + " " + std::string(f.name));
-  const uint32_t offmask = f.nexthdr ? kNextHdr : 0;
+  const uint32_t offmask = f.offmask;
   switch (f.how) {
     case How::V4: {
       uint32_t addr;
@@ -878,7 +884,7 @@ const CustomType kOffsetType{
 // Words: {val, mask} in host order, as struct tc_u32_mark.
 
 bool mark_parse(const Node& n, Value& out, Diagnostics& d) {
-  static const SelField kMarkField{"mark", How::Num, 0, false, 4, 0xFFFFFFFF, 0xFFFFFFFF};
+  static const SelField kMarkField{"mark", How::Num, 0, 0, 4, 0xFFFFFFFF, 0xFFFFFFFF};
   uint32_t val = 0, mask = 0;
   if (!read_value_mask(n, kMarkField, "'mark'", val, mask, d)) return false;
   if ((val & mask) != val) {
@@ -1197,6 +1203,233 @@ void check_device(const std::vector<const Filter*>& filters, Diagnostics& d) {
   }
 }
 
+// ---- tc's words (import) -------------------------------------------------------------
+// tc's u32 words (f_u32.c): match SELECTOR, sample SELECTOR [divisor N],
+// hashkey mask M at N, offset [plus N] [at N] [mask M] [shift N] [eat],
+// ht H, link H, divisor N, mark V M, order N. Selector words are checked
+// against the families above, the same table the YAML is read with.
+
+// The families tc tries for `match WORD`, in its order, so tc's
+// abbreviations pick the same one (`match i` is ip).
+const std::string_view kTcFamilies[] = {"u32", "u16", "u8", "ip", "ip6", "udp", "tcp", "icmp", "mark", "ether"};
+
+// Would {field: VALUE} read the same as {field: {value: VALUE, mask: MASK}}?
+// Asked of the parser itself, so import never restates a field's mask.
+bool plain_form_same(std::string_view family, const SelField& f, const Node& value, const Node& vm) {
+  auto parse = [&](const Node& v, Words& out) {
+    Node inner = tc_map({});
+    tc_put(inner, std::string(f.name), {}, v);
+    Node sel = tc_map({});
+    tc_put(sel, std::string(family), {}, inner);
+    Diagnostics scratch;
+    return parse_selector(sel, out, scratch);
+  };
+  Words a, b;
+  return parse(value, a) && parse(vm, b) && a == b;
+}
+
+// One selector: `ip dst 10.0.0.0/8`, `u32 0x0a000000 0xff000000 at 16`, ...
+// Appends {FAMILY: {...}} to SEQ, merging into the entry before when it is
+// the same family and does not name this field yet (tc packs in word order,
+// and so does the parser). `match mark V M` is u32's mark option, not a
+// key: it goes to MARK_OUT.
+bool tc_selector(TcCursor& c, const TcWord& kw, Node& seq, bool merge, Node* mark_out) {
+  Diagnostics& d = c.diags();
+  const TcWord* fam = c.value(kw, "a selector such as 'ip dst 10.0.0.0/8'");
+  if (!fam) return false;
+  std::string family;
+  for (auto f : kTcFamilies)
+    if (tc_matches(fam->text, f)) {
+      family = f;
+      break;
+    }
+  if (family.empty()) {
+    std::string msg = "unknown selector " + q(fam->text) + ": expected u32, u16, u8, ip, ip6, tcp, udp, icmp, ether or mark";
+    if (auto dym = did_you_mean(fam->text, std::vector<std::string_view>(std::begin(kTcFamilies), std::end(kTcFamilies))); !dym.empty()) msg += " (did you mean " + q(dym) + "?)";
+    d.error(fam->loc, msg);
+    return false;
+  }
+  Node body = tc_map(fam->loc);
+  std::string field;
+  auto value_mask = [&](const TcWord& after, Node& into, bool hex_mask) -> bool {
+    const TcWord* v = c.value(after, "a value and a mask");
+    const TcWord* m = v ? c.value(*v, "a mask") : nullptr;
+    if (!m) return false;
+    tc_put(into, "value", v->loc, tc_scalar(tc_number(v->text), v->loc));
+    tc_put(into, "mask", m->loc, tc_scalar(hex_mask ? tc_hex(m->text) : tc_number(m->text), m->loc));
+    return true;
+  };
+  if (family == "u32" || family == "u16" || family == "u8") {
+    if (!value_mask(*fam, body, true)) return false;
+    if (c.is("at")) {
+      const TcWord& at = c.take();
+      const TcWord* off = c.value(at, "an offset");
+      if (!off) return false;
+      std::string text = off->text;
+      if (text == "nexthdr+") {  // tc also takes "nexthdr+ 4"
+        const TcWord* o2 = c.value(*off, "an offset");
+        if (!o2) return false;
+        text += o2->text;
+      }
+      tc_put(body, "at", at.loc, tc_scalar(text, off->loc));
+    }
+  } else if (family == "mark") {
+    if (!mark_out) {
+      d.error(fam->loc, "a mark selects no packet bits: " + q(kw.text) + " needs a selector such as 'ip dst 10.0.0.7'");
+      return false;
+    }
+    Node mark = tc_map(fam->loc);
+    if (!value_mask(*fam, mark, false)) return false;
+    *mark_out = std::move(mark);
+    return true;
+  } else {
+    const TcWord* fw = c.value(*fam, "a field such as dst");
+    if (!fw) return false;
+    field = fw->text;
+    // tc's only abbreviated field words (parse_ip).
+    if (family == "ip" && tc_matches(field, "dsfield")) field = "dsfield";
+    if (family == "ip" && tc_matches(field, "precedence")) field = "precedence";
+    // The fields tcsync reads are tc's: a word outside them would take the
+    // next words as its value, so it is caught here.
+    const Family* fm = find_family(family);
+    const SelField* sf = nullptr;
+    for (auto& f : fm->fields)
+      if (f.name == field) sf = &f;
+    if (!sf) {
+      std::vector<std::string_view> names;
+      std::string list;
+      for (auto& f : fm->fields) names.push_back(f.name), list += (list.empty() ? "" : ", ") + std::string(f.name);
+      std::string msg = "unknown " + q(family) + " match " + q(field) + ": expected one of " + list;
+      if (auto dym = did_you_mean(field, names); !dym.empty()) msg += " (did you mean " + q(dym) + "?)";
+      d.error(fw->loc, msg);
+      return false;
+    }
+    if (sf->how == How::Flag) {
+      tc_put(body, field, fw->loc, tc_scalar("true", fw->loc));
+    } else if (sf->how != How::Num) {  // an address: one word
+      const TcWord* v = c.value(*fw, "an address");
+      if (!v) return false;
+      tc_put(body, field, fw->loc, tc_scalar(v->text, v->loc));
+      if (c.is("at")) {
+        d.error(c.peek().loc, "an address match at another offset ('at') has no tcsync spelling: use a u32 selector");
+        return false;
+      }
+    } else {
+      Node vm = tc_map(fw->loc);
+      if (!value_mask(*fw, vm, true)) return false;
+      Node plain = *vm.find("value");
+      tc_put(body, field, fw->loc, plain_form_same(family, *sf, plain, vm) ? plain : vm);
+    }
+  }
+  if (merge && !seq.seq.empty()) {
+    Node& last = seq.seq.back();
+    if (last.map.size() == 1 && last.map[0].first.scalar == family && !field.empty() && !tc_find(last.map[0].second, field)) {
+      last.map[0].second.map.push_back(std::move(body.map[0]));
+      return true;
+    }
+  }
+  Node sel = tc_map(kw.loc);
+  tc_put(sel, family, fam->loc, std::move(body));
+  seq.seq.push_back(std::move(sel));
+  return true;
+}
+
+bool tc_match(TcCursor& c, const TcWord& kw, Node& body) {
+  Node* seq = tc_find(body, "match");
+  if (!seq) seq = &tc_put(body, "match", kw.loc, tc_seq(kw.loc));
+  Node mark;
+  if (!tc_selector(c, kw, *seq, true, &mark)) return false;
+  if (mark.is_map()) tc_put(body, "mark", kw.loc, std::move(mark));
+  return true;
+}
+
+bool tc_sample(TcCursor& c, const TcWord& kw, Node& body) {
+  Node seq = tc_seq(kw.loc);
+  if (!tc_selector(c, kw, seq, false, nullptr)) return false;
+  Node sample = std::move(seq.seq[0]);
+  if (c.is("divisor")) {
+    const TcWord& dw = c.take();
+    const TcWord* n = c.value(dw, "a number");
+    if (!n) return false;
+    tc_put(sample, "divisor", dw.loc, tc_scalar(tc_number(n->text), n->loc));
+  }
+  tc_put(body, "sample", kw.loc, std::move(sample));
+  return true;
+}
+
+bool tc_hashkey(TcCursor& c, const TcWord& kw, Node& body) {
+  Node hk = tc_map(kw.loc);
+  while (c.is("mask") || c.is("at")) {
+    const TcWord& w = c.take();
+    const TcWord* v = c.value(w);
+    if (!v) return false;
+    tc_put(hk, w.text, w.loc, tc_scalar(w.text == "mask" ? tc_hex(v->text) : tc_number(v->text), v->loc));
+  }
+  tc_put(body, "hashkey", kw.loc, std::move(hk));
+  return true;
+}
+
+bool tc_offset(TcCursor& c, const TcWord& kw, Node& body) {
+  Node off = tc_map(kw.loc);
+  while (!c.done()) {
+    const TcWord& w = c.peek();
+    std::string key;
+    for (auto k : {"plus", "at", "mask", "shift", "eat"})
+      if (tc_matches(w.text, k)) key = k;
+    if (key.empty()) break;
+    c.take();
+    if (key == "eat") {
+      tc_put(off, key, w.loc, tc_scalar("true", w.loc));
+      continue;
+    }
+    const TcWord* v = c.value(w);
+    if (!v) return false;
+    tc_put(off, key, w.loc, tc_scalar(key == "mask" ? tc_hex(v->text) : tc_number(v->text), v->loc));
+  }
+  tc_put(body, "offset", kw.loc, std::move(off));
+  return true;
+}
+
+// `ht 2:` and `link 2:`: handles in u32's own notation, kept as written.
+bool tc_table(TcCursor& c, const TcWord& kw, Node& body) {
+  const TcWord* v = c.value(kw, "a hash table such as 2:");
+  if (!v) return false;
+  tc_put(body, kw.text, kw.loc, tc_scalar(v->text, v->loc));
+  return true;
+}
+
+bool tc_mark(TcCursor& c, const TcWord& kw, Node& body) {
+  const TcWord* v = c.value(kw, "a value and a mask");
+  const TcWord* m = v ? c.value(*v, "a mask") : nullptr;
+  if (!m) return false;
+  Node mark = tc_map(kw.loc);
+  tc_put(mark, "value", v->loc, tc_scalar(tc_number(v->text), v->loc));
+  tc_put(mark, "mask", m->loc, tc_scalar(tc_number(m->text), m->loc));
+  tc_put(body, "mark", kw.loc, std::move(mark));
+  return true;
+}
+
+bool tc_order(TcCursor& c, const TcWord& kw, Node&) {
+  c.diags().error(kw.loc, "'order' has no tcsync spelling: give the rule's 'handle' instead (order N is node id N)");
+  return false;
+}
+
+const TcReader kTcReaders[] = {
+    {"match", tc_match}, {"sample", tc_sample}, {"hashkey", tc_hashkey}, {"offset", tc_offset},
+    {"ht", tc_table},    {"link", tc_table},    {"mark", tc_mark},       {"order", tc_order},
+};
+const std::string_view kTcExamples[] = {
+    "match ip dst 10.0.0.0/8 match ip dport 22 0xffff match mark 5 0xff classid 1:1",
+    "match ip6 icmp_type 128 0xff match ip6 icmp_code 0 0xff",
+    "match tcp dst 80 0xffff match icmp type 8 0xff match ether src 02:00:00:00:00:01",
+    "match u16 0x800 0xffff at -2 match u8 6 0xff at 9 match ip nofrag",
+    "mark 5 0xff match u32 0 0",
+    "handle 2: divisor 256\nlink 2: hashkey mask 0x000000ff at 16 match ip protocol 6 0xff offset at 0 mask 0x0f00 shift 6 eat",
+    "handle 2: divisor 16\nht 2: sample u32 0x0a000001 0x000000ff at 16 divisor 16 match ip dst 10.0.0.1 classid 1:1",
+    "order 5 match u32 0 0",
+};
+const TcWords kTcWords{.readers = kTcReaders, .examples = kTcExamples};
+
 }  // namespace
 
 // Reported by the kernel, not configuration (kind.h reported_only).
@@ -1219,6 +1452,7 @@ const KindOps kFilterU32{
     .check_device = check_device,
     .parse_filter_handle = parse_u32_handle,
     .format_filter_handle = format_u32_handle,
+    .tc_words = &kTcWords,
     .reported_only = kReportedOnly,
 };
 

@@ -6,6 +6,7 @@
 #include "kinds/registry.h"
 #include "model/kind.h"
 #include "base/units.h"
+#include "model/tc_words.h"
 
 namespace tcsync {
 
@@ -56,6 +57,15 @@ const KindOps kQdiscClsact{
     .options_top_level = true,
 };
 
+namespace {
+// `ingress handle ffff:`: q_ingress.c reads a handle after the kind and
+// drops it (the kernel's ingress qdisc is always ffff:).
+bool tc_ingress_handle(TcCursor& c, const TcWord& kw, Node&) { return c.value(kw, "a handle such as ffff:") != nullptr; }
+const TcReader kTcIngressReaders[] = {{"handle", tc_ingress_handle}};
+const std::string_view kTcIngressExamples[] = {"handle ffff:"};
+const TcWords kTcIngressWords{.readers = kTcIngressReaders, .examples = kTcIngressExamples};
+}  // namespace
+
 const KindOps kQdiscIngress{
     .name = "ingress",
     .obj = ObjType::Qdisc,
@@ -65,6 +75,7 @@ const KindOps kQdiscIngress{
     .decode = hook_decode,
     .normalize = hook_normalize,
     .options_top_level = true,
+    .tc_words = &kTcIngressWords,
 };
 
 // pfifo/bfifo: TCA_OPTIONS is a bare struct tc_fifo_qopt { __u32 limit; }.

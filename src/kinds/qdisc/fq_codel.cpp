@@ -4,6 +4,7 @@
 #include "kinds/registry.h"
 #include "model/kind.h"
 #include "kinds/qdisc/qdisc_values.h"
+#include "model/tc_words.h"
 
 namespace tcsync {
 namespace {
@@ -93,6 +94,17 @@ void normalize(Options& o, const KindCtx&, Diagnostics& d, SourceLoc) {
 
 }  // namespace
 
+namespace {
+// `noecn`: tc sends ECN 0 (`ecn` is the Bool key itself).
+bool tc_noecn(TcCursor&, const TcWord& kw, Node& body) {
+  tc_put(body, "ecn", kw.loc, tc_scalar("false", kw.loc));
+  return true;
+}
+const TcReader kTcReaders[] = {{"noecn", tc_noecn}};
+const std::string_view kTcExamples[] = {"noecn", "ecn limit 100"};
+const TcWords kTcWords{.readers = kTcReaders, .examples = kTcExamples};
+}  // namespace
+
 const KindOps kQdiscFqCodel{
     .name = "fq_codel",
     .obj = ObjType::Qdisc,
@@ -101,6 +113,7 @@ const KindOps kQdiscFqCodel{
     .encode = encode,
     .decode = decode,
     .normalize = normalize,
+    .tc_words = &kTcWords,
 };
 
 }  // namespace tcsync

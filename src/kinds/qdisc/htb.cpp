@@ -5,6 +5,7 @@
 #include "kinds/registry.h"
 #include "model/kind.h"
 #include "base/units.h"
+#include "model/tc_words.h"
 
 namespace tcsync {
 namespace {
@@ -140,6 +141,15 @@ const KindOps kQdiscHtb{
     .reported_only = kReportedOnly,
 };
 
+namespace {
+const TcAlias kTcClassAliases[] = {
+    {"buffer", "burst"}, {"maxburst", "burst"}, {"cbuffer", "cburst"}, {"cmaxburst", "cburst"}};
+// q_htb.c refuses these twice ("Double \"rate\" spec").
+const std::string_view kTcClassOnce[] = {"rate", "ceil"};
+const std::string_view kTcClassExamples[] = {"rate 1mbit buffer 15k cbuffer 15k", "rate 1mbit maxburst 15k cmaxburst 15k"};
+const TcWords kTcClassWords{.aliases = kTcClassAliases, .once = kTcClassOnce, .examples = kTcClassExamples};
+}  // namespace
+
 const KindOps kClassHtb{
     .name = "htb",
     .obj = ObjType::Class,
@@ -148,6 +158,7 @@ const KindOps kClassHtb{
     .encode = class_encode,
     .decode = class_decode,
     .normalize = class_normalize,
+    .tc_words = &kTcClassWords,
     .reported_only = kReportedOnly,
 };
 

@@ -3,12 +3,14 @@
 // the state/gemodel loss models.
 #include <linux/pkt_sched.h>
 
+#include <cctype>
 #include <cmath>
 
 #include "kinds/registry.h"
 #include "model/kind.h"
 #include "kinds/qdisc/qdisc_values.h"
 #include "base/units.h"
+#include "model/tc_words.h"
 
 namespace tcsync {
 namespace {
@@ -151,8 +153,82 @@ void normalize(Options& o, const KindCtx&, Diagnostics& d, SourceLoc) {
 
 }  // namespace
 
+namespace {
 // Reported by the kernel, not configuration (kind.h reported_only).
-static const uint16_t kReportedOnly[] = {TCA_NETEM_PAD};
+const uint16_t kReportedOnly[] = {TCA_NETEM_PAD};
+// netem has one class, 1:1, which holds its inner qdisc (tfifo by default).
+bool implicit_class(const Options&, uint32_t minor) { return minor == 1; }
+}  // namespace
+
+namespace {
+// q_netem.c reads a following word as the next positional value only when
+// it starts with a digit (NEXT_IS_NUMBER; overheads may also start with '-').
+bool tc_next_number(const TcCursor& c, bool sign = false) {
+  if (c.done() || c.peek().text.empty()) return false;
+  char ch = c.peek().text[0];
+  return (ch >= '0' && ch <= '9') || (sign && ch == '-');
+}
+
+std::string tc_lower(std::string s) {
+  for (auto& ch : s) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  return s;
+}
+
+// KEY's value, then each of MORE in turn while the next word is a number.
+// A key of MORE that starts with '-' may be negative ("-4").
+bool tc_positional(TcCursor& c, const TcWord& kw, Node& body, std::string_view key, std::initializer_list<std::string_view> more,
+                   bool lower_first = false) {
+  const TcWord* v = c.value(kw);
+  if (!v) return false;
+  tc_put(body, std::string(key), kw.loc, tc_scalar(lower_first ? tc_lower(v->text) : v->text, v->loc));
+  for (auto k : more) {
+    const bool may_be_negative = k.starts_with('-');
+    if (may_be_negative) k.remove_prefix(1);
+    if (!tc_next_number(c, may_be_negative)) break;
+    const TcWord& w = c.take();
+    tc_put(body, std::string(k), w.loc, tc_scalar(k == "jitter" ? tc_lower(w.text) : w.text, w.loc));
+  }
+  return true;
+}
+
+// `delay TIME [JITTER [CORRELATION]]` (also spelled `latency`).
+bool tc_delay(TcCursor& c, const TcWord& kw, Node& body) {
+  return tc_positional(c, kw, body, "delay", {"jitter", "delay_correlation"}, true);
+}
+// `loss [random] PERCENT [CORRELATION]` (also `drop`); tc refuses a second loss.
+bool tc_loss(TcCursor& c, const TcWord& kw, Node& body) {
+  if (tc_find(body, "loss")) {
+    c.diags().error(kw.loc, "'loss' is given twice; tc refuses that too (\"duplicate loss argument\")");
+    return false;
+  }
+  if (c.is("random")) c.take();
+  if (c.is("state") || c.is("gemodel")) {
+    c.diags().error(c.peek().loc, "netem's 'loss " + c.peek().text + "' model has no tcsync spelling: use 'loss PERCENT [CORRELATION]'");
+    return false;
+  }
+  return tc_positional(c, kw, body, "loss", {"loss_correlation"});
+}
+bool tc_duplicate(TcCursor& c, const TcWord& kw, Node& body) {
+  return tc_positional(c, kw, body, "duplicate", {"duplicate_correlation"});
+}
+bool tc_corrupt(TcCursor& c, const TcWord& kw, Node& body) { return tc_positional(c, kw, body, "corrupt", {"corrupt_correlation"}); }
+bool tc_reorder(TcCursor& c, const TcWord& kw, Node& body) { return tc_positional(c, kw, body, "reorder", {"reorder_correlation"}); }
+// `rate RATE [PACKETOVERHEAD [CELLSIZE [CELLOVERHEAD]]]`: q_netem.c lets
+// the overheads, not the cell size, start with '-'.
+bool tc_rate(TcCursor& c, const TcWord& kw, Node& body) {
+  return tc_positional(c, kw, body, "rate", {"-packet_overhead", "cell_size", "-cell_overhead"}, true);
+}
+
+const TcReader kTcReaders[] = {
+    {"delay", tc_delay},         {"latency", tc_delay}, {"loss", tc_loss}, {"drop", tc_loss},
+    {"duplicate", tc_duplicate}, {"corrupt", tc_corrupt}, {"reorder", tc_reorder}, {"rate", tc_rate},
+};
+const std::string_view kTcExamples[] = {
+    "delay 10ms 2ms 25%", "latency 10ms", "loss 1% 25%", "drop random 1%", "duplicate 1% 25% corrupt 0.1% 10%",
+    "delay 10ms reorder 25% 50% gap 5", "rate 1mbit 20 1500 -4",
+};
+const TcWords kTcWords{.readers = kTcReaders, .examples = kTcExamples};
+}  // namespace
 
 const KindOps kQdiscNetem{
     .name = "netem",
@@ -163,6 +239,8 @@ const KindOps kQdiscNetem{
     .decode = decode,
     .normalize = normalize,
     .options_raw = true,
+    .implicit_class = implicit_class,
+    .tc_words = &kTcWords,
     .reported_only = kReportedOnly,
 };
 

@@ -10,6 +10,7 @@
 #include "base/units.h"
 #include "yaml/yaml_reader.h"
 #include "yaml/yaml_out.h"
+#include "model/tc_words.h"
 
 namespace tcsync {
 namespace {
@@ -115,6 +116,32 @@ bool implicit_class(const Options& o, uint32_t minor) { return minor >= 1 && min
 
 }  // namespace
 
+namespace {
+// `priomap B0 B1 ... B15`: q_prio.c reads every decimal word after
+// `priomap` as the next band (up to 16); the rest keep tc's default.
+bool tc_priomap(TcCursor& c, const TcWord& kw, Node& body) {
+  Node seq = tc_seq(kw.loc);
+  while (!c.done() && !c.peek().text.empty() && c.peek().text.find_first_not_of("0123456789") == std::string::npos) {
+    const TcWord& b = c.take();
+    auto v = parse_uint(b.text);  // base 10, as tc reads them: "010" is ten
+    seq.seq.push_back(tc_scalar(v ? std::to_string(*v) : b.text, b.loc));
+  }
+  if (seq.seq.empty()) {
+    c.diags().error(kw.loc, "'priomap' needs band numbers after it, such as 'priomap 1 2 2 2 1 2 0 0 1 1 1 1 1 1 1 1'");
+    return false;
+  }
+  if (tc_find(body, "priomap")) {
+    c.diags().error(kw.loc, "'priomap' is given twice; tc refuses that too");
+    return false;
+  }
+  tc_put(body, "priomap", kw.loc, std::move(seq));
+  return true;
+}
+const TcReader kTcReaders[] = {{"priomap", tc_priomap}};
+const std::string_view kTcExamples[] = {"priomap 1 2 2 2 1 2 0 0 1 1 1 1 1 1 1 1", "bands 4 priomap 3 3 multiqueue"};
+const TcWords kTcWords{.readers = kTcReaders, .examples = kTcExamples};
+}  // namespace
+
 const KindOps kQdiscPrio{
     .name = "prio",
     .obj = ObjType::Qdisc,
@@ -125,6 +152,7 @@ const KindOps kQdiscPrio{
     .normalize = normalize,
     .options_raw = true,
     .implicit_class = implicit_class,
+    .tc_words = &kTcWords,
 };
 
 }  // namespace tcsync

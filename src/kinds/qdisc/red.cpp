@@ -28,6 +28,7 @@
 #include "base/units.h"
 #include "yaml/yaml_reader.h"
 #include "yaml/yaml_out.h"
+#include "model/tc_words.h"
 
 namespace tcsync {
 namespace {
@@ -282,6 +283,13 @@ bool implicit_class(const Options&, uint32_t minor) { return minor == 1; }
 
 }  // namespace
 
+namespace {
+// q_red.c also takes its old misspelling.
+const TcAlias kTcAliases[] = {{"adaptative", "adaptive"}};
+const std::string_view kTcExamples[] = {"limit 400000 min 30000 max 90000 avpkt 1000 burst 55 bandwidth 10mbit adaptative"};
+const TcWords kTcWords{.aliases = kTcAliases, .examples = kTcExamples};
+}  // namespace
+
 const KindOps kQdiscRed{
     .name = "red",
     .obj = ObjType::Qdisc,
@@ -292,6 +300,7 @@ const KindOps kQdiscRed{
     .normalize = normalize,
     .implicit_class = implicit_class,
     .kernel_tunes = kernel_tunes,
+    .tc_words = &kTcWords,
 };
 
 }  // namespace tcsync

@@ -4,6 +4,8 @@
 #include "kinds/registry.h"
 #include "model/kind.h"
 #include "base/units.h"
+#include "kinds/rate_table.h"
+#include "model/tc_words.h"
 
 namespace tcsync {
 namespace {
@@ -19,30 +21,55 @@ const Field kFields[] = {
     {.key = "mtu", .type = FieldType::Size, .doc = "Size of the peakrate bucket (with peakrate).", .max = 0xFFFFFFFF},
 };
 
-tc_ratespec ratespec(uint64_t rate) {
-  tc_ratespec r{};
-  r.rate = rate >= 0xFFFFFFFFull ? 0xFFFFFFFFu : static_cast<uint32_t>(rate);
-  r.linklayer = TC_LINKLAYER_ETHERNET;  // no rate table needed
-  return r;
-}
-
-// Only the tick form of the burst is sent (not TCA_TBF_BURST): the kernel
-// then stores and dumps exactly these ticks, so a dump reads back the same.
+// What q_tbf.c sends, attribute for attribute:
+//   TCA_TBF_PARMS    tc_tbf_qopt: rate and peakrate specs (rate clamped to
+//                    32 bits, cell_log of the table), limit, and the burst
+//                    and mtu as ticks
+//   TCA_TBF_BURST    u32 burst in bytes (when it fits): the kernel then
+//                    computes the bucket in ns itself and ignores the ticks
+//   TCA_TBF_RATE64   rates of 2^32 bytes/s and more
+//   TCA_TBF_RTAB     tc's 1 KiB rate table (the kernel uses it only for a
+//                    link layer it does not know, never here)
+//   TCA_TBF_PRATE64, TCA_TBF_PBURST (u32 mtu in bytes), TCA_TBF_PTAB: the
+//                    same for the peak rate
+// The kernel reports the bucket as ticks from its own ns; decode reads them
+// back as the smallest size that gives them (kernel_xmit_bytes) and
+// normalize maps a declared size to that same one, so a burst compares
+// equal to what the kernel reports. Sizes below about 64 ns of sending
+// (above 125mbit several sizes share a tick) go out as that smallest size:
+// the kernel's state is tc's, though TCA_TBF_BURST may be a few bytes less
+// than tc's.
 void encode(const Options& o, const KindCtx&, MsgWriter& w) {
   uint64_t rate = o.num(kRate).value_or(0), peak = o.num(kPeakrate).value_or(0);
+  uint64_t burst = o.num(kBurst).value_or(0);
+  uint32_t mtu = static_cast<uint32_t>(o.num(kMtu).value_or(0));
   tc_tbf_qopt q{};
-  q.rate = ratespec(rate);
-  if (peak) q.peakrate = ratespec(peak);
+  uint32_t rtab[256], ptab[256];
+  q.rate.rate = rate >= (1ull << 32) ? ~0u : static_cast<uint32_t>(rate);
+  tc_rate_table(q.rate, rate, mtu, 0, rtab);
+  if (peak) {
+    q.peakrate.rate = peak >= (1ull << 32) ? ~0u : static_cast<uint32_t>(peak);
+    tc_rate_table(q.peakrate, peak, mtu, 0, ptab);
+  }
   q.limit = static_cast<uint32_t>(o.num(kLimit).value_or(0));
-  q.buffer = xmittime_ticks(rate, o.num(kBurst).value_or(0));
-  if (peak) q.mtu = xmittime_ticks(peak, o.num(kMtu).value_or(0));
+  q.buffer = xmittime_ticks(rate, burst);
+  if (peak) q.mtu = xmittime_ticks(peak, mtu);
   w.attr(TCA_TBF_PARMS, &q, sizeof q);
-  if (rate >= 0xFFFFFFFFull) w.attr_u64(TCA_TBF_RATE64, rate);
-  if (peak >= 0xFFFFFFFFull) w.attr_u64(TCA_TBF_PRATE64, peak);
+  if (burst < (1ull << 32)) w.attr_u32(TCA_TBF_BURST, static_cast<uint32_t>(burst));
+  if (rate >= (1ull << 32)) w.attr_u64(TCA_TBF_RATE64, rate);
+  w.attr(TCA_TBF_RTAB, rtab, sizeof rtab);
+  if (peak) {
+    if (peak >= (1ull << 32)) w.attr_u64(TCA_TBF_PRATE64, peak);
+    w.attr_u32(TCA_TBF_PBURST, mtu);
+    w.attr(TCA_TBF_PTAB, ptab, sizeof ptab);
+  }
 }
 
 void decode(std::span<const uint8_t> p, const KindCtx&, Options& o) {
   AttrTable tb(p, TCA_TBF_MAX);
+  // What encode sends besides the parameters, and the kernel folds into
+  // them (it reports none back): known, so never kept as unread.
+  for (uint16_t t : {TCA_TBF_BURST, TCA_TBF_RTAB, TCA_TBF_PBURST, TCA_TBF_PTAB}) tb.get(t);
   auto* a = tb.get(TCA_TBF_PARMS);
   if (!a) return;
   auto q = a->as<tc_tbf_qopt>();
@@ -50,11 +77,11 @@ void decode(std::span<const uint8_t> p, const KindCtx&, Options& o) {
   if (auto* r = tb.get(TCA_TBF_RATE64)) rate = r->u64();
   if (auto* r = tb.get(TCA_TBF_PRATE64)) peak = r->u64();
   o.set(kRate, rate);
-  o.set(kBurst, xmitsize_bytes(rate, q.buffer));
+  o.set(kBurst, kernel_xmit_bytes(rate, q.buffer));
   o.set(kLimit, uint64_t{q.limit});
   if (peak) {
     o.set(kPeakrate, peak);
-    o.set(kMtu, xmitsize_bytes(peak, q.mtu));
+    o.set(kMtu, kernel_xmit_bytes(peak, q.mtu));
   }
 }
 
@@ -85,14 +112,32 @@ void normalize(Options& o, const KindCtx&, Diagnostics& d, SourceLoc loc) {
     o.set(kLimit, static_cast<uint64_t>(lim), lat->loc);
     o.erase(kLatency);
   }
+  // The size the kernel will report: its own ticks for the bytes sent
+  // (TCA_TBF_BURST, TCA_TBF_PBURST), read back as decode reads them. A
+  // burst of 4 GiB or more goes as tc's ticks only.
   auto canon = [&](int f, uint64_t r) {
-    if (auto* opt = o.opt(f))
-      o.set(f, xmitsize_bytes(r, xmittime_ticks(r, std::get<uint64_t>(opt->value))), opt->loc);
+    if (auto* opt = o.opt(f)) {
+      uint64_t bytes = std::get<uint64_t>(opt->value);
+      uint32_t ticks = bytes < (1ull << 32) ? kernel_xmit_ticks(r, static_cast<uint32_t>(bytes)) : xmittime_ticks(r, bytes);
+      o.set(f, kernel_xmit_bytes(r, ticks), opt->loc);
+    }
   };
   canon(kBurst, *rate);
   if (peak) canon(kMtu, *peak);
 }
 
+// tbf has one class, 1:1, which holds its inner qdisc (bfifo by default).
+bool implicit_class(const Options&, uint32_t minor) { return minor == 1; }
+
+}  // namespace
+
+namespace {
+const TcAlias kTcAliases[] = {{"buffer", "burst"}, {"maxburst", "burst"}, {"minburst", "mtu"}};
+// q_tbf.c refuses each of these twice ("tbf: duplicate ...").
+const std::string_view kTcOnce[] = {"rate", "burst", "mtu", "limit", "latency", "peakrate"};
+const std::string_view kTcExamples[] = {"rate 1mbit buffer 10k latency 50ms", "rate 1mbit maxburst 10k limit 100k",
+                                        "rate 1mbit burst 10k latency 50ms peakrate 2mbit minburst 1540"};
+const TcWords kTcWords{.aliases = kTcAliases, .once = kTcOnce, .examples = kTcExamples};
 }  // namespace
 
 // Reported by the kernel, not configuration (kind.h reported_only).
@@ -106,6 +151,8 @@ const KindOps kQdiscTbf{
     .encode = encode,
     .decode = decode,
     .normalize = normalize,
+    .implicit_class = implicit_class,
+    .tc_words = &kTcWords,
     .reported_only = kReportedOnly,
 };
 

@@ -1,0 +1,268 @@
+// tc's words as the kind tables declare them (model/tc_words.h), and the
+// import of tc lines that use them. The first test is generated from the
+// tables: every word a kind's descriptor knows gets a minimal tc line, and
+// import must accept it; a word added without an example fails here.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+
+#include "import/import_tc.h"
+#include "model/kind.h"
+#include "model/tc_words.h"
+#include "test_util.h"
+
+using namespace tcsync;
+
+namespace {
+
+struct Result {
+  bool ok = false;
+  std::string yaml, diags;
+};
+
+Result import(const std::string& text) {
+  Result r;
+  Diagnostics d;
+  r.ok = import_tc_text("w.tc", text, {}, r.yaml, d);
+  for (auto& x : d.all()) r.diags += format_diagnostic(x);
+  return r;
+}
+
+// The lines of the devices part (after "devices:").
+std::string body(const Result& r) {
+  auto pos = r.yaml.find("devices:\n");
+  return pos == std::string::npos ? r.yaml : r.yaml.substr(pos + 9);
+}
+
+// A minimal script around WORDS, the words after the kind's name.
+std::string line_for(const KindOps& k, std::string_view words) {
+  const std::string w(words), name(k.name);
+  switch (k.obj) {
+    case ObjType::Qdisc:
+      if (name == "ingress" || name == "clsact") return "qdisc add dev v0 " + name + " " + w + "\n";
+      return "qdisc add dev v0 root handle 1: " + name + " " + w + "\n";
+    case ObjType::Class:
+      return "qdisc add dev v0 root handle 1: " + name + "\nclass add dev v0 parent 1: classid 1:1 " + name + " " + w + "\n";
+    case ObjType::Filter: {
+      // Several filters, one a line ("handle 2: divisor 256\nlink 2: ..."),
+      // a line's leading `handle H` going before the kind, as tc wants it.
+      std::string out = "qdisc add dev v0 root handle 1: htb\n";
+      size_t start = 0;
+      while (start <= w.size()) {
+        size_t nl = w.find('\n', start);
+        std::string seg = w.substr(start, nl == std::string::npos ? std::string::npos : nl - start);
+        std::string handle;
+        if (seg.starts_with("handle ")) {
+          size_t sp = seg.find(' ', 7);
+          handle = seg.substr(0, sp) + " ";
+          seg = sp == std::string::npos ? "" : seg.substr(sp + 1);
+        }
+        out += "filter add dev v0 parent 1: protocol ip prio 1 " + handle + name + " " + seg + "\n";
+        if (nl == std::string::npos) break;
+        start = nl + 1;
+      }
+      return out;
+    }
+    case ObjType::Action:
+      return "qdisc add dev v0 clsact\nfilter add dev v0 ingress protocol ip prio 1 u32 match u32 0 0 action " + name + " " + w + "\n";
+  }
+  return {};
+}
+
+bool has_word(std::string_view example, std::string_view word) {
+  size_t pos = 0;
+  while ((pos = example.find(word, pos)) != std::string_view::npos) {
+    bool start = pos == 0 || example[pos - 1] == ' ' || example[pos - 1] == '\n';
+    bool end = pos + word.size() == example.size() || example[pos + word.size()] == ' ' || example[pos + word.size()] == '\n';
+    if (start && end) return true;
+    ++pos;
+  }
+  return false;
+}
+
+}  // namespace
+
+TEST_CASE("tc words: every word a kind's descriptor knows imports, in a minimal tc line") {
+  int kinds = 0, lines = 0;
+  for (const KindOps* k : all_kinds()) {
+    if (!k->tc_words) continue;
+    ++kinds;
+    const TcWords& tw = *k->tc_words;
+    INFO(obj_type_name(k->obj) << " " << k->name);
+    // Each alias and reader word has an example that uses it.
+    std::vector<std::string_view> words;
+    for (auto& a : tw.aliases) words.push_back(a.word);
+    for (auto& r : tw.readers) words.push_back(r.word);
+    for (auto& a : tw.value_aliases) words.push_back(a.word);
+    for (auto w : words) {
+      INFO("word " << w);
+      CHECK(std::any_of(tw.examples.begin(), tw.examples.end(), [&](std::string_view e) { return has_word(e, w); }));
+    }
+    CHECK(!tw.examples.empty());
+    for (auto e : tw.examples) {
+      std::string text = line_for(*k, e);
+      INFO(text);
+      auto r = import(text);
+      INFO(r.diags);
+      // A word tc knows and tcsync cannot say (u32's order) has a reader
+      // that says so: its example must be refused with that message.
+      if (r.diags.find("has no tcsync spelling") != std::string::npos) CHECK_FALSE(r.ok);
+      else CHECK(r.ok);
+      ++lines;
+    }
+  }
+  CHECK(kinds >= 20);
+  CHECK(lines >= kinds);
+}
+
+TEST_CASE("tc words: a word the kind does not know is still refused") {
+  auto r = import("qdisc add dev v0 root handle 1: fq_codel noecnx\n");
+  CHECK_FALSE(r.ok);
+  CHECK(r.diags.find("unknown word 'noecnx' for fq_codel qdisc (did you mean 'noecn'?)") != std::string::npos);
+}
+
+TEST_CASE("tc words: u32 ip6 icmp_type and icmp_code, as f_u32.c reads them") {
+  auto r = import("qdisc add dev v0 root handle 1: prio\n"
+                  "filter add dev v0 parent 1: protocol ipv6 prio 1 u32 match ip6 icmp_type 128 0xff match ip6 icmp_code 0 0xff flowid 1:1\n"
+                  "filter add dev v0 parent 1: protocol ipv6 prio 1 u32 match ip6 icmp_type 0x80 0xf0 flowid 1:2\n");
+  INFO(r.diags);
+  REQUIRE(r.ok);
+  CHECK(body(r) == R"(  v0:
+    qdiscs:
+      - {kind: prio, handle: "1:"}
+    filters:
+      - {parent: "1:", pref: 1, protocol: ipv6, handle: "::800", u32: {match: [{ip6: {icmp_type: 128, icmp_code: 0}}]}, classid: "1:1"}
+      - {parent: "1:", pref: 1, protocol: ipv6, handle: "::801", u32: {match: [{ip6: {icmp_type: {value: "0x80", mask: "0xf0"}}}]}, classid: "1:2"}
+)");
+}
+
+TEST_CASE("tc words: fq_codel noecn and ecn") {
+  auto r = import("qdisc add dev v0 root handle 1: fq_codel noecn\nqdisc add dev v1 root handle 1: fq_codel ecn\n");
+  INFO(r.diags);
+  REQUIRE(r.ok);
+  CHECK(body(r) == R"(  v0:
+    qdiscs:
+      - {kind: fq_codel, handle: "1:", ecn: false}
+  v1:
+    qdiscs:
+      - {kind: fq_codel, handle: "1:", ecn: true}
+)");
+}
+
+TEST_CASE("tc words: prio priomap takes its 16 bands by position") {
+  auto r = import("qdisc add dev v0 root handle 1: prio priomap 1 2 2 2 1 2 0 0 1 1 1 1 1 1 1 1\n"
+                  "qdisc add dev v1 root handle 1: prio bands 4 priomap 3 3 multiqueue\n");
+  INFO(r.diags);
+  REQUIRE(r.ok);
+  CHECK(body(r) == R"(  v0:
+    qdiscs:
+      - {kind: prio, handle: "1:", priomap: [1, 2, 2, 2, 1, 2, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1]}
+  v1:
+    qdiscs:
+      - {kind: prio, handle: "1:", bands: 4, priomap: [3, 3], multiqueue: true}
+)");
+  auto twice = import("qdisc add dev v0 root handle 1: prio priomap 1 2 priomap 1\n");
+  CHECK_FALSE(twice.ok);
+  CHECK(twice.diags.find("'priomap' is given twice; tc refuses that too") != std::string::npos);
+}
+
+TEST_CASE("tc words: netem's positional jitter, correlations and rate overheads") {
+  auto r = import("qdisc add dev v0 root handle 1: netem delay 10ms 2ms 25%\n"
+                  "qdisc add dev v1 root handle 1: netem loss 1% 25% duplicate 2% 5% corrupt 0.1% 10%\n"
+                  "qdisc add dev v2 root handle 1: netem latency 20MS reorder 25% 50% gap 5 loss random 3%\n"
+                  "qdisc add dev v3 root handle 1: netem rate 1Mbit 20 1500 -4 limit 100\n");
+  INFO(r.diags);
+  REQUIRE(r.ok);
+  CHECK(body(r) == R"(  v0:
+    qdiscs:
+      - {kind: netem, handle: "1:", delay: 10ms, jitter: 2ms, delay_correlation: "25%"}
+  v1:
+    qdiscs:
+      - {kind: netem, handle: "1:", loss: "1%", loss_correlation: "25%", duplicate: "2%", duplicate_correlation: "5%", corrupt: "0.1%", corrupt_correlation: "10%"}
+  v2:
+    qdiscs:
+      - {kind: netem, handle: "1:", delay: 20ms, reorder: "25%", reorder_correlation: "50%", gap: 5, loss: "3%"}
+  v3:
+    qdiscs:
+      - {kind: netem, handle: "1:", rate: 1mbit, packet_overhead: 20, cell_size: 1500, cell_overhead: "-4", limit: 100}
+)");
+  auto twice = import("qdisc add dev v0 root handle 1: netem loss 1% loss 2%\n");
+  CHECK_FALSE(twice.ok);
+  CHECK(twice.diags.find("'loss' is given twice; tc refuses that too") != std::string::npos);
+}
+
+TEST_CASE("tc words: a repeated option: the last wins where tc lets it, an error where tc refuses") {
+  auto r = import("qdisc add dev v0 root handle 1: cake diffserv4 diffserv4 besteffort diffserv3\n"
+                  "qdisc add dev v1 root handle 1: htb\n"
+                  "filter add dev v1 parent 1: protocol ip prio 1 u32 match u32 0 0 classid 1:1 classid 1:2\n");
+  INFO(r.diags);
+  REQUIRE(r.ok);
+  CHECK(body(r) == R"(  v0:
+    qdiscs:
+      - {kind: cake, handle: "1:", diffserv: diffserv3}
+  v1:
+    qdiscs:
+      - {kind: htb, handle: "1:"}
+    filters:
+      - {parent: "1:", pref: 1, protocol: ip, handle: "::800", u32: {match: [{u32: {value: 0, mask: "0x0"}}]}, classid: "1:2"}
+)");
+  auto tbf = import("qdisc add dev v0 root handle 1: tbf rate 1mbit buffer 10k latency 50ms burst 20k\n");
+  CHECK_FALSE(tbf.ok);
+  CHECK(tbf.diags == R"(w.tc:1:72: error: 'burst' is given twice (first at w.tc:1:55); tc refuses that too
+  qdisc add dev v0 root handle 1: tbf rate 1mbit buffer 10k latency 50ms burst 20k
+                                                                         ^
+)");
+}
+
+TEST_CASE("tc words: fw handle with a mask, ingress handle ffff:, a qdisc handle without its colon") {
+  auto r = import("qdisc add dev v0 root handle 1 htb\n"
+                  "filter add dev v0 parent 1: protocol ip prio 1 handle 1/0xff fw classid 1:1\n"
+                  "filter add dev v0 parent 1: protocol ip prio 2 handle 0x10 fw classid 1:2\n"
+                  "qdisc add dev v0 ingress handle ffff:\n");
+  INFO(r.diags);
+  REQUIRE(r.ok);
+  CHECK(body(r) == R"(  v0:
+    qdiscs:
+      - {kind: htb, handle: "1:"}
+      - {kind: ingress}
+    filters:
+      - {parent: "1:", pref: 1, protocol: ip, handle: 1, fw: {mask: "0xff"}, classid: "1:1"}
+      - {parent: "1:", pref: 2, protocol: ip, handle: "0x10", fw: {}, classid: "1:2"}
+)");
+}
+
+TEST_CASE("tc words: action KIND index N alone binds the action a filter above made") {
+  auto r = import("qdisc add dev v0 clsact\n"
+                  "filter add dev v0 ingress protocol ip prio 1 u32 match u32 0 0 action gact drop index 5\n"
+                  "filter add dev v0 ingress protocol ip prio 2 u32 match u32 0 0 action gact index 5\n");
+  INFO(r.diags);
+  REQUIRE(r.ok);
+  CHECK(body(r) == R"(  v0:
+    qdiscs:
+      - {kind: clsact}
+    filters:
+      - {parent: ingress, pref: 1, protocol: ip, handle: "::800", u32: {match: [{u32: {value: 0, mask: "0x0"}}]}, actions: [{gact: {control: drop}, index: 5, percpu_stats: true}]}
+      - {parent: ingress, pref: 2, protocol: ip, handle: "::800", u32: {match: [{u32: {value: 0, mask: "0x0"}}]}, actions: [{gact: {control: drop}, index: 5, percpu_stats: true}]}
+)");
+  auto none = import("qdisc add dev v0 clsact\nfilter add dev v0 ingress protocol ip prio 1 u32 match u32 0 0 action gact index 5\n");
+  CHECK_FALSE(none.ok);
+  CHECK(none.diags.find("'action gact index 5' alone binds an existing action, and no line above makes gact 5") != std::string::npos);
+}
+
+TEST_CASE("tc words: a qdisc under tbf's and netem's own class 1:1") {
+  auto r = import("qdisc add dev v0 root handle 1: tbf rate 1mbit burst 10k latency 50ms\n"
+                  "qdisc add dev v0 parent 1:1 handle 10: pfifo limit 50\n"
+                  "qdisc add dev v1 root handle 1: netem delay 10ms\n"
+                  "qdisc add dev v1 parent 1:1 handle 10: bfifo\n");
+  INFO(r.diags);
+  REQUIRE(r.ok);
+  CHECK(body(r) == R"(  v0:
+    qdiscs:
+      - {kind: tbf, handle: "1:", rate: 1mbit, burst: 10k, latency: 50ms}
+      - {kind: pfifo, parent: "1:1", handle: "10:", limit: 50}
+  v1:
+    qdiscs:
+      - {kind: netem, handle: "1:", delay: 10ms}
+      - {kind: bfifo, parent: "1:1", handle: "10:"}
+)");
+}
