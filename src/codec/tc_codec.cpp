@@ -465,7 +465,10 @@ void keep_parms(std::span<const uint8_t> options, uint16_t parms_attr, Opaque& r
   raw.insert(raw.begin(), p.begin(), p.end());
 }
 
-void decode_actions(std::span<const uint8_t> list, const LinkNames* links, std::vector<Action>& out) {
+// in_filter: the list of a filter, whose offload flags the kernel copies
+// to every action it binds (and refuses a mismatch): there they say nothing
+// of their own, so only a table action keeps skip_hw/skip_sw.
+void decode_actions(std::span<const uint8_t> list, const LinkNames* links, std::vector<Action>& out, bool in_filter) {
   // Entries are nested by order (1, 2, ...); keep the kernel's order.
   AttrIter it(list);
   Attr one;
@@ -508,7 +511,11 @@ void decode_actions(std::span<const uint8_t> list, const LinkNames* links, std::
     // Flags the model has no word for (skip_hw, skip_sw) travel as the
     // kernel's attribute; sent after tcsync's own, the kernel takes it.
     a.raw.attrs = select_attrs(one.data, [&](uint16_t t) {
-      if (t == TCA_ACT_FLAGS) return (flags & ~uint32_t{TCA_ACT_FLAGS_NO_PERCPU_STATS}) != 0;
+      if (t == TCA_ACT_FLAGS) {
+        uint32_t modelled = TCA_ACT_FLAGS_NO_PERCPU_STATS;
+        if (in_filter) modelled |= TCA_ACT_FLAGS_SKIP_HW | TCA_ACT_FLAGS_SKIP_SW;
+        return (flags & ~modelled) != 0;
+      }
       return !log.asked(t) && t != TCA_ACT_INDEX && t != TCA_ACT_STATS && t != TCA_ACT_PAD &&
              t != TCA_ACT_USED_HW_STATS && t != TCA_ACT_IN_HW_COUNT;
     });
@@ -533,7 +540,7 @@ std::optional<std::span<const uint8_t>> action_tab(std::span<const uint8_t> msg)
 
 bool decode_action_msg(std::span<const uint8_t> msg, const LinkNames* links, std::vector<Action>& out) {
   auto tab = action_tab(msg);
-  if (tab) decode_actions(*tab, links, out);
+  if (tab) decode_actions(*tab, links, out, false);
   return tab.has_value();
 }
 
@@ -648,7 +655,7 @@ bool decode_filter(std::span<const uint8_t> msg, const LinkNames* links, Filter&
       if (out.ops->filter_classid_attr)
         if (auto* c = ot.get(out.ops->filter_classid_attr)) out.classid = c->u32();
       if (out.ops->filter_actions_attr)
-        if (auto* a = ot.get(out.ops->filter_actions_attr)) decode_actions(a->data, links, out.actions);
+        if (auto* a = ot.get(out.ops->filter_actions_attr)) decode_actions(a->data, links, out.actions, true);
     });
     if (!out.ops) return true;
     // tcsync's own fingerprint is not the user's cookie (fingerprint.h).

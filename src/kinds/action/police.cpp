@@ -77,6 +77,10 @@ void encode(const Options& o, const KindCtx& ctx, MsgWriter& w) {
 
 void decode(std::span<const uint8_t> payload, const KindCtx&, Options& o) {
   AttrTable tb(payload, TCA_POLICE_MAX);
+  // The rate tables encode sends (as tc does): the kernel builds its own
+  // from the rates and reports none. Known, so never kept as unread.
+  tb.get(TCA_POLICE_RATE);
+  tb.get(TCA_POLICE_PEAKRATE);
   auto* a = tb.get(TCA_POLICE_TBF);
   if (!a) return;
   auto p = a->as<tc_police>();

@@ -118,8 +118,10 @@ void decode(std::span<const uint8_t> p, const KindCtx&, Options& o) {
   u32(kDiffserv, TCA_CAKE_DIFFSERV_MODE);
   u32(kAtm, TCA_CAKE_ATM);
   u32(kFlowMode, TCA_CAKE_FLOW_MODE);
-  // The kernel reports TCA_CAKE_RAW (a flag) when no overhead is set.
-  if (!tb.get(TCA_CAKE_RAW)) u32(kOverhead, TCA_CAKE_OVERHEAD);
+  // The kernel reports TCA_CAKE_RAW (a flag) when no overhead is set, and
+  // TCA_CAKE_OVERHEAD (0) beside it: read, and meaning nothing then.
+  auto* overhead = tb.get(TCA_CAKE_OVERHEAD);
+  if (!tb.get(TCA_CAKE_RAW) && overhead) o.set(kOverhead, uint64_t{overhead->u32()});
   u32(kMpu, TCA_CAKE_MPU);
   u32(kRtt, TCA_CAKE_RTT);
   u32(kTarget, TCA_CAKE_TARGET);

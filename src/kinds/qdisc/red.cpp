@@ -198,6 +198,7 @@ void encode(const Options& o, const KindCtx&, MsgWriter& w) {
 
 void decode(std::span<const uint8_t> p, const KindCtx&, Options& o) {
   AttrTable tb(p, TCA_RED_MAX);
+  tb.get(TCA_RED_STAB);  // sent by encode, kept by the kernel, never reported: known
   auto* a = tb.get(TCA_RED_PARMS);
   if (!a) return;
   auto q = a->as<tc_red_qopt>();
