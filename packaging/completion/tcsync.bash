@@ -40,6 +40,7 @@ _tcsync() {
                 local opts="$global_opts"
                 [[ $cmd == apply ]] && opts+=" --dry-run --on-error --wait --no-verify --atomic --deep"
                 [[ $cmd == diff ]] && opts+=" --against --atomic --deep"
+                [[ $cmd == validate ]] && opts+=" --strict"
                 COMPREPLY=($(compgen -W "$opts" -- "$cur"))
             else
                 _filedir '@(yaml|yml)'

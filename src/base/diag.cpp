@@ -48,6 +48,7 @@ void Diagnostics::add(Severity s, SourceLoc loc, std::string msg) {
     if (errors_ >= kMaxErrors) return;
     ++errors_;
   }
+  if (s == Severity::Warning) ++warnings_;
   diags_.push_back({s, loc, std::move(msg)});
 }
 

@@ -55,6 +55,7 @@ class Diagnostics {
   void add(Severity s, SourceLoc loc, std::string msg);
   bool has_errors() const { return errors_ > 0; }
   size_t error_count() const { return errors_; }
+  size_t warning_count() const { return warnings_; }
   const std::vector<Diagnostic>& all() const { return diags_; }
   // A bound: past this many errors a broken 1M-line file stops being read.
   static constexpr size_t kMaxErrors = 100;
@@ -62,6 +63,7 @@ class Diagnostics {
  private:
   std::vector<Diagnostic> diags_;
   size_t errors_ = 0;
+  size_t warnings_ = 0;
 };
 
 // "FILE:LINE:COL: error: msg\n  line\n  ^\n" (source and caret when known).

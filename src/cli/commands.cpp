@@ -232,10 +232,12 @@ void print_plan(const Session& s, const CommonOptions& o, const std::string& cmd
 
 }  // namespace
 
-int cmd_validate(const std::vector<std::string>& files, const CommonOptions& o) {
+int cmd_validate(const std::vector<std::string>& files, const CommonOptions& o, bool strict) {
   State s;
   Diagnostics d;
-  bool ok = load(files, s, d);
+  // --strict: what only guards against mistakes (a state the kernel would
+  // take, such as an htb ceil below its rate) fails too.
+  bool ok = load(files, s, d) && !(strict && d.warning_count());
   // JSON: the diagnostics are in the report, not also on stderr.
   if (o.format == Format::Json) {
     std::cout << validate_report_json(ok, d);

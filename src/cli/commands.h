@@ -30,7 +30,7 @@ struct CommonOptions {
 };
 
 // Exit codes (BRIEF.md): 0 done / in sync, 1 error, 2 changes pending (diff).
-int cmd_validate(const std::vector<std::string>& files, const CommonOptions& o);
+int cmd_validate(const std::vector<std::string>& files, const CommonOptions& o, bool strict = false);
 // against: a saved dump to compare with instead of the kernel (offline).
 int cmd_diff(const std::vector<std::string>& files, const CommonOptions& o, const std::string& against = {});
 int cmd_apply(const std::vector<std::string>& files, const ApplyFlags& f, const CommonOptions& o);

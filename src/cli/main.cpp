@@ -36,6 +36,8 @@ Exit codes: 0 done or in sync, 1 error, 2 changes pending (diff).)");
   std::string on_error = "rollback";
   auto* validate = app.add_subcommand("validate", "Check files without touching the kernel");
   validate->add_option("FILE", files, "tcsync YAML files")->required();
+  bool strict = false;
+  validate->add_flag("--strict", strict, "Warnings are errors (states the kernel takes but that are likely mistakes)");
   auto* diff = app.add_subcommand("diff", "Print the plan that apply would carry out");
   diff->add_option("FILE", files, "tcsync YAML files")->required();
   std::string against;
@@ -82,7 +84,7 @@ Exit codes: 0 done or in sync, 1 error, 2 changes pending (diff).)");
   // A progress bar only where a person watches: stderr a terminal.
   common.progress = isatty(STDERR_FILENO);
 
-  if (*validate) return tcsync::cmd_validate(files, common);
+  if (*validate) return tcsync::cmd_validate(files, common, strict);
   if (*diff) return tcsync::cmd_diff(files, common, against);
   apply_flags.on_error = on_error == "stop"       ? tcsync::OnErrorMode::Stop
                          : on_error == "continue" ? tcsync::OnErrorMode::Continue

@@ -8,6 +8,8 @@ make_ns 4
 
 t qdisc add dev v0 root handle 1: stab linklayer ethernet overhead 34 htb default 10
 t class add dev v0 parent 1: classid 1:10 htb rate 10mbit
+# The kernel takes a ceil below the rate: tcsync warns, never refuses it.
+t class add dev v0 parent 1: classid 1:20 htb rate 10mbit ceil 5mbit
 t qdisc add dev v0 parent 1:10 handle 10: pfifo limit 100
 t qdisc add dev v3 root handle 3: stab overhead 18 linklayer ethernet pfifo limit 100
 # ATM: the kernel keeps a table it does not report; tcsync computes it again.
@@ -54,6 +56,9 @@ echo "$OUT" >"$TMP/dump.yaml"
 echo "--- dump:"; sed 's/^/    /' "$TMP/dump.yaml"
 grep -q 'raw_attrs' "$TMP/dump.yaml" && pass "dump carries raw_attrs" || fail "dump has no raw_attrs"
 expect_rc 0 ts diff "$TMP/dump.yaml"
+expect_rc 0 ts validate "$TMP/dump.yaml"
+expect_contains "warning: ceil 5mbit is below rate 10mbit"
+expect_rc 1 ts validate --strict "$TMP/dump.yaml"
 
 # Flush, apply the dump: the kernel holds the same, details included.
 for d in v0 v2 v3; do t qdisc del dev $d root; done

@@ -203,7 +203,7 @@ class add dev eth0 parent 1: classid 1:10 htb rate 10mbit ceil 5mbit
 class add dev eth0 parent 2: classid 2:10 htb rate 10mbit
 )");
   CHECK_FALSE(r.ok);
-  CHECK(r.diags == R"(b.tc:2:1: error: ceil 5mbit is below rate 10mbit
+  CHECK(r.diags == R"(b.tc:2:1: warning: ceil 5mbit is below rate 10mbit: the class never borrows, and sends at most ceil
   class add dev eth0 parent 1: classid 1:10 htb rate 10mbit ceil 5mbit
   ^
 b.tc:3:1: error: class 2:10: no qdisc 2: is declared on eth0

@@ -63,8 +63,10 @@ void normalize(Options& o, const KindCtx&, Diagnostics& d, SourceLoc loc) {
   // act_skbmod.c keeps only SWAPMAC when it is given with sets (tc accepts
   // `swap mac set dmac X`; Linux 6.1 dumps just `swap mac`): the sets
   // would never show up in a dump, and the file would never be in sync.
-  if (o.has(kSwapMac) && sets) d.error(o.opt(kSwapMac)->loc, "skbmod 'swap_mac' goes alone: the kernel ignores dmac, smac and etype with it");
-  if (!o.has(kSwapMac) && !sets) d.error(loc, "skbmod needs something to do: dmac, smac, etype or swap_mac");
+  // The kernel takes both (and holds them): warnings, so a dump of a live
+  // state always applies back (validate --strict refuses them).
+  if (o.has(kSwapMac) && sets) d.warning(o.opt(kSwapMac)->loc, "skbmod 'swap_mac' goes alone: the kernel ignores dmac, smac and etype with it");
+  if (!o.has(kSwapMac) && !sets) d.warning(loc, "skbmod with nothing to do (no dmac, smac, etype or swap_mac): it passes packets unchanged");
 }
 
 }  // namespace

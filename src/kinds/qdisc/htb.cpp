@@ -113,7 +113,11 @@ void class_normalize(Options& o, const KindCtx&, Diagnostics& d, SourceLoc loc) 
   if (*rate == 0) d.error(o.opt(kRate)->loc, "rate must be more than 0");
   if (!o.has(kCeil)) o.set(kCeil, *rate, loc);
   uint64_t ceil = *o.num(kCeil);
-  if (ceil < *rate) d.error(o.opt(kCeil)->loc, "ceil " + format_rate(ceil) + " is below rate " + format_rate(*rate));
+  // The kernel holds such a class (it never borrows then): a warning, so a
+  // dump of a live state always applies back (validate --strict refuses it).
+  if (ceil < *rate)
+    d.warning(o.opt(kCeil)->loc, "ceil " + format_rate(ceil) + " is below rate " + format_rate(*rate) +
+                                     ": the class never borrows, and sends at most ceil");
   const uint64_t hz = 1000000000, mtu = 1600;  // tc: rate / get_hz() + mtu
   auto canon = [&](int f, uint64_t r) {
     auto* opt = o.opt(f);
