@@ -153,12 +153,13 @@ void psched_mult_shift(uint64_t rate, uint32_t& mult, uint32_t& shift) {
 }
 }  // namespace
 
-uint32_t kernel_xmit_ticks(uint64_t rate, uint32_t size) {
+uint32_t kernel_xmit_ticks(uint64_t rate, uint64_t size) {
   if (rate == 0) return 0;
   uint32_t mult, shift;
   psched_mult_shift(rate, mult, shift);
-  uint64_t ns = (static_cast<uint64_t>(size) * mult) >> shift;
-  return static_cast<uint32_t>(ns >> 6);  // PSCHED_NS2TICKS, as the dump reports it
+  unsigned __int128 ns = (static_cast<unsigned __int128>(size) * mult) >> shift;
+  unsigned __int128 ticks = ns >> 6;  // PSCHED_NS2TICKS, as the dump reports it
+  return ticks > UINT32_MAX ? UINT32_MAX : static_cast<uint32_t>(ticks);
 }
 
 uint64_t kernel_xmit_bytes(uint64_t rate, uint32_t ticks) {

@@ -35,7 +35,9 @@ uint64_t xmitsize_bytes(uint64_t rate_bytes_per_sec, uint32_t ticks);
 // burst in bytes (tbf's TCA_TBF_BURST): psched_l2t_ns() with the mult/shift
 // of psched_ratecfg_precompute(), then ns >> 6. It can differ from
 // xmittime_ticks by one (tc rounds through whole microseconds).
-uint32_t kernel_xmit_ticks(uint64_t rate_bytes_per_sec, uint32_t size_bytes);
+// Sizes of 4 GiB and more (a tick count the kernel takes as sent) saturate
+// at the largest tick count.
+uint32_t kernel_xmit_ticks(uint64_t rate_bytes_per_sec, uint64_t size_bytes);
 // Its inverse: the smallest size the kernel gives at least TICKS for, so
 // kernel_xmit_ticks(rate, kernel_xmit_bytes(rate, t)) == t for every t the
 // kernel can report from a size.

@@ -41,26 +41,30 @@ const Field kFields[] = {
 // than tc's.
 void encode(const Options& o, const KindCtx&, MsgWriter& w) {
   uint64_t rate = o.num(kRate).value_or(0), peak = o.num(kPeakrate).value_or(0);
-  uint64_t burst = o.num(kBurst).value_or(0);
-  uint32_t mtu = static_cast<uint32_t>(o.num(kMtu).value_or(0));
+  uint64_t burst = o.num(kBurst).value_or(0), mtu = o.num(kMtu).value_or(0);
+  // tc's ticks when the size goes in bytes too (the kernel then computes
+  // its own from the bytes); else the kernel's own, which it takes as sent.
+  auto ticks = [](uint64_t r, uint64_t size) {
+    return size < (1ull << 32) ? xmittime_ticks(r, size) : kernel_xmit_ticks(r, size);
+  };
   tc_tbf_qopt q{};
   uint32_t rtab[256], ptab[256];
   q.rate.rate = rate >= (1ull << 32) ? ~0u : static_cast<uint32_t>(rate);
-  tc_rate_table(q.rate, rate, mtu, 0, rtab);
+  tc_rate_table(q.rate, rate, static_cast<uint32_t>(mtu), 0, rtab);
   if (peak) {
     q.peakrate.rate = peak >= (1ull << 32) ? ~0u : static_cast<uint32_t>(peak);
-    tc_rate_table(q.peakrate, peak, mtu, 0, ptab);
+    tc_rate_table(q.peakrate, peak, static_cast<uint32_t>(mtu), 0, ptab);
   }
   q.limit = static_cast<uint32_t>(o.num(kLimit).value_or(0));
-  q.buffer = xmittime_ticks(rate, burst);
-  if (peak) q.mtu = xmittime_ticks(peak, mtu);
+  q.buffer = ticks(rate, burst);
+  if (peak) q.mtu = ticks(peak, mtu);
   w.attr(TCA_TBF_PARMS, &q, sizeof q);
   if (burst < (1ull << 32)) w.attr_u32(TCA_TBF_BURST, static_cast<uint32_t>(burst));
   if (rate >= (1ull << 32)) w.attr_u64(TCA_TBF_RATE64, rate);
   w.attr(TCA_TBF_RTAB, rtab, sizeof rtab);
   if (peak) {
     if (peak >= (1ull << 32)) w.attr_u64(TCA_TBF_PRATE64, peak);
-    w.attr_u32(TCA_TBF_PBURST, mtu);
+    if (mtu < (1ull << 32)) w.attr_u32(TCA_TBF_PBURST, static_cast<uint32_t>(mtu));
     w.attr(TCA_TBF_PTAB, ptab, sizeof ptab);
   }
 }
@@ -69,19 +73,24 @@ void decode(std::span<const uint8_t> p, const KindCtx&, Options& o) {
   AttrTable tb(p, TCA_TBF_MAX);
   // What encode sends besides the parameters, and the kernel folds into
   // them (it reports none back): known, so never kept as unread.
-  for (uint16_t t : {TCA_TBF_BURST, TCA_TBF_RTAB, TCA_TBF_PBURST, TCA_TBF_PTAB}) tb.get(t);
+  for (uint16_t t : {TCA_TBF_RTAB, TCA_TBF_PTAB}) tb.get(t);
   auto* a = tb.get(TCA_TBF_PARMS);
   if (!a) return;
   auto q = a->as<tc_tbf_qopt>();
   uint64_t rate = q.rate.rate, peak = q.peakrate.rate;
   if (auto* r = tb.get(TCA_TBF_RATE64)) rate = r->u64();
   if (auto* r = tb.get(TCA_TBF_PRATE64)) peak = r->u64();
+  // Sizes in bytes come only in requests (tcsync's own, read back in
+  // tests): the kernel would compute its ticks from them, and so does this.
+  uint32_t buffer = q.buffer, mtu = q.mtu;
+  if (auto* b = tb.get(TCA_TBF_BURST); b && b->data.size() >= 4) buffer = kernel_xmit_ticks(rate, b->u32());
+  if (auto* b = tb.get(TCA_TBF_PBURST); b && b->data.size() >= 4) mtu = kernel_xmit_ticks(peak, b->u32());
   o.set(kRate, rate);
-  o.set(kBurst, kernel_xmit_bytes(rate, q.buffer));
+  o.set(kBurst, kernel_xmit_bytes(rate, buffer));
   o.set(kLimit, uint64_t{q.limit});
   if (peak) {
     o.set(kPeakrate, peak);
-    o.set(kMtu, kernel_xmit_bytes(peak, q.mtu));
+    o.set(kMtu, kernel_xmit_bytes(peak, mtu));
   }
 }
 
@@ -114,12 +123,11 @@ void normalize(Options& o, const KindCtx&, Diagnostics& d, SourceLoc loc) {
   }
   // The size the kernel will report: its own ticks for the bytes sent
   // (TCA_TBF_BURST, TCA_TBF_PBURST), read back as decode reads them. A
-  // burst of 4 GiB or more goes as tc's ticks only.
+  // burst of 4 GiB or more goes as the kernel's ticks only.
   auto canon = [&](int f, uint64_t r) {
     if (auto* opt = o.opt(f)) {
       uint64_t bytes = std::get<uint64_t>(opt->value);
-      uint32_t ticks = bytes < (1ull << 32) ? kernel_xmit_ticks(r, static_cast<uint32_t>(bytes)) : xmittime_ticks(r, bytes);
-      o.set(f, kernel_xmit_bytes(r, ticks), opt->loc);
+      o.set(f, kernel_xmit_bytes(r, kernel_xmit_ticks(r, bytes)), opt->loc);
     }
   };
   canon(kBurst, *rate);
