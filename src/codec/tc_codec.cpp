@@ -86,6 +86,8 @@ void write_options(MsgWriter& w, const KindOps* kind, const Options& o, const Ki
   const KindOps& ops = *kind;
   if (ops.options_top_level) {
     ops.encode(o, ctx, w);
+    // A TCA_OPTIONS the kernel reported with content (decode_kind keeps it).
+    if (!unread.empty()) write_raw_options(w, unread);
     return;
   }
   if (ops.options_raw) {
