@@ -61,8 +61,8 @@ def clean(v):
     return v
 
 
-def main():
-    ns = sys.argv[1]
+def state(ns):
+    """The tc state of every device of NS, as a dict (uncleaned)."""
     links = json.loads(subprocess.run(["ip", "-n", ns, "-j", "link", "show"], check=True,
                                       capture_output=True, text=True).stdout)
     state = {}
@@ -85,7 +85,8 @@ def main():
             parents.append(["parent", handle])
         filters = {" ".join(p): tc(ns, "filter", "show", "dev", dev, *p) for p in parents}
         state[dev] = {"qdiscs": qdiscs, "classes": classes, "filters": filters}
-    print(json.dumps(clean(state), indent=1, sort_keys=True))
+    return state
 
 
-main()
+if __name__ == "__main__":
+    print(json.dumps(clean(state(sys.argv[1])), indent=1, sort_keys=True))
