@@ -64,8 +64,10 @@ def render(schema):
         name = c["properties"]["kind"]["const"]
         out += ["### class %s" % name, "", c["description"], ""]
         out += (fields(c["properties"], c.get("required", []), {"kind", "classid", "parent"}) or ["No options."]) + [""]
-    common = {"name", "parent", "chain", "pref", "prio", "protocol", "handle", "classid", "flowid", "actions", "raw_attrs"}
-    out += ["## Filter kinds", "", "A filter names its classifier by a key: **u32: {...}**, and so on.", ""]
+    common = {"name", "parent", "chain", "pref", "prio", "protocol", "handle", "classid", "flowid", "actions", "raw_attrs", "empty"}
+    out += ["## Filter kinds", "", "A filter names its classifier by a key: **u32: {...}**, and so on; "
+            "**empty: KIND** instead is a list of that kind with no rule in it (the kernel keeps one "
+            "after **tc filter add ... u32** with no options).", ""]
     for name, f in d["filter"]["properties"].items():
         if name in common:
             continue

@@ -8,6 +8,7 @@
 
 #include <linux/rtnetlink.h>
 
+#include "apply/refused_field.h"
 #include "plan/action_table.h"
 #include "codec/tc_codec.h"
 
@@ -104,6 +105,11 @@ void retry_unbinding(Kernel& k, const Plan& plan, MessageBatch& batch, std::vect
   }
 }
 
+std::span<const uint8_t> message(const MessageBatch& b, size_t i) {
+  size_t from = b.offsets[i], to = i + 1 < b.size() ? b.offsets[i + 1] : b.buf.size();
+  return std::span<const uint8_t>(b.buf).subspan(from, to - from);
+}
+
 std::string kernel_error_text(const AckResult& r) {
   if (r.status == AckResult::Status::Unacked) return "no answer from the kernel" + (r.ext_msg.empty() ? "" : " (" + r.ext_msg + ")");
   return (r.ext_msg.empty() ? std::string() : r.ext_msg + " ") + "(" + std::strerror(r.error) + ")";
@@ -128,13 +134,21 @@ ApplyReport apply_plan(Kernel& k, const State& desired, const State& before, con
     switch (r.status) {
       case AckResult::Status::Ok: ++rep.ok; break;
       case AckResult::Status::NotSent: ++rep.unsent; break;
-      default:
+      default: {
         ++rep.failed;
-        d.error(st.loc, "kernel rejected " + std::string(op_name(st.op)) + " of " + st.device + " " + st.what() + ": " +
-                            kernel_error_text(r));
+        std::string text = "kernel rejected " + std::string(op_name(st.op)) + " of " + st.device + " " + st.what() + ": ";
+        RefusedField field;
+        if (r.bad_attr_off) field = refused_field(st, message(batch, i), r.bad_attr_off);
+        if (field.key.empty()) {
+          d.error(st.loc, text + kernel_error_text(r));
+        } else {
+          d.error(field.loc, text + std::string(field.key) + ": " + kernel_error_text(r));
+          d.note(st.loc, "in this object");
+        }
         if (st.op != Op::Delete && st.qdisc && r.status == AckResult::Status::Failed)
           if (const KindOps* k = st.qdisc->ops; k && k->reject_hint)
             if (auto hint = k->reject_hint(st.qdisc->opts, r.error); !hint.empty()) d.note(st.loc, hint);
+      }
     }
   }
 

@@ -1,3 +1,4 @@
+#include "base/hex.h"
 #include "base/handle.h"
 
 #include <charconv>
@@ -13,14 +14,6 @@ std::optional<uint32_t> hex_part(std::string_view s, uint32_t max) {
   auto r = std::from_chars(s.data(), s.data() + s.size(), v, 16);
   if (r.ec != std::errc() || r.ptr != s.data() + s.size() || v > max) return std::nullopt;
   return v;
-}
-
-// As printf's %x (lowercase, no prefix), without printf: plans print a
-// handle or two per rule.
-std::string hex(uint32_t v) {
-  char buf[8];
-  auto r = std::to_chars(buf, buf + sizeof buf, v, 16);
-  return std::string(buf, r.ptr);
 }
 
 }  // namespace
@@ -40,8 +33,8 @@ std::optional<uint32_t> parse_handle(std::string_view s) {
 std::string format_handle(uint32_t h) {
   if (h == kHandleRoot) return "root";
   if (h == 0) return "none";
-  std::string out = hex(h >> 16) + ":";
-  if (handle_minor(h)) out += hex(handle_minor(h));
+  std::string out = hex_digits(h >> 16) + ":";
+  if (handle_minor(h)) out += hex_digits(handle_minor(h));
   return out;
 }
 
@@ -69,9 +62,9 @@ std::string format_u32_handle(uint32_t h) {
   // table-and-bucket never reads as HT:NODE. Rules of a pref's own root table
   // (whose id the kernel picks) have no table: "::5".
   uint32_t ht = h >> 20, bkt = (h >> 12) & 0xFF, node = h & 0xFFF;
-  std::string out = ht ? hex(ht) + ":" : ":";
-  if (bkt || node) out += bkt ? hex(bkt) + ":" : ":";
-  if (node) out += hex(node);
+  std::string out = ht ? hex_digits(ht) + ":" : ":";
+  if (bkt || node) out += bkt ? hex_digits(bkt) + ":" : ":";
+  if (node) out += hex_digits(node);
   return out;
 }
 

@@ -1,6 +1,21 @@
 #include "base/hex.h"
 
+#include <charconv>
+
 namespace tcsync {
+
+// Without printf: plans print a handle or two per rule.
+std::string hex_digits(uint64_t v, int width) {
+  char buf[16];
+  auto r = std::to_chars(buf, buf + sizeof buf, v, 16);
+  size_t n = static_cast<size_t>(r.ptr - buf);
+  std::string out;
+  if (width > 0 && n < static_cast<size_t>(width)) out.assign(static_cast<size_t>(width) - n, '0');
+  out.append(buf, n);
+  return out;
+}
+
+std::string hex_0x(uint64_t v) { return "0x" + hex_digits(v); }
 
 std::string to_hex(std::span<const uint8_t> bytes) {
   static constexpr char kDigits[] = "0123456789abcdef";

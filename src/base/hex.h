@@ -1,5 +1,6 @@
-// Bytes as hex digits and back: cookies, and the kernel attributes no kind
-// table reads (model.h Raw), which files carry as hex strings.
+// Numbers and bytes as hex digits (and bytes back): handles, masks, cookies,
+// and the kernel attributes no kind table reads (model.h Raw), which files
+// carry as hex strings.
 #pragma once
 #include <cstdint>
 #include <optional>
@@ -9,6 +10,11 @@
 #include <vector>
 
 namespace tcsync {
+
+// A number in lowercase hex as printf's %x (`width` pads with zeros, as
+// %0*x), and with 0x in front as %#x prints it (but 0x0 for zero).
+std::string hex_digits(uint64_t v, int width = 0);
+std::string hex_0x(uint64_t v);
 
 // Lowercase, two digits a byte, nothing between.
 std::string to_hex(std::span<const uint8_t> bytes);

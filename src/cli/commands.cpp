@@ -370,9 +370,7 @@ int cmd_apply(const std::vector<std::string>& files, const ApplyFlags& f, const 
       if (done == total) std::fprintf(stderr, "\n");
     };
   }
-  ao.on_error = f.on_error == OnErrorMode::Rollback ? OnError::Rollback
-                : f.on_error == OnErrorMode::Stop   ? OnError::Stop
-                                                    : OnError::Continue;
+  ao.on_error = f.on_error;
   ao.verify = f.verify;
   ao.interrupt = &g_interrupt;
   ApplyReport rep = apply_plan(*s.kernel, s.desired, s.live, s.plan, ao, d);
@@ -416,7 +414,7 @@ int cmd_apply(const std::vector<std::string>& files, const ApplyFlags& f, const 
                 << plan_text(rep.remaining, PrintOptions{})
                 << "(these steps would restore it; 'tcsync dump' shows the state now)\n";
   } else if (!o.quiet) {
-    std::cerr << "tcsync: not rolled back (--on-error=" << (f.on_error == OnErrorMode::Stop ? "stop" : "continue")
+    std::cerr << "tcsync: not rolled back (--on-error=" << (f.on_error == OnError::Stop ? "stop" : "continue")
               << "); the kernel holds these steps:\n"
               << steps_text(s.plan, rep.results, AckResult::Status::Ok);
   }

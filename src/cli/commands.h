@@ -5,15 +5,15 @@
 #include <string>
 #include <vector>
 
+#include "apply/applier.h"
+
 namespace tcsync {
 
 enum class Format { Text, Json };
 
-enum class OnErrorMode { Rollback, Stop, Continue };
-
 struct ApplyFlags {
   bool dry_run = false;
-  OnErrorMode on_error = OnErrorMode::Rollback;
+  OnError on_error = OnError::Rollback;
   bool wait = false;     // queue behind another tcsync instead of failing
   bool verify = true;    // dump again after apply; drift is an error
 };

@@ -86,9 +86,9 @@ Exit codes: 0 done or in sync, 1 error, 2 changes pending (diff).)");
 
   if (*validate) return tcsync::cmd_validate(files, common, strict);
   if (*diff) return tcsync::cmd_diff(files, common, against);
-  apply_flags.on_error = on_error == "stop"       ? tcsync::OnErrorMode::Stop
-                         : on_error == "continue" ? tcsync::OnErrorMode::Continue
-                                                  : tcsync::OnErrorMode::Rollback;
+  apply_flags.on_error = on_error == "stop"       ? tcsync::OnError::Stop
+                         : on_error == "continue" ? tcsync::OnError::Continue
+                                                  : tcsync::OnError::Rollback;
   if (*apply) return tcsync::cmd_apply(files, apply_flags, common);
   if (*dump) return tcsync::cmd_dump(devices, common);
   if (*import) return tcsync::cmd_import(import_file, common);

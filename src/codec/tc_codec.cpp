@@ -251,7 +251,10 @@ size_t encode_filter(MsgWriter& w, Op op, const Filter& f, uint32_t ifindex, con
   // and is required for flower's unlocked (no RTNL) path.
   w.attr_str(TCA_KIND, f.kind);
   if (f.key.chain) w.attr_u32(TCA_CHAIN, f.key.chain);
-  if (op != Op::Delete && f.ops) {
+  if (op != Op::Delete && f.empty_list) {
+    // No TCA_OPTIONS: the kernel makes the list (u32: with its root table)
+    // and nothing in it.
+  } else if (op != Op::Delete && f.ops) {
     size_t nest = w.nest_begin(TCA_OPTIONS);
     KindCtx ctx{handle, 0, links, &d, f.loc, &f};
     ctx.programs = programs;
@@ -264,6 +267,14 @@ size_t encode_filter(MsgWriter& w, Op op, const Filter& f, uint32_t ifindex, con
     write_raw_options(w, f.raw.options);
   }
   if (op != Op::Delete) w.put_raw(f.raw.attrs.data(), f.raw.attrs.size());
+  w.end_message(off);
+  return off;
+}
+
+size_t encode_filter_get(MsgWriter& w, const FilterKey& k, std::string_view kind, uint32_t ifindex, uint32_t handle) {
+  size_t off = begin_tc(w, RTM_GETTFILTER, NLM_F_REQUEST | NLM_F_ACK, ifindex, handle, k.parent, filter_info(k));
+  w.attr_str(TCA_KIND, kind);
+  if (k.chain) w.attr_u32(TCA_CHAIN, k.chain);
   w.end_message(off);
   return off;
 }
@@ -641,8 +652,15 @@ bool decode_filter(std::span<const uint8_t> msg, const LinkNames* links, Filter&
   AttrReadLog log(v.attrs);
   AttrTable tb(v.attrs, TCA_MAX);
   if (auto* c = tb.get(TCA_CHAIN)) out.key.chain = c->u32();
-  // The head of each (pref, protocol) list comes without options or handle.
-  if (out.key.handle == 0 && !tb.get(TCA_OPTIONS)) return false;
+  // The head of each (pref, protocol) list comes without options or handle:
+  // no rule, but the list itself, which the dumper keeps when it stays empty.
+  if (out.key.handle == 0 && !tb.get(TCA_OPTIONS)) {
+    if (auto* k = tb.get(TCA_KIND)) out.kind = k->str();
+    out.ops = find_kind(ObjType::Filter, out.kind);
+    out.empty_list = true;
+    info.list_head = true;
+    return false;
+  }
   if (auto* k = tb.get(TCA_KIND)) out.kind = k->str();
   out.ops = find_kind(ObjType::Filter, out.kind);
   auto* o = tb.get(TCA_OPTIONS);

@@ -27,6 +27,8 @@ size_t encode_filter(MsgWriter& w, Op op, const Filter& f, uint32_t ifindex, con
                      const Filter* live = nullptr, const BpfPrograms* programs = nullptr);
 // Deletes every filter of one (parent, chain, pref, protocol) at once.
 size_t encode_filter_group_delete(MsgWriter& w, const FilterKey& k, std::string_view kind, uint32_t ifindex);
+// RTM_GETTFILTER of one filter (not a dump), by the kernel's handle.
+size_t encode_filter_get(MsgWriter& w, const FilterKey& k, std::string_view kind, uint32_t ifindex, uint32_t handle);
 
 // RTM_NEWCHAIN / RTM_DELCHAIN, as `tc chain add|del dev D PARENT chain N
 // [protocol P] [KIND KEYS]`: TCA_CHAIN always, then the template's TCA_KIND
@@ -50,6 +52,9 @@ size_t encode_dump_request(MsgWriter& w, uint16_t rtm_type, uint32_t ifindex, ui
 // u32's implicit root hash table, default qdiscs with handle 0).
 struct Decoded {
   uint32_t ifindex = 0;
+  // decode_filter: the message was the head of a (pref, protocol) list, no
+  // rule; `out` holds it as an empty list (Filter::empty_list).
+  bool list_head = false;
 };
 bool decode_qdisc(std::span<const uint8_t> msg, const LinkNames* links, Qdisc& out, Decoded& info);
 bool decode_class(std::span<const uint8_t> msg, const LinkNames* links, Class& out, Decoded& info);

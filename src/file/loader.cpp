@@ -16,7 +16,6 @@
 namespace tcsync {
 namespace {
 
-std::string quoted(std::string_view s) { return "'" + std::string(s) + "'"; }
 
 void unknown_key(Diagnostics& d, const Node& key, std::string_view where, std::vector<std::string_view> cands) {
   std::string msg = "unknown key " + quoted(key.scalar) + " in " + std::string(where);
@@ -723,7 +722,8 @@ bool Loader::filter_fields(const Node& n, Device& dev, Filter& f, const Node*& h
   f.key.protocol = 0x0003;  // ETH_P_ALL, tc's default
   const Node* body = nullptr;
   bool have_parent = false, have_pref = false;
-  static const std::vector<std::string_view> common = {"parent", "chain", "pref", "protocol", "handle", "name", "classid", "flowid", "actions", "raw_attrs"};
+  static const std::vector<std::string_view> common = {"parent", "chain", "pref", "protocol", "handle", "name", "classid", "flowid", "actions", "raw_attrs", "empty"};
+  const Node* extra = nullptr;  // a key an empty list cannot have
   for (auto& [k, v] : n.map) {
     // A view: comparing it with a literal checks the length first, with no strlen.
     std::string_view key = k.scalar;
@@ -753,12 +753,31 @@ bool Loader::filter_fields(const Node& n, Device& dev, Filter& f, const Node*& h
       else d.error(v.loc, "unknown protocol " + quoted(v.scalar) + " (use ip, ipv6, all, arp, 802.1q, 802.1ad or a hex number like 0x88cc)");
     } else if (key == "handle") {
       handle = &v;
+      extra = &k;
+    } else if (key == "empty") {
+      // An empty list of a kind (model.h Filter::empty_list): any kind the
+      // kernel may hold, known here or not.
+      if (!scalar(v, "empty", d)) continue;
+      if (v.scalar.empty() || v.scalar.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789_") != std::string::npos) {
+        d.error(v.loc, "'empty' names a classifier kind (u32, fw...), not " + quoted(v.scalar));
+        continue;
+      }
+      if (body) {
+        d.error(k.loc, "a filter has one kind: " + quoted(f.kind) + " and " + quoted(v.scalar) + " given");
+        continue;
+      }
+      f.ops = find_kind(ObjType::Filter, v.scalar);
+      f.kind = v.scalar;
+      f.empty_list = true;
+      body = &v;
     } else if (key == "name") {
       if (scalar(v, "name", d)) f.name = v.scalar;
     } else if (key == "classid" || key == "flowid") {
+      extra = &k;
       if (f.classid) d.error(k.loc, "give 'classid' or 'flowid', not both");
       else if (auto h = handle_value(v, key, d)) f.classid = *h;
     } else if (key == "actions") {
+      extra = &k;
       if (!v.is_seq()) {
         d.error(v.loc, "'actions' must be a list");
         continue;
@@ -771,6 +790,10 @@ bool Loader::filter_fields(const Node& n, Device& dev, Filter& f, const Node*& h
     } else if (key == "raw_attrs") {
       parse_raw(v, key, f.raw.attrs, d);
     } else if (auto* ops = find_kind(ObjType::Filter, key); ops || tableless(&k, v)) {
+      if (body && f.empty_list) {
+        d.error(k.loc, "a filter has one kind: " + quoted(f.kind) + " and " + quoted(key) + " given");
+        continue;
+      }
       if (body) {
         d.error(k.loc, "a filter has one kind: " + quoted(f.kind) + " and " + quoted(key) + " given");
         continue;
@@ -794,6 +817,10 @@ bool Loader::filter_fields(const Node& n, Device& dev, Filter& f, const Node*& h
     return false;
   }
   if (!have_pref) f.key.pref = kDefaultPref;
+  if (f.empty_list) {
+    if (extra) d.error(extra->loc, "an empty " + f.kind + " list has no " + quoted(extra->scalar) + ": it holds no rule");
+    return true;
+  }
   if (body->is_scalar() && body->plain && (body->scalar.empty() || body->scalar == "~" || body->scalar == "null")) {
     // `matchall:` with no options
   } else if (!body->is_map()) {
@@ -817,7 +844,8 @@ void Loader::filter_finish(Filter&& f, const Node* handle, Device& dev) {
       else f.key.handle = *h;
     }
   }
-  if (f.ops && f.ops->normalize) f.ops->normalize(f.opts, KindCtx{f.key.handle, 0, nullptr, &d, f.loc, &f}, d, f.loc);
+  if (f.ops && f.ops->normalize && !f.empty_list)
+    f.ops->normalize(f.opts, KindCtx{f.key.handle, 0, nullptr, &d, f.loc, &f}, d, f.loc);
   // handle 0 with a given `handle:` key is rejected later with the others.
   f.key.handle = handle ? f.key.handle : 0;
   dev.filters.push_back(std::move(f));
@@ -1069,6 +1097,7 @@ void derive_and_check(Device& dev, Diagnostics& d) {
   // Filters: parents exist, handles derived, identities unique.
   std::map<std::tuple<uint32_t, uint32_t, uint16_t, uint16_t, uint32_t>, uint32_t> counters;
   std::map<std::tuple<uint32_t, uint32_t, uint16_t, uint16_t>, const Filter*> group_kind;
+  std::map<std::tuple<uint32_t, uint32_t, uint16_t, uint16_t>, const Filter*> empty_lists;
   // Files list rules in key order mostly (rule tables by handle): while
   // every key is above the one before, none can repeat an earlier one, and
   // the index (a cache miss per rule at a million rules) is built only at
@@ -1096,6 +1125,12 @@ void derive_and_check(Device& dev, Diagnostics& d) {
     if (auto [it, ok] = group_kind.try_emplace(gk, &f); !ok && it->second->kind != f.kind)
       d.error(f.loc, "pref " + std::to_string(f.key.pref) + " already holds " + it->second->kind + " filters (at " +
                          format_location(it->second->loc) + "); one pref and protocol hold one classifier kind: choose another pref");
+    if (f.empty_list) {  // no rule: no handle; one per list
+      if (auto [it, ok] = empty_lists.try_emplace(gk, &f); !ok)
+        d.error(f.loc, "duplicate filter: the empty list at pref " + std::to_string(f.key.pref) + " is already declared at " +
+                           format_location(it->second->loc));
+      continue;
+    }
     uint32_t fixed = 0, mask = 0xFFFFFFFF;
     if (f.ops && f.ops->handle_space) f.ops->handle_space(f.opts, fixed, mask);
     auto ck = std::make_tuple(f.key.parent, f.key.chain, f.key.pref, f.key.protocol, fixed);
@@ -1129,6 +1164,14 @@ void derive_and_check(Device& dev, Diagnostics& d) {
     if (const Filter* first = keys->insert(f))
       d.error(f.loc, "duplicate filter: " + describe(f) + " is already declared at " + format_location(first->loc));
   }
+  // An empty list beside rules of its own (parent, chain, pref, protocol)
+  // could never be: the rules are the list.
+  if (!empty_lists.empty())
+    for (auto& f : dev.filters)
+      if (!f.empty_list)
+        if (auto it = empty_lists.find(std::make_tuple(f.key.parent, f.key.chain, f.key.pref, f.key.protocol)); it != empty_lists.end())
+          d.error(it->second->loc, "pref " + std::to_string(f.key.pref) + " is declared 'empty' but holds a rule (at " +
+                                       format_location(f.loc) + "): leave 'empty' out");
   // Chains: at places filters may sit, one per (parent, index); a chain's
   // filters are of its template's kind (the kernel: "Chain template is set
   // to a different filter kind").
@@ -1156,7 +1199,7 @@ void derive_and_check(Device& dev, Diagnostics& d) {
   // Kind-wide checks (u32 tables and the rules that use them).
   std::map<const KindOps*, std::vector<const Filter*>> by_kind;
   for (auto& f : dev.filters)
-    if (f.ops && f.ops->check_device) by_kind[f.ops].push_back(&f);
+    if (f.ops && f.ops->check_device && !f.empty_list) by_kind[f.ops].push_back(&f);
   for (auto& [ops, fs] : by_kind)
     if (ops->check_device) ops->check_device(fs, d);
   std::map<const KindOps*, std::vector<const Class*>> classes_by_kind;

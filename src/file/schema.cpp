@@ -139,8 +139,9 @@ std::string yaml_json_schema() {
     "filter": {
       "type": "object",
       "additionalProperties": false,
-      "oneOf": [)" + filter_kinds + R"(],
+      "oneOf": [)" + filter_kinds + R"(, {"required": ["empty"]}],
       "properties": {
+        "empty": {"type": "string", "pattern": "^[a-z0-9_]+$", "description": "An empty list of this classifier kind at the pref (no rule: what the kernel keeps after tc filter add ... u32 with no options)."},
         "name": {"type": "string"},
         "parent": {"type": "string"},
         "chain": {"type": "integer", "minimum": 0},

@@ -132,6 +132,12 @@ void write_filter(const Filter& f, YamlOut& y, bool on_block) {
   y.num(f.key.pref);
   y.key("protocol");
   y.str(format_protocol(f.key.protocol));
+  if (f.empty_list) {
+    y.key("empty");
+    y.str(f.kind);
+    y.map_end();
+    return;
+  }
   y.key("handle");
   y.str(format_filter_handle(f.ops, f.key.handle));
   y.key(f.kind);

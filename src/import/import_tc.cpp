@@ -1,3 +1,4 @@
+#include "base/hex.h"
 #include "import/import_tc.h"
 
 #include <algorithm>
@@ -25,7 +26,6 @@ namespace {
 
 using Cursor = TcCursor;
 
-std::string q(std::string_view s) { return "'" + std::string(s) + "'"; }
 
 std::string lower(std::string s) {
   std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
@@ -34,12 +34,6 @@ std::string lower(std::string s) {
 
 // tc's own abbreviation rule (utils.c matches()): ARG may be any prefix of WORD.
 bool matches(std::string_view arg, std::string_view word) { return tc_matches(arg, word); }
-
-std::string hex(uint32_t v) {
-  char b[16];
-  std::snprintf(b, sizeof b, "%x", v);
-  return b;
-}
 
 // ---- words ---------------------------------------------------------------------
 
@@ -340,7 +334,7 @@ void Importer::command(const Command& raw) {
 void Importer::tc(const Command& c, size_t first, const TcWord* ns) {
   for (size_t i = first; i < c.size(); ++i)
     if (c[i].expands) {
-      d_.error(c[i].loc, "shell expansion " + q(c[i].text) +
+      d_.error(c[i].loc, "shell expansion " + quoted(c[i].text) +
                              ": import reads the script's text, it does not run it (expand first, e.g. run the script "
                              "with TC=\"echo tc\" and import its output)");
       return;
@@ -366,7 +360,7 @@ void Importer::tc(const Command& c, size_t first, const TcWord* ns) {
                o == "nm" || o.starts_with("color") || o == "c") {
       continue;  // output and error-handling options: no effect on state
     } else {
-      d_.error(w.loc, "unknown tc option " + q(w.text));
+      d_.error(w.loc, "unknown tc option " + quoted(w.text));
       return;
     }
   }
@@ -382,7 +376,7 @@ void Importer::tc(const Command& c, size_t first, const TcWord* ns) {
   else if (matches(obj.text, "actions")) what = Ac;  // tc's `action` is the same word
   else if (matches(obj.text, "monitor") || obj.text == "help") return;
   else {
-    d_.error(obj.loc, "tcsync import reads qdisc, class, filter and actions commands, not " + q(obj.text));
+    d_.error(obj.loc, "tcsync import reads qdisc, class, filter and actions commands, not " + quoted(obj.text));
     return;
   }
   if (cur.done()) {
@@ -402,7 +396,7 @@ void Importer::tc(const Command& c, size_t first, const TcWord* ns) {
   else if (matches(t, "delete")) v = Verb::Delete;
   else if (matches(t, "show") || matches(t, "list") || matches(t, "lst") || matches(t, "get")) v = Verb::Show;
   else {
-    d_.error(vw.loc, "unknown tc command " + q(t) + " (import reads add, replace, change and delete)");
+    d_.error(vw.loc, "unknown tc command " + quoted(t) + " (import reads add, replace, change and delete)");
     return;
   }
   if (v == Verb::Show) {
@@ -416,7 +410,7 @@ void Importer::tc(const Command& c, size_t first, const TcWord* ns) {
   } else if (!ns_) {
     ns_ = {nsname, ns ? ns->loc : c[0].loc};
   } else if (ns_->first != nsname) {
-    auto name = [](const std::string& s) { return s.empty() ? std::string("the host's namespace") : "namespace " + q(s); };
+    auto name = [](const std::string& s) { return s.empty() ? std::string("the host's namespace") : "namespace " + quoted(s); };
     d_.error(ns ? ns->loc : c[first].loc, "this line is for " + name(nsname) + ", earlier lines (" + format_location(ns_->second) +
                                               ") for " + name(ns_->first) +
                                               ": a tcsync file describes one namespace (import each with --netns NAME)");
@@ -457,7 +451,7 @@ void Importer::table(Cursor& c, Verb v, const TcWord& head) {
   const KindOps* any_filter = find_kind(ObjType::Filter, "u32");
   if (!any_filter || !actions(c, tmp, *any_filter)) return;
   if (!c.done()) {
-    d_.error(c.peek().loc, "unknown word " + q(c.peek().text) + " after an action of tc actions");
+    d_.error(c.peek().loc, "unknown word " + quoted(c.peek().text) + " after an action of tc actions");
     return;
   }
   for (auto& e : find(tmp, "actions")->seq) {
@@ -479,7 +473,7 @@ void Importer::note_device(const TcWord& dev) {
 
 bool Importer::set_once(Node& m, const TcWord& kw, std::string key, Node v) {
   if (Node* old = find(m, key)) {
-    d_.error(kw.loc, q(key) + " is given twice (first at " + format_location(old->loc) + ")");
+    d_.error(kw.loc, quoted(key) + " is given twice (first at " + format_location(old->loc) + ")");
     return false;
   }
   put(m, std::move(key), kw.loc, std::move(v));
@@ -516,7 +510,7 @@ bool Importer::kind_words(const KindOps& ops, Cursor& c, Node& body, std::initia
   auto set = [&](const TcWord& kw, std::string_view key, Node v) {
     if (tw.refuses_twice(key))
       if (Node* old = find(body, key)) {
-        d_.error(kw.loc, q(key) + " is given twice (first at " + format_location(old->loc) + "); tc refuses that too");
+        d_.error(kw.loc, quoted(key) + " is given twice (first at " + format_location(old->loc) + "); tc refuses that too");
         return false;
       }
     put(body, std::string(key), kw.loc, std::move(v));
@@ -553,7 +547,7 @@ bool Importer::kind_words(const KindOps& ops, Cursor& c, Node& body, std::initia
         case FieldType::Handle:
           // htb's `default 30`: tc reads a bare hex minor of the qdisc's own handle.
           if (text.find(':') == std::string::npos && text != "root" && text != "none")
-            text = (own_handle ? hex(own_handle >> 16) : std::string()) + ":" + text;
+            text = (own_handle ? hex_digits(own_handle >> 16) : std::string()) + ":" + text;
           break;
         case FieldType::Enum: text = tw.value_of(text); break;
         default: break;
@@ -580,8 +574,8 @@ bool Importer::kind_words(const KindOps& ops, Cursor& c, Node& body, std::initia
     for (auto& r : tw.readers) cands.push_back(r.word);
     for (auto& a : tw.aliases) cands.push_back(a.word);
     for (auto s : stop) cands.push_back(s);
-    std::string msg = "unknown word " + q(w.text) + " for " + kname + " " + obj_type_name(ops.obj);
-    if (auto dym = did_you_mean(w.text, cands); !dym.empty()) msg += " (did you mean " + q(dym) + "?)";
+    std::string msg = "unknown word " + quoted(w.text) + " for " + kname + " " + obj_type_name(ops.obj);
+    if (auto dym = did_you_mean(w.text, cands); !dym.empty()) msg += " (did you mean " + quoted(dym) + "?)";
     else if (!ops.fields.empty()) {
       std::string list;
       for (auto k : ops.keys()) list += (list.empty() ? "" : ", ") + std::string(k);
@@ -609,7 +603,7 @@ bool Importer::check_fields(const KindOps& ops, const Node& body, Options& out) 
 
 std::optional<uint32_t> handle_word(const TcWord& w, Diagnostics& d, std::string_view what) {
   auto h = parse_handle(w.text);
-  if (!h) d.error(w.loc, std::string(what) + " must be a tc handle such as 1: or 1:10, not " + q(w.text));
+  if (!h) d.error(w.loc, std::string(what) + " must be a tc handle such as 1: or 1:10, not " + quoted(w.text));
   return h;
 }
 
@@ -623,7 +617,7 @@ std::optional<uint32_t> qdisc_handle_word(const TcWord& w, Diagnostics& d) {
   for (char ch : major) v = v * 16 + static_cast<uint32_t>(std::isdigit(static_cast<unsigned char>(ch)) ? ch - '0' : (std::tolower(ch) - 'a' + 10));
   if (ok && major.size() < t.size() && !parse_handle(w.text)) ok = false;  // "1:zz"
   if (!ok) {
-    d.error(w.loc, "handle must be a qdisc handle such as 1: or 1, not " + q(w.text));
+    d.error(w.loc, "handle must be a qdisc handle such as 1: or 1, not " + quoted(w.text));
     return std::nullopt;
   }
   return v << 16;
@@ -700,7 +694,7 @@ void Importer::qdisc(Cursor& c, Verb v, const TcWord& head) {
     } else if (w.text == "ingress" || w.text == "clsact") {
       kindw = &w;
     } else if (w.text == "estimator" || w.text == "stab" || w.text == "ingress_block" || w.text == "egress_block") {
-      d_.error(w.loc, q(w.text) + " has no tcsync spelling yet");
+      d_.error(w.loc, quoted(w.text) + " has no tcsync spelling yet");
       return;
     } else {
       kindw = &w;
@@ -717,8 +711,8 @@ void Importer::qdisc(Cursor& c, Verb v, const TcWord& head) {
       auto names = kind_names(ObjType::Qdisc);
       std::string list;
       for (auto nm : names) list += (list.empty() ? "" : ", ") + std::string(nm);
-      std::string msg = "unknown qdisc kind " + q(kindw->text) + " (tcsync knows " + list + ")";
-      if (auto dym = did_you_mean(kindw->text, names); !dym.empty()) msg += "; did you mean " + q(dym) + "?";
+      std::string msg = "unknown qdisc kind " + quoted(kindw->text) + " (tcsync knows " + list + ")";
+      if (auto dym = did_you_mean(kindw->text, names); !dym.empty()) msg += "; did you mean " + quoted(dym) + "?";
       d_.error(kindw->loc, msg);
       return;
     }
@@ -728,7 +722,7 @@ void Importer::qdisc(Cursor& c, Verb v, const TcWord& head) {
   if (parent && !(p = handle_word(*parent, d_, "parent"))) return;
   if (handle && !(h = qdisc_handle_word(*handle, d_))) return;
   if (ops && !hook && (p == kHandleIngress || h == kHandleIngressQdisc)) {
-    d_.error(kindw->loc, "only clsact and ingress qdiscs sit at ingress (handle ffff:), not " + q(kindw->text));
+    d_.error(kindw->loc, "only clsact and ingress qdiscs sit at ingress (handle ffff:), not " + quoted(kindw->text));
     return;
   }
   if (hook || p == kHandleIngress || h == kHandleIngressQdisc) p = kHandleIngress, h = kHandleIngressQdisc;
@@ -842,7 +836,7 @@ void Importer::klass(Cursor& c, Verb v, const TcWord& head) {
     auto names = kind_names(ObjType::Class);
     std::string list;
     for (auto nm : names) list += (list.empty() ? "" : ", ") + std::string(nm);
-    if (kindw) d_.error(kindw->loc, "unknown class kind " + q(kindw->text) + " (tcsync knows " + list + ")");
+    if (kindw) d_.error(kindw->loc, "unknown class kind " + quoted(kindw->text) + " (tcsync knows " + list + ")");
     else d_.error(head.loc, "tc class needs a class kind such as htb");
     return;
   }
@@ -893,7 +887,7 @@ bool Importer::actions(Cursor& c, Node& fnode, const KindOps& filter_ops) {
   while (c.is("action") || c.is("actions")) {
     const TcWord& aw = c.take();
     if (c.done()) {
-      d_.error(aw.loc, q(aw.text) + " needs an action kind such as mirred after it");
+      d_.error(aw.loc, quoted(aw.text) + " needs an action kind such as mirred after it");
       return false;
     }
     const TcWord& kw = c.peek();
@@ -913,8 +907,8 @@ bool Importer::actions(Cursor& c, Node& fnode, const KindOps& filter_ops) {
         auto names = kind_names(ObjType::Action);
         std::string list;
         for (auto nm : names) list += (list.empty() ? "" : ", ") + std::string(nm);
-        std::string msg = "unknown action kind " + q(kw.text) + " (tcsync knows " + list + ")";
-        if (auto dym = did_you_mean(kw.text, names); !dym.empty()) msg += "; did you mean " + q(dym) + "?";
+        std::string msg = "unknown action kind " + quoted(kw.text) + " (tcsync knows " + list + ")";
+        if (auto dym = did_you_mean(kw.text, names); !dym.empty()) msg += "; did you mean " + quoted(dym) + "?";
         d_.error(kw.loc, msg);
         return false;
       }
@@ -945,8 +939,8 @@ bool Importer::actions(Cursor& c, Node& fnode, const KindOps& filter_ops) {
       const TcWord& w = c.peek();
       if (std::find(std::begin(kFilterWords), std::end(kFilterWords), w.text) == std::end(kFilterWords)) {
         std::vector<std::string_view> cands = ops->keys();
-        std::string msg = "unknown word " + q(w.text) + " for " + std::string(ops->name) + " action";
-        if (auto dym = did_you_mean(w.text, cands); !dym.empty()) msg += " (did you mean " + q(dym) + "?)";
+        std::string msg = "unknown word " + quoted(w.text) + " for " + std::string(ops->name) + " action";
+        if (auto dym = did_you_mean(w.text, cands); !dym.empty()) msg += " (did you mean " + quoted(dym) + "?)";
         d_.error(w.loc, msg);
         return false;
       }
@@ -1016,7 +1010,7 @@ void Importer::filter(Cursor& c, Verb v, const TcWord& head) {
     } else if (w.text == "chain") {
       if (!(chain = c.value(w, "a number"))) return;
     } else if (w.text == "block" || w.text == "estimator") {
-      d_.error(w.loc, q(w.text) + " has no tcsync spelling yet");
+      d_.error(w.loc, quoted(w.text) + " has no tcsync spelling yet");
       return;
     } else {
       kindw = &w;
@@ -1040,7 +1034,7 @@ void Importer::filter(Cursor& c, Verb v, const TcWord& head) {
   if (chain) {
     auto n = parse_uint(tc_number(chain->text));
     if (!n || *n > 0xFFFFFFFF) {
-      d_.error(chain->loc, "chain must be a number, not " + q(chain->text));
+      d_.error(chain->loc, "chain must be a number, not " + quoted(chain->text));
       return;
     }
     key.chain = static_cast<uint32_t>(*n);
@@ -1048,7 +1042,7 @@ void Importer::filter(Cursor& c, Verb v, const TcWord& head) {
   if (proto) {
     auto p = parse_protocol(lower(proto->text));
     if (!p) {
-      d_.error(proto->loc, "unknown protocol " + q(proto->text) + " (use ip, ipv6, all, arp, 802.1q, 802.1ad or a hex number like 0x88cc)");
+      d_.error(proto->loc, "unknown protocol " + quoted(proto->text) + " (use ip, ipv6, all, arp, 802.1q, 802.1ad or a hex number like 0x88cc)");
       return;
     }
     key.protocol = *p;
@@ -1057,7 +1051,7 @@ void Importer::filter(Cursor& c, Verb v, const TcWord& head) {
   if (pref) {
     auto n = parse_uint(tc_number(pref->text));
     if (!n || *n == 0 || *n > 0xFFFF) {
-      d_.error(pref->loc, "pref must be a number from 1 to 65535, not " + q(pref->text));
+      d_.error(pref->loc, "pref must be a number from 1 to 65535, not " + quoted(pref->text));
       return;
     }
     key.pref = static_cast<uint16_t>(*n);
@@ -1068,8 +1062,8 @@ void Importer::filter(Cursor& c, Verb v, const TcWord& head) {
     auto names = kind_names(ObjType::Filter);
     std::string list;
     for (auto nm : names) list += (list.empty() ? "" : ", ") + std::string(nm);
-    std::string msg = "unknown filter kind " + q(kindw->text) + " (tcsync knows " + list + ")";
-    if (auto dym = did_you_mean(kindw->text, names); !dym.empty()) msg += "; did you mean " + q(dym) + "?";
+    std::string msg = "unknown filter kind " + quoted(kindw->text) + " (tcsync knows " + list + ")";
+    if (auto dym = did_you_mean(kindw->text, names); !dym.empty()) msg += "; did you mean " + quoted(dym) + "?";
     d_.error(kindw->loc, msg);
     return;
   }
@@ -1086,7 +1080,7 @@ void Importer::filter(Cursor& c, Verb v, const TcWord& head) {
     if (ops && ops->parse_filter_handle) hval = ops->parse_filter_handle(handle_text);
     else if (auto n = parse_uint(handle_text)) hval = static_cast<uint32_t>(*n);
     if (!hval) {
-      d_.error(handle->loc, "invalid " + std::string(ops ? ops->name : "filter") + " handle " + q(handle->text));
+      d_.error(handle->loc, "invalid " + std::string(ops ? ops->name : "filter") + " handle " + quoted(handle->text));
       return;
     }
   }

@@ -7,6 +7,7 @@
 #include <linux/pkt_cls.h>
 
 #include <algorithm>
+#include <optional>
 #include <cstring>
 #include <map>
 #include <tuple>
@@ -41,8 +42,24 @@ void set_error(DumpOutcome& out, int err, const std::string& kernel_msg) {
 
 }  // namespace
 
+namespace {
+bool run_request(NlSocket& sock, std::vector<uint8_t>& request, RxBuffer& rx,
+                 const std::function<void(std::span<const uint8_t>)>& on_msg, DumpOutcome& out, uint16_t flags);
+}
+
 bool run_dump(NlSocket& sock, std::vector<uint8_t>& request, RxBuffer& rx,
               const std::function<void(std::span<const uint8_t>)>& on_msg, DumpOutcome& out) {
+  return run_request(sock, request, rx, on_msg, out, NLM_F_DUMP);
+}
+
+bool run_get(NlSocket& sock, std::vector<uint8_t>& request, RxBuffer& rx,
+             const std::function<void(std::span<const uint8_t>)>& on_msg, DumpOutcome& out) {
+  return run_request(sock, request, rx, on_msg, out, NLM_F_ACK);
+}
+
+namespace {
+bool run_request(NlSocket& sock, std::vector<uint8_t>& request, RxBuffer& rx,
+                 const std::function<void(std::span<const uint8_t>)>& on_msg, DumpOutcome& out, uint16_t flags) {
   out = {};
   auto* req = reinterpret_cast<nlmsghdr*>(request.data());
   if (request.size() < sizeof(nlmsghdr) || req->nlmsg_len < sizeof(nlmsghdr) || req->nlmsg_len > request.size()) {
@@ -51,7 +68,7 @@ bool run_dump(NlSocket& sock, std::vector<uint8_t>& request, RxBuffer& rx,
   }
   const uint32_t seq = sock.reserve_seq(1);
   req->nlmsg_seq = seq;
-  req->nlmsg_flags |= NLM_F_REQUEST | NLM_F_DUMP;
+  req->nlmsg_flags |= NLM_F_REQUEST | flags;
   iovec iov{request.data(), req->nlmsg_len};
   if (ssize_t r = sock.send_iov(&iov, 1); r < 0) {
     out.error = static_cast<int>(-r), out.message = "sendmsg: " + errno_text(out.error);
@@ -98,6 +115,7 @@ bool run_dump(NlSocket& sock, std::vector<uint8_t>& request, RxBuffer& rx,
     }
   }
 }
+}  // namespace
 
 namespace {
 
@@ -105,6 +123,31 @@ namespace {
 // clsact/ingress. key.parent of every filter read is this, not the message's.
 struct Block {
   uint32_t parent;
+};
+
+// The lists a filter dump names that hold no rule. The kernel sends each
+// (pref, protocol) list as a head message followed by its rules; a head
+// with no rule after it (u32's root table is no rule, see u32.cpp
+// canonical_key) is an empty list the kernel holds: state, kept as
+// Filter::empty_list rather than dropped (dropped, apply never makes it and
+// diff never sees it missing).
+class EmptyLists {
+ public:
+  explicit EmptyLists(std::vector<Filter>& out) : out_(out) {}
+  void head(Filter&& f) {
+    end();
+    head_ = std::move(f);
+    rules_before_ = out_.size();
+  }
+  void end() {
+    if (head_ && out_.size() == rules_before_) out_.push_back(std::move(*head_));
+    head_.reset();
+  }
+
+ private:
+  std::vector<Filter>& out_;
+  std::optional<Filter> head_;
+  size_t rules_before_ = 0;
 };
 
 struct Target {
@@ -135,6 +178,7 @@ class Dumper {
         continue;
       }
       for (const Block& b : t.blocks) ok = dump_filters(t, b) && ok;
+      if (t.blocks.size() > 1) ok = unshare_tables(t) && ok;
       oldest_first(t.dev->filters);
       for (const Block& b : t.blocks)
         if (b.parent == kHandleClsactIngress || b.parent == kHandleClsactEgress || !handle_minor(b.parent))
@@ -159,6 +203,94 @@ class Dumper {
       if (live_.block_binders.count(index))
         ok = dump_block(index) && dump_chains(live_.find_block(index), TCM_IFINDEX_MAGIC_BLOCK, index, index) && ok;
     return ok;
+  }
+
+  // Lists of a kind with shared tables (KindOps::table_of) at one (chain,
+  // pref, protocol) under several parents of one qdisc each list every
+  // such list's entries. Each entry is kept once: in the list whose own
+  // root table it hangs in (asked of the kernel: the dump cannot tell),
+  // other tables' entries in the first list (the table space is one: a
+  // table reached from either list is the same table). A list left with
+  // nothing is an empty list.
+  bool unshare_tables(Target& tg) {
+    using Group = std::tuple<uint32_t, uint32_t, uint16_t, uint16_t, const KindOps*>;
+    auto qdisc_of = [](uint32_t p) {
+      return p == kHandleClsactIngress || p == kHandleClsactEgress ? kHandleIngress : p & 0xFFFF0000u;
+    };
+    std::vector<Filter>& fs = tg.dev->filters;
+    std::map<Group, std::vector<uint32_t>> parents;  // in the order the lists were read
+    for (const Filter& f : fs) {
+      if (!f.ops || !f.ops->table_of) continue;
+      auto& ps = parents[Group{qdisc_of(f.key.parent), f.key.chain, f.key.pref, f.key.protocol, f.ops}];
+      if (std::find(ps.begin(), ps.end(), f.key.parent) == ps.end()) ps.push_back(f.key.parent);
+    }
+    bool ok = true;
+    std::vector<Filter> out;
+    std::set<std::tuple<Group, uint32_t>> kept;  // (group, the kernel's handle)
+    std::map<std::pair<Group, uint32_t>, uint32_t> root_of;  // (group, parent) -> its root table
+    bool shared = false;
+    for (auto& [g, ps] : parents) {
+      if (ps.size() < 2) continue;
+      shared = true;
+      for (uint32_t p : ps) root_of[{g, p}] = own_table(tg, g, p, ok);
+    }
+    if (!shared) return true;
+    out.reserve(fs.size());
+    std::set<std::pair<Group, uint32_t>> nonempty;
+    for (Filter& f : fs) {
+      if (!f.ops || !f.ops->table_of) {
+        out.push_back(std::move(f));
+        continue;
+      }
+      Group g{qdisc_of(f.key.parent), f.key.chain, f.key.pref, f.key.protocol, f.ops};
+      const auto& ps = parents[g];
+      if (ps.size() < 2) {
+        out.push_back(std::move(f));
+        continue;
+      }
+      uint32_t wire = f.wire_handle ? f.wire_handle : f.key.handle;
+      uint32_t table = f.ops->table_of(wire), owner = ps.front();
+      for (uint32_t p : ps)
+        if (root_of[{g, p}] == table) owner = p;
+      if (f.key.parent != owner || !kept.emplace(g, wire).second) continue;
+      nonempty.emplace(g, owner);
+      out.push_back(std::move(f));
+    }
+    for (auto& [g, ps] : parents)
+      if (ps.size() > 1)
+        for (uint32_t p : ps)
+          if (!nonempty.count({g, p})) {
+            Filter e;
+            e.key = FilterKey{p, std::get<1>(g), std::get<2>(g), std::get<3>(g), 0};
+            e.ops = std::get<4>(g);
+            e.kind = std::string(e.ops->name);
+            e.empty_list = true;
+            out.push_back(std::move(e));
+          }
+    fs = std::move(out);
+    return ok;
+  }
+
+  // The root table of one list, by a get of KindOps::own_table_handle; 0
+  // when the kernel does not answer.
+  uint32_t own_table(const Target& tg, const std::tuple<uint32_t, uint32_t, uint16_t, uint16_t, const KindOps*>& g,
+                     uint32_t parent, bool& ok) {
+    const KindOps* ops = std::get<4>(g);
+    req_.clear();
+    MsgWriter w(req_);
+    encode_filter_get(w, FilterKey{parent, std::get<1>(g), std::get<2>(g), std::get<3>(g), 0}, ops->name, tg.ifindex,
+                      ops->own_table_handle);
+    uint32_t root = 0;
+    DumpOutcome out;
+    if (!run_get(sock_, req_, rx_, [&](std::span<const uint8_t> m) {
+          tcmsg t;
+          if (reply(m, RTM_NEWTFILTER, t)) root = t.tcm_handle;
+        }, out)) {
+      diags_.error({}, "cannot read the root table of " + describe_filter_parent(parent) + " pref " +
+                           std::to_string(std::get<2>(g)) + " of '" + tg.name + "': " + out.message);
+      ok = false;
+    }
+    return root;
   }
 
   // A block the terse read could not prove: read in full now.
@@ -255,31 +387,40 @@ class Dumper {
   }
 
   bool full_filters(Target& tg, const Block& b) {
-    return run(RTM_GETTFILTER, tg.ifindex, b.parent, "filters", &tg, [&](std::span<const uint8_t> m) {
+    EmptyLists lists(tg.dev->filters);
+    bool ok = run(RTM_GETTFILTER, tg.ifindex, b.parent, "filters", &tg, [&](std::span<const uint8_t> m) {
       tcmsg t;
       if (header(m, RTM_NEWTFILTER, t) != &tg) return;
       Filter f;
       Decoded info;
-      if (!decode_filter(m, &links_, f, info)) return;
+      bool rule = decode_filter(m, &links_, f, info);
       f.key.parent = model_parent(b, t.tcm_parent);
-      tg.dev->filters.push_back(std::move(f));
+      if (info.list_head) lists.head(std::move(f));
+      else if (rule) tg.dev->filters.push_back(std::move(f));
     });
+    lists.end();
+    return ok;
   }
 
   // The filters of shared block `index`: tcm_ifindex TCM_IFINDEX_MAGIC_BLOCK,
   // tcm_parent the index (tcm_block_index), as tc sends for `block N`.
   bool dump_block(uint32_t index) {
     Device& dev = live_.get_or_add_block(index);
-    return dump(RTM_GETTFILTER, TCM_IFINDEX_MAGIC_BLOCK, index, "filters of " + block_name(index),
-                [&](std::span<const uint8_t> m) {
-                  tcmsg t;
-                  if (!reply(m, RTM_NEWTFILTER, t) || static_cast<uint32_t>(t.tcm_ifindex) != TCM_IFINDEX_MAGIC_BLOCK ||
-                      t.tcm_block_index != index)
-                    return;
-                  Filter f;
-                  Decoded info;
-                  if (decode_filter(m, &links_, f, info)) dev.filters.push_back(std::move(f));
-                });
+    EmptyLists lists(dev.filters);
+    bool ok = dump(RTM_GETTFILTER, TCM_IFINDEX_MAGIC_BLOCK, index, "filters of " + block_name(index),
+                   [&](std::span<const uint8_t> m) {
+                     tcmsg t;
+                     if (!reply(m, RTM_NEWTFILTER, t) || static_cast<uint32_t>(t.tcm_ifindex) != TCM_IFINDEX_MAGIC_BLOCK ||
+                         t.tcm_block_index != index)
+                       return;
+                     Filter f;
+                     Decoded info;
+                     bool rule = decode_filter(m, &links_, f, info);
+                     if (info.list_head) lists.head(std::move(f));
+                     else if (rule) dev.filters.push_back(std::move(f));
+                   });
+    lists.end();
+    return ok;
   }
 
   // The chains of one filter place (RTM_GETCHAIN), with their templates;

@@ -29,6 +29,10 @@ struct DumpOutcome {
 // included. `rx` is the caller's receive buffer (reused across dumps).
 bool run_dump(NlSocket& sock, std::vector<uint8_t>& request, RxBuffer& rx,
               const std::function<void(std::span<const uint8_t>)>& on_msg, DumpOutcome& out);
+// The same for a request with NLM_F_ACK instead of NLM_F_DUMP (a get):
+// its answer, then the ACK.
+bool run_get(NlSocket& sock, std::vector<uint8_t>& request, RxBuffer& rx,
+             const std::function<void(std::span<const uint8_t>)>& on_msg, DumpOutcome& out);
 
 // The receive buffer a dump wants: the kernel fills at most 32 KiB a chunk,
 // more only for one message that large; 1 MiB is room for any.

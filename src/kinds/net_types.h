@@ -5,6 +5,7 @@
 #pragma once
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 #include "model/kind.h"
 
@@ -14,6 +15,12 @@ namespace tcsync {
 extern const CustomType kMacAddrType;
 void mac_to_bytes(uint64_t v, uint8_t (&out)[6]);
 uint64_t mac_from_bytes(const uint8_t* b);
+// Six groups of one or two hex digits separated by ':', tc's and ip's MAC
+// form; false for anything else. Every MAC reader (this type, flower's
+// MAC/MASK, u32's `ether` match) reads through it and says, when it fails,
+// kMacExpected: "expected a MAC address such as 02:00:00:00:00:01".
+bool read_mac(std::string_view s, uint8_t (&out)[6]);
+inline constexpr const char* kMacExpected = "expected a MAC address such as 02:00:00:00:00:01";
 
 // An Ethernet protocol as tc names it (ip, ipv6, 802.1q, mpls_uc...) or
 // 0xNNNN, kept as a uint64_t in host order.

@@ -93,6 +93,11 @@ struct Field {
   uint64_t max = UINT64_MAX;                   // for Uint
   std::span<const EnumName> names = {};        // for Enum
   const CustomType* custom = nullptr;          // for Custom
+  // The attribute inside TCA_OPTIONS (an action's TCA_ACT_OPTIONS) that
+  // carries this field alone, 0 when none does (a field inside a struct, or
+  // spread over several): a kernel refusal naming that attribute
+  // (NLMSGERR_ATTR_OFFS) is reported at this field's line and column.
+  uint16_t attr = 0;
 };
 
 // One declared or decoded field value, with the YAML place it came from.
@@ -241,6 +246,15 @@ struct KindOps {
   // configuration (timestamps, counters, padding, hardware counts): never
   // kept as unread (model.h Raw), never sent back.
   std::span<const uint16_t> reported_only = {};
+  // Filters whose lists under one qdisc share one space of tables (u32's
+  // tc_u_common: a clsact's ingress and egress, an htb qdisc and its
+  // classes), so that the kernel's dump of one such list shows every list's
+  // entries at its pref. `table_of(handle)`: the table an entry (as the
+  // kernel names it) hangs in; `own_table_handle`: the handle a
+  // RTM_GETTFILTER of one list answers with that list's own root table.
+  // The dumper keeps each entry once, in the list it belongs to.
+  uint32_t (*table_of)(uint32_t handle) = nullptr;
+  uint32_t own_table_handle = 0;
 
   int field_index(std::string_view key) const;
   std::vector<std::string_view> keys() const;

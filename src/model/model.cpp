@@ -113,6 +113,10 @@ void append_describe(std::string& s, const Filter& f, bool on_block) {
   s += std::to_string(f.key.pref);
   s += " protocol ";
   s += format_protocol(f.key.protocol);
+  if (f.empty_list) {
+    s += " (empty list)";
+    return;
+  }
   s += " handle ";
   s += format_filter_handle(f.ops, f.key.handle);
   if (!f.name.empty()) {

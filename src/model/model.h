@@ -119,6 +119,13 @@ struct Filter {
   // tcsync's fingerprint of the rule (fingerprint.h), sent and read as the
   // first action's cookie; empty: none. Never a user cookie, never drift.
   Opaque fingerprint;
+  // Not a rule: a (parent, chain, pref, protocol) list of this kind that the
+  // kernel holds with no rule in it (u32 keeps its root table there; `tc
+  // filter add ... u32` with no options makes one, and u32 rules placed in
+  // another pref's table leave their own pref's list empty). The file says
+  // `empty: KIND`; handle 0, no options, classid or actions; sent without
+  // TCA_OPTIONS, deleted as the whole list.
+  bool empty_list = false;
 };
 
 // A filter chain created explicitly (tc chain add), optionally with a

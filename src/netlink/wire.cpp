@@ -102,6 +102,32 @@ bool whole_attrs(std::span<const uint8_t> buf) {
   return pos == buf.size();
 }
 
+std::vector<uint16_t> attr_path(std::span<const uint8_t> buf, size_t off) {
+  std::vector<uint16_t> path;
+  size_t base = 0;  // where `buf` starts, counted from the outermost run
+  for (;;) {
+    AttrIter it(buf);
+    Attr a;
+    bool entered = false;
+    while (it.next(a)) {
+      size_t start = base + static_cast<size_t>(a.data.data() - buf.data()) - 4;
+      if (start == off) {
+        path.push_back(a.type);
+        return path;
+      }
+      size_t payload = start + 4;
+      if (off >= payload && off < payload + a.data.size() && whole_attrs(a.data)) {
+        path.push_back(a.type);
+        base = payload;
+        buf = a.data;
+        entered = true;
+        break;
+      }
+    }
+    if (!entered) return {};
+  }
+}
+
 std::string attr_types(std::span<const uint8_t> buf) {
   std::string out;
   AttrIter it(buf);

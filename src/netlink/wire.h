@@ -147,6 +147,14 @@ std::vector<uint8_t> select_attrs(std::span<const uint8_t> buf, Keep&& keep);
 // Whether `buf` is a run of whole attributes, each length adding up to the end.
 bool whole_attrs(std::span<const uint8_t> buf);
 
+// The types of the attributes, outermost first, that lead to the one starting
+// at byte `off` of `buf` (a run of attributes): how a kernel refusal that names
+// an offset (NLMSGERR_ATTR_OFFS) is turned back into a field. An attribute is
+// entered when `off` lies inside its payload and the payload is whole
+// attributes (a nest; tc leaves NLA_F_NESTED off most). Empty: no attribute
+// starts at `off`.
+std::vector<uint16_t> attr_path(std::span<const uint8_t> buf, size_t off);
+
 // The attribute types in a run of attributes, for messages: "8, 12".
 std::string attr_types(std::span<const uint8_t> buf);
 

@@ -339,4 +339,13 @@ void YamlReader::skip_node() {
   } while (depth > 0);
 }
 
+std::string quoted(std::string_view s) {
+  std::string out(1, '\'');
+  out.append(s);
+  out += '\'';
+  return out;
+}
+
+std::string text_of(const Node& n) { return n.is_scalar() ? quoted(n.scalar) : std::string("a ") + n.type_name(); }
+
 }  // namespace tcsync

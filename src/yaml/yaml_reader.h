@@ -48,6 +48,11 @@ struct Node {
   const char* type_name() const;
 };
 
+// How errors name what they got: a scalar in single quotes ('10mbitt'), a
+// map or sequence by its type ("a map").
+std::string quoted(std::string_view s);
+std::string text_of(const Node& n);
+
 // One key and its value (a struct, not std::pair: pair may not hold the
 // still-incomplete Node, and clang's library says so).
 struct NodeEntry {

@@ -1,6 +1,6 @@
 #!/bin/bash
-# A step the kernel rejects: its message is reported against the YAML line
-# that produced it; by default what landed is rolled back (the kernel is
+# A step the kernel rejects: its message is reported against the YAML field
+# (or line) that produced it; by default what landed is rolled back (the kernel is
 # compared in full with its state before); with --on-error=stop the report
 # says exactly what was applied.
 source "$(dirname "$0")/lib.sh"
@@ -19,7 +19,10 @@ devices:
 Y
 snapshot >"$TMP/before.txt"
 expect_rc 1 ts apply "$TMP/reject.yaml"
-expect_contains "$TMP/reject.yaml:9:9: error: kernel rejected add of v0 filter u32 1: pref 5 protocol ip handle ::1: Network device not found (Invalid argument)"
+# The kernel names the attribute it refused (TCA_U32_INDEV, NLMSGERR_ATTR_OFFS):
+# the error points at that field's value, the object's line is a note.
+expect_contains "$TMP/reject.yaml:9:94: error: kernel rejected add of v0 filter u32 1: pref 5 protocol ip handle ::1: indev: Network device not found (Invalid argument)"
+expect_contains "$TMP/reject.yaml:9:9: note: in this object"
 expect_contains "tcsync: 3 of 4 steps applied; 1 failed, 0 not sent"
 expect_contains "tcsync: rolled back"
 expect_contains "the kernel is as it was before this apply"

@@ -84,14 +84,6 @@ std::string plan_of(const State& want, const State& have) {
   return plan_text(p, PrintOptions{});
 }
 
-struct FakeLinks : LinkNames {
-  std::optional<uint32_t> index_of(std::string_view n) const override {
-    if (n == "v0") return 3;
-    if (n == "v1") return 2;
-    return std::nullopt;
-  }
-  std::string name_of(uint32_t i) const override { return i == 3 ? "v0" : i == 2 ? "v1" : "?"; }
-};
 
 }  // namespace
 
@@ -218,7 +210,7 @@ TEST_CASE("the live state as a file says it: table, refs, and indexes only where
 }
 
 TEST_CASE("action table requests carry tc's bytes") {
-  FakeLinks links;
+  test::FakeLinks links;
   Diagnostics d;
   State s = load_ok(kWant);
   Action a = s.actions.actions[0];
@@ -272,7 +264,7 @@ TEST_CASE("a table dump message decodes with the kernel's counts") {
   // (ref 2, bind 1): RTM_NEWACTION, TCA_ROOT_COUNT 1, TCA_ACT_TAB { [1] {...} }.
   State s = load_ok(kWant);
   Action a = s.actions.actions[0];
-  FakeLinks links;
+  test::FakeLinks links;
   Diagnostics d;
   std::vector<uint8_t> buf;
   MsgWriter w(buf);

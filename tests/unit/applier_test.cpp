@@ -11,18 +11,10 @@ using tcsync::test::load_ok;
 
 namespace {
 
-struct FakeLinks : LinkNames {
-  std::optional<uint32_t> index_of(std::string_view n) const override {
-    if (n == "v0") return 3;
-    if (n == "v1") return 4;
-    return std::nullopt;
-  }
-  std::string name_of(uint32_t i) const override { return i == 3 ? "v0" : "v1"; }
-};
 
 // Answers dumps from a script of states and fails chosen requests.
 struct FakeKernel : Kernel {
-  FakeLinks names;
+  test::FakeLinks names;
   std::vector<State> dumps;      // returned in order
   size_t dumped = 0;
   std::vector<size_t> sends;     // messages per send call

@@ -28,14 +28,6 @@ std::vector<uint8_t> bytes(std::initializer_list<int> v) {
 // The message after its 16-byte nlmsghdr (tc's sequence numbers differ).
 std::vector<uint8_t> body(const std::vector<uint8_t>& msg) { return {msg.begin() + 16, msg.end()}; }
 
-struct FakeLinks : LinkNames {
-  std::optional<uint32_t> index_of(std::string_view n) const override {
-    if (n == "v0") return 3;
-    if (n == "v1") return 2;
-    return std::nullopt;
-  }
-  std::string name_of(uint32_t i) const override { return i == 3 ? "v0" : i == 2 ? "v1" : "?"; }
-};
 
 const char* kFile = R"(version: 1
 devices:
@@ -58,7 +50,7 @@ devices:
 
 TEST_CASE("htb and pfifo qdiscs encode as tc does") {
   State s = load_ok(kFile);
-  FakeLinks links;
+  test::FakeLinks links;
   Diagnostics d;
   std::vector<uint8_t> buf;
   MsgWriter w(buf);
@@ -112,7 +104,7 @@ TEST_CASE("an htb class carries tc's rates and ticks") {
 
 TEST_CASE("a mirred action is nested as tc nests it") {
   State s = load_ok(kFile);
-  FakeLinks links;
+  test::FakeLinks links;
   Diagnostics d;
   std::vector<uint8_t> buf;
   MsgWriter w(buf);
@@ -151,7 +143,7 @@ TEST_CASE("a mirred action is nested as tc nests it") {
 
 TEST_CASE("decode then encode gives the same bytes") {
   State s = load_ok(kFile);
-  FakeLinks links;
+  test::FakeLinks links;
   Diagnostics d;
   for (auto& q : s.devices[0].qdiscs) {
     std::vector<uint8_t> a, b;
@@ -212,7 +204,7 @@ TEST_CASE("decode then encode gives the same bytes") {
 
 TEST_CASE("a missing mirred target is an encode error at its YAML place") {
   State s = load_ok(std::string(kFile).replace(std::string(kFile).find("dev: v0}"), 8, "dev: v9}"));
-  FakeLinks links;
+  test::FakeLinks links;
   Diagnostics d;
   std::vector<uint8_t> buf;
   MsgWriter w(buf);

@@ -1,6 +1,7 @@
 // Helpers for unit tests: load YAML text and collect formatted errors.
 #pragma once
 #include <cstdio>
+#include <optional>
 #include <span>
 #include <stdexcept>
 #include <string>
@@ -12,6 +13,17 @@
 #include "model/model.h"
 
 namespace tcsync::test {
+
+// The link table of the unit tests: v0 is ifindex 3, v1 is 2 (what a real
+// namespace's first veth pair gets, after lo).
+struct FakeLinks : LinkNames {
+  std::optional<uint32_t> index_of(std::string_view n) const override {
+    if (n == "v0") return 3;
+    if (n == "v1") return 2;
+    return std::nullopt;
+  }
+  std::string name_of(uint32_t i) const override { return i == 3 ? "v0" : i == 2 ? "v1" : "?"; }
+};
 
 // Every diagnostic, formatted as the CLI prints them (no color).
 inline std::string formatted(const Diagnostics& d) {

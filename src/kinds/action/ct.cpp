@@ -37,7 +37,6 @@
 namespace tcsync {
 namespace {
 
-std::string text_of(const Node& n) { return n.is_scalar() ? "'" + n.scalar + "'" : std::string("a ") + n.type_name(); }
 
 std::string hex32(uint32_t v) {
   char buf[12];

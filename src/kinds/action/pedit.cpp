@@ -76,7 +76,6 @@ void emit_int(YamlOut& y, int32_t v) {
   else y.str(std::to_string(v));
 }
 
-std::string q(std::string_view s) { return "'" + std::string(s) + "'"; }
 std::string hex32(uint32_t v) {
   char b[16];
   std::snprintf(b, sizeof b, "0x%08x", v);
@@ -202,7 +201,6 @@ std::string derive(const FieldDef* def, uint32_t off, uint8_t len, const EditVal
 }
 
 // ---- reading edits -----------------------------------------------------------------
-std::string text_of(const Node& n) { return n.is_scalar() ? q(n.scalar) : std::string("a ") + n.type_name(); }
 
 std::optional<uint32_t> read_u32(const Node& n, std::string_view what, Diagnostics& d) {
   std::optional<uint64_t> v;
@@ -276,7 +274,7 @@ bool parse_raw_key(const Node& body, std::vector<Key>& out, Diagnostics& d) {
       if (o && (*o & 3)) d.error(v.loc, "a raw key's offset must be a multiple of 4"), ok = false;
       k.off = static_cast<uint32_t>(o.value_or(0)), have_off = true;
     } else if (s == "mask" || s == "val" || s == "at" || s == "offmask" || s == "shift") {
-      auto x = read_u32(v, q(s), d);
+      auto x = read_u32(v, quoted(s), d);
       ok &= x.has_value();
       uint32_t* dst = s == "mask" ? &k.mask : s == "val" ? &k.val : s == "at" ? &k.at : s == "offmask" ? &k.offmask : &k.shift;
       *dst = x.value_or(0);
@@ -296,8 +294,8 @@ bool parse_raw_key(const Node& body, std::vector<Key>& out, Diagnostics& d) {
       else if (x && *x <= 0xFFFF) k.cmd = static_cast<uint32_t>(*x);
       else d.error(v.loc, "'cmd' must be set, add or a number, not " + text_of(v)), ok = false;
     } else {
-      std::string msg = "unknown raw key field " + q(s) + ": expected offset, mask, val, htype, cmd, at, offmask or shift";
-      if (auto dym = did_you_mean(s, kRawKeys); !dym.empty()) msg += " (did you mean " + q(dym) + "?)";
+      std::string msg = "unknown raw key field " + quoted(s) + ": expected offset, mask, val, htype, cmd, at, offmask or shift";
+      if (auto dym = did_you_mean(s, kRawKeys); !dym.empty()) msg += " (did you mean " + quoted(dym) + "?)";
       d.error(key.loc, msg);
       ok = false;
     }
@@ -324,14 +322,14 @@ bool parse_edit(const Node& e, std::vector<Key>& out, Diagnostics& d) {
     const Node** slot = header ? &hdr_val : s == "offset" ? &off : s == "size" ? &size : (s == "set" || s == "add" || s == "decrement") ? &opv
                       : s == "retain" ? &retain : s == "raw" ? &raw : nullptr;
     if (!slot) {
-      std::string msg = "unknown pedit edit key " + q(s) + ": expected a header (eth, ip, ip6, tcp, udp) or offset, then set, add or decrement, and retain; or raw";
-      if (auto dym = did_you_mean(s, kEditKeys); !dym.empty()) msg += " (did you mean " + q(dym) + "?)";
+      std::string msg = "unknown pedit edit key " + quoted(s) + ": expected a header (eth, ip, ip6, tcp, udp) or offset, then set, add or decrement, and retain; or raw";
+      if (auto dym = did_you_mean(s, kEditKeys); !dym.empty()) msg += " (did you mean " + quoted(dym) + "?)";
       d.error(k.loc, msg);
       ok = false;
       continue;
     }
     if (*slot || (header && off) || (s == "offset" && hdr_val)) {
-      d.error(k.loc, "a pedit edit has one header or offset and one of set, add, decrement: " + q(s) + " is one too many");
+      d.error(k.loc, "a pedit edit has one header or offset and one of set, add, decrement: " + quoted(s) + " is one too many");
       ok = false;
       continue;
     }
@@ -365,14 +363,14 @@ bool parse_edit(const Node& e, std::vector<Key>& out, Diagnostics& d) {
       std::string list;
       for (auto& f : kDefs)
         if (f.header == hdr_key->scalar) names.push_back(f.name), list += (list.empty() ? "" : ", ") + std::string(f.name);
-      std::string msg = "unknown " + q(hdr_key->scalar) + " field " + text_of(*hdr_val) + ": expected one of " + list;
+      std::string msg = "unknown " + quoted(hdr_key->scalar) + " field " + text_of(*hdr_val) + ": expected one of " + list;
       if (hdr_val->is_scalar())
-        if (auto dym = did_you_mean(hdr_val->scalar, names); !dym.empty()) msg += " (did you mean " + q(dym) + "?)";
+        if (auto dym = did_you_mean(hdr_val->scalar, names); !dym.empty()) msg += " (did you mean " + quoted(dym) + "?)";
       d.error(hdr_val->loc, msg);
       return false;
     }
     if (size) {
-      d.error(size->loc, "'size' goes with 'offset'; " + q(hdr_key->scalar) + " fields have their own");
+      d.error(size->loc, "'size' goes with 'offset'; " + quoted(hdr_key->scalar) + " fields have their own");
       return false;
     }
     offset = def->off, len = def->len, htype = def->htype;

@@ -60,7 +60,7 @@ bool tag_parse(const Node& n, Value& out, Diagnostics& d) {
   for (char& c : t) ok = ok && std::isxdigit(static_cast<unsigned char>(c)), c = static_cast<char>(std::tolower(c));
   if (!ok) {
     d.error(n.loc, "'tag' must be a program tag of 16 hex digits (as tc and bpftool print it), not " +
-                       (n.is_scalar() ? "'" + n.scalar + "'" : std::string(n.type_name())));
+                       text_of(n));
     return false;
   }
   out = t;

@@ -9,6 +9,7 @@
 // A parenthesised expression is a container match (kind 0) whose data is
 // the index of its first child; tc numbers a sequence first, then each
 // container's sequence depth first, and so does encode_tree.
+#include "base/hex.h"
 #include "kinds/filter/ematch.h"
 
 #include <linux/pkt_cls.h>
@@ -121,12 +122,6 @@ std::optional<uint64_t> parse_num(std::string_view s, uint64_t max) {
   return v;
 }
 
-std::string hex(uint64_t v) {
-  char b[24];
-  std::snprintf(b, sizeof b, "0x%llx", static_cast<unsigned long long>(v));
-  return b;
-}
-
 void put16(Bytes& b, uint16_t v) { b.push_back(static_cast<uint8_t>(v)), b.push_back(static_cast<uint8_t>(v >> 8)); }
 void put32(Bytes& b, uint32_t v) { put16(b, static_cast<uint16_t>(v)), put16(b, static_cast<uint16_t>(v >> 16)); }
 uint32_t get32(std::span<const uint8_t> d, size_t at) {
@@ -227,7 +222,7 @@ std::optional<std::string> print_cmp(std::span<const uint8_t> d) {
   unsigned align = d[10] & 0xF, flags = d[10] >> 4, layer = d[11] & 0xF, op = d[11] >> 4;
   if ((align != 1 && align != 2 && align != 4) || (flags & ~TCF_EM_CMP_TRANS) || layer > TCF_LAYER_MAX || op > 2) return std::nullopt;
   std::string s = std::string("cmp(u") + std::to_string(align * 8) + " at " + std::to_string(off) + " layer " + kLayers[layer];
-  if (mask) s += " mask " + hex(mask);
+  if (mask) s += " mask " + hex_0x(mask);
   if (flags) s += " trans";
   return s + " " + kOps[op] + " " + std::to_string(val) + ")";
 }
@@ -245,9 +240,9 @@ std::optional<LeafError> parse_u32(Args a, Bytes& out, const Tok& name) {
     return LeafError{a.size() > 3 ? &a[3] : &name, "u32: expected u32(" + a[0].text + " VALUE MASK at OFFSET)"};
   if (a.size() > 5) return LeafError{&a[5], "u32: unexpected '" + a[5].text + "' after the offset"};
   auto key = parse_num(a[1].text, max);
-  if (!key || a[1].type != Tok::Word) return LeafError{&a[1], "u32: the value must be a number up to " + hex(max)};
+  if (!key || a[1].type != Tok::Word) return LeafError{&a[1], "u32: the value must be a number up to " + hex_0x(max)};
   auto mask = parse_num(a[2].text, max);
-  if (!mask || a[2].type != Tok::Word) return LeafError{&a[2], "u32: the mask must be a number up to " + hex(max)};
+  if (!mask || a[2].type != Tok::Word) return LeafError{&a[2], "u32: the mask must be a number up to " + hex_0x(max)};
   std::string_view o = a[4].text;
   bool nexthdr = o.starts_with("nexthdr+");
   if (nexthdr) o.remove_prefix(8);
@@ -282,7 +277,7 @@ std::optional<std::string> print_u32(std::span<const uint8_t> d) {
     if ((m & ~(0xFFu << (24 - 8 * b))) == 0) w = "u8", add = b, v >>= 24 - 8 * b, m >>= 24 - 8 * b;
   if (w == "u32" && m && (m & 0xFFFF) == 0) w = "u16", v >>= 16, m >>= 16;
   else if (w == "u32" && m && (m & 0xFFFF0000) == 0) w = "u16", add = 2;
-  return "u32(" + w + " " + hex(v) + " " + hex(m) + " at " + (offmask ? "nexthdr+" : "") + std::to_string(off + add) + ")";
+  return "u32(" + w + " " + hex_0x(v) + " " + hex_0x(m) + " at " + (offmask ? "nexthdr+" : "") + std::to_string(off + add) + ")";
 }
 
 // ---- meta: TCA_EM_META_HDR (struct tcf_meta_hdr), LVALUE, RVALUE -----------
@@ -438,7 +433,7 @@ std::optional<std::string> print_meta_obj(uint16_t kind, uint8_t shift, const At
   if (!m) return std::nullopt;
   std::string s = m->name;
   if (shift) s += " shift " + std::to_string(shift);
-  if (type == TCF_META_TYPE_INT && v->u32()) s += " mask " + hex(v->u32());
+  if (type == TCF_META_TYPE_INT && v->u32()) s += " mask " + hex_0x(v->u32());
   return s;
 }
 

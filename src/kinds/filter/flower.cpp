@@ -29,6 +29,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "base/hex.h"
 #include "kinds/net_types.h"
 #include "base/handle.h"
 #include "kinds/registry.h"
@@ -48,19 +49,6 @@ enum : uint16_t {
   kEncKeyId, kEncDstIp, kEncSrcIp, kEncDstPort, kIpFlags, kSkipHw, kSkipSw,
 };
 
-std::string q(std::string_view s) {
-  std::string out(1, '\'');
-  out.append(s);
-  out += '\'';
-  return out;
-}
-std::string text_of(const Node& n) { return n.is_scalar() ? q(n.scalar) : std::string("a ") + n.type_name(); }
-
-std::string hex(uint64_t v) {
-  char buf[24];
-  std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(v));
-  return buf;
-}
 
 // Bits set from the top, or -1 when the mask has holes (0xff00ff00).
 int prefix_len(const uint8_t* m, size_t n) {
@@ -88,34 +76,6 @@ bool split_slash(std::string_view s, std::string_view& a, std::string_view& b) {
 }
 
 // ---- MAC addresses: Words of 12 bytes, address then mask ----------------------
-
-// A table, not three range tests: two MACs per rule of a million-rule file.
-constexpr auto kHexDigits = [] {
-  std::array<int8_t, 256> t{};
-  for (auto& v : t) v = -1;
-  for (int i = 0; i < 10; ++i) t['0' + i] = static_cast<int8_t>(i);
-  for (int i = 0; i < 6; ++i) t['a' + i] = t['A' + i] = static_cast<int8_t>(10 + i);
-  return t;
-}();
-
-int hex_digit(char c) { return kHexDigits[static_cast<unsigned char>(c)]; }
-
-// Six groups of one or two hex digits, separated by ':'. Parsed by hand: it
-// runs twice per rule in a million-rule file.
-bool read_mac(std::string_view s, uint8_t (&out)[6]) {
-  size_t pos = 0;
-  for (int i = 0; i < 6; ++i) {
-    if (i > 0) {
-      if (pos >= s.size() || s[pos] != ':') return false;
-      ++pos;
-    }
-    int v = 0, digits = 0;
-    for (int x; digits < 3 && pos < s.size() && (x = hex_digit(s[pos])) >= 0; ++pos, ++digits) v = v * 16 + x;
-    if (digits < 1 || digits > 2) return false;
-    out[i] = static_cast<uint8_t>(v);
-  }
-  return pos == s.size();
-}
 
 // A MAC and its mask: Words{address bytes 0-1, bytes 2-5, mask bytes 0-1,
 // bytes 2-5}, each group big-endian, so the value fits inline in Words.
@@ -168,7 +128,7 @@ bool mac_parse(const Node& n, Value& out, Diagnostics& d) {
     std::memset(mask, 0xFF, 6);
   }
   if (!ok) {
-    d.error(n.loc, "expected a MAC address such as 02:00:00:00:00:01, optionally with /BITS or /MASK, not " + text_of(n));
+    d.error(n.loc, std::string(kMacExpected) + ", optionally with /BITS or /MASK, not " + text_of(n));
     return false;
   }
   out = mac_words(addr, mask);
@@ -269,7 +229,7 @@ bool port_parse(const Node& n, Value& out, Diagnostics& d) {
       auto lo = parse_uint(s.substr(0, dash)), hi = parse_uint(s.substr(dash + 1));
       if (lo && hi && *lo <= 0xFFFF && *hi <= 0xFFFF) {
         if (*lo >= *hi) {
-          d.error(n.loc, "port range " + q(s) + " must go from a lower to a higher port");
+          d.error(n.loc, "port range " + quoted(s) + " must go from a lower to a higher port");
           return false;
         }
         out = Words{kPortRange, static_cast<uint32_t>(*lo), static_cast<uint32_t>(*hi)};
@@ -292,7 +252,7 @@ bool port_parse(const Node& n, Value& out, Diagnostics& d) {
 std::string port_describe(const Value& v) {
   auto& w = std::get<Words>(v);
   if (w[0] == kPortRange) return std::to_string(w[1]) + "-" + std::to_string(w[2]);
-  return std::to_string(w[1]) + (w[2] == 0xFFFF ? "" : "/" + hex(w[2]));
+  return std::to_string(w[1]) + (w[2] == 0xFFFF ? "" : "/" + hex_0x(w[2]));
 }
 void port_emit(const Value& v, YamlOut& y) {
   auto& w = std::get<Words>(v);
@@ -335,7 +295,7 @@ bool proto_parse(const Node& n, Value& out, Diagnostics& d) {
   for (auto& p : kIpProtos) names.push_back(p.name);
   std::string msg = "'ip_proto' must be tcp, udp, sctp, icmp, icmpv6 (or another protocol name) or a number from 0 to 255, not " + text_of(n);
   if (n.is_scalar())
-    if (auto dym = did_you_mean(n.scalar, names); !dym.empty()) msg += " (did you mean " + q(dym) + "?)";
+    if (auto dym = did_you_mean(n.scalar, names); !dym.empty()) msg += " (did you mean " + quoted(dym) + "?)";
   d.error(n.loc, msg);
   return false;
 }
@@ -405,15 +365,15 @@ bool masked_parse(const Node& n, Value& out, Diagnostics& d) {
       return true;
     }
   }
-  d.error(n.loc, q(S.key) + " must be a number up to " + hex(S.max) + ", optionally with /MASK, not " + text_of(n));
+  d.error(n.loc, quoted(S.key) + " must be a number up to " + hex_0x(S.max) + ", optionally with /MASK, not " + text_of(n));
   return false;
 }
 
 template <const MaskedSpec& S>
 std::string masked_describe(const Value& v) {
   auto& w = std::get<Words>(v);
-  std::string s = S.hex ? hex(w[0]) : std::to_string(w[0]);
-  return w[1] == S.full ? s : s + "/" + hex(w[1]);
+  std::string s = S.hex ? hex_0x(w[0]) : std::to_string(w[0]);
+  return w[1] == S.full ? s : s + "/" + hex_0x(w[1]);
 }
 
 template <const MaskedSpec& S>
@@ -489,7 +449,7 @@ std::string ct_state_describe(const Value& v) {
   for (auto& c : kCtStates)
     if (w[1] & c.value) s.append((w[0] & c.value) ? "+" : "-").append(c.name);
   uint32_t unknown = w[1] & ~kCtFlagsAll;
-  if (unknown) s.append("+").append(hex(unknown));
+  if (unknown) s.append("+").append(hex_0x(unknown));
   return s;
 }
 void ct_state_emit(const Value& v, YamlOut& y) { y.str(ct_state_describe(v)); }
@@ -557,34 +517,34 @@ const CustomType kIpFlagsType{
 constexpr uint32_t kKey = 0;
 
 const Field kFields[] = {
-    {.key = "indev", .type = FieldType::Device, .flags = kKey, .doc = "Match packets received on this device."},
-    {.key = "vlan_id", .type = FieldType::Uint, .flags = kKey, .doc = "VLAN id (protocol 802.1q or 802.1ad).", .max = 4095},
-    {.key = "vlan_prio", .type = FieldType::Uint, .flags = kKey, .doc = "VLAN priority (protocol 802.1q or 802.1ad).", .max = 7},
-    {.key = "vlan_ethtype", .type = FieldType::Custom, .flags = kKey, .doc = "Ethernet type inside the VLAN tag: ip, ipv6, or 802.1q/802.1ad for an inner tag.", .custom = &kEthTypeType},
-    {.key = "cvlan_id", .type = FieldType::Uint, .flags = kKey, .doc = "Inner VLAN id (vlan_ethtype 802.1q or 802.1ad).", .max = 4095},
-    {.key = "cvlan_prio", .type = FieldType::Uint, .flags = kKey, .doc = "Inner VLAN priority.", .max = 7},
-    {.key = "cvlan_ethtype", .type = FieldType::Custom, .flags = kKey, .doc = "Ethernet type inside the inner VLAN tag.", .custom = &kEthTypeType},
-    {.key = "dst_mac", .type = FieldType::Custom, .flags = kKey, .doc = "Destination MAC address, optionally /BITS or /MASK.", .custom = &kMacType},
-    {.key = "src_mac", .type = FieldType::Custom, .flags = kKey, .doc = "Source MAC address, optionally /BITS or /MASK.", .custom = &kMacType},
-    {.key = "ip_proto", .type = FieldType::Custom, .flags = kKey, .doc = "IP protocol: tcp, udp, sctp, icmp, icmpv6 or a number (protocol ip or ipv6).", .custom = &kIpProtoType},
-    {.key = "ip_tos", .type = FieldType::Custom, .flags = kKey, .doc = "IP TOS byte, optionally /MASK.", .custom = &kTosType},
-    {.key = "ip_ttl", .type = FieldType::Custom, .flags = kKey, .doc = "IP TTL, optionally /MASK.", .custom = &kTtlType},
+    {.key = "indev", .type = FieldType::Device, .flags = kKey, .doc = "Match packets received on this device.", .attr = TCA_FLOWER_INDEV},
+    {.key = "vlan_id", .type = FieldType::Uint, .flags = kKey, .doc = "VLAN id (protocol 802.1q or 802.1ad).", .max = 4095, .attr = TCA_FLOWER_KEY_VLAN_ID},
+    {.key = "vlan_prio", .type = FieldType::Uint, .flags = kKey, .doc = "VLAN priority (protocol 802.1q or 802.1ad).", .max = 7, .attr = TCA_FLOWER_KEY_VLAN_PRIO},
+    {.key = "vlan_ethtype", .type = FieldType::Custom, .flags = kKey, .doc = "Ethernet type inside the VLAN tag: ip, ipv6, or 802.1q/802.1ad for an inner tag.", .custom = &kEthTypeType, .attr = TCA_FLOWER_KEY_VLAN_ETH_TYPE},
+    {.key = "cvlan_id", .type = FieldType::Uint, .flags = kKey, .doc = "Inner VLAN id (vlan_ethtype 802.1q or 802.1ad).", .max = 4095, .attr = TCA_FLOWER_KEY_CVLAN_ID},
+    {.key = "cvlan_prio", .type = FieldType::Uint, .flags = kKey, .doc = "Inner VLAN priority.", .max = 7, .attr = TCA_FLOWER_KEY_CVLAN_PRIO},
+    {.key = "cvlan_ethtype", .type = FieldType::Custom, .flags = kKey, .doc = "Ethernet type inside the inner VLAN tag.", .custom = &kEthTypeType, .attr = TCA_FLOWER_KEY_CVLAN_ETH_TYPE},
+    {.key = "dst_mac", .type = FieldType::Custom, .flags = kKey, .doc = "Destination MAC address, optionally /BITS or /MASK.", .custom = &kMacType, .attr = TCA_FLOWER_KEY_ETH_DST},
+    {.key = "src_mac", .type = FieldType::Custom, .flags = kKey, .doc = "Source MAC address, optionally /BITS or /MASK.", .custom = &kMacType, .attr = TCA_FLOWER_KEY_ETH_SRC},
+    {.key = "ip_proto", .type = FieldType::Custom, .flags = kKey, .doc = "IP protocol: tcp, udp, sctp, icmp, icmpv6 or a number (protocol ip or ipv6).", .custom = &kIpProtoType, .attr = TCA_FLOWER_KEY_IP_PROTO},
+    {.key = "ip_tos", .type = FieldType::Custom, .flags = kKey, .doc = "IP TOS byte, optionally /MASK.", .custom = &kTosType, .attr = TCA_FLOWER_KEY_IP_TOS},
+    {.key = "ip_ttl", .type = FieldType::Custom, .flags = kKey, .doc = "IP TTL, optionally /MASK.", .custom = &kTtlType, .attr = TCA_FLOWER_KEY_IP_TTL},
     {.key = "dst_ip", .type = FieldType::Custom, .flags = kKey, .doc = "Destination address or prefix (IPv4 with protocol ip, IPv6 with ipv6).", .custom = &kIpType},
     {.key = "src_ip", .type = FieldType::Custom, .flags = kKey, .doc = "Source address or prefix.", .custom = &kIpType},
     {.key = "dst_port", .type = FieldType::Custom, .flags = kKey, .doc = "Destination port, port/mask or range min-max (ip_proto tcp, udp or sctp).", .custom = &kPortType},
     {.key = "src_port", .type = FieldType::Custom, .flags = kKey, .doc = "Source port, port/mask or range min-max.", .custom = &kPortType},
-    {.key = "tcp_flags", .type = FieldType::Custom, .flags = kKey, .doc = "TCP flags, optionally /MASK (ip_proto tcp).", .custom = &kTcpFlagsType},
+    {.key = "tcp_flags", .type = FieldType::Custom, .flags = kKey, .doc = "TCP flags, optionally /MASK (ip_proto tcp).", .custom = &kTcpFlagsType, .attr = TCA_FLOWER_KEY_TCP_FLAGS},
     {.key = "type", .type = FieldType::Custom, .flags = kKey, .doc = "ICMP type (ip_proto icmp with protocol ip, icmpv6 with ipv6).", .custom = &kIcmpTypeType},
     {.key = "code", .type = FieldType::Custom, .flags = kKey, .doc = "ICMP code.", .custom = &kIcmpCodeType},
-    {.key = "ct_state", .type = FieldType::Custom, .flags = kKey, .doc = "Conntrack state flags: +trk+est, +trk-new...", .custom = &kCtStateType},
-    {.key = "ct_zone", .type = FieldType::Custom, .flags = kKey, .doc = "Conntrack zone, optionally /MASK.", .custom = &kCtZoneType},
-    {.key = "ct_mark", .type = FieldType::Custom, .flags = kKey, .doc = "Conntrack mark, optionally /MASK.", .custom = &kCtMarkType},
-    {.key = "ct_label", .type = FieldType::Custom, .flags = kKey, .doc = "Conntrack label (128 bits in hex), optionally /MASK.", .custom = &kCtLabelType},
-    {.key = "enc_key_id", .type = FieldType::Uint, .flags = kKey, .doc = "Tunnel key id (VNI) of decapsulated packets.", .max = 0xFFFFFFFF},
+    {.key = "ct_state", .type = FieldType::Custom, .flags = kKey, .doc = "Conntrack state flags: +trk+est, +trk-new...", .custom = &kCtStateType, .attr = TCA_FLOWER_KEY_CT_STATE},
+    {.key = "ct_zone", .type = FieldType::Custom, .flags = kKey, .doc = "Conntrack zone, optionally /MASK.", .custom = &kCtZoneType, .attr = TCA_FLOWER_KEY_CT_ZONE},
+    {.key = "ct_mark", .type = FieldType::Custom, .flags = kKey, .doc = "Conntrack mark, optionally /MASK.", .custom = &kCtMarkType, .attr = TCA_FLOWER_KEY_CT_MARK},
+    {.key = "ct_label", .type = FieldType::Custom, .flags = kKey, .doc = "Conntrack label (128 bits in hex), optionally /MASK.", .custom = &kCtLabelType, .attr = TCA_FLOWER_KEY_CT_LABELS},
+    {.key = "enc_key_id", .type = FieldType::Uint, .flags = kKey, .doc = "Tunnel key id (VNI) of decapsulated packets.", .max = 0xFFFFFFFF, .attr = TCA_FLOWER_KEY_ENC_KEY_ID},
     {.key = "enc_dst_ip", .type = FieldType::Custom, .flags = kKey, .doc = "Tunnel destination address or prefix.", .custom = &kIpType},
     {.key = "enc_src_ip", .type = FieldType::Custom, .flags = kKey, .doc = "Tunnel source address or prefix.", .custom = &kIpType},
-    {.key = "enc_dst_port", .type = FieldType::Uint, .flags = kKey, .doc = "Tunnel UDP destination port.", .max = 0xFFFF},
-    {.key = "ip_flags", .type = FieldType::Custom, .flags = kKey, .doc = "Fragment flags: frag, nofrag, firstfrag, nofirstfrag, joined by /.", .custom = &kIpFlagsType},
+    {.key = "enc_dst_port", .type = FieldType::Uint, .flags = kKey, .doc = "Tunnel UDP destination port.", .max = 0xFFFF, .attr = TCA_FLOWER_KEY_ENC_UDP_DST_PORT},
+    {.key = "ip_flags", .type = FieldType::Custom, .flags = kKey, .doc = "Fragment flags: frag, nofrag, firstfrag, nofirstfrag, joined by /.", .custom = &kIpFlagsType, .attr = TCA_FLOWER_KEY_FLAGS},
     {.key = "skip_hw", .type = FieldType::Bool, .doc = "Do not offload to hardware.", .def = 0},
     {.key = "skip_sw", .type = FieldType::Bool, .doc = "Match in hardware only.", .def = 0},
 };
@@ -836,7 +796,7 @@ bool mask_is_zero(const Field& f, const Value& v) {
 }
 
 void normalize(Options& o, const KindCtx& ctx, Diagnostics& d, SourceLoc) {
-  auto key = [](uint16_t f) { return q(kFields[f].key); };
+  auto key = [](uint16_t f) { return quoted(kFields[f].key); };
   // A key under an all-zero mask matches everything: the kernel keeps no
   // trace of it, and a dump would never show it.
   // Walks the fields present, not the whole table (once per rule at 1M rules).

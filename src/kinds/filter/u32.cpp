@@ -24,7 +24,9 @@
 #include <cstdio>
 #include <cstring>
 
+#include "base/hex.h"
 #include "base/handle.h"
+#include "kinds/net_types.h"
 #include "kinds/registry.h"
 #include "model/kind.h"
 #include "model/tc_words.h"
@@ -47,15 +49,8 @@ uint32_t ht_id(uint32_t h) { return h >> 20; }
 uint32_t bucket_of(uint32_t h) { return (h >> 12) & 0xFF; }
 uint32_t node_of(uint32_t h) { return h & 0xFFF; }
 
-std::string hex(uint32_t v, int digits) {
-  char buf[16];
-  std::snprintf(buf, sizeof buf, "%0*x", digits, v);
-  return buf;
-}
-
 std::string u32_handle_str(uint32_t h) { return format_u32_handle(h); }
 
-std::string q(std::string_view s) { return "'" + std::string(s) + "'"; }
 
 std::string join(std::initializer_list<std::string_view> words) {
   std::string out;
@@ -72,9 +67,9 @@ std::optional<int64_t> parse_int(std::string_view s) {
 }
 
 void unknown_key(Diagnostics& d, const Node& k, const std::string& where, std::initializer_list<std::string_view> cands) {
-  std::string msg = "unknown key " + q(k.scalar) + " in " + where + ": expected " + join(cands);
+  std::string msg = "unknown key " + quoted(k.scalar) + " in " + where + ": expected " + join(cands);
   std::vector<std::string_view> v(cands);
-  if (auto dym = did_you_mean(k.scalar, v); !dym.empty()) msg += " (did you mean " + q(dym) + "?)";
+  if (auto dym = did_you_mean(k.scalar, v); !dym.empty()) msg += " (did you mean " + quoted(dym) + "?)";
   d.error(k.loc, msg);
 }
 
@@ -218,7 +213,7 @@ bool read_num(const Node& n, const std::string& what, uint64_t max, uint32_t& ou
   if (!scalar_or_error(n, what, d)) return false;
   auto v = parse_uint(n.scalar);
   if (!v || *v > max) {
-    d.error(n.loc, what + " must be a number from 0 to 0x" + hex(static_cast<uint32_t>(max), 1) + ", not " + q(n.scalar));
+    d.error(n.loc, what + " must be a number from 0 to 0x" + hex_digits(static_cast<uint32_t>(max), 1) + ", not " + quoted(n.scalar));
     return false;
   }
   out = static_cast<uint32_t>(*v);
@@ -233,7 +228,7 @@ bool read_at(const Node& n, const std::string& what, int32_t& off, uint32_t& off
   if (s.starts_with("nexthdr+")) s.remove_prefix(8), offmask = kNextHdr;
   auto v = parse_int(s);
   if (!v || *v < INT16_MIN || *v > INT16_MAX) {
-    d.error(n.loc, what + " must be a byte offset such as 16, -14 or \"nexthdr+4\", not " + q(n.scalar));
+    d.error(n.loc, what + " must be a byte offset such as 16, -14 or \"nexthdr+4\", not " + quoted(n.scalar));
     return false;
   }
   off = static_cast<int32_t>(*v);
@@ -245,7 +240,7 @@ bool read_bool(const Node& n, const std::string& what, bool& out, Diagnostics& d
     out = n.scalar == "true";
     return true;
   }
-  d.error(n.loc, what + " must be true or false, not " + (n.is_scalar() ? q(n.scalar) : std::string(n.type_name())));
+  d.error(n.loc, what + " must be true or false, not " + text_of(n));
   return false;
 }
 
@@ -262,7 +257,7 @@ bool read_value_mask(const Node& n, const SelField& f, const std::string& what, 
     auto v = parse_uint(n.scalar);
     if (!v || *v > bound) {
       std::string msg = what + " must be a number from 0 to " + std::to_string(bound) +
-                        (f.proto_names ? " or a protocol name such as tcp" : "") + ", or {value: N, mask: M}, not " + q(n.scalar);
+                        (f.proto_names ? " or a protocol name such as tcp" : "") + ", or {value: N, mask: M}, not " + quoted(n.scalar);
       d.error(n.loc, msg);
       return false;
     }
@@ -310,7 +305,7 @@ bool read_v4(const Node& n, const std::string& what, uint32_t& addr, int& plen, 
   }
   in_addr a{};
   if (!ok || inet_pton(AF_INET, s.c_str(), &a) != 1) {
-    d.error(n.loc, what + " must be an IPv4 address or prefix such as 10.0.0.0/8, not " + q(n.scalar));
+    d.error(n.loc, what + " must be an IPv4 address or prefix such as 10.0.0.0/8, not " + quoted(n.scalar));
     return false;
   }
   addr = ntohl(a.s_addr);
@@ -330,7 +325,7 @@ bool read_v6(const Node& n, const std::string& what, uint32_t (&words)[4], int& 
   }
   in6_addr a{};
   if (!ok || inet_pton(AF_INET6, s.c_str(), &a) != 1) {
-    d.error(n.loc, what + " must be an IPv6 address or prefix such as 2001:db8::/32, not " + q(n.scalar));
+    d.error(n.loc, what + " must be an IPv6 address or prefix such as 2001:db8::/32, not " + quoted(n.scalar));
     return false;
   }
   for (int i = 0; i < 4; ++i) {
@@ -341,32 +336,16 @@ bool read_v6(const Node& n, const std::string& what, uint32_t (&words)[4], int& 
   return true;
 }
 
-bool read_mac(const Node& n, const std::string& what, uint8_t (&mac)[6], Diagnostics& d) {
+bool read_mac_node(const Node& n, const std::string& what, uint8_t (&mac)[6], Diagnostics& d) {
   if (!scalar_or_error(n, what, d)) return false;
-  std::string_view s = n.scalar;
-  int i = 0;
-  bool ok = true;
-  size_t pos = 0;
-  for (; i < 6 && ok; ++i) {
-    size_t end = s.find(':', pos);
-    std::string_view part = s.substr(pos, end == std::string_view::npos ? std::string_view::npos : end - pos);
-    unsigned v = 0;
-    ok = !part.empty() && part.size() <= 2 && part.find_first_not_of("0123456789abcdefABCDEF") == std::string_view::npos;
-    if (ok) std::sscanf(std::string(part).c_str(), "%x", &v);
-    mac[i] = static_cast<uint8_t>(v);
-    ok = ok && ((i < 5) == (end != std::string_view::npos));
-    pos = end + 1;
-  }
-  if (!ok) {
-    d.error(n.loc, what + " must be a MAC address such as 02:00:00:00:00:01, not " + q(n.scalar));
-    return false;
-  }
-  return true;
+  if (read_mac(n.scalar, mac)) return true;
+  d.error(n.loc, what + ": " + kMacExpected + ", not " + quoted(n.scalar));
+  return false;
 }
 
 // One field of a family, e.g. `dport: 22` under `ip`.
 bool parse_sel_field(const SelField& f, std::string_view family, const Node& k, const Node& v, Words& keys, Diagnostics& d) {
-  const std::string what = q(std::string(family) + " " + std::string(f.name));
+  const std::string what = quoted(std::string(family) + " " + std::string(f.name));
   const uint32_t offmask = f.offmask;
   switch (f.how) {
     case How::V4: {
@@ -389,7 +368,7 @@ bool parse_sel_field(const SelField& f, std::string_view family, const Node& k, 
     }
     case How::Mac: {
       uint8_t mac[6];
-      if (!read_mac(v, what, mac, d)) return false;
+      if (!read_mac_node(v, what, mac, d)) return false;
       for (int i = 0; i < 6; ++i)
         if (!report_pack(pack_field(keys, mac[i], 0xFF, f.at + i, offmask, 1), d, k, what)) return false;
       return true;
@@ -421,7 +400,7 @@ bool parse_raw(std::string_view family, const Node& body, Words& keys, Diagnosti
   int32_t off = 0;
   bool have_val = false, have_offmask = false, ok = true;
   const Node* at_node = &body;
-  const std::string fam = q(std::string(family));
+  const std::string fam = quoted(std::string(family));
   for (auto& [k, v] : body.map) {
     if (k.scalar == "value") {
       ok &= read_num(v, fam + " value", full, val, d);
@@ -465,10 +444,10 @@ const Family* find_family(std::string_view name) {
 }
 
 void unknown_family(const Node& k, std::string_view where, Diagnostics& d) {
-  std::string msg = "unknown selector " + q(k.scalar) + " in " + std::string(where) + ": expected one of " + std::string(kFamilyList);
+  std::string msg = "unknown selector " + quoted(k.scalar) + " in " + std::string(where) + ": expected one of " + std::string(kFamilyList);
   std::vector<std::string_view> names;
   for (auto& f : kFamilies) names.push_back(f.name);
-  if (auto dym = did_you_mean(k.scalar, names); !dym.empty()) msg += " (did you mean " + q(dym) + "?)";
+  if (auto dym = did_you_mean(k.scalar, names); !dym.empty()) msg += " (did you mean " + quoted(dym) + "?)";
   d.error(k.loc, msg);
 }
 
@@ -476,7 +455,7 @@ void unknown_family(const Node& k, std::string_view where, Diagnostics& d) {
 // packs `match ip dst ... match ip dport ...`.
 bool parse_family(const Family& fam, const Node& body, Words& keys, Diagnostics& d) {
   if (!body.is_map()) {
-    d.error(body.loc, q(fam.name) + " must be a mapping such as {" +
+    d.error(body.loc, quoted(fam.name) + " must be a mapping such as {" +
                           (fam.fields.empty() ? std::string("value: 0x0a000000, mask: 0xff000000, at: 16") : std::string(fam.fields[0].name) + ": ...") +
                           "}, not " + body.type_name());
     return false;
@@ -491,8 +470,8 @@ bool parse_family(const Family& fam, const Node& body, Words& keys, Diagnostics&
       std::string list;
       std::vector<std::string_view> names;
       for (auto& c : fam.fields) list += (list.empty() ? "" : ", ") + std::string(c.name), names.push_back(c.name);
-      std::string msg = "unknown " + q(fam.name) + " match " + q(k.scalar) + ": expected one of " + list;
-      if (auto dym = did_you_mean(k.scalar, names); !dym.empty()) msg += " (did you mean " + q(dym) + "?)";
+      std::string msg = "unknown " + quoted(fam.name) + " match " + quoted(k.scalar) + ": expected one of " + list;
+      if (auto dym = did_you_mean(k.scalar, names); !dym.empty()) msg += " (did you mean " + quoted(dym) + "?)";
       d.error(k.loc, msg);
       ok = false;
       continue;
@@ -530,23 +509,23 @@ void emit_key(YamlOut& y, const uint32_t* k) {
   y.key("u32");
   y.map_begin();
   y.key("value");
-  y.str("0x" + hex(ntohl(k[1]), 8));
+  y.str("0x" + hex_digits(ntohl(k[1]), 8));
   y.key("mask");
-  y.str("0x" + hex(ntohl(k[0]), 8));
+  y.str("0x" + hex_digits(ntohl(k[0]), 8));
   y.key("at");
   if (k[3] == kNextHdr) y.str("nexthdr+" + std::to_string(off));
   else emit_int(y, off);
   if (k[3] != 0 && k[3] != kNextHdr) {
     y.key("offmask");
-    y.str("0x" + hex(k[3], 8));
+    y.str("0x" + hex_digits(k[3], 8));
   }
   y.map_end();
   y.map_end();
 }
 
 std::string describe_key(const uint32_t* k) {
-  std::string at = k[3] == kNextHdr ? "nexthdr+" : k[3] ? "offmask " + hex(k[3], 8) + " " : "";
-  return hex(ntohl(k[1]), 8) + "/" + hex(ntohl(k[0]), 8) + " at " + at + std::to_string(static_cast<int32_t>(k[2]));
+  std::string at = k[3] == kNextHdr ? "nexthdr+" : k[3] ? "offmask " + hex_digits(k[3], 8) + " " : "";
+  return hex_digits(ntohl(k[1]), 8) + "/" + hex_digits(ntohl(k[0]), 8) + " at " + at + std::to_string(static_cast<int32_t>(k[2]));
 }
 
 // ---- match -------------------------------------------------------------------------
@@ -671,9 +650,9 @@ void sample_emit(const Value& v, YamlOut& y) {
   y.key("u32");
   y.map_begin();
   y.key("value");
-  y.str("0x" + hex(ntohl(w[1]), 8));
+  y.str("0x" + hex_digits(ntohl(w[1]), 8));
   y.key("mask");
-  y.str("0x" + hex(ntohl(w[0]), 8));
+  y.str("0x" + hex_digits(ntohl(w[0]), 8));
   y.key("at");
   if (w[3] == kNextHdr) y.str("nexthdr+" + std::to_string(static_cast<int32_t>(w[2])));
   else emit_int(y, static_cast<int32_t>(w[2]));
@@ -699,20 +678,20 @@ const CustomType kSampleType{
 // ---- ht and link: u32 table handles --------------------------------------------------
 
 bool table_handle(const Node& n, const char* key, bool bucket_ok, Value& out, Diagnostics& d) {
-  const std::string what = q(key);
+  const std::string what = quoted(key);
   if (!scalar_or_error(n, what, d)) return false;
   auto h = parse_u32_handle(n.scalar);
   const char* shape = bucket_ok ? "a hash table such as 2: or a table bucket such as 2:5:" : "a hash table such as 2:";
   if (!h || node_of(*h) || (!bucket_ok && bucket_of(*h)) || n.scalar.find(':') == std::string::npos) {
-    d.error(n.loc, what + " must be " + shape + ", not " + q(n.scalar));
+    d.error(n.loc, what + " must be " + shape + ", not " + quoted(n.scalar));
     return false;
   }
   if (ht_id(*h) == 0) {
-    d.error(n.loc, what + " must name a table from 1: to 7ff:, not " + q(n.scalar) + (bucket_ok ? " (leave 'ht' out for the root table)" : ""));
+    d.error(n.loc, what + " must name a table from 1: to 7ff:, not " + quoted(n.scalar) + (bucket_ok ? " (leave 'ht' out for the root table)" : ""));
     return false;
   }
   if (ht_id(*h) >= kKernelTables) {
-    d.error(n.loc, "u32 table ids 800: and above are the kernel's own: " + what + " must be from 1: to 7ff:, not " + q(n.scalar));
+    d.error(n.loc, "u32 table ids 800: and above are the kernel's own: " + what + " must be from 1: to 7ff:, not " + quoted(n.scalar));
     return false;
   }
   out = uint64_t{*h};
@@ -758,7 +737,7 @@ bool hashkey_parse(const Node& n, Value& out, Diagnostics& d) {
       if (!read_at(v, "'hashkey' 'at'", at, offmask, d)) {
         ok = false;
       } else if (offmask || at % 4) {
-        d.error(v.loc, "'hashkey' 'at' must be a multiple of 4 from the start of the header, not " + q(v.scalar));
+        d.error(v.loc, "'hashkey' 'at' must be a multiple of 4 from the start of the header, not " + quoted(v.scalar));
         ok = false;
       }
     } else {
@@ -778,7 +757,7 @@ void hashkey_emit(const Value& v, YamlOut& y) {
   auto& w = std::get<Words>(v);
   y.map_begin();
   y.key("mask");
-  y.str("0x" + hex(ntohl(w[0]), 8));
+  y.str("0x" + hex_digits(ntohl(w[0]), 8));
   y.key("at");
   emit_int(y, static_cast<int16_t>(w[1]));
   y.map_end();
@@ -786,7 +765,7 @@ void hashkey_emit(const Value& v, YamlOut& y) {
 
 std::string hashkey_describe(const Value& v) {
   auto& w = std::get<Words>(v);
-  return "mask " + hex(ntohl(w[0]), 8) + " at " + std::to_string(static_cast<int16_t>(w[1]));
+  return "mask " + hex_digits(ntohl(w[0]), 8) + " at " + std::to_string(static_cast<int16_t>(w[1]));
 }
 
 const CustomType kHashkeyType{
@@ -817,7 +796,7 @@ bool offset_parse(const Node& n, Value& out, Diagnostics& d) {
       if (!read_at(v, "'offset' 'at'", at, offmask, d)) {
         ok = false;
       } else if (offmask || at % 2) {
-        d.error(v.loc, "'offset' 'at' must be an even byte offset, not " + q(v.scalar));
+        d.error(v.loc, "'offset' 'at' must be an even byte offset, not " + quoted(v.scalar));
         ok = false;
       }
       flags |= TC_U32_VAROFFSET;
@@ -847,7 +826,7 @@ void offset_emit(const Value& v, YamlOut& y) {
     y.key("at");
     emit_int(y, static_cast<int16_t>(w[2]));
     y.key("mask");
-    y.str("0x" + hex(ntohs(static_cast<uint16_t>(w[3])), 4));
+    y.str("0x" + hex_digits(ntohs(static_cast<uint16_t>(w[3])), 4));
     y.key("shift");
     y.num(w[4]);
   }
@@ -866,7 +845,7 @@ std::string offset_describe(const Value& v) {
   auto& w = std::get<Words>(v);
   std::string out;
   if ((w[0] & TC_U32_VAROFFSET) || w[2] || w[3] || w[4])
-    out = "at " + std::to_string(static_cast<int16_t>(w[2])) + " mask " + hex(ntohs(static_cast<uint16_t>(w[3])), 4) + " shift " + std::to_string(w[4]);
+    out = "at " + std::to_string(static_cast<int16_t>(w[2])) + " mask " + hex_digits(ntohs(static_cast<uint16_t>(w[3])), 4) + " shift " + std::to_string(w[4]);
   if ((w[0] & TC_U32_OFFSET) || w[1]) out += (out.empty() ? "" : " ") + std::string("plus ") + std::to_string(w[1]);
   if (w[0] & TC_U32_EAT) out += out.empty() ? "eat" : " eat";
   return out.empty() ? "none" : out;
@@ -888,7 +867,7 @@ bool mark_parse(const Node& n, Value& out, Diagnostics& d) {
   uint32_t val = 0, mask = 0;
   if (!read_value_mask(n, kMarkField, "'mark'", val, mask, d)) return false;
   if ((val & mask) != val) {
-    d.error(n.loc, "'mark' value 0x" + hex(val, 1) + " has bits outside its mask 0x" + hex(mask, 1) + ": it could never match");
+    d.error(n.loc, "'mark' value 0x" + hex_digits(val, 1) + " has bits outside its mask 0x" + hex_digits(mask, 1) + ": it could never match");
     return false;
   }
   out = Words{val, mask};
@@ -899,15 +878,15 @@ void mark_emit(const Value& v, YamlOut& y) {
   auto& w = std::get<Words>(v);
   y.map_begin();
   y.key("value");
-  y.str("0x" + hex(w[0], 1));
+  y.str("0x" + hex_digits(w[0], 1));
   y.key("mask");
-  y.str("0x" + hex(w[1], 1));
+  y.str("0x" + hex_digits(w[1], 1));
   y.map_end();
 }
 
 std::string mark_describe(const Value& v) {
   auto& w = std::get<Words>(v);
-  return "0x" + hex(w[0], 1) + "/0x" + hex(w[1], 1);
+  return "0x" + hex_digits(w[0], 1) + "/0x" + hex_digits(w[1], 1);
 }
 
 const CustomType kMarkType{
@@ -935,7 +914,7 @@ const Field kFields[] = {
     {.key = "offset", .type = FieldType::Custom, .flags = kRecreate, .doc = "Where the next header starts for the linked table.", .custom = &kOffsetType},
     {.key = "divisor", .type = FieldType::Uint, .flags = kRecreate, .doc = "Makes this entry a hash table with this many buckets (a power of two up to 256); needs a handle such as 2:.", .max = 256},
     {.key = "mark", .type = FieldType::Custom, .flags = kRecreate, .doc = "Packet mark to match: a number or {value, mask}.", .custom = &kMarkType},
-    {.key = "indev", .type = FieldType::Device, .flags = kRecreate, .doc = "Match only packets received on this device."},
+    {.key = "indev", .type = FieldType::Device, .flags = kRecreate, .doc = "Match only packets received on this device.", .attr = TCA_U32_INDEV},
     {.key = "skip_hw", .type = FieldType::Bool, .flags = kRecreate, .doc = "Do not offload to hardware."},
     {.key = "skip_sw", .type = FieldType::Bool, .flags = kRecreate, .doc = "Match in hardware only."},
     // TC_U32_TERMINAL lives in the selector, which a replace keeps: a rule
@@ -1061,7 +1040,7 @@ void normalize(Options& o, const KindCtx& ctx, Diagnostics& d, SourceLoc loc) {
     if (!is_divisor(n)) d.error(div->loc, "u32 'divisor' must be a power of two from 1 to 256, not " + std::to_string(n));
     for (auto& opt : o.items())
       if (opt.field != kDivisor)
-        d.error(opt.loc, "a u32 hash table ('divisor') takes no " + q(kFields[opt.field].key) + ": it only holds rules that name it in 'ht'");
+        d.error(opt.loc, "a u32 hash table ('divisor') takes no " + quoted(kFields[opt.field].key) + ": it only holds rules that name it in 'ht'");
     if (has_result) d.error(loc, "a u32 hash table ('divisor') takes no classid or actions: give them to the rules in it");
     if (handle) {
       if (handle & ~0xFFF00000u)
@@ -1098,7 +1077,7 @@ void normalize(Options& o, const KindCtx& ctx, Diagnostics& d, SourceLoc loc) {
         d.error(loc, "handle " + u32_handle_str(handle) + " is not in the table 'ht' names (" + u32_handle_str(want) + "): give it as " +
                          u32_handle_str(want | node_of(handle)));
     } else if (ht_id(table) >= kKernelTables) {
-      d.error(loc, "u32 table ids 800: and above are the kernel's own: leave the table out of the handle (::" + hex(node_of(handle), 1) + ") for the root table");
+      d.error(loc, "u32 table ids 800: and above are the kernel's own: leave the table out of the handle (::" + hex_digits(node_of(handle), 1) + ") for the root table");
     } else if (ht_id(table)) {
       o.set(kHt, uint64_t{table}, loc);
     } else if (bucket_of(table)) {
@@ -1193,7 +1172,7 @@ void check_device(const std::vector<const Filter*>& filters, Diagnostics& d) {
                               " and protocol " + format_protocol(tab->key.protocol) + " (declared at " + format_location(tab->loc) + ")");
         uint64_t div = tab->opts.num(kDivisor).value_or(1);
         if (bucket_of(t) >= div)
-          d.error(f->opts.opt(kHt)->loc, "bucket " + hex(bucket_of(t), 1) + " is past the end of u32 table " +
+          d.error(f->opts.opt(kHt)->loc, "bucket " + hex_digits(bucket_of(t), 1) + " is past the end of u32 table " +
                                              u32_handle_str(t & 0xFFF00000u) + " (divisor " + std::to_string(div) + ")");
       }
     }
@@ -1244,8 +1223,8 @@ bool tc_selector(TcCursor& c, const TcWord& kw, Node& seq, bool merge, Node* mar
       break;
     }
   if (family.empty()) {
-    std::string msg = "unknown selector " + q(fam->text) + ": expected u32, u16, u8, ip, ip6, tcp, udp, icmp, ether or mark";
-    if (auto dym = did_you_mean(fam->text, std::vector<std::string_view>(std::begin(kTcFamilies), std::end(kTcFamilies))); !dym.empty()) msg += " (did you mean " + q(dym) + "?)";
+    std::string msg = "unknown selector " + quoted(fam->text) + ": expected u32, u16, u8, ip, ip6, tcp, udp, icmp, ether or mark";
+    if (auto dym = did_you_mean(fam->text, std::vector<std::string_view>(std::begin(kTcFamilies), std::end(kTcFamilies))); !dym.empty()) msg += " (did you mean " + quoted(dym) + "?)";
     d.error(fam->loc, msg);
     return false;
   }
@@ -1275,7 +1254,7 @@ bool tc_selector(TcCursor& c, const TcWord& kw, Node& seq, bool merge, Node* mar
     }
   } else if (family == "mark") {
     if (!mark_out) {
-      d.error(fam->loc, "a mark selects no packet bits: " + q(kw.text) + " needs a selector such as 'ip dst 10.0.0.7'");
+      d.error(fam->loc, "a mark selects no packet bits: " + quoted(kw.text) + " needs a selector such as 'ip dst 10.0.0.7'");
       return false;
     }
     Node mark = tc_map(fam->loc);
@@ -1299,8 +1278,8 @@ bool tc_selector(TcCursor& c, const TcWord& kw, Node& seq, bool merge, Node* mar
       std::vector<std::string_view> names;
       std::string list;
       for (auto& f : fm->fields) names.push_back(f.name), list += (list.empty() ? "" : ", ") + std::string(f.name);
-      std::string msg = "unknown " + q(family) + " match " + q(field) + ": expected one of " + list;
-      if (auto dym = did_you_mean(field, names); !dym.empty()) msg += " (did you mean " + q(dym) + "?)";
+      std::string msg = "unknown " + quoted(family) + " match " + quoted(field) + ": expected one of " + list;
+      if (auto dym = did_you_mean(field, names); !dym.empty()) msg += " (did you mean " + quoted(dym) + "?)";
       d.error(fw->loc, msg);
       return false;
     }
@@ -1454,6 +1433,8 @@ const KindOps kFilterU32{
     .format_filter_handle = format_u32_handle,
     .tc_words = &kTcWords,
     .reported_only = kReportedOnly,
+    .table_of = [](uint32_t h) { return h & 0xFFF00000u; },
+    .own_table_handle = 0xFFF00000u,  // TC_U32_ROOT: u32_get answers tp->root
 };
 
 }  // namespace tcsync

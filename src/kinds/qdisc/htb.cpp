@@ -2,6 +2,7 @@
 #include <linux/pkt_sched.h>
 
 #include "base/handle.h"
+#include "kinds/qdisc/qdisc_values.h"
 #include "kinds/registry.h"
 #include "model/kind.h"
 #include "base/units.h"
@@ -40,17 +41,7 @@ void qdisc_decode(std::span<const uint8_t> p, const KindCtx& ctx, Options& o) {
 }
 
 void qdisc_normalize(Options& o, const KindCtx& ctx, Diagnostics& d, SourceLoc) {
-  // The kernel keeps only the minor of `default`; "1:30" and ":30" mean the
-  // same class of qdisc 1:, and a class of another qdisc cannot be meant.
-  if (auto* opt = o.opt(kQDefault)) {
-    uint32_t h = static_cast<uint32_t>(std::get<uint64_t>(opt->value));
-    if (handle_major(h) && handle_major(h) != handle_major(ctx.handle))
-      d.error(opt->loc, "default class " + format_handle(h) + " is not a class of this qdisc " + format_handle(ctx.handle));
-    else if (handle_minor(h) == 0)
-      o.erase(kQDefault);
-    else
-      o.set(kQDefault, uint64_t{handle_major(ctx.handle) | handle_minor(h)}, opt->loc);
-  }
+  normalize_default_class(o, kQDefault, ctx, d);
 }
 
 // ---- class ---------------------------------------------------------------

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <string>
 
+#include "base/handle.h"
 #include "base/units.h"
 #include "yaml/yaml_reader.h"
 #include "yaml/yaml_out.h"
@@ -93,6 +94,18 @@ std::optional<uint64_t> wire_value(std::span<const Field> fields, const Options&
   if (auto v = o.num(static_cast<uint16_t>(f))) return v;
   if (ctx.change && fields[f].def) return fields[f].def;
   return std::nullopt;
+}
+
+void normalize_default_class(Options& o, int f, const KindCtx& ctx, Diagnostics& d) {
+  auto* opt = o.opt(static_cast<uint16_t>(f));
+  if (!opt) return;
+  uint32_t h = static_cast<uint32_t>(std::get<uint64_t>(opt->value));
+  if (handle_major(h) && handle_major(h) != handle_major(ctx.handle))
+    d.error(opt->loc, "default class " + format_handle(h) + " is not a class of this qdisc " + format_handle(ctx.handle));
+  else if (handle_minor(h) == 0)
+    o.erase(static_cast<uint16_t>(f));
+  else
+    o.set(static_cast<uint16_t>(f), uint64_t{handle_major(ctx.handle) | handle_minor(h)}, opt->loc);
 }
 
 }  // namespace tcsync

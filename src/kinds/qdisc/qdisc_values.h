@@ -1,5 +1,5 @@
-// Value types and helpers shared by the classless qdiscs (netem, sfq, cake,
-// fq_codel, fq): probabilities as the kernel's 32-bit fractions, signed
+// Value types and helpers shared by the qdiscs (netem, sfq, cake, fq_codel,
+// fq; htb and hfsc's default class): probabilities as the kernel's 32-bit fractions, signed
 // overheads, and what to send on a change.
 #pragma once
 #include <optional>
@@ -24,5 +24,10 @@ int32_t as_s32(uint64_t v);
 // What an encoder sends for field f: the declared value; on a change also
 // the field's default, since the kernel keeps what a change leaves out.
 std::optional<uint64_t> wire_value(std::span<const Field> fields, const Options& o, int f, const KindCtx& ctx);
+
+// A classful qdisc's `default` class (htb, hfsc): the kernel keeps only its
+// minor, so "1:30" and ":30" name the same class of qdisc 1:, a class of
+// another qdisc cannot be meant, and minor 0 is no default at all.
+void normalize_default_class(Options& o, int f, const KindCtx& ctx, Diagnostics& d);
 
 }  // namespace tcsync
