@@ -192,3 +192,13 @@ TEST_CASE("tbf: the bucket is reported as the kernel's ticks for the bytes sent"
       if (back) CHECK(kernel_xmit_ticks(rate, static_cast<uint32_t>(back - 1)) < t);
     }
 }
+
+TEST_CASE("tbf: mtu without peakrate is no state") {
+  // tdc: tbf limit 1000 burst 1500 rate 20000 mtu 2048. The kernel keeps no
+  // mtu without a peak rate, so a file that says it compares equal to a dump.
+  Qdisc q = load_qdisc("tbf", "rate: 20000bit, burst: 1500, limit: 1000, mtu: 2048");
+  CHECK_FALSE(q.opts.has(q.ops->field_index("mtu")));
+  Options back;
+  q.ops->decode(body(q), KindCtx{}, back);
+  CHECK(back == q.opts);
+}

@@ -140,6 +140,11 @@ void normalize(Options& o, const KindCtx&, Diagnostics& d, SourceLoc loc) {
   }
   auto peak = o.num(kPeakrate);
   if (peak && !o.has(kMtu)) d.error(o.opt(kPeakrate)->loc, "tbf with 'peakrate' needs 'mtu'");
+  // Without a peak rate, tc's mtu only sizes the cells of the rate table,
+  // which the kernel neither uses (the link layer is set) nor reports: it
+  // is no state, so it is dropped rather than compared (tdc: "rate 20000
+  // mtu 2048"); the table then has tc's default cells.
+  if (!peak) o.erase(kMtu);
   if (lat) {
     // As tc: limit = rate * latency + burst, or less if the peak bucket says so.
     double us = static_cast<double>(std::get<uint64_t>(lat->value));
