@@ -65,10 +65,12 @@ class add dev v1 parent 1: classid 1:1 htb rate 1mbit
 class add dev v1 parent 1: classid 1:2 htb rate 1mbit
 class add dev v1 parent 1: classid 1:3 htb rate 1mbit
 class add dev v1 parent 1: classid 1:4 htb rate 1mbit
+class add dev v1 parent 1: classid 1:5 htb rate 1mbit
 qdisc add dev v1 parent 1:1 handle 10: sfq redflowlimit 200000
 qdisc add dev v1 parent 1:2 handle 12: fq timer_slack 100
 qdisc add dev v1 parent 1:3 handle 15: netem loss state 1
 qdisc add dev v1 parent 1:4 handle 16: netem loss gemodel 1% 10% 70% 0.1% ecn
+qdisc add dev v1 parent 1:5 handle 17: tbf limit 1000 burst 1500 rate 20000 mtu 2048
 qdisc add dev v2 root handle 1: netem slot 10 200 packets 2000 bytes 9000 loss state 1% 10% 5% 80% 0.5%
 qdisc add dev v3 root handle 1: netem loss gemodel 1% slot 1ms delay 10ms
 TC
