@@ -1,15 +1,35 @@
-// tc's rate tables (tc_core.c tc_calc_rtable): what police and tbf send
-// beside a rate, so their messages are tc's bytes.
+// tc's rate tables (tc_core.c tc_calc_rtable) and the rate spec's size
+// adjustments (link layer, overhead, mpu): what police and tbf send beside a
+// rate, so their messages are tc's bytes, and what the kernel charges a
+// packet at a rate spec (psched_l2t_ns), so sizes that travel as ticks read
+// back as the bytes declared.
 #pragma once
 #include <linux/pkt_sched.h>
 
 #include <cstdint>
+#include <span>
+
+#include "model/kind.h"
 
 namespace tcsync {
 
+// tc's `linklayer` words (tc_util.c get_linklayer; "adsl" is atm too).
+// The kernel keeps the link layer of a rate spec and reports it back.
+extern const EnumName kLinklayerNames[2];
+
 // Fills R's cell_log, cell_align and link layer for RATE, and TABLE with the
-// time to send (i + 1) << cell_log bytes, in ticks, for i in 0..255.
+// time to send (i + 1) << cell_log bytes, in ticks, for i in 0..255, each
+// size first raised to MPU and, on ATM, to whole 53-byte cells of 48 bytes
+// of payload (tc_adjust_size; tc leaves the overhead to the kernel).
 // cell_log is the smallest shift that brings MTU (tc's 2047 when 0) to 255.
-void tc_rate_table(tc_ratespec& r, uint64_t rate, uint32_t mtu, uint32_t mpu, uint32_t (&table)[256]);
+void tc_rate_table(tc_ratespec& r, uint64_t rate, uint32_t mtu, uint32_t mpu, uint32_t (&table)[256],
+                   uint8_t linklayer = TC_LINKLAYER_ETHERNET);
+
+// The length the kernel charges for SIZE bytes at a rate spec
+// (psched_l2t_ns): overhead added, raised to mpu, whole cells on ATM.
+uint64_t ratespec_len(uint64_t size, uint16_t overhead, uint16_t mpu, uint8_t linklayer);
+// The smallest size whose charged length is LEN or more: the inverse
+// ratespec_len has where sizes share a length.
+uint64_t ratespec_size(uint64_t len, uint16_t overhead, uint16_t mpu, uint8_t linklayer);
 
 }  // namespace tcsync

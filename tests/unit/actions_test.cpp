@@ -6,6 +6,8 @@
 // sendmsg -x); the YAML of each is what `tcsync import` reads from WORDS.
 #include <catch2/catch.hpp>
 
+#include <linux/tc_act/tc_tunnel_key.h>
+
 #include "kinds/registry.h"
 #include "action_test_util.h"
 
@@ -95,12 +97,62 @@ TEST_CASE("vlan, csum, nat, sample, connmark, skbmod, mpls, tunnel_key: TCA_ACT_
        "tunnel_key set src_ip 10.0.0.1 dst_ip 10.0.0.2 dst_port 6081 ttl 10 drop",
        "080003000a000001080004000a0000020600090017c1000005000d000a00000005000a00000000001c000200000000000000000002000000000000000000000001000000"},
       {R"({tunnel_key: {action: unset, control: goto chain 4}})", "tunnel_key unset goto chain 4",
-       "05000a00000000001c000200000000000000000004000020000000000000000002000000"},
+       "05000a00000000001c000200000000000000000004000020000000000000000002000000"},      // tunnel_key options: geneve nested without NLA_F_NESTED, vxlan with it
+      // (tc 6.1); vxlan_opts is read base 0 (0x4020c4: don't learn, id 0x20c4).
+      {R"({tunnel_key: {action: set, src_ip: 1.1.1.1, dst_ip: 2.2.2.2, id: 42, dst_port: 6081, geneve_opts: "0102:80:00880022,0408:42:0000000000000000"}, index: 1})",
+       "tunnel_key set src_ip 1.1.1.1 dst_ip 2.2.2.2 id 42 dst_port 6081 geneve_opts 0102:80:00880022,0408:42:0000000000000000 index 1",
+       "08000300010101010800040002020202080007000000002a0600090017c1000040000b001c00010006000100010200000500020080000000080003000088002220000100060001000408000005000200420000000c000300000000000000000005000a00000000001c000200010000000000000003000000000000000000000001000000"},
+      {R"({tunnel_key: {action: set, src_ip: 1.1.1.1, dst_ip: 2.2.2.2, id: 42, dst_port: 4789, vxlan_gbp: 0x4020c4}, index: 1})",
+       "tunnel_key set src_ip 1.1.1.1 dst_ip 2.2.2.2 id 42 dst_port 4789 vxlan_opts 0x4020c4 index 1",
+       "08000300010101010800040002020202080007000000002a0600090012b5000010000b800c00028008000100c420400005000a00000000001c000200010000000000000003000000000000000000000001000000"},
   };
   for (auto& c : cases) {
     INFO(c.tc);
     check_golden(std::string("[") + c.yaml + "]", c.bytes);
   }
+}
+
+TEST_CASE("tunnel_key: erspan options carry what the kernel keeps, and geneve options read back in tc's form") {
+  // tc ... erspan_opts 2:123:1:2 sends VER, INDEX, DIR, HWID; the kernel
+  // keeps INDEX only for version 1 (tunnel_key_copy_erspan_opt), so tcsync
+  // sends and compares VER, DIR and HWID: tc's bytes but the INDEX attribute.
+  auto acts = load_actions(R"([{tunnel_key: {action: set, src_ip: 1.1.1.1, dst_ip: 2.2.2.2, id: 42, erspan_ver: 2, erspan_dir: 1, erspan_hwid: 2}, index: 1}])");
+  std::string tc = "08000300010101010800040002020202080007000000002a28000b80240003800500010002000000080002000000007b0500030001000000050004000200000005000a00000000001c000200010000000000000003000000000000000000000001000000";
+  std::string index_attr = "080002000000007b";
+  REQUIRE(tc.find(index_attr) != std::string::npos);
+  tc.erase(tc.find(index_attr), index_attr.size());
+  tc.replace(tc.find("28000b8024000380"), 16, "20000b801c000380");  // the nests' lengths, 8 bytes less
+  CHECK(hex(body(acts[0], acts[0].opts)) == tc);
+  Options back;
+  acts[0].ops->decode(body(acts[0], acts[0].opts), KindCtx{}, back);
+  CHECK(back == acts[0].opts);
+  // Upper-case and short hex read as tc prints it.
+  CHECK(*first_opts(R"([{tunnel_key: {action: set, src_ip: 1.1.1.1, dst_ip: 2.2.2.2, geneve_opts: "102:8:0088002A"}}])")
+             .str(kActionTunnelKey.field_index("geneve_opts")) == "0102:08:0088002a");
+  // tc's `vxlan_opts 01020304` is octal 0x420c4: the kernel keeps 0x20c4.
+  CHECK(load_errors(file_with(R"([{tunnel_key: {action: set, src_ip: 1.1.1.1, dst_ip: 2.2.2.2, vxlan_gbp: 270532}}])"))
+            .find("warning: vxlan_gbp 270532 has bits the kernel drops: it keeps 8388") != std::string::npos);
+  // The kernel dumps the geneve options in one nest, one after another.
+  std::vector<uint8_t> dump;
+  {
+    MsgWriter w(dump);
+    size_t opts = w.nest_begin(TCA_TUNNEL_KEY_ENC_OPTS);
+    size_t one = w.nest_begin(TCA_TUNNEL_KEY_ENC_OPTS_GENEVE);
+    const uint8_t d1[] = {0, 0x88, 0, 0x22}, d2[] = {0, 0, 0, 0, 0, 0, 0, 1};
+    w.attr_be16(TCA_TUNNEL_KEY_ENC_OPT_GENEVE_CLASS, 0x102);
+    w.attr_u8(TCA_TUNNEL_KEY_ENC_OPT_GENEVE_TYPE, 0x80);
+    w.attr(TCA_TUNNEL_KEY_ENC_OPT_GENEVE_DATA, d1, sizeof d1);
+    w.attr_be16(TCA_TUNNEL_KEY_ENC_OPT_GENEVE_CLASS, 0x408);
+    w.attr_u8(TCA_TUNNEL_KEY_ENC_OPT_GENEVE_TYPE, 0x42);
+    w.attr(TCA_TUNNEL_KEY_ENC_OPT_GENEVE_DATA, d2, sizeof d2);
+    w.nest_end(one);
+    w.nest_end(opts);
+  }
+  Options kernel;
+  kActionTunnelKey.decode(dump, KindCtx{}, kernel);
+  CHECK(*kernel.str(kActionTunnelKey.field_index("geneve_opts")) == "0102:80:00880022,0408:42:0000000000000001");
+  CHECK(error_of(R"([{tunnel_key: {action: set, src_ip: 1.1.1.1, dst_ip: 2.2.2.2, geneve_opts: "0102:80:0088"}}])").find(
+            "expected geneve options") == 0);
 }
 
 TEST_CASE("vlan, mpls: the values Linux 6.1 dumps by itself read as absent") {

@@ -5,6 +5,8 @@
 // (strace -e sendmsg -x), as hex.
 #include <linux/pkt_sched.h>
 
+#include "kinds/qdisc/qdisc_values.h"
+#include "kinds/registry.h"
 #include "qdisc_test_util.h"
 
 using namespace tcsync;
@@ -23,9 +25,27 @@ TEST_CASE("fq: options are tc's bytes") {
   check_golden("fq", "buckets: 512", "0800080009000000");
 }
 
+TEST_CASE("fq: timer_slack is kept in ns, as the kernel keeps it") {
+  // tc qdisc add dev v0 root handle 1: fq timer_slack 100   (tdc: 100 ns,
+  // tc's get_time64 reads a bare number as ns)
+  check_golden("fq", "timer_slack: 100", "08000d0064000000");
+  check_golden("fq", "timer_slack: 100ns", "08000d0064000000");
+  check_golden("fq", "timer_slack: 1.5us", "08000d00dc050000");
+  // The kernel's report of 100 ns reads back as 100 ns, not 0 us.
+  Options back;
+  kQdiscFq.decode(unhex("08000d0064000000"), KindCtx{}, back);
+  CHECK(back.num(kQdiscFq.field_index("timer_slack")) == 100u);
+  CHECK(format_time_ns(100) == "100ns");
+  CHECK(format_time_ns(20000) == "20us");
+  CHECK(format_time_ns(0) == "0ns");
+  CHECK(parse_time_ns("20US") == 20000u);
+  CHECK(!parse_time_ns("20 us"));
+  CHECK(!parse_time_ns("-1"));
+}
+
 TEST_CASE("fq: timer_slack goes out in ns and must fit 32 bits") {
   CHECK(load_errors("version: 1\ndevices:\n  v0:\n    qdiscs: [{kind: fq, handle: \"1:\", timer_slack: 5s}]\n") ==
-        "t.yaml:4:52: error: timer_slack must be at most 4294967us\n"
+        "t.yaml:4:52: error: timer_slack must be at most 4294967295ns\n"
         "      qdiscs: [{kind: fq, handle: \"1:\", timer_slack: 5s}]\n"
         "                                                     ^\n");
 }

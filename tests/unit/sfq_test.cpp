@@ -31,3 +31,48 @@ TEST_CASE("sfq: the default limit is left out, so flows keep their default") {
   CHECK(opt.v0.flows == 128);
   CHECK(Attr{0, body(load_qdisc("sfq", "limit: 50"))}.as<tc_sfq_qopt_v1>().v0.limit == 50);
 }
+
+TEST_CASE("sfq: RED mode is tc's bytes, and the kernel's report reads back") {
+  // tc qdisc add dev v0 root handle 1: sfq redflowlimit 100000 min 8000 max 60000 probability 0.20 ecn headdrop (tdc)
+  // tc qdisc add dev v0 root handle 1: sfq limit 3000 redflowlimit 100000 avpkt 1000 burst 20 harddrop
+  // tc qdisc add dev v0 root handle 1: sfq redflowlimit 200000
+  struct Case {
+    const char *yaml, *tc, *kernel_form;
+  } cases[] = {
+      {"redflowlimit: 100000, min: 8000, max: 60000, probability: 0.20, ecn: true, headdrop: true",
+       "00000000000000000000000000000000000000000000000001000000a0860100401f000060ea00000612000133333333000000000000000000000000000000000000000000000000",
+       "min: 8000, max: 60000, ewma: 6, probability: 0.2, ecn: true, headdrop: true"},
+      {"limit: 3000, redflowlimit: 100000, avpkt: 1000, burst: 20, harddrop: true",
+       "0000000000000000b80b000000000000000000000000000000000000a08601008d200000a86100000514000251b81e05000000000000000000000000000000000000000000000000",
+       "limit: 3000, min: 8333, max: 25000, ewma: 5, probability: 0.02, harddrop: true"},
+      {"redflowlimit: 200000",
+       "00000000000000000000000000000000000000000000000000000000400d03001a41000050c300000415000051b81e05000000000000000000000000000000000000000000000000",
+       "min: 16666, max: 50000, ewma: 4, probability: 0.02"},
+  };
+  for (auto& c : cases) {
+    check_golden("sfq", c.yaml, c.tc);
+    // The kernel never keeps redflowlimit (struct limit): its dump, read
+    // back, is the kernel's form, which applies back to the same state.
+    INFO(c.kernel_form);
+    Qdisc tc_form = load_qdisc("sfq", c.yaml), kernel_form = load_qdisc("sfq", c.kernel_form);
+    auto dump = body(tc_form);
+    dump[28] = dump[29] = dump[30] = dump[31] = 0;  // tc_sfq_qopt_v1.limit
+    Options back;
+    kQdiscSfq.decode(dump, KindCtx{}, back);
+    for (auto& o : kernel_form.opts.items()) {
+      INFO("field " << kQdiscSfq.fields[o.field].key);
+      REQUIRE(back.get(o.field));
+      CHECK(*back.get(o.field) == o.value);
+    }
+    CHECK_FALSE(back.has(kQdiscSfq.field_index("redflowlimit")));
+    auto again = body(kernel_form);
+    CHECK(hex(again) == hex(dump));
+  }
+}
+
+TEST_CASE("sfq: RED mode errors") {
+  CHECK(load_errors("version: 1\ndevices:\n  v0:\n    qdiscs: [{kind: sfq, handle: \"1:\", min: 8000}]\n").find(
+            "sfq's RED mode needs redflowlimit") != std::string::npos);
+  CHECK(load_errors("version: 1\ndevices:\n  v0:\n    qdiscs: [{kind: sfq, handle: \"1:\", redflowlimit: 1000, max: 2000}]\n").find(
+            "max is larger than redflowlimit") != std::string::npos);
+}

@@ -8,6 +8,11 @@
 //   TCA_POLICE_PEAKRATE   256-entry table, with peakrate; PEAKRATE64 likewise
 //   TCA_POLICE_AVRATE     u32 bytes/s (needs the filter's rate estimator)
 //   TCA_POLICE_RESULT     conform verdict, sent (and dumped) when not pass
+//   TCA_POLICE_PKTRATE64  packets/s of a packet bucket (instead of rate)
+//   TCA_POLICE_PKTBURST64 its size, as ticks of sending that many packets
+//
+// Both rate specs carry tc's overhead, mpu and link layer (the tables count
+// mpu and ATM cells); the kernel keeps them and charges packets with them.
 //
 // The kernel only checks the tables (qdisc_get_rtab: 1024 bytes, cell_log
 // set) and keeps the ratespec; tcsync sends the tables tc computes, so the
@@ -25,7 +30,7 @@
 namespace tcsync {
 namespace {
 
-enum : uint16_t { kRate, kBurst, kMtu, kPeakrate, kAvrate, kOverhead, kMpu, kConform, kExceed };
+enum : uint16_t { kRate, kBurst, kMtu, kPeakrate, kAvrate, kOverhead, kMpu, kConform, kExceed, kLinklayer, kPktsRate, kPktsBurst };
 
 const Field kFields[] = {
     {.key = "rate", .type = FieldType::Rate, .doc = "Token rate: traffic above it exceeds."},
@@ -37,6 +42,9 @@ const Field kFields[] = {
     {.key = "mpu", .type = FieldType::Size, .doc = "Smallest size a packet counts as.", .def = 0},
     {.key = "conform", .type = FieldType::Custom, .doc = "Verdict for conforming packets (tc's conform-exceed X/CONFORM).", .def = TC_ACT_OK, .custom = &kControlType},
     {.key = "exceed", .type = FieldType::Custom, .doc = "Verdict for packets over the limit (tc's conform-exceed EXCEED/...).", .def = TC_ACT_RECLASSIFY, .custom = &kControlType},
+    {.key = "linklayer", .type = FieldType::Enum, .doc = "ethernet, or atm: sizes charged as whole 53-byte cells of 48 bytes.", .def = TC_LINKLAYER_ETHERNET, .names = kLinklayerNames},
+    {.key = "pkts_rate", .type = FieldType::Uint, .doc = "Packets per second of a packet bucket: packets above it exceed (instead of rate; needs pkts_burst)."},
+    {.key = "pkts_burst", .type = FieldType::Uint, .doc = "Size of the packet bucket in packets (with pkts_rate)."},
 };
 
 void encode(const Options& o, const KindCtx& ctx, MsgWriter& w) {
@@ -47,12 +55,13 @@ void encode(const Options& o, const KindCtx& ctx, MsgWriter& w) {
   uint32_t mtu = static_cast<uint32_t>(o.num(kMtu).value_or(0));
   uint32_t mpu = static_cast<uint32_t>(o.num(kMpu).value_or(0));
   uint16_t overhead = static_cast<uint16_t>(o.num(kOverhead).value_or(0));
+  uint8_t linklayer = static_cast<uint8_t>(o.num(kLinklayer).value_or(TC_LINKLAYER_ETHERNET));
   uint32_t rtab[256], ptab[256];
   if (rate) {
     p.rate.rate = rate >= (1ull << 32) ? ~0u : static_cast<uint32_t>(rate);
     p.rate.mpu = static_cast<uint16_t>(mpu);
     p.rate.overhead = overhead;
-    tc_rate_table(p.rate, rate, mtu, mpu, rtab);
+    tc_rate_table(p.rate, rate, mtu, mpu, rtab, linklayer);
     p.burst = xmittime_ticks(rate, o.num(kBurst).value_or(0));
   }
   p.mtu = mtu;
@@ -60,7 +69,7 @@ void encode(const Options& o, const KindCtx& ctx, MsgWriter& w) {
     p.peakrate.rate = peak >= (1ull << 32) ? ~0u : static_cast<uint32_t>(peak);
     p.peakrate.mpu = static_cast<uint16_t>(mpu);
     p.peakrate.overhead = overhead;
-    tc_rate_table(p.peakrate, peak, mtu, mpu, ptab);
+    tc_rate_table(p.peakrate, peak, mtu, mpu, ptab, linklayer);
   }
   w.attr(TCA_POLICE_TBF, &p, sizeof p);
   if (rate) {
@@ -73,6 +82,10 @@ void encode(const Options& o, const KindCtx& ctx, MsgWriter& w) {
   }
   if (auto av = o.num(kAvrate)) w.attr_u32(TCA_POLICE_AVRATE, static_cast<uint32_t>(*av));
   if (auto c = o.num(kConform); c && *c != TC_ACT_OK) w.attr_u32(TCA_POLICE_RESULT, static_cast<uint32_t>(*c));
+  if (auto pps = o.num(kPktsRate)) {
+    w.attr_u64(TCA_POLICE_PKTRATE64, *pps);
+    w.attr_u64(TCA_POLICE_PKTBURST64, xmittime_ticks(*pps, o.num(kPktsBurst).value_or(0)));
+  }
 }
 
 void decode(std::span<const uint8_t> payload, const KindCtx&, Options& o) {
@@ -93,12 +106,19 @@ void decode(std::span<const uint8_t> payload, const KindCtx&, Options& o) {
     o.set(kBurst, xmitsize_bytes(rate, p.burst));
     if (p.rate.overhead) o.set(kOverhead, uint64_t{p.rate.overhead});
     if (p.rate.mpu) o.set(kMpu, uint64_t{p.rate.mpu});
+    if (p.rate.linklayer == TC_LINKLAYER_ATM) o.set(kLinklayer, uint64_t{TC_LINKLAYER_ATM});
   }
   o.set(kMtu, uint64_t{p.mtu});
   if (peak) o.set(kPeakrate, peak);
   if (auto* r = tb.get(TCA_POLICE_AVRATE); r && r->u32()) o.set(kAvrate, uint64_t{r->u32()});
   // Absent: pass (TC_ACT_OK), which the kernel does not dump.
   if (auto* r = tb.get(TCA_POLICE_RESULT); r && r->u32() != TC_ACT_OK) o.set(kConform, uint64_t{r->u32()});
+  auto* pps = tb.get(TCA_POLICE_PKTRATE64);
+  auto* pburst = tb.get(TCA_POLICE_PKTBURST64);
+  if (pps && pburst) {
+    o.set(kPktsRate, pps->u64());
+    o.set(kPktsBurst, xmitsize_bytes(pps->u64(), static_cast<uint32_t>(pburst->u64())));
+  }
 }
 
 void normalize(Options& o, const KindCtx&, Diagnostics& d, SourceLoc loc) {
@@ -106,8 +126,15 @@ void normalize(Options& o, const KindCtx&, Diagnostics& d, SourceLoc loc) {
   auto rate = o.num(kRate);
   if (rate && *rate == 0) d.error(at(kRate), "police rate must be more than 0");
   if (rate && o.has(kAvrate)) d.error(at(kAvrate), "police takes rate or avrate, not both");
-  if (!rate && !o.has(kAvrate) && !o.has(kMtu))
-    d.error(loc, "police needs 'rate' (with 'burst'), 'avrate' or 'mtu'");
+  if (!rate && !o.has(kAvrate) && !o.has(kMtu) && !o.has(kPktsRate))
+    d.error(loc, "police needs 'rate' (with 'burst'), 'pkts_rate' (with 'pkts_burst'), 'avrate' or 'mtu'");
+  // act_police.c refuses both buckets in one action, and either packet
+  // word without the other.
+  if (rate && o.has(kPktsRate)) d.error(at(kPktsRate), "police takes rate or pkts_rate, not both");
+  if (o.has(kPktsRate) != o.has(kPktsBurst))
+    d.error(at(o.has(kPktsRate) ? kPktsRate : kPktsBurst), "police 'pkts_rate' and 'pkts_burst' go together");
+  if (o.num(kPktsRate) == 0u || o.num(kPktsBurst) == 0u)
+    d.error(at(o.num(kPktsRate) == 0u ? kPktsRate : kPktsBurst), "police 'pkts_rate' and 'pkts_burst' must be more than 0");
   if (rate && *rate && !o.has(kBurst)) d.error(at(kRate), "police 'rate' needs 'burst' (the bucket size)");
   if (!rate && o.has(kBurst)) d.error(at(kBurst), "police 'burst' needs 'rate'");
   if (o.has(kPeakrate) && (!rate || !o.has(kMtu))) d.error(at(kPeakrate), "police 'peakrate' needs 'rate' and 'mtu'");
@@ -124,6 +151,12 @@ void normalize(Options& o, const KindCtx&, Diagnostics& d, SourceLoc loc) {
     if (auto* b = o.opt(kBurst)) {
       uint64_t bytes = std::get<uint64_t>(b->value);
       o.set(kBurst, xmitsize_bytes(*rate, xmittime_ticks(*rate, bytes)), b->loc);
+    }
+  // So does the packet bucket, in packets: keep the count a dump gives back.
+  if (auto pps = o.num(kPktsRate); pps && *pps)
+    if (auto* b = o.opt(kPktsBurst)) {
+      uint64_t n = std::get<uint64_t>(b->value);
+      o.set(kPktsBurst, xmitsize_bytes(*pps, xmittime_ticks(*pps, n)), b->loc);
     }
 }
 
@@ -151,12 +184,14 @@ bool tc_conform_exceed(TcCursor& c, const TcWord& kw, Node& body) {
 // A bare verdict is the exceed action (m_police.c).
 bool tc_bare_exceed(TcCursor& c, Node& body) { return tc_read_verdict(c, body, "exceed"); }
 const TcAlias kTcAliases[] = {{"buffer", "burst"}, {"maxburst", "burst"}, {"minburst", "mtu"}};
+const TcValueAlias kTcValueAliases[] = {{"adsl", "atm"}};
 const TcReader kTcReaders[] = {{"conform-exceed", tc_conform_exceed}};
 // m_police.c refuses these twice (duparg).
-const std::string_view kTcOnce[] = {"rate", "burst", "mtu", "mpu", "avrate", "peakrate"};
+const std::string_view kTcOnce[] = {"rate", "burst", "mtu", "mpu", "avrate", "peakrate", "pkts_rate", "pkts_burst"};
 const std::string_view kTcExamples[] = {"rate 1mbit burst 10k drop", "rate 1mbit buffer 10k conform-exceed drop/ok",
-                                        "rate 1mbit maxburst 10k minburst 1500 peakrate 2mbit"};
-const TcWords kTcWords{.aliases = kTcAliases, .readers = kTcReaders, .bare = tc_bare_exceed, .once = kTcOnce, .examples = kTcExamples};
+                                        "rate 1mbit maxburst 10k minburst 1500 peakrate 2mbit",
+                                        "rate 1mbit burst 10k linklayer adsl overhead 10 mpu 64", "pkts_rate 1000 pkts_burst 200"};
+const TcWords kTcWords{.aliases = kTcAliases, .value_aliases = kTcValueAliases, .readers = kTcReaders, .bare = tc_bare_exceed, .once = kTcOnce, .examples = kTcExamples};
 }  // namespace
 
 const KindOps kActionPolice{

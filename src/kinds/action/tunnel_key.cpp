@@ -10,24 +10,120 @@
 //   TCA_TUNNEL_KEY_NO_CSUM        u8; tc sends it always, the kernel dumps it
 //                                 for every set
 //   TCA_TUNNEL_KEY_ENC_TOS, _TTL  u8
-// Geneve/vxlan/erspan options are not read yet: a dump that has them is
-// decoded without them.
+//   TCA_TUNNEL_KEY_ENC_OPTS       nested, one kind of options:
+//     _GENEVE (nested, repeated)  CLASS be16, TYPE u8, DATA (4n bytes)
+//     _VXLAN (nested)             GBP u32
+//     _ERSPAN (nested)            VER u8, INDEX be32 (version 1), DIR u8
+//                                 and HWID u8 (version 2)
+//   tc sends the geneve nest without NLA_F_NESTED and the others with it.
 #include <arpa/inet.h>
+#include <linux/netlink.h>
 #include <linux/pkt_cls.h>
 #include <linux/tc_act/tc_tunnel_key.h>
 
+#include <cstdio>
 #include <cstring>
+#include <string>
+#include <vector>
 
 #include "kinds/action/action_control.h"
 #include "kinds/net_types.h"
 #include "kinds/registry.h"
 #include "model/kind.h"
 #include "model/tc_words.h"
+#include "yaml/yaml_out.h"
+#include "yaml/yaml_reader.h"
 
 namespace tcsync {
 namespace {
 
-enum : uint16_t { kAction, kSrcIp, kDstIp, kId, kDstPort, kTos, kTtl, kCsum, kControl };
+enum : uint16_t {
+  kAction, kSrcIp, kDstIp, kId, kDstPort, kTos, kTtl, kCsum, kControl,
+  kGeneveOpts, kVxlanGbp, kErspanVer, kErspanIndex, kErspanDir, kErspanHwid,
+};
+
+// ---- geneve options: tc's "CLASS:TYPE:DATA[,CLASS:TYPE:DATA...]", in hex --------
+// Kept as that text in tc's own print form (class 4 digits, type 2, data
+// lowercase), so what a dump prints compares equal to what a file says.
+struct GeneveOpt {
+  uint16_t cls;
+  uint8_t type;
+  std::vector<uint8_t> data;
+};
+
+int hex_digit(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+std::optional<uint64_t> parse_hex(std::string_view s, size_t max_digits) {
+  if (s.empty() || s.size() > max_digits) return std::nullopt;
+  uint64_t v = 0;
+  for (char c : s) {
+    int d = hex_digit(c);
+    if (d < 0) return std::nullopt;
+    v = v * 16 + static_cast<uint64_t>(d);
+  }
+  return v;
+}
+
+// The kernel takes option data of whole 4-byte words, at most 124 bytes.
+std::optional<std::vector<GeneveOpt>> parse_geneve(std::string_view s) {
+  std::vector<GeneveOpt> out;
+  while (true) {
+    size_t comma = s.find(',');
+    std::string_view one = s.substr(0, comma);
+    size_t c1 = one.find(':'), c2 = c1 == std::string_view::npos ? c1 : one.find(':', c1 + 1);
+    if (c2 == std::string_view::npos) return std::nullopt;
+    auto cls = parse_hex(one.substr(0, c1), 4);
+    auto type = parse_hex(one.substr(c1 + 1, c2 - c1 - 1), 2);
+    std::string_view data = one.substr(c2 + 1);
+    if (!cls || !type || data.empty() || data.size() % 8 || data.size() > 248) return std::nullopt;
+    GeneveOpt g{static_cast<uint16_t>(*cls), static_cast<uint8_t>(*type), {}};
+    for (size_t i = 0; i < data.size(); i += 2) {
+      auto b = parse_hex(data.substr(i, 2), 2);
+      if (!b) return std::nullopt;
+      g.data.push_back(static_cast<uint8_t>(*b));
+    }
+    out.push_back(std::move(g));
+    if (comma == std::string_view::npos) return out;
+    s.remove_prefix(comma + 1);
+  }
+}
+
+std::string format_geneve(const std::vector<GeneveOpt>& opts) {
+  std::string out;
+  char buf[16];
+  for (auto& g : opts) {
+    if (!out.empty()) out += ',';
+    std::snprintf(buf, sizeof buf, "%04x:%02x:", g.cls, g.type);
+    out += buf;
+    for (uint8_t b : g.data) std::snprintf(buf, sizeof buf, "%02x", b), out += buf;
+  }
+  return out;
+}
+
+bool geneve_parse(const Node& n, Value& out, Diagnostics& d) {
+  if (n.is_scalar())
+    if (auto g = parse_geneve(n.scalar)) {
+      out = format_geneve(*g);
+      return true;
+    }
+  d.error(n.loc, "expected geneve options as CLASS:TYPE:DATA[,...] in hex, such as 0102:80:00880022 (data in whole 4-byte words, at most 124 bytes)");
+  return false;
+}
+std::string geneve_describe(const Value& v) { return std::get<std::string>(v); }
+void geneve_emit(const Value& v, YamlOut& y) { y.str(std::get<std::string>(v)); }
+
+const CustomType kGeneveOptsType{
+    .schema_name = "geneve_opts",
+    .parse = geneve_parse,
+    .emit = geneve_emit,
+    .describe = geneve_describe,
+    .json_schema = R"({"description": "Geneve options as tc writes them: CLASS:TYPE:DATA[,CLASS:TYPE:DATA...] in hex, such as 0102:80:00880022.", "type": "string", "pattern": "^[0-9a-fA-F]{1,4}:[0-9a-fA-F]{1,2}:([0-9a-fA-F]{8})+(,[0-9a-fA-F]{1,4}:[0-9a-fA-F]{1,2}:([0-9a-fA-F]{8})+)*$"})",
+};
 const EnumName kActions[] = {{"set", TCA_TUNNEL_KEY_ACT_SET}, {"unset", TCA_TUNNEL_KEY_ACT_RELEASE}};
 
 const Field kFields[] = {
@@ -40,6 +136,12 @@ const Field kFields[] = {
     {.key = "ttl", .type = FieldType::Uint, .doc = "Outer TTL / hop limit.", .max = 0xFF},
     {.key = "csum", .type = FieldType::Bool, .doc = "Compute the outer UDP checksum (false: tc's nocsum).", .def = 1},
     {.key = "control", .type = FieldType::Custom, .doc = "Verdict after the action (default pipe; also \"goto chain N\", \"jump N\").", .def = TC_ACT_PIPE, .custom = &kControlType},
+    {.key = "geneve_opts", .type = FieldType::Custom, .doc = "Geneve options, as tc's CLASS:TYPE:DATA[,...] in hex.", .custom = &kGeneveOptsType},
+    {.key = "vxlan_gbp", .type = FieldType::Uint, .doc = "VXLAN group policy (tc's vxlan_opts): the policy id and the don't-learn and policy-applied bits; the kernel keeps those bits only.", .max = 0xFFFFFFFF},
+    {.key = "erspan_ver", .type = FieldType::Uint, .doc = "ERSPAN version, 1 or 2 (tc's erspan_opts VER:INDEX:DIR:HWID).", .max = 0xFF},
+    {.key = "erspan_index", .type = FieldType::Uint, .doc = "ERSPAN version 1 index (the kernel keeps it for version 1 only).", .max = 0xFFFFFFFF},
+    {.key = "erspan_dir", .type = FieldType::Uint, .doc = "ERSPAN version 2 direction, 0 or 1 (kept for version 2 only).", .max = 0xFF},
+    {.key = "erspan_hwid", .type = FieldType::Uint, .doc = "ERSPAN version 2 hardware id (kept for version 2 only).", .max = 0xFF},
 };
 
 void put_ip(MsgWriter& w, const Words* ip, uint16_t v4, uint16_t v6) {
@@ -58,6 +160,32 @@ void encode(const Options& o, const KindCtx& ctx, MsgWriter& w) {
   if (auto v = o.num(kDstPort)) w.attr_be16(TCA_TUNNEL_KEY_ENC_DST_PORT, static_cast<uint16_t>(*v));
   if (auto v = o.num(kTos)) w.attr_u8(TCA_TUNNEL_KEY_ENC_TOS, static_cast<uint8_t>(*v));
   if (auto v = o.num(kTtl)) w.attr_u8(TCA_TUNNEL_KEY_ENC_TTL, static_cast<uint8_t>(*v));
+  if (auto* g = o.str(kGeneveOpts)) {
+    size_t opts = w.nest_begin(TCA_TUNNEL_KEY_ENC_OPTS);
+    for (auto& opt : parse_geneve(*g).value_or(std::vector<GeneveOpt>{})) {
+      size_t one = w.nest_begin(TCA_TUNNEL_KEY_ENC_OPTS_GENEVE);
+      w.attr_be16(TCA_TUNNEL_KEY_ENC_OPT_GENEVE_CLASS, opt.cls);
+      w.attr_u8(TCA_TUNNEL_KEY_ENC_OPT_GENEVE_TYPE, opt.type);
+      w.attr(TCA_TUNNEL_KEY_ENC_OPT_GENEVE_DATA, opt.data.data(), opt.data.size());
+      w.nest_end(one);
+    }
+    w.nest_end(opts);
+  } else if (auto gbp = o.num(kVxlanGbp)) {
+    size_t opts = w.nest_begin(TCA_TUNNEL_KEY_ENC_OPTS | NLA_F_NESTED);
+    size_t one = w.nest_begin(TCA_TUNNEL_KEY_ENC_OPTS_VXLAN | NLA_F_NESTED);
+    w.attr_u32(TCA_TUNNEL_KEY_ENC_OPT_VXLAN_GBP, static_cast<uint32_t>(*gbp));
+    w.nest_end(one);
+    w.nest_end(opts);
+  } else if (auto ver = o.num(kErspanVer)) {
+    size_t opts = w.nest_begin(TCA_TUNNEL_KEY_ENC_OPTS | NLA_F_NESTED);
+    size_t one = w.nest_begin(TCA_TUNNEL_KEY_ENC_OPTS_ERSPAN | NLA_F_NESTED);
+    w.attr_u8(TCA_TUNNEL_KEY_ENC_OPT_ERSPAN_VER, static_cast<uint8_t>(*ver));
+    if (auto v = o.num(kErspanIndex)) w.attr_be32(TCA_TUNNEL_KEY_ENC_OPT_ERSPAN_INDEX, static_cast<uint32_t>(*v));
+    if (auto v = o.num(kErspanDir)) w.attr_u8(TCA_TUNNEL_KEY_ENC_OPT_ERSPAN_DIR, static_cast<uint8_t>(*v));
+    if (auto v = o.num(kErspanHwid)) w.attr_u8(TCA_TUNNEL_KEY_ENC_OPT_ERSPAN_HWID, static_cast<uint8_t>(*v));
+    w.nest_end(one);
+    w.nest_end(opts);
+  }
   w.attr_u8(TCA_TUNNEL_KEY_NO_CSUM, o.num(kCsum) == 0u ? 1 : 0);
   tc_tunnel_key p{};
   p.index = ctx.action_index;
@@ -84,6 +212,41 @@ void decode(std::span<const uint8_t> payload, const KindCtx&, Options& o) {
   if (auto* a = tb.get(TCA_TUNNEL_KEY_NO_CSUM); a && a->u8()) o.set(kCsum, uint64_t{0});
   if (auto* a = tb.get(TCA_TUNNEL_KEY_ENC_TOS); a && a->u8()) o.set(kTos, uint64_t{a->u8()});
   if (auto* a = tb.get(TCA_TUNNEL_KEY_ENC_TTL); a && a->u8()) o.set(kTtl, uint64_t{a->u8()});
+  if (auto* a = tb.get(TCA_TUNNEL_KEY_ENC_OPTS)) {
+    std::vector<GeneveOpt> geneve;
+    AttrIter it(a->data);
+    Attr kind;
+    while (it.next(kind)) {
+      AttrTable ot(kind.data, 4);  // the largest option attribute (ERSPAN_HWID)
+      switch (kind.type) {
+        case TCA_TUNNEL_KEY_ENC_OPTS_GENEVE: {
+          // tc sends a nest per option; the kernel dumps one nest with the
+          // options' attributes in a row: each CLASS starts an option.
+          AttrIter oi(kind.data);
+          Attr x;
+          while (oi.next(x)) {
+            if (x.type == TCA_TUNNEL_KEY_ENC_OPT_GENEVE_CLASS || geneve.empty()) geneve.push_back({});
+            if (x.type == TCA_TUNNEL_KEY_ENC_OPT_GENEVE_CLASS) geneve.back().cls = x.be16();
+            if (x.type == TCA_TUNNEL_KEY_ENC_OPT_GENEVE_TYPE) geneve.back().type = x.u8();
+            if (x.type == TCA_TUNNEL_KEY_ENC_OPT_GENEVE_DATA) geneve.back().data.assign(x.data.begin(), x.data.end());
+          }
+          break;
+        }
+        case TCA_TUNNEL_KEY_ENC_OPTS_VXLAN:
+          if (auto* g = ot.get(TCA_TUNNEL_KEY_ENC_OPT_VXLAN_GBP)) o.set(kVxlanGbp, uint64_t{g->u32()});
+          break;
+        case TCA_TUNNEL_KEY_ENC_OPTS_ERSPAN:
+          if (auto* v = ot.get(TCA_TUNNEL_KEY_ENC_OPT_ERSPAN_VER)) o.set(kErspanVer, uint64_t{v->u8()});
+          if (auto* v = ot.get(TCA_TUNNEL_KEY_ENC_OPT_ERSPAN_INDEX)) o.set(kErspanIndex, uint64_t{v->be32()});
+          if (auto* v = ot.get(TCA_TUNNEL_KEY_ENC_OPT_ERSPAN_DIR)) o.set(kErspanDir, uint64_t{v->u8()});
+          if (auto* v = ot.get(TCA_TUNNEL_KEY_ENC_OPT_ERSPAN_HWID)) o.set(kErspanHwid, uint64_t{v->u8()});
+          break;
+        default:
+          break;
+      }
+    }
+    if (!geneve.empty()) o.set(kGeneveOpts, format_geneve(geneve));
+  }
   drop_default_control(o, kControl, TC_ACT_PIPE);
 }
 
@@ -92,7 +255,7 @@ void normalize(Options& o, const KindCtx&, Diagnostics& d, SourceLoc loc) {
   if (o.num(kCsum) == 1u) o.erase(kCsum);  // the kernel's default
   auto act = o.num(kAction);
   if (act == TCA_TUNNEL_KEY_ACT_RELEASE) {
-    for (uint16_t f : {kSrcIp, kDstIp, kId, kDstPort, kTos, kTtl, kCsum})
+    for (uint16_t f : {kSrcIp, kDstIp, kId, kDstPort, kTos, kTtl, kCsum, kGeneveOpts, kVxlanGbp, kErspanVer, kErspanIndex, kErspanDir, kErspanHwid})
       if (o.has(f)) d.error(o.opt(f)->loc, "tunnel_key '" + std::string(kFields[f].key) + "' is for set only");
     return;
   }
@@ -102,6 +265,20 @@ void normalize(Options& o, const KindCtx&, Diagnostics& d, SourceLoc loc) {
   auto* s = o.words(kSrcIp);
   auto* t = o.words(kDstIp);
   if (s && t && (*s)[0] != (*t)[0]) d.error(o.opt(kSrcIp)->loc, "tunnel_key 'src_ip' and 'dst_ip' must be both IPv4 or both IPv6");
+  // act_tunnel_key.c keeps only the bits VXLAN_GBP_MASK covers.
+  if (auto* g = o.opt(kVxlanGbp)) {
+    constexpr uint64_t kGbpMask = 0x48FFFF;  // don't learn, policy applied, 16-bit id
+    uint64_t v = std::get<uint64_t>(g->value);
+    if (v & ~kGbpMask) {
+      d.warning(g->loc, "vxlan_gbp " + std::to_string(v) + " has bits the kernel drops: it keeps " + std::to_string(v & kGbpMask));
+      o.set(kVxlanGbp, v & kGbpMask, g->loc);
+    }
+  }
+  // One kind of options per action (tc: "multiple options kinds").
+  int kinds = o.has(kGeneveOpts) + o.has(kVxlanGbp) + o.has(kErspanVer);
+  if (kinds > 1) d.error(loc, "tunnel_key takes one kind of options: geneve_opts, vxlan_gbp or erspan_*");
+  for (uint16_t f : {kErspanIndex, kErspanDir, kErspanHwid})
+    if (o.has(f) && !o.has(kErspanVer)) d.error(o.opt(f)->loc, "tunnel_key '" + std::string(kFields[f].key) + "' needs erspan_ver");
 }
 
 }  // namespace
@@ -114,8 +291,42 @@ bool tc_nocsum(TcCursor&, const TcWord& kw, Node& body) {
   tc_put(body, "csum", kw.loc, tc_scalar("false", kw.loc));
   return true;
 }
-const TcReader kTcReaders[] = {{"nocsum", tc_nocsum}};
-const std::string_view kTcExamples[] = {"set src_ip 10.0.0.1 dst_ip 10.0.0.2 id 5 dst_port 4789 nocsum pipe"};
+// `vxlan_opts GBP` (read as tc's get_u32 base 0: "010" is octal there).
+bool tc_vxlan_opts(TcCursor& c, const TcWord& kw, Node& body) {
+  const TcWord* v = c.value(kw, "a group policy id");
+  if (!v) return false;
+  tc_put(body, "vxlan_gbp", kw.loc, tc_scalar(tc_number(v->text), v->loc));
+  return true;
+}
+// `erspan_opts VER:INDEX:DIR:HWID` (each read with base 0, as
+// m_tunnel_key.c does); the kernel keeps INDEX for version 1 and DIR and
+// HWID for version 2, so only those go in.
+bool tc_erspan_opts(TcCursor& c, const TcWord& kw, Node& body) {
+  const TcWord* v = c.value(kw, "VER:INDEX:DIR:HWID");
+  if (!v) return false;
+  std::vector<std::string> parts;
+  size_t start = 0;
+  for (size_t i = 0; i <= v->text.size(); ++i)
+    if (i == v->text.size() || v->text[i] == ':') parts.push_back(v->text.substr(start, i - start)), start = i + 1;
+  if (parts.size() != 4) {
+    c.diags().error(v->loc, "erspan_opts needs VER:INDEX:DIR:HWID");
+    return false;
+  }
+  for (auto& p : parts) p = tc_number(p);
+  tc_put(body, "erspan_ver", kw.loc, tc_scalar(parts[0], v->loc));
+  if (parts[0] == "1") {
+    tc_put(body, "erspan_index", kw.loc, tc_scalar(parts[1], v->loc));
+  } else {
+    tc_put(body, "erspan_dir", kw.loc, tc_scalar(parts[2], v->loc));
+    tc_put(body, "erspan_hwid", kw.loc, tc_scalar(parts[3], v->loc));
+  }
+  return true;
+}
+const TcReader kTcReaders[] = {{"nocsum", tc_nocsum}, {"vxlan_opts", tc_vxlan_opts}, {"erspan_opts", tc_erspan_opts}};
+const std::string_view kTcExamples[] = {"set src_ip 10.0.0.1 dst_ip 10.0.0.2 id 5 dst_port 4789 nocsum pipe",
+                                        "set src_ip 1.1.1.1 dst_ip 2.2.2.2 id 42 dst_port 6081 geneve_opts 0102:80:00880022,0408:42:0000000000000000",
+                                        "set src_ip 1.1.1.1 dst_ip 2.2.2.2 id 42 vxlan_opts 01020304",
+                                        "set src_ip 1.1.1.1 dst_ip 2.2.2.2 id 42 erspan_opts 2:123:1:2"};
 const TcWords kTcWords{.readers = kTcReaders, .bare = tc_bare_control, .examples = kTcExamples};
 }  // namespace
 

@@ -25,7 +25,7 @@ const Field kFields[] = {
     {.key = "refill_delay", .type = FieldType::Time, .doc = "Delay before an idle flow gets credit again (the kernel keeps jiffies: give a multiple of its tick).", .def = 40000, .max = 0xFFFFFFFF},
     {.key = "orphan_mask", .type = FieldType::Uint, .doc = "Mask over the hash of packets without a socket.", .def = 1023, .max = 0xFFFFFFFF},
     {.key = "ce_threshold", .type = FieldType::Time, .doc = "Sojourn time above which packets are CE-marked; absent: off.", .max = 0xFFFFFFFE},
-    {.key = "timer_slack", .type = FieldType::Time, .doc = "Slack of the pacing timer.", .def = 10},
+    {.key = "timer_slack", .type = FieldType::Custom, .doc = "Slack of the pacing timer, kept in ns (a bare number is ns, as tc's).", .def = 10000, .max = 0xFFFFFFFF, .custom = &kTimeNsType},
     {.key = "horizon", .type = FieldType::Time, .doc = "Packets with a departure time further ahead are dropped or capped.", .def = 10000000, .max = 0xFFFFFFFF},
     {.key = "horizon_drop", .type = FieldType::Bool, .doc = "Drop packets beyond the horizon (false: cap their time, tc's horizon_cap).", .def = 1},
 };
@@ -57,7 +57,7 @@ void encode(const Options& o, const KindCtx& ctx, MsgWriter& w) {
   put(kOrphanMask, TCA_FQ_ORPHAN_MASK);
   if (auto c = o.num(kCeThreshold)) w.attr_u32(TCA_FQ_CE_THRESHOLD, static_cast<uint32_t>(*c));
   else if (ctx.change) w.attr_u32(TCA_FQ_CE_THRESHOLD, ~0u);
-  if (auto s = val(kTimerSlack)) w.attr_u32(TCA_FQ_TIMER_SLACK, static_cast<uint32_t>(*s * 1000));  // ns
+  put(kTimerSlack, TCA_FQ_TIMER_SLACK);
   put(kHorizon, TCA_FQ_HORIZON);
   if (auto h = val(kHorizonDrop)) w.attr_u8(TCA_FQ_HORIZON_DROP, static_cast<uint8_t>(*h));
 }
@@ -78,7 +78,7 @@ void decode(std::span<const uint8_t> p, const KindCtx&, Options& o) {
   u32(kRefillDelay, TCA_FQ_FLOW_REFILL_DELAY);
   u32(kOrphanMask, TCA_FQ_ORPHAN_MASK);
   if (auto* a = tb.get(TCA_FQ_CE_THRESHOLD); a && a->u32() != ~0u) o.set(kCeThreshold, uint64_t{a->u32()});
-  if (auto* a = tb.get(TCA_FQ_TIMER_SLACK)) o.set(kTimerSlack, uint64_t{a->u32() / 1000});
+  u32(kTimerSlack, TCA_FQ_TIMER_SLACK);
   u32(kHorizon, TCA_FQ_HORIZON);
   if (auto* a = tb.get(TCA_FQ_HORIZON_DROP)) o.set(kHorizonDrop, uint64_t{a->u8()});
 }
@@ -89,8 +89,8 @@ void normalize(Options& o, const KindCtx&, Diagnostics& d, SourceLoc) {
     if (n == 0 || (n & (n - 1))) d.error(opt->loc, "buckets must be a power of two");
   }
   // Sent in ns as a u32: at most about 4.29 s.
-  if (auto* opt = o.opt(kTimerSlack); opt && std::get<uint64_t>(opt->value) * 1000 > 0xFFFFFFFFull)
-    d.error(opt->loc, "timer_slack must be at most 4294967us");
+  if (auto* opt = o.opt(kTimerSlack); opt && std::get<uint64_t>(opt->value) > 0xFFFFFFFFull)
+    d.error(opt->loc, "timer_slack must be at most 4294967295ns");
   if (auto* opt = o.opt(kMaxrate); opt && std::get<uint64_t>(opt->value) == 0)
     d.error(opt->loc, "maxrate must be more than 0 (leave it out for no limit)");
 }

@@ -6,6 +6,7 @@
 #include "kinds/registry.h"
 #include "model/kind.h"
 #include "base/units.h"
+#include "kinds/rate_table.h"
 #include "model/tc_words.h"
 
 namespace tcsync {
@@ -45,7 +46,7 @@ void qdisc_normalize(Options& o, const KindCtx& ctx, Diagnostics& d, SourceLoc) 
 }
 
 // ---- class ---------------------------------------------------------------
-enum { kRate, kCeil, kBurst, kCburst, kPrio, kQuantum };
+enum { kRate, kCeil, kBurst, kCburst, kPrio, kQuantum, kOverhead, kMpu, kLinklayer, kMtu };
 
 const Field kClassFields[] = {
     {.key = "rate", .type = FieldType::Rate, .flags = kRequired, .doc = "Guaranteed rate."},
@@ -54,21 +55,29 @@ const Field kClassFields[] = {
     {.key = "cburst", .type = FieldType::Size, .doc = "Bytes that may be sent at link speed (default as tc)."},
     {.key = "prio", .type = FieldType::Uint, .doc = "Priority for borrowing, 0 (first) to 7.", .def = 0, .max = 7},
     {.key = "quantum", .type = FieldType::Uint, .flags = kAuto, .doc = "Bytes served per round (default: rate / r2q, computed by the kernel).", .max = 0xFFFFFFFF},
+    {.key = "overhead", .type = FieldType::Uint, .doc = "Bytes the kernel adds to every packet's size before charging it (rate and ceil).", .def = 0, .max = 0xFFFF},
+    {.key = "mpu", .type = FieldType::Uint, .doc = "Smallest size a packet is charged as (rate and ceil).", .def = 0, .max = 0xFFFF},
+    {.key = "linklayer", .type = FieldType::Enum, .doc = "ethernet, or atm: sizes charged as whole 53-byte cells of 48 bytes.", .def = TC_LINKLAYER_ETHERNET, .names = kLinklayerNames},
+    {.key = "mtu", .type = FieldType::Size, .flags = kInputOnly, .doc = "tc's largest packet: the default burst and cburst are rate/HZ plus it (default 1600); the kernel does not keep it.", .max = 0xFFFFFFFF},
 };
 
-tc_ratespec ratespec(uint64_t rate) {
+// tc gives rate and ceil the same overhead, mpu and link layer; the kernel
+// keeps them in each spec and charges packets with them.
+tc_ratespec ratespec(uint64_t rate, const Options& o) {
   tc_ratespec r{};
   r.rate = rate >= 0xFFFFFFFFull ? 0xFFFFFFFFu : static_cast<uint32_t>(rate);
   // With a link layer set the kernel needs no rate table (TCA_HTB_RTAB).
-  r.linklayer = TC_LINKLAYER_ETHERNET;
+  r.linklayer = static_cast<uint8_t>(o.num(kLinklayer).value_or(TC_LINKLAYER_ETHERNET));
+  r.overhead = static_cast<uint16_t>(o.num(kOverhead).value_or(0));
+  r.mpu = static_cast<uint16_t>(o.num(kMpu).value_or(0));
   return r;
 }
 
 void class_encode(const Options& o, const KindCtx&, MsgWriter& w) {
   uint64_t rate = o.num(kRate).value_or(0), ceil = o.num(kCeil).value_or(rate);
   tc_htb_opt opt{};
-  opt.rate = ratespec(rate);
-  opt.ceil = ratespec(ceil);
+  opt.rate = ratespec(rate, o);
+  opt.ceil = ratespec(ceil, o);
   opt.buffer = xmittime_ticks(rate, o.num(kBurst).value_or(0));
   opt.cbuffer = xmittime_ticks(ceil, o.num(kCburst).value_or(0));
   opt.quantum = static_cast<uint32_t>(o.num(kQuantum).value_or(0));
@@ -93,6 +102,9 @@ void class_decode(std::span<const uint8_t> p, const KindCtx&, Options& o) {
   o.set(kCburst, xmitsize_bytes(ceil, opt.cbuffer));
   o.set(kPrio, uint64_t{opt.prio});
   o.set(kQuantum, uint64_t{opt.quantum});
+  if (opt.rate.overhead) o.set(kOverhead, uint64_t{opt.rate.overhead});
+  if (opt.rate.mpu) o.set(kMpu, uint64_t{opt.rate.mpu});
+  if (opt.rate.linklayer == TC_LINKLAYER_ATM) o.set(kLinklayer, uint64_t{TC_LINKLAYER_ATM});
 }
 
 // Bursts travel as scheduler ticks computed from the rate, so two byte
@@ -109,7 +121,7 @@ void class_normalize(Options& o, const KindCtx&, Diagnostics& d, SourceLoc loc) 
   if (ceil < *rate)
     d.warning(o.opt(kCeil)->loc, "ceil " + format_rate(ceil) + " is below rate " + format_rate(*rate) +
                                      ": the class never borrows, and sends at most ceil");
-  const uint64_t hz = 1000000000, mtu = 1600;  // tc: rate / get_hz() + mtu
+  const uint64_t hz = 1000000000, mtu = o.num(kMtu).value_or(1600);  // tc: rate / get_hz() + mtu
   auto canon = [&](int f, uint64_t r) {
     auto* opt = o.opt(f);
     uint64_t bytes = opt ? std::get<uint64_t>(opt->value) : r / hz + mtu;
@@ -139,10 +151,12 @@ const KindOps kQdiscHtb{
 namespace {
 const TcAlias kTcClassAliases[] = {
     {"buffer", "burst"}, {"maxburst", "burst"}, {"cbuffer", "cburst"}, {"cmaxburst", "cburst"}};
+const TcValueAlias kTcClassValueAliases[] = {{"adsl", "atm"}};
 // q_htb.c refuses these twice ("Double \"rate\" spec").
 const std::string_view kTcClassOnce[] = {"rate", "ceil"};
-const std::string_view kTcClassExamples[] = {"rate 1mbit buffer 15k cbuffer 15k", "rate 1mbit maxburst 15k cmaxburst 15k"};
-const TcWords kTcClassWords{.aliases = kTcClassAliases, .once = kTcClassOnce, .examples = kTcClassExamples};
+const std::string_view kTcClassExamples[] = {"rate 1mbit buffer 15k cbuffer 15k", "rate 1mbit maxburst 15k cmaxburst 15k",
+                                             "rate 1mbit linklayer adsl overhead 10 mpu 64 mtu 9000"};
+const TcWords kTcClassWords{.aliases = kTcClassAliases, .value_aliases = kTcClassValueAliases, .once = kTcClassOnce, .examples = kTcClassExamples};
 }  // namespace
 
 const KindOps kClassHtb{

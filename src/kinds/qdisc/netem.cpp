@@ -1,10 +1,13 @@
-// netem: network emulation: delay, loss, duplication, corruption,
-// reordering and rate (tc-netem(8)), without distribution tables, slots or
-// the state/gemodel loss models.
+// netem: network emulation: delay, loss (random, or the 4-state and
+// Gilbert-Elliott models), duplication, corruption, reordering, rate and
+// slots (tc-netem(8)), without distribution tables (the kernel keeps them
+// but never reports them).
+#include <linux/netlink.h>
 #include <linux/pkt_sched.h>
 
 #include <cctype>
 #include <cmath>
+#include <utility>
 
 #include "kinds/registry.h"
 #include "model/kind.h"
@@ -18,7 +21,10 @@ namespace {
 enum {
   kLimit, kDelay, kJitter, kDelayCorr, kLoss, kLossCorr, kDuplicate, kDuplicateCorr, kReorder, kReorderCorr,
   kGap, kCorrupt, kCorruptCorr, kRate, kPacketOverhead, kCellSize, kCellOverhead, kEcn,
+  kStateP13, kStateP31, kStateP32, kStateP23, kStateP14, kGeP, kGeR, kGe1H, kGe1K,
+  kSlotMinDelay, kSlotMaxDelay, kSlotPackets, kSlotBytes, kSlotDistDelay, kSlotDistJitter,
 };
+constexpr uint64_t kAll = 0xFFFFFFFF;  // 100%: the kernel's u32 fraction
 
 const Field kFields[] = {
     {.key = "limit", .type = FieldType::Uint, .doc = "Most packets the queue holds.", .def = 1000, .max = 0xFFFFFFFF},
@@ -39,7 +45,31 @@ const Field kFields[] = {
     {.key = "cell_size", .type = FieldType::Uint, .doc = "Link layer cell size for the rate (ATM: 53).", .def = 0, .max = 0xFFFFFFFF},
     {.key = "cell_overhead", .type = FieldType::Custom, .doc = "Bytes of overhead per cell for the rate.", .def = 0, .custom = &kSignedType},
     {.key = "ecn", .type = FieldType::Bool, .doc = "Mark ECN-capable packets instead of dropping them (with loss).", .def = 0},
+    // tc's `loss state P13 [P31 [P32 [P23 [P14]]]]` (NETEM_LOSS_GI).
+    {.key = "loss_state_p13", .type = FieldType::Custom, .doc = "4-state loss model (tc's loss state): from good to bad-burst state; sets the model.", .custom = &kPercentType},
+    {.key = "loss_state_p31", .type = FieldType::Custom, .doc = "4-state loss model: from bad-burst back to good (default: 100% - p13, as tc).", .custom = &kPercentType},
+    {.key = "loss_state_p32", .type = FieldType::Custom, .doc = "4-state loss model: from bad-burst to bad-gap.", .def = 0, .custom = &kPercentType},
+    {.key = "loss_state_p23", .type = FieldType::Custom, .doc = "4-state loss model: from bad-gap to bad-burst.", .def = kAll, .custom = &kPercentType},
+    {.key = "loss_state_p14", .type = FieldType::Custom, .doc = "4-state loss model: from good to isolated loss.", .def = 0, .custom = &kPercentType},
+    // tc's `loss gemodel P [R [1-H [1-K]]]` (NETEM_LOSS_GE).
+    {.key = "loss_gemodel_p", .type = FieldType::Custom, .doc = "Gilbert-Elliott loss model (tc's loss gemodel): from good to bad; sets the model.", .custom = &kPercentType},
+    {.key = "loss_gemodel_r", .type = FieldType::Custom, .doc = "Gilbert-Elliott: from bad to good (default: 100% - p, as tc).", .custom = &kPercentType},
+    {.key = "loss_gemodel_1h", .type = FieldType::Custom, .doc = "Gilbert-Elliott: tc's 1-h, loss probability in the bad state (the kernel keeps h = 100% - it).", .def = kAll, .custom = &kPercentType},
+    {.key = "loss_gemodel_1k", .type = FieldType::Custom, .doc = "Gilbert-Elliott: tc's 1-k, kept by tc and the kernel as k1 unchanged.", .def = 0, .custom = &kPercentType},
+    // tc's `slot MIN [MAX] [packets N] [bytes N]` (TCA_NETEM_SLOT), in ns.
+    {.key = "slot_min_delay", .type = FieldType::Custom, .doc = "Slots: shortest wait between transmission slots (a bare number is ns, as tc).", .custom = &kTimeNsType},
+    {.key = "slot_max_delay", .type = FieldType::Custom, .doc = "Slots: longest wait between slots (default: slot_min_delay).", .custom = &kTimeNsType},
+    {.key = "slot_packets", .type = FieldType::Uint, .doc = "Slots: most packets sent in a slot; absent: no limit.", .max = 0x7FFFFFFF},
+    {.key = "slot_bytes", .type = FieldType::Size, .doc = "Slots: most bytes sent in a slot; absent: no limit.", .max = 0x7FFFFFFF},
+    {.key = "slot_dist_delay", .type = FieldType::Custom, .doc = "Slots: the delay of tc's slot distribution (its table is neither reported nor sent: without it the kernel uses min and max delay).", .custom = &kTimeNsType},
+    {.key = "slot_dist_jitter", .type = FieldType::Custom, .doc = "Slots: the jitter of tc's slot distribution (see slot_dist_delay).", .custom = &kTimeNsType},
 };
+
+bool has_slot(const Options& o) {
+  for (int f : {kSlotMinDelay, kSlotMaxDelay, kSlotPackets, kSlotBytes, kSlotDistDelay, kSlotDistJitter})
+    if (o.has(f)) return true;
+  return false;
+}
 
 // The qopt's latency and jitter are psched ticks (15.625 per us, as tc's
 // tc_core_time2tick); the kernel keeps ns and also reports them as
@@ -71,6 +101,33 @@ void encode(const Options& o, const KindCtx& ctx, MsgWriter& w) {
   if (ctx.change || v(kEcn)) w.attr_u32(TCA_NETEM_ECN, static_cast<uint32_t>(v(kEcn)));
   tc_netem_corrupt corrupt{static_cast<uint32_t>(v(kCorrupt)), static_cast<uint32_t>(v(kCorruptCorr))};
   if (ctx.change || corrupt.probability) w.attr(TCA_NETEM_CORRUPT, &corrupt, sizeof corrupt);
+  // The kernel keeps the slot a change leaves out (a zero slot is none),
+  // and drops the loss model (back to random) a change leaves out.
+  if (ctx.change || has_slot(o)) {
+    tc_netem_slot slot{};
+    slot.min_delay = static_cast<int64_t>(v(kSlotMinDelay));
+    slot.max_delay = static_cast<int64_t>(v(kSlotMaxDelay));
+    slot.max_packets = static_cast<int32_t>(v(kSlotPackets));
+    slot.max_bytes = static_cast<int32_t>(v(kSlotBytes));
+    slot.dist_delay = static_cast<int64_t>(v(kSlotDistDelay));
+    slot.dist_jitter = static_cast<int64_t>(v(kSlotDistJitter));
+    w.attr(TCA_NETEM_SLOT, &slot, sizeof slot);
+  }
+  auto u = [&](int f) { return static_cast<uint32_t>(v(f)); };
+  if (o.has(kStateP13)) {
+    // tc reads P13 P31 P32 P23 P14; the struct holds p14 before p23.
+    tc_netem_gimodel gi{};
+    gi.p13 = u(kStateP13), gi.p31 = u(kStateP31), gi.p32 = u(kStateP32), gi.p23 = u(kStateP23), gi.p14 = u(kStateP14);
+    size_t at = w.nest_begin(TCA_NETEM_LOSS | NLA_F_NESTED);
+    w.attr(NETEM_LOSS_GI, &gi, sizeof gi);
+    w.nest_end(at);
+  } else if (o.has(kGeP)) {
+    tc_netem_gemodel ge{};
+    ge.p = u(kGeP), ge.r = u(kGeR), ge.h = static_cast<uint32_t>(kAll - v(kGe1H)), ge.k1 = u(kGe1K);
+    size_t at = w.nest_begin(TCA_NETEM_LOSS | NLA_F_NESTED);
+    w.attr(NETEM_LOSS_GE, &ge, sizeof ge);
+    w.nest_end(at);
+  }
   uint64_t rate = v(kRate);
   if (ctx.change || rate) {
     tc_netem_rate r{};
@@ -130,6 +187,41 @@ void decode(std::span<const uint8_t> p, const KindCtx&, Options& o) {
     set(kCellOverhead, static_cast<uint32_t>(r.cell_overhead));
   }
   if (auto* a = tb.get(TCA_NETEM_ECN)) set(kEcn, a->u32() ? 1 : 0);
+  if (auto* a = tb.get(TCA_NETEM_LOSS)) {
+    AttrTable lt(a->data, NETEM_LOSS_MAX);
+    if (auto* g = lt.get(NETEM_LOSS_GI)) {
+      auto gi = g->as<tc_netem_gimodel>();
+      o.set(kStateP13, uint64_t{gi.p13});
+      o.set(kStateP31, uint64_t{gi.p31});
+      set(kStateP32, gi.p32);
+      set(kStateP23, gi.p23);
+      set(kStateP14, gi.p14);
+    }
+    if (auto* g = lt.get(NETEM_LOSS_GE)) {
+      auto ge = g->as<tc_netem_gemodel>();
+      o.set(kGeP, uint64_t{ge.p});
+      o.set(kGeR, uint64_t{ge.r});
+      set(kGe1H, kAll - ge.h);
+      set(kGe1K, ge.k1);
+    }
+  }
+  // Dumped when a delay or the distribution's jitter is set; packets and
+  // bytes come back 0 for "no limit".
+  if (auto* a = tb.get(TCA_NETEM_SLOT)) {
+    auto slot = a->as<tc_netem_slot>();
+    auto ns = [&](int f, int64_t x) {
+      if (x) o.set(f, static_cast<uint64_t>(x));
+    };
+    o.set(kSlotMinDelay, static_cast<uint64_t>(slot.min_delay));
+    o.set(kSlotMaxDelay, static_cast<uint64_t>(slot.max_delay));
+    if (slot.max_packets) o.set(kSlotPackets, static_cast<uint64_t>(static_cast<uint32_t>(slot.max_packets)));
+    if (slot.max_bytes) o.set(kSlotBytes, static_cast<uint64_t>(static_cast<uint32_t>(slot.max_bytes)));
+    ns(kSlotDistDelay, slot.dist_delay);
+    ns(kSlotDistJitter, slot.dist_jitter);
+  }
+  // Sent by tc with `distribution`; the kernel keeps them, never reports them.
+  tb.get(TCA_NETEM_DELAY_DIST);
+  tb.get(TCA_NETEM_SLOT_DIST);
 }
 
 void normalize(Options& o, const KindCtx&, Diagnostics& d, SourceLoc) {
@@ -143,6 +235,24 @@ void normalize(Options& o, const KindCtx&, Diagnostics& d, SourceLoc) {
     d.error(o.opt(kGap)->loc, "gap needs reorder");
   }
   if (nonzero(kJitter) && !nonzero(kDelay)) d.error(o.opt(kJitter)->loc, "jitter needs a delay");
+  // tc's defaults for the loss models' later probabilities.
+  auto fill = [&](int f, int from) {
+    if (!o.has(f)) o.set(f, kAll - *o.num(from), o.opt(from)->loc);
+  };
+  if (o.has(kStateP13)) fill(kStateP31, kStateP13);
+  if (o.has(kGeP)) fill(kGeR, kGeP);
+  for (int f : {kStateP31, kStateP32, kStateP23, kStateP14})
+    if (o.has(f) && !o.has(kStateP13)) d.error(o.opt(f)->loc, std::string(kFields[f].key) + " needs loss_state_p13");
+  for (int f : {kGeR, kGe1H, kGe1K})
+    if (o.has(f) && !o.has(kGeP)) d.error(o.opt(f)->loc, std::string(kFields[f].key) + " needs loss_gemodel_p");
+  if (o.has(kStateP13) && o.has(kGeP)) d.error(o.opt(kGeP)->loc, "netem takes one loss model: loss_state_* or loss_gemodel_*, not both");
+  // tc: a slot without a max delay has max = min.
+  if (o.has(kSlotMinDelay) && !o.has(kSlotMaxDelay)) o.set(kSlotMaxDelay, *o.num(kSlotMinDelay), o.opt(kSlotMinDelay)->loc);
+  if (o.has(kSlotMaxDelay) && o.num(kSlotMaxDelay) < o.num(kSlotMinDelay).value_or(0))
+    d.error(o.opt(kSlotMaxDelay)->loc, "slot_max_delay is less than slot_min_delay");
+  if (has_slot(o) && !o.has(kSlotMaxDelay) && !o.has(kSlotDistJitter))
+    d.error(o.opt(o.has(kSlotPackets) ? kSlotPackets : o.has(kSlotBytes) ? kSlotBytes : kSlotDistDelay)->loc,
+            "a slot needs slot_min_delay (or slot_dist_jitter)");
   // The kernel keeps ticks of 64 ns: round as a dump reads it back.
   for (int f : {kDelay, kJitter})
     if (auto* opt = o.opt(f)) {
@@ -202,11 +312,36 @@ bool tc_loss(TcCursor& c, const TcWord& kw, Node& body) {
     return false;
   }
   if (c.is("random")) c.take();
-  if (c.is("state") || c.is("gemodel")) {
-    c.diags().error(c.peek().loc, "netem's 'loss " + c.peek().text + "' model has no tcsync spelling: use 'loss PERCENT [CORRELATION]'");
-    return false;
+  if (c.is("state")) {
+    const TcWord& model = c.take();
+    return tc_positional(c, model, body, "loss_state_p13", {"loss_state_p31", "loss_state_p32", "loss_state_p23", "loss_state_p14"});
+  }
+  if (c.is("gemodel")) {
+    const TcWord& model = c.take();
+    return tc_positional(c, model, body, "loss_gemodel_p", {"loss_gemodel_r", "loss_gemodel_1h", "loss_gemodel_1k"});
   }
   return tc_positional(c, kw, body, "loss", {"loss_correlation"});
+}
+// `slot MIN [MAX] [packets N] [bytes N]`; the distribution form needs a
+// table tcsync does not carry.
+bool tc_slot(TcCursor& c, const TcWord& kw, Node& body) {
+  if (c.is("distribution")) {
+    c.diags().error(c.peek().loc, "netem's 'slot distribution' has no tcsync spelling: its table is not carried; use 'slot MIN [MAX]'");
+    return false;
+  }
+  if (!tc_next_number(c)) {
+    c.diags().error(kw.loc, "'slot' needs a delay after it");
+    return false;
+  }
+  if (!tc_positional(c, kw, body, "slot_min_delay", {"slot_max_delay"})) return false;
+  for (auto [word, key] : {std::pair{"packets", "slot_packets"}, std::pair{"bytes", "slot_bytes"}})
+    if (c.is(word)) {
+      const TcWord& k = c.take();
+      const TcWord* v = c.value(k);
+      if (!v) return false;
+      tc_put(body, key, k.loc, tc_scalar(v->text, v->loc));
+    }
+  return true;
 }
 bool tc_duplicate(TcCursor& c, const TcWord& kw, Node& body) {
   return tc_positional(c, kw, body, "duplicate", {"duplicate_correlation"});
@@ -222,10 +357,12 @@ bool tc_rate(TcCursor& c, const TcWord& kw, Node& body) {
 const TcReader kTcReaders[] = {
     {"delay", tc_delay},         {"latency", tc_delay}, {"loss", tc_loss}, {"drop", tc_loss},
     {"duplicate", tc_duplicate}, {"corrupt", tc_corrupt}, {"reorder", tc_reorder}, {"rate", tc_rate},
+    {"slot", tc_slot},
 };
 const std::string_view kTcExamples[] = {
     "delay 10ms 2ms 25%", "latency 10ms", "loss 1% 25%", "drop random 1%", "duplicate 1% 25% corrupt 0.1% 10%",
     "delay 10ms reorder 25% 50% gap 5", "rate 1mbit 20 1500 -4",
+    "loss state 1% 10% 5% 80% 0.5%", "loss gemodel 1% 10% 70% 0.1%", "slot 10 200 packets 2000 bytes 9000",
 };
 const TcWords kTcWords{.readers = kTcReaders, .examples = kTcExamples};
 }  // namespace

@@ -1,6 +1,8 @@
 #include "kinds/qdisc/qdisc_values.h"
 
+#include <cctype>
 #include <cmath>
+#include <cstdlib>
 #include <cstdio>
 #include <string>
 
@@ -70,7 +72,56 @@ void signed_emit(const Value& v, YamlOut& y) {
   y.str(std::to_string(s));
 }
 
+bool time_ns_parse(const Node& n, Value& out, Diagnostics& d) {
+  if (n.is_scalar())
+    if (auto v = parse_time_ns(n.scalar)) {
+      out = *v;
+      return true;
+    }
+  d.error(n.loc, "expected a time such as 10us, 1.5ms or 500ns (a bare number is ns, as tc)");
+  return false;
+}
+std::string time_ns_describe(const Value& v) { return format_time_ns(std::get<uint64_t>(v)); }
+void time_ns_emit(const Value& v, YamlOut& y) { y.str(format_time_ns(std::get<uint64_t>(v))); }
+
 }  // namespace
+
+std::optional<uint64_t> parse_time_ns(const std::string& s) {
+  static const struct {
+    const char* name;
+    double scale;
+  } kUnits[] = {{"s", 1e9},  {"sec", 1e9},  {"secs", 1e9},  {"ms", 1e6},  {"msec", 1e6},  {"msecs", 1e6},
+                {"us", 1e3}, {"usec", 1e3}, {"usecs", 1e3}, {"ns", 1},    {"nsec", 1},    {"nsecs", 1}};
+  if (s.empty() || !(std::isdigit(static_cast<unsigned char>(s[0])) || s[0] == '.')) return std::nullopt;
+  char* end = nullptr;
+  double v = std::strtod(s.c_str(), &end);
+  if (end == s.c_str() || !(v >= 0)) return std::nullopt;
+  std::string unit(end);
+  for (auto& ch : unit) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  if (!unit.empty()) {
+    bool found = false;
+    for (auto& u : kUnits)
+      if (unit == u.name) v *= u.scale, found = true;
+    if (!found) return std::nullopt;
+  }
+  if (v >= 18446744073709551615.0) return std::nullopt;
+  return static_cast<uint64_t>(v);  // tc truncates the same way
+}
+
+std::string format_time_ns(uint64_t ns) {
+  if (ns && ns % 1000000000 == 0) return std::to_string(ns / 1000000000) + "s";
+  if (ns && ns % 1000000 == 0) return std::to_string(ns / 1000000) + "ms";
+  if (ns && ns % 1000 == 0) return std::to_string(ns / 1000) + "us";
+  return std::to_string(ns) + "ns";
+}
+
+const CustomType kTimeNsType{
+    .schema_name = "time_ns",
+    .parse = time_ns_parse,
+    .emit = time_ns_emit,
+    .describe = time_ns_describe,
+    .json_schema = R"({"description": "A time such as 10us, 1.5ms or 500ns; a bare number is ns (as tc's get_time64).", "anyOf": [{"type": "integer", "minimum": 0}, {"type": "string", "pattern": "^[0-9.]+([a-zA-Z]+)?$"}]})",
+};
 
 int32_t as_s32(uint64_t v) { return static_cast<int32_t>(static_cast<uint32_t>(v)); }
 

@@ -4,6 +4,7 @@
 #pragma once
 #include <optional>
 #include <span>
+#include <string>
 
 #include "model/kind.h"
 
@@ -20,6 +21,14 @@ uint32_t percent_to_u32(double percent);
 // its two's complement bit pattern in 32 bits.
 extern const CustomType kSignedType;
 int32_t as_s32(uint64_t v);
+
+// A time in ns, as tc's get_time64 reads it ("100" is 100 ns; s, ms, us,
+// ns and their long forms), for what the kernel keeps in ns (fq's
+// timer_slack, netem's slot): the microseconds of FieldType::Time would
+// lose the rest. Printed in the largest unit that is exact.
+extern const CustomType kTimeNsType;
+std::optional<uint64_t> parse_time_ns(const std::string& s);
+std::string format_time_ns(uint64_t ns);
 
 // What an encoder sends for field f: the declared value; on a change also
 // the field's default, since the kernel keeps what a change leaves out.

@@ -10,7 +10,7 @@
 namespace tcsync {
 namespace {
 
-enum { kRate, kBurst, kLimit, kLatency, kPeakrate, kMtu };
+enum { kRate, kBurst, kLimit, kLatency, kPeakrate, kMtu, kOverhead, kMpu, kLinklayer };
 
 const Field kFields[] = {
     {.key = "rate", .type = FieldType::Rate, .flags = kRequired, .doc = "Rate the bucket fills at."},
@@ -19,6 +19,24 @@ const Field kFields[] = {
     {.key = "latency", .type = FieldType::Time, .doc = "Longest time a packet may wait; converted to limit as tc does."},
     {.key = "peakrate", .type = FieldType::Rate, .doc = "Maximum rate at which the bucket empties."},
     {.key = "mtu", .type = FieldType::Size, .doc = "Size of the peakrate bucket (with peakrate).", .max = 0xFFFFFFFF},
+    {.key = "overhead", .type = FieldType::Uint, .doc = "Bytes the kernel adds to every packet's size (and to burst and mtu) before charging it.", .def = 0, .max = 0xFFFF},
+    {.key = "mpu", .type = FieldType::Size, .doc = "Smallest size a packet is charged as.", .def = 0, .max = 0xFFFF},
+    {.key = "linklayer", .type = FieldType::Enum, .doc = "ethernet, or atm: sizes charged as whole 53-byte cells of 48 bytes.", .def = TC_LINKLAYER_ETHERNET, .names = kLinklayerNames},
+};
+
+// A size as the kernel charges it at the options' rate spec (overhead, mpu,
+// link layer), and back: burst and mtu travel in bytes and come back as
+// ticks of the charged length.
+struct Adjust {
+  uint16_t overhead, mpu;
+  uint8_t linklayer;
+  explicit Adjust(const Options& o)
+      : overhead(static_cast<uint16_t>(o.num(kOverhead).value_or(0))),
+        mpu(static_cast<uint16_t>(o.num(kMpu).value_or(0))),
+        linklayer(static_cast<uint8_t>(o.num(kLinklayer).value_or(TC_LINKLAYER_ETHERNET))) {}
+  uint32_t ticks(uint64_t rate, uint64_t size) const { return kernel_xmit_ticks(rate, ratespec_len(size, overhead, mpu, linklayer)); }
+  uint64_t bytes(uint64_t rate, uint32_t t) const { return ratespec_size(kernel_xmit_bytes(rate, t), overhead, mpu, linklayer); }
+  void apply(tc_ratespec& r) const { r.overhead = overhead, r.mpu = mpu; }
 };
 
 // What q_tbf.c sends, attribute for attribute:
@@ -32,6 +50,9 @@ const Field kFields[] = {
 //                    link layer it does not know, never here)
 //   TCA_TBF_PRATE64, TCA_TBF_PBURST (u32 mtu in bytes), TCA_TBF_PTAB: the
 //                    same for the peak rate
+// Both rate specs carry tc's overhead, mpu and link layer (the tables
+// count mpu and ATM cells, not the overhead); the kernel keeps them and
+// charges burst and mtu as their adjusted length (psched_l2t_ns).
 // The kernel reports the bucket as ticks from its own ns; decode reads them
 // back as the smallest size that gives them (kernel_xmit_bytes) and
 // normalize maps a declared size to that same one, so a burst compares
@@ -40,20 +61,23 @@ const Field kFields[] = {
 // the kernel's state is tc's, though TCA_TBF_BURST may be a few bytes less
 // than tc's.
 void encode(const Options& o, const KindCtx&, MsgWriter& w) {
+  const Adjust adj(o);
   uint64_t rate = o.num(kRate).value_or(0), peak = o.num(kPeakrate).value_or(0);
   uint64_t burst = o.num(kBurst).value_or(0), mtu = o.num(kMtu).value_or(0);
   // tc's ticks when the size goes in bytes too (the kernel then computes
   // its own from the bytes); else the kernel's own, which it takes as sent.
-  auto ticks = [](uint64_t r, uint64_t size) {
-    return size < (1ull << 32) ? xmittime_ticks(r, size) : kernel_xmit_ticks(r, size);
+  auto ticks = [&](uint64_t r, uint64_t size) {
+    return size < (1ull << 32) ? xmittime_ticks(r, size) : adj.ticks(r, size);
   };
   tc_tbf_qopt q{};
   uint32_t rtab[256], ptab[256];
   q.rate.rate = rate >= (1ull << 32) ? ~0u : static_cast<uint32_t>(rate);
-  tc_rate_table(q.rate, rate, static_cast<uint32_t>(mtu), 0, rtab);
+  adj.apply(q.rate);
+  tc_rate_table(q.rate, rate, static_cast<uint32_t>(mtu), adj.mpu, rtab, adj.linklayer);
   if (peak) {
     q.peakrate.rate = peak >= (1ull << 32) ? ~0u : static_cast<uint32_t>(peak);
-    tc_rate_table(q.peakrate, peak, static_cast<uint32_t>(mtu), 0, ptab);
+    adj.apply(q.peakrate);
+    tc_rate_table(q.peakrate, peak, static_cast<uint32_t>(mtu), adj.mpu, ptab, adj.linklayer);
   }
   q.limit = static_cast<uint32_t>(o.num(kLimit).value_or(0));
   q.buffer = ticks(rate, burst);
@@ -78,19 +102,25 @@ void decode(std::span<const uint8_t> p, const KindCtx&, Options& o) {
   if (!a) return;
   auto q = a->as<tc_tbf_qopt>();
   uint64_t rate = q.rate.rate, peak = q.peakrate.rate;
+  // tc gives the peak rate the same overhead, mpu and link layer; the
+  // rate's are the options'.
+  if (q.rate.overhead) o.set(kOverhead, uint64_t{q.rate.overhead});
+  if (q.rate.mpu) o.set(kMpu, uint64_t{q.rate.mpu});
+  if (q.rate.linklayer == TC_LINKLAYER_ATM) o.set(kLinklayer, uint64_t{TC_LINKLAYER_ATM});
+  const Adjust adj(o);
   if (auto* r = tb.get(TCA_TBF_RATE64)) rate = r->u64();
   if (auto* r = tb.get(TCA_TBF_PRATE64)) peak = r->u64();
   // Sizes in bytes come only in requests (tcsync's own, read back in
   // tests): the kernel would compute its ticks from them, and so does this.
   uint32_t buffer = q.buffer, mtu = q.mtu;
-  if (auto* b = tb.get(TCA_TBF_BURST); b && b->data.size() >= 4) buffer = kernel_xmit_ticks(rate, b->u32());
-  if (auto* b = tb.get(TCA_TBF_PBURST); b && b->data.size() >= 4) mtu = kernel_xmit_ticks(peak, b->u32());
+  if (auto* b = tb.get(TCA_TBF_BURST); b && b->data.size() >= 4) buffer = adj.ticks(rate, b->u32());
+  if (auto* b = tb.get(TCA_TBF_PBURST); b && b->data.size() >= 4) mtu = adj.ticks(peak, b->u32());
   o.set(kRate, rate);
-  o.set(kBurst, kernel_xmit_bytes(rate, buffer));
+  o.set(kBurst, adj.bytes(rate, buffer));
   o.set(kLimit, uint64_t{q.limit});
   if (peak) {
     o.set(kPeakrate, peak);
-    o.set(kMtu, kernel_xmit_bytes(peak, mtu));
+    o.set(kMtu, adj.bytes(peak, mtu));
   }
 }
 
@@ -110,6 +140,11 @@ void normalize(Options& o, const KindCtx&, Diagnostics& d, SourceLoc loc) {
   }
   auto peak = o.num(kPeakrate);
   if (peak && !o.has(kMtu)) d.error(o.opt(kPeakrate)->loc, "tbf with 'peakrate' needs 'mtu'");
+  // Without a peak rate, tc's mtu only sizes the cells of the rate table,
+  // which the kernel neither uses (the link layer is set) nor reports: it
+  // is no state, so it is dropped rather than compared (tdc: "rate 20000
+  // mtu 2048"); the table then has tc's default cells.
+  if (!peak) o.erase(kMtu);
   if (lat) {
     // As tc: limit = rate * latency + burst, or less if the peak bucket says so.
     double us = static_cast<double>(std::get<uint64_t>(lat->value));
@@ -124,10 +159,11 @@ void normalize(Options& o, const KindCtx&, Diagnostics& d, SourceLoc loc) {
   // The size the kernel will report: its own ticks for the bytes sent
   // (TCA_TBF_BURST, TCA_TBF_PBURST), read back as decode reads them. A
   // burst of 4 GiB or more goes as the kernel's ticks only.
+  const Adjust adj(o);
   auto canon = [&](int f, uint64_t r) {
     if (auto* opt = o.opt(f)) {
       uint64_t bytes = std::get<uint64_t>(opt->value);
-      o.set(f, kernel_xmit_bytes(r, kernel_xmit_ticks(r, bytes)), opt->loc);
+      o.set(f, adj.bytes(r, adj.ticks(r, bytes)), opt->loc);
     }
   };
   canon(kBurst, *rate);
@@ -141,11 +177,13 @@ bool implicit_class(const Options&, uint32_t minor) { return minor == 1; }
 
 namespace {
 const TcAlias kTcAliases[] = {{"buffer", "burst"}, {"maxburst", "burst"}, {"minburst", "mtu"}};
+const TcValueAlias kTcValueAliases[] = {{"adsl", "atm"}};
 // q_tbf.c refuses each of these twice ("tbf: duplicate ...").
-const std::string_view kTcOnce[] = {"rate", "burst", "mtu", "limit", "latency", "peakrate"};
+const std::string_view kTcOnce[] = {"rate", "burst", "mtu", "limit", "latency", "peakrate", "mpu", "overhead"};
 const std::string_view kTcExamples[] = {"rate 1mbit buffer 10k latency 50ms", "rate 1mbit maxburst 10k limit 100k",
-                                        "rate 1mbit burst 10k latency 50ms peakrate 2mbit minburst 1540"};
-const TcWords kTcWords{.aliases = kTcAliases, .once = kTcOnce, .examples = kTcExamples};
+                                        "rate 1mbit burst 10k latency 50ms peakrate 2mbit minburst 1540",
+                                        "rate 1mbit burst 10k limit 20k linklayer adsl overhead 10 mpu 64"};
+const TcWords kTcWords{.aliases = kTcAliases, .value_aliases = kTcValueAliases, .once = kTcOnce, .examples = kTcExamples};
 }  // namespace
 
 // Reported by the kernel, not configuration (kind.h reported_only).
