@@ -78,9 +78,12 @@ const CustomType kMeta16Type{
 
 const Field kFields[] = {
     {.key = "mode", .type = FieldType::Enum, .flags = kRequired, .doc = "encode (wrap and send metadata) or decode (unwrap).", .names = kModes},
-    {.key = "mark", .type = FieldType::Custom, .doc = "Carry the firewall mark: allow (the packet's) or a value.", .custom = &kMeta32Type},
-    {.key = "prio", .type = FieldType::Custom, .doc = "Carry skb->priority: allow (the packet's) or a value.", .custom = &kMeta32Type},
-    {.key = "tcindex", .type = FieldType::Custom, .doc = "Carry the tc index: allow (the packet's) or a value.", .custom = &kMeta16Type},
+    // kAuto: a decode given no list gets every metadatum whose module the
+    // kernel has loaded, so an absent one is not compared (nor, then, one
+    // an encode's file drops: write it as it should be).
+    {.key = "mark", .type = FieldType::Custom, .flags = kAuto, .doc = "Carry the firewall mark: allow (the packet's) or a value; absent: not compared.", .custom = &kMeta32Type},
+    {.key = "prio", .type = FieldType::Custom, .flags = kAuto, .doc = "Carry skb->priority: allow (the packet's) or a value; absent: not compared.", .custom = &kMeta32Type},
+    {.key = "tcindex", .type = FieldType::Custom, .flags = kAuto, .doc = "Carry the tc index: allow (the packet's) or a value; absent: not compared.", .custom = &kMeta16Type},
     {.key = "type", .type = FieldType::Uint, .flags = kAuto, .doc = "Ethertype of the outer header (encode); absent: 0xED3E (ETH_P_IFE).", .max = 0xFFFF},
     {.key = "dst", .type = FieldType::Custom, .doc = "Destination MAC of the outer header (encode); absent: the packet's.", .custom = &kMacAddrType},
     {.key = "src", .type = FieldType::Custom, .doc = "Source MAC of the outer header (encode); absent: the packet's.", .custom = &kMacAddrType},
