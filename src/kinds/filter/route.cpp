@@ -16,12 +16,15 @@
 // 8-14. So the handle is the kind's own (handle_space): without a handle
 // the file's filter gets the derived one, except with fromif, whose
 // ifindex only the host knows (give the handle then; dumps do). A change of
-// to, from or fromif is a new handle: delete + add; classid and actions
-// change in place.
+// to, from or fromif is a new handle: delete + add. Linux 6.1 cannot change
+// a route filter in place either: route4_change gives the new node the old
+// handle and then finds the old node, still listed, under it (EEXIST); so
+// every change is delete + add (needs_recreate).
 #include <linux/pkt_cls.h>
 
 #include "kinds/registry.h"
 #include "model/kind.h"
+#include "model/model.h"
 #include "model/tc_words.h"
 #include "yaml/yaml_reader.h"
 
@@ -68,6 +71,8 @@ void handle_space(const Options& o, uint32_t& fixed, uint32_t& counter_mask) {
   fixed = h;
 }
 
+bool needs_recreate(const Filter&, const Filter&) { return true; }
+
 // `to REALM`, `from REALM`: tc also takes names from rt_realms; tcsync
 // takes numbers (a name is refused by the table's reader).
 bool tc_order(TcCursor& c, const TcWord& kw, Node&) {
@@ -91,6 +96,7 @@ const KindOps kFilterRoute{
     .filter_classid_attr = TCA_ROUTE4_CLASSID,
     .filter_actions_attr = TCA_ROUTE4_ACT,
     .handle_space = handle_space,
+    .needs_recreate = needs_recreate,
     .tc_words = &kTcWords,
 };
 
