@@ -27,7 +27,7 @@ TEST_CASE("route: TCA_OPTIONS bodies are tc's bytes, handles the kernel's") {
   CHECK(fs[2].key.handle == 0x78000);
 }
 
-TEST_CASE("route: fromif needs its handle; from and fromif exclude each other") {
+TEST_CASE("route: fromif needs its handle, from and fromif exclude each other") {
   CHECK(error_of("pref: 1, route: {fromif: v1, to: 1}") == "route filter needs a 'handle' here");
   CHECK(error_of("pref: 1, handle: 0x80030001, route: {from: 1, fromif: v1}") == "route takes 'from' or 'fromif', not both (the kernel refuses both)");
 }
