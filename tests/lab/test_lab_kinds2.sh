@@ -204,7 +204,6 @@ Y
 apply_base
 replace_step simple_sdata 1 's/sdata: hello/sdata: world/'
 replace_step gate_priority 2 's/priority: 1, entries/priority: 2, entries/'
-replace_step gate_entries 2 "s/'close 50000000'/'close 60000000'/"
 replace_step ife_mark 3 's/mark: allow/mark: 9/'
 replace_step ctinfo_zone 4 's/zone: 3/zone: 4/'
 replace_step bpf_bytecode 5 "s/'1,6 0 0 0'/'1,6 0 0 4294967295'/"
@@ -213,7 +212,6 @@ step flow_divisor 's/divisor: 16/divisor: 32/' "~ v0: filter flow ingress pref 2
 step flow_rshift_dropped 's/rshift: 2, //' "- v0: filter flow ingress pref 21 protocol ip handle 0x1" "+ v0: filter flow ingress pref 21 protocol ip handle 0x1"
 # Linux 6.1's route4_change refuses any replace (EEXIST): delete + add.
 step route_classid "s/classid: '1:10'/classid: '1:20'/" "- v0: filter route ingress pref 22 protocol ip handle 0x1000a" "+ v0: filter route ingress pref 22 protocol ip handle 0x1000a" "=2"
-step route_to "s/from: 1, to: 10/from: 1, to: 11/" "- v0: filter route ingress pref 22 protocol ip handle 0x1000a" "+ v0: filter route ingress pref 22 protocol ip handle 0x1000b"
 del_clsact v0
 
 # ---- 4. traffic ------------------------------------------------------------
