@@ -5,9 +5,14 @@
 #include <linux/pkt_cls.h>
 #include <linux/pkt_sched.h>
 #include <linux/rtnetlink.h>
+#include <linux/tc_act/tc_bpf.h>
 #include <linux/tc_act/tc_connmark.h>
 #include <linux/tc_act/tc_csum.h>
+#include <linux/tc_act/tc_ctinfo.h>
+#include <linux/tc_act/tc_defact.h>
 #include <linux/tc_act/tc_gact.h>
+#include <linux/tc_act/tc_gate.h>
+#include <linux/tc_act/tc_ife.h>
 #include <linux/tc_act/tc_mirred.h>
 #include <linux/tc_act/tc_mpls.h>
 #include <linux/tc_act/tc_nat.h>
@@ -119,6 +124,8 @@ size_t action_parms_size(std::string_view kind) {
       {"mirred", sizeof(tc_mirred)},     {"mpls", sizeof(tc_mpls)},       {"nat", sizeof(tc_nat)},
       {"police", sizeof(tc_police)},     {"sample", sizeof(tc_sample)},   {"skbedit", sizeof(tc_skbedit)},
       {"skbmod", sizeof(tc_skbmod)},     {"tunnel_key", sizeof(tc_tunnel_key)}, {"vlan", sizeof(tc_vlan)},
+      {"simple", sizeof(tc_defact)},     {"gate", sizeof(tc_gate)},       {"ife", sizeof(tc_ife)},
+      {"ctinfo", sizeof(tc_ctinfo)},     {"bpf", sizeof(tc_act_bpf)},
   };
   for (auto& [k, n] : sizes)
     if (k == kind) return n;

@@ -1135,11 +1135,13 @@ void derive_and_check(Device& dev, Diagnostics& d) {
     if (f.ops && f.ops->handle_space) f.ops->handle_space(f.opts, fixed, mask);
     auto ck = std::make_tuple(f.key.parent, f.key.chain, f.key.pref, f.key.protocol, fixed);
     if (f.key.handle == 0) {
-      if (mask == 0) {
+      // counter_mask 0: the options decide the whole handle (route), or,
+      // with nothing fixed, only the file can give it.
+      if (mask == 0 && fixed == 0) {
         d.error(f.loc, f.kind + " filter needs a 'handle' here");
         continue;
       }
-      uint32_t n = ++counters[ck];
+      uint32_t n = mask ? ++counters[ck] : 0;
       if (n > mask) {
         d.error(f.loc, "more than " + std::to_string(mask) + " " + f.kind + " filters in one handle space; give handles or spread them (u32: hash tables)");
         continue;

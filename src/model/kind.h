@@ -197,6 +197,8 @@ struct KindOps {
   // chain, pref, protocol, fixed); n must fit `counter_mask`. u32 fixes the
   // hash table and bucket and numbers the 12-bit node id (the kernel matches
   // nodes of a bucket in node order, so file order is match order).
+  // counter_mask 0: the handle is `fixed` (route derives it from its
+  // realms, as the kernel does), or must be given when `fixed` is 0.
   void (*handle_space)(const Options& o, uint32_t& fixed, uint32_t& counter_mask) = nullptr;
   // Filters: maps a decoded key to the form the loader produces (u32: the
   // kernel-named root table 800: becomes 0) and returns false for entries

@@ -1,24 +1,106 @@
-// simple: Prints a string for each packet (tc-simple(8)).
+// simple: prints a string (and a packet count) to the kernel log for each
+// packet (tc-simple(8)); a debugging aid.
 //
-// No fields yet: its options travel as the kernel's bytes (model.h Raw),
-// sent back as they were. The table says what is not configuration (the
-// timestamps), and where the index and verdict are (struct tc_gen),
-// so an action made by tc applies back with the index the kernel picks.
+//   TCA_DEF_PARMS  struct tc_defact (tc_gen only: index, action...)
+//   TCA_DEF_DATA   string of at most 31 characters; tc sends 32 bytes
+//                  (SIMP_MAX_DATA) whatever the string's length, the
+//                  kernel keeps it up to the NUL and dumps strlen + 1
+//
+// tcf_simple_init refuses an action without TCA_DEF_DATA (EINVAL), so
+// sdata is required.
+#include <linux/pkt_cls.h>
 #include <linux/tc_act/tc_defact.h>
 
+#include <algorithm>
+
+#include "kinds/action/action_control.h"
 #include "kinds/registry.h"
 #include "model/kind.h"
+#include "model/tc_words.h"
+#include "yaml/yaml_out.h"
+#include "yaml/yaml_reader.h"
 
 namespace tcsync {
 namespace {
+
+// SIMP_MAX_DATA in act_simple.h (not a uapi header): the string and its NUL.
+constexpr size_t kMaxData = 32;
+
+enum : uint16_t { kSdata, kControl };
+
+bool sdata_parse(const Node& n, Value& out, Diagnostics& d) {
+  if (!n.is_scalar() || n.scalar.find('\0') != std::string::npos) {
+    d.error(n.loc, std::string("expected a string, not ") + n.type_name());
+    return false;
+  }
+  if (n.scalar.size() > kMaxData - 1) {
+    d.error(n.loc, "'sdata' is " + std::to_string(n.scalar.size()) + " bytes long, more than the kernel's 31");
+    return false;
+  }
+  out = n.scalar;
+  return true;
+}
+std::string sdata_describe(const Value& v) {
+  auto* s = std::get_if<std::string>(&v);
+  return s ? *s : "?";
+}
+void sdata_emit(const Value& v, YamlOut& y) { y.str(sdata_describe(v)); }
+
+const CustomType kSdataType{
+    .schema_name = "simple_sdata",
+    .parse = sdata_parse,
+    .emit = sdata_emit,
+    .describe = sdata_describe,
+    .json_schema = R"({"description": "The string the action logs for each packet, at most 31 bytes.", "type": "string", "maxLength": 31})",
+};
+
+const Field kFields[] = {
+    {.key = "sdata", .type = FieldType::Custom, .doc = "The string logged for each packet (at most 31 bytes); required.", .custom = &kSdataType},
+    {.key = "control", .type = FieldType::Custom, .doc = "Verdict after the action (default pipe; also \"goto chain N\", \"jump N\").", .def = TC_ACT_PIPE, .custom = &kControlType},
+};
+
+void encode(const Options& o, const KindCtx& ctx, MsgWriter& w) {
+  tc_defact p{};
+  p.index = ctx.action_index;
+  p.action = static_cast<int>(o.num(kControl).value_or(TC_ACT_PIPE));
+  w.attr(TCA_DEF_PARMS, &p, sizeof p);
+  if (auto* s = o.str(kSdata)) {
+    // tc's length: the whole buffer, zeros after the string.
+    char buf[kMaxData] = {};
+    s->copy(buf, std::min(s->size(), kMaxData - 1));
+    w.attr(TCA_DEF_DATA, buf, sizeof buf);
+  }
+}
+
+void decode(std::span<const uint8_t> payload, const KindCtx&, Options& o) {
+  AttrTable tb(payload, TCA_DEF_MAX);
+  if (auto* a = tb.get(TCA_DEF_PARMS); a && a->as<tc_defact>().action != TC_ACT_PIPE)
+    o.set(kControl, uint64_t{static_cast<uint32_t>(a->as<tc_defact>().action)});
+  if (auto* a = tb.get(TCA_DEF_DATA)) o.set(kSdata, a->str());
+}
+
+void normalize(Options& o, const KindCtx&, Diagnostics& d, SourceLoc loc) {
+  drop_default_control(o, kControl, TC_ACT_PIPE);
+  if (!o.has(kSdata)) d.error(loc, "simple needs 'sdata', the string it logs (the kernel refuses it without)");
+}
+
+// Reported by the kernel, not configuration (kind.h reported_only).
 const uint16_t kReportedOnly[] = {TCA_DEF_TM, TCA_DEF_PAD};
+const std::string_view kTcExamples[] = {"sdata hello drop"};
+const TcWords kTcWords{.bare = tc_bare_control, .examples = kTcExamples};
+
 }  // namespace
 
 const KindOps kActionSimple{
     .name = "simple",
     .obj = ObjType::Action,
-    .doc = "Prints a string for each packet (tc-simple(8)). Options as raw bytes (raw_options) until its table has fields.",
+    .doc = "Logs a string for each packet (tc-simple(8)).",
+    .fields = kFields,
+    .encode = encode,
+    .decode = decode,
+    .normalize = normalize,
     .action_parms_attr = TCA_DEF_PARMS,
+    .tc_words = &kTcWords,
     .reported_only = kReportedOnly,
 };
 

@@ -1,21 +1,69 @@
-// cgroup: Classifies by the sending process's cgroup (tc-cgroup(8)).
+// cgroup: classifies by the sending process's cgroup (tc-cgroup(8)): a
+// packet matches when its socket's net_cls classid (cgroup v1 net_cls
+// controller) is not 0, and then takes that classid; an ematch expression
+// may narrow the match, and actions run on it.
 //
-// No fields yet: what it matches travels as the kernel's bytes (model.h
-// Raw), sent back as they were; its classid and actions are read as every
-// filter's are, so they print, compare and apply like any other rule's.
+//   TCA_CGROUP_EMATCHES  the ematch tree (ematch.h): `match`, tc's own text
+//   TCA_CGROUP_ACT       action list (generic codec)
+//   TCA_CGROUP_POLICE    the old police form: not modelled (use an action)
+//
+// The classid comes from the cgroup, so there is no classid attribute. The
+// kernel keeps one filter per (pref, protocol) and wants a handle for it;
+// cls_cgroup_change swaps it for a new one under RCU, so a change of match
+// or actions is a replace in place. The kernel dumps an empty tree for a
+// filter without one.
 #include <linux/pkt_cls.h>
 
+#include "kinds/filter/ematch.h"
 #include "kinds/registry.h"
 #include "model/kind.h"
+#include "model/tc_words.h"
 
 namespace tcsync {
+namespace {
+
+enum : uint16_t { kMatch };
+
+const Field kFields[] = {
+    {.key = "match", .type = FieldType::Custom,
+     .doc = "Ematch expression in tc's grammar that packets must also match (cmp(...), meta(...), u32(...)...); absent: every packet of a classified socket.",
+     .custom = &ematch::kMatchType},
+};
+
+void encode(const Options& o, const KindCtx& ctx, MsgWriter& w) {
+  const std::string* m = o.str(kMatch);
+  if (!m) return;
+  size_t nest = w.nest_begin(TCA_CGROUP_EMATCHES);
+  ematch::ParseError err;
+  if (!ematch::encode_tree(*m, w, err) && ctx.diags) ctx.diags->error(ctx.loc, "match: " + err.message);
+  w.nest_end(nest);
+}
+
+void decode(std::span<const uint8_t> payload, const KindCtx&, Options& o) {
+  AttrTable tb(payload, TCA_CGROUP_MAX);
+  if (auto* a = tb.get(TCA_CGROUP_EMATCHES)) {
+    auto text = ematch::decode_tree(a->data);
+    if (!text) o.set(kMatch, std::string("<ematch tree tcsync cannot read>"));
+    else if (!text->empty()) o.set(kMatch, std::move(*text));
+  }
+}
+
+const TcReader kTcReaders[] = {{"match", ematch::tc_match}};
+const std::string_view kTcExamples[] = {"match cmp(u8 at 0 layer link mask 0xff gt 10) action drop"};
+const TcWords kTcWords{.readers = kTcReaders, .examples = kTcExamples};
+
+}  // namespace
 
 const KindOps kFilterCgroup{
     .name = "cgroup",
     .obj = ObjType::Filter,
-    .doc = "Classifies by the sending process's cgroup (tc-cgroup(8)). Match options as raw bytes (raw_options) until its table has fields.",
+    .doc = "Classifies by the sending process's net_cls cgroup classid, optionally narrowed by an ematch expression (tc-cgroup(8)).",
+    .fields = kFields,
+    .encode = encode,
+    .decode = decode,
     .filter_classid_attr = 0,
     .filter_actions_attr = TCA_CGROUP_ACT,
+    .tc_words = &kTcWords,
 };
 
 }  // namespace tcsync

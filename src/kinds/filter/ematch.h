@@ -18,6 +18,8 @@
 #include <string>
 #include <string_view>
 
+#include "model/kind.h"
+#include "model/tc_words.h"
 #include "netlink/wire.h"
 
 namespace tcsync::ematch {
@@ -46,5 +48,12 @@ bool encode_tree(std::string_view text, MsgWriter& w, ParseError& err);
 // bytes; a tree it cannot follow (no header, a reference backwards, too deep)
 // gives nullopt.
 std::optional<std::string> decode_tree(std::span<const uint8_t> payload);
+
+// The `match` field of the filters that carry an ematch tree (basic,
+// cgroup, flow): a Custom type whose value is the canonical text, and
+// tc's `match EXPR` words for import (up to the filter's classid, flowid,
+// action or police).
+extern const CustomType kMatchType;
+bool tc_match(TcCursor& c, const TcWord& kw, Node& body);
 
 }  // namespace tcsync::ematch

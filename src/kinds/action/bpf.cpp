@@ -1,0 +1,206 @@
+// bpf (act_bpf): runs a BPF program on the packet; its return code is the
+// verdict (tc-bpf(8)). A classic BPF program travels as its instructions
+// (tc's `bytecode '4,40 0 0 12,...'`), an eBPF program as a file
+// descriptor the kernel reports back as name, id and tag.
+//
+//   TCA_ACT_BPF_OPS_LEN  u16, the number of instructions (classic)
+//   TCA_ACT_BPF_OPS      struct sock_filter[]: u16 code, u8 jt, u8 jf, u32 k
+//   TCA_ACT_BPF_PARMS    struct tc_act_bpf (tc_gen only)
+//   TCA_ACT_BPF_FD       u32 (eBPF), TCA_ACT_BPF_NAME string (tc's label)
+//   dumps: PARMS, then OPS_LEN and OPS as sent (classic) or NAME, ID
+//   and TAG (eBPF), and TM
+// tc sends OPS_LEN, OPS, PARMS; so does encode.
+//
+// The classic program is kept as tc's own text, "N,code jt jf k,...", the
+// numbers in decimal: what the kernel reports, compared exactly. An eBPF
+// program is read (name, id, tag: dumps show which program runs) but not
+// sent back yet: tcsync's program loader opens the programs of bpf
+// filters only (bpf_program.h), so such an action is an error to apply.
+#include <linux/filter.h>
+#include <linux/pkt_cls.h>
+#include <linux/tc_act/tc_bpf.h>
+
+#include <cstdio>
+#include <cstring>
+
+#include "base/units.h"
+#include "kinds/action/action_control.h"
+#include "kinds/registry.h"
+#include "model/kind.h"
+#include "model/tc_words.h"
+#include "yaml/yaml_out.h"
+#include "yaml/yaml_reader.h"
+
+namespace tcsync {
+namespace {
+
+enum : uint16_t { kBytecode, kName, kId, kTag, kControl };
+
+// BPF_MAXINSNS: the kernel's bound for a classic program.
+constexpr size_t kMaxInsns = 4096;
+
+// "N,code jt jf k,..." -> instructions; nullopt when not that form (tc's
+// bpf_parse_string: N must equal the count that follows).
+std::optional<std::vector<sock_filter>> parse_ops(std::string_view s) {
+  std::vector<std::string> parts;
+  std::string cur;
+  for (char c : std::string(s) + ",") {
+    if (c == ',') parts.push_back(cur), cur.clear();
+    else if (c != '\n') cur += c;
+  }
+  auto n = parts.empty() ? std::nullopt : parse_uint(parts[0]);
+  if (!n || *n == 0 || *n > kMaxInsns || *n != parts.size() - 1) return std::nullopt;
+  std::vector<sock_filter> ops;
+  for (size_t i = 1; i < parts.size(); ++i) {
+    unsigned code, jt, jf;
+    unsigned long long k;
+    char extra;
+    if (std::sscanf(parts[i].c_str(), "%u %u %u %llu %c", &code, &jt, &jf, &k, &extra) != 4 || code > 0xFFFF || jt > 0xFF ||
+        jf > 0xFF || k > 0xFFFFFFFF)
+      return std::nullopt;
+    ops.push_back(sock_filter{static_cast<uint16_t>(code), static_cast<uint8_t>(jt), static_cast<uint8_t>(jf), static_cast<uint32_t>(k)});
+  }
+  return ops;
+}
+
+std::string ops_text(std::span<const sock_filter> ops) {
+  std::string s = std::to_string(ops.size());
+  for (const sock_filter& f : ops)
+    s += "," + std::to_string(f.code) + " " + std::to_string(f.jt) + " " + std::to_string(f.jf) + " " + std::to_string(f.k);
+  return s;
+}
+
+bool bytecode_parse(const Node& n, Value& out, Diagnostics& d) {
+  auto ops = n.is_scalar() ? parse_ops(n.scalar) : std::nullopt;
+  if (!ops) {
+    d.error(n.loc, "'bytecode' is a classic BPF program as tc takes it: \"N,code jt jf k,...\" with N instructions (at most 4096), "
+                   "such as \"4,40 0 0 12,21 0 1 2048,6 0 0 262144,6 0 0 0\"");
+    return false;
+  }
+  out = ops_text(*ops);
+  return true;
+}
+std::string text_describe(const Value& v) {
+  auto* s = std::get_if<std::string>(&v);
+  return s ? *s : "?";
+}
+void text_emit(const Value& v, YamlOut& y) { y.str(text_describe(v)); }
+bool text_parse(const Node& n, Value& out, Diagnostics& d) {
+  if (!n.is_scalar() || n.scalar.empty()) {
+    d.error(n.loc, "expected a non-empty string");
+    return false;
+  }
+  out = n.scalar;
+  return true;
+}
+
+const CustomType kBytecodeType{
+    .schema_name = "bpf_bytecode",
+    .parse = bytecode_parse,
+    .emit = text_emit,
+    .describe = text_describe,
+    .json_schema = R"({"description": "A classic BPF program as tc's bytecode: \"N,code jt jf k,...\" (decimal), as bpf_asm -c or tcpdump -ddd print it.", "type": "string", "pattern": "^[0-9]+(,[0-9]+ [0-9]+ [0-9]+ [0-9]+)+$"})",
+};
+const CustomType kNameType{
+    .schema_name = "act_bpf_name",
+    .parse = text_parse,
+    .emit = text_emit,
+    .describe = text_describe,
+    .json_schema = R"({"description": "tc's label of an eBPF program (dumps).", "type": "string", "minLength": 1})",
+};
+
+const Field kFields[] = {
+    {.key = "bytecode", .type = FieldType::Custom, .doc = "Classic BPF program, tc's \"N,code jt jf k,...\"; its return code is the verdict.", .custom = &kBytecodeType},
+    {.key = "name", .type = FieldType::Custom, .flags = kNoCompare, .doc = "eBPF program: tc's label (dumps; tcsync cannot send eBPF actions yet).", .custom = &kNameType},
+    {.key = "id", .type = FieldType::Uint, .flags = kNoCompare, .doc = "eBPF program: its live id (dumps).", .max = 0xFFFFFFFF},
+    {.key = "tag", .type = FieldType::Custom, .flags = kAuto, .doc = "eBPF program: its tag, 16 hex digits (dumps): what it is compared by.", .custom = &kNameType},
+    {.key = "control", .type = FieldType::Custom, .doc = "Verdict when the program returns TC_ACT_UNSPEC (default pipe).", .def = TC_ACT_PIPE, .custom = &kControlType},
+};
+
+void encode(const Options& o, const KindCtx& ctx, MsgWriter& w) {
+  if (const std::string* text = o.str(kBytecode)) {
+    auto ops = parse_ops(*text);
+    if (ops) {
+      w.attr_u16(TCA_ACT_BPF_OPS_LEN, static_cast<uint16_t>(ops->size()));
+      w.attr(TCA_ACT_BPF_OPS, ops->data(), ops->size() * sizeof(sock_filter));
+    }
+  } else if (ctx.diags) {
+    ctx.diags->error(ctx.loc, "bpf action: tcsync sends classic programs ('bytecode') only; an eBPF program (" +
+                                  (o.str(kName) ? *o.str(kName) : std::string("no name")) + ") cannot be sent yet");
+  }
+  tc_act_bpf p{};
+  p.index = ctx.action_index;
+  p.action = static_cast<int>(o.num(kControl).value_or(TC_ACT_PIPE));
+  w.attr(TCA_ACT_BPF_PARMS, &p, sizeof p);
+}
+
+void decode(std::span<const uint8_t> payload, const KindCtx&, Options& o) {
+  AttrTable tb(payload, TCA_ACT_BPF_MAX);
+  if (auto* a = tb.get(TCA_ACT_BPF_PARMS); a && a->as<tc_act_bpf>().action != TC_ACT_PIPE)
+    o.set(kControl, uint64_t{static_cast<uint32_t>(a->as<tc_act_bpf>().action)});
+  auto* len = tb.get(TCA_ACT_BPF_OPS_LEN);
+  auto* ops = tb.get(TCA_ACT_BPF_OPS);
+  if (len && ops && ops->data.size() == size_t{len->u16()} * sizeof(sock_filter) && len->u16()) {
+    std::vector<sock_filter> v(len->u16());
+    std::memcpy(v.data(), ops->data.data(), ops->data.size());
+    o.set(kBytecode, ops_text(v));
+  } else if (len || ops) {
+    o.set(kBytecode, std::string("<bpf instructions tcsync cannot read>"));
+  }
+  if (auto* a = tb.get(TCA_ACT_BPF_NAME)) o.set(kName, a->str());
+  if (auto* a = tb.get(TCA_ACT_BPF_ID)) o.set(kId, uint64_t{a->u32()});
+  if (auto* a = tb.get(TCA_ACT_BPF_TAG); a && a->data.size() >= 8) {
+    static const char* digits = "0123456789abcdef";
+    std::string t;
+    for (size_t i = 0; i < 8; ++i) t += digits[a->data[i] >> 4], t += digits[a->data[i] & 15];
+    o.set(kTag, t);
+  }
+}
+
+void normalize(Options& o, const KindCtx&, Diagnostics& d, SourceLoc loc) {
+  drop_default_control(o, kControl, TC_ACT_PIPE);
+  if (!o.has(kBytecode) && !o.has(kTag) && !o.has(kName) && !o.has(kId))
+    d.error(loc, "a bpf action needs its program: 'bytecode' (classic BPF, tc's \"N,code jt jf k,...\")");
+  if (o.has(kBytecode) && (o.has(kName) || o.has(kId) || o.has(kTag)))
+    d.error(o.opt(kBytecode)->loc, "a bpf action runs either 'bytecode' or an eBPF program (name, id, tag), not both");
+}
+
+// Reported by the kernel, not configuration (kind.h reported_only).
+const uint16_t kReportedOnly[] = {TCA_ACT_BPF_TM, TCA_ACT_BPF_PAD};
+
+// `bytecode 'N,...'`: the words of the quoted program are one tc word.
+bool tc_bytecode(TcCursor& c, const TcWord& kw, Node& body) {
+  const TcWord* v = c.value(kw, "a program such as '4,40 0 0 12,21 0 1 2048,6 0 0 262144,6 0 0 0'");
+  if (!v) return false;
+  tc_put(body, "bytecode", kw.loc, tc_scalar(v->text, v->loc));
+  return true;
+}
+// tc's other ways to name a program: files and eBPF objects.
+bool tc_unsaid(TcCursor& c, const TcWord& kw, Node&) {
+  c.diags().error(kw.loc, "bpf action '" + kw.text + "' has no tcsync spelling: give the program as 'bytecode' (eBPF actions are not supported yet)");
+  return false;
+}
+// `run` may stand before the program (m_bpf.c): nothing to read.
+bool tc_run(TcCursor&, const TcWord&, Node&) { return true; }
+const TcReader kTcReaders[] = {{"bytecode", tc_bytecode}, {"run", tc_run}, {"bytecode-file", tc_unsaid}, {"object-file", tc_unsaid},
+                               {"object-pinned", tc_unsaid}};
+const std::string_view kTcExamples[] = {"bytecode '1,6 0 0 0' drop", "run bytecode '1,6 0 0 4294967295'", "bytecode-file /tmp/prog.bpf",
+                                        "object-file prog.o", "object-pinned /sys/fs/bpf/prog"};
+const TcWords kTcWords{.readers = kTcReaders, .bare = tc_bare_control, .examples = kTcExamples};
+
+}  // namespace
+
+const KindOps kActionBpf{
+    .name = "bpf",
+    .obj = ObjType::Action,
+    .doc = "Runs a classic BPF program (tc's bytecode) whose return code is the verdict (tc-bpf(8)); eBPF programs are read, not sent.",
+    .fields = kFields,
+    .encode = encode,
+    .decode = decode,
+    .normalize = normalize,
+    .action_parms_attr = TCA_ACT_BPF_PARMS,
+    .tc_words = &kTcWords,
+    .reported_only = kReportedOnly,
+};
+
+}  // namespace tcsync
