@@ -89,6 +89,13 @@ TEST_CASE("ets: tc's defaults and the kernel's form compare equal") {
   CHECK(diff_options(kQdiscEts, load_qdisc("ets", "quanta: [1514, 1514, 1000]").opts, live, recreate).size() == 1);
 }
 
+TEST_CASE("ets: quanta are clamped to 256..1048576 bytes, as the kernel keeps them") {
+  State s;
+  std::string errs = load_errors("version: 1\ndevices:\n  v0:\n    qdiscs: [{kind: ets, handle: \"1:\", quanta: [1, 2000, 2000000]}]\n", &s);
+  CHECK(errs.find("warning: the kernel keeps each quantum between 256 and 1048576 bytes: quanta are 256 2000 1048576") != std::string::npos);
+  CHECK(*s.devices[0].qdiscs[0].opts.words(2) == Words{256, 2000, 1048576});
+}
+
 TEST_CASE("ets: what the kernel refuses is an error at its line") {
   const std::string head = "version: 1\ndevices:\n  v0:\n    qdiscs:\n      - {kind: ets, handle: \"1:\", ";
   CHECK(load_errors(head + "bands: 2, strict: 3}\n").find("strict 3 is more than the 2 bands") != std::string::npos);

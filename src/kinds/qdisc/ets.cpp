@@ -30,6 +30,7 @@ namespace {
 enum { kBands, kStrict, kQuanta, kPriomap };
 
 constexpr size_t kPrios = TC_PRIO_MAX + 1;  // 16
+constexpr uint32_t kMinQuantum = 256, kMaxQuantum = 1 << 20;
 
 // ---- quanta and priomap: lists of numbers --------------------------------------
 bool quanta_parse(const Node& n, Value& out, Diagnostics& d) {
@@ -163,6 +164,18 @@ void normalize(Options& o, const KindCtx&, Diagnostics& d, SourceLoc loc) {
   if (strict + nquanta > bands)
     return d.error(at(kQuanta), std::to_string(nquanta) + " quanta and " + std::to_string(strict) + " strict bands are more than the " +
                                     std::to_string(bands) + " bands");
+  if (auto* q = o.opt(kQuanta)) {
+    // ets_quantum_parse (Debian's 6.1, and upstream since 6.6) keeps a
+    // quantum between 256 bytes and 1 MiB: what it reports is the clamped one.
+    Words w = std::get<Words>(q->value);
+    bool clamped = false;
+    for (auto& v : w)
+      if (v < kMinQuantum || v > kMaxQuantum) v = v < kMinQuantum ? kMinQuantum : kMaxQuantum, clamped = true;
+    if (clamped) {
+      d.warning(q->loc, "the kernel keeps each quantum between 256 and 1048576 bytes: quanta are " + list_describe(Value{w}));
+      o.set(kQuanta, std::move(w), q->loc);
+    }
+  }
   if (nquanta && strict + nquanta < bands)
     d.warning(at(kQuanta), "quanta gives " + std::to_string(nquanta) + " of the " + std::to_string(bands - strict) +
                                " non-strict bands: the kernel gives the rest the device's MTU, and quanta is not compared (give them all to compare it)");
