@@ -33,7 +33,7 @@ TEST_CASE("taprio: options are tc's bytes") {
                "080005000b000000560001000200010000000000000000000000000000000100010000000000000000000000000000000000000000000000000000000000000001000000000000000000000000000000000000000000000000000000000000000c0003000a000000000000000c00080040420f00000000000c00090005000000000000003c0002801c0001000500020000000000080003000100000008000400e09304001c0001000500020000000000080003000300000008000400e0930400");
 }
 
-TEST_CASE("taprio: schedule and max_sdu forms; the pending schedule is the configured one") {
+TEST_CASE("taprio: schedule and max_sdu forms, and the pending schedule is the configured one") {
   Qdisc q = load_qdisc("taprio", "num_tc: 2, map: [0, 1], queues: [\"1@0\", \"1@1\"], clockid: TAI, schedule: [\"H 0xff 1000\", \"R 0 2000\"], max_sdu: [0, 300]");
   CHECK(*q.opts.words(9) == Words{1, 0xff, 1000, 2, 0, 2000});
   CHECK(q.opts.words(10)->size() == 16);
