@@ -178,6 +178,10 @@ struct KindOps {
   // (clsact's TCA_INGRESS_BLOCK), and decode reads the message's attributes;
   // TCA_OPTIONS is neither sent nor read.
   bool options_top_level = false;
+  // TCA_OPTIONS goes with NLA_F_NESTED, as tc sends it: kernels that parse
+  // their options with strict nla_parse_nested (ets) refuse it without
+  // ("NLA_F_NESTED is missing").
+  bool options_nested = false;
   // Filters: the kernel adds to the head of a (pref, protocol) list and
   // matches in list order, newest first (cls_basic): the dump lists the
   // newest first, so the dumper reverses such lists, and applying a dump

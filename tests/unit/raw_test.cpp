@@ -125,16 +125,17 @@ TEST_CASE("raw: hex that is not whole attributes is an error at its place") {
 }
 
 TEST_CASE("raw: a file may name a kind without a table when raw_options holds its options") {
+  // A kind no table describes (a newer kernel's): its options travel as bytes.
   State s = load_ok(
       "version: 1\ndevices:\n  v0:\n    qdiscs:\n"
-      "      - {kind: ets, handle: \"1:\", raw_options: \"0500010003000000\"}\n"
+      "      - {kind: nextqdisc, handle: \"1:\", raw_options: \"0500010003000000\"}\n"
       "    filters:\n"
       "      - {parent: \"1:\", pref: 1, protocol: all, handle: \"0x1\", tcindex: {raw_options: \"0800010001000000\"},\n"
       "         actions: [{xt: {raw_options: \"\"}, raw_attrs: \"0800080001000000\"}]}\n");
   const Device& dev = s.devices.at(0);
   const Qdisc& q = dev.qdiscs.at(0);
   CHECK_FALSE(q.ops);
-  CHECK(q.kind == "ets");
+  CHECK(q.kind == "nextqdisc");
   CHECK(to_hex(q.raw.options) == "0500010003000000");
   const Filter& f = dev.filters.at(0);
   CHECK_FALSE(f.ops);
@@ -152,14 +153,14 @@ TEST_CASE("raw: a file may name a kind without a table when raw_options holds it
   Qdisc back;
   Decoded info;
   REQUIRE(decode_qdisc(buf, nullptr, back, info));
-  CHECK(back.kind == "ets");
+  CHECK(back.kind == "nextqdisc");
   CHECK(back.raw == q.raw);
 
   using Catch::Matchers::Contains;
-  CHECK_THAT(load_errors("version: 1\ndevices:\n  v0:\n    qdiscs:\n      - {kind: ets, handle: \"1:\", bands: 3, raw_options: \"\"}\n"),
-             Contains("unknown key 'bands' in ets qdisc: tcsync has no table for this kind; raw_options (as dump writes it) holds its options"));
-  CHECK_THAT(load_errors("version: 1\ndevices:\n  v0:\n    qdiscs:\n      - {kind: ets, handle: \"1:\"}\n"),
-             Contains("unknown qdisc kind 'ets'"));
+  CHECK_THAT(load_errors("version: 1\ndevices:\n  v0:\n    qdiscs:\n      - {kind: nextqdisc, handle: \"1:\", bands: 3, raw_options: \"\"}\n"),
+             Contains("unknown key 'bands' in nextqdisc qdisc: tcsync has no table for this kind; raw_options (as dump writes it) holds its options"));
+  CHECK_THAT(load_errors("version: 1\ndevices:\n  v0:\n    qdiscs:\n      - {kind: nextqdisc, handle: \"1:\"}\n"),
+             Contains("unknown qdisc kind 'nextqdisc'"));
 }
 
 TEST_CASE("raw: a size table the kernel keeps but does not report is computed as tc computes it") {
