@@ -104,7 +104,7 @@ void write_options(MsgWriter& w, const KindOps* kind, const Options& o, const Ki
     w.buffer().resize(at + nl_align(len));  // pads what put_unpadded left (zero-filled)
     return;
   }
-  size_t nest = w.nest_begin(TCA_OPTIONS);
+  size_t nest = w.nest_begin(TCA_OPTIONS | (ops.options_nla_nested ? NLA_F_NESTED : 0));
   ops.encode(o, ctx, w);
   w.put_raw(unread.data(), unread.size());
   w.nest_end(nest);

@@ -173,6 +173,10 @@ struct KindOps {
   // (clsact's TCA_INGRESS_BLOCK), and decode reads the message's attributes;
   // TCA_OPTIONS is neither sent nor read.
   bool options_top_level = false;
+  // Qdiscs: TCA_OPTIONS carries NLA_F_NESTED, as tc sends it for kinds whose
+  // kernel parses the nest strictly (fq_pie's nla_parse_nested: "NLA_F_NESTED
+  // is missing", EINVAL). Most kinds parse leniently and tc leaves it off.
+  bool options_nla_nested = false;
   // Filters: the kernel adds to the head of a (pref, protocol) list and
   // matches in list order, newest first (cls_basic): the dump lists the
   // newest first, so the dumper reverses such lists, and applying a dump
