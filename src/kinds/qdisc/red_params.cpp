@@ -89,11 +89,14 @@ int red_idle_damping(int wlog, uint32_t avpkt, uint64_t bps, uint8_t table[256])
   double lw = -std::log(1.0 - 1.0 / static_cast<double>(1u << wlog)) / xmit;
   double maxtime = 31 / lw;
   int clog = 0;
-  while (clog < 32 && !(maxtime / static_cast<double>(1ull << clog) < 512)) ++clog;
+  // tc shifts ints: 1 << 31 is INT_MIN, and i << clog wraps in 32 bits
+  // (Scell_log 24 and up: a slow link, avpkt large for it).
+  auto shl = [](int i, int by) { return static_cast<double>(static_cast<int32_t>(static_cast<uint32_t>(i) << by)); };
+  while (clog < 32 && !(maxtime / shl(1, clog) < 512)) ++clog;
   if (clog >= 32) return -1;
   table[0] = 0;
   for (int i = 1; i < 255; ++i) {
-    table[i] = tc_u8(static_cast<double>(static_cast<uint64_t>(i) << clog) * lw);
+    table[i] = tc_u8(shl(i, clog) * lw);
     if (table[i] > 31) table[i] = 31;
   }
   table[255] = 31;
