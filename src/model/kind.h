@@ -178,9 +178,10 @@ struct KindOps {
   // (clsact's TCA_INGRESS_BLOCK), and decode reads the message's attributes;
   // TCA_OPTIONS is neither sent nor read.
   bool options_top_level = false;
-  // TCA_OPTIONS goes with NLA_F_NESTED, as tc sends it: kernels that parse
-  // their options with strict nla_parse_nested (ets) refuse it without
-  // ("NLA_F_NESTED is missing").
+  // TCA_OPTIONS goes with NLA_F_NESTED, as tc sends it for the kinds whose
+  // kernel parses the nest strictly (ets, fq_pie: nla_parse_nested refuses
+  // it without, "NLA_F_NESTED is missing"); most parse leniently and tc
+  // leaves it off.
   bool options_nested = false;
   // Filters: the kernel adds to the head of a (pref, protocol) list and
   // matches in list order, newest first (cls_basic): the dump lists the

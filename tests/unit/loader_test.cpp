@@ -186,7 +186,7 @@ TEST_CASE("qdiscs need explicit handles: the kernel never picks one") {
 
 TEST_CASE("unknown kinds name what tcsync knows") {
   std::string errs = load_errors("version: 1\ndevices:\n  eth0:\n    qdiscs: [{kind: htbb, handle: \"1:\"}]\n");
-  CHECK(errs.find("t.yaml:4:21: error: unknown qdisc kind 'htbb' (tcsync knows clsact, ingress, pfifo, bfifo, htb, tbf, red, prio, drr, hfsc, mq, mqprio, fq_codel, netem, sfq, fq, cake, ets, cbs, etf, qfq, gred, taprio); did you mean 'htb'?") == 0);
+  CHECK(errs.find("t.yaml:4:21: error: unknown qdisc kind 'htbb' (tcsync knows clsact, ingress, pfifo, bfifo, htb, tbf, red, prio, drr, hfsc, mq, mqprio, fq_codel, netem, sfq, fq, cake, ets, cbs, etf, qfq, gred, taprio, codel, pie, fq_pie, choke, sfb, hhf, pfifo_head_drop, skbprio, multiq, plug, pfifo_fast); did you mean 'htb'?") == 0);
 }
 
 TEST_CASE("aliases are refused (no alias bombs)") {

@@ -3,6 +3,7 @@
 
 #include "kinds/registry.h"
 #include "model/kind.h"
+#include "kinds/qdisc/codel_time.h"
 #include "kinds/qdisc/qdisc_values.h"
 #include "model/tc_words.h"
 
@@ -26,18 +27,7 @@ const Field kFields[] = {
     {.key = "drop_batch", .type = FieldType::Uint, .doc = "Most packets dropped at once when the queue is full.", .def = 64, .max = 0xFFFFFFFF},
 };
 
-// CoDel keeps times in units of 1024 ns (codel_time_t) and dumps them as
-// whole us, rounded down: 3ms goes in as 2929 units and dumps as 2999 us,
-// which would go in as 2928 units. Both directions use the smallest us of
-// a unit, so what dump prints goes back in as the same unit.
-uint64_t codel_units(uint64_t us) { return (us * 1000) >> 10; }
-uint64_t codel_canon_us(uint64_t units) { return (units * 1024 + 999) / 1000; }
-uint64_t codel_dumped_us(uint64_t dumped) { return codel_canon_us((dumped * 1000 + 1023) / 1024); }
-
-// ce_threshold has no "off" value in a request: the kernel turns the u32 us
-// into units as (us * 1000) >> 10 into a u32, and this many us land exactly
-// on CODEL_DISABLED_THRESHOLD (INT_MAX units).
-constexpr uint32_t kCeOffUs = 2199023255u;
+// CoDel's time units and ce_threshold's "off": codel_time.h.
 
 void encode(const Options& o, const KindCtx& ctx, MsgWriter& w) {
   auto put = [&](int f, uint16_t attr) {
@@ -51,7 +41,7 @@ void encode(const Options& o, const KindCtx& ctx, MsgWriter& w) {
   put(kTarget, TCA_FQ_CODEL_TARGET);
   put(kEcn, TCA_FQ_CODEL_ECN);
   if (auto ce = o.num(kCeThreshold)) w.attr_u32(TCA_FQ_CODEL_CE_THRESHOLD, static_cast<uint32_t>(*ce));
-  else if (ctx.change) w.attr_u32(TCA_FQ_CODEL_CE_THRESHOLD, kCeOffUs);
+  else if (ctx.change) w.attr_u32(TCA_FQ_CODEL_CE_THRESHOLD, kCodelCeOffUs);
   if (auto m = wire_value(kFields, o, kCeMask, ctx)) w.attr_u8(TCA_FQ_CODEL_CE_THRESHOLD_MASK, static_cast<uint8_t>(*m));
   if (auto s = wire_value(kFields, o, kCeSelector, ctx)) w.attr_u8(TCA_FQ_CODEL_CE_THRESHOLD_SELECTOR, static_cast<uint8_t>(*s));
   put(kMemoryLimit, TCA_FQ_CODEL_MEMORY_LIMIT);

@@ -13,22 +13,16 @@
 // tc's table is trunc(31 * i / m) for i in 1..254 (0 and 31 at the ends),
 // where m = maxtime >> Scell_log falls in [256, 512) and only avpkt and
 // bandwidth pin it down. In the kernel's form m is unknown: the table is
-// built with m = 362, the geometric middle, so the idle decay is within a
-// factor of sqrt(2) of any table tc could have made for that Scell_log.
+// the middle one (red_params.h). The arithmetic is tc's, in red_params.cpp
+// (choke shares it).
 #include <linux/netlink.h>
 #include <linux/pkt_sched.h>
 
-#include <cmath>
-#include <cstdio>
-#include <cstdlib>
 #include <string>
 
-#include "kinds/qdisc/red_params.h"
 #include "kinds/registry.h"
+#include "kinds/qdisc/red_params.h"
 #include "model/kind.h"
-#include "base/units.h"
-#include "yaml/yaml_reader.h"
-#include "yaml/yaml_out.h"
 #include "model/tc_words.h"
 
 namespace tcsync {
@@ -39,6 +33,7 @@ enum {
   kEcn, kHarddrop, kAdaptive, kNodrop, kEarlyDropBlock, kMarkBlock,
 };
 
+constexpr uint64_t kDefaultProbability = kDefaultRedProbability;
 constexpr uint64_t kDefaultBandwidth = 1250000;     // tc's 10Mbit, in bytes/s
 
 const Field kFields[] = {
@@ -48,7 +43,7 @@ const Field kFields[] = {
     {.key = "avpkt", .type = FieldType::Size, .flags = kInputOnly, .doc = "Average packet size; with burst and bandwidth gives ewma and scell_log as tc computes them (input only: the kernel does not report it).", .max = 0xFFFFFFFF},
     {.key = "burst", .type = FieldType::Uint, .flags = kInputOnly, .doc = "Packets a burst may hold before the average follows (default: (2 * min + max) / (3 * avpkt)); needs avpkt (input only).", .max = 0xFFFFFFFF},
     {.key = "bandwidth", .type = FieldType::Rate, .flags = kInputOnly, .doc = "Link rate for the idle-time average (default: 10mbit); needs avpkt (input only).", .max = 0xFFFFFFFF},
-    {.key = "probability", .type = FieldType::Custom, .doc = "Marking probability at max (default 0.02); with adaptive the kernel retunes it, so it is not compared.", .def = kDefaultProbability, .custom = &kProbabilityType},
+    {.key = "probability", .type = FieldType::Custom, .doc = "Marking probability at max (default 0.02); with adaptive the kernel retunes it, so it is not compared.", .def = kDefaultProbability, .custom = &kRedProbabilityType},
     {.key = "ewma", .type = FieldType::Uint, .doc = "The kernel's Wlog: the average's weight is 2^-ewma (computed from avpkt and burst when not given).", .max = 31},
     {.key = "scell_log", .type = FieldType::Uint, .doc = "The kernel's Scell_log: idle time cell size (computed from avpkt and bandwidth when not given).", .max = 31},
     {.key = "ecn", .type = FieldType::Bool, .doc = "Mark ECN-capable packets instead of dropping them.", .def = 0},
@@ -60,40 +55,6 @@ const Field kFields[] = {
     {.key = "mark_block", .type = FieldType::Uint, .flags = kRecreate, .doc = "Shared block whose filters see ECN-marked packets (qevent mark).", .max = 0xFFFFFFFF},
 };
 
-// ---- tc's arithmetic (iproute2 tc/tc_red.c) -----------------------------------
-
-// tc stores a double into a u8; on x86-64 that is a truncation to int32
-// (out of range: INT_MIN) and then the low byte. Only reachable when
-// Scell_log is 0 (a packet takes under a tick or so).
-uint8_t tc_u8(double v) {
-  int32_t i = (v >= -2147483648.0 && v < 2147483648.0) ? static_cast<int32_t>(v) : INT32_MIN;
-  return static_cast<uint8_t>(i);
-}
-
-// The idle-damping table from lW (per tick), and the Scell_log tc picks.
-int idle_damping(int wlog, uint32_t avpkt, uint64_t bps, uint8_t table[256]) {
-  double xmit = static_cast<double>(xmittime_ticks(bps, avpkt));
-  double lw = -std::log(1.0 - 1.0 / static_cast<double>(1u << wlog)) / xmit;
-  double maxtime = 31 / lw;
-  int clog = 0;
-  while (clog < 32 && !(maxtime / static_cast<double>(1ull << clog) < 512)) ++clog;
-  if (clog >= 32) return -1;
-  table[0] = 0;
-  for (int i = 1; i < 255; ++i) {
-    table[i] = tc_u8(static_cast<double>(static_cast<uint64_t>(i) << clog) * lw);
-    if (table[i] > 31) table[i] = 31;
-  }
-  table[255] = 31;
-  return clog;
-}
-
-// The kernel's form: m = 362 (see the top of the file).
-void middle_table(uint8_t table[256]) {
-  table[0] = 0;
-  for (int i = 1; i < 255; ++i) table[i] = static_cast<uint8_t>(31 * i / 362);
-  table[255] = 31;
-}
-
 uint32_t u32(const Options& o, int f) { return static_cast<uint32_t>(o.num(f).value_or(0)); }
 
 void encode(const Options& o, const KindCtx&, MsgWriter& w) {
@@ -103,14 +64,14 @@ void encode(const Options& o, const KindCtx&, MsgWriter& w) {
   q.qth_max = u32(o, kMax);
   q.Wlog = static_cast<uint8_t>(u32(o, kEwma));
   uint32_t max_p = static_cast<uint32_t>(o.num(kProbability).value_or(kDefaultProbability));
-  int plog = eval_plog(q.qth_min, q.qth_max, static_cast<double>(max_p) / kTwo32);
+  int plog = red_eval_plog(q.qth_min, q.qth_max, static_cast<double>(max_p) / kTwo32);
   q.Plog = static_cast<uint8_t>(plog < 0 ? 0 : plog);  // normalize refused -1
   q.Scell_log = static_cast<uint8_t>(u32(o, kScellLog));
   uint8_t table[256];
   if (o.has(kAvpkt))
-    idle_damping(q.Wlog, u32(o, kAvpkt), o.num(kBandwidth).value_or(kDefaultBandwidth), table);
+    red_idle_damping(q.Wlog, u32(o, kAvpkt), o.num(kBandwidth).value_or(kDefaultBandwidth), table);
   else
-    middle_table(table);
+    red_middle_table(table);
   w.attr(TCA_RED_PARMS, &q, sizeof q);
   w.attr(TCA_RED_STAB, table, sizeof table);
   w.attr_u32(TCA_RED_MAX_P, max_p);
@@ -169,7 +130,7 @@ void normalize(Options& o, const KindCtx&, Diagnostics& d, SourceLoc loc) {
   if (qmin > qmax) return d.error(loc_of(o, kMin, loc), "min must not be more than max");
 
   uint32_t max_p = static_cast<uint32_t>(o.num(kProbability).value_or(kDefaultProbability));
-  if (eval_plog(qmin, qmax, static_cast<double>(max_p) / kTwo32) < 0)
+  if (red_eval_plog(qmin, qmax, static_cast<double>(max_p) / kTwo32) < 0)
     return d.error(loc_of(o, kProbability, loc), "probability is too small for the span from min to max (tc: failed to calculate probability)");
 
   auto avpkt = o.num(kAvpkt);
@@ -189,7 +150,7 @@ void normalize(Options& o, const KindCtx&, Diagnostics& d, SourceLoc loc) {
     wlog = static_cast<int>(*e);
   } else {
     uint32_t burst = o.has(kBurst) ? u32(o, kBurst) : (2 * qmin + qmax) / (3 * a);
-    wlog = eval_ewma(qmin, burst, a);
+    wlog = red_eval_ewma(qmin, burst, a);
     if (wlog < 0) {
       if (static_cast<double>(burst) + 1 - static_cast<double>(qmin) / a < 1.0)
         return d.error(loc_of(o, kBurst, loc), "burst " + std::to_string(burst) + " is too small for min / avpkt; try burst " +
@@ -199,7 +160,7 @@ void normalize(Options& o, const KindCtx&, Diagnostics& d, SourceLoc loc) {
     o.set(kEwma, uint64_t(wlog), loc_of(o, kBurst, loc_of(o, kAvpkt, loc)));
   }
   uint8_t table[256];
-  int clog = idle_damping(wlog, a, o.num(kBandwidth).value_or(kDefaultBandwidth), table);
+  int clog = red_idle_damping(wlog, a, o.num(kBandwidth).value_or(kDefaultBandwidth), table);
   if (clog < 0) return d.error(loc_of(o, kBandwidth, loc), "no Scell_log fits avpkt and bandwidth (tc: failed to calculate idle damping table)");
   if (auto* s = o.opt(kScellLog); s && std::get<uint64_t>(s->value) != static_cast<uint64_t>(clog))
     return d.error(s->loc, "scell_log " + std::to_string(std::get<uint64_t>(s->value)) + " does not match avpkt and bandwidth, which give " +

@@ -4,12 +4,13 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "base/units.h"
 #include "yaml/yaml_out.h"
 #include "yaml/yaml_reader.h"
 
 namespace tcsync {
 
-std::optional<uint32_t> parse_probability(const std::string& s) {
+std::optional<uint32_t> parse_red_probability(const std::string& s) {
   if (s.empty()) return std::nullopt;
   char* end = nullptr;
   double p = std::strtod(s.c_str(), &end);
@@ -25,7 +26,7 @@ namespace {
 
 bool probability_parse(const Node& n, Value& out, Diagnostics& d) {
   if (n.is_scalar())
-    if (auto v = parse_probability(n.scalar)) {
+    if (auto v = parse_red_probability(n.scalar)) {
       out = uint64_t{*v};
       return true;
     }
@@ -39,23 +40,31 @@ std::string probability_describe(const Value& v) {
   char buf[40] = "0";
   for (int digits = 1; digits <= 17; ++digits) {
     std::snprintf(buf, sizeof buf, "%.*g", digits, p);
-    if (auto back = parse_probability(buf); back && *back == u) break;
+    if (auto back = parse_red_probability(buf); back && *back == u) break;
   }
   return buf;
 }
 void probability_emit(const Value& v, YamlOut& y) { y.number(probability_describe(v)); }
 
+// tc stores a double into a u8; on x86-64 that is a truncation to int32
+// (out of range: INT_MIN) and then the low byte. Only reachable when
+// Scell_log is 0 (a packet takes under a tick or so).
+uint8_t tc_u8(double v) {
+  int32_t i = (v >= -2147483648.0 && v < 2147483648.0) ? static_cast<int32_t>(v) : INT32_MIN;
+  return static_cast<uint8_t>(i);
+}
+
 }  // namespace
 
-const CustomType kProbabilityType{
+const CustomType kRedProbabilityType{
     .schema_name = "probability",
     .parse = probability_parse,
     .emit = probability_emit,
     .describe = probability_describe,
-    .json_schema = R"({"description": "Marking probability at max, between 0 and 1 (exclusive) such as 0.02 (default); kept as the kernel's max_P, probability * 2^32. With adaptive the kernel retunes it, so it is not compared.", "anyOf": [{"type": "number", "exclusiveMinimum": 0, "exclusiveMaximum": 1}, {"type": "string", "pattern": "^[0-9.eE+-]+$"}]})",
+    .json_schema = R"({"description": "Marking probability at max, between 0 and 1 (exclusive) such as 0.02 (default); kept as the kernel's max_P, probability * 2^32. With red's adaptive the kernel retunes it, so it is not compared.", "anyOf": [{"type": "number", "exclusiveMinimum": 0, "exclusiveMaximum": 1}, {"type": "string", "pattern": "^[0-9.eE+-]+$"}]})",
 };
 
-int eval_ewma(uint32_t qmin, uint32_t burst, uint32_t avpkt) {
+int red_eval_ewma(uint32_t qmin, uint32_t burst, uint32_t avpkt) {
   double a = static_cast<double>(burst) + 1 - static_cast<double>(qmin) / avpkt;
   if (a < 1.0) return -1;
   double w = 0.5;
@@ -64,7 +73,7 @@ int eval_ewma(uint32_t qmin, uint32_t burst, uint32_t avpkt) {
   return -1;
 }
 
-int eval_plog(uint32_t qmin, uint32_t qmax, double prob) {
+int red_eval_plog(uint32_t qmin, uint32_t qmax, double prob) {
   if (qmax == qmin) return 0;
   if (qmax < qmin) return -1;
   prob /= static_cast<double>(qmax - qmin);
@@ -73,6 +82,31 @@ int eval_plog(uint32_t qmin, uint32_t qmax, double prob) {
     prob *= 2;
   }
   return -1;
+}
+
+int red_idle_damping(int wlog, uint32_t avpkt, uint64_t bps, uint8_t table[256]) {
+  double xmit = static_cast<double>(xmittime_ticks(bps, avpkt));
+  double lw = -std::log(1.0 - 1.0 / static_cast<double>(1u << wlog)) / xmit;
+  double maxtime = 31 / lw;
+  int clog = 0;
+  // tc shifts ints: 1 << 31 is INT_MIN, and i << clog wraps in 32 bits
+  // (Scell_log 24 and up: a slow link, avpkt large for it).
+  auto shl = [](int i, int by) { return static_cast<double>(static_cast<int32_t>(static_cast<uint32_t>(i) << by)); };
+  while (clog < 32 && !(maxtime / shl(1, clog) < 512)) ++clog;
+  if (clog >= 32) return -1;
+  table[0] = 0;
+  for (int i = 1; i < 255; ++i) {
+    table[i] = tc_u8(shl(i, clog) * lw);
+    if (table[i] > 31) table[i] = 31;
+  }
+  table[255] = 31;
+  return clog;
+}
+
+void red_middle_table(uint8_t table[256]) {
+  table[0] = 0;
+  for (int i = 1; i < 255; ++i) table[i] = static_cast<uint8_t>(31 * i / 362);
+  table[255] = 31;
 }
 
 }  // namespace tcsync

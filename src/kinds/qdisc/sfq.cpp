@@ -40,7 +40,7 @@ const Field kFields[] = {
     {.key = "max", .type = FieldType::Size, .doc = "RED mode: average flow queue in bytes where marking is at its highest (default: redflowlimit / 4, as tc).", .max = 0xFFFFFFFF},
     {.key = "avpkt", .type = FieldType::Size, .flags = kInputOnly, .doc = "RED mode: average packet size (default 1000); with burst gives ewma as tc computes it (input only).", .max = 0xFFFFFFFF},
     {.key = "burst", .type = FieldType::Uint, .flags = kInputOnly, .doc = "RED mode: packets a burst may hold before the average follows (default: (2 * min + max) / (3 * avpkt)) (input only).", .max = 0xFFFFFFFF},
-    {.key = "probability", .type = FieldType::Custom, .doc = "RED mode: marking probability at max (default 0.02).", .def = kDefaultProbability, .custom = &kProbabilityType},
+    {.key = "probability", .type = FieldType::Custom, .doc = "RED mode: marking probability at max (default 0.02).", .def = kDefaultRedProbability, .custom = &kRedProbabilityType},
     {.key = "ewma", .type = FieldType::Uint, .doc = "RED mode: the kernel's Wlog, the average's weight is 2^-ewma (computed from avpkt and burst when not given).", .max = 31},
     {.key = "scell_log", .type = FieldType::Uint, .doc = "RED mode: the kernel's Scell_log (tc leaves it 0).", .def = 0, .max = 31},
     {.key = "ecn", .type = FieldType::Bool, .doc = "RED mode: mark ECN-capable packets instead of dropping them.", .def = 0},
@@ -72,8 +72,8 @@ void encode(const Options& o, const KindCtx&, MsgWriter& w) {
     q.qth_max = v(kMax);
     q.Wlog = static_cast<uint8_t>(v(kEwma));
     q.Scell_log = static_cast<uint8_t>(v(kScellLog));
-    q.max_P = static_cast<uint32_t>(o.num(kProbability).value_or(kDefaultProbability));
-    int plog = eval_plog(q.qth_min, q.qth_max, static_cast<double>(q.max_P) / kTwo32);
+    q.max_P = static_cast<uint32_t>(o.num(kProbability).value_or(kDefaultRedProbability));
+    int plog = red_eval_plog(q.qth_min, q.qth_max, static_cast<double>(q.max_P) / kTwo32);
     q.Plog = static_cast<uint8_t>(plog < 0 ? 0 : plog);  // normalize refused -1
   }
   q.flags = static_cast<uint8_t>((v(kEcn) ? TC_RED_ECN : 0) | (v(kHarddrop) ? TC_RED_HARDDROP : 0));
@@ -126,8 +126,8 @@ void normalize_red(Options& o, Diagnostics& d, SourceLoc loc) {
   if (qmin > qmax) return d.error(loc_of(o, kMin, loc), "min must not be more than max");
   o.set(kMin, uint64_t{qmin}, loc_of(o, kMin, loc_of(o, kRedflowlimit, loc)));
   o.set(kMax, uint64_t{qmax}, loc_of(o, kMax, loc_of(o, kRedflowlimit, loc)));
-  uint32_t max_p = static_cast<uint32_t>(o.num(kProbability).value_or(kDefaultProbability));
-  if (eval_plog(qmin, qmax, static_cast<double>(max_p) / kTwo32) < 0)
+  uint32_t max_p = static_cast<uint32_t>(o.num(kProbability).value_or(kDefaultRedProbability));
+  if (red_eval_plog(qmin, qmax, static_cast<double>(max_p) / kTwo32) < 0)
     return d.error(loc_of(o, kProbability, loc), "probability is too small for the span from min to max (tc: failed to calculate probability)");
   if (o.has(kEwma)) {
     if (auto* b = o.opt(kBurst)) d.error(b->loc, "give burst or ewma, not both (ewma is computed from burst)");
@@ -136,7 +136,7 @@ void normalize_red(Options& o, Diagnostics& d, SourceLoc loc) {
   uint32_t avpkt = o.has(kAvpkt) ? u32(o, kAvpkt) : kDefaultAvpkt;
   if (!avpkt) return d.error(loc_of(o, kAvpkt, loc), "avpkt must be more than 0");
   uint32_t burst = o.has(kBurst) ? u32(o, kBurst) : (2 * qmin + qmax) / (3 * avpkt);
-  int wlog = eval_ewma(qmin, burst, avpkt);
+  int wlog = red_eval_ewma(qmin, burst, avpkt);
   if (wlog < 0) return d.error(loc_of(o, kBurst, loc), "no EWMA weight fits burst " + std::to_string(burst) + " (tc: SFQ: failed to calculate EWMA constant)");
   o.set(kEwma, uint64_t(wlog), loc_of(o, kBurst, loc_of(o, kAvpkt, loc)));
 }

@@ -1,0 +1,82 @@
+// codel: the Controlled-Delay AQM on a single queue (tc-codel(8)).
+//
+// sch_codel has ->change, and a change keeps what it does not name: an
+// absent field is sent as its default then (wire_value), ce_threshold as
+// CoDel's "off" value. The kernel reports every option, ce_threshold only
+// when set; times come back in CoDel's units (codel_time.h).
+#include <linux/pkt_sched.h>
+
+#include "kinds/registry.h"
+#include "kinds/qdisc/codel_time.h"
+#include "kinds/qdisc/qdisc_values.h"
+#include "model/kind.h"
+#include "model/tc_words.h"
+
+namespace tcsync {
+namespace {
+
+enum { kLimit, kTarget, kInterval, kEcn, kCeThreshold };
+
+const Field kFields[] = {
+    {.key = "limit", .type = FieldType::Uint, .doc = "Most packets the queue holds.", .def = 1000, .max = 0xFFFFFFFF},
+    {.key = "target", .type = FieldType::Time, .doc = "Acceptable standing queue delay (kept in units of 1.024 us).", .def = 5000, .max = 0xFFFFFFFF},
+    {.key = "interval", .type = FieldType::Time, .doc = "Width of the moving window over which the delay is judged (kept in units of 1.024 us).", .def = 100000, .max = 0xFFFFFFFF},
+    {.key = "ecn", .type = FieldType::Bool, .doc = "Mark ECN-capable packets instead of dropping them.", .def = 0},
+    {.key = "ce_threshold", .type = FieldType::Time, .doc = "Queue delay above which packets are CE-marked (DCTCP style); absent: off.", .max = 0xFFFFFFFF},
+};
+
+void encode(const Options& o, const KindCtx& ctx, MsgWriter& w) {
+  auto put = [&](int f, uint16_t attr) {
+    if (auto v = wire_value(kFields, o, f, ctx)) w.attr_u32(attr, static_cast<uint32_t>(*v));
+  };
+  // tc's order.
+  put(kLimit, TCA_CODEL_LIMIT);
+  put(kInterval, TCA_CODEL_INTERVAL);
+  put(kTarget, TCA_CODEL_TARGET);
+  put(kEcn, TCA_CODEL_ECN);
+  if (auto ce = o.num(kCeThreshold)) w.attr_u32(TCA_CODEL_CE_THRESHOLD, static_cast<uint32_t>(*ce));
+  else if (ctx.change) w.attr_u32(TCA_CODEL_CE_THRESHOLD, kCodelCeOffUs);
+}
+
+void decode(std::span<const uint8_t> p, const KindCtx&, Options& o) {
+  AttrTable tb(p, TCA_CODEL_MAX);
+  auto time = [&](int f, uint16_t attr) {
+    if (auto* a = tb.get(attr)) o.set(f, codel_dumped_us(a->u32()));
+  };
+  if (auto* a = tb.get(TCA_CODEL_LIMIT)) o.set(kLimit, uint64_t{a->u32()});
+  time(kTarget, TCA_CODEL_TARGET);
+  time(kInterval, TCA_CODEL_INTERVAL);
+  if (auto* a = tb.get(TCA_CODEL_ECN)) o.set(kEcn, uint64_t{a->u32() != 0});
+  time(kCeThreshold, TCA_CODEL_CE_THRESHOLD);
+}
+
+void normalize(Options& o, const KindCtx&, Diagnostics&, SourceLoc) {
+  for (int f : {kTarget, kInterval, kCeThreshold})
+    if (auto* opt = o.opt(f)) o.set(f, codel_canon_us(codel_units(std::get<uint64_t>(opt->value))), opt->loc);
+  // codel_change: ecn = !!value.
+  if (auto* opt = o.opt(kEcn)) o.set(kEcn, uint64_t{std::get<uint64_t>(opt->value) != 0}, opt->loc);
+}
+
+// `noecn`: tc sends ECN 0 (`ecn` is the Bool key itself).
+bool tc_noecn(TcCursor&, const TcWord& kw, Node& body) {
+  tc_put(body, "ecn", kw.loc, tc_scalar("false", kw.loc));
+  return true;
+}
+const TcReader kTcReaders[] = {{"noecn", tc_noecn}};
+const std::string_view kTcExamples[] = {"noecn", "limit 100 target 3ms interval 50ms ecn ce_threshold 2ms"};
+const TcWords kTcWords{.readers = kTcReaders, .examples = kTcExamples};
+
+}  // namespace
+
+const KindOps kQdiscCodel{
+    .name = "codel",
+    .obj = ObjType::Qdisc,
+    .doc = "CoDel (Controlled Delay) active queue management on one queue.",
+    .fields = kFields,
+    .encode = encode,
+    .decode = decode,
+    .normalize = normalize,
+    .tc_words = &kTcWords,
+};
+
+}  // namespace tcsync

@@ -1,0 +1,111 @@
+// fq_pie: flow queueing with PIE on each flow (tc-fq_pie(8)).
+//
+// fq_pie_change keeps what a change leaves out (absent fields are sent as
+// their defaults then) and refuses `flows` on a live qdisc ("Number of
+// flows cannot be changed"): flows is set at creation only. Its options
+// are parsed strictly, so TCA_OPTIONS goes with NLA_F_NESTED as tc sends it.
+#include <linux/pkt_sched.h>
+
+#include <algorithm>
+
+#include "kinds/registry.h"
+#include "kinds/qdisc/pie_time.h"
+#include "kinds/qdisc/qdisc_values.h"
+#include "model/kind.h"
+#include "model/tc_words.h"
+
+namespace tcsync {
+namespace {
+
+enum { kLimit, kFlows, kTarget, kTupdate, kAlpha, kBeta, kQuantum, kMemoryLimit, kEcnProb, kEcn, kBytemode, kDqRateEstimator };
+
+// fq_pie_init: limit 10240, flows 1024, ecn_prob 10, memory_limit 32 MB,
+// quantum the device's MTU plus header; the PIE defaults (pie.cpp).
+const Field kFields[] = {
+    {.key = "limit", .type = FieldType::Uint, .doc = "Most packets the queue holds.", .def = 10240, .max = 0xFFFFFFFF},
+    {.key = "flows", .type = FieldType::Uint, .flags = kRecreate, .doc = "Number of flow queues (1 to 65536); set when created only.", .def = 1024, .max = 65536},
+    {.key = "target", .type = FieldType::Time, .doc = "Target queue delay (kept in 64 ns ticks and reported in whole us, rounded down).", .def = 15000, .max = 0xFFFFFFFF},
+    {.key = "tupdate", .type = FieldType::Time, .flags = kAuto, .doc = "How often the drop probabilities are recomputed (default 15ms; the kernel keeps jiffies and reports whole ticks: give a multiple of its tick).", .max = 0xFFFFFFFF},
+    {.key = "alpha", .type = FieldType::Uint, .doc = "Weight of the delay's distance from target in the probability update (tc takes 0 to 32).", .def = 2, .max = 0xFFFFFFFF},
+    {.key = "beta", .type = FieldType::Uint, .doc = "Weight of the delay's trend in the probability update (tc takes 0 to 32).", .def = 20, .max = 0xFFFFFFFF},
+    {.key = "quantum", .type = FieldType::Size, .flags = kAuto, .doc = "Bytes a flow may send per round (default: the device's MTU plus header; at least 256).", .max = 0xFFFFFFFF},
+    {.key = "memory_limit", .type = FieldType::Size, .doc = "Most bytes of memory the queues use.", .def = 32u << 20, .max = 0xFFFFFFFF},
+    {.key = "ecn_prob", .type = FieldType::Uint, .doc = "Drop probability in percent below which ECN-capable packets are marked (tc takes 0 to 99).", .def = 10, .max = 0xFFFFFFFF},
+    {.key = "ecn", .type = FieldType::Bool, .doc = "Mark ECN-capable packets instead of dropping them.", .def = 0},
+    {.key = "bytemode", .type = FieldType::Bool, .doc = "Scale the drop probability by packet size.", .def = 0},
+    {.key = "dq_rate_estimator", .type = FieldType::Bool, .doc = "Estimate the queue delay from the dequeue rate instead of timestamps.", .def = 0},
+};
+
+void encode(const Options& o, const KindCtx& ctx, MsgWriter& w) {
+  auto put = [&](int f, uint16_t attr) {
+    if (auto v = wire_value(kFields, o, f, ctx)) w.attr_u32(attr, static_cast<uint32_t>(*v));
+  };
+  // tc's order.
+  put(kLimit, TCA_FQ_PIE_LIMIT);
+  if (!ctx.change) put(kFlows, TCA_FQ_PIE_FLOWS);
+  put(kTarget, TCA_FQ_PIE_TARGET);
+  if (auto v = o.num(kTupdate)) w.attr_u32(TCA_FQ_PIE_TUPDATE, static_cast<uint32_t>(*v));
+  else if (ctx.change) w.attr_u32(TCA_FQ_PIE_TUPDATE, 15000);
+  put(kAlpha, TCA_FQ_PIE_ALPHA);
+  put(kBeta, TCA_FQ_PIE_BETA);
+  put(kQuantum, TCA_FQ_PIE_QUANTUM);
+  put(kMemoryLimit, TCA_FQ_PIE_MEMORY_LIMIT);
+  put(kEcnProb, TCA_FQ_PIE_ECN_PROB);
+  put(kEcn, TCA_FQ_PIE_ECN);
+  put(kBytemode, TCA_FQ_PIE_BYTEMODE);
+  put(kDqRateEstimator, TCA_FQ_PIE_DQ_RATE_ESTIMATOR);
+}
+
+void decode(std::span<const uint8_t> p, const KindCtx&, Options& o) {
+  AttrTable tb(p, TCA_FQ_PIE_MAX);
+  auto u32 = [&](int f, uint16_t attr) {
+    if (auto* a = tb.get(attr)) o.set(f, uint64_t{a->u32()});
+  };
+  u32(kLimit, TCA_FQ_PIE_LIMIT);
+  u32(kFlows, TCA_FQ_PIE_FLOWS);
+  if (auto* a = tb.get(TCA_FQ_PIE_TARGET)) o.set(kTarget, pie_canon_us(a->u32()));
+  u32(kTupdate, TCA_FQ_PIE_TUPDATE);
+  u32(kAlpha, TCA_FQ_PIE_ALPHA);
+  u32(kBeta, TCA_FQ_PIE_BETA);
+  u32(kQuantum, TCA_FQ_PIE_QUANTUM);
+  u32(kMemoryLimit, TCA_FQ_PIE_MEMORY_LIMIT);
+  u32(kEcnProb, TCA_FQ_PIE_ECN_PROB);
+  u32(kEcn, TCA_FQ_PIE_ECN);
+  u32(kBytemode, TCA_FQ_PIE_BYTEMODE);
+  u32(kDqRateEstimator, TCA_FQ_PIE_DQ_RATE_ESTIMATOR);
+}
+
+void normalize(Options& o, const KindCtx&, Diagnostics& d, SourceLoc) {
+  if (auto* opt = o.opt(kTarget)) o.set(kTarget, pie_canon_us(pie_dumped_us(std::get<uint64_t>(opt->value))), opt->loc);
+  // fq_pie_change: quantum = max(256, value).
+  if (auto* opt = o.opt(kQuantum)) o.set(kQuantum, std::max<uint64_t>(256, std::get<uint64_t>(opt->value)), opt->loc);
+  if (auto* opt = o.opt(kFlows); opt && std::get<uint64_t>(opt->value) == 0) d.error(opt->loc, "flows must be 1 to 65536");
+}
+
+// tc's negative words: `noecn`, `nobytemode`, `no_dq_rate_estimator`.
+bool tc_off(std::string_view key, const TcWord& kw, Node& body) {
+  tc_put(body, std::string(key), kw.loc, tc_scalar("false", kw.loc));
+  return true;
+}
+bool tc_noecn(TcCursor&, const TcWord& kw, Node& body) { return tc_off("ecn", kw, body); }
+bool tc_nobytemode(TcCursor&, const TcWord& kw, Node& body) { return tc_off("bytemode", kw, body); }
+bool tc_no_dq(TcCursor&, const TcWord& kw, Node& body) { return tc_off("dq_rate_estimator", kw, body); }
+const TcReader kTcReaders[] = {{"noecn", tc_noecn}, {"nobytemode", tc_nobytemode}, {"no_dq_rate_estimator", tc_no_dq}};
+const std::string_view kTcExamples[] = {"noecn nobytemode no_dq_rate_estimator", "flows 65536"};
+const TcWords kTcWords{.readers = kTcReaders, .examples = kTcExamples};
+
+}  // namespace
+
+const KindOps kQdiscFqPie{
+    .name = "fq_pie",
+    .obj = ObjType::Qdisc,
+    .doc = "Flow queueing with PIE active queue management on each flow.",
+    .fields = kFields,
+    .encode = encode,
+    .decode = decode,
+    .normalize = normalize,
+    .options_nested = true,
+    .tc_words = &kTcWords,
+};
+
+}  // namespace tcsync
