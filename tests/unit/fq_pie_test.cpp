@@ -21,7 +21,7 @@ TEST_CASE("fq_pie: options are tc's bytes") {
                "0001080009001400000008000a000100000008000b000100000008000c0001000000");
   check_golden("fq_pie", "ecn: false, bytemode: false, dq_rate_estimator: false", "08000a000000000008000b000000000008000c0000000000");
   // tc sets NLA_F_NESTED on fq_pie's TCA_OPTIONS; the kernel refuses it without.
-  CHECK(kQdiscFqPie.options_nla_nested);
+  CHECK(kQdiscFqPie.options_nested);
 }
 
 TEST_CASE("fq_pie: a change leaves flows out and restores defaults") {
