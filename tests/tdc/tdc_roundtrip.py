@@ -177,7 +177,9 @@ def is_empty(s):
 
 def flush(action_kinds, s):
     for dev in s["devices"]:
-        sh("tc qdisc del dev %s root; tc qdisc del dev %s ingress" % (dev, dev))
+        # clsact and ingress answer only to their own name (a delete of the
+        # other is "Invalid qdisc name"): try both.
+        sh("tc qdisc del dev %s root; tc qdisc del dev %s ingress; tc qdisc del dev %s clsact" % (dev, dev, dev))
     for k in s["actions"]:
         sh("tc actions flush action %s" % k)
 
