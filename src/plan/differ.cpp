@@ -452,6 +452,9 @@ struct DevicePlanner {
       const Filter& l = *it;
       if (dying.filter_dies(l) || f_matched[static_cast<size_t>(&l - have.filters.data())] || group_gone.count(group_of(l.key)))
         continue;
+      // An empty list the file fills with rules is no difference: the rules'
+      // adds go into it (deleting it first would only re-make it).
+      if (l.empty_list && want_group_kind.count(group_of(l.key))) continue;
       Step s = step(Op::Delete, ObjType::Filter, "not in the file", {});
       s.filter = &l;
       filter_dels.push_back(std::move(s));

@@ -122,3 +122,16 @@ TEST_CASE("kernel defaults are not drift: htb quantum") {
   w.devices[0].classes[1].opts.set(5, uint64_t{3000});  // declared: compared
   CHECK(make_plan(w, h).steps.size() == 1);
 }
+
+TEST_CASE("empty filter lists: a missing one is added, an extra one deleted, one the file fills is kept") {
+  const std::string head = "version: 1\ndevices:\n  v0:\n    qdiscs: [{kind: clsact}]\n    filters:\n";
+  const std::string empty = head + "      - {parent: ingress, pref: 20, protocol: ip, empty: u32}\n";
+  const std::string rule = head + "      - {parent: ingress, pref: 20, protocol: ip, u32: {match: [{ip: {dst: 10.0.0.1}}]}}\n";
+  const std::string none = head + "      - {parent: ingress, pref: 30, protocol: ip, empty: u32}\n";
+  CHECK(plan_of(empty, empty).empty());
+  CHECK(plan_of(empty, none) == "- v0: filters u32 ingress pref 30 protocol ip (all 1)  (not in the file)\n"
+                                "+ v0: filter u32 ingress pref 20 protocol ip (empty list)\n");
+  // The kernel keeps a u32 list after its last rule goes: the file's rule
+  // is one add into it, not a delete of the list and an add.
+  CHECK(plan_of(rule, empty) == "+ v0: filter u32 ingress pref 20 protocol ip handle ::1\n");
+}
