@@ -65,7 +65,8 @@ TEST_CASE("ets: tc's defaults and the kernel's form compare equal") {
   // A priomap that sends every priority to the last band is the default: absent.
   CHECK_FALSE(load_qdisc("ets", "bands: 3, priomap: [2]").opts.has(3));
   // A shorter priomap is filled with the last band, as the kernel does.
-  auto* m = load_qdisc("ets", "bands: 3, priomap: [0, 1]").opts.words(3);
+  Qdisc short_map = load_qdisc("ets", "bands: 3, priomap: [0, 1]");  // kept: m points into it
+  auto* m = short_map.opts.words(3);
   REQUIRE(m);
   CHECK(*m == Words{0, 1, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2});
   // The kernel's dump of `ets bands 3`: every quantum (the MTU), the full map.
