@@ -219,8 +219,15 @@ class Dumper {
     };
     std::vector<Filter>& fs = tg.dev->filters;
     std::map<Group, std::vector<uint32_t>> parents;  // in the order the lists were read
+    // A dump comes list by list: one lookup per run of a list's entries,
+    // not one per rule (100k u32 rules on a clsact pass here on every dump).
+    const Filter* prev = nullptr;
     for (const Filter& f : fs) {
       if (!f.ops || !f.ops->table_of) continue;
+      if (prev && prev->key.parent == f.key.parent && prev->key.chain == f.key.chain && prev->key.pref == f.key.pref &&
+          prev->key.protocol == f.key.protocol && prev->ops == f.ops)
+        continue;
+      prev = &f;
       auto& ps = parents[Group{qdisc_of(f.key.parent), f.key.chain, f.key.pref, f.key.protocol, f.ops}];
       if (std::find(ps.begin(), ps.end(), f.key.parent) == ps.end()) ps.push_back(f.key.parent);
     }
