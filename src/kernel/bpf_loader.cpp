@@ -174,7 +174,7 @@ BpfProgram BpfLoader::open(const BpfRef& ref) {
 void BpfLoader::hold_live(const State& live) {
   for (auto& dev : live.devices)
     for (auto& f : dev.filters) {
-      if (!is_bpf_filter(f.ops)) continue;
+      if (!is_bpf_filter(f)) continue;
       BpfRef ref = bpf_ref(f.opts);
       if (!ref.id || by_ref_.count(ref)) continue;
       BpfProgram p = open_id(ref.id);  // by id only: that is the live program
@@ -187,7 +187,7 @@ bool BpfLoader::resolve(State& desired, Diagnostics& d) {
   std::map<BpfRef, BpfProgram> opened;  // by reference as declared, so each loads once
   for (auto& dev : desired.devices)
     for (auto& f : dev.filters) {
-      if (!is_bpf_filter(f.ops)) continue;
+      if (!is_bpf_filter(f)) continue;
       BpfRef declared = bpf_ref(f.opts);
       auto it = opened.find(declared);
       if (it == opened.end()) it = opened.emplace(declared, open(declared)).first;

@@ -155,11 +155,33 @@ TEST_CASE("bpf: errors") {
   CHECK(err("{object: a.o, pinned: /sys/fs/bpf/p}") ==
         "t.yaml:6:78: error: a bpf filter takes its program from 'object' or from 'pinned', not both");
   CHECK(err("{section: s}") == "t.yaml:6:66: error: 'section' needs 'object' (the file it is a section of)");
-  CHECK(err("{direct_action: true}") == "t.yaml:6:9: error: a bpf filter needs its program: 'object' (and 'section'), or 'pinned'");
+  CHECK(err("{direct_action: true}") == "t.yaml:6:9: error: a bpf filter needs its program: 'bytecode' (classic), 'object' (and 'section'), or 'pinned'");
   CHECK(err("{pinned: /p, tag: 123}") == "t.yaml:6:74: error: 'tag' must be a program tag of 16 hex digits (as tc and bpftool print it), not '123'");
   CHECK(err("{object: a.o, name: \"a.o:[s]\"}") ==
         "t.yaml:6:76: error: 'name' is for programs known only by tag or id; with 'object' or 'pinned' tc's label is made from the file name");
   CHECK(err("{object: \"\"}") == "t.yaml:6:65: error: expected a non-empty string, not an empty one");
   CHECK(err("{pinned: /p, skip_hw: true, skip_sw: true}") == "t.yaml:6:93: error: skip_hw and skip_sw exclude each other");
   CHECK(err("{pinned: /p, direct: true}") == "t.yaml:6:69: error: unknown key 'direct' in bpf filter");
+}
+
+TEST_CASE("bpf: a classic program (bytecode) is tc's bytes, and comes back from the kernel's dump") {
+  // tc: filter add ... ingress pref 10 protocol ip bpf bytecode '2,6 0 0 0,6 0 0 4294967295' classid 1:1
+  // (Linux 6.18, iproute2 6.1): OPS_LEN 2, then the two sock_filter.
+  State s = load_ok(file_with("      - {parent: ingress, pref: 10, protocol: ip, bpf: {bytecode: \"2,6 0 0 0,6 0 0 4294967295\"}, classid: \"1:1\"}\n"));
+  const Filter& f = s.devices[0].filters.at(0);
+  CHECK_FALSE(is_bpf_filter(f));  // nothing for the edge to open
+  const std::string ops = "0600040002000000" "14000500" "0600000000000000" "06000000ffffffff";
+  Diagnostics d;
+  CHECK(hex(body(f, nullptr, &d)) == ops);
+  CHECK_FALSE(d.has_errors());
+  Options live;
+  kFilterBpf.decode(unhex(ops), KindCtx{}, live);
+  CHECK(*live.str(9) == "2,6 0 0 0,6 0 0 4294967295");
+  CHECK(live == f.opts);
+  CHECK(load_errors(file_with("      - {parent: ingress, pref: 10, bpf: {bytecode: \"2,6 0 0 0\"}}\n"))
+            .rfind("t.yaml:6:53: error: 'bytecode' is a classic BPF program as tc takes it: \"N,code jt jf k,...\" with N instructions "
+                   "(at most 4096), such as \"4,40 0 0 12,21 0 1 2048,6 0 0 262144,6 0 0 0\"\n", 0) == 0);
+  CHECK(load_errors(file_with("      - {parent: ingress, pref: 10, bpf: {bytecode: \"1,6 0 0 0\", pinned: /p}}\n"))
+            .find("error: a bpf filter runs either 'bytecode' (a classic program) or an eBPF program (object, pinned, name, id, tag), not both") !=
+        std::string::npos);
 }

@@ -16,15 +16,11 @@
 // program is read (name, id, tag: dumps show which program runs) but not
 // sent back yet: tcsync's program loader opens the programs of bpf
 // filters only (bpf_program.h), so such an action is an error to apply.
-#include <linux/filter.h>
 #include <linux/pkt_cls.h>
 #include <linux/tc_act/tc_bpf.h>
 
-#include <cstdio>
-#include <cstring>
-
-#include "base/units.h"
 #include "kinds/action/action_control.h"
+#include "kinds/bpf_bytecode.h"
 #include "kinds/registry.h"
 #include "model/kind.h"
 #include "model/tc_words.h"
@@ -36,50 +32,6 @@ namespace {
 
 enum : uint16_t { kBytecode, kName, kId, kTag, kControl };
 
-// BPF_MAXINSNS: the kernel's bound for a classic program.
-constexpr size_t kMaxInsns = 4096;
-
-// "N,code jt jf k,..." -> instructions; nullopt when not that form (tc's
-// bpf_parse_string: N must equal the count that follows).
-std::optional<std::vector<sock_filter>> parse_ops(std::string_view s) {
-  std::vector<std::string> parts;
-  std::string cur;
-  for (char c : std::string(s) + ",") {
-    if (c == ',') parts.push_back(cur), cur.clear();
-    else if (c != '\n') cur += c;
-  }
-  auto n = parts.empty() ? std::nullopt : parse_uint(parts[0]);
-  if (!n || *n == 0 || *n > kMaxInsns || *n != parts.size() - 1) return std::nullopt;
-  std::vector<sock_filter> ops;
-  for (size_t i = 1; i < parts.size(); ++i) {
-    unsigned code, jt, jf;
-    unsigned long long k;
-    char extra;
-    if (std::sscanf(parts[i].c_str(), "%u %u %u %llu %c", &code, &jt, &jf, &k, &extra) != 4 || code > 0xFFFF || jt > 0xFF ||
-        jf > 0xFF || k > 0xFFFFFFFF)
-      return std::nullopt;
-    ops.push_back(sock_filter{static_cast<uint16_t>(code), static_cast<uint8_t>(jt), static_cast<uint8_t>(jf), static_cast<uint32_t>(k)});
-  }
-  return ops;
-}
-
-std::string ops_text(std::span<const sock_filter> ops) {
-  std::string s = std::to_string(ops.size());
-  for (const sock_filter& f : ops)
-    s += "," + std::to_string(f.code) + " " + std::to_string(f.jt) + " " + std::to_string(f.jf) + " " + std::to_string(f.k);
-  return s;
-}
-
-bool bytecode_parse(const Node& n, Value& out, Diagnostics& d) {
-  auto ops = n.is_scalar() ? parse_ops(n.scalar) : std::nullopt;
-  if (!ops) {
-    d.error(n.loc, "'bytecode' is a classic BPF program as tc takes it: \"N,code jt jf k,...\" with N instructions (at most 4096), "
-                   "such as \"4,40 0 0 12,21 0 1 2048,6 0 0 262144,6 0 0 0\"");
-    return false;
-  }
-  out = ops_text(*ops);
-  return true;
-}
 std::string text_describe(const Value& v) {
   auto* s = std::get_if<std::string>(&v);
   return s ? *s : "?";
@@ -94,13 +46,6 @@ bool text_parse(const Node& n, Value& out, Diagnostics& d) {
   return true;
 }
 
-const CustomType kBytecodeType{
-    .schema_name = "bpf_bytecode",
-    .parse = bytecode_parse,
-    .emit = text_emit,
-    .describe = text_describe,
-    .json_schema = R"({"description": "A classic BPF program as tc's bytecode: \"N,code jt jf k,...\" (decimal), as bpf_asm -c or tcpdump -ddd print it.", "type": "string", "pattern": "^[0-9]+(,[0-9]+ [0-9]+ [0-9]+ [0-9]+)+$"})",
-};
 const CustomType kNameType{
     .schema_name = "act_bpf_name",
     .parse = text_parse,
@@ -110,7 +55,7 @@ const CustomType kNameType{
 };
 
 const Field kFields[] = {
-    {.key = "bytecode", .type = FieldType::Custom, .doc = "Classic BPF program, tc's \"N,code jt jf k,...\"; its return code is the verdict.", .custom = &kBytecodeType},
+    {.key = "bytecode", .type = FieldType::Custom, .doc = "Classic BPF program, tc's \"N,code jt jf k,...\"; its return code is the verdict.", .custom = &kBpfBytecodeType},
     {.key = "name", .type = FieldType::Custom, .flags = kNoCompare, .doc = "eBPF program: tc's label (dumps; tcsync cannot send eBPF actions yet).", .custom = &kNameType},
     {.key = "id", .type = FieldType::Uint, .flags = kNoCompare, .doc = "eBPF program: its live id (dumps).", .max = 0xFFFFFFFF},
     {.key = "tag", .type = FieldType::Custom, .flags = kAuto, .doc = "eBPF program: its tag, 16 hex digits (dumps): what it is compared by.", .custom = &kNameType},
@@ -119,11 +64,7 @@ const Field kFields[] = {
 
 void encode(const Options& o, const KindCtx& ctx, MsgWriter& w) {
   if (const std::string* text = o.str(kBytecode)) {
-    auto ops = parse_ops(*text);
-    if (ops) {
-      w.attr_u16(TCA_ACT_BPF_OPS_LEN, static_cast<uint16_t>(ops->size()));
-      w.attr(TCA_ACT_BPF_OPS, ops->data(), ops->size() * sizeof(sock_filter));
-    }
+    encode_bpf_bytecode(w, *text, TCA_ACT_BPF_OPS_LEN, TCA_ACT_BPF_OPS);
   } else if (ctx.diags) {
     ctx.diags->error(ctx.loc, "bpf action: tcsync sends classic programs ('bytecode') only; an eBPF program (" +
                                   (o.str(kName) ? *o.str(kName) : std::string("no name")) + ") cannot be sent yet");
@@ -138,15 +79,7 @@ void decode(std::span<const uint8_t> payload, const KindCtx&, Options& o) {
   AttrTable tb(payload, TCA_ACT_BPF_MAX);
   if (auto* a = tb.get(TCA_ACT_BPF_PARMS); a && a->as<tc_act_bpf>().action != TC_ACT_PIPE)
     o.set(kControl, uint64_t{static_cast<uint32_t>(a->as<tc_act_bpf>().action)});
-  auto* len = tb.get(TCA_ACT_BPF_OPS_LEN);
-  auto* ops = tb.get(TCA_ACT_BPF_OPS);
-  if (len && ops && ops->data.size() == size_t{len->u16()} * sizeof(sock_filter) && len->u16()) {
-    std::vector<sock_filter> v(len->u16());
-    std::memcpy(v.data(), ops->data.data(), ops->data.size());
-    o.set(kBytecode, ops_text(v));
-  } else if (len || ops) {
-    o.set(kBytecode, std::string("<bpf instructions tcsync cannot read>"));
-  }
+  if (auto text = decode_bpf_bytecode(tb.get(TCA_ACT_BPF_OPS_LEN), tb.get(TCA_ACT_BPF_OPS))) o.set(kBytecode, *text);
   if (auto* a = tb.get(TCA_ACT_BPF_NAME)) o.set(kName, a->str());
   if (auto* a = tb.get(TCA_ACT_BPF_ID)) o.set(kId, uint64_t{a->u32()});
   if (auto* a = tb.get(TCA_ACT_BPF_TAG); a && a->data.size() >= 8) {
@@ -168,13 +101,6 @@ void normalize(Options& o, const KindCtx&, Diagnostics& d, SourceLoc loc) {
 // Reported by the kernel, not configuration (kind.h reported_only).
 const uint16_t kReportedOnly[] = {TCA_ACT_BPF_TM, TCA_ACT_BPF_PAD};
 
-// `bytecode 'N,...'`: the words of the quoted program are one tc word.
-bool tc_bytecode(TcCursor& c, const TcWord& kw, Node& body) {
-  const TcWord* v = c.value(kw, "a program such as '4,40 0 0 12,21 0 1 2048,6 0 0 262144,6 0 0 0'");
-  if (!v) return false;
-  tc_put(body, "bytecode", kw.loc, tc_scalar(v->text, v->loc));
-  return true;
-}
 // tc's other ways to name a program: files and eBPF objects.
 bool tc_unsaid(TcCursor& c, const TcWord& kw, Node&) {
   c.diags().error(kw.loc, "bpf action '" + kw.text + "' has no tcsync spelling: give the program as 'bytecode' (eBPF actions are not supported yet)");
@@ -182,7 +108,7 @@ bool tc_unsaid(TcCursor& c, const TcWord& kw, Node&) {
 }
 // `run` may stand before the program (m_bpf.c): nothing to read.
 bool tc_run(TcCursor&, const TcWord&, Node&) { return true; }
-const TcReader kTcReaders[] = {{"bytecode", tc_bytecode}, {"run", tc_run}, {"bytecode-file", tc_unsaid}, {"object-file", tc_unsaid},
+const TcReader kTcReaders[] = {{"bytecode", tc_bpf_bytecode}, {"run", tc_run}, {"bytecode-file", tc_unsaid}, {"object-file", tc_unsaid},
                                {"object-pinned", tc_unsaid}};
 const std::string_view kTcExamples[] = {"bytecode '1,6 0 0 0' drop", "run bytecode '1,6 0 0 4294967295'", "bytecode-file /tmp/prog.bpf",
                                         "object-file prog.o", "object-pinned /sys/fs/bpf/prog"};

@@ -1,6 +1,8 @@
-// bpf (cls_bpf): an eBPF program classifies, or with direct_action acts
-// itself (tc-bpf(8)).
+// bpf (cls_bpf): an eBPF program, or a classic one, classifies, or with
+// direct_action acts itself (tc-bpf(8)).
 //
+//   TCA_BPF_OPS_LEN    u16, TCA_BPF_OPS struct sock_filter[]: a classic
+//                      program (tc's `bytecode`), reported back as sent
 //   TCA_BPF_CLASSID    u32 (generic codec)
 //   TCA_BPF_ACT        action list (generic codec)
 //   TCA_BPF_FD         u32, the program's file descriptor in the sender
@@ -10,7 +12,8 @@
 //   TCA_BPF_FLAGS      u32 TCA_BPF_FLAG_ACT_DIRECT; only when set
 //   dumps add TCA_BPF_ID (u32) and TCA_BPF_TAG (8 bytes), never the fd
 //
-// tc's order, which encode keeps: FD, NAME, FLAGS_GEN, FLAGS (CLASSID and
+// tc's order, which encode keeps: OPS_LEN and OPS, or FD and NAME; then
+// FLAGS_GEN, FLAGS (CLASSID and
 // ACT come first in tc's message; the generic codec writes them after).
 //
 // The program is compared by tag (bpf_program.h): the file's object, pinned
@@ -28,15 +31,17 @@
 
 #include <cctype>
 
+#include "kinds/bpf_bytecode.h"
 #include "kinds/registry.h"
 #include "kinds/filter/bpf_program.h"
+#include "model/tc_words.h"
 #include "yaml/yaml_reader.h"
 #include "yaml/yaml_out.h"
 
 namespace tcsync {
 namespace {
 
-enum : uint16_t { kObject, kSection, kPinned, kName, kId, kTag, kDirect, kSkipHw, kSkipSw };
+enum : uint16_t { kObject, kSection, kPinned, kName, kId, kTag, kDirect, kSkipHw, kSkipSw, kBytecode };
 
 constexpr std::string_view kPinnedSuffix = ":[*fsobj]";
 
@@ -100,6 +105,8 @@ const Field kFields[] = {
     {.key = "skip_sw", .type = FieldType::Bool, .flags = kRecreate,
      .doc = "Run in hardware only. Needs a program loaded for the device's hardware: tcsync loads programs for the host, so only a pinned offloaded program works.",
      .def = 0},
+    {.key = "bytecode", .type = FieldType::Custom, .doc = "A classic BPF program, tc's \"N,code jt jf k,...\" (instead of an eBPF object).",
+     .custom = &kBpfBytecodeType},
 };
 
 std::string base_name(const std::string& path) {
@@ -107,7 +114,18 @@ std::string base_name(const std::string& path) {
   return slash == std::string::npos ? path : path.substr(slash + 1);
 }
 
+void encode_flags(const Options& o, MsgWriter& w) {
+  uint32_t gen = (o.num(kSkipHw).value_or(0) ? TCA_CLS_FLAGS_SKIP_HW : 0) | (o.num(kSkipSw).value_or(0) ? TCA_CLS_FLAGS_SKIP_SW : 0);
+  if (gen) w.attr_u32(TCA_BPF_FLAGS_GEN, gen);
+  if (o.num(kDirect).value_or(0)) w.attr_u32(TCA_BPF_FLAGS, TCA_BPF_FLAG_ACT_DIRECT);
+}
+
 void encode(const Options& o, const KindCtx& ctx, MsgWriter& w) {
+  if (const std::string* text = o.str(kBytecode)) {
+    encode_bpf_bytecode(w, *text, TCA_BPF_OPS_LEN, TCA_BPF_OPS);
+    encode_flags(o, w);
+    return;
+  }
   BpfRef ref = bpf_ref(o);
   const BpfProgram* p = ctx.programs ? ctx.programs->find(ref) : nullptr;
   if (p && p->fd >= 0) {
@@ -117,13 +135,12 @@ void encode(const Options& o, const KindCtx& ctx, MsgWriter& w) {
     ctx.diags->error(ctx.loc, "bpf filter: no program to send for " + ref.describe() + ": " + why);
   }
   if (std::string label = bpf_label(o); !label.empty()) w.attr_str(TCA_BPF_NAME, label);
-  uint32_t gen = (o.num(kSkipHw).value_or(0) ? TCA_CLS_FLAGS_SKIP_HW : 0) | (o.num(kSkipSw).value_or(0) ? TCA_CLS_FLAGS_SKIP_SW : 0);
-  if (gen) w.attr_u32(TCA_BPF_FLAGS_GEN, gen);
-  if (o.num(kDirect).value_or(0)) w.attr_u32(TCA_BPF_FLAGS, TCA_BPF_FLAG_ACT_DIRECT);
+  encode_flags(o, w);
 }
 
 void decode(std::span<const uint8_t> payload, const KindCtx&, Options& o) {
   AttrTable tb(payload, TCA_BPF_MAX);
+  if (auto text = decode_bpf_bytecode(tb.get(TCA_BPF_OPS_LEN), tb.get(TCA_BPF_OPS))) o.set(kBytecode, *text);
   if (auto* a = tb.get(TCA_BPF_NAME); a && !a->str().empty()) {
     // "file.o:[section]" names an object by file name; anything else (a
     // pinned program's "pin:[*fsobj]", other loaders' labels) is kept as is.
@@ -157,31 +174,51 @@ void normalize(Options& o, const KindCtx&, Diagnostics& d, SourceLoc loc) {
   for (uint16_t f : {kDirect, kSkipHw, kSkipSw})
     if (o.num(f) == 0u) o.erase(f);
   if (o.has(kSkipHw) && o.has(kSkipSw)) d.error(o.opt(kSkipSw)->loc, "skip_hw and skip_sw exclude each other");
+  if (o.has(kBytecode))
+    for (uint16_t f : {kObject, kPinned, kName, kId, kTag})
+      if (o.has(f))
+        d.error(o.opt(f)->loc, "a bpf filter runs either 'bytecode' (a classic program) or an eBPF program (object, pinned, name, id, tag), not both");
   if (o.has(kObject) && o.has(kPinned))
     d.error(o.opt(kPinned)->loc, "a bpf filter takes its program from 'object' or from 'pinned', not both");
   if (o.has(kSection) && !o.has(kObject)) d.error(o.opt(kSection)->loc, "'section' needs 'object' (the file it is a section of)");
   if (o.has(kObject) && !o.has(kSection)) o.set(kSection, std::string("classifier"), o.opt(kObject)->loc);  // tc's default
   if (o.has(kName) && (o.has(kObject) || o.has(kPinned)))
     d.error(o.opt(kName)->loc, "'name' is for programs known only by tag or id; with 'object' or 'pinned' tc's label is made from the file name");
-  if (!o.has(kObject) && !o.has(kPinned) && !o.has(kId) && !o.has(kTag))
-    d.error(loc, "a bpf filter needs its program: 'object' (and 'section'), or 'pinned'");
+  if (!o.has(kBytecode) && !o.has(kObject) && !o.has(kPinned) && !o.has(kId) && !o.has(kTag))
+    d.error(loc, "a bpf filter needs its program: 'bytecode' (classic), 'object' (and 'section'), or 'pinned'");
 }
+
+// tc's words (f_bpf.c, bpf_parse_common): the program by bytecode, file or
+// pin; `da` for direct-action. `bytecode-file` needs the file tc read, so
+// it is an error to import.
+bool tc_file(TcCursor& c, const TcWord& kw, Node&) {
+  c.diags().error(kw.loc, "bpf '" + kw.text + "' has no tcsync spelling (tcsync reads no program file on import): give the program as 'bytecode' or an 'object'");
+  return false;
+}
+const TcAlias kTcAliases[] = {{"obj", "object"}, {"object-file", "object"}, {"sec", "section"}, {"object-pinned", "pinned"},
+                              {"fd", "pinned"},  {"da", "direct_action"},   {"direct-action", "direct_action"}};
+const TcReader kTcReaders[] = {{"bytecode", tc_bpf_bytecode}, {"bc", tc_bpf_bytecode}, {"bytecode-file", tc_file}, {"bcf", tc_file}};
+const std::string_view kTcExamples[] = {"bytecode '1,6 0 0 4294967295' classid 1:1", "obj prog.o sec cls da", "object-file prog.o",
+                                        "object-pinned /sys/fs/bpf/p direct-action",
+                                        "bc '1,6 0 0 0'", "bytecode-file /tmp/prog.bpf", "bcf /tmp/prog.bpf", "fd /sys/fs/bpf/p"};
+const TcWords kTcWords{.aliases = kTcAliases, .readers = kTcReaders, .examples = kTcExamples};
 
 }  // namespace
 
 const KindOps kFilterBpf{
     .name = "bpf",
     .obj = ObjType::Filter,
-    .doc = "Runs an eBPF program (cls_bpf) from an object file or a pinned path; compared by the program's tag (tc-bpf(8)).",
+    .doc = "Runs a BPF program (cls_bpf): an eBPF one from an object file or a pinned path, compared by its tag, or a classic one given as bytecode (tc-bpf(8)).",
     .fields = kFields,
     .encode = encode,
     .decode = decode,
     .normalize = normalize,
     .filter_classid_attr = TCA_BPF_CLASSID,
     .filter_actions_attr = TCA_BPF_ACT,
+    .tc_words = &kTcWords,
 };
 
-bool is_bpf_filter(const KindOps* ops) { return ops == &kFilterBpf; }
+bool is_bpf_filter(const Filter& f) { return f.ops == &kFilterBpf && !f.opts.has(kBytecode); }
 
 BpfRef bpf_ref(const Options& o) {
   BpfRef r;

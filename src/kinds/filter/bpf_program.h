@@ -15,6 +15,7 @@
 #include <string>
 
 #include "model/kind.h"
+#include "model/model.h"
 
 namespace tcsync {
 
@@ -46,8 +47,9 @@ class BpfPrograms {
   virtual const BpfProgram* find(const BpfRef& ref) const = 0;
 };
 
-// The bpf kind's table (kind_bpf.cpp) seen from outside.
-bool is_bpf_filter(const KindOps* ops);
+// The bpf kind's table (filter/bpf.cpp) seen from outside: whether a filter
+// runs an eBPF program (one the edge must open; a classic one travels whole).
+bool is_bpf_filter(const Filter& f);
 BpfRef bpf_ref(const Options& o);
 // Records the tag of the program a filter names (the edge, once opened).
 void set_bpf_tag(Options& o, const std::string& tag);
