@@ -142,7 +142,8 @@ ApplyReport apply_plan(Kernel& k, const State& desired, const State& before, con
         if (field.key.empty()) {
           d.error(st.loc, text + kernel_error_text(r));
         } else {
-          d.error(field.loc, text + std::string(field.key) + ": " + kernel_error_text(r));
+          // A value the loader derived has no place of its own: the object's.
+          d.error(field.loc.known() ? field.loc : st.loc, text + std::string(field.key) + ": " + kernel_error_text(r));
           d.note(st.loc, "in this object");
         }
         if (st.op != Op::Delete && st.qdisc && r.status == AckResult::Status::Failed)

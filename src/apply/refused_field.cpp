@@ -15,7 +15,7 @@ namespace {
 
 // The field of `ops` carried by attribute `type` that `opts` declares.
 RefusedField field_of(const KindOps* ops, const Options& opts, uint16_t type) {
-  if (!ops) return {};
+  if (!ops || type == 0) return {};  // attr 0: a field that names no attribute
   for (auto& o : opts.items())
     if (ops->fields[o.field].attr == type) return {ops->fields[o.field].key, o.loc};
   return {};
