@@ -67,7 +67,7 @@ def render(schema):
     common = {"name", "parent", "chain", "pref", "prio", "protocol", "handle", "classid", "flowid", "actions", "raw_attrs", "empty"}
     out += ["## Filter kinds", "", "A filter names its classifier by a key: **u32: {...}**, and so on; "
             "**empty: KIND** instead is a list of that kind with no rule in it (the kernel keeps one "
-            "after **tc filter add ... u32** with no options).", ""]
+            "after **tc filter add ... u32** with no options; only u32 and fw lists can be empty, fw not on a shared block).", ""]
     for name, f in d["filter"]["properties"].items():
         if name in common:
             continue

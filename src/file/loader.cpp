@@ -771,6 +771,7 @@ bool Loader::filter_fields(const Node& n, Device& dev, Filter& f, const Node*& h
       f.empty_list = true;
       body = &v;
     } else if (key == "name") {
+      extra = &k;  // a label of rules; the kernel keeps none for a list
       if (scalar(v, "name", d)) f.name = v.scalar;
     } else if (key == "classid" || key == "flowid") {
       extra = &k;
@@ -788,6 +789,7 @@ bool Loader::filter_fields(const Node& n, Device& dev, Filter& f, const Node*& h
         if (action(an, a)) f.actions.push_back(std::move(a));
       }
     } else if (key == "raw_attrs") {
+      extra = &k;  // sent, but an empty list reports none back: diff would never settle
       parse_raw(v, key, f.raw.attrs, d);
     } else if (auto* ops = find_kind(ObjType::Filter, key); ops || tableless(&k, v)) {
       if (body && f.empty_list) {
@@ -819,6 +821,11 @@ bool Loader::filter_fields(const Node& n, Device& dev, Filter& f, const Node*& h
   if (!have_pref) f.key.pref = kDefaultPref;
   if (f.empty_list) {
     if (extra) d.error(extra->loc, "an empty " + f.kind + " list has no " + quoted(extra->scalar) + ": it holds no rule");
+    // A kind with no table may be one the kernel makes empty: it is the authority.
+    if (f.ops && f.ops->empty_list == KindOps::EmptyList::Refused)
+      d.error(body->loc, "the kernel makes no empty " + f.kind + " list (it needs the rule's options): only u32 and fw lists can be empty");
+    else if (f.ops && f.ops->empty_list == KindOps::EmptyList::NotOnBlock && dev.block)
+      d.error(body->loc, "the kernel makes no empty " + f.kind + " list on a shared block (it needs a mark there)");
     return true;
   }
   if (body->is_scalar() && body->plain && (body->scalar.empty() || body->scalar == "~" || body->scalar == "null")) {
@@ -1201,7 +1208,7 @@ void derive_and_check(Device& dev, Diagnostics& d) {
   // Kind-wide checks (u32 tables and the rules that use them).
   std::map<const KindOps*, std::vector<const Filter*>> by_kind;
   for (auto& f : dev.filters)
-    if (f.ops && f.ops->check_device && !f.empty_list) by_kind[f.ops].push_back(&f);
+    if (f.ops && f.ops->check_device) by_kind[f.ops].push_back(&f);
   for (auto& [ops, fs] : by_kind)
     if (ops->check_device) ops->check_device(fs, d);
   std::map<const KindOps*, std::vector<const Class*>> classes_by_kind;

@@ -230,6 +230,7 @@ struct Obj {
   FilterKey key;                    // filters
   Node node;                        // the YAML entry, keys in the order they print
   bool dead = false;
+  bool empty_list = false;  // a filter list with no rule (`empty: KIND`)
 };
 
 class Importer {
@@ -274,6 +275,7 @@ class Importer {
   // A filter list: (device, the qdisc or class whose filters they are).
   using Block = std::pair<std::string, uint32_t>;
   uint32_t block_of(const std::string& dev, uint32_t parent);
+  Obj empty_list_obj(const TcWord& dev, const TcWord& head, const FilterKey& key, const std::string& parent_text, const KindOps& ops);
   void forget_prefs(const Block& b, uint32_t chain, std::optional<uint16_t> pref);
   // The prefs in use per (block, chain): the kernel picks one for a filter without.
   std::map<std::pair<Block, uint32_t>, std::set<uint16_t>> prefs_;
@@ -1127,8 +1129,10 @@ void Importer::filter(Cursor& c, Verb v, const TcWord& head) {
     }
   }
   // The kernel makes a classifier instance for each new pref; u32 gives it a
-  // root table named 800:, 801:... in the order instances appear.
-  const bool u32 = ops->name == "u32";
+  // root table named 800:, 801:... in the order instances appear (a kind
+  // with its own root tables: KindOps::own_table_handle).
+  const bool u32 = ops->own_table_handle != 0;
+  const FilterKey asked = key;  // the list the request makes, wherever its rule goes
   if (!prefs.count(key.pref) && u32) {
     uint32_t& next = u32_next_root_[block];
     if (!next) next = 0x800;
@@ -1170,6 +1174,25 @@ void Importer::filter(Cursor& c, Verb v, const TcWord& head) {
   }
   Options opts;
   if (!check_fields(*ops, body, opts)) return;
+  // No options at all: the kernel makes the list alone (u32, fw), and adds
+  // nothing to a list that is there.
+  const bool empty = body.map.empty() && extra.map.empty() && !hval && ops->empty_list != KindOps::EmptyList::Refused;
+  auto same_list = [&](const Obj& e, const FilterKey& k) {
+    return !e.dead && e.type == ObjType::Filter && e.dev == dev->text && block_of(e.dev, e.key.parent) == block.second &&
+           e.key.chain == k.chain && e.key.pref == k.pref && e.key.protocol == k.protocol;
+  };
+  auto list_held = [&](const FilterKey& k) { return std::any_of(objs_.begin(), objs_.end(), [&](const Obj& e) { return same_list(e, k); }); };
+  if (!empty && !list_held(asked)) {
+    // A u32 rule placed in another pref's table still made its own list.
+    if (asked.pref != key.pref || asked.protocol != key.protocol) objs_.push_back(empty_list_obj(*dev, head, asked, parent_text, *ops));
+  }
+  if (empty) {
+    if (!list_held(key)) objs_.push_back(empty_list_obj(*dev, head, key, parent_text, *ops));
+    note_device(*dev);
+    return;
+  }
+  for (auto& e : objs_)
+    if (e.empty_list && same_list(e, key)) e.dead = true;  // the list now holds this rule
   // u32: a rule without a handle gets the kernel's first free node id from
   // 0x800 in its table and bucket, so the state tcsync makes equals tc's.
   if (u32 && ops->handle_space) {
@@ -1184,6 +1207,12 @@ void Importer::filter(Cursor& c, Verb v, const TcWord& head) {
       if (node > 0xFFF)
         for (node = 1; node < 0x800 && used.count(node); ++node) {
         }
+      if (node == 0x800 && used.count(node)) {
+        d_.error(head.loc, "a 4,096th rule in one u32 bucket: the kernel gives it (and every further one) the bucket's last id " +
+                               ops->format_filter_handle(fixed | 0xFFF) + ", which tcsync cannot carry apart from the rule that has it; "
+                               "spread such rules over a hash table with 'divisor', or over prefs");
+        return;
+      }
       hval = fixed | node;
       handle_text = ops->format_filter_handle(*hval);
     }
@@ -1220,6 +1249,26 @@ void Importer::filter(Cursor& c, Verb v, const TcWord& head) {
   if (v == Verb::Change && existing) v = Verb::Replace;  // a filter change restates the rule
   place(std::move(o), v, head, existing,
         "filter " + parent_text + " pref " + std::to_string(key.pref) + " handle " + handle_text + " of " + dev->text);
+}
+
+// `empty: KIND` at KEY's list (no handle, no options).
+Obj Importer::empty_list_obj(const TcWord& dev, const TcWord& head, const FilterKey& key, const std::string& parent_text,
+                             const KindOps& ops) {
+  Obj o;
+  o.type = ObjType::Filter;
+  o.dev = dev.text;
+  o.loc = head.loc;
+  o.ops = &ops;
+  o.key = key;
+  o.key.handle = 0;
+  o.empty_list = true;
+  o.node = mapping(head.loc);
+  put(o.node, "parent", head.loc, scalar(parent_text, head.loc));
+  if (key.chain) put(o.node, "chain", head.loc, scalar(std::to_string(key.chain), head.loc));
+  put(o.node, "pref", head.loc, scalar(std::to_string(key.pref), head.loc));
+  if (key.protocol != 0x0003) put(o.node, "protocol", head.loc, scalar(format_protocol(key.protocol), head.loc));
+  put(o.node, "empty", head.loc, scalar(std::string(ops.name), head.loc));
+  return o;
 }
 
 // The filter list a parent names: "root" is the root qdisc's own.

@@ -17,6 +17,7 @@
 #include "kernel/chunk_reader.h"
 #include "base/handle.h"
 #include "kernel/links.h"
+#include "model/shared_tables.h"
 #include "codec/tc_codec.h"
 #include "netlink/wire.h"
 
@@ -178,7 +179,8 @@ class Dumper {
         continue;
       }
       for (const Block& b : t.blocks) ok = dump_filters(t, b) && ok;
-      if (t.blocks.size() > 1) ok = unshare_tables(t) && ok;
+      ok = unshare_tables(t.dev->filters, t.ifindex, "'" + t.name + "'") && ok;
+      ok = no_shared_handles(t.dev->filters, "'" + t.name + "'") && ok;
       oldest_first(t.dev->filters);
       for (const Block& b : t.blocks)
         if (b.parent == kHandleClsactIngress || b.parent == kHandleClsactEgress || !handle_minor(b.parent))
@@ -205,96 +207,120 @@ class Dumper {
     return ok;
   }
 
-  // Lists of a kind with shared tables (KindOps::table_of) at one (chain,
-  // pref, protocol) under several parents of one qdisc each list every
-  // such list's entries. Each entry is kept once: in the list whose own
-  // root table it hangs in (asked of the kernel: the dump cannot tell),
-  // other tables' entries in the first list (the table space is one: a
-  // table reached from either list is the same table). A list left with
-  // nothing is an empty list.
-  bool unshare_tables(Target& tg) {
-    using Group = std::tuple<uint32_t, uint32_t, uint16_t, uint16_t, const KindOps*>;
-    auto qdisc_of = [](uint32_t p) {
-      return p == kHandleClsactIngress || p == kHandleClsactEgress ? kHandleIngress : p & 0xFFFF0000u;
+  // Lists of a kind with shared tables (KindOps::table_of) at one pref
+  // under one qdisc (any parent, chain or protocol) each list every such
+  // list's entries: u32_walk picks tables by prio alone. Each entry is kept
+  // once, in the list model/shared_tables.h places its table in: a root
+  // table in the list it is the root of (asked of the kernel: the dump
+  // cannot tell), any other where dump and loader agree to put it. A list
+  // left with nothing is an empty list.
+  bool unshare_tables(std::vector<Filter>& fs, uint32_t ifindex, const std::string& where) {
+    struct List {
+      uint32_t parent, chain;
+      uint16_t protocol;
+      auto operator<=>(const List&) const = default;
     };
-    std::vector<Filter>& fs = tg.dev->filters;
-    std::map<Group, std::vector<uint32_t>> parents;  // in the order the lists were read
+    using Group = std::tuple<uint32_t, uint16_t, const KindOps*>;  // (qdisc, pref, kind)
+    auto qdisc_of = [](uint32_t p) { return (p & 0xFFFF0000u) == kHandleIngressQdisc ? kHandleIngress : p & 0xFFFF0000u; };
+    auto list_of = [](const Filter& f) { return List{f.key.parent, f.key.chain, f.key.protocol}; };
+    auto group_of = [&](const Filter& f) { return Group{qdisc_of(f.key.parent), f.key.pref, f.ops}; };
+    std::map<Group, std::vector<List>> lists;  // sorted, so placement does not depend on read order
     // A dump comes list by list: one lookup per run of a list's entries,
     // not one per rule (100k u32 rules on a clsact pass here on every dump).
     const Filter* prev = nullptr;
     for (const Filter& f : fs) {
       if (!f.ops || !f.ops->table_of) continue;
-      if (prev && prev->key.parent == f.key.parent && prev->key.chain == f.key.chain && prev->key.pref == f.key.pref &&
-          prev->key.protocol == f.key.protocol && prev->ops == f.ops)
-        continue;
+      if (prev && list_of(*prev) == list_of(f) && prev->key.pref == f.key.pref && prev->ops == f.ops) continue;
       prev = &f;
-      auto& ps = parents[Group{qdisc_of(f.key.parent), f.key.chain, f.key.pref, f.key.protocol, f.ops}];
-      if (std::find(ps.begin(), ps.end(), f.key.parent) == ps.end()) ps.push_back(f.key.parent);
+      auto& ls = lists[group_of(f)];
+      if (auto at = std::lower_bound(ls.begin(), ls.end(), list_of(f)); at == ls.end() || *at != list_of(f)) ls.insert(at, list_of(f));
     }
+    std::erase_if(lists, [](const auto& g) { return g.second.size() < 2; });
+    if (lists.empty()) return true;
     bool ok = true;
-    std::vector<Filter> out;
-    std::set<std::tuple<Group, uint32_t>> kept;  // (group, the kernel's handle)
-    std::map<std::pair<Group, uint32_t>, uint32_t> root_of;  // (group, parent) -> its root table
-    bool shared = false;
-    for (auto& [g, ps] : parents) {
-      if (ps.size() < 2) continue;
-      shared = true;
-      for (uint32_t p : ps) root_of[{g, p}] = own_table(tg, g, p, ok);
+    std::map<Group, std::map<uint32_t, size_t>> placed;  // group -> table -> index in lists[group]
+    for (auto& [g, ls] : lists) {
+      std::vector<uint32_t> roots;
+      for (const List& l : ls) roots.push_back(own_table(ifindex, where, l, std::get<1>(g), std::get<2>(g), ok));
+      std::vector<std::pair<uint32_t, uint32_t>> links;
+      std::vector<uint32_t> tables;
+      for (const Filter& f : fs) {
+        if (f.ops != std::get<2>(g) || f.empty_list || group_of(f) != g || list_of(f) != ls.front()) continue;
+        uint32_t table = f.ops->table_of(f.wire_handle ? f.wire_handle : f.key.handle);
+        tables.push_back(table);
+        if (f.ops->depends_on)
+          for (uint32_t to : f.ops->depends_on(f.opts))
+            if (f.ops->table_of(to) != table) links.emplace_back(table, f.ops->table_of(to));
+      }
+      placed[g] = place_tables(roots, links, tables);
     }
-    if (!shared) return true;
+    std::vector<Filter> out;
     out.reserve(fs.size());
-    std::set<std::pair<Group, uint32_t>> nonempty;
+    std::set<std::pair<Group, size_t>> nonempty;
     for (Filter& f : fs) {
-      if (!f.ops || !f.ops->table_of) {
+      auto g = f.ops && f.ops->table_of ? lists.find(group_of(f)) : lists.end();
+      if (g == lists.end()) {
         out.push_back(std::move(f));
         continue;
       }
-      Group g{qdisc_of(f.key.parent), f.key.chain, f.key.pref, f.key.protocol, f.ops};
-      const auto& ps = parents[g];
-      if (ps.size() < 2) {
-        out.push_back(std::move(f));
-        continue;
-      }
-      uint32_t wire = f.wire_handle ? f.wire_handle : f.key.handle;
-      uint32_t table = f.ops->table_of(wire), owner = ps.front();
-      for (uint32_t p : ps)
-        if (root_of[{g, p}] == table) owner = p;
-      if (f.key.parent != owner || !kept.emplace(g, wire).second) continue;
-      nonempty.emplace(g, owner);
+      if (f.empty_list) continue;  // a head read as empty is a list with entries elsewhere
+      const auto& where_at = placed[g->first];
+      auto at = where_at.find(f.ops->table_of(f.wire_handle ? f.wire_handle : f.key.handle));
+      size_t owner = at == where_at.end() ? 0 : at->second;
+      if (g->second[owner] != list_of(f)) continue;  // the owner's copy is the one kept
+      nonempty.emplace(g->first, owner);
       out.push_back(std::move(f));
     }
-    for (auto& [g, ps] : parents)
-      if (ps.size() > 1)
-        for (uint32_t p : ps)
-          if (!nonempty.count({g, p})) {
-            Filter e;
-            e.key = FilterKey{p, std::get<1>(g), std::get<2>(g), std::get<3>(g), 0};
-            e.ops = std::get<4>(g);
-            e.kind = std::string(e.ops->name);
-            e.empty_list = true;
-            out.push_back(std::move(e));
-          }
+    for (auto& [g, ls] : lists)
+      for (size_t i = 0; i < ls.size(); ++i)
+        if (!nonempty.count({g, i})) {
+          Filter e;
+          e.key = FilterKey{ls[i].parent, ls[i].chain, std::get<1>(g), ls[i].protocol, 0};
+          e.ops = std::get<2>(g);
+          e.kind = std::string(e.ops->name);
+          e.empty_list = true;
+          out.push_back(std::move(e));
+        }
     fs = std::move(out);
+    return ok;
+  }
+
+  // Filters are named by handle, and the kernel hands one out twice in one
+  // case: past 4,095 rules in a u32 bucket every further rule gets the
+  // bucket's last id (gen_new_kid falls back to ::fff). Such rules cannot be
+  // told apart, so tcsync cannot carry them: an error, never a dump its own
+  // loader refuses nor a diff that matches them silently. The kernel lists
+  // them one after another (a bucket is kept in node order): one compare a
+  // rule.
+  bool no_shared_handles(const std::vector<Filter>& fs, const std::string& where) {
+    bool ok = true;
+    for (size_t i = 1; i < fs.size(); ++i) {
+      const Filter& a = fs[i - 1];
+      if (fs[i].empty_list || a.empty_list || !(fs[i].key == a.key) || fs[i].wire_handle != a.wire_handle) continue;
+      size_t n = 2;
+      while (i + 1 < fs.size() && fs[i + 1].key == a.key && fs[i + 1].wire_handle == a.wire_handle) ++i, ++n;
+      diags_.error({}, "the kernel holds " + std::to_string(n) + " filters named " + describe(a) + " on " + where +
+                           ": tcsync names filters by handle and cannot carry them apart (u32 gives every rule past 4,095 in one "
+                           "bucket the bucket's last id; spread such rules over a hash table with 'divisor', or over prefs)");
+      ok = false;
+    }
     return ok;
   }
 
   // The root table of one list, by a get of KindOps::own_table_handle; 0
   // when the kernel does not answer.
-  uint32_t own_table(const Target& tg, const std::tuple<uint32_t, uint32_t, uint16_t, uint16_t, const KindOps*>& g,
-                     uint32_t parent, bool& ok) {
-    const KindOps* ops = std::get<4>(g);
+  uint32_t own_table(uint32_t ifindex, const std::string& where, const auto& list, uint16_t pref, const KindOps* ops, bool& ok) {
     req_.clear();
     MsgWriter w(req_);
-    encode_filter_get(w, FilterKey{parent, std::get<1>(g), std::get<2>(g), std::get<3>(g), 0}, ops->name, tg.ifindex,
-                      ops->own_table_handle);
+    encode_filter_get(w, FilterKey{list.parent, list.chain, pref, list.protocol, 0}, ops->name, ifindex, ops->own_table_handle);
     uint32_t root = 0;
     DumpOutcome out;
     if (!run_get(sock_, req_, rx_, [&](std::span<const uint8_t> m) {
           tcmsg t;
           if (reply(m, RTM_NEWTFILTER, t)) root = t.tcm_handle;
         }, out)) {
-      diags_.error({}, "cannot read the root table of " + describe_filter_parent(parent) + " pref " +
-                           std::to_string(std::get<2>(g)) + " of '" + tg.name + "': " + out.message);
+      diags_.error({}, "cannot read the root table of " + describe_filter_parent(list.parent) + " chain " + std::to_string(list.chain) +
+                           " pref " + std::to_string(pref) + " of " + where + ": " + out.message);
       ok = false;
     }
     return root;
@@ -427,7 +453,8 @@ class Dumper {
                      else if (rule) dev.filters.push_back(std::move(f));
                    });
     lists.end();
-    return ok;
+    ok = unshare_tables(dev.filters, TCM_IFINDEX_MAGIC_BLOCK, block_name(index)) && ok;
+    return no_shared_handles(dev.filters, block_name(index)) && ok;
   }
 
   // The chains of one filter place (RTM_GETCHAIN), with their templates;

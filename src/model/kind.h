@@ -262,6 +262,12 @@ struct KindOps {
   // The dumper keeps each entry once, in the list it belongs to.
   uint32_t (*table_of)(uint32_t handle) = nullptr;
   uint32_t own_table_handle = 0;
+  // Filters: whether the kernel makes a (pref, protocol) list of this kind
+  // with no rule, from a request without TCA_OPTIONS (`empty: KIND`): u32
+  // and fw do; fw not on a shared block (fw_change needs a mark there); the
+  // others answer EINVAL.
+  enum class EmptyList : uint8_t { Refused, Allowed, NotOnBlock };
+  EmptyList empty_list = EmptyList::Refused;
 
   int field_index(std::string_view key) const;
   std::vector<std::string_view> keys() const;

@@ -313,3 +313,29 @@ filter add dev eth0 ingress prio 3 protocol all basic classid 1:2
   CHECK_FALSE(bad.ok);
   CHECK(bad.diags.find("b.tc:1:48: error: match: cmp: layer must be") == 0);
 }
+
+TEST_CASE("import: a u32 or fw filter with no options is an empty list; a rule moved to another pref's table leaves one") {
+  auto r = import(R"(qdisc add dev v0 clsact
+filter add dev v0 ingress protocol ip prio 5 u32
+filter add dev v0 ingress protocol ip prio 5 u32
+filter add dev v0 ingress protocol ip prio 6 u32
+filter add dev v0 ingress protocol ip prio 6 u32 match ip dst 10.0.0.1/32 classid 1:1
+filter add dev v0 ingress protocol ip prio 7 u32 ht 800:: match ip dst 10.0.0.2/32 classid 1:2
+filter add dev v0 egress prio 9 fw
+)");
+  INFO(r.diags);
+  REQUIRE(r.ok);
+  // pref 5: one list (a second add with no options adds nothing), which
+  // pref 7's rule then fills: it went into pref 5's root table (800:), and
+  // the list the request made at pref 7 stays, empty. pref 6's empty list
+  // now holds a rule.
+  CHECK(body(r) == R"(  v0:
+    qdiscs:
+      - {kind: clsact}
+    filters:
+      - {parent: ingress, pref: 6, protocol: ip, handle: "::800", u32: {match: [{ip: {dst: 10.0.0.1/32}}]}, classid: "1:1"}
+      - {parent: ingress, pref: 7, protocol: ip, empty: u32}
+      - {parent: ingress, pref: 5, protocol: ip, handle: "::800", u32: {match: [{ip: {dst: 10.0.0.2/32}}]}, classid: "1:2"}
+      - {parent: egress, pref: 9, empty: fw}
+)");
+}

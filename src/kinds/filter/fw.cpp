@@ -70,6 +70,7 @@ const KindOps kFilterFw{
     .filter_classid_attr = TCA_FW_CLASSID,
     .filter_actions_attr = TCA_FW_ACT,
     .tc_words = &kTcWords,
+    .empty_list = KindOps::EmptyList::NotOnBlock,  // the "old method" fw_change still takes
 };
 
 }  // namespace tcsync

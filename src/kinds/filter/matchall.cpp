@@ -53,6 +53,7 @@ void normalize(Options& o, const KindCtx&, Diagnostics& d, SourceLoc) {
 void check_device(const std::vector<const Filter*>& filters, Diagnostics& d) {
   std::map<std::tuple<uint32_t, uint32_t, uint16_t, uint16_t>, const Filter*> seen;
   for (const Filter* f : filters) {
+    if (f->empty_list) continue;
     auto [it, ok] = seen.emplace(std::make_tuple(f->key.parent, f->key.chain, f->key.pref, f->key.protocol), f);
     if (!ok)
       d.error(f->loc, "a second matchall filter at pref " + std::to_string(f->key.pref) + " protocol " + format_protocol(f->key.protocol) +

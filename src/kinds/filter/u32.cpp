@@ -31,6 +31,7 @@
 #include "model/kind.h"
 #include "model/tc_words.h"
 #include "model/model.h"
+#include "model/shared_tables.h"
 #include "base/units.h"
 #include "yaml/yaml_reader.h"
 #include "yaml/yaml_out.h"
@@ -1131,45 +1132,43 @@ std::vector<uint32_t> depends_on(const Options& o) {
   return out;
 }
 
-// Table ids are unique per qdisc hook (the kernel's tc_u_common is per
-// block), and a rule placed in a table is listed under the table's own pref
-// and protocol whatever its request said: so the file must say the same.
+// Table ids are unique per qdisc (the kernel's tc_u_common holds every
+// table of a qdisc's blocks and chains: a second table 1: is refused), a
+// rule placed in a table is listed under the table's own list whatever its
+// request said, and a table reachable from several lists of its pref is
+// dumped in the one model/shared_tables.h picks: so the file must say the
+// same, or every apply would move it. Empty lists come too: they are lists
+// of their pref.
 void check_device(const std::vector<const Filter*>& filters, Diagnostics& d) {
-  // The kernel keeps a qdisc's u32 hash tables in one list (tc_u_common, per
-  // block) and a dump of one chain walks every table of the pref, whatever
-  // its chain: u32 lists at one pref in two chains show up in each other's
-  // dumps, and their rules cannot be told apart (seen in the lab on 6.1).
-  std::map<std::pair<uint32_t, uint16_t>, const Filter*> chain_of;  // (parent, pref) -> first rule
-  for (const Filter* f : filters) {
-    auto [it, ok] = chain_of.emplace(std::make_pair(f->key.parent, f->key.pref), f);
-    if (!ok && it->second->key.chain != f->key.chain)
-      d.error(f->loc, "u32 at pref " + std::to_string(f->key.pref) + " in chain " + std::to_string(f->key.chain) + " and in chain " +
-                          std::to_string(it->second->key.chain) + " (" + format_location(it->second->loc) +
-                          "): the kernel shares u32 tables between the chains of a qdisc by pref, so their dumps mix; use another pref");
-  }
-  std::map<std::pair<uint32_t, uint32_t>, const Filter*> tables;  // (parent, table) -> table
+  auto qdisc_of = [](uint32_t p) { return (p & 0xFFFF0000u) == kHandleIngressQdisc ? kHandleIngress : p & 0xFFFF0000u; };
+  auto list_of = [](const Filter* f) { return std::make_tuple(f->key.parent, f->key.chain, f->key.protocol); };
+  auto describe = [](const Filter* f) {
+    return describe_filter_parent(f->key.parent) + " chain " + std::to_string(f->key.chain) + " pref " + std::to_string(f->key.pref) +
+           " protocol " + format_protocol(f->key.protocol);
+  };
+  std::map<std::pair<uint32_t, uint32_t>, const Filter*> tables;  // (qdisc, table) -> table
   for (const Filter* f : filters)
-    if (auto div = f->opts.num(kDivisor)) {
-      auto [it, ok] = tables.emplace(std::make_pair(f->key.parent, f->key.handle & 0xFFF00000u), f);
+    if (!f->empty_list && f->opts.has(kDivisor)) {
+      auto [it, ok] = tables.emplace(std::make_pair(qdisc_of(f->key.parent), f->key.handle & 0xFFF00000u), f);
       if (!ok)
         d.error(f->loc, "u32 table " + u32_handle_str(f->key.handle) + " is already declared at " + format_location(it->second->loc) +
-                            " (table ids are shared by every pref of a qdisc)");
+                            " (table ids are shared by every parent, chain and pref of a qdisc)");
     }
   auto table_at = [&](const Filter* f, uint32_t t) -> const Filter* {
-    auto it = tables.find({f->key.parent, t & 0xFFF00000u});
+    auto it = tables.find({qdisc_of(f->key.parent), t & 0xFFF00000u});
     return it == tables.end() ? nullptr : it->second;
   };
   for (const Filter* f : filters) {
-    if (f->opts.has(kDivisor)) continue;
+    if (f->empty_list || f->opts.has(kDivisor)) continue;
     if (auto ht = f->opts.num(kHt)) {
       uint32_t t = static_cast<uint32_t>(*ht);
       const Filter* tab = table_at(f, t);
       if (!tab) {
-        d.error(f->opts.opt(kHt)->loc, "u32 table " + u32_handle_str(t & 0xFFF00000u) + " is not declared at this parent (declare it with 'divisor')");
+        d.error(f->opts.opt(kHt)->loc, "u32 table " + u32_handle_str(t & 0xFFF00000u) + " is not declared on this qdisc (declare it with 'divisor')");
       } else {
-        if (tab->key.pref != f->key.pref || tab->key.protocol != f->key.protocol)
-          d.error(f->loc, "rules in u32 table " + u32_handle_str(t & 0xFFF00000u) + " must have its pref " + std::to_string(tab->key.pref) +
-                              " and protocol " + format_protocol(tab->key.protocol) + " (declared at " + format_location(tab->loc) + ")");
+        if (list_of(tab) != list_of(f) || tab->key.pref != f->key.pref)
+          d.error(f->loc, "rules in u32 table " + u32_handle_str(t & 0xFFF00000u) + " are listed in its own list, " + describe(tab) +
+                              " (declared at " + format_location(tab->loc) + "): give the rule the same parent, chain, pref and protocol");
         uint64_t div = tab->opts.num(kDivisor).value_or(1);
         if (bucket_of(t) >= div)
           d.error(f->opts.opt(kHt)->loc, "bucket " + hex_digits(bucket_of(t), 1) + " is past the end of u32 table " +
@@ -1178,7 +1177,42 @@ void check_device(const std::vector<const Filter*>& filters, Diagnostics& d) {
     }
     if (auto link = f->opts.num(kLink); link && !table_at(f, static_cast<uint32_t>(*link)))
       d.error(f->opts.opt(kLink)->loc, "'link' names u32 table " + u32_handle_str(static_cast<uint32_t>(*link)) +
-                                           ", which is not declared at this parent (declare it with 'divisor')");
+                                           ", which is not declared on this qdisc (declare it with 'divisor')");
+  }
+  // Where the dump will list each table of a pref shared by several lists.
+  using List = std::tuple<uint32_t, uint32_t, uint16_t>;
+  std::map<std::pair<uint32_t, uint16_t>, std::vector<List>> lists;  // (qdisc, pref) -> its lists, sorted
+  for (const Filter* f : filters) lists[{qdisc_of(f->key.parent), f->key.pref}].push_back(list_of(f));
+  for (auto& [g, ls] : lists) {
+    std::sort(ls.begin(), ls.end());
+    ls.erase(std::unique(ls.begin(), ls.end()), ls.end());
+    if (ls.size() < 2) continue;
+    // Root tables: ids the file cannot name (the kernel's), one per list.
+    std::vector<uint32_t> roots;
+    for (size_t i = 0; i < ls.size(); ++i) roots.push_back(static_cast<uint32_t>(kKernelTables + i) << 20);
+    auto table_of_rule = [&](const Filter* f) {
+      if (auto ht = f->opts.num(kHt)) return static_cast<uint32_t>(*ht) & 0xFFF00000u;
+      return roots[static_cast<size_t>(std::lower_bound(ls.begin(), ls.end(), list_of(f)) - ls.begin())];
+    };
+    std::vector<std::pair<uint32_t, uint32_t>> links;
+    std::vector<uint32_t> declared;
+    for (const Filter* f : filters) {
+      if (f->empty_list || qdisc_of(f->key.parent) != g.first || f->key.pref != g.second) continue;
+      if (f->opts.has(kDivisor)) declared.push_back(f->key.handle & 0xFFF00000u);
+      else if (auto link = f->opts.num(kLink)) links.emplace_back(table_of_rule(f), static_cast<uint32_t>(*link) & 0xFFF00000u);
+    }
+    auto at = place_tables(roots, links, declared);
+    for (uint32_t t : declared) {
+      const Filter* tab = tables.at({g.first, t});
+      const List& want = ls[at.at(t)];
+      if (list_of(tab) == want) continue;
+      Filter where;
+      std::tie(where.key.parent, where.key.chain, where.key.protocol) = want;
+      where.key.pref = g.second;
+      d.error(tab->loc, "u32 table " + u32_handle_str(t) + " is listed by the kernel under every list at pref " + std::to_string(g.second) +
+                            " of this qdisc, and tcsync's dump puts it in " + describe(&where) +
+                            " (the first list, by parent, chain and protocol, whose rules link to it; the first list when none does): declare it there");
+    }
   }
 }
 
@@ -1435,6 +1469,7 @@ const KindOps kFilterU32{
     .reported_only = kReportedOnly,
     .table_of = [](uint32_t h) { return h & 0xFFF00000u; },
     .own_table_handle = 0xFFF00000u,  // TC_U32_ROOT: u32_get answers tp->root
+    .empty_list = KindOps::EmptyList::Allowed,  // u32_change: no options, no handle: the list alone
 };
 
 }  // namespace tcsync
