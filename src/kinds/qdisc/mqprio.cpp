@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <string>
 
+#include "kinds/qdisc/traffic_classes.h"
 #include "kinds/registry.h"
 #include "model/kind.h"
 #include "base/units.h"
@@ -23,102 +24,10 @@ constexpr size_t kMapLen = TC_QOPT_BITMASK + 1;  // 16 priorities
 constexpr uint8_t kDefaultMap[kMapLen] = {0, 1, 2, 3, 4, 5, 6, 7, 0, 1, 1, 1, 3, 3, 3, 3};
 Words default_map() { return Words(kDefaultMap, kDefaultMap + kMapLen); }
 
-// map: up to 16 traffic classes, the rest 0 (tc clears the map when one is given).
-bool map_parse(const Node& n, Value& out, Diagnostics& d) {
-  if (!n.is_seq() || n.seq.empty() || n.seq.size() > kMapLen) {
-    d.error(n.loc, "'map' must be a list of 1 to 16 traffic class numbers (priority 0 first)");
-    return false;
-  }
-  Words w(kMapLen, 0);
-  for (size_t i = 0; i < n.seq.size(); ++i) {
-    auto v = n.seq[i].is_scalar() ? parse_uint(n.seq[i].scalar) : std::nullopt;
-    if (!v || *v >= TC_QOPT_MAX_QUEUE) {
-      d.error(n.seq[i].loc, "a map entry is a traffic class number from 0 to 15");
-      return false;
-    }
-    w[i] = static_cast<uint32_t>(*v);
-  }
-  out = std::move(w);
-  return true;
-}
-
-size_t map_used(const Words& w) {
-  size_t n = w.size();
-  while (n > 1 && w[n - 1] == 0) --n;
-  return n;
-}
-
-void map_emit(const Value& v, YamlOut& y) {
-  auto& w = std::get<Words>(v);
-  y.seq_begin();
-  for (size_t i = 0; i < map_used(w); ++i) y.num(w[i]);
-  y.seq_end();
-}
-
-std::string map_describe(const Value& v) {
-  auto& w = std::get<Words>(v);
-  std::string s;
-  for (size_t i = 0; i < map_used(w); ++i) s += (s.empty() ? "" : " ") + std::to_string(w[i]);
-  return s;
-}
-
-const CustomType kMapType{
-    .schema_name = "mqprio_map",
-    .parse = map_parse,
-    .emit = map_emit,
-    .describe = map_describe,
-    .json_schema = R"({"description": "Traffic class for each packet priority 0..15 (missing entries are 0).", "type": "array", "items": {"anyOf": [{"type": "integer", "minimum": 0, "maximum": 15}, {"type": "string"}]}, "minItems": 1, "maxItems": 16})",
-};
-
-// queues: one "COUNT@OFFSET" per traffic class, as tc writes them; kept as
-// Words{count0, offset0, count1, offset1, ...}.
-bool queues_parse(const Node& n, Value& out, Diagnostics& d) {
-  if (!n.is_seq() || n.seq.empty() || n.seq.size() > TC_QOPT_MAX_QUEUE) {
-    d.error(n.loc, "'queues' must be a list of 1 to 16 queue ranges such as [\"2@0\", \"2@2\"] (COUNT@OFFSET per traffic class)");
-    return false;
-  }
-  Words w;
-  for (auto& e : n.seq) {
-    auto at = e.is_scalar() ? e.scalar.find('@') : std::string::npos;
-    auto c = at == std::string::npos ? std::nullopt : parse_uint(std::string_view(e.scalar).substr(0, at));
-    auto o = at == std::string::npos ? std::nullopt : parse_uint(std::string_view(e.scalar).substr(at + 1));
-    if (!c || !o || *c == 0 || *c > 0xFFFF || *o > 0xFFFF) {
-      d.error(e.loc, "a queue range is COUNT@OFFSET with COUNT at least 1, such as \"2@0\"");
-      return false;
-    }
-    w.push_back(static_cast<uint32_t>(*c));
-    w.push_back(static_cast<uint32_t>(*o));
-  }
-  out = std::move(w);
-  return true;
-}
-
-void queues_emit(const Value& v, YamlOut& y) {
-  auto& w = std::get<Words>(v);
-  y.seq_begin();
-  for (size_t i = 0; i + 1 < w.size(); i += 2) y.str(std::to_string(w[i]) + "@" + std::to_string(w[i + 1]));
-  y.seq_end();
-}
-
-std::string queues_describe(const Value& v) {
-  auto& w = std::get<Words>(v);
-  std::string s;
-  for (size_t i = 0; i + 1 < w.size(); i += 2) s += (s.empty() ? "" : " ") + std::to_string(w[i]) + "@" + std::to_string(w[i + 1]);
-  return s;
-}
-
-const CustomType kQueuesType{
-    .schema_name = "mqprio_queues",
-    .parse = queues_parse,
-    .emit = queues_emit,
-    .describe = queues_describe,
-    .json_schema = R"({"description": "Transmit queues of each traffic class, COUNT@OFFSET, class 0 first.", "type": "array", "items": {"type": "string", "pattern": "^[0-9]+@[0-9]+$"}, "minItems": 1, "maxItems": 16})",
-};
-
 const Field kFields[] = {
     {.key = "num_tc", .type = FieldType::Uint, .doc = "Number of traffic classes, 1 to 16.", .def = 8, .max = TC_QOPT_MAX_QUEUE},
-    {.key = "map", .type = FieldType::Custom, .doc = "Traffic class of each packet priority 0..15 (default as tc: 0 1 2 3 4 5 6 7 0 1 1 1 3 3 3 3).", .custom = &kMapType},
-    {.key = "queues", .type = FieldType::Custom, .flags = kAuto, .doc = "Queue range of each traffic class, COUNT@OFFSET (with hw 1 the driver may choose).", .custom = &kQueuesType},
+    {.key = "map", .type = FieldType::Custom, .doc = "Traffic class of each packet priority 0..15 (default as tc: 0 1 2 3 4 5 6 7 0 1 1 1 3 3 3 3).", .custom = &kTcMapType},
+    {.key = "queues", .type = FieldType::Custom, .flags = kAuto, .doc = "Queue range of each traffic class, COUNT@OFFSET (with hw 1 the driver may choose).", .custom = &kQueueRangesType},
     {.key = "hw", .type = FieldType::Uint, .doc = "1: the device offloads the mapping (as tc, the default); 0: software only (veth and other devices without offload).", .def = 1, .max = 0xFF},
 };
 

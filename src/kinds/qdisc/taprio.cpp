@@ -23,6 +23,7 @@
 #include <cstdio>
 #include <string>
 
+#include "kinds/qdisc/traffic_classes.h"
 #include "kinds/registry.h"
 #include "model/kind.h"
 #include "base/units.h"
@@ -37,7 +38,7 @@ enum { kNumTc, kMap, kQueues, kClockid, kFlags, kTxtimeDelay, kBaseTime, kCycleT
 
 constexpr size_t kMapLen = TC_QOPT_BITMASK + 1;  // 16 priorities
 
-// ---- map, queues, max_sdu: lists (the first two as mqprio's) ------------------------
+// ---- max_sdu: a list (map and queues are mqprio's: traffic_classes.h) ----------------
 Words parse_list(const Node& n, size_t max, uint64_t limit, std::string_view what, Diagnostics& d, bool& ok) {
   Words w;
   ok = false;
@@ -57,45 +58,6 @@ Words parse_list(const Node& n, size_t max, uint64_t limit, std::string_view wha
   return w;
 }
 
-// A list with its trailing zeros left out (the kernel's unused entries).
-size_t used(const Words& w) {
-  size_t n = w.size();
-  while (n > 1 && w[n - 1] == 0) --n;
-  return n;
-}
-
-void list_emit(const Value& v, YamlOut& y) {
-  auto& w = std::get<Words>(v);
-  y.seq_begin();
-  for (size_t i = 0; i < used(w); ++i) y.num(w[i]);
-  y.seq_end();
-}
-
-std::string list_describe(const Value& v) {
-  auto& w = std::get<Words>(v);
-  std::string s;
-  for (size_t i = 0; i < used(w); ++i) s += (s.empty() ? "" : " ") + std::to_string(w[i]);
-  return s;
-}
-
-// map: 16 entries, the ones not given 0 (tc clears the map).
-bool map_parse(const Node& n, Value& out, Diagnostics& d) {
-  bool ok;
-  Words w = parse_list(n, kMapLen, TC_QOPT_MAX_QUEUE - 1, "map", d, ok);
-  if (!ok) return false;
-  while (w.size() < kMapLen) w.push_back(0);
-  out = std::move(w);
-  return true;
-}
-
-const CustomType kMapType{
-    .schema_name = "taprio_map",
-    .parse = map_parse,
-    .emit = list_emit,
-    .describe = list_describe,
-    .json_schema = R"({"description": "Traffic class for each packet priority 0..15 (missing entries are 0).", "type": "array", "items": {"anyOf": [{"type": "integer", "minimum": 0, "maximum": 15}, {"type": "string"}]}, "minItems": 1, "maxItems": 16})",
-};
-
 // max_sdu: one per traffic class (16), 0 = no limit.
 bool max_sdu_parse(const Node& n, Value& out, Diagnostics& d) {
   bool ok;
@@ -109,53 +71,9 @@ bool max_sdu_parse(const Node& n, Value& out, Diagnostics& d) {
 const CustomType kMaxSduType{
     .schema_name = "taprio_max_sdu",
     .parse = max_sdu_parse,
-    .emit = list_emit,
-    .describe = list_describe,
+    .emit = emit_per_class,
+    .describe = describe_per_class,
     .json_schema = R"({"description": "Largest packet (SDU) in bytes of each traffic class, class 0 first; 0: no limit (the default).", "type": "array", "items": {"anyOf": [{"type": "integer", "minimum": 0}, {"type": "string"}]}, "minItems": 1, "maxItems": 16})",
-};
-
-// queues: "COUNT@OFFSET" per traffic class, kept as Words{count0, offset0, ...}.
-bool queues_parse(const Node& n, Value& out, Diagnostics& d) {
-  if (!n.is_seq() || n.seq.empty() || n.seq.size() > TC_QOPT_MAX_QUEUE) {
-    d.error(n.loc, "'queues' must be a list of 1 to 16 queue ranges such as [\"1@0\", \"1@1\"] (COUNT@OFFSET per traffic class)");
-    return false;
-  }
-  Words w;
-  for (auto& e : n.seq) {
-    auto at = e.is_scalar() ? e.scalar.find('@') : std::string::npos;
-    auto c = at == std::string::npos ? std::nullopt : parse_uint(std::string_view(e.scalar).substr(0, at));
-    auto o = at == std::string::npos ? std::nullopt : parse_uint(std::string_view(e.scalar).substr(at + 1));
-    if (!c || !o || *c > 0xFFFF || *o > 0xFFFF) {
-      d.error(e.loc, "a queue range is COUNT@OFFSET, such as \"1@0\"");
-      return false;
-    }
-    w.push_back(static_cast<uint32_t>(*c));
-    w.push_back(static_cast<uint32_t>(*o));
-  }
-  out = std::move(w);
-  return true;
-}
-
-void queues_emit(const Value& v, YamlOut& y) {
-  auto& w = std::get<Words>(v);
-  y.seq_begin();
-  for (size_t i = 0; i + 1 < w.size(); i += 2) y.str(std::to_string(w[i]) + "@" + std::to_string(w[i + 1]));
-  y.seq_end();
-}
-
-std::string queues_describe(const Value& v) {
-  auto& w = std::get<Words>(v);
-  std::string s;
-  for (size_t i = 0; i + 1 < w.size(); i += 2) s += (s.empty() ? "" : " ") + std::to_string(w[i]) + "@" + std::to_string(w[i + 1]);
-  return s;
-}
-
-const CustomType kQueuesType{
-    .schema_name = "taprio_queues",
-    .parse = queues_parse,
-    .emit = queues_emit,
-    .describe = queues_describe,
-    .json_schema = R"({"description": "Transmit queues of each traffic class, COUNT@OFFSET, class 0 first.", "type": "array", "items": {"type": "string", "pattern": "^[0-9]+@[0-9]+$"}, "minItems": 1, "maxItems": 16})",
 };
 
 // ---- the schedule: entries "CMD GATEMASK INTERVAL", as tc's sched-entry --------------
@@ -232,8 +150,8 @@ const EnumName kClockNames[] = {
 // is not supported"): kRecreate. The schedule and txtime-delay can.
 const Field kFields[] = {
     {.key = "num_tc", .type = FieldType::Uint, .flags = kRequired | kRecreate, .doc = "Number of traffic classes, 1 to 16.", .max = TC_QOPT_MAX_QUEUE},
-    {.key = "map", .type = FieldType::Custom, .flags = kRecreate, .doc = "Traffic class of each packet priority 0..15 (missing entries are 0).", .custom = &kMapType},
-    {.key = "queues", .type = FieldType::Custom, .flags = kRecreate, .doc = "Queue range of each traffic class, COUNT@OFFSET.", .custom = &kQueuesType},
+    {.key = "map", .type = FieldType::Custom, .flags = kRecreate, .doc = "Traffic class of each packet priority 0..15 (missing entries are 0).", .custom = &kTcMapType},
+    {.key = "queues", .type = FieldType::Custom, .flags = kRecreate, .doc = "Queue range of each traffic class, COUNT@OFFSET.", .custom = &kQueueRangesType},
     {.key = "clockid", .type = FieldType::Enum, .flags = kRecreate, .doc = "Clock of the schedule: TAI, REALTIME, MONOTONIC or BOOTTIME (none with full offload, flags 0x2).", .names = kClockNames},
     {.key = "flags", .type = FieldType::Uint, .flags = kRecreate, .doc = "0x1: txtime-assist mode (packets get launch times, for etf below); 0x2: full offload to the device.", .def = 0, .max = 0xFFFFFFFF},
     {.key = "txtime_delay", .type = FieldType::Uint, .doc = "With txtime-assist: ns from enqueue a packet's launch time is at least (tc's txtime-delay).", .def = 0, .max = 0xFFFFFFFF},
@@ -307,7 +225,7 @@ void decode(std::span<const uint8_t> p, const KindCtx&, Options& o) {
     auto q = a->as<tc_mqprio_qopt>();
     o.set(kNumTc, uint64_t{q.num_tc});
     Words map(q.prio_tc_map, q.prio_tc_map + kMapLen);
-    if (used(map) > 1 || map[0]) o.set(kMap, std::move(map));
+    if (per_class_used(map) > 1 || map[0]) o.set(kMap, std::move(map));
     Words qs;
     for (size_t i = 0; i < q.num_tc && i < TC_QOPT_MAX_QUEUE; ++i) {
       qs.push_back(q.count[i]);
@@ -328,7 +246,7 @@ void decode(std::span<const uint8_t> p, const KindCtx&, Options& o) {
       auto* m = et.get(TCA_TAPRIO_TC_ENTRY_MAX_SDU);
       if (i && m && i->u32() < TC_QOPT_MAX_QUEUE) sdu[i->u32()] = m->u32();
     }
-    if (used(sdu) > 1 || sdu[0]) o.set(kMaxSdu, std::move(sdu));
+    if (per_class_used(sdu) > 1 || sdu[0]) o.set(kMaxSdu, std::move(sdu));
   }
   decode_schedule(tb, o);  // the running schedule; a pending one overrides it
   if (auto* admin = tb.get(TCA_TAPRIO_ATTR_ADMIN_SCHED)) decode_schedule(AttrTable(admin->data, TCA_TAPRIO_ATTR_MAX), o);
@@ -345,7 +263,7 @@ void normalize(Options& o, const KindCtx&, Diagnostics& d, SourceLoc loc) {
         d.error(m->loc, "map entry " + std::to_string(i) + " is traffic class " + std::to_string(w[i]) + ", but num_tc is " + std::to_string(num_tc));
         break;
       }
-    if (used(w) == 1 && w[0] == 0) o.erase(kMap);  // all 0: as none
+    if (per_class_used(w) == 1 && w[0] == 0) o.erase(kMap);  // all 0: as none
   }
   if (auto* qs = o.opt(kQueues); qs && std::get<Words>(qs->value).size() != 2 * num_tc)
     d.error(qs->loc, "'queues' needs one range per traffic class: " + std::to_string(num_tc) + " (num_tc), not " +
@@ -353,7 +271,7 @@ void normalize(Options& o, const KindCtx&, Diagnostics& d, SourceLoc loc) {
   if (auto* s = o.words(kSchedule))
     for (size_t i = 0; i + 2 < s->size(); i += 3)
       if ((*s)[i + 2] == 0) d.error(o.opt(kSchedule)->loc, "a schedule entry's interval must be more than 0 ns");
-  if (auto* m = o.words(kMaxSdu); m && used(*m) == 1 && (*m)[0] == 0) o.erase(kMaxSdu);
+  if (auto* m = o.words(kMaxSdu); m && per_class_used(*m) == 1 && (*m)[0] == 0) o.erase(kMaxSdu);
   auto flags = o.num(kFlags).value_or(0);
   if (o.num(kTxtimeDelay).value_or(0) && !(flags & 1))
     d.error(o.opt(kTxtimeDelay)->loc, "txtime_delay needs txtime-assist mode (flags 0x1), as the kernel says");
