@@ -3,21 +3,10 @@
 #include <linux/pkt_sched.h>
 #include <linux/rtnetlink.h>
 
+#include "model/size_table.h"
 #include "netlink/wire.h"
 
 namespace tcsync {
-
-std::vector<uint16_t> stab_table(uint8_t cell_log, uint8_t size_log, uint32_t linklayer, uint32_t mpu, uint32_t tsize) {
-  constexpr uint32_t kCell = 53, kPayload = 48;  // an ATM cell, and what it carries
-  std::vector<uint16_t> t(tsize);
-  for (uint32_t i = 0; i < tsize; ++i) {
-    uint64_t size = uint64_t{i + 1} << cell_log;
-    if (size < mpu) size = mpu;
-    if (linklayer == TC_LINKLAYER_ATM) size = (size + kPayload - 1) / kPayload * kCell;
-    t[i] = static_cast<uint16_t>(size >> size_log);
-  }
-  return t;
-}
 
 std::vector<uint8_t> with_stab_table(std::span<const uint8_t> attrs) {
   std::vector<uint8_t> out;

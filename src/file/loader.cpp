@@ -1,5 +1,7 @@
 #include "file/loader.h"
 
+#include <linux/rtnetlink.h>
+
 #include <algorithm>
 #include <cstring>
 #include <map>
@@ -8,6 +10,7 @@
 
 #include "base/handle.h"
 #include "base/hex.h"
+#include "model/size_table.h"
 #include "netlink/wire.h"
 #include "file/row_table.h"
 #include "base/units.h"
@@ -48,6 +51,25 @@ bool parse_raw(const Node& v, std::string_view key, Opaque& out, Diagnostics& d,
   }
   out = std::move(*bytes);
   return true;
+}
+
+// `stab: {...}` joins a qdisc's raw attributes as the TCA_STAB the kernel
+// reports (model/size_table.h), in attribute-type order, which is where the
+// kernel's dump puts it among the others: so diff compares like with like.
+void add_stab(const Node& n, Opaque& attrs, Diagnostics& d) {
+  auto stab = parse_stab(n, d);
+  if (!stab) return;
+  AttrIter it(attrs);
+  size_t pos = 0, at = attrs.size();
+  for (Attr a; it.next(a);) {
+    if (a.type == TCA_STAB) {
+      d.error(n.loc, "a size table is given twice: as 'stab' and in 'raw_attrs' (attribute 8); keep one");
+      return;
+    }
+    if (a.type > TCA_STAB && at == attrs.size()) at = pos;
+    pos += nl_align(a.data.size() + 4);
+  }
+  attrs.insert(attrs.begin() + static_cast<std::ptrdiff_t>(std::min(at, attrs.size())), stab->begin(), stab->end());
 }
 
 // Fills `o` from the entries of `map` that belong to the kind; the caller has
@@ -494,7 +516,7 @@ void Loader::table(YamlReader& r, SourceLoc at, F&& each) {
 }
 
 void Loader::qdisc(const Node& n, Device& dev) {
-  static const std::vector<std::string_view> common = {"kind", "parent", "handle", "raw_attrs"};
+  static const std::vector<std::string_view> common = {"kind", "parent", "handle", "stab", "raw_attrs"};
   Qdisc q;
   q.loc = n.loc;
   const Node* kind = n.find("kind");
@@ -541,6 +563,7 @@ void Loader::qdisc(const Node& n, Device& dev) {
   if (no_table) parse_tableless(n, common, q.raw, d, q.kind + " qdisc");
   else parse_kind_fields(*q.ops, n, common, q.opts, d, q.kind + " qdisc", &q.raw);
   if (auto* r = n.find("raw_attrs")) parse_raw(*r, "raw_attrs", q.raw.attrs, d);
+  if (auto* st = n.find("stab")) add_stab(*st, q.raw.attrs, d);
   if (q.ops && q.ops->normalize) q.ops->normalize(q.opts, KindCtx{q.handle, 0, nullptr, &d, q.loc}, d, q.loc);
   dev.qdiscs.push_back(std::move(q));
 }

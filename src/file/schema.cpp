@@ -26,6 +26,10 @@ const char* kRawAttrs = ",\n        \"raw_attrs\": {\"$ref\": \"#/$defs/raw\"}";
 
 const char* kHandle = R"({"type": "string", "pattern": "^(root|none|[0-9a-fA-F]{0,4}:[0-9a-fA-F]{0,4})$"})";
 
+// A qdisc's size table (model/size_table.h), in tc-stab(8)'s words.
+const char* kStab = R"(,
+        "stab": {"description": "Size table (tc-stab(8)): how the qdisc counts packet sizes. cell_log, size_log and cell_align only for a spec tc would not make from the other words.", "type": "object", "additionalProperties": false, "properties": {"linklayer": {"enum": ["ethernet", "atm", "adsl", "unaware"]}, "overhead": {"type": ["integer", "string"]}, "mpu": {"type": ["integer", "string"]}, "mtu": {"type": ["integer", "string"]}, "tsize": {"type": ["integer", "string"]}, "cell_log": {"type": "integer"}, "size_log": {"type": "integer"}, "cell_align": {"type": ["integer", "string"]}}})";
+
 }  // namespace
 
 std::string yaml_json_schema() {
@@ -37,7 +41,7 @@ std::string yaml_json_schema() {
         qdiscs += std::string(qdiscs.empty() ? "" : ",\n") + "    {\"description\": \"" + doc +
                   "\", \"type\": \"object\", \"additionalProperties\": false, \"required\": " + required(*k, "\"kind\"") +
                   ", \"properties\": {\n        \"kind\": {\"const\": \"" + std::string(k->name) +
-                  "\"},\n        \"parent\": " + kHandle + ",\n        \"handle\": " + kHandle + kRawAttrs + props(*k) + "}}";
+                  "\"},\n        \"parent\": " + kHandle + ",\n        \"handle\": " + kHandle + kStab + kRawAttrs + props(*k) + "}}";
         break;
       case ObjType::Class:
         classes += std::string(classes.empty() ? "" : ",\n") + "    {\"description\": \"" + doc +

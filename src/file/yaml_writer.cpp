@@ -1,5 +1,7 @@
 #include "file/yaml_writer.h"
 
+#include <linux/rtnetlink.h>
+
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
@@ -9,6 +11,8 @@
 #include "base/handle.h"
 #include "base/hex.h"
 #include "base/json_text.h"
+#include "model/size_table.h"
+#include "netlink/wire.h"
 
 namespace tcsync {
 
@@ -51,6 +55,23 @@ static void write_raw_attrs(const Raw& raw, YamlOut& y) {
   y.str(to_hex(raw.attrs));
 }
 
+// A qdisc's raw attributes, its size table (TCA_STAB) spelled as `stab`
+// when it is a spec model/size_table.h reads; the rest as hex.
+static void write_qdisc_attrs(const Raw& raw, YamlOut& y) {
+  if (raw.attrs.empty()) return;
+  Opaque rest;
+  AttrIter it(raw.attrs);
+  size_t pos = 0;
+  for (Attr a; it.next(a);) {
+    size_t whole = std::min(nl_align(a.data.size() + 4), raw.attrs.size() - pos);
+    if (!(a.type == TCA_STAB && emit_stab(a.data, y))) rest.insert(rest.end(), raw.attrs.begin() + pos, raw.attrs.begin() + pos + whole);
+    pos += whole;
+  }
+  if (rest.empty()) return;
+  y.key("raw_attrs");
+  y.str(to_hex(rest));
+}
+
 void write_qdisc(const Qdisc& q, YamlOut& y) {
   y.map_begin();
   y.key("kind");
@@ -63,7 +84,7 @@ void write_qdisc(const Qdisc& q, YamlOut& y) {
   }
   if (q.ops) write_fields(*q.ops, q.opts, y);
   write_raw_options(q.raw, y, q.ops);
-  write_raw_attrs(q.raw, y);
+  write_qdisc_attrs(q.raw, y);
   y.map_end();
 }
 

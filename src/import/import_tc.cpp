@@ -683,6 +683,7 @@ void Importer::place(Obj o, Verb v, const TcWord& head, Obj* existing, const std
 
 void Importer::qdisc(Cursor& c, Verb v, const TcWord& head) {
   const TcWord *dev = nullptr, *parent = nullptr, *handle = nullptr, *kindw = nullptr;
+  std::optional<Node> stab;
   while (!c.done() && !kindw) {
     const TcWord& w = c.take();
     if (w.text == "dev") {
@@ -695,7 +696,19 @@ void Importer::qdisc(Cursor& c, Verb v, const TcWord& head) {
       if (!(parent = c.value(w, "a handle such as 1:10"))) return;
     } else if (w.text == "ingress" || w.text == "clsact") {
       kindw = &w;
-    } else if (w.text == "estimator" || w.text == "stab" || w.text == "ingress_block" || w.text == "egress_block") {
+    } else if (w.text == "stab") {
+      // tc_stab.c: its words, each a prefix tc accepts, until one is not.
+      stab = mapping(w.loc);
+      static constexpr std::string_view kWords[] = {"mtu", "mpu", "overhead", "tsize", "linklayer"};
+      while (!c.done()) {
+        auto word = std::find_if(std::begin(kWords), std::end(kWords), [&](std::string_view k) { return tc_matches(c.peek().text, k); });
+        if (word == std::end(kWords)) break;
+        const TcWord& kw = c.take();
+        const TcWord* val = c.value(kw, *word == "linklayer" ? "ethernet, atm or adsl" : "a number");
+        if (!val) return;
+        put(*stab, std::string(*word), kw.loc, scalar(*word == "linklayer" ? val->text : tc_number(val->text), val->loc));
+      }
+    } else if (w.text == "estimator" || w.text == "ingress_block" || w.text == "egress_block") {
       d_.error(w.loc, quoted(w.text) + " has no tcsync spelling yet");
       return;
     } else {
@@ -778,6 +791,7 @@ void Importer::qdisc(Cursor& c, Verb v, const TcWord& head) {
     if (*p != kHandleRoot) put(o.node, "parent", parent->loc, scalar(format_handle(*p), parent->loc));
     put(o.node, "handle", handle ? handle->loc : kindw->loc, scalar(format_handle(*h), handle ? handle->loc : kindw->loc));
   }
+  if (stab) put(o.node, "stab", stab->loc, std::move(*stab));
   Node body = mapping(kindw->loc);
   if (!kind_words(*ops, c, body, {}, false, *h)) return;
   Options opts;

@@ -1,5 +1,7 @@
 #include "plan/differ.h"
 
+#include <linux/rtnetlink.h>
+
 #include <algorithm>
 #include <functional>
 #include <map>
@@ -8,6 +10,8 @@
 #include "plan/action_table.h"
 #include "plan/atomic.h"
 #include "base/handle.h"
+#include "model/size_table.h"
+#include "netlink/wire.h"
 
 namespace tcsync {
 
@@ -53,12 +57,31 @@ std::vector<std::string> diff_options(const KindOps& ops, const Options& want, c
 // Raw bytes (model.h Raw) are compared as bytes and described by the
 // attribute types they hold: what tcsync cannot read is never equal by
 // default, and the plan says which attributes differ.
+// A qdisc's size table is raw too, but read: it is described as the file
+// spells it (model/size_table.h).
 void diff_raw(const Raw& want, const Raw& have, std::vector<std::string>& why) {
   auto types = [](const Opaque& o) { return o.empty() ? std::string("(none)") : "attrs " + attr_types(o); };
   if (want.options != have.options)
     why.push_back("unread options " + types(have.options) + " -> " + types(want.options));
-  if (want.attrs != have.attrs)
-    why.push_back("unread attributes " + types(have.attrs) + " -> " + types(want.attrs));
+  if (want.attrs == have.attrs) return;
+  // (the TCA_STAB attribute as YAML or "(none)", the other attributes)
+  auto split = [](const Opaque& o) {
+    std::pair<std::string, Opaque> out{"(none)", {}};
+    AttrIter it(o);
+    size_t pos = 0;
+    for (Attr a; it.next(a);) {
+      size_t whole = std::min(nl_align(a.data.size() + 4), o.size() - pos);
+      std::optional<std::string> stab = a.type == TCA_STAB ? describe_stab(a.data) : std::nullopt;
+      if (stab) out.first = *stab;
+      else out.second.insert(out.second.end(), o.begin() + static_cast<std::ptrdiff_t>(pos), o.begin() + static_cast<std::ptrdiff_t>(pos + whole));
+      pos += whole;
+    }
+    return out;
+  };
+  auto [w_stab, w_rest] = split(want.attrs);
+  auto [h_stab, h_rest] = split(have.attrs);
+  if (w_stab != h_stab) why.push_back("stab " + h_stab + " -> " + w_stab);
+  if (w_rest != h_rest) why.push_back("unread attributes " + types(h_rest) + " -> " + types(w_rest));
 }
 
 namespace {
