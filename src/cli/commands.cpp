@@ -1,4 +1,5 @@
 #include "cli/commands.h"
+#include "cli/session.h"
 
 #include <algorithm>
 #include <cstring>
@@ -30,7 +31,6 @@
 #include "file/yaml_writer.h"
 
 namespace tcsync {
-namespace {
 
 void print_diags(const Diagnostics& d, const CommonOptions& o) {
   for (auto& x : d.all()) std::cerr << format_diagnostic(x, o.color);
@@ -38,7 +38,7 @@ void print_diags(const Diagnostics& d, const CommonOptions& o) {
     std::cerr << "tcsync: too many errors, stopped after " << Diagnostics::kMaxErrors << "\n";
 }
 
-bool load(const std::vector<std::string>& files, State& s, Diagnostics& d, const DeviceHook& on_device = {}) {
+bool load(const std::vector<std::string>& files, State& s, Diagnostics& d, const DeviceHook& on_device) {
   if (files.empty()) {
     d.error({}, "no file given");
     return false;
@@ -46,43 +46,12 @@ bool load(const std::vector<std::string>& files, State& s, Diagnostics& d, const
   return load_files(files, s, d, on_device);
 }
 
-// Everything needed to plan against the kernel; errors printed by the caller.
-struct Session {
-  State desired, live;
-  std::unique_ptr<Kernel> kernel;
-  TerseCheck terse;
-  // Destroyed first (it may still be dumping into live with kernel).
-  std::unique_ptr<DumpAhead> ahead;
-  Plan plan;
-
-  ~Session() {
-    ahead.reset();
-    // Freeing a million rules one allocation at a time takes longer than
-    // planning them, and a command ends its process right after its session:
-    // big states are left to the exit, which frees the heap at once (clang's
-    // -disable-free does the same). Threads, sockets and the lock are
-    // released as usual; small sessions free everything.
-    struct Rules {
-      State desired, live;
-      Plan plan;
-    };
-    if (plan.steps.size() + count_filters(desired) + count_filters(live) > 100000)
-      (void)new Rules{std::move(desired), std::move(live), std::move(plan)};
-  }
-
-  static size_t count_filters(const State& st) {
-    size_t n = 0;
-    for_each_place(st, [&](const Device& place) { n += place.filters.size(); });
-    return n;
-  }
-};
-
 // Opens the kernel (entering the namespace) and loads the files; checks
 // that every declared device exists. With `start_ahead`, the devices are
 // dumped while the files load (dump_ahead.h); it runs at the first device
 // and says whether that may begin now.
 bool open_session(const std::vector<std::string>& files, const CommonOptions& o, Session& s, Diagnostics& d,
-                  std::function<bool()> start_ahead = {}) {
+                  std::function<bool()> start_ahead) {
   auto t0 = std::chrono::steady_clock::now();
   s.kernel = open_kernel(o.netns, d);
   DeviceHook hook;
@@ -220,6 +189,8 @@ bool check_kinds(const Session& s, const CommonOptions& o, Diagnostics& d) {
   if (d.has_errors()) d.note({}, "nothing was changed");
   return !d.has_errors();
 }
+
+namespace {
 
 void print_plan(const Session& s, const CommonOptions& o, const std::string& cmd) {
   if (o.format == Format::Json) {
