@@ -15,6 +15,7 @@ int main(int argc, char** argv) {
   tcsync diff site.yaml                  show the plan; exit 0 in sync, 2 changes pending
   tcsync apply site.yaml                 make the kernel match the file
   tcsync apply --dry-run site.yaml       print the plan, change nothing
+  tcsync watch site.yaml                 apply, then keep the kernel equal to the file (events on stdout)
   tcsync dump --dev eth0 > eth0.yaml     write live state as a file apply accepts back
   tcsync --netns lab1 diff site.yaml     work inside the network namespace 'lab1'
 
@@ -66,8 +67,24 @@ Exit codes: 0 done or in sync, 1 error, 2 changes pending (diff).)");
   auto* import = app.add_subcommand("import", "Print a tc batch file or script of tc commands as a tcsync file");
   import->add_option("FILE", import_file, "tc -b file or shell script of tc lines; - for stdin")->required();
 
+  tcsync::WatchFlags watch_flags;
+  auto* watch = app.add_subcommand("watch",
+                                   "Apply the files, then keep the kernel equal to them: repair drift, apply devices that "
+                                   "appear, follow edits of the files (one event a line on stdout)");
+  watch->add_option("FILE", files, "tcsync YAML files")->required();
+  watch->add_option("--debounce", watch_flags.debounce_ms, "Milliseconds after a device's last event before it is re-planned")
+      ->capture_default_str()->check(CLI::Range(0, 60000));
+  watch->add_option("--max-delay", watch_flags.max_delay_ms,
+                    "Milliseconds after a device's first event by which it is re-planned even if events go on")
+      ->capture_default_str()->check(CLI::Range(0, 600000));
+  watch->add_option("--repair-limit", watch_flags.repair_limit,
+                    "Repairs of one object within --repair-window that make it a conflict (no longer repaired until SIGHUP)")
+      ->capture_default_str()->check(CLI::Range(1, 1000000));
+  watch->add_option("--repair-window", watch_flags.repair_window_s, "Seconds of the repair count window")
+      ->capture_default_str()->check(CLI::Range(1, 86400));
+
   // Options are accepted after the subcommand too: `tcsync diff --netns x f`.
-  for (auto* sub : {validate, diff, apply, dump, schema, import}) {
+  for (auto* sub : {validate, diff, apply, dump, schema, import, watch}) {
     sub->fallthrough();
   }
   try {
@@ -91,6 +108,16 @@ Exit codes: 0 done or in sync, 1 error, 2 changes pending (diff).)");
                                                   : tcsync::OnError::Rollback;
   if (*apply) return tcsync::cmd_apply(files, apply_flags, common);
   if (*dump) return tcsync::cmd_dump(devices, common);
+  if (*watch) {
+    // One JSON line per event, unless a person reads them (a terminal) or
+    // --format text asks for text; --format json asks for JSON anyway.
+    auto* f = app.get_option("--format");
+    bool given = f->count() > 0;
+    for (auto* sub : app.get_subcommands())
+      if (sub->get_option_no_throw("--format") && sub->get_option_no_throw("--format")->count()) given = true;
+    watch_flags.json = given ? common.format == tcsync::Format::Json : !isatty(STDOUT_FILENO);
+    return tcsync::cmd_watch(files, watch_flags, common);
+  }
   if (*import) return tcsync::cmd_import(import_file, common);
   if (*schema) {
     std::cout << tcsync::yaml_json_schema();
