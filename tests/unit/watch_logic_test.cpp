@@ -35,7 +35,7 @@ TEST_CASE("watch: a writer that never pauses still gets its device re-planned at
   CHECK(d.take_due(at(500)).size() == 1);
 }
 
-TEST_CASE("watch: devices are debounced apart; schedule keeps the sooner deadline") {
+TEST_CASE("watch: devices are debounced apart, and schedule keeps the sooner deadline") {
   Debouncer d(100ms, 1000ms);
   d.touch("v0", at(0));
   d.touch("v2", at(60));
