@@ -175,7 +175,11 @@ void Watcher::on_monitor() {
       }
       case MonitorEvent::Type::LinkDel:
         links_.erase(e.ifindex);
-        if (declared_.count(e.name)) emit({"device-gone", e.name, {}, "its state is applied again when it reappears", {}, {}, {}});
+        if (declared_.count(e.name)) {
+          // Its qdiscs went with it: nothing to re-plan until it is back.
+          devices_.cancel(e.name), cause_.erase(e.name), since_.erase(e.name);
+          emit({"device-gone", e.name, {}, "its state is applied again when it reappears", {}, {}, {}});
+        }
         break;
       case MonitorEvent::Type::Tc:
         if (e.ifindex == TCM_IFINDEX_MAGIC_BLOCK) {

@@ -27,6 +27,7 @@ class Debouncer {
   void touch(const std::string& key, WatchTime now);
   // Due at `at` unless already due sooner (a retry after a busy lock).
   void schedule(const std::string& key, WatchTime at);
+  void cancel(const std::string& key) { keys_.erase(key); }
   // The keys due at `now`, removed from the pending set, in key order.
   std::vector<std::string> take_due(WatchTime now);
   // The earliest deadline, none when nothing is pending (poll waits forever).

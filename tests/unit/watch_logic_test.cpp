@@ -46,6 +46,9 @@ TEST_CASE("watch: devices are debounced apart, and schedule keeps the sooner dea
   d.schedule("v4", at(300));
   CHECK(d.take_due(at(400)) == std::vector<std::string>{"v2", "v4"});
   CHECK(d.size() == 0);
+  d.touch("v0", at(500));
+  d.cancel("v0");  // the device went away
+  CHECK(!d.next_deadline());
 }
 
 TEST_CASE("watch: the fifth repair within the window is a conflict, reported once") {
