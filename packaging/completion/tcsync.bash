@@ -8,7 +8,7 @@ _tcsync() {
     local cmd="" i
     for ((i = 1; i < cword; i++)); do
         case ${words[i]} in
-            --netns | --format | --color | --on-error | --dev | --debounce | --max-delay | --repair-limit | --repair-window) ((i++)) ;;
+            --netns | --format | --color | --on-error | --dev | --debounce | --max-delay | --repair-limit | --repair-window | --rcvbuf) ((i++)) ;;
             validate | diff | apply | watch | dump | import | schema) cmd=${words[i]}; break ;;
         esac
     done
@@ -41,7 +41,7 @@ _tcsync() {
                 [[ $cmd == apply ]] && opts+=" --dry-run --on-error --wait --no-verify --atomic --deep"
                 [[ $cmd == diff ]] && opts+=" --against --atomic --deep"
                 [[ $cmd == validate ]] && opts+=" --strict"
-                [[ $cmd == watch ]] && opts+=" --debounce --max-delay --repair-limit --repair-window"
+                [[ $cmd == watch ]] && opts+=" --debounce --max-delay --repair-limit --repair-window --rcvbuf"
                 COMPREPLY=($(compgen -W "$opts" -- "$cur"))
             else
                 _filedir '@(yaml|yml)'

@@ -82,6 +82,9 @@ Exit codes: 0 done or in sync, 1 error, 2 changes pending (diff).)");
       ->capture_default_str()->check(CLI::Range(1, 1000000));
   watch->add_option("--repair-window", watch_flags.repair_window_s, "Seconds of the repair count window")
       ->capture_default_str()->check(CLI::Range(1, 86400));
+  watch->add_option("--rcvbuf", watch_flags.rcvbuf,
+                    "Receive buffer of the event socket, bytes: events beyond it are lost and every device is planned again")
+      ->capture_default_str()->check(CLI::Range(1024, 1 << 30));
 
   // Options are accepted after the subcommand too: `tcsync diff --netns x f`.
   for (auto* sub : {validate, diff, apply, dump, schema, import, watch}) {

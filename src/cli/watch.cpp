@@ -59,6 +59,7 @@ class Watcher {
   bool on_signal();  // false: stop
   void mark(const std::string& dev, const char* cause);
   void mark_all(const char* cause);
+  void on_overrun();
   void reload_files(bool from_hup);
   // Work
   void sync(const std::vector<std::string>& devs, const std::string& cause, std::optional<WatchTime> since);
@@ -149,6 +150,15 @@ void Watcher::mark_all(const char* cause) {
   for (auto& d : declared_) mark(d, cause);
 }
 
+void Watcher::on_overrun() {
+  // Events were lost: every device is planned again, once the burst is
+  // over (debounced like any event: a burst that keeps overflowing the
+  // socket is one resync, not one per lost datagram).
+  if (!resync_pending_) emit({"resync", {}, {}, "the event socket overflowed (events lost): every device is planned again", {}, {}, {}});
+  resync_pending_ = true;
+  for (auto& dev : declared_) mark(dev, "resync"), cause_[dev] = "resync";
+}
+
 void Watcher::on_monitor() {
   std::vector<MonitorEvent> evs;
   std::string err;
@@ -156,7 +166,7 @@ void Watcher::on_monitor() {
   for (auto& e : evs) {
     switch (e.type) {
       case MonitorEvent::Type::Overrun:
-        resync_pending_ = true;
+        on_overrun();
         break;
       case MonitorEvent::Type::LinkNew: {
         auto it = links_.find(e.ifindex);
@@ -204,7 +214,7 @@ void Watcher::drain_own_echo() {
   std::string err;
   if (!mon_.read(evs, err)) emit({"error", {}, {}, err, {}, {}, {}});
   for (auto& e : evs) {
-    if (e.type == MonitorEvent::Type::Overrun) resync_pending_ = true;
+    if (e.type == MonitorEvent::Type::Overrun) on_overrun();
     if (e.type == MonitorEvent::Type::LinkNew || e.type == MonitorEvent::Type::LinkDel) {
       std::vector<MonitorEvent> one{e};
       // Re-use the link handling: the same bookkeeping, the same events.
@@ -402,8 +412,7 @@ int Watcher::run() {
     if (auto f = file_timer_.next_deadline(); f && (!next || *f < *next)) next = f;
     if (watchdog && (!next || wd_next < *next)) next = wd_next;
     int timeout = -1;
-    if (resync_pending_) timeout = 0;
-    else if (next) {
+    if (next) {
       auto left = std::chrono::ceil<std::chrono::milliseconds>(*next - WatchClock::now()).count();
       timeout = left < 0 ? 0 : static_cast<int>(std::min<long long>(left, 60000));
     }
@@ -424,15 +433,13 @@ int Watcher::run() {
       wd_next = now + wd_every;
     }
     if (!file_timer_.take_due(now).empty()) reload_files(false);
-    if (resync_pending_) {
-      // Events were lost: the link list and every device are read again.
-      resync_pending_ = false;
-      emit({"resync", {}, {}, "the monitor socket overflowed (events lost): every device is planned again", {}, {}, {}});
-      if (!load_links(err)) emit({"error", {}, {}, err, {}, {}, {}});
-      for (auto& dev : declared_) devices_.schedule(dev, now), cause_[dev] = "resync", since_.try_emplace(dev, now);
-    }
     auto due = devices_.take_due(now);
     if (due.empty()) continue;
+    if (resync_pending_) {
+      // Link events may be among the lost: the link list is read again.
+      resync_pending_ = false;
+      if (!load_links(err)) emit({"error", {}, {}, err, {}, {}, {}});
+    }
     // One re-plan per cause: a device that appeared is applied, not
     // "repaired" (and its first apply does not count toward a conflict).
     std::map<std::string, std::vector<std::string>> by_cause;
