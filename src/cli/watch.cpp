@@ -294,6 +294,16 @@ void Watcher::sync(const std::vector<std::string>& devs, const std::string& caus
     if ((whole_ || want.count(dev.name)) && s.kernel->links().index_of(dev.name)) s.desired.devices.push_back(dev);
   if (whole_) s.desired.blocks = desired_.blocks, s.desired.actions = desired_.actions;
   if (s.desired.devices.empty() && !whole_) return;
+  // The lock from the dump to the last ACK (the plan is made from a state no
+  // other tcsync is changing), never while idle: `tcsync apply` by hand
+  // runs between events.
+  NetnsLock lock;
+  std::string err;
+  if (!lock.acquire("tcsync watch", false, err)) {
+    emit({"busy", {}, {}, err + "; retrying in 500 ms", {}, {}, {}});
+    for (auto& dev : devs) devices_.schedule(dev, WatchClock::now() + WatchMs(500)), cause_.try_emplace(dev, cause);
+    return;
+  }
   if (!read_and_plan(s, d, o_, true)) {
     WatchEvent e{"error", {}, {}, "cannot read the kernel's state", {}, {}, {}};
     for (auto& x : d.all()) e.errors.push_back(split_lines(format_diagnostic(x, false)).front());
@@ -315,14 +325,6 @@ void Watcher::sync(const std::vector<std::string>& devs, const std::string& caus
     for (auto& [dev, l] : lines) emit({"drift", dev, l, {}, {}, cause, {}});
 
   {
-    // The lock only while changing: `tcsync apply` by hand runs between events.
-    NetnsLock lock;
-    std::string err;
-    if (!lock.acquire("tcsync watch", false, err)) {
-      emit({"busy", {}, {}, err + "; retrying", {}, {}, {}});
-      for (auto& dev : devs) devices_.schedule(dev, WatchClock::now() + WatchMs(500)), cause_.try_emplace(dev, cause);
-      return;
-    }
     if (!check_kinds(s, o_, d)) {
       WatchEvent e{"error", {}, {}, "the plan needs kinds this kernel lacks", {}, {}, {}};
       for (auto& x : d.all()) e.errors.push_back(split_lines(format_diagnostic(x, false)).front());

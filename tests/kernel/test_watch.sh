@@ -87,6 +87,19 @@ wait_event repaired v0
 OUT=$(t class show dev v0)
 expect_contains "class htb 1:10 root prio 0 rate 10Mbit ceil 20Mbit"
 
+echo "# another tcsync holds the namespace's lock: watch says busy, then repairs when it is free"
+LOCK=${TCSYNC_RUN_DIR:-/run/tcsync}/netns-$(stat -L -c %i "/run/netns/$NS").lock
+mkdir -p "$(dirname "$LOCK")"
+exec 9>>"$LOCK"
+flock 9
+t class change dev v0 parent 1: classid 1:10 htb rate 6mbit ceil 20mbit
+wait_event busy "" 5
+flock -u 9
+exec 9>&-
+wait_event repaired v0 5
+OUT=$(t class show dev v0)
+expect_contains "class htb 1:10 root prio 0 rate 10Mbit ceil 20Mbit"
+
 echo "# a typo saved into the watched file: file-error with FILE:LINE:COL, kernel unchanged"
 site 10mbit | sed 's/rate: 1mbit, ceil/rate: 1mbit,, ceil/' >"$F"
 wait_event file-error "" 5 "$F:8:"
