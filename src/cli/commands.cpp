@@ -1,5 +1,6 @@
 #include "cli/commands.h"
 #include "cli/session.h"
+#include "cli/confirm.h"
 
 #include <algorithm>
 #include <cstring>
@@ -325,7 +326,17 @@ int cmd_apply(const std::vector<std::string>& files, const ApplyFlags& f, const 
   if (f.dry_run || s.plan.empty()) {
     print_diags(d, o);
     print_plan(s, o, f.dry_run ? "apply --dry-run" : "apply");
+    if (f.confirm_s && !f.dry_run && !o.quiet) std::cerr << "tcsync: nothing changed, nothing to confirm\n";
     return 0;
+  }
+  // --confirm: the way back is saved and its process started before the
+  // first request, so no moment of the apply is without it.
+  if (f.confirm_s) {
+    std::string err;
+    if (!arm_revert(s.live, f.confirm_s, o.netns, err)) {
+      std::cerr << "tcsync: error: " << err << "; nothing was changed\n";
+      return 1;
+    }
   }
 
   ApplyOptions ao;
@@ -351,11 +362,17 @@ int cmd_apply(const std::vector<std::string>& files, const ApplyFlags& f, const 
   print_diags(d, o);
   if (o.format == Format::Json) std::cout << plan_json(s.plan, rep.results, "apply");
 
+  // Rolled back: nothing for the reverter to undo. (Kept when steps stay
+  // applied, --on-error=stop/continue: the deadline restores the before.)
+  if (f.confirm_s && !rep.succeeded() && rep.rolled_back && rep.rollback_ok) disarm_revert();
   if (rep.succeeded()) {
     if (o.format != Format::Json && !o.quiet) {
       std::cout << plan_text(s.plan, PrintOptions{o.color});
       std::cout << "applied " << rep.ok << " changes\n";
     }
+    if (f.confirm_s)
+      std::cerr << "tcsync: run `tcsync" << (o.netns ? " --netns " + *o.netns : std::string()) << " confirm` within "
+                << f.confirm_s << " s to keep this; otherwise the state before this apply is restored\n";
     if (f.verify && !rep.verified) {
       std::cerr << "tcsync: error: after the apply the kernel still differs from the files (another writer, or a value "
                    "the kernel stores differently):\n"

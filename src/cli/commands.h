@@ -16,6 +16,7 @@ struct ApplyFlags {
   OnError on_error = OnError::Rollback;
   bool wait = false;     // queue behind another tcsync instead of failing
   bool verify = true;    // dump again after apply; drift is an error
+  int confirm_s = 0;     // --confirm: revert after this many seconds unless confirmed (confirm.h)
 };
 
 struct CommonOptions {
@@ -48,5 +49,9 @@ int cmd_watch(const std::vector<std::string>& files, const WatchFlags& w, const 
 // tc batch file or script -> tcsync YAML on stdout; --netns picks the lines
 // of that namespace (tc -n NAME).
 int cmd_import(const std::string& file, const CommonOptions& o);
+// apply --confirm's other half (cli/confirm.h): keep the applied state; and
+// the reverter apply starts (internal: sleeps to the deadline).
+int cmd_confirm(const CommonOptions& o);
+int cmd_revert_pending(const std::string& file, long long deadline, const CommonOptions& o);
 
 }  // namespace tcsync
