@@ -54,7 +54,10 @@ class Watcher {
   bool open_inputs(std::string& err);
   bool load_links(std::string& err);
   // Events
-  void on_monitor();
+  // own_echo: right after an apply's ACKs (rtnetlink notifies before it
+  // acknowledges, so every event the apply caused is queued by then); the
+  // re-plan sync() schedules catches a foreign change among them.
+  void on_monitor(bool own_echo = false);
   void on_inotify();
   bool on_signal();  // false: stop
   void mark(const std::string& dev, const char* cause);
@@ -63,7 +66,6 @@ class Watcher {
   void reload_files(bool from_hup);
   // Work
   void sync(const std::vector<std::string>& devs, const std::string& cause, std::optional<WatchTime> since);
-  void drain_own_echo();
   void emit(WatchEvent e);
   void notify_status();
 
@@ -159,11 +161,14 @@ void Watcher::on_overrun() {
   for (auto& dev : declared_) mark(dev, "resync"), cause_[dev] = "resync";
 }
 
-void Watcher::on_monitor() {
+void Watcher::on_monitor(bool own_echo) {
   std::vector<MonitorEvent> evs;
   std::string err;
   if (!mon_.read(evs, err)) emit({"error", {}, {}, err, {}, {}, {}});
   for (auto& e : evs) {
+    // Right after an apply the tc events are its own echo: dropped. Link
+    // events are handled as ever (a device may have come or gone meanwhile).
+    if (own_echo && (e.type == MonitorEvent::Type::Tc || e.type == MonitorEvent::Type::Action)) continue;
     switch (e.type) {
       case MonitorEvent::Type::Overrun:
         on_overrun();
@@ -201,28 +206,6 @@ void Watcher::on_monitor() {
       case MonitorEvent::Type::Action:
         if (desired_.actions.present) mark_all("drift");
         break;
-    }
-  }
-}
-
-void Watcher::drain_own_echo() {
-  // The ACKs are in, so every event the apply caused is queued already
-  // (rtnetlink notifies before it acknowledges). Link events are still
-  // kept (a device may have come or gone meanwhile); tc events are dropped,
-  // and the re-plan scheduled by sync() catches a foreign change among them.
-  std::vector<MonitorEvent> evs;
-  std::string err;
-  if (!mon_.read(evs, err)) emit({"error", {}, {}, err, {}, {}, {}});
-  for (auto& e : evs) {
-    if (e.type == MonitorEvent::Type::Overrun) on_overrun();
-    if (e.type == MonitorEvent::Type::LinkNew || e.type == MonitorEvent::Type::LinkDel) {
-      std::vector<MonitorEvent> one{e};
-      // Re-use the link handling: the same bookkeeping, the same events.
-      if (e.type == MonitorEvent::Type::LinkDel) links_.erase(e.ifindex);
-      else if (links_[e.ifindex] != e.name) {
-        links_[e.ifindex] = e.name;
-        if (declared_.count(e.name)) emit({"device-appeared", e.name, {}, {}, {}, {}, {}}), mark(e.name, "appeared");
-      }
     }
   }
 }
@@ -334,7 +317,7 @@ void Watcher::sync(const std::vector<std::string>& devs, const std::string& caus
     ApplyOptions ao;
     ao.verify = false;  // the re-plan below checks, and sees foreign changes too
     ApplyReport rep = apply_plan(*s.kernel, s.desired, s.live, s.plan, ao, d);
-    drain_own_echo();
+    on_monitor(true);
     if (!rep.succeeded()) {
       WatchEvent e{"error", {}, {}, std::to_string(rep.failed) + " steps failed" + (rep.rolled_back ? ", rolled back" : ""), {}, {}, {}};
       for (auto& x : d.all()) e.errors.push_back(split_lines(format_diagnostic(x, false)).front());

@@ -57,8 +57,8 @@ std::string link_name(const nlmsghdr* nh) {
 
 }  // namespace
 
-bool Monitor::read(std::vector<MonitorEvent>& out, std::string& err) {
-  for (;;) {
+bool Monitor::read(std::vector<MonitorEvent>& out, std::string& err, size_t max) {
+  for (size_t i = 0; i < max; ++i) {
     ssize_t n = recv(fd_, buf_.data(), buf_.size(), MSG_DONTWAIT);
     if (n < 0) {
       if (errno == EINTR) continue;
@@ -94,6 +94,7 @@ bool Monitor::read(std::vector<MonitorEvent>& out, std::string& err) {
       }
     }
   }
+  return true;
 }
 
 }  // namespace tcsync

@@ -28,9 +28,10 @@ class Monitor {
   // buffer asks for `rcvbuf` bytes (forced past rmem_max when privileged).
   bool open(int rcvbuf, std::string& err);
   int fd() const { return fd_; }
-  // Appends what is queued now (never blocks); false on an error other than
-  // an overrun, which is an event.
-  bool read(std::vector<MonitorEvent>& out, std::string& err);
+  // Appends what is queued now, at most `max` datagrams (never blocks, and
+  // a flood cannot keep it reading: poll says when there is more); false on
+  // an error other than an overrun, which is an event.
+  bool read(std::vector<MonitorEvent>& out, std::string& err, size_t max = 16384);
 
  private:
   int fd_ = -1;
