@@ -38,6 +38,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 NS = "tcsw-%d" % os.getpid()
 WORK = tempfile.mkdtemp(prefix="watch-bench-")
 PROCS = []
+TIMEOUT = 30  # s per awaited event; more for large sets (main)
 
 
 def sh(*cmd):
@@ -77,7 +78,8 @@ class Watch:
         for line in self.p.stdout:
             self.q.put((time.monotonic(), json.loads(line)))
 
-    def wait(self, event, timeout=30, **want):
+    def wait(self, event, timeout=None, **want):
+        timeout = timeout or TIMEOUT
         end = time.monotonic() + timeout
         while True:
             try:
@@ -121,6 +123,8 @@ def main():
     ap.add_argument("n", nargs="?", type=int, default=1000)
     a = ap.parse_args()
     tcsync = os.path.abspath(a.tcsync)
+    global TIMEOUT
+    TIMEOUT = 30 + a.n // 1000
     signal.signal(signal.SIGTERM, lambda s, f: sys.exit(143))
     prefix = os.path.join(WORK, "set")
     subprocess.run([sys.executable, os.path.join(HERE, "gen.py"), "u32", str(a.n), prefix], check=True,
@@ -139,14 +143,20 @@ def main():
         for deb in [int(x) for x in a.debounce.split(",")]:
             w = Watch(tcsync, yaml, deb)
             w.wait("started")
-            w.quiet(0.3)
-            r = rows.setdefault(deb, {"filter": [], "filter_ev": [], "recreate": [], "recreate_ev": []})
+            w.quiet(0.3 + a.n / 20000)  # the verifying re-plan after the first apply
+            r = rows.setdefault(deb, {"filter": [], "filter_ev": [], "recreate": [], "recreate_ev": [], "idle": []})
+            # Idle: CPU time (user + system) over 3 s with nothing happening.
+            hz = os.sysconf("SC_CLK_TCK")
+            ticks = lambda: sum(int(x) for x in open("/proc/%d/stat" % w.p.pid).read().rsplit(")", 1)[1].split()[11:13])
+            c0 = ticks()
+            w.quiet(3)
+            r["idle"].append((ticks() - c0) * 1000 / hz / 3)
             t0 = time.monotonic()
             sh(*rule_del)
             t1, e = w.wait("repaired", device="v0")
             r["filter"].append((t1 - t0) * 1000)
             r["filter_ev"].append(e["ms"])
-            w.quiet(deb / 1000 + 0.3)
+            w.quiet(deb / 1000 + 0.3 + a.n / 20000)
             sh("ip", "-n", NS, "link", "del", "v0")
             w.wait("device-gone", device="v0")
             t0 = time.monotonic()
@@ -154,7 +164,7 @@ def main():
             t1, e = w.wait("applied", device="v0", cause="appeared")
             r["recreate"].append((t1 - t0) * 1000)
             r["recreate_ev"].append(e["ms"])
-            w.quiet(deb / 1000 + 0.3)
+            w.quiet(deb / 1000 + 0.3 + a.n / 20000)
             w.stop()
         # The reference in the same round: tc -b of the whole set on a fresh
         # v0, and tc of the one rule.
@@ -177,6 +187,7 @@ def main():
         print("| ... watch's own `ms` (first event -> ACKs) | %d | %s |" % (deb, stats(r["filter_ev"])))
         print("| v0 re-created -> `applied` line (%d rules back) | %d | %s |" % (a.n, deb, stats(r["recreate"])))
         print("| ... watch's own `ms` | %d | %s |" % (deb, stats(r["recreate_ev"])))
+        print("| idle CPU, ms per s (3 s, nothing happening) | %d | %s |" % (deb, stats(r["idle"])))
     print("| `tc -b` of the whole set on a fresh v0 | - | %s |" % stats(rows["tc"]["batch"]))
     print("| `tc filter add` of the one rule | - | %s |" % stats(rows["tc"]["rule"]))
 
