@@ -293,8 +293,11 @@ void Watcher::sync(const std::vector<std::string>& devs, const std::string& caus
     emit(e);
     return;
   }
-  // Never fight: objects in conflict are left as the other writer has them.
-  std::erase_if(s.plan.steps, [&](const Step& st) { return tracker_.conflicted(st.device + " " + st.what()); });
+  // Never fight: objects in conflict are left as the other writer has them
+  // (and a device whose applies keep failing is left alone too).
+  std::erase_if(s.plan.steps, [&](const Step& st) {
+    return tracker_.conflicted(st.device + " " + st.what()) || tracker_.conflicted("failed apply on " + st.device);
+  });
   if (s.plan.empty()) return;  // in sync: quiet
 
   std::map<std::string, std::vector<std::string>> lines;
@@ -303,7 +306,7 @@ void Watcher::sync(const std::vector<std::string>& devs, const std::string& caus
     one.steps.push_back(st);
     lines[st.device].push_back(split_lines(plan_text(one, PrintOptions{})).front());
   }
-  bool repair = cause == "drift" || cause == "link-change" || cause == "verify" || cause == "resync";
+  bool repair = cause == "drift" || cause == "link-change" || cause == "verify" || cause == "resync" || cause == "retry";
   if (repair)
     for (auto& [dev, l] : lines) emit({"drift", dev, l, {}, {}, cause, {}});
 
@@ -321,7 +324,18 @@ void Watcher::sync(const std::vector<std::string>& devs, const std::string& caus
     if (!rep.succeeded()) {
       WatchEvent e{"error", {}, {}, std::to_string(rep.failed) + " steps failed" + (rep.rolled_back ? ", rolled back" : ""), {}, {}, {}};
       for (auto& x : d.all()) e.errors.push_back(split_lines(format_diagnostic(x, false)).front());
+      // A dump is no snapshot: a change made while it ran can make it show
+      // a rule twice or not at all (u32 walks by count), and the plan then
+      // adds what exists (EEXIST) or deletes what is gone. So: plan again
+      // in a second, and count the failures as repairs of the device, so
+      // that a refusal that stays (a kind the kernel lacks) ends as a
+      // conflict instead of a loop.
+      bool give_up = false;
+      for (auto& [dev, l] : lines) give_up = tracker_.record("failed apply on " + dev, WatchClock::now()) || give_up;
+      e.message += give_up ? "; failed too often: not retried until SIGHUP" : "; planned again in 1 s";
       emit(e);
+      if (!give_up)
+        for (auto& [dev, l] : lines) devices_.schedule(dev, WatchClock::now() + WatchMs(1000)), cause_.try_emplace(dev, "retry");
       return;
     }
   }

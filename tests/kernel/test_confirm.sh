@@ -52,13 +52,13 @@ wait_state() {
 }
 
 echo "# not confirmed: the state before comes back"
-expect_rc 0 ts apply --confirm 4 "$TMP/b.yaml"
-expect_contains "confirm\` within 4 s"
+expect_rc 0 ts apply --confirm 6 "$TMP/b.yaml"
+expect_contains "confirm\` within 6 s"
 snapshot >"$TMP/now.json"
 expect_same_file "$TMP/b.json" "$TMP/now.json" "right after apply --confirm: the new state"
 expect_rc 1 ts apply --confirm 2 "$TMP/a.yaml"
 expect_contains "an apply --confirm is pending"
-wait_state "$TMP/a.json" 8 && pass "after the deadline: tc -j equals the state before" || { fail "not reverted"; cat "$TMP"/run/*.log; }
+wait_state "$TMP/a.json" 12 && pass "after the deadline: tc -j equals the state before" || { fail "not reverted"; cat "$TMP"/run/*.log; }
 expect_rc 0 ts diff "$TMP/a.yaml"
 expect_rc 1 ts confirm
 expect_contains "nothing to confirm"
