@@ -1,5 +1,6 @@
 #include "watch/watch_logic.h"
 
+#include <algorithm>
 #include <ctime>
 #include <nlohmann/json.hpp>
 
@@ -77,7 +78,11 @@ std::string watch_event_json(const WatchEvent& e, long long unix_ms) {
   if (e.cause) j["cause"] = *e.cause;
   if (!e.diff.empty()) j["diff"] = e.diff;
   if (!e.message.empty()) j["message"] = e.message;
-  if (!e.errors.empty()) j["errors"] = e.errors;
+  if (!e.errors.empty()) {
+    // Bounded: a refused 100k-step apply is one line, not 100k errors.
+    j["errors"] = std::vector<std::string>(e.errors.begin(), e.errors.begin() + std::min(e.errors.size(), kMaxEventErrors));
+    if (e.errors.size() > kMaxEventErrors) j["errors"].push_back("... " + std::to_string(e.errors.size() - kMaxEventErrors) + " more");
+  }
   if (e.ms) j["ms"] = static_cast<double>(static_cast<long long>(*e.ms * 10 + 0.5)) / 10;
   // Bytes that are not UTF-8 (a device name is any bytes) become U+FFFD.
   return j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
@@ -95,7 +100,8 @@ std::string watch_event_text(const WatchEvent& e, long long unix_ms) {
   if (!e.message.empty()) out += ": " + e.message;
   out += "\n";
   for (auto& l : e.diff) out += "  " + l + "\n";
-  for (auto& l : e.errors) out += "  " + l + "\n";
+  for (size_t i = 0; i < e.errors.size() && i < kMaxEventErrors; ++i) out += "  " + e.errors[i] + "\n";
+  if (e.errors.size() > kMaxEventErrors) out += "  ... " + std::to_string(e.errors.size() - kMaxEventErrors) + " more\n";
   return out;
 }
 

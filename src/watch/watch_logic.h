@@ -82,6 +82,8 @@ struct WatchEvent {
   std::optional<double> ms;          // repaired/applied: event to done, milliseconds
 };
 
+// An event lists at most this many errors, then "... N more".
+constexpr size_t kMaxEventErrors = 20;
 // `unix_ms`: wall-clock milliseconds since the epoch (the caller's clock).
 std::string watch_event_json(const WatchEvent& e, long long unix_ms);
 std::string watch_event_text(const WatchEvent& e, long long unix_ms);

@@ -126,3 +126,16 @@ TEST_CASE("watch: split_lines drops the newlines and empty lines") {
   CHECK(split_lines("a\nb\n\nc") == std::vector<std::string>{"a", "b", "c"});
   CHECK(split_lines("").empty());
 }
+
+TEST_CASE("watch: an event lists at most kMaxEventErrors errors, then how many more") {
+  WatchEvent e;
+  e.event = "error";
+  for (int i = 0; i < 4096; ++i) e.errors.push_back("f.yaml:" + std::to_string(i + 1) + ":9: error: refused");
+  auto j = nlohmann::json::parse(watch_event_json(e, 0));
+  REQUIRE(j["errors"].size() == kMaxEventErrors + 1);
+  CHECK(j["errors"][0] == "f.yaml:1:9: error: refused");
+  CHECK(j["errors"].back() == "... 4076 more");
+  std::string text = watch_event_text(e, 0);
+  CHECK(std::count(text.begin(), text.end(), '\n') == static_cast<long>(kMaxEventErrors) + 2);
+  CHECK(text.find("  ... 4076 more\n") != std::string::npos);
+}
