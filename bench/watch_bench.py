@@ -112,7 +112,7 @@ class Watch:
 
     def stop(self):
         self.p.send_signal(signal.SIGTERM)
-        rc = self.p.wait(10)
+        rc = self.p.wait(TIMEOUT)  # a re-plan in progress is finished first (seconds at 100k rules)
         if rc != 0:
             raise RuntimeError("watch exited %d" % rc)
 
