@@ -17,6 +17,7 @@
 #include <systemd/sd-daemon.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -60,6 +61,7 @@ class Watcher {
   void on_monitor(bool own_echo = false);
   void on_inotify();
   bool on_signal();  // false: stop
+  void read_signals();  // sets stop_ (SIGTERM, SIGINT) and hup_
   void mark(const std::string& dev, const char* cause);
   void mark_all(const char* cause);
   void on_overrun();
@@ -84,6 +86,10 @@ class Watcher {
   std::map<std::string, WatchTime> since_;       // pending device -> its first event
   RepairTracker tracker_;
   bool resync_pending_ = false;
+  // A stop asked for while applying: the applier stops at its next chunk
+  // (and rolls back what it sent, as `apply` does on SIGTERM).
+  std::atomic<int> stop_{0};
+  bool hup_ = false;
   size_t repairs_ = 0;
 };
 
@@ -225,16 +231,24 @@ void Watcher::on_inotify() {
   }
 }
 
-bool Watcher::on_signal() {
+void Watcher::read_signals() {
   signalfd_siginfo si{};
   while (read(signal_fd_, &si, sizeof si) == sizeof si) {
-    if (si.ssi_signo == SIGHUP) {
-      reload_files(true);
-    } else {
-      sd_notify(0, "STOPPING=1");
-      emit({"stopped", {}, {}, std::string("signal ") + strsignal(static_cast<int>(si.ssi_signo)), {}, {}, {}});
-      return false;
-    }
+    if (si.ssi_signo == SIGHUP) hup_ = true;
+    else stop_.store(static_cast<int>(si.ssi_signo));
+  }
+}
+
+bool Watcher::on_signal() {
+  read_signals();
+  if (stop_.load()) {
+    sd_notify(0, "STOPPING=1");
+    emit({"stopped", {}, {}, std::string("signal ") + strsignal(stop_.load()), {}, {}, {}});
+    return false;
+  }
+  if (hup_) {
+    hup_ = false;
+    reload_files(true);
   }
   return true;
 }
@@ -319,8 +333,19 @@ void Watcher::sync(const std::vector<std::string>& devs, const std::string& caus
     }
     ApplyOptions ao;
     ao.verify = false;  // the re-plan below checks, and sees foreign changes too
+    // The signals wait in the signalfd: looked at after each chunk, so a
+    // SIGTERM during a 100k-rule apply is not kept waiting for all of it.
+    ao.interrupt = &stop_;
+    ao.progress = [this](size_t, size_t) { read_signals(); };
     ApplyReport rep = apply_plan(*s.kernel, s.desired, s.live, s.plan, ao, d);
     on_monitor(true);
+    if (rep.interrupted_by) {
+      emit({"interrupted", {}, {}, std::string("stopped by ") + strsignal(rep.interrupted_by) + " after " +
+                                       std::to_string(rep.ok) + " of " + std::to_string(s.plan.steps.size()) + " steps" +
+                                       (rep.rolled_back ? (rep.rollback_ok ? "; rolled back" : "; ROLLBACK INCOMPLETE") : ""),
+            {}, {}, {}});
+      return;
+    }
     if (!rep.succeeded()) {
       WatchEvent e{"error", {}, {}, std::to_string(rep.failed) + " steps failed" + (rep.rolled_back ? ", rolled back" : ""), {}, {}, {}};
       for (auto& x : d.all()) e.errors.push_back(split_lines(format_diagnostic(x, false)).front());
@@ -454,8 +479,13 @@ int Watcher::run() {
       std::string c = by_cause.count("appeared") ? "appeared" : by_cause.begin()->first;
       sync({declared_.begin(), declared_.end()}, c, since);
     } else {
-      for (auto& [c, devs] : by_cause) sync(devs, c, since);
+      for (auto& [c, devs] : by_cause) {
+        if (stop_.load()) break;
+        sync(devs, c, since);
+      }
     }
+    // A signal read while applying.
+    if ((stop_.load() || hup_) && !on_signal()) return 0;
   }
 }
 
