@@ -3,13 +3,13 @@ _tcsync() {
     local cur prev words cword
     _init_completion || return
 
-    local commands="validate diff apply dump import schema"
+    local commands="validate diff apply watch confirm dump import schema"
     local global_opts="--netns --format --color -q --quiet --help --version"
     local cmd="" i
     for ((i = 1; i < cword; i++)); do
         case ${words[i]} in
-            --netns | --format | --color | --on-error | --dev) ((i++)) ;;
-            validate | diff | apply | dump | import | schema) cmd=${words[i]}; break ;;
+            --netns | --format | --color | --on-error | --dev | --debounce | --max-delay | --repair-limit | --repair-window | --rcvbuf | --confirm) ((i++)) ;;
+            validate | diff | apply | watch | confirm | dump | import | schema) cmd=${words[i]}; break ;;
         esac
     done
 
@@ -35,12 +35,13 @@ _tcsync() {
     fi
 
     case $cmd in
-        validate | diff | apply)
+        validate | diff | apply | watch)
             if [[ $cur == -* ]]; then
                 local opts="$global_opts"
-                [[ $cmd == apply ]] && opts+=" --dry-run --on-error --wait --no-verify --atomic --deep"
+                [[ $cmd == apply ]] && opts+=" --dry-run --on-error --wait --no-verify --atomic --deep --confirm"
                 [[ $cmd == diff ]] && opts+=" --against --atomic --deep"
                 [[ $cmd == validate ]] && opts+=" --strict"
+                [[ $cmd == watch ]] && opts+=" --debounce --max-delay --repair-limit --repair-window --rcvbuf"
                 COMPREPLY=($(compgen -W "$opts" -- "$cur"))
             else
                 _filedir '@(yaml|yml)'

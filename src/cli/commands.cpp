@@ -1,4 +1,6 @@
 #include "cli/commands.h"
+#include "cli/session.h"
+#include "cli/confirm.h"
 
 #include <algorithm>
 #include <cstring>
@@ -30,7 +32,6 @@
 #include "file/yaml_writer.h"
 
 namespace tcsync {
-namespace {
 
 void print_diags(const Diagnostics& d, const CommonOptions& o) {
   for (auto& x : d.all()) std::cerr << format_diagnostic(x, o.color);
@@ -38,7 +39,7 @@ void print_diags(const Diagnostics& d, const CommonOptions& o) {
     std::cerr << "tcsync: too many errors, stopped after " << Diagnostics::kMaxErrors << "\n";
 }
 
-bool load(const std::vector<std::string>& files, State& s, Diagnostics& d, const DeviceHook& on_device = {}) {
+bool load(const std::vector<std::string>& files, State& s, Diagnostics& d, const DeviceHook& on_device) {
   if (files.empty()) {
     d.error({}, "no file given");
     return false;
@@ -46,43 +47,12 @@ bool load(const std::vector<std::string>& files, State& s, Diagnostics& d, const
   return load_files(files, s, d, on_device);
 }
 
-// Everything needed to plan against the kernel; errors printed by the caller.
-struct Session {
-  State desired, live;
-  std::unique_ptr<Kernel> kernel;
-  TerseCheck terse;
-  // Destroyed first (it may still be dumping into live with kernel).
-  std::unique_ptr<DumpAhead> ahead;
-  Plan plan;
-
-  ~Session() {
-    ahead.reset();
-    // Freeing a million rules one allocation at a time takes longer than
-    // planning them, and a command ends its process right after its session:
-    // big states are left to the exit, which frees the heap at once (clang's
-    // -disable-free does the same). Threads, sockets and the lock are
-    // released as usual; small sessions free everything.
-    struct Rules {
-      State desired, live;
-      Plan plan;
-    };
-    if (plan.steps.size() + count_filters(desired) + count_filters(live) > 100000)
-      (void)new Rules{std::move(desired), std::move(live), std::move(plan)};
-  }
-
-  static size_t count_filters(const State& st) {
-    size_t n = 0;
-    for_each_place(st, [&](const Device& place) { n += place.filters.size(); });
-    return n;
-  }
-};
-
 // Opens the kernel (entering the namespace) and loads the files; checks
 // that every declared device exists. With `start_ahead`, the devices are
 // dumped while the files load (dump_ahead.h); it runs at the first device
 // and says whether that may begin now.
 bool open_session(const std::vector<std::string>& files, const CommonOptions& o, Session& s, Diagnostics& d,
-                  std::function<bool()> start_ahead = {}) {
+                  std::function<bool()> start_ahead) {
   auto t0 = std::chrono::steady_clock::now();
   s.kernel = open_kernel(o.netns, d);
   DeviceHook hook;
@@ -221,6 +191,8 @@ bool check_kinds(const Session& s, const CommonOptions& o, Diagnostics& d) {
   return !d.has_errors();
 }
 
+namespace {
+
 void print_plan(const Session& s, const CommonOptions& o, const std::string& cmd) {
   if (o.format == Format::Json) {
     std::cout << plan_json(s.plan, {}, cmd);
@@ -354,7 +326,17 @@ int cmd_apply(const std::vector<std::string>& files, const ApplyFlags& f, const 
   if (f.dry_run || s.plan.empty()) {
     print_diags(d, o);
     print_plan(s, o, f.dry_run ? "apply --dry-run" : "apply");
+    if (f.confirm_s && !f.dry_run && !o.quiet) std::cerr << "tcsync: nothing changed, nothing to confirm\n";
     return 0;
+  }
+  // --confirm: the way back is saved and its process started before the
+  // first request, so no moment of the apply is without it.
+  if (f.confirm_s) {
+    std::string err;
+    if (!arm_revert(s.live, f.confirm_s, o.netns, err)) {
+      std::cerr << "tcsync: error: " << err << "; nothing was changed\n";
+      return 1;
+    }
   }
 
   ApplyOptions ao;
@@ -380,11 +362,17 @@ int cmd_apply(const std::vector<std::string>& files, const ApplyFlags& f, const 
   print_diags(d, o);
   if (o.format == Format::Json) std::cout << plan_json(s.plan, rep.results, "apply");
 
+  // Rolled back: nothing for the reverter to undo. (Kept when steps stay
+  // applied, --on-error=stop/continue: the deadline restores the before.)
+  if (f.confirm_s && !rep.succeeded() && rep.rolled_back && rep.rollback_ok) disarm_revert();
   if (rep.succeeded()) {
     if (o.format != Format::Json && !o.quiet) {
       std::cout << plan_text(s.plan, PrintOptions{o.color});
       std::cout << "applied " << rep.ok << " changes\n";
     }
+    if (f.confirm_s)
+      std::cerr << "tcsync: run `tcsync" << (o.netns ? " --netns " + *o.netns : std::string()) << " confirm` within "
+                << f.confirm_s << " s to keep this; otherwise the state before this apply is restored\n";
     if (f.verify && !rep.verified) {
       std::cerr << "tcsync: error: after the apply the kernel still differs from the files (another writer, or a value "
                    "the kernel stores differently):\n"

@@ -16,6 +16,7 @@ struct ApplyFlags {
   OnError on_error = OnError::Rollback;
   bool wait = false;     // queue behind another tcsync instead of failing
   bool verify = true;    // dump again after apply; drift is an error
+  int confirm_s = 0;     // --confirm: revert after this many seconds unless confirmed (confirm.h)
 };
 
 struct CommonOptions {
@@ -35,8 +36,22 @@ int cmd_validate(const std::vector<std::string>& files, const CommonOptions& o, 
 int cmd_diff(const std::vector<std::string>& files, const CommonOptions& o, const std::string& against = {});
 int cmd_apply(const std::vector<std::string>& files, const ApplyFlags& f, const CommonOptions& o);
 int cmd_dump(const std::vector<std::string>& devices, const CommonOptions& o);
+struct WatchFlags {
+  bool json = true;             // events as JSON lines; text for a terminal or --format text
+  int debounce_ms = 150;        // a device is re-planned this long after its last event...
+  int max_delay_ms = 1000;      // ...but no later than this after its first
+  size_t repair_limit = 5;      // repairs of one object within the window make a conflict
+  int repair_window_s = 60;
+  int rcvbuf = 64 << 20;        // the monitor socket's receive buffer
+};
+// Applies the files, then keeps the kernel equal to them (cli/watch.cpp).
+int cmd_watch(const std::vector<std::string>& files, const WatchFlags& w, const CommonOptions& o);
 // tc batch file or script -> tcsync YAML on stdout; --netns picks the lines
 // of that namespace (tc -n NAME).
 int cmd_import(const std::string& file, const CommonOptions& o);
+// apply --confirm's other half (cli/confirm.h): keep the applied state; and
+// the reverter apply starts (internal: sleeps to the deadline).
+int cmd_confirm(const CommonOptions& o);
+int cmd_revert_pending(const std::string& file, long long deadline, const CommonOptions& o);
 
 }  // namespace tcsync

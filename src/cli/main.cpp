@@ -15,6 +15,8 @@ int main(int argc, char** argv) {
   tcsync diff site.yaml                  show the plan; exit 0 in sync, 2 changes pending
   tcsync apply site.yaml                 make the kernel match the file
   tcsync apply --dry-run site.yaml       print the plan, change nothing
+  tcsync apply --confirm 60 site.yaml    apply; restored after 60 s unless `tcsync confirm`
+  tcsync watch site.yaml                 apply, then keep the kernel equal to the file (events on stdout)
   tcsync dump --dev eth0 > eth0.yaml     write live state as a file apply accepts back
   tcsync --netns lab1 diff site.yaml     work inside the network namespace 'lab1'
 
@@ -54,6 +56,10 @@ Exit codes: 0 done or in sync, 1 error, 2 changes pending (diff).)");
       ->check(CLI::IsMember({"rollback", "stop", "continue"}));
   apply->add_flag("--wait", apply_flags.wait, "Wait for another tcsync working on this namespace instead of failing");
   apply->add_flag("!--no-verify", apply_flags.verify, "Do not dump again after applying to check the result");
+  apply->add_option("--confirm", apply_flags.confirm_s,
+                    "Restore the state before this apply after SECONDS unless `tcsync confirm` comes first (a separate "
+                    "process does it: it survives the applier being killed)")
+      ->check(CLI::Range(1, 86400));
   for (auto* c : {diff, apply})
     c->add_flag("--atomic", common.atomic,
                 "Change the filter lists at ingress/egress by building them in a spare chain and switching with one "
@@ -66,8 +72,35 @@ Exit codes: 0 done or in sync, 1 error, 2 changes pending (diff).)");
   auto* import = app.add_subcommand("import", "Print a tc batch file or script of tc commands as a tcsync file");
   import->add_option("FILE", import_file, "tc -b file or shell script of tc lines; - for stdin")->required();
 
+  tcsync::WatchFlags watch_flags;
+  auto* watch = app.add_subcommand("watch",
+                                   "Apply the files, then keep the kernel equal to them: repair drift, apply devices that "
+                                   "appear, follow edits of the files (one event a line on stdout)");
+  watch->add_option("FILE", files, "tcsync YAML files")->required();
+  watch->add_option("--debounce", watch_flags.debounce_ms, "Milliseconds after a device's last event before it is re-planned")
+      ->capture_default_str()->check(CLI::Range(0, 60000));
+  watch->add_option("--max-delay", watch_flags.max_delay_ms,
+                    "Milliseconds after a device's first event by which it is re-planned even if events go on")
+      ->capture_default_str()->check(CLI::Range(0, 600000));
+  watch->add_option("--repair-limit", watch_flags.repair_limit,
+                    "Repairs of one object within --repair-window that make it a conflict (no longer repaired until SIGHUP)")
+      ->capture_default_str()->check(CLI::Range(1, 1000000));
+  watch->add_option("--repair-window", watch_flags.repair_window_s, "Seconds of the repair count window")
+      ->capture_default_str()->check(CLI::Range(1, 86400));
+  watch->add_option("--rcvbuf", watch_flags.rcvbuf,
+                    "Receive buffer of the event socket, bytes: events beyond it are lost and every device is planned again")
+      ->capture_default_str()->check(CLI::Range(1024, 1 << 30));
+
+  auto* confirm = app.add_subcommand("confirm", "Keep the state of the pending `apply --confirm` (no revert)");
+  std::string pending_file;
+  long long deadline = 0;
+  auto* revert = app.add_subcommand("revert-pending", "Internal: started by apply --confirm");
+  revert->group("");  // not in --help
+  revert->add_option("--deadline", deadline)->required();
+  revert->add_option("FILE", pending_file)->required();
+
   // Options are accepted after the subcommand too: `tcsync diff --netns x f`.
-  for (auto* sub : {validate, diff, apply, dump, schema, import}) {
+  for (auto* sub : {validate, diff, apply, dump, schema, import, watch, confirm, revert}) {
     sub->fallthrough();
   }
   try {
@@ -91,6 +124,18 @@ Exit codes: 0 done or in sync, 1 error, 2 changes pending (diff).)");
                                                   : tcsync::OnError::Rollback;
   if (*apply) return tcsync::cmd_apply(files, apply_flags, common);
   if (*dump) return tcsync::cmd_dump(devices, common);
+  if (*watch) {
+    // One JSON line per event, unless a person reads them (a terminal) or
+    // --format text asks for text; --format json asks for JSON anyway.
+    auto* f = app.get_option("--format");
+    bool given = f->count() > 0;
+    for (auto* sub : app.get_subcommands())
+      if (sub->get_option_no_throw("--format") && sub->get_option_no_throw("--format")->count()) given = true;
+    watch_flags.json = given ? common.format == tcsync::Format::Json : !isatty(STDOUT_FILENO);
+    return tcsync::cmd_watch(files, watch_flags, common);
+  }
+  if (*confirm) return tcsync::cmd_confirm(common);
+  if (*revert) return tcsync::cmd_revert_pending(pending_file, deadline, common);
   if (*import) return tcsync::cmd_import(import_file, common);
   if (*schema) {
     std::cout << tcsync::yaml_json_schema();

@@ -19,6 +19,7 @@ FLOORS = {
     "import": 5,    # tc batch files to tcsync files
     "plan": 5,      # differ, action table, atomic switch, plan printing
     "apply": 6,     # the applier and the kernel port it drives
+    "watch": 6,     # watch's pure parts: debouncing, the repair counter, event lines
     "kernel": 7,    # sockets, dumps, links, namespaces, lock, probe, bpf loader
     "cli": 8,       # the commands: the only place that joins core and kernel
 }

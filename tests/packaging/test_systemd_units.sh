@@ -1,5 +1,5 @@
 #!/bin/bash
-# packaging/systemd: `systemd-analyze verify` accepts both units (the
+# packaging/systemd: `systemd-analyze verify` accepts the units (the
 # installed package's units are verified again, with their man pages, by
 # test_deb.sh), and they say what the package promises.
 set -euo pipefail
@@ -8,7 +8,7 @@ command -v systemd-analyze >/dev/null || { echo "SKIP: systemd-analyze missing (
 U=$SRC/packaging/systemd
 fails=0
 check() { if eval "$2"; then echo "ok - $1"; else echo "not ok - $1"; fails=$((fails + 1)); fi; }
-out=$(systemd-analyze verify --man=no "$U/tcsync.service" "$U/tcsync.path" 2>&1) && rc=0 || rc=$?
+out=$(systemd-analyze verify --man=no "$U/tcsync.service" "$U/tcsync.path" "$U/tcsync-watch.service" 2>&1) && rc=0 || rc=$?
 check "systemd-analyze verify passes" '[ "$rc" = 0 ] && [ -z "$out" ]'
 [ -n "$out" ] && echo "$out" | sed 's/^/    /'
 check "after network-online.target" 'grep -qx "After=network-online.target" "$U/tcsync.service" && grep -qx "Wants=network-online.target" "$U/tcsync.service"'
@@ -17,4 +17,14 @@ check "runs only when a file is there" 'grep -qx "ConditionPathExistsGlob=/etc/t
 check "the path unit watches /etc/tcsync and starts tcsync.service" 'grep -qx "PathChanged=/etc/tcsync" "$U/tcsync.path" && grep -qx "Unit=tcsync.service" "$U/tcsync.path"'
 # A oneshot that stays active would not be started again by the path unit.
 check "the service can be started again (no RemainAfterExit)" '! grep -q "^RemainAfterExit=yes" "$U/tcsync.service"'
+W=$U/tcsync-watch.service
+check "watch: Type=notify with a watchdog" 'grep -qx "Type=notify" "$W" && grep -q "^WatchdogSec=" "$W"'
+check "watch: watches every /etc/tcsync/*.yaml" 'grep -q "^ExecStart=.*tcsync .*watch /etc/tcsync/\*.yaml" "$W"'
+check "watch: reload is SIGHUP (re-read the files, clear conflicts)" 'grep -qx "ExecReload=/bin/kill -HUP \$MAINPID" "$W"'
+# The same hardening as the oneshot unit, line for line.
+for h in CapabilityBoundingSet AmbientCapabilities NoNewPrivileges ProtectSystem ProtectHome PrivateTmp PrivateDevices \
+         ProtectControlGroups RestrictAddressFamilies RestrictNamespaces LockPersonality MemoryDenyWriteExecute \
+         SystemCallArchitectures RuntimeDirectory; do
+  check "watch: $h as tcsync.service" '[ "$(grep "^$h=" "$W")" = "$(grep "^$h=" "$U/tcsync.service")" ]'
+done
 [ "$fails" = 0 ] && echo "all checks passed" || { echo "$fails check(s) failed"; exit 1; }

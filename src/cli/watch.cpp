@@ -1,0 +1,499 @@
+// tcsync watch: apply once, then keep the kernel equal to the files.
+//
+//   rtnetlink monitor ──┐ (tc, link events: which device changed)
+//   inotify (the dirs) ─┼──► debounce per device ──► re-plan that device ──► apply ──► drain own echo
+//   signalfd ───────────┘                            (dump of it alone)        (lock held only here)
+//
+// The events only name a device; what changed is read from a fresh dump of
+// that device and planned as `apply` plans, so a repair is exactly the
+// apply of the files to that device. tcsync's own changes come back as
+// events too: they are read and dropped right after the ACKs, then the
+// device is planned once more, which is quiet when nothing else changed.
+#include <linux/rtnetlink.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/inotify.h>
+#include <sys/signalfd.h>
+#include <systemd/sd-daemon.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <map>
+#include <set>
+
+#include "cli/session.h"
+#include "kernel/links.h"
+#include "kernel/lock.h"
+#include "kernel/monitor.h"
+#include "kernel/netns.h"
+#include "plan/plan_print.h"
+#include "watch/watch_logic.h"
+
+namespace tcsync {
+namespace {
+
+long long unix_ms_now() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+double ms_since(WatchTime t) { return std::chrono::duration<double, std::milli>(WatchClock::now() - t).count(); }
+
+class Watcher {
+ public:
+  Watcher(const std::vector<std::string>& files, const WatchFlags& w, const CommonOptions& o)
+      : files_(files), w_(w), o_(o), devices_(WatchMs(w.debounce_ms), WatchMs(w.max_delay_ms)),
+        file_timer_(WatchMs(100), WatchMs(1000)), tracker_(w.repair_limit, std::chrono::seconds(w.repair_window_s)) {}
+
+  int run();
+
+ private:
+  // Set-up
+  bool open_inputs(std::string& err);
+  bool load_links(std::string& err);
+  // Events
+  // own_echo: right after an apply's ACKs (rtnetlink notifies before it
+  // acknowledges, so every event the apply caused is queued by then); the
+  // re-plan sync() schedules catches a foreign change among them.
+  void on_monitor(bool own_echo = false);
+  void on_inotify();
+  bool on_signal();  // false: stop
+  void read_signals();  // sets stop_ (SIGTERM, SIGINT) and hup_
+  void mark(const std::string& dev, const char* cause);
+  void mark_all(const char* cause);
+  void on_overrun();
+  void reload_files(bool from_hup);
+  // Work
+  void sync(const std::vector<std::string>& devs, const std::string& cause, std::optional<WatchTime> since);
+  void emit(WatchEvent e);
+  void notify_status();
+
+  std::vector<std::string> files_;
+  WatchFlags w_;
+  CommonOptions o_;
+  State desired_;            // the last good files
+  std::set<std::string> declared_;
+  bool whole_ = false;       // blocks or an action table: every re-plan is of everything
+  std::map<uint32_t, std::string> links_;  // ifindex -> name, kept by the link events
+  Monitor mon_;
+  int inotify_fd_ = -1, signal_fd_ = -1;
+  std::map<int, std::set<std::string>> watched_;  // inotify wd -> file names in that directory
+  Debouncer devices_, file_timer_;
+  std::map<std::string, std::string> cause_;     // pending device -> why
+  std::map<std::string, WatchTime> since_;       // pending device -> its first event
+  RepairTracker tracker_;
+  bool resync_pending_ = false;
+  // A stop asked for while applying: the applier stops at its next chunk
+  // (and rolls back what it sent, as `apply` does on SIGTERM).
+  std::atomic<int> stop_{0};
+  bool hup_ = false;
+  size_t repairs_ = 0;
+};
+
+void Watcher::emit(WatchEvent e) {
+  std::string line = w_.json ? watch_event_json(e, unix_ms_now()) : watch_event_text(e, unix_ms_now());
+  std::fwrite(line.data(), 1, line.size(), stdout);
+  std::fflush(stdout);  // a pipe reader (a test, journald) sees each event as it happens
+}
+
+void Watcher::notify_status() {
+  std::string s = "STATUS=watching " + std::to_string(declared_.size()) + " devices; " + std::to_string(repairs_) +
+                  " repairs; " + std::to_string(tracker_.conflicts().size()) + " conflicts";
+  sd_notify(0, s.c_str());
+}
+
+bool Watcher::load_links(std::string& err) {
+  NlSocket sock;
+  std::vector<LinkEntry> list;
+  if (!sock.open(NlSocketOptions{1 << 20, 1 << 16}, err) || !list_links(sock, list, err)) return false;
+  links_.clear();
+  for (auto& l : list) links_[l.index] = l.name;
+  return true;
+}
+
+bool Watcher::open_inputs(std::string& err) {
+  // Before the first apply: its echo and anything after it is then seen.
+  if (!mon_.open(w_.rcvbuf, err) || !load_links(err)) return false;
+  inotify_fd_ = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+  if (inotify_fd_ < 0) {
+    err = std::string("inotify: ") + std::strerror(errno);
+    return false;
+  }
+  // The directories, not the files: editors and config tools write a new
+  // file and rename it over the old one (a watch on the old inode goes quiet).
+  for (auto& f : files_) {
+    std::filesystem::path p = std::filesystem::absolute(f);
+    std::string dir = p.parent_path().string();
+    int wd = inotify_add_watch(inotify_fd_, dir.c_str(), IN_CLOSE_WRITE | IN_MOVED_TO | IN_DELETE);
+    if (wd < 0) {
+      err = "cannot watch " + dir + ": " + std::strerror(errno);
+      return false;
+    }
+    watched_[wd].insert(p.filename().string());
+  }
+  sigset_t set;
+  sigemptyset(&set);
+  for (int sig : {SIGTERM, SIGINT, SIGHUP}) sigaddset(&set, sig);
+  signal_fd_ = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
+  if (signal_fd_ < 0) {
+    err = std::string("signalfd: ") + std::strerror(errno);
+    return false;
+  }
+  return true;
+}
+
+void Watcher::mark(const std::string& dev, const char* cause) {
+  auto now = WatchClock::now();
+  devices_.touch(dev, now);
+  since_.try_emplace(dev, now);
+  // "appeared" wins over "drift": the device is new, nothing drifted.
+  auto [it, fresh] = cause_.try_emplace(dev, cause);
+  if (!fresh && std::strcmp(cause, "appeared") == 0) it->second = cause;
+}
+
+void Watcher::mark_all(const char* cause) {
+  for (auto& d : declared_) mark(d, cause);
+}
+
+void Watcher::on_overrun() {
+  // Events were lost: every device is planned again, once the burst is
+  // over (debounced like any event: a burst that keeps overflowing the
+  // socket is one resync, not one per lost datagram).
+  if (!resync_pending_) emit({"resync", {}, {}, "the event socket overflowed (events lost): every device is planned again", {}, {}, {}});
+  resync_pending_ = true;
+  for (auto& dev : declared_) mark(dev, "resync"), cause_[dev] = "resync";
+}
+
+void Watcher::on_monitor(bool own_echo) {
+  std::vector<MonitorEvent> evs;
+  std::string err;
+  if (!mon_.read(evs, err)) emit({"error", {}, {}, err, {}, {}, {}});
+  for (auto& e : evs) {
+    // Right after an apply the tc events are its own echo: dropped. Link
+    // events are handled as ever (a device may have come or gone meanwhile).
+    if (own_echo && (e.type == MonitorEvent::Type::Tc || e.type == MonitorEvent::Type::Action)) continue;
+    switch (e.type) {
+      case MonitorEvent::Type::Overrun:
+        on_overrun();
+        break;
+      case MonitorEvent::Type::LinkNew: {
+        auto it = links_.find(e.ifindex);
+        bool same = it != links_.end() && it->second == e.name;
+        links_[e.ifindex] = e.name;
+        if (!declared_.count(e.name)) break;
+        if (!same) {
+          emit({"device-appeared", e.name, {}, {}, {}, {}, {}});
+          mark(e.name, "appeared");
+        } else {
+          // Up/down, carrier, mtu: the kernel may have dropped or reset
+          // qdiscs with it; a re-plan that finds nothing is quiet.
+          mark(e.name, "link-change");
+        }
+        break;
+      }
+      case MonitorEvent::Type::LinkDel:
+        links_.erase(e.ifindex);
+        if (declared_.count(e.name)) {
+          // Its qdiscs went with it: nothing to re-plan until it is back.
+          devices_.cancel(e.name), cause_.erase(e.name), since_.erase(e.name);
+          emit({"device-gone", e.name, {}, "its state is applied again when it reappears", {}, {}, {}});
+        }
+        break;
+      case MonitorEvent::Type::Tc:
+        if (e.ifindex == TCM_IFINDEX_MAGIC_BLOCK) {
+          if (whole_) mark_all("drift");
+        } else if (auto it = links_.find(e.ifindex); it != links_.end() && declared_.count(it->second)) {
+          mark(it->second, "drift");
+        }
+        break;
+      case MonitorEvent::Type::Action:
+        if (desired_.actions.present) mark_all("drift");
+        break;
+    }
+  }
+}
+
+void Watcher::on_inotify() {
+  alignas(inotify_event) char buf[8192];
+  for (;;) {
+    ssize_t n = read(inotify_fd_, buf, sizeof buf);
+    if (n <= 0) break;
+    for (char* p = buf; p < buf + n;) {
+      auto* ev = reinterpret_cast<inotify_event*>(p);
+      if (ev->mask & IN_Q_OVERFLOW) file_timer_.touch("files", WatchClock::now());
+      auto it = watched_.find(ev->wd);
+      if (ev->len && it != watched_.end() && it->second.count(ev->name)) file_timer_.touch("files", WatchClock::now());
+      p += sizeof(inotify_event) + ev->len;
+    }
+  }
+}
+
+void Watcher::read_signals() {
+  signalfd_siginfo si{};
+  while (read(signal_fd_, &si, sizeof si) == sizeof si) {
+    if (si.ssi_signo == SIGHUP) hup_ = true;
+    else stop_.store(static_cast<int>(si.ssi_signo));
+  }
+}
+
+bool Watcher::on_signal() {
+  read_signals();
+  if (stop_.load()) {
+    sd_notify(0, "STOPPING=1");
+    emit({"stopped", {}, {}, std::string("signal ") + strsignal(stop_.load()), {}, {}, {}});
+    return false;
+  }
+  if (hup_) {
+    hup_ = false;
+    reload_files(true);
+  }
+  return true;
+}
+
+void Watcher::reload_files(bool from_hup) {
+  State next;
+  Diagnostics d;
+  if (!load(files_, next, d)) {
+    WatchEvent e{"file-error", {}, {}, "the files are not applied; the last good state is kept", {}, {}, {}};
+    for (auto& x : d.all())
+      if (x.severity == Severity::Error) e.errors.push_back(split_lines(format_diagnostic(x, false)).front());
+    emit(e);
+    if (!from_hup) return;
+  } else {
+    desired_ = std::move(next);
+    declared_.clear();
+    for (auto& dev : desired_.devices) declared_.insert(dev.name);
+    whole_ = !desired_.blocks.empty() || desired_.actions.present;
+    emit({"file-reloaded", {}, {}, std::to_string(declared_.size()) + " devices", {}, {}, {}});
+  }
+  if (from_hup && !tracker_.conflicts().empty()) {
+    emit({"conflicts-cleared", {}, {}, std::to_string(tracker_.conflicts().size()) + " objects are repaired again", {}, {}, {}});
+    tracker_.clear();
+  }
+  mark_all("reload");
+  notify_status();
+}
+
+void Watcher::sync(const std::vector<std::string>& devs, const std::string& cause, std::optional<WatchTime> since) {
+  auto t0 = since.value_or(WatchClock::now());
+  Diagnostics d;
+  Session s;
+  s.kernel = open_kernel(std::nullopt, d);  // in the namespace already; a fresh link list
+  if (!s.kernel) {
+    emit({"error", {}, {}, d.all().empty() ? "cannot open rtnetlink" : d.all().front().message, {}, {}, {}});
+    return;
+  }
+  std::set<std::string> want(devs.begin(), devs.end());
+  for (auto& dev : desired_.devices)
+    if ((whole_ || want.count(dev.name)) && s.kernel->links().index_of(dev.name)) s.desired.devices.push_back(dev);
+  if (whole_) s.desired.blocks = desired_.blocks, s.desired.actions = desired_.actions;
+  if (s.desired.devices.empty() && !whole_) return;
+  // The lock from the dump to the last ACK (the plan is made from a state no
+  // other tcsync is changing), never while idle: `tcsync apply` by hand
+  // runs between events.
+  NetnsLock lock;
+  std::string err;
+  if (!lock.acquire("tcsync watch", false, err)) {
+    emit({"busy", {}, {}, err + "; retrying in 500 ms", {}, {}, {}});
+    for (auto& dev : devs) devices_.schedule(dev, WatchClock::now() + WatchMs(500)), cause_.try_emplace(dev, cause);
+    return;
+  }
+  if (!read_and_plan(s, d, o_, true)) {
+    WatchEvent e{"error", {}, {}, "cannot read the kernel's state", {}, {}, {}};
+    for (auto& x : d.all()) e.errors.push_back(split_lines(format_diagnostic(x, false)).front());
+    emit(e);
+    return;
+  }
+  // Never fight: objects in conflict are left as the other writer has them
+  // (and a device whose applies keep failing is left alone too).
+  std::erase_if(s.plan.steps, [&](const Step& st) {
+    return tracker_.conflicted(st.device + " " + st.what()) || tracker_.conflicted("failed apply on " + st.device);
+  });
+  if (s.plan.empty()) return;  // in sync: quiet
+
+  std::map<std::string, std::vector<std::string>> lines;
+  for (auto& st : s.plan.steps) {
+    Plan one;
+    one.steps.push_back(st);
+    lines[st.device].push_back(split_lines(plan_text(one, PrintOptions{})).front());
+  }
+  bool repair = cause == "drift" || cause == "link-change" || cause == "verify" || cause == "resync" || cause == "retry";
+  if (repair)
+    for (auto& [dev, l] : lines) emit({"drift", dev, l, {}, {}, cause, {}});
+
+  {
+    if (!check_kinds(s, o_, d)) {
+      WatchEvent e{"error", {}, {}, "the plan needs kinds this kernel lacks", {}, {}, {}};
+      for (auto& x : d.all()) e.errors.push_back(split_lines(format_diagnostic(x, false)).front());
+      emit(e);
+      return;
+    }
+    ApplyOptions ao;
+    ao.verify = false;  // the re-plan below checks, and sees foreign changes too
+    // The signals wait in the signalfd: looked at after each chunk, so a
+    // SIGTERM during a 100k-rule apply is not kept waiting for all of it.
+    ao.interrupt = &stop_;
+    ao.progress = [this](size_t, size_t) { read_signals(); };
+    ApplyReport rep = apply_plan(*s.kernel, s.desired, s.live, s.plan, ao, d);
+    on_monitor(true);
+    if (rep.interrupted_by) {
+      emit({"interrupted", {}, {}, std::string("stopped by ") + strsignal(rep.interrupted_by) + " after " +
+                                       std::to_string(rep.ok) + " of " + std::to_string(s.plan.steps.size()) + " steps" +
+                                       (rep.rolled_back ? (rep.rollback_ok ? "; rolled back" : "; ROLLBACK INCOMPLETE") : ""),
+            {}, {}, {}});
+      return;
+    }
+    if (!rep.succeeded()) {
+      WatchEvent e{"error", {}, {}, std::to_string(rep.failed) + " steps failed" + (rep.rolled_back ? ", rolled back" : ""), {}, {}, {}};
+      for (auto& x : d.all()) e.errors.push_back(split_lines(format_diagnostic(x, false)).front());
+      // A dump is no snapshot: a change made while it ran can make it show
+      // a rule twice or not at all (u32 walks by count), and the plan then
+      // adds what exists (EEXIST) or deletes what is gone. So: plan again
+      // in a second, and count the failures as repairs of the device, so
+      // that a refusal that stays (a kind the kernel lacks) ends as a
+      // conflict instead of a loop.
+      bool give_up = false;
+      for (auto& [dev, l] : lines) give_up = tracker_.record("failed apply on " + dev, WatchClock::now()) || give_up;
+      e.message += give_up ? "; failed too often: not retried until SIGHUP" : "; planned again in 1 s";
+      emit(e);
+      if (!give_up)
+        for (auto& [dev, l] : lines) devices_.schedule(dev, WatchClock::now() + WatchMs(1000)), cause_.try_emplace(dev, "retry");
+      return;
+    }
+  }
+  double ms = ms_since(t0);
+  for (auto& [dev, l] : lines) {
+    WatchEvent e{repair ? "repaired" : "applied", dev, {}, {}, {}, cause, ms};
+    if (!repair) e.diff = l;
+    emit(e);
+    devices_.schedule(dev, WatchClock::now() + WatchMs(w_.debounce_ms));
+    cause_.try_emplace(dev, "verify");
+  }
+  if (repair) {
+    ++repairs_;
+    for (auto& st : s.plan.steps) {
+      std::string key = st.device + " " + st.what();
+      if (tracker_.record(key, WatchClock::now()))
+        emit({"conflict", st.device, {split_lines(plan_text(Plan{{st}}, PrintOptions{})).front()},
+              "repaired " + std::to_string(w_.repair_limit) + " times within " + std::to_string(w_.repair_window_s) +
+                  " s: another writer keeps changing it; no longer repaired until SIGHUP (systemctl reload tcsync-watch)",
+              {}, {}, {}});
+    }
+  }
+  notify_status();
+}
+
+int Watcher::run() {
+  // Blocked before any thread starts, so the signals reach only signalfd.
+  sigset_t set;
+  sigemptyset(&set);
+  for (int sig : {SIGTERM, SIGINT, SIGHUP}) sigaddset(&set, sig);
+  sigprocmask(SIG_BLOCK, &set, nullptr);
+
+  Diagnostics d;
+  std::string err;
+  if (o_.netns && !enter_netns(*o_.netns, err)) {
+    d.error({}, err);
+    print_diags(d, o_);
+    return 1;
+  }
+  if (!load(files_, desired_, d)) {
+    print_diags(d, o_);
+    return 1;
+  }
+  print_diags(d, o_);
+  if (!has_net_admin()) {
+    std::fprintf(stderr, "tcsync: error: watch needs the CAP_NET_ADMIN capability (run it as root)\n");
+    return 1;
+  }
+  if (!open_inputs(err)) {
+    std::fprintf(stderr, "tcsync: error: %s\n", err.c_str());
+    return 1;
+  }
+  for (auto& dev : desired_.devices) declared_.insert(dev.name);
+  whole_ = !desired_.blocks.empty() || desired_.actions.present;
+  std::set<std::string> present;
+  for (auto& [i, name] : links_) present.insert(name);
+  for (auto& dev : declared_)
+    if (!present.count(dev)) emit({"device-missing", dev, {}, "not present; applied when it appears", {}, {}, {}});
+  sync({declared_.begin(), declared_.end()}, "start", std::nullopt);
+  emit({"started", {}, {}, "watching " + std::to_string(declared_.size()) + " devices", {}, {}, {}});
+  sd_notify(0, "READY=1");
+  notify_status();
+
+  uint64_t wd_usec = 0;
+  bool watchdog = sd_watchdog_enabled(0, &wd_usec) > 0 && wd_usec > 0;
+  auto wd_every = std::chrono::microseconds(wd_usec / 2);
+  auto wd_next = WatchClock::now() + wd_every;
+
+  for (;;) {
+    // Sleep until an fd is readable or the earliest timer; with no timer
+    // pending (and no watchdog) poll waits for ever: no busy loop.
+    std::optional<WatchTime> next = devices_.next_deadline();
+    if (auto f = file_timer_.next_deadline(); f && (!next || *f < *next)) next = f;
+    if (watchdog && (!next || wd_next < *next)) next = wd_next;
+    int timeout = -1;
+    if (next) {
+      auto left = std::chrono::ceil<std::chrono::milliseconds>(*next - WatchClock::now()).count();
+      timeout = left < 0 ? 0 : static_cast<int>(std::min<long long>(left, 60000));
+    }
+    pollfd fds[3] = {{mon_.fd(), POLLIN, 0}, {inotify_fd_, POLLIN, 0}, {signal_fd_, POLLIN, 0}};
+    int n = poll(fds, 3, timeout);
+    if (n < 0 && errno != EINTR) {
+      std::fprintf(stderr, "tcsync: error: poll: %s\n", std::strerror(errno));
+      return 1;
+    }
+    if (n > 0) {
+      if (fds[2].revents && !on_signal()) return 0;
+      if (fds[0].revents) on_monitor();
+      if (fds[1].revents) on_inotify();
+    }
+    auto now = WatchClock::now();
+    if (watchdog && now >= wd_next) {
+      sd_notify(0, "WATCHDOG=1");
+      wd_next = now + wd_every;
+    }
+    if (!file_timer_.take_due(now).empty()) reload_files(false);
+    auto due = devices_.take_due(now);
+    if (due.empty()) continue;
+    if (resync_pending_) {
+      // Link events may be among the lost: the link list is read again.
+      resync_pending_ = false;
+      if (!load_links(err)) emit({"error", {}, {}, err, {}, {}, {}});
+    }
+    // One re-plan per cause: a device that appeared is applied, not
+    // "repaired" (and its first apply does not count toward a conflict).
+    std::map<std::string, std::vector<std::string>> by_cause;
+    std::optional<WatchTime> since;
+    for (auto& dev : due) {
+      auto c = cause_.find(dev);
+      by_cause[c == cause_.end() ? "drift" : c->second].push_back(dev);
+      if (auto s = since_.find(dev); s != since_.end() && (!since || s->second < *since)) since = s->second;
+      cause_.erase(dev), since_.erase(dev);
+    }
+    if (whole_) {
+      // Blocks and the action table are shared: one re-plan of everything.
+      std::string c = by_cause.count("appeared") ? "appeared" : by_cause.begin()->first;
+      sync({declared_.begin(), declared_.end()}, c, since);
+    } else {
+      for (auto& [c, devs] : by_cause) {
+        if (stop_.load()) break;
+        sync(devs, c, since);
+      }
+    }
+    // A signal read while applying.
+    if ((stop_.load() || hup_) && !on_signal()) return 0;
+  }
+}
+
+}  // namespace
+
+int cmd_watch(const std::vector<std::string>& files, const WatchFlags& w, const CommonOptions& o) {
+  Watcher watcher(files, w, o);
+  return watcher.run();
+}
+
+}  // namespace tcsync

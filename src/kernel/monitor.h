@@ -1,0 +1,41 @@
+// The rtnetlink monitor of `tcsync watch`: a socket of its own subscribed to
+// the tc and link groups (RTNLGRP_TC, RTNLGRP_LINK), read without blocking.
+// Its events say only *which* device changed; watch then re-plans that
+// device from a fresh dump. An overrun of its receive buffer (ENOBUFS: the
+// kernel dropped events) is reported as such: the caller resyncs everything.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace tcsync {
+
+struct MonitorEvent {
+  enum class Type : uint8_t { LinkNew, LinkDel, Tc, Action, Overrun };
+  Type type = Type::Tc;
+  uint32_t ifindex = 0;  // LinkNew/LinkDel/Tc; a tc event on a shared block has the block magic
+  std::string name;      // LinkNew/LinkDel: the interface name
+};
+
+class Monitor {
+ public:
+  Monitor() = default;
+  ~Monitor();
+  Monitor(const Monitor&) = delete;
+  Monitor& operator=(const Monitor&) = delete;
+
+  // Opens and binds in the calling thread's network namespace. The receive
+  // buffer asks for `rcvbuf` bytes (forced past rmem_max when privileged).
+  bool open(int rcvbuf, std::string& err);
+  int fd() const { return fd_; }
+  // Appends what is queued now, at most `max` datagrams (never blocks, and
+  // a flood cannot keep it reading: poll says when there is more); false on
+  // an error other than an overrun, which is an event.
+  bool read(std::vector<MonitorEvent>& out, std::string& err, size_t max = 16384);
+
+ private:
+  int fd_ = -1;
+  std::vector<char> buf_;
+};
+
+}  // namespace tcsync
