@@ -3,7 +3,8 @@
 # the kernel keeps and reports the instructions, so they travel whole, with
 # nothing to load. Before, a dump of such a rule was refused by the loader
 # ("needs its program"); the kernel's tdc cases 23c3 and 4423 make them.
-# Here: dump -> flush -> apply -> identical tc -j, diff empty, a changed
+# cls_bpf keeps a list newest first (tdc e0a9): three rules at one pref come
+# back in the kernel's order. Here: dump -> flush -> apply -> identical tc -j, diff empty, a changed
 # program is a replace; import of tc's words == tc -b.
 source "$(dirname "$0")/lib.sh"
 make_ns
@@ -12,6 +13,9 @@ cat >"$TMP/state.tc" <<'B'
 qdisc add dev v0 clsact
 filter add dev v0 ingress pref 10 protocol ip bpf bytecode '4,40 0 0 12,21 0 1 2048,6 0 0 262144,6 0 0 0' classid 1:1
 filter add dev v0 egress pref 20 protocol all bpf bc '1,6 0 0 4294967295' da skip_hw
+filter add dev v0 egress pref 30 protocol ip handle 1 bpf bytecode '4,40 0 0 12,21 0 1 2048,6 0 0 262144,6 0 0 0'
+filter add dev v0 egress pref 30 protocol ip handle 2 bpf bytecode '4,40 0 0 12,21 0 1 2054,6 0 0 262144,6 0 0 0'
+filter add dev v0 egress pref 30 protocol ip handle 100 bpf bytecode '4,40 0 0 12,21 0 1 33024,6 0 0 262144,6 0 0 0'
 B
 roundtrip "$TMP/state.tc" v0
 OUT=$(cat "$TMP/dump.yaml")

@@ -213,6 +213,7 @@ const KindOps kFilterBpf{
     .encode = encode,
     .decode = decode,
     .normalize = normalize,
+    .newest_first = true,  // cls_bpf_change: list_add_rcu, so a list is dumped (and tried) newest first
     .filter_classid_attr = TCA_BPF_CLASSID,
     .filter_actions_attr = TCA_BPF_ACT,
     .tc_words = &kTcWords,
