@@ -165,10 +165,11 @@ const char* type_name(StatRow::Type t) {
 
 // ---- text ---------------------------------------------------------------
 
-void counters_text(const Counters& c, std::ostream& out) {
-  if (c.basic) out << "  " << c.packets << " pkt " << c.bytes << " bytes";
-  if (c.hw) out << " (hw " << c.hw_packets << " pkt " << c.hw_bytes << " bytes)";
-  if (c.queue)
+void counters_text(const Counters& c, std::ostream& out, bool queues = true) {
+  if (c.basic) out << " " << c.packets << " pkt " << c.bytes << " bytes";
+  if (c.hw && (c.hw_packets || c.hw_bytes)) out << " (hw " << c.hw_packets << " pkt " << c.hw_bytes << " bytes)";
+  if (c.queue && !queues) out << " dropped " << c.drops << " overlimits " << c.overlimits;
+  else if (c.queue)
     out << " dropped " << c.drops << " overlimits " << c.overlimits << " requeues " << c.requeues << " backlog "
         << c.backlog << "b " << c.qlen << "p";
   if (c.rate) out << " rate " << c.bps << " B/s " << c.pps << " pps";
@@ -200,7 +201,7 @@ void row_text(const StatRow& r, std::ostream& out) {
     out << "\n";
     for (size_t i = 0; i < r.stats.actions.size(); ++i) {
       out << "    action " << (i + 1) << " " << (i < r.actions.size() ? r.actions[i] : std::string("?")) << ":";
-      counters_text(r.stats.actions[i], out);
+      counters_text(r.stats.actions[i], out, false);
       out << "\n";
     }
     return;
@@ -332,7 +333,9 @@ void label(std::string& s, const char* k, std::string_view v) {
   s += "\"";
 }
 
-void counters_prom(Exposition& e, const std::string& pre, const std::string& labels, const Counters& c) {
+// `queues`: a qdisc's or class's (an action's queue nest holds only its
+// drops and overlimits).
+void counters_prom(Exposition& e, const std::string& pre, const std::string& labels, const Counters& c, bool queues = true) {
   if (c.basic) {
     e.add(pre + "_bytes_total", "counter", "Bytes the object sent (tc -s: Sent N bytes).", labels, c.bytes);
     e.add(pre + "_packets_total", "counter", "Packets the object sent (tc -s: N pkt).", labels, c.packets);
@@ -344,6 +347,8 @@ void counters_prom(Exposition& e, const std::string& pre, const std::string& lab
   if (c.queue) {
     e.add(pre + "_drops_total", "counter", "Packets dropped.", labels, c.drops);
     e.add(pre + "_overlimits_total", "counter", "Overlimit events (throttled, or a policer's exceed).", labels, c.overlimits);
+  }
+  if (c.queue && queues) {
     e.add(pre + "_requeues_total", "counter", "Packets requeued.", labels, c.requeues);
     e.add(pre + "_backlog_bytes", "gauge", "Bytes queued now.", labels, c.backlog);
     e.add(pre + "_queue_packets", "gauge", "Packets queued now (qlen).", labels, c.qlen);
@@ -387,7 +392,7 @@ void row_prom(Exposition& e, const StatRow& r, bool with_files, bool declared) {
     std::string al = l;
     label(al, "action", std::to_string(i + 1));
     label(al, "action_kind", i < r.actions.size() ? r.actions[i] : std::string());
-    counters_prom(e, "tcsync_action", al, r.stats.actions[i]);
+    counters_prom(e, "tcsync_action", al, r.stats.actions[i], false);
   }
 }
 
