@@ -509,10 +509,17 @@ bool write_atomically(const std::string& path, const std::string& text, std::str
 }
 
 // One reading: the declared devices (all, or --dev, without files) with
-// their counters, joined to the files' objects.
-bool read_stats(Kernel& k, const State* desired, const StatsFlags& f, StatsReport& out, Diagnostics& d) {
+// their counters, joined to the files' objects (the report's rows point
+// into the table).
+struct Reading {
   State live;
   StatsTable table;
+  StatsReport report;
+};
+
+bool read_stats(Kernel& k, const State* desired, const StatsFlags& f, Reading& out, Diagnostics& d) {
+  State& live = out.live;
+  StatsTable& table = out.table;
   std::vector<std::string> names;
   if (desired) {
     for (auto& dev : desired->devices) names.push_back(dev.name);
@@ -529,7 +536,7 @@ bool read_stats(Kernel& k, const State* desired, const StatsFlags& f, StatsRepor
   std::sort(live.devices.begin(), live.devices.end(), [](auto& a, auto& b) { return a.name < b.name; });
   for (auto& dev : live.devices)
     std::stable_sort(dev.classes.begin(), dev.classes.end(), [](auto& a, auto& b) { return a.classid < b.classid; });
-  out = join_stats(desired, live, table);
+  out.report = join_stats(desired, live, table);
   return true;
 }
 
@@ -568,32 +575,34 @@ int cmd_stats(const std::vector<std::string>& files, const StatsFlags& f, const 
   if (f.watch > 0) {
     // A terminal view: every SECONDS, the busiest objects first, with the
     // rates since the last reading.
-    StatsReport before;
+    std::unique_ptr<Reading> before;
     auto t_before = std::chrono::steady_clock::now();
-    bool first = true;
     for (;;) {
-      StatsReport now;
-      if (!read_stats(*kernel, want, f, now, d)) break;
+      auto now = std::make_unique<Reading>();
+      if (!read_stats(*kernel, want, f, *now, d)) break;
       auto t_now = std::chrono::steady_clock::now();
       std::ostringstream text;
-      write_stats_watch(now, first ? nullptr : &before, std::chrono::duration<double>(t_now - t_before).count(), text);
+      write_stats_watch(now->report, before ? &before->report : nullptr,
+                        std::chrono::duration<double>(t_now - t_before).count(), text);
       std::cout << "\x1b[H\x1b[2J" << text.str() << std::flush;
-      before = std::move(now), t_before = t_now, first = false;
+      before = std::move(now), t_before = t_now;
       std::this_thread::sleep_for(std::chrono::duration<double>(f.watch));
     }
     print_diags(d, o);
     return 1;
   }
-  StatsReport r;
-  bool ok = read_stats(*kernel, want, f, r, d);
+  // Left to the exit, as a session's big states are: freeing 100k rules
+  // one allocation at a time costs more than printing them.
+  auto* reading = new Reading;
+  bool ok = read_stats(*kernel, want, f, *reading, d);
   print_diags(d, o);
   if (!ok) return 1;
+  std::ostringstream text;
+  render(reading->report, f, o, text);
   if (f.output.empty()) {
-    render(r, f, o, std::cout);
+    std::cout << text.view() << std::flush;
     return 0;
   }
-  std::ostringstream text;
-  render(r, f, o, text);
   std::string err;
   if (!write_atomically(f.output, text.str(), err)) {
     std::cerr << "tcsync: error: " << err << "\n";

@@ -85,7 +85,7 @@ StatRow filter_row(const std::string& place, const Filter& f, bool on_block) {
 }
 
 void attach(StatRow& r, const ObjStats* s) {
-  if (s) r.stats = *s, r.has_stats = true;
+  r.stats = s;
 }
 
 // The rows of one place (a device or a block): with `declared` (the file's
@@ -99,7 +99,7 @@ void join_place(const Device* want, const Device* have, const StatsTable& t, Sta
   std::map<uint32_t, const Qdisc*> q_live;
   std::map<uint32_t, const Class*> c_live;
   std::map<FilterKey, const Filter*> f_live;
-  if (have) {
+  if (have && want) {  // to join the file's objects to (without a file: not needed)
     for (auto& q : have->qdiscs) q_live[q.parent] = &q;
     for (auto& c : have->classes) c_live[c.classid] = &c;
     for (auto& f : have->filters)
@@ -187,28 +187,28 @@ void row_text(const StatRow& r, std::ostream& out) {
     out << " not in the kernel\n";
     return;
   }
-  if (!r.has_stats) {
+  if (!r.stats) {
     out << " no counters reported\n";
     return;
   }
   if (r.type == StatRow::Type::Filter) {
-    auto p = r.stats.filter_packets();
-    auto b = r.stats.filter_bytes();
+    auto p = r.stats->filter_packets();
+    auto b = r.stats->filter_bytes();
     if (p) out << " " << *p << " pkt";
     if (b) out << " " << *b << " bytes";
-    if (r.stats.lookups) out << " (" << *r.stats.lookups << " looked up)";
+    if (r.stats->lookups) out << " (" << *r.stats->lookups << " looked up)";
     if (!p && !b) out << " no counters (no action; u32 counts its own hits only with CONFIG_CLS_U32_PERF)";
     out << "\n";
-    for (size_t i = 0; i < r.stats.actions.size(); ++i) {
+    for (size_t i = 0; i < r.stats->actions.size(); ++i) {
       out << "    action " << (i + 1) << " " << (i < r.actions.size() ? r.actions[i] : std::string("?")) << ":";
-      counters_text(r.stats.actions[i], out, false);
+      counters_text(r.stats->actions[i], out, false);
       out << "\n";
     }
     return;
   }
-  counters_text(r.stats.c, out);
-  if (r.stats.htb)
-    out << " lended " << r.stats.htb->lends << " borrowed " << r.stats.htb->borrows << " giants " << r.stats.htb->giants;
+  counters_text(r.stats->c, out);
+  if (r.stats->htb)
+    out << " lended " << r.stats->htb->lends << " borrowed " << r.stats->htb->borrows << " giants " << r.stats->htb->giants;
   out << "\n";
 }
 
@@ -266,29 +266,29 @@ void row_json(const StatRow& r, std::string& s) {
   if (!r.where.empty()) str("where", r.where);
   s += ", \"live\": ";
   s += r.live ? "true" : "false";
-  if (r.has_stats) {
+  if (r.stats) {
     if (r.type == StatRow::Type::Filter) {
-      if (auto p = r.stats.filter_packets()) s += ", \"packets\": " + std::to_string(*p);
-      if (auto b = r.stats.filter_bytes()) s += ", \"bytes\": " + std::to_string(*b);
-      if (r.stats.hits) s += ", \"hits\": " + std::to_string(*r.stats.hits);
-      if (r.stats.lookups) s += ", \"lookups\": " + std::to_string(*r.stats.lookups);
+      if (auto p = r.stats->filter_packets()) s += ", \"packets\": " + std::to_string(*p);
+      if (auto b = r.stats->filter_bytes()) s += ", \"bytes\": " + std::to_string(*b);
+      if (r.stats->hits) s += ", \"hits\": " + std::to_string(*r.stats->hits);
+      if (r.stats->lookups) s += ", \"lookups\": " + std::to_string(*r.stats->lookups);
       s += ", \"actions\": [";
-      for (size_t i = 0; i < r.stats.actions.size(); ++i) {
+      for (size_t i = 0; i < r.stats->actions.size(); ++i) {
         if (i) s += ", ";
         s += "{\"kind\": ";
         append_json_string(s, i < r.actions.size() ? r.actions[i] : std::string());
         s += ", \"counters\": ";
-        counters_json(r.stats.actions[i], s);
+        counters_json(r.stats->actions[i], s);
         s += "}";
       }
       s += "]";
     } else {
       s += ", \"counters\": ";
-      counters_json(r.stats.c, s);
-      if (r.stats.htb)
-        s += ", \"htb\": {\"lends\": " + std::to_string(r.stats.htb->lends) + ", \"borrows\": " +
-             std::to_string(r.stats.htb->borrows) + ", \"giants\": " + std::to_string(r.stats.htb->giants) +
-             ", \"tokens\": " + std::to_string(r.stats.htb->tokens) + ", \"ctokens\": " + std::to_string(r.stats.htb->ctokens) + "}";
+      counters_json(r.stats->c, s);
+      if (r.stats->htb)
+        s += ", \"htb\": {\"lends\": " + std::to_string(r.stats->htb->lends) + ", \"borrows\": " +
+             std::to_string(r.stats->htb->borrows) + ", \"giants\": " + std::to_string(r.stats->htb->giants) +
+             ", \"tokens\": " + std::to_string(r.stats->htb->tokens) + ", \"ctokens\": " + std::to_string(r.stats->htb->ctokens) + "}";
     }
   }
   s += "}";
@@ -296,104 +296,131 @@ void row_json(const StatRow& r, std::string& s) {
 
 // ---- Prometheus ---------------------------------------------------------
 
-struct Family {
-  std::string help, type;
-  std::string samples;
-};
-
+// Streams the exposition: each family's HELP and TYPE once, then its
+// samples, one pass over the rows a family (about 30 passes; no sample is
+// held: 100k rules would otherwise hold every line of every family).
 class Exposition {
  public:
-  void add(const std::string& name, const char* type, const char* help, const std::string& labels, uint64_t v) {
-    auto [it, fresh] = fams_.try_emplace(name);
-    if (fresh) order_.push_back(name), it->second.help = help, it->second.type = type;
-    it->second.samples += name + "{" + labels + "} " + std::to_string(v) + "\n";
+  Exposition(const StatsReport& r, std::ostream& out) : out_(out) {
+    for (const auto* rows : {&r.declared, &r.undeclared})
+      for (auto& row : *rows) {
+        if (!row.stats) continue;
+        std::string l;
+        label(l, "dev", row.place);
+        label(l, "kind", row.kind);
+        if (row.type == StatRow::Type::Filter) {
+          label(l, "name", row.label());
+        } else {
+          label(l, row.type == StatRow::Type::Qdisc ? "handle" : "classid", row.id);
+        }
+        label(l, "parent", row.parent);
+        if (r.with_files) label(l, "declared", rows == &r.declared ? "true" : "false");
+        rows_.push_back({&row, std::move(l)});
+      }
+    buf_.reserve(kChunk + 4096);
   }
-  void add_signed(const std::string& name, const char* help, const std::string& labels, int64_t v) {
-    auto [it, fresh] = fams_.try_emplace(name);
-    if (fresh) order_.push_back(name), it->second.help = help, it->second.type = "gauge";
-    it->second.samples += name + "{" + labels + "} " + std::to_string(v) + "\n";
-  }
-  void write(std::ostream& out) const {
-    for (auto& n : order_) {
-      auto& f = fams_.at(n);
-      out << "# HELP " << n << " " << f.help << "\n# TYPE " << n << " " << f.type << "\n" << f.samples;
+  ~Exposition() { flush(); }
+
+  // Samples of the rows of `type` for which pick(row) gives a value.
+  template <typename Pick>
+  void family(StatRow::Type type, const std::string& name, const char* kind, const char* help, Pick&& pick) {
+    bool head = false;
+    for (auto& pr : rows_) {
+      if (pr.row->type != type) continue;
+      std::optional<uint64_t> v = pick(*pr.row->stats);
+      if (!v) continue;
+      if (!head) header(name, kind, help), head = true;
+      sample(name, pr.labels, {}, *v);
     }
+  }
+  // Samples of every action of every rule, by pick(action counters).
+  template <typename Pick>
+  void action_family(const std::string& name, const char* kind, const char* help, Pick&& pick) {
+    bool head = false;
+    for (auto& pr : rows_) {
+      if (pr.row->type != StatRow::Type::Filter) continue;
+      auto& acts = pr.row->stats->actions;
+      for (size_t i = 0; i < acts.size(); ++i) {
+        std::optional<uint64_t> v = pick(acts[i]);
+        if (!v) continue;
+        if (!head) header(name, kind, help), head = true;
+        std::string al;
+        label(al, "action", std::to_string(i + 1));
+        label(al, "action_kind", i < pr.row->actions.size() ? pr.row->actions[i] : std::string());
+        sample(name, pr.labels, al, *v);
+      }
+    }
+  }
+  void single(const std::string& name, const char* kind, const char* help, uint64_t v) {
+    header(name, kind, help);
+    sample(name, {}, {}, v);
   }
 
  private:
-  std::map<std::string, Family> fams_;
-  std::vector<std::string> order_;
+  static constexpr size_t kChunk = 64 * 1024;
+  struct Row {
+    const StatRow* row;
+    std::string labels;
+  };
+  void header(const std::string& name, const char* kind, const char* help) {
+    buf_ += "# HELP " + name + " " + help + "\n# TYPE " + name + " " + kind + "\n";
+  }
+  void sample(const std::string& name, const std::string& labels, const std::string& more, uint64_t v) {
+    buf_ += name;
+    buf_ += '{';
+    buf_ += labels;
+    if (!more.empty()) {
+      if (!labels.empty()) buf_ += ',';
+      buf_ += more;
+    }
+    buf_ += "} ";
+    buf_ += std::to_string(v);
+    buf_ += '\n';
+    if (buf_.size() >= kChunk) flush();
+  }
+  void flush() {
+    out_.write(buf_.data(), static_cast<std::streamsize>(buf_.size()));
+    buf_.clear();
+  }
+  static void label(std::string& s, const char* k, std::string_view v) {
+    if (!s.empty()) s += ",";
+    s += k;
+    s += "=\"";
+    s += prometheus_escape(v);
+    s += "\"";
+  }
+  std::ostream& out_;
+  std::vector<Row> rows_;
+  std::string buf_;
 };
 
-void label(std::string& s, const char* k, std::string_view v) {
-  if (!s.empty()) s += ",";
-  s += k;
-  s += "=\"";
-  s += prometheus_escape(v);
-  s += "\"";
-}
+using Count = std::optional<uint64_t>;  // a counter the kernel may not report
 
-// `queues`: a qdisc's or class's (an action's queue nest holds only its
-// drops and overlimits).
-void counters_prom(Exposition& e, const std::string& pre, const std::string& labels, const Counters& c, bool queues = true) {
-  if (c.basic) {
-    e.add(pre + "_bytes_total", "counter", "Bytes the object sent (tc -s: Sent N bytes).", labels, c.bytes);
-    e.add(pre + "_packets_total", "counter", "Packets the object sent (tc -s: N pkt).", labels, c.packets);
+// The counters of Counters, as families named PREFIX_*; `queues`: a qdisc's
+// or class's (an action's queue nest holds only drops and overlimits).
+template <typename Emit>
+void counter_families(const std::string& pre, bool queues, Emit&& emit) {
+  auto basic = [](auto f) { return [f](const Counters& c) { return c.basic ? Count(f(c)) : Count(); }; };
+  auto hw = [](auto f) { return [f](const Counters& c) { return c.hw ? Count(f(c)) : Count(); }; };
+  auto queue = [](auto f) { return [f](const Counters& c) { return c.queue ? Count(f(c)) : Count(); }; };
+  auto rate = [](auto f) { return [f](const Counters& c) { return c.rate ? Count(f(c)) : Count(); }; };
+  emit(pre + "_bytes_total", "counter", "Bytes sent (tc -s: Sent N bytes).", basic([](const Counters& c) { return c.bytes; }));
+  emit(pre + "_packets_total", "counter", "Packets sent (tc -s: N pkt).", basic([](const Counters& c) { return c.packets; }));
+  emit(pre + "_hw_bytes_total", "counter", "Of the bytes, those offloaded hardware counted.", hw([](const Counters& c) { return c.hw_bytes; }));
+  emit(pre + "_hw_packets_total", "counter", "Of the packets, those offloaded hardware counted.",
+       hw([](const Counters& c) { return c.hw_packets; }));
+  emit(pre + "_drops_total", "counter", "Packets dropped.", queue([](const Counters& c) { return uint64_t{c.drops}; }));
+  emit(pre + "_overlimits_total", "counter", "Overlimit events (throttled, or a policer's exceed).",
+       queue([](const Counters& c) { return uint64_t{c.overlimits}; }));
+  if (queues) {
+    emit(pre + "_requeues_total", "counter", "Packets requeued.", queue([](const Counters& c) { return uint64_t{c.requeues}; }));
+    emit(pre + "_backlog_bytes", "gauge", "Bytes queued now.", queue([](const Counters& c) { return uint64_t{c.backlog}; }));
+    emit(pre + "_queue_packets", "gauge", "Packets queued now (qlen).", queue([](const Counters& c) { return uint64_t{c.qlen}; }));
   }
-  if (c.hw) {
-    e.add(pre + "_hw_bytes_total", "counter", "Of those bytes, the ones offloaded hardware counted.", labels, c.hw_bytes);
-    e.add(pre + "_hw_packets_total", "counter", "Of those packets, the ones offloaded hardware counted.", labels, c.hw_packets);
-  }
-  if (c.queue) {
-    e.add(pre + "_drops_total", "counter", "Packets dropped.", labels, c.drops);
-    e.add(pre + "_overlimits_total", "counter", "Overlimit events (throttled, or a policer's exceed).", labels, c.overlimits);
-  }
-  if (c.queue && queues) {
-    e.add(pre + "_requeues_total", "counter", "Packets requeued.", labels, c.requeues);
-    e.add(pre + "_backlog_bytes", "gauge", "Bytes queued now.", labels, c.backlog);
-    e.add(pre + "_queue_packets", "gauge", "Packets queued now (qlen).", labels, c.qlen);
-  }
-  if (c.rate) {
-    e.add(pre + "_rate_estimate_bytes_per_second", "gauge", "The kernel's rate estimator: bytes per second.", labels, c.bps);
-    e.add(pre + "_rate_estimate_packets_per_second", "gauge", "The kernel's rate estimator: packets per second.", labels, c.pps);
-  }
-}
-
-void row_prom(Exposition& e, const StatRow& r, bool with_files, bool declared) {
-  if (!r.has_stats) return;
-  std::string l;
-  label(l, "dev", r.place);
-  label(l, "kind", r.kind);
-  if (r.type == StatRow::Type::Filter) {
-    label(l, "name", r.label());
-    label(l, "parent", r.parent);
-  } else {
-    label(l, r.type == StatRow::Type::Qdisc ? "handle" : "classid", r.id);
-    label(l, "parent", r.parent);
-  }
-  if (with_files) label(l, "declared", declared ? "true" : "false");
-  if (r.type != StatRow::Type::Filter) {
-    counters_prom(e, std::string("tcsync_") + type_name(r.type), l, r.stats.c);
-    if (r.stats.htb) {
-      e.add("tcsync_class_lends_total", "counter", "htb: packets the class sent within its own rate.", l, r.stats.htb->lends);
-      e.add("tcsync_class_borrows_total", "counter", "htb: packets the class sent on tokens borrowed from its parent.", l,
-            r.stats.htb->borrows);
-      e.add("tcsync_class_giants_total", "counter", "htb: packets larger than the class's mtu.", l, r.stats.htb->giants);
-    }
-    return;
-  }
-  if (auto p = r.stats.filter_packets())
-    e.add("tcsync_filter_packets_total", "counter", "Packets the rule matched (its own hit count, else its first action's).", l, *p);
-  if (auto b = r.stats.filter_bytes())
-    e.add("tcsync_filter_bytes_total", "counter", "Bytes the rule matched (its first action's).", l, *b);
-  if (r.stats.lookups)
-    e.add("tcsync_filter_lookups_total", "counter", "u32: packets the rule was tried on (CONFIG_CLS_U32_PERF).", l, *r.stats.lookups);
-  for (size_t i = 0; i < r.stats.actions.size(); ++i) {
-    std::string al = l;
-    label(al, "action", std::to_string(i + 1));
-    label(al, "action_kind", i < r.actions.size() ? r.actions[i] : std::string());
-    counters_prom(e, "tcsync_action", al, r.stats.actions[i], false);
-  }
+  emit(pre + "_rate_estimate_bytes_per_second", "gauge", "The kernel's rate estimator: bytes per second.",
+       rate([](const Counters& c) { return c.bps; }));
+  emit(pre + "_rate_estimate_packets_per_second", "gauge", "The kernel's rate estimator: packets per second.",
+       rate([](const Counters& c) { return c.pps; }));
 }
 
 // ---- dot ----------------------------------------------------------------
@@ -425,14 +452,14 @@ std::string human(uint64_t n) {
 
 std::string counters_line(const StatRow& r) {
   if (!r.live) return "not in the kernel";
-  if (!r.has_stats) return "";
+  if (!r.stats) return "";
   std::string s;
   if (r.type == StatRow::Type::Filter) {
-    if (auto p = r.stats.filter_packets()) s += human(*p) + " pkt";
-    if (auto b = r.stats.filter_bytes()) s += " " + human(*b) + "B";
+    if (auto p = r.stats->filter_packets()) s += human(*p) + " pkt";
+    if (auto b = r.stats->filter_bytes()) s += " " + human(*b) + "B";
     return s;
   }
-  const Counters& c = r.stats.c;
+  const Counters& c = r.stats->c;
   if (c.basic) s += human(c.packets) + " pkt " + human(c.bytes) + "B";
   if (c.queue && c.drops) s += " drop " + human(c.drops);
   if (c.rate) s += " " + human(c.bps * 8) + "bit/s";
@@ -440,9 +467,9 @@ std::string counters_line(const StatRow& r) {
 }
 
 uint64_t busy(const StatRow& r) {
-  if (!r.has_stats) return 0;
-  if (r.type == StatRow::Type::Filter) return r.stats.filter_packets().value_or(0);
-  return r.stats.c.packets;
+  if (!r.stats) return 0;
+  if (r.type == StatRow::Type::Filter) return r.stats->filter_packets().value_or(0);
+  return r.stats->c.packets;
 }
 
 }  // namespace
@@ -499,7 +526,7 @@ void write_stats_text(const StatsReport& r, std::ostream& out) {
 }
 
 void write_stats_json(const StatsReport& r, std::ostream& out) {
-  std::string s = "{\"declared\": [";
+  std::string s = "{\"format\": \"tcsync-stats\", \"version\": 1, \"declared\": [";
   auto rows = [&](const std::vector<StatRow>& v) {
     for (size_t i = 0; i < v.size(); ++i) {
       s += i ? ",\n  " : "\n  ";
@@ -514,12 +541,30 @@ void write_stats_json(const StatsReport& r, std::ostream& out) {
 }
 
 void write_stats_prometheus(const StatsReport& r, std::ostream& out) {
-  Exposition e;
-  for (auto& row : r.declared) row_prom(e, row, r.with_files, true);
-  for (auto& row : r.undeclared) row_prom(e, row, r.with_files, false);
+  Exposition e(r, out);
+  for (auto type : {StatRow::Type::Qdisc, StatRow::Type::Class})
+    counter_families(std::string("tcsync_") + type_name(type), true, [&](const std::string& name, const char* kind, const char* help, auto pick) {
+      e.family(type, name, kind, help, [&](const ObjStats& s) { return pick(s.c); });
+    });
+  auto htb = [&](const char* name, const char* help, auto f) {
+    e.family(StatRow::Type::Class, name, "counter", help, [&](const ObjStats& s) { return s.htb ? Count(f(*s.htb)) : Count(); });
+  };
+  htb("tcsync_class_lends_total", "htb: packets the class sent within its own rate.", [](const HtbXstats& h) { return uint64_t{h.lends}; });
+  htb("tcsync_class_borrows_total", "htb: packets the class sent on tokens borrowed from its parent.",
+      [](const HtbXstats& h) { return uint64_t{h.borrows}; });
+  htb("tcsync_class_giants_total", "htb: packets larger than the class's mtu.", [](const HtbXstats& h) { return uint64_t{h.giants}; });
+  e.family(StatRow::Type::Filter, "tcsync_filter_packets_total", "counter",
+           "Packets the rule matched (its own hit count, else its first action's).",
+           [](const ObjStats& s) { return s.filter_packets(); });
+  e.family(StatRow::Type::Filter, "tcsync_filter_bytes_total", "counter", "Bytes the rule matched (its first action's).",
+           [](const ObjStats& s) { return s.filter_bytes(); });
+  e.family(StatRow::Type::Filter, "tcsync_filter_lookups_total", "counter",
+           "u32: packets the rule was tried on (CONFIG_CLS_U32_PERF).", [](const ObjStats& s) { return s.lookups; });
+  counter_families("tcsync_action", false, [&](const std::string& name, const char* kind, const char* help, auto pick) {
+    e.action_family(name, kind, help, pick);
+  });
   if (r.with_files)
-    e.add("tcsync_declared_missing", "gauge", "Objects the files declare that the kernel does not hold.", "", r.missing());
-  e.write(out);
+    e.single("tcsync_declared_missing", "gauge", "Objects the files declare that the kernel does not hold.", r.missing());
 }
 
 void write_stats_dot(const StatsReport& r, std::ostream& out, size_t leaf_limit) {
@@ -620,9 +665,9 @@ struct Totals {
   uint64_t packets = 0, bytes = 0;
 };
 Totals totals(const StatRow& r) {
-  if (!r.has_stats) return {};
-  if (r.type == StatRow::Type::Filter) return {r.stats.filter_packets().value_or(0), r.stats.filter_bytes().value_or(0)};
-  return {r.stats.c.packets, r.stats.c.bytes};
+  if (!r.stats) return {};
+  if (r.type == StatRow::Type::Filter) return {r.stats->filter_packets().value_or(0), r.stats->filter_bytes().value_or(0)};
+  return {r.stats->c.packets, r.stats->c.bytes};
 }
 std::string row_key(const StatRow& r) { return r.place + "\n" + type_name(r.type) + "\n" + r.id; }
 }  // namespace
@@ -640,7 +685,7 @@ void write_stats_watch(const StatsReport& now, const StatsReport* before, double
   std::vector<Line> lines;
   for (const auto* rows : {&now.declared, &now.undeclared})
     for (auto& r : *rows) {
-      if (!r.has_stats) continue;
+      if (!r.stats) continue;
       Totals t = totals(r);
       double pps = 0, bps = 0;
       if (auto it = old.find(row_key(r)); it != old.end() && secs > 0) {

@@ -30,8 +30,9 @@ struct StatRow {
   uint32_t handle = 0;        // qdisc handle / classid
   uint32_t parent_handle = 0; // qdisc/class parent; filter: key.parent
   bool live = false;          // the kernel holds it
-  ObjStats stats;             // empty when the kernel reported none
-  bool has_stats = false;
+  // The kernel's counters, in the StatsTable the report was joined from
+  // (which must outlive it); null when it reported none.
+  const ObjStats* stats = nullptr;
   // The label a metric or a picture names it by: the file's name, else the identity.
   std::string label() const;
 };
@@ -44,6 +45,7 @@ struct StatsReport {
 };
 
 // `desired`: the files' state, or null (no files: every live object).
+// The rows point into `table`: keep it while the report is used.
 StatsReport join_stats(const State* desired, const State& live, const StatsTable& table);
 
 void write_stats_text(const StatsReport& r, std::ostream& out);

@@ -109,6 +109,13 @@ counters "$TMP/stats.yaml" >"$TMP/c2"
 moved in-udp-5002 "$TMP/c1" "$TMP/c2" 23
 moved udp-5001 "$TMP/c1" "$TMP/c2" 0
 
+echo "# json: follows schemas/stats.schema.json"
+SCHEMA=$(dirname "$0")/../../schemas/stats.schema.json
+ts stats --format json "$TMP/stats.yaml" >"$TMP/stats.json"
+OUT=$("$PY" -c 'import json, sys, jsonschema
+jsonschema.validate(json.load(open(sys.argv[1])), json.load(open(sys.argv[2])))
+print("valid")' "$TMP/stats.json" "$SCHEMA" 2>&1) && pass "stats --format json follows stats.schema.json" || { fail "stats json schema"; echo "$OUT" | tail -5 | sed 's/^/    /'; }
+
 echo "# text: the file's names and lines; the undeclared class apart"
 expect_rc 0 ts stats "$TMP/stats.yaml"
 expect_contains "filter u32 1: pref 10 protocol ip handle ::1 \"udp-5001\" -> 1:10  ($TMP/stats.yaml:12)"

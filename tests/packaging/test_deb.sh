@@ -50,6 +50,7 @@ for f in /usr/sbin/tcsync /usr/share/man/man8/tcsync.8.gz /usr/share/man/man5/tc
   /usr/share/bash-completion/completions/tcsync /lib/systemd/system/tcsync.service /lib/systemd/system/tcsync.path \
   /lib/systemd/system/tcsync-stats.service /lib/systemd/system/tcsync-stats.timer \
   /etc/tcsync/ /usr/share/tcsync/schemas/tcsync.schema.json /usr/share/tcsync/schemas/plan.schema.json \
+  /usr/share/tcsync/schemas/stats.schema.json \
   /usr/share/ansible/collections/ansible_collections/tcsync/tcsync/plugins/modules/tcsync.py \
   /usr/share/tcsync/salt/_states/tcsync.py /usr/share/tcsync/salt/tcsync-salt-stateful \
   /usr/share/doc/tcsync/examples/htb-shaping.yaml; do
