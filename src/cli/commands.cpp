@@ -470,10 +470,47 @@ int cmd_import(const std::string& file, const CommonOptions& o) {
 
 namespace {
 
-// Writes `text` to `path` as node_exporter's textfile collector wants it:
-// a temporary file in the same directory, flushed, then renamed over the
-// old one, so a scrape never reads half a file.
-bool write_atomically(const std::string& path, const std::string& text, std::string& err) {
+// An ostream's buffer over a file descriptor, written in 64 KiB pieces:
+// stats of 100k rules print some 150 MB of Prometheus text, which is
+// neither held whole nor passed through stdio line by line.
+class FdBuf : public std::streambuf {
+ public:
+  explicit FdBuf(int fd) : fd_(fd), buf_(64 * 1024) { setp(buf_.data(), buf_.data() + buf_.size()); }
+  ~FdBuf() override { sync(); }
+  bool failed() const { return failed_; }
+
+ protected:
+  int overflow(int c) override {
+    if (sync() != 0) return traits_type::eof();
+    if (c != traits_type::eof()) *pptr() = static_cast<char>(c), pbump(1);
+    return traits_type::not_eof(c);
+  }
+  int sync() override {
+    const char* p = pbase();
+    while (p < pptr()) {
+      ssize_t n = ::write(fd_, p, static_cast<size_t>(pptr() - p));
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) {
+        failed_ = true;
+        break;
+      }
+      p += n;
+    }
+    setp(buf_.data(), buf_.data() + buf_.size());
+    return failed_ ? -1 : 0;
+  }
+
+ private:
+  int fd_;
+  std::vector<char> buf_;
+  bool failed_ = false;
+};
+
+// Writes what `fill` streams to `path` as node_exporter's textfile
+// collector wants it: a temporary file in the same directory, synced, then
+// renamed over the old one, so a scrape never reads half a file. Streamed:
+// the exposition of 100k rules is some 150 MB.
+bool write_atomically(const std::string& path, const std::function<void(std::ostream&)>& fill, std::string& err) {
   auto slash = path.rfind('/');
   std::string dir = slash == std::string::npos ? "." : path.substr(0, slash);
   std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
@@ -484,19 +521,17 @@ bool write_atomically(const std::string& path, const std::string& text, std::str
     err = "cannot write " + tmp + ": " + std::strerror(errno);
     return false;
   }
-  size_t done = 0;
-  while (done < text.size()) {
-    ssize_t n = ::write(fd, text.data() + done, text.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      err = "cannot write " + tmp + ": " + std::strerror(errno);
-      ::close(fd), ::unlink(tmp.c_str());
-      return false;
-    }
-    done += static_cast<size_t>(n);
+  bool ok;
+  {
+    FdBuf buf(fd);
+    std::ostream out(&buf);
+    fill(out);
+    out.flush();
+    ok = !buf.failed();
   }
-  if (::fsync(fd) != 0 || ::close(fd) != 0) {
+  if (!ok || ::fsync(fd) != 0 || ::close(fd) != 0) {
     err = "cannot write " + tmp + ": " + std::strerror(errno);
+    ::close(fd);
     ::unlink(tmp.c_str());
     return false;
   }
@@ -597,14 +632,16 @@ int cmd_stats(const std::vector<std::string>& files, const StatsFlags& f, const 
   bool ok = read_stats(*kernel, want, f, *reading, d);
   print_diags(d, o);
   if (!ok) return 1;
-  std::ostringstream text;
-  render(reading->report, f, o, text);
   if (f.output.empty()) {
-    std::cout << text.view() << std::flush;
-    return 0;
+    std::cout.flush();
+    FdBuf buf(STDOUT_FILENO);
+    std::ostream out(&buf);
+    render(reading->report, f, o, out);
+    out.flush();
+    return buf.failed() ? 1 : 0;
   }
   std::string err;
-  if (!write_atomically(f.output, text.str(), err)) {
+  if (!write_atomically(f.output, [&](std::ostream& out) { render(reading->report, f, o, out); }, err)) {
     std::cerr << "tcsync: error: " << err << "\n";
     return 1;
   }
