@@ -74,7 +74,8 @@ Exit codes: 0 done or in sync, 1 error, 2 changes pending (diff).)");
   auto* stats = app.add_subcommand("stats", "Print the kernel's counters of the files' objects, named as the files name "
                                             "them (without files: every object); --format text, json, prometheus, dot");
   stats->add_option("FILE", files, "tcsync YAML files (optional)");
-  stats->add_option("--dev", stats_flags.devices, "Without files: only this device (repeatable)");
+  // One value an occurrence: `--dev v0 site.yaml` is a device and a file.
+  stats->add_option("--dev", stats_flags.devices, "Without files: only this device (repeatable)")->allow_extra_args(false);
   stats->add_option("--output", stats_flags.output,
                     "Write to this file atomically (temporary + rename), e.g. node_exporter's textfile directory");
   stats->add_option("--watch", stats_flags.watch, "Refresh every SECONDS on the terminal, busiest first, with rates")

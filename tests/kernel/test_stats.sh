@@ -164,6 +164,13 @@ for want in "htb 1:1" "htb 1:10" "htb 1:30" "htb 1:" "udp&#45;5001" "in&#45;udp&
   grep -qF ">$want<" "$TMP/tree.svg" && pass "svg has $want" || fail "svg lacks $want"
 done
 
+echo "# --dev: one device a time, and only without files"
+expect_rc 0 ts stats --dev v2
+expect_rc 0 ts stats --dev v0
+expect_contains "class htb 1:99 parent 1:1"
+expect_rc 1 ts stats --dev v0 "$TMP/stats.yaml"
+expect_contains "--dev is for a run without files"
+
 echo "# --watch draws a table with rates"
 OUT=$(timeout 2.5 "$TCSYNC" --netns "$NS" stats --watch 1 "$TMP/stats.yaml" 2>&1 || true)
 expect_contains "PKT/S"
