@@ -13,11 +13,7 @@
 
 namespace tcsync {
 
-std::string StatRow::label() const {
-  if (!name.empty()) return name;
-  if (type == Type::Filter) return id;
-  return id;
-}
+std::string StatRow::label() const { return name.empty() ? id : name; }
 
 size_t StatsReport::missing() const {
   return static_cast<size_t>(std::count_if(declared.begin(), declared.end(), [](const StatRow& r) { return !r.live; }));
@@ -490,7 +486,7 @@ StatsReport join_stats(const State* desired, const State& live, const StatsTable
   StatsReport out;
   out.with_files = desired != nullptr;
   std::set<std::string> seen;
-  auto both = [&](const std::vector<Device>& want, const std::vector<Device>& have, bool blocks) {
+  auto both = [&](const std::vector<Device>& want, const std::vector<Device>& have) {
     for (auto& w : want) {
       seen.insert(w.name);
       const Device* h = nullptr;
@@ -498,11 +494,10 @@ StatsReport join_stats(const State* desired, const State& live, const StatsTable
         if (d.name == w.name) h = &d;
       join_place(&w, h, table, out);
     }
-    (void)blocks;
   };
   if (desired) {
-    both(desired->devices, live.devices, false);
-    both(desired->blocks, live.blocks, true);
+    both(desired->devices, live.devices);
+    both(desired->blocks, live.blocks);
   }
   // Live places the files do not declare (blocks their devices bind, or
   // every place without files).
@@ -701,13 +696,22 @@ void write_stats_watch(const StatsReport& now, const StatsReport* before, double
   std::snprintf(buf, sizeof buf, "%-10s %-7s %-34s %12s %12s %14s %14s\n", "DEVICE", "OBJECT", "NAME", "PKT/S", "BIT/S",
                 "PACKETS", "BYTES");
   out << buf;
+  // Rates below 1000 with a decimal: a ping a second is 1.0, not 0.
+  auto rate = [](double v) {
+    char b[32];
+    if (v < 1000) std::snprintf(b, sizeof b, "%.1f", v);
+    else return human(static_cast<uint64_t>(v));
+    return std::string(b);
+  };
   for (auto& l : lines) {
+    // A rule the kernel keeps no counter for (u32 without an action): "-".
+    bool counted = l.row->type != StatRow::Type::Filter || l.row->stats->filter_packets();
     std::string name = l.row->kind + " " + l.row->label();
     if (name.size() > 34) name = name.substr(0, 33) + "~";
-    std::snprintf(buf, sizeof buf, "%-10s %-7s %-34s %12s %12s %14llu %14llu", l.row->place.c_str(), type_name(l.row->type),
-                  name.c_str(), before ? human(static_cast<uint64_t>(l.pps)).c_str() : "-",
-                  before ? human(static_cast<uint64_t>(l.bps)).c_str() : "-", static_cast<unsigned long long>(l.t.packets),
-                  static_cast<unsigned long long>(l.t.bytes));
+    std::string pps = before && counted ? rate(l.pps) : "-", bps = before && counted ? rate(l.bps) : "-";
+    std::string pk = counted ? std::to_string(l.t.packets) : "-", by = counted ? std::to_string(l.t.bytes) : "-";
+    std::snprintf(buf, sizeof buf, "%-10s %-7s %-34s %12s %12s %14s %14s", l.row->place.c_str(), type_name(l.row->type),
+                  name.c_str(), pps.c_str(), bps.c_str(), pk.c_str(), by.c_str());
     out << buf;
     if (!l.row->where.empty()) out << "  " << l.row->where;
     out << "\n";

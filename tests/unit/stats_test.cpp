@@ -239,7 +239,7 @@ struct Fixture {
 
 }  // namespace
 
-TEST_CASE("stats: counters are named by the file's names and lines; the rest listed apart") {
+TEST_CASE("stats: counters are named by the file's names and lines, the rest listed apart") {
   Fixture fx;
   StatsReport r = join_stats(&fx.desired, fx.live, fx.table);
   REQUIRE(r.declared.size() == 5);  // qdisc, three classes, the rule
