@@ -183,12 +183,19 @@ t qdisc add dev v0 root handle 2: htb default 2
 t class add dev v0 parent 2: classid 2:1 htb rate 10mbit
 t class add dev v0 parent 2: classid 2:2 htb rate 10mbit
 t filter add dev v0 parent 2: pref 3 protocol ip u32 match ip dport 6001 0xffff flowid 2:1 action mirred egress mirror dev v2
+# and a shared block (clsact ingress_block 30) with a rule of its own
+t qdisc add dev v0 ingress_block 30 clsact
+t filter add block 30 protocol ip pref 4 u32 match ip dport 6002 0xffff action mirred egress mirror dev v2
 counters >"$TMP/t0"
 send "$NS" 10.77.0.2 6001 19
 counters >"$TMP/t1"
+send "$REF" 10.77.0.1 6002 11  # (the ICMP errors NS answers go out through 2:2: checked before)
+counters >"$TMP/t2"
 moved "?2:1" "$TMP/t0" "$TMP/t1" 19
 moved "?2:2" "$TMP/t0" "$TMP/t1" 0
 moved "?2:_pref_3_protocol_ip_handle_::800" "$TMP/t0" "$TMP/t1" 19
+moved "?block_30_pref_4_protocol_ip_handle_::800" "$TMP/t1" "$TMP/t2" 11
+moved "?2:_pref_3_protocol_ip_handle_::800" "$TMP/t1" "$TMP/t2" 0
 expect_rc 0 ts stats --format prometheus
 expect_contains 'tcsync_filter_packets_total{dev="v0",kind="u32",name="2: pref 3 protocol ip handle ::800",parent="2:"} 19'
 finish
