@@ -198,4 +198,17 @@ moved "?block_30_pref_4_protocol_ip_handle_::800" "$TMP/t1" "$TMP/t2" 11
 moved "?2:_pref_3_protocol_ip_handle_::800" "$TMP/t1" "$TMP/t2" 0
 expect_rc 0 ts stats --format prometheus
 expect_contains 'tcsync_filter_packets_total{dev="v0",kind="u32",name="2: pref 3 protocol ip handle ::800",parent="2:"} 19'
+
+echo "# dot of a tree of 300 leaf classes stays legible: 12 drawn, the rest folded and counted"
+{
+  echo "class add dev v0 parent 2: classid 2:5 htb rate 1mbit"
+  for i in $(seq 256 555); do printf 'class add dev v0 parent 2:5 classid 2:%x htb rate 100kbit\n' "$i"; done
+} >"$TMP/leaves.tc"
+t -b "$TMP/leaves.tc"
+ts stats --format dot --dev v0 >"$TMP/big.dot"
+grep -qF '288 more leaf classes' "$TMP/big.dot" && pass "288 of 300 leaves folded into one node" || fail "no fold node"
+n=$(grep -c '\[label="htb 2:[0-9a-f]*\\n' "$TMP/big.dot" || true)
+[ "$n" -le 20 ] && pass "$n class nodes drawn" || fail "$n class nodes drawn (want at most 20)"
+if dot -Tsvg "$TMP/big.dot" >"$TMP/big.svg" 2>"$TMP/dot.err" && [ ! -s "$TMP/dot.err" ]; then pass "dot -Tsvg renders it"
+else fail "dot -Tsvg of the big tree"; sed 's/^/    /' "$TMP/dot.err"; fi
 finish
