@@ -3,13 +3,13 @@ _tcsync() {
     local cur prev words cword
     _init_completion || return
 
-    local commands="validate diff apply watch confirm dump import schema"
+    local commands="validate diff apply watch confirm dump import schema stats"
     local global_opts="--netns --format --color -q --quiet --help --version"
     local cmd="" i
     for ((i = 1; i < cword; i++)); do
         case ${words[i]} in
-            --netns | --format | --color | --on-error | --dev | --debounce | --max-delay | --repair-limit | --repair-window | --rcvbuf | --confirm) ((i++)) ;;
-            validate | diff | apply | watch | confirm | dump | import | schema) cmd=${words[i]}; break ;;
+            --netns | --format | --color | --on-error | --dev | --debounce | --max-delay | --repair-limit | --repair-window | --rcvbuf | --confirm | --output | --watch | --leaf-limit) ((i++)) ;;
+            validate | diff | apply | watch | confirm | dump | import | schema | stats) cmd=${words[i]}; break ;;
         esac
     done
 
@@ -17,7 +17,12 @@ _tcsync() {
         --netns)
             COMPREPLY=($(compgen -W "$(ip netns list 2>/dev/null | awk '{print $1}')" -- "$cur"))
             return ;;
-        --format) COMPREPLY=($(compgen -W "text json" -- "$cur")); return ;;
+        --format)
+            local formats="text json"
+            [[ " ${words[*]} " == *" stats "* ]] && formats+=" prometheus dot"
+            COMPREPLY=($(compgen -W "$formats" -- "$cur")); return ;;
+        --output) _filedir prom; return ;;
+        --watch | --leaf-limit) return ;;
         --color) COMPREPLY=($(compgen -W "auto always never" -- "$cur")); return ;;
         --on-error) COMPREPLY=($(compgen -W "rollback stop continue" -- "$cur")); return ;;
         --dev)
@@ -48,6 +53,12 @@ _tcsync() {
             fi ;;
         dump)
             COMPREPLY=($(compgen -W "--dev $global_opts" -- "$cur")) ;;
+        stats)
+            if [[ $cur == -* ]]; then
+                COMPREPLY=($(compgen -W "--dev --output --watch --leaf-limit $global_opts" -- "$cur"))
+            else
+                _filedir '@(yaml|yml)'
+            fi ;;
         import)
             if [[ $cur == -* ]]; then
                 COMPREPLY=($(compgen -W "$global_opts" -- "$cur"))

@@ -16,6 +16,7 @@
 namespace tcsync {
 
 struct TerseCheck;
+struct StatsTable;
 
 // Which part of the state a dump reads: the devices' qdiscs, classes,
 // filters and chains; the shared blocks bound by the devices `live` holds,
@@ -47,6 +48,9 @@ class Kernel {
   }
   // The fast no-op check for the dumps that follow (dumper.h); null: off.
   virtual void set_terse_check(TerseCheck*) {}
+  // Counters (stats/stats.h) of the objects the dumps that follow read go
+  // to this table too; null (the default): none is decoded.
+  virtual void set_stats(StatsTable*) {}
   // Sends the batch; results has one entry per message.
   virtual std::vector<AckResult> send(MessageBatch& batch, const SendOptions& opts) = 0;
   // bpf filters (bpf_program.h): holds the programs of the live rules, and

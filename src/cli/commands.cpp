@@ -30,6 +30,14 @@
 #include "kernel/probe.h"
 #include "file/report_json.h"
 #include "file/yaml_writer.h"
+#include "stats/report.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <sstream>
+#include <thread>
 
 namespace tcsync {
 
@@ -445,6 +453,186 @@ int cmd_import(const std::string& file, const CommonOptions& o) {
   print_diags(d, o);
   if (!ok) return 1;
   std::cout << yaml;
+  return 0;
+}
+
+namespace {
+
+// An ostream's buffer over a file descriptor, written in 64 KiB pieces:
+// stats of 100k rules print some 150 MB of Prometheus text, which is
+// neither held whole nor passed through stdio line by line.
+class FdBuf : public std::streambuf {
+ public:
+  explicit FdBuf(int fd) : fd_(fd), buf_(64 * 1024) { setp(buf_.data(), buf_.data() + buf_.size()); }
+  ~FdBuf() override { sync(); }
+  bool failed() const { return failed_; }
+
+ protected:
+  int overflow(int c) override {
+    if (sync() != 0) return traits_type::eof();
+    if (c != traits_type::eof()) *pptr() = static_cast<char>(c), pbump(1);
+    return traits_type::not_eof(c);
+  }
+  int sync() override {
+    const char* p = pbase();
+    while (p < pptr()) {
+      ssize_t n = ::write(fd_, p, static_cast<size_t>(pptr() - p));
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) {
+        failed_ = true;
+        break;
+      }
+      p += n;
+    }
+    setp(buf_.data(), buf_.data() + buf_.size());
+    return failed_ ? -1 : 0;
+  }
+
+ private:
+  int fd_;
+  std::vector<char> buf_;
+  bool failed_ = false;
+};
+
+// Writes what `fill` streams to `path` as node_exporter's textfile
+// collector wants it: a temporary file in the same directory, synced, then
+// renamed over the old one, so a scrape never reads half a file. Streamed:
+// the exposition of 100k rules is some 150 MB.
+bool write_atomically(const std::string& path, const std::function<void(std::ostream&)>& fill, std::string& err) {
+  auto slash = path.rfind('/');
+  std::string dir = slash == std::string::npos ? "." : path.substr(0, slash);
+  std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
+  // A dot name: the collector reads only *.prom, so the temporary is never scraped.
+  std::string tmp = dir + "/." + base + ".tmp." + std::to_string(getpid());
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    err = "cannot write " + tmp + ": " + std::strerror(errno);
+    return false;
+  }
+  bool ok;
+  {
+    FdBuf buf(fd);
+    std::ostream out(&buf);
+    fill(out);
+    out.flush();
+    ok = !buf.failed();
+  }
+  if (!ok || ::fsync(fd) != 0 || ::close(fd) != 0) {
+    err = "cannot write " + tmp + ": " + std::strerror(errno);
+    ::close(fd);
+    ::unlink(tmp.c_str());
+    return false;
+  }
+  if (::rename(tmp.c_str(), path.c_str()) != 0) {
+    err = "cannot rename " + tmp + " to " + path + ": " + std::strerror(errno);
+    ::unlink(tmp.c_str());
+    return false;
+  }
+  return true;
+}
+
+// One reading: the declared devices (all, or --dev, without files) with
+// their counters, joined to the files' objects (the report's rows point
+// into the table).
+struct Reading {
+  State live;
+  StatsTable table;
+  StatsReport report;
+};
+
+bool read_stats(Kernel& k, const State* desired, const StatsFlags& f, Reading& out, Diagnostics& d) {
+  State& live = out.live;
+  StatsTable& table = out.table;
+  std::vector<std::string> names;
+  if (desired) {
+    for (auto& dev : desired->devices) names.push_back(dev.name);
+    for (auto& b : desired->blocks) live.get_or_add_block(b.block);
+  } else {
+    names = f.devices;
+  }
+  k.set_stats(&table);
+  bool ok = k.dump(names, live, d);
+  k.set_stats(nullptr);
+  if (!ok) return false;
+  if (!desired && names.empty())  // every device: only those with some tc configuration
+    std::erase_if(live.devices, [](const Device& dev) { return dev.qdiscs.empty() && dev.classes.empty() && dev.filters.empty(); });
+  std::sort(live.devices.begin(), live.devices.end(), [](auto& a, auto& b) { return a.name < b.name; });
+  for (auto& dev : live.devices)
+    std::stable_sort(dev.classes.begin(), dev.classes.end(), [](auto& a, auto& b) { return a.classid < b.classid; });
+  out.report = join_stats(desired, live, table);
+  return true;
+}
+
+void render(const StatsReport& r, const StatsFlags& f, const CommonOptions& o, std::ostream& out) {
+  switch (o.format) {
+    case Format::Json: write_stats_json(r, out); break;
+    case Format::Prometheus: write_stats_prometheus(r, out); break;
+    case Format::Dot: write_stats_dot(r, out, f.leaf_limit); break;
+    case Format::Text: write_stats_text(r, out); break;
+  }
+}
+
+}  // namespace
+
+int cmd_stats(const std::vector<std::string>& files, const StatsFlags& f, const CommonOptions& o) {
+  Diagnostics d;
+  State desired;
+  bool with_files = !files.empty();
+  if (with_files && !load(files, desired, d)) {
+    print_diags(d, o);
+    return 1;
+  }
+  auto kernel = open_kernel(o.netns, d);
+  if (!kernel) {
+    print_diags(d, o);
+    return 1;
+  }
+  if (with_files)
+    for (auto& dev : desired.devices)
+      if (!kernel->links().index_of(dev.name)) d.error(dev.loc, "device '" + dev.name + "' does not exist");
+  if (d.has_errors()) {
+    print_diags(d, o);
+    return 1;
+  }
+  const State* want = with_files ? &desired : nullptr;
+  if (f.watch > 0) {
+    // A terminal view: every SECONDS, the busiest objects first, with the
+    // rates since the last reading.
+    std::unique_ptr<Reading> before;
+    auto t_before = std::chrono::steady_clock::now();
+    for (;;) {
+      auto now = std::make_unique<Reading>();
+      if (!read_stats(*kernel, want, f, *now, d)) break;
+      auto t_now = std::chrono::steady_clock::now();
+      std::ostringstream text;
+      write_stats_watch(now->report, before ? &before->report : nullptr,
+                        std::chrono::duration<double>(t_now - t_before).count(), text);
+      std::cout << "\x1b[H\x1b[2J" << text.str() << std::flush;
+      before = std::move(now), t_before = t_now;
+      std::this_thread::sleep_for(std::chrono::duration<double>(f.watch));
+    }
+    print_diags(d, o);
+    return 1;
+  }
+  // Left to the exit, as a session's big states are: freeing 100k rules
+  // one allocation at a time costs more than printing them.
+  auto* reading = new Reading;
+  bool ok = read_stats(*kernel, want, f, *reading, d);
+  print_diags(d, o);
+  if (!ok) return 1;
+  if (f.output.empty()) {
+    std::cout.flush();
+    FdBuf buf(STDOUT_FILENO);
+    std::ostream out(&buf);
+    render(reading->report, f, o, out);
+    out.flush();
+    return buf.failed() ? 1 : 0;
+  }
+  std::string err;
+  if (!write_atomically(f.output, [&](std::ostream& out) { render(reading->report, f, o, out); }, err)) {
+    std::cerr << "tcsync: error: " << err << "\n";
+    return 1;
+  }
   return 0;
 }
 

@@ -9,7 +9,8 @@
 
 namespace tcsync {
 
-enum class Format { Text, Json };
+// Prometheus and Dot: `stats` only (main refuses them elsewhere).
+enum class Format { Text, Json, Prometheus, Dot };
 
 struct ApplyFlags {
   bool dry_run = false;
@@ -53,5 +54,15 @@ int cmd_import(const std::string& file, const CommonOptions& o);
 // the reverter apply starts (internal: sleeps to the deadline).
 int cmd_confirm(const CommonOptions& o);
 int cmd_revert_pending(const std::string& file, long long deadline, const CommonOptions& o);
+
+struct StatsFlags {
+  std::string output;      // --output FILE: written atomically (temp + rename), for node_exporter's textfile collector
+  double watch = 0;        // --watch SECONDS: refresh on the terminal with rates; 0: once
+  size_t leaf_limit = 12;  // --format dot: leaf classes shown per parent before the rest fold
+  std::vector<std::string> devices;  // without files: only these (default every device)
+};
+// Counters of the files' objects by their names (all live objects without
+// files): stats/report.h.
+int cmd_stats(const std::vector<std::string>& files, const StatsFlags& f, const CommonOptions& o);
 
 }  // namespace tcsync

@@ -18,6 +18,8 @@ int main(int argc, char** argv) {
   tcsync apply --confirm 60 site.yaml    apply; restored after 60 s unless `tcsync confirm`
   tcsync watch site.yaml                 apply, then keep the kernel equal to the file (events on stdout)
   tcsync dump --dev eth0 > eth0.yaml     write live state as a file apply accepts back
+  tcsync stats site.yaml                 counters of the file's objects, by their names
+  tcsync stats --format prometheus --output /var/lib/prometheus/node-exporter/tcsync.prom site.yaml
   tcsync --netns lab1 diff site.yaml     work inside the network namespace 'lab1'
 
 Exit codes: 0 done or in sync, 1 error, 2 changes pending (diff).)");
@@ -27,7 +29,9 @@ Exit codes: 0 done or in sync, 1 error, 2 changes pending (diff).)");
   tcsync::CommonOptions common;
   std::string format = "text", color = "auto";
   app.add_option("--netns", common.netns, "Network namespace name (as `ip netns` makes them)");
-  app.add_option("--format", format, "Output format: text or json (every command; the shapes are in schemas/)")->check(CLI::IsMember({"text", "json"}));
+  app.add_option("--format", format,
+                 "Output format: text or json (every command; the shapes are in schemas/); stats also prometheus or dot")
+      ->check(CLI::IsMember({"text", "json", "prometheus", "dot"}));
   app.add_option("--color", color, "Color: auto (a terminal and no NO_COLOR), always, never")
       ->check(CLI::IsMember({"auto", "always", "never"}));
   app.add_flag("-q,--quiet", common.quiet, "Print only errors");
@@ -99,8 +103,22 @@ Exit codes: 0 done or in sync, 1 error, 2 changes pending (diff).)");
   revert->add_option("--deadline", deadline)->required();
   revert->add_option("FILE", pending_file)->required();
 
+
+  tcsync::StatsFlags stats_flags;
+  auto* stats = app.add_subcommand("stats", "Print the kernel's counters of the files' objects, named as the files name "
+                                            "them (without files: every object); --format text, json, prometheus, dot");
+  stats->add_option("FILE", files, "tcsync YAML files (optional)");
+  // One value an occurrence: `--dev v0 site.yaml` is a device and a file.
+  stats->add_option("--dev", stats_flags.devices, "Without files: only this device (repeatable)")->allow_extra_args(false);
+  stats->add_option("--output", stats_flags.output,
+                    "Write to this file atomically (temporary + rename), e.g. node_exporter's textfile directory");
+  stats->add_option("--watch", stats_flags.watch, "Refresh every SECONDS on the terminal, busiest first, with rates")
+      ->check(CLI::PositiveNumber);
+  stats->add_option("--leaf-limit", stats_flags.leaf_limit,
+                    "--format dot: leaf classes drawn per parent; the least busy rest fold into one node (default 12)");
+
   // Options are accepted after the subcommand too: `tcsync diff --netns x f`.
-  for (auto* sub : {validate, diff, apply, dump, schema, import, watch, confirm, revert}) {
+  for (auto* sub : {validate, diff, apply, dump, schema, import, watch, confirm, revert, stats}) {
     sub->fallthrough();
   }
   try {
@@ -110,7 +128,22 @@ Exit codes: 0 done or in sync, 1 error, 2 changes pending (diff).)");
     return app.exit(e) == 0 ? 0 : 1;
   }
 
-  common.format = format == "json" ? tcsync::Format::Json : tcsync::Format::Text;
+  common.format = format == "json"         ? tcsync::Format::Json
+                  : format == "prometheus" ? tcsync::Format::Prometheus
+                  : format == "dot"        ? tcsync::Format::Dot
+                                           : tcsync::Format::Text;
+  if ((common.format == tcsync::Format::Prometheus || common.format == tcsync::Format::Dot) && !*stats) {
+    std::cerr << "tcsync: error: --format " << format << " is for the stats command only\n";
+    return 1;
+  }
+  if (*stats && !stats_flags.devices.empty() && !files.empty()) {
+    std::cerr << "tcsync: error: stats: --dev is for a run without files (the files name their devices)\n";
+    return 1;
+  }
+  if (*stats && stats_flags.watch > 0 && !stats_flags.output.empty()) {
+    std::cerr << "tcsync: error: stats: --watch draws on the terminal; --output is for one reading\n";
+    return 1;
+  }
   bool tty = isatty(STDOUT_FILENO) && isatty(STDERR_FILENO);
   const char* no_color = std::getenv("NO_COLOR");
   common.color = color == "always" || (color == "auto" && tty && !(no_color && *no_color));
@@ -137,6 +170,7 @@ Exit codes: 0 done or in sync, 1 error, 2 changes pending (diff).)");
   if (*confirm) return tcsync::cmd_confirm(common);
   if (*revert) return tcsync::cmd_revert_pending(pending_file, deadline, common);
   if (*import) return tcsync::cmd_import(import_file, common);
+  if (*stats) return tcsync::cmd_stats(files, stats_flags, common);
   if (*schema) {
     std::cout << tcsync::yaml_json_schema();
     return 0;

@@ -160,8 +160,9 @@ struct Target {
 
 class Dumper {
  public:
-  Dumper(NlSocket& s, const LinkNames& l, Diagnostics& d, std::vector<Target>& t, State& live, TerseCheck* terse)
-      : sock_(s), links_(l), diags_(d), targets_(t), live_(live), terse_(terse) {}
+  Dumper(NlSocket& s, const LinkNames& l, Diagnostics& d, std::vector<Target>& t, State& live, TerseCheck* terse,
+         StatsTable* stats = nullptr)
+      : sock_(s), links_(l), diags_(d), targets_(t), live_(live), terse_(terse), stats_(stats) {}
 
   bool run_part(DumpPart part) {
     bool ok = true;
@@ -383,11 +384,15 @@ class Dumper {
       }
       Qdisc q;
       Decoded info;
-      if (decode_qdisc(m, &links_, q, info)) tg->dev->qdiscs.push_back(std::move(q));
+      if (decode_qdisc(m, &links_, q, info)) {
+        if (stats_) read_object_stats(m, stats_->places[tg->name].qdiscs[q.parent]);
+        tg->dev->qdiscs.push_back(std::move(q));
+      }
     });
   }
 
   bool dump_classes(Target& tg) {
+    PlaceStats* ps = stats_ ? &stats_->places[tg.name] : nullptr;
     return run(RTM_GETTCLASS, tg.ifindex, 0, "classes", &tg, [&](std::span<const uint8_t> m) {
       tcmsg t;
       if (header(m, RTM_NEWTCLASS, t) != &tg) return;
@@ -397,7 +402,10 @@ class Dumper {
       if (t.tcm_handle & 0xFFFF) tg.blocks.push_back({t.tcm_handle});
       Class c;
       Decoded info;
-      if (decode_class(m, &links_, c, info)) tg.dev->classes.push_back(std::move(c));
+      if (decode_class(m, &links_, c, info)) {
+        if (ps) read_object_stats(m, ps->classes[c.classid]);
+        tg.dev->classes.push_back(std::move(c));
+      }
     });
   }
 
@@ -421,6 +429,7 @@ class Dumper {
 
   bool full_filters(Target& tg, const Block& b) {
     EmptyLists lists(tg.dev->filters);
+    PlaceStats* ps = stats_ ? &stats_->places[tg.name] : nullptr;
     bool ok = run(RTM_GETTFILTER, tg.ifindex, b.parent, "filters", &tg, [&](std::span<const uint8_t> m) {
       tcmsg t;
       if (header(m, RTM_NEWTFILTER, t) != &tg) return;
@@ -428,6 +437,7 @@ class Dumper {
       Decoded info;
       bool rule = decode_filter(m, &links_, f, info);
       f.key.parent = model_parent(b, t.tcm_parent);
+      if (ps && rule) read_filter_stats(m, f, ps->filters[f.key]);
       if (info.list_head) lists.head(std::move(f));
       else if (rule) tg.dev->filters.push_back(std::move(f));
     });
@@ -440,6 +450,7 @@ class Dumper {
   bool dump_block(uint32_t index) {
     Device& dev = live_.get_or_add_block(index);
     EmptyLists lists(dev.filters);
+    PlaceStats* ps = stats_ ? &stats_->places[dev.name] : nullptr;
     bool ok = dump(RTM_GETTFILTER, TCM_IFINDEX_MAGIC_BLOCK, index, "filters of " + block_name(index),
                    [&](std::span<const uint8_t> m) {
                      tcmsg t;
@@ -449,6 +460,7 @@ class Dumper {
                      Filter f;
                      Decoded info;
                      bool rule = decode_filter(m, &links_, f, info);
+                     if (ps && rule) read_filter_stats(m, f, ps->filters[f.key]);
                      if (info.list_head) lists.head(std::move(f));
                      else if (rule) dev.filters.push_back(std::move(f));
                    });
@@ -645,6 +657,7 @@ class Dumper {
   std::vector<Target>& targets_;
   State& live_;
   TerseCheck* terse_;
+  StatsTable* stats_;
   std::unordered_map<uint32_t, size_t> by_index_;
   std::vector<uint8_t> req_;
   RxBuffer rx_;
@@ -653,7 +666,7 @@ class Dumper {
 }  // namespace
 
 bool dump_devices(NlSocket& sock, const LinkNames& links, const std::vector<std::string>& devices, State& live,
-                  Diagnostics& diags, TerseCheck* terse, DumpPart part) {
+                  Diagnostics& diags, TerseCheck* terse, DumpPart part, StatsTable* stats) {
   std::vector<Target> targets;
   if (part == DumpPart::Blocks) {
     // (no targets: the blocks come from live)
@@ -684,7 +697,7 @@ bool dump_devices(NlSocket& sock, const LinkNames& links, const std::vector<std:
   // Add every device first: adding moves the vector, so pointers come after.
   for (const Target& t : targets) live.get_or_add(t.name);
   for (Target& t : targets) t.dev = live.find(t.name);
-  Dumper dumper(sock, links, diags, targets, live, terse);
+  Dumper dumper(sock, links, diags, targets, live, terse, stats);
   return dumper.run_part(targets.empty() ? DumpPart::Blocks : part);
 }
 

@@ -38,7 +38,7 @@ class RtnlKernel final : public Kernel {
   const LinkNames& links() const override { return links_; }
 
   bool dump(const std::vector<std::string>& devices, State& live, Diagnostics& diags) override {
-    return dump_devices(sock_, links_, devices, live, diags);  // all of it: no terse check
+    return dump_devices(sock_, links_, devices, live, diags, nullptr, DumpPart::All, stats_);  // all of it: no terse check
   }
 
   bool dump_actions(ActionTable& out, Diagnostics& diags, const State* bound) override {
@@ -46,7 +46,7 @@ class RtnlKernel final : public Kernel {
   }
 
   bool dump_part(const std::vector<std::string>& devices, State& live, Diagnostics& diags, DumpPart part) override {
-    return dump_devices(sock_, links_, devices, live, diags, terse_, part);
+    return dump_devices(sock_, links_, devices, live, diags, terse_, part, stats_);
   }
 
   bool settle_terse(const State& desired, State& live, Diagnostics& diags) override {
@@ -54,6 +54,7 @@ class RtnlKernel final : public Kernel {
   }
 
   void set_terse_check(TerseCheck* t) override { terse_ = t; }
+  void set_stats(StatsTable* t) override { stats_ = t; }
 
   std::vector<AckResult> send(MessageBatch& batch, const SendOptions& opts) override {
     return send_batch(sock_, batch, opts);
@@ -69,6 +70,7 @@ class RtnlKernel final : public Kernel {
   NlSocket sock_;
   Links links_;
   TerseCheck* terse_ = nullptr;
+  StatsTable* stats_ = nullptr;
   BpfLoader programs_;
 };
 

@@ -18,6 +18,7 @@ FLOORS = {
     "codec": 4,     # model <-> rtnetlink messages
     "import": 5,    # tc batch files to tcsync files
     "plan": 5,      # differ, action table, atomic switch, plan printing
+    "stats": 5,     # counters beside the model; joined to the files' names; text/json/prometheus/dot
     "apply": 6,     # the applier and the kernel port it drives
     "watch": 6,     # watch's pure parts: debouncing, the repair counter, event lines
     "kernel": 7,    # sockets, dumps, links, namespaces, lock, probe, bpf loader

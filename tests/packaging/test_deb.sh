@@ -48,7 +48,9 @@ pass "dpkg-buildpackage builds $(basename "$DEB") in $(($(date +%s) - start)) s"
 dpkg-deb -c "$DEB" | awk '{print $6}' | sed 's|^\./|/|' >"$TMP/contents"
 for f in /usr/sbin/tcsync /usr/share/man/man8/tcsync.8.gz /usr/share/man/man5/tcsync.yaml.5.gz \
   /usr/share/bash-completion/completions/tcsync /lib/systemd/system/tcsync.service /lib/systemd/system/tcsync.path /lib/systemd/system/tcsync-watch.service \
+  /lib/systemd/system/tcsync-stats.service /lib/systemd/system/tcsync-stats.timer \
   /etc/tcsync/ /usr/share/tcsync/schemas/tcsync.schema.json /usr/share/tcsync/schemas/plan.schema.json \
+  /usr/share/tcsync/schemas/stats.schema.json \
   /usr/share/ansible/collections/ansible_collections/tcsync/tcsync/plugins/modules/tcsync.py \
   /usr/share/tcsync/salt/_states/tcsync.py /usr/share/tcsync/salt/tcsync-salt-stateful \
   /usr/share/doc/tcsync/examples/htb-shaping.yaml; do
@@ -67,12 +69,14 @@ check "tcsync(8) and tcsync.yaml(5) render" 'zcat /usr/share/man/man8/tcsync.8.g
 check "the completion is valid bash" 'bash -n /usr/share/bash-completion/completions/tcsync'
 man_opt=--man=no
 command -v man >/dev/null && man_opt=--man=yes
-out=$(systemd-analyze verify $man_opt /lib/systemd/system/tcsync.service /lib/systemd/system/tcsync.path /lib/systemd/system/tcsync-watch.service 2>&1) && rc=0 || rc=$?
+out=$(systemd-analyze verify $man_opt /lib/systemd/system/tcsync.service /lib/systemd/system/tcsync.path /lib/systemd/system/tcsync-watch.service \
+      /lib/systemd/system/tcsync-stats.service /lib/systemd/system/tcsync-stats.timer 2>&1) && rc=0 || rc=$?
 check "systemd-analyze verify $man_opt accepts the installed units" '[ "$rc" = 0 ] && [ -z "$out" ]'
 [ -n "$out" ] && echo "$out" | sed 's/^/    /'
 check "tcsync.service is enabled (runs at boot)" '[ -L /etc/systemd/system/multi-user.target.wants/tcsync.service ]'
 check "tcsync.path is not enabled" '[ ! -e /etc/systemd/system/paths.target.wants/tcsync.path ]'
 check "tcsync-watch.service is not enabled (the admin picks it or tcsync.service)" '[ ! -e /etc/systemd/system/multi-user.target.wants/tcsync-watch.service ]'
+check "tcsync-stats.timer is not enabled" '[ ! -e /etc/systemd/system/timers.target.wants/tcsync-stats.timer ]'
 if command -v ansible-doc >/dev/null; then
   check "ansible finds tcsync.tcsync.tcsync where the package put it" \
     'ANSIBLE_HOME=$TMP/ansible ANSIBLE_LOCAL_TEMP=$TMP/ansible ansible-doc tcsync.tcsync.tcsync 2>&1 | grep -c "Check mode runs" >/dev/null'

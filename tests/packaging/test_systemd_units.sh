@@ -8,7 +8,8 @@ command -v systemd-analyze >/dev/null || { echo "SKIP: systemd-analyze missing (
 U=$SRC/packaging/systemd
 fails=0
 check() { if eval "$2"; then echo "ok - $1"; else echo "not ok - $1"; fails=$((fails + 1)); fi; }
-out=$(systemd-analyze verify --man=no "$U/tcsync.service" "$U/tcsync.path" "$U/tcsync-watch.service" 2>&1) && rc=0 || rc=$?
+out=$(systemd-analyze verify --man=no "$U/tcsync.service" "$U/tcsync.path" "$U/tcsync-watch.service" "$U/tcsync-stats.service" \
+      "$U/tcsync-stats.timer" 2>&1) && rc=0 || rc=$?
 check "systemd-analyze verify passes" '[ "$rc" = 0 ] && [ -z "$out" ]'
 [ -n "$out" ] && echo "$out" | sed 's/^/    /'
 check "after network-online.target" 'grep -qx "After=network-online.target" "$U/tcsync.service" && grep -qx "Wants=network-online.target" "$U/tcsync.service"'
@@ -27,4 +28,22 @@ for h in CapabilityBoundingSet AmbientCapabilities NoNewPrivileges ProtectSystem
          SystemCallArchitectures RuntimeDirectory; do
   check "watch: $h as tcsync.service" '[ "$(grep "^$h=" "$W")" = "$(grep "^$h=" "$U/tcsync.service")" ]'
 done
+# tcsync-stats: counters for node_exporter's textfile collector.
+S=$U/tcsync-stats.service
+check "stats writes Prometheus text atomically into node_exporter's textfile directory" \
+  'grep -q "^ExecStart=.*tcsync .*stats --format prometheus --output /var/lib/prometheus/node-exporter/tcsync.prom" "$S"'
+check "stats names objects by /etc/tcsync/*.yaml, and works without a file" \
+  'grep -q "^ExecStart=.*set -- /etc/tcsync/\*.yaml; \[ -e \"\$1\" \] || set --;" "$S"'
+check "stats is skipped without node_exporter's directory, and may write only there" \
+  'grep -qx "ConditionPathIsDirectory=/var/lib/prometheus/node-exporter" "$S" && grep -qx "ReadWritePaths=/var/lib/prometheus/node-exporter" "$S" && grep -qx "ProtectSystem=strict" "$S"'
+check "stats keeps no CAP_NET_ADMIN (it only reads tc state)" '! grep -q "CAP_NET_ADMIN" "$S"'
+check "the timer starts tcsync-stats.service every 15 s" \
+  'grep -qx "Unit=tcsync-stats.service" "$U/tcsync-stats.timer" && grep -qx "OnUnitActiveSec=15s" "$U/tcsync-stats.timer" && grep -qx "WantedBy=timers.target" "$U/tcsync-stats.timer"'
+# The glob line, run by sh as systemd would: a file present, and none.
+d=$(mktemp -d)
+line=$(sed -n 's/^ExecStart=\/bin\/sh -c .\(.*\).$/\1/p' "$S" | sed 's#/etc/tcsync#'"$d"'#; s#exec /usr/sbin/tcsync#echo#')
+check "no file: stats of every device" '[ "$(sh -c "$line")" = "--color never stats --format prometheus --output /var/lib/prometheus/node-exporter/tcsync.prom" ]'
+touch "$d/a.yaml" "$d/b.yaml"
+check "files: stats of those files" '[ "$(sh -c "$line")" = "--color never stats --format prometheus --output /var/lib/prometheus/node-exporter/tcsync.prom $d/a.yaml $d/b.yaml" ]'
+rm -rf "$d"
 [ "$fails" = 0 ] && echo "all checks passed" || { echo "$fails check(s) failed"; exit 1; }

@@ -1,0 +1,69 @@
+// tcsync stats: the kernel's counters (stats.h) joined to the objects the
+// files declare, by identity (model.h), so each counter is named by the
+// file's name and FILE:LINE; what the files do not declare is listed apart.
+// Without files every live object is listed, named by what the kernel holds.
+// Pure: the command dumps, this joins and prints (text, JSON, Prometheus
+// text exposition, Graphviz dot).
+#pragma once
+#include <cstdint>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "model/model.h"
+#include "stats/stats.h"
+
+namespace tcsync {
+
+struct StatRow {
+  enum class Type : uint8_t { Qdisc, Class, Filter };
+  Type type = Type::Qdisc;
+  std::string place;    // the device, or "block N"
+  std::string kind;
+  std::string id;       // qdisc: handle "1:"; class: classid "1:10"; filter: "1: pref 10 protocol ip handle 800::800"
+  std::string parent;   // qdisc: "root", "ingress", "1:10"; class: its parent; filter: the place it hangs at
+  std::string name;     // a filter's name from the file; else empty
+  std::string target;   // a filter's classid ("1:10"), empty when none
+  std::string where;    // FILE:LINE of the declaration; empty: not declared
+  std::string rate;     // a class's (or qdisc's) configured rate/ceil, for people ("300Mbit/900Mbit")
+  std::vector<std::string> actions;  // a filter's action kinds, in order
+  uint32_t handle = 0;        // qdisc handle / classid
+  uint32_t parent_handle = 0; // qdisc/class parent; filter: key.parent
+  bool live = false;          // the kernel holds it
+  // The kernel's counters, in the StatsTable the report was joined from
+  // (which must outlive it); null when it reported none.
+  const ObjStats* stats = nullptr;
+  // The label a metric or a picture names it by: the file's name, else the identity.
+  std::string label() const;
+};
+
+struct StatsReport {
+  bool with_files = false;
+  std::vector<StatRow> declared;    // the files' objects, in the files' order (live or not)
+  std::vector<StatRow> undeclared;  // live objects the files do not declare; all of them without files
+  size_t missing() const;           // declared objects the kernel does not hold
+};
+
+// `desired`: the files' state, or null (no files: every live object).
+// The rows point into `table`: keep it while the report is used.
+StatsReport join_stats(const State* desired, const State& live, const StatsTable& table);
+
+void write_stats_text(const StatsReport& r, std::ostream& out);
+void write_stats_json(const StatsReport& r, std::ostream& out);
+// Prometheus text exposition (version 0.0.4): tcsync_{qdisc,class,filter,
+// action}_*; counters end in _total, backlog and queue length are gauges.
+void write_stats_prometheus(const StatsReport& r, std::ostream& out);
+// Graphviz: per device a cluster; qdiscs and classes as boxes under their
+// parents, filters as notes pointing at the class they feed. A parent with
+// more than `leaf_limit` leaf classes shows the busiest leaf_limit of them
+// and one "N more" node (a tree of hundreds of classes stays legible).
+void write_stats_dot(const StatsReport& r, std::ostream& out, size_t leaf_limit = 12);
+
+// The --watch view: every object with counters, busiest first by the
+// rates since `before` (`secs` ago; null: the first reading, totals only).
+void write_stats_watch(const StatsReport& now, const StatsReport* before, double secs, std::ostream& out);
+
+// Label values escaped as the exposition format asks (\\, \", \n).
+std::string prometheus_escape(std::string_view v);
+
+}  // namespace tcsync
