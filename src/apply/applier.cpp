@@ -147,7 +147,7 @@ class EchoCheck {
   size_t rereads = 0;
 
   // After the sends: the steps the echoes prove wrong go to `remaining`
-  // (as a fresh plan would name them, the kernel's value on the left); the
+  // (as a fresh plan would name them: the kernel's value, then the file's); the
   // result says whether every acknowledged step was proven either way.
   bool settle(const std::vector<AckResult>& results, ApplyReport& rep) const {
     for (size_t i = 0; i < results.size() && i < seen_.size(); ++i) {
@@ -159,7 +159,7 @@ class EchoCheck {
       if (results[i].status != AckResult::Status::Ok) continue;
       Step s = plan_.steps[i];
       s.op = s.filter || s.action ? Op::Replace : s.op == Op::Add ? Op::Change : s.op;
-      s.reason = "the kernel holds " + reason;
+      s.reason = reason;  // as a fresh plan would say it: the kernel's value, then the file's
       rep.remaining.steps.push_back(std::move(s));
     }
     rep.read_back = rereads;

@@ -53,7 +53,7 @@ Exit codes: 0 done or in sync, 1 error, 2 changes pending (diff).)");
                     "continue (send the remaining steps too)")
       ->check(CLI::IsMember({"rollback", "stop", "continue"}));
   apply->add_flag("--wait", apply_flags.wait, "Wait for another tcsync working on this namespace instead of failing");
-  apply->add_flag("!--no-verify", apply_flags.verify, "Do not dump again after applying to check the result");
+  apply->add_flag("!--no-verify", apply_flags.verify, "Do not check the result (the kernel's echo of each change; a dump where none tells)");
   for (auto* c : {diff, apply})
     c->add_flag("--atomic", common.atomic,
                 "Change the filter lists at ingress/egress by building them in a spare chain and switching with one "
