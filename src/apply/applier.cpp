@@ -152,7 +152,9 @@ class EchoCheck {
   bool settle(const std::vector<AckResult>& results, ApplyReport& rep) const {
     for (size_t i = 0; i < results.size() && i < seen_.size(); ++i) {
       if (results[i].status != AckResult::Status::Ok || plan_.steps[i].op == Op::Delete) continue;
-      if (seen_[i] == Echo::None) ++rep.echo_missing;
+      if (seen_[i] == Echo::None) {
+        if (++rep.echo_missing <= 5) rep.echo_missing_steps.push_back(i);
+      }
       else ++rep.echo_checked;
     }
     for (auto& [i, reason] : why_) {

@@ -71,6 +71,7 @@ struct ApplyReport {
   Plan remaining;                  // what the echoes (or a fresh dump) still differ in
   size_t echo_checked = 0;         // steps verified by their echo
   size_t echo_missing = 0;         // acknowledged steps an echo could not verify
+  std::vector<size_t> echo_missing_steps;  // the first few of them (plan indexes), for -v
   size_t read_back = 0;            // of echo_checked: replaced rules echoed as before, read back one by one
   bool redumped = false;           // verify read the devices again (echo_missing, or no echoes)
   bool succeeded() const { return failed == 0 && unsent == 0 && interrupted_by == 0; }
