@@ -85,7 +85,13 @@ class EchoCheck {
     } else if (st.filter && !st.filter_group) {
       if (type != RTM_NEWTFILTER) return;
       Filter f;
-      if (!decode_filter(msg, &links_, f, info)) return;
+      if (!decode_filter(msg, &links_, f, info)) {
+        // A list head (no handle, no options) for a rule: the classifier
+        // left *arg, what tfilter_notify reports, empty (6.1's matchall
+        // sets it to the old head, NULL for a new rule). Read it back.
+        if (info.list_head && !reread && !st.filter->empty_list) seen_[i] = Echo::Stale;
+        return;
+      }
       if (f.key != st.filter->key) {
         why.push_back("filter " + describe(*st.filter) + " is " + describe(f));
       } else {
@@ -119,9 +125,9 @@ class EchoCheck {
     why_.emplace_back(i, std::move(reason));
   }
 
-  // Reads back the rules whose echo showed them as before their replace
-  // (one RTM_GETTFILTER each, its answer handled as an echo): the cost
-  // stays that of the changes.
+  // Reads back the rules whose echo showed them as before their replace,
+  // or showed no rule at all (one RTM_GETTFILTER each, its answer handled
+  // as an echo): the cost stays that of the changes.
   void read_back(Kernel& k) {
     MessageBatch gets;
     MsgWriter w(gets.buf);
@@ -131,7 +137,8 @@ class EchoCheck {
       const Step& st = plan_.steps[i];
       seen_[i] = Echo::None;  // until the answer comes
       uint32_t ifindex = st.block ? TCM_IFINDEX_MAGIC_BLOCK : links_.index_of(st.device).value_or(0);
-      uint32_t handle = st.live_filter->wire_handle ? st.live_filter->wire_handle : st.live_filter->key.handle;
+      const Filter& by = st.live_filter ? *st.live_filter : *st.filter;  // the kernel's handle, when known
+      uint32_t handle = by.wire_handle ? by.wire_handle : by.key.handle;
       gets.offsets.push_back(encode_filter_get(w, st.filter->key, st.filter->kind, ifindex, handle));
       which.push_back(i);
     }

@@ -18,7 +18,9 @@
 // it now holds it (the dump's own message, read by the dump's decoder),
 // which is compared with the plan's object by the differ's own comparison
 // (differ.h qdisc_differences...). The cost is that of the changes, not of
-// the whole state. A delete is proven by its ACK. Only where no echo can
+// the whole state. A delete is proven by its ACK. A filter echoed as it was
+// before its replace (u32), or as no rule (6.1's matchall), is read back
+// with one get. Only where no echo can
 // tell is the state read again, as before (whole devices):
 //  - a chain add (the kernel notifies RTM_NEWCHAIN without the sender's
 //    NLM_F_ECHO: tc_ctl_chain passes flags of its own);
