@@ -58,7 +58,7 @@ rules() {  # rules PORT_OF_EVERY_100TH
 rules 10000 >"$TMP/a.yaml"
 rules 20000 >"$TMP/b.yaml"
 expect_rc 0 ts -v apply --atomic "$TMP/a.yaml"
-verified 1001 0
+verified 1002 0  # the clsact, 1000 rules in slot 0, the switch
 expect_rc 0 ts diff --atomic "$TMP/a.yaml"
 expect_rc 0 ts -v apply --atomic "$TMP/b.yaml"
 expect_contains "0 without one"
