@@ -32,6 +32,9 @@ constexpr size_t kAckBudget = 1280;
 // action's stats, about 150 bytes): at most about 1.5 times the request
 // plus 1 KiB, and beyond NLMSG_GOODSIZE the kernel allocates the next
 // power of two: 4 times the request plus 1 KiB covers both.
+// Measured on 6.18 (50 u32 rules with a mirred action, 124-byte requests,
+// sent with NLM_F_ECHO and not read; sk_rmem_alloc from /proc/net/netlink):
+// 2112 bytes a request, 832 of them the ACK, so 1280 the trimmed echo.
 constexpr size_t kEchoBudget = 4608;
 size_t echo_budget(size_t request_len);
 
