@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstring>
 #include <map>
+#include <set>
 #include <thread>
 
 #include <linux/rtnetlink.h>
@@ -156,11 +157,18 @@ class EchoCheck {
   // After the sends: the steps the echoes prove wrong go to `remaining`
   // (as a fresh plan would name them: the kernel's value, then the file's); the
   // result says whether every acknowledged step was proven either way.
-  bool settle(const std::vector<AckResult>& results, ApplyReport& rep) const {
+  // `unproven`: the devices of the steps no echo told about; `whole`: one
+  // of them was a shared block's or the action table's (those are read
+  // with everything).
+  bool settle(const std::vector<AckResult>& results, ApplyReport& rep, std::set<std::string>& unproven,
+              bool& whole) const {
     for (size_t i = 0; i < results.size() && i < seen_.size(); ++i) {
       if (results[i].status != AckResult::Status::Ok || plan_.steps[i].op == Op::Delete) continue;
       if (seen_[i] == Echo::None) {
         if (++rep.echo_missing <= 5) rep.echo_missing_steps.push_back(i);
+        const Step& st = plan_.steps[i];
+        if (st.block || st.action) whole = true;
+        else unproven.insert(st.device);
       }
       else ++rep.echo_checked;
     }
@@ -299,18 +307,34 @@ ApplyReport apply_plan(Kernel& k, const State& desired, const State& before, con
     // than asked. The echoes tell for each object sent (applier.h); where
     // one could not, the devices are read again and planned against.
     echo.read_back(k);
-    if (echo.settle(rep.results, rep)) {
+    std::set<std::string> unproven;
+    bool whole = false;
+    if (echo.settle(rep.results, rep, unproven, whole)) {
       rep.verified = rep.remaining.empty();
       return rep;
     }
-    rep.remaining = Plan{};
+    // Read again what no echo told about: the devices of those steps (the
+    // echoes' findings elsewhere stand), or everything when a shared block
+    // or the action table is among them.
     rep.redumped = true;
+    const State* want = &desired;
+    std::vector<std::string> names = device_names(desired);
+    if (!whole) {
+      for (auto& dev : desired.devices)
+        if (unproven.count(dev.name)) rep.verify_desired.devices.push_back(dev);
+      want = &rep.verify_desired;
+      names = device_names(rep.verify_desired);
+      std::erase_if(rep.remaining.steps, [&](const Step& st) { return unproven.count(st.device) > 0; });
+    } else {
+      rep.remaining = Plan{};
+    }
     Diagnostics dd;
-    if (!dump_state(k, device_names(desired), desired.actions.present, rep.after, dd)) {
+    if (!dump_state(k, names, whole && desired.actions.present, rep.after, dd)) {
       for (auto& x : dd.all()) d.add(x.severity, x.loc, "verify: " + x.message);
       return rep;
     }
-    rep.remaining = make_plan(desired, rep.after);
+    Plan again = make_plan(*want, rep.after);
+    for (auto& st : again.steps) rep.remaining.steps.push_back(std::move(st));
     rep.verified = rep.remaining.empty();
     return rep;
   }

@@ -21,7 +21,9 @@
 // the whole state. A delete is proven by its ACK. A filter echoed as it was
 // before its replace (u32), or as no rule (6.1's matchall), is read back
 // with one get. Only where no echo can
-// tell is the state read again, as before (whole devices):
+// tell is the state read again, as before, but only the devices of such
+// steps (all of them, and the action table, when one is a shared block's
+// or the table's):
 //  - a chain add (the kernel notifies RTM_NEWCHAIN without the sender's
 //    NLM_F_ECHO: tc_ctl_chain passes flags of its own);
 //  - a request the kernel acknowledged without an echo we could read: a
@@ -75,7 +77,9 @@ struct ApplyReport {
   size_t echo_missing = 0;         // acknowledged steps an echo could not verify
   std::vector<size_t> echo_missing_steps;  // the first few of them (plan indexes), for -v
   size_t read_back = 0;            // of echo_checked: replaced rules echoed as before, read back one by one
-  bool redumped = false;           // verify read the devices again (echo_missing, or no echoes)
+  bool redumped = false;           // verify read devices again (echo_missing, or no echoes)
+  State verify_desired;            // ... only these of the files' devices (empty: all of them);
+                                   // `remaining` may point into it
   bool succeeded() const { return failed == 0 && unsent == 0 && interrupted_by == 0; }
 };
 
