@@ -84,7 +84,7 @@ std::string text(const Plan& p) {
 
 }  // namespace
 
-TEST_CASE("a clean apply is verified by a fresh dump") {
+TEST_CASE("without echoes, a clean apply is verified by a fresh dump") {
   State want = load_ok(kWant), before = load_ok(kEmpty);
   Plan plan = make_plan(want, before);
   REQUIRE(plan.steps.size() == 4);
