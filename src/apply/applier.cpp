@@ -4,12 +4,14 @@
 #include <chrono>
 #include <cstring>
 #include <map>
+#include <set>
 #include <thread>
 
 #include <linux/rtnetlink.h>
 
 #include "apply/refused_field.h"
 #include "plan/action_table.h"
+#include "base/handle.h"
 #include "codec/tc_codec.h"
 
 namespace tcsync {
@@ -45,10 +47,154 @@ std::vector<std::string> device_names(const State& s) {
   return out;
 }
 
+// What the echoes said about each step (EchoCheck).
+enum class Echo : uint8_t { None, Same, Differs, Stale };
+
+// Verification from the kernel's echoes: each echoed message decoded as a
+// dump's would be, and compared with the object its step sent.
+class EchoCheck {
+ public:
+  EchoCheck(const Plan& plan, const LinkNames& links) : plan_(plan), links_(links), seen_(plan.steps.size()) {}
+
+  // `reread`: the message answers a get sent after the apply (read_back),
+  // not the request's own echo.
+  void on_echo(size_t i, std::span<const uint8_t> msg, bool reread = false) {
+    if (i >= plan_.steps.size() || msg.size() < sizeof(nlmsghdr)) return;
+    const Step& st = plan_.steps[i];
+    if (st.op == Op::Delete) return;
+    uint16_t type;
+    std::memcpy(&type, msg.data() + 4, 2);
+    std::vector<std::string> why;
+    bool recreate = false;
+    Decoded info;
+    if (st.qdisc) {
+      // A qdisc that replaces another is echoed as the old one's
+      // RTM_DELQDISC, then the new one's RTM_NEWQDISC, in one datagram.
+      if (type != RTM_NEWQDISC) return;
+      Qdisc q;
+      if (!decode_qdisc(msg, &links_, q, info)) return;
+      if (q.parent != st.qdisc->parent)
+        why.push_back("parent " + format_handle(st.qdisc->parent) + " -> " + format_handle(q.parent));
+      else why = qdisc_differences(*st.qdisc, q, recreate);
+    } else if (st.cls) {
+      if (type != RTM_NEWTCLASS) return;
+      Class c;
+      if (!decode_class(msg, &links_, c, info)) return;
+      if (c.classid != st.cls->classid)
+        why.push_back("classid " + format_handle(st.cls->classid) + " -> " + format_handle(c.classid));
+      else why = class_differences(*st.cls, c, recreate);
+    } else if (st.filter && !st.filter_group) {
+      if (type != RTM_NEWTFILTER) return;
+      Filter f;
+      if (!decode_filter(msg, &links_, f, info)) {
+        // A list head (no handle, no options) for a rule: the classifier
+        // left *arg, what tfilter_notify reports, empty (6.1's matchall
+        // sets it to the old head, NULL for a new rule). Read it back.
+        if (info.list_head && !reread && !st.filter->empty_list) seen_[i] = Echo::Stale;
+        return;
+      }
+      if (f.key != st.filter->key) {
+        why.push_back("filter " + describe(*st.filter) + " is " + describe(f));
+      } else {
+        why = filter_differences(*st.filter, f, recreate);
+        // A replace echoed as the rule was before it cannot tell: u32
+        // answers a replace with its old node (u32_change builds a new
+        // knode but leaves *arg, the handle tfilter_notify reports, on the
+        // old one). Such rules are read back (read_back).
+        bool recreate_old = false;
+        if (!why.empty() && !reread && st.op == Op::Replace && st.live_filter &&
+            filter_differences(*st.live_filter, f, recreate_old).empty()) {
+          seen_[i] = Echo::Stale;
+          return;
+        }
+      }
+    } else if (st.action) {
+      if (type != RTM_NEWACTION) return;
+      std::vector<Action> got;
+      if (!decode_action_msg(msg, &links_, got) || got.size() != 1) return;
+      why = action_differences(*st.action, got[0]);
+    } else {
+      return;
+    }
+    if (why.empty()) {
+      seen_[i] = Echo::Same;
+      return;
+    }
+    seen_[i] = Echo::Differs;
+    std::string reason;
+    for (auto& x : why) reason += (reason.empty() ? "" : ", ") + x;
+    why_.emplace_back(i, std::move(reason));
+  }
+
+  // Reads back the rules whose echo showed them as before their replace,
+  // or showed no rule at all (one RTM_GETTFILTER each, its answer handled
+  // as an echo): the cost stays that of the changes.
+  void read_back(Kernel& k) {
+    MessageBatch gets;
+    MsgWriter w(gets.buf);
+    std::vector<size_t> which;
+    for (size_t i = 0; i < seen_.size(); ++i) {
+      if (seen_[i] != Echo::Stale) continue;
+      const Step& st = plan_.steps[i];
+      seen_[i] = Echo::None;  // until the answer comes
+      uint32_t ifindex = st.block ? TCM_IFINDEX_MAGIC_BLOCK : links_.index_of(st.device).value_or(0);
+      const Filter& by = st.live_filter ? *st.live_filter : *st.filter;  // the kernel's handle, when known
+      uint32_t handle = by.wire_handle ? by.wire_handle : by.key.handle;
+      gets.offsets.push_back(encode_filter_get(w, st.filter->key, st.filter->kind, ifindex, handle));
+      which.push_back(i);
+    }
+    if (which.empty()) return;
+    rereads = which.size();
+    SendOptions so{false, {}};
+    so.on_echo = [&](size_t j, std::span<const uint8_t> m) {
+      if (j < which.size()) on_echo(which[j], m, true);
+    };
+    k.send(gets, so);
+  }
+
+  size_t rereads = 0;
+
+  // After the sends: the steps the echoes prove wrong go to `remaining`
+  // (as a fresh plan would name them: the kernel's value, then the file's); the
+  // result says whether every acknowledged step was proven either way.
+  // `unproven`: the devices of the steps no echo told about; `whole`: one
+  // of them was a shared block's or the action table's (those are read
+  // with everything).
+  bool settle(const std::vector<AckResult>& results, ApplyReport& rep, std::set<std::string>& unproven,
+              bool& whole) const {
+    for (size_t i = 0; i < results.size() && i < seen_.size(); ++i) {
+      if (results[i].status != AckResult::Status::Ok || plan_.steps[i].op == Op::Delete) continue;
+      if (seen_[i] == Echo::None) {
+        if (++rep.echo_missing <= 5) rep.echo_missing_steps.push_back(i);
+        const Step& st = plan_.steps[i];
+        if (st.block || st.action) whole = true;
+        else unproven.insert(st.device);
+      }
+      else ++rep.echo_checked;
+    }
+    for (auto& [i, reason] : why_) {
+      if (results[i].status != AckResult::Status::Ok) continue;
+      Step s = plan_.steps[i];
+      s.op = s.filter || s.action ? Op::Replace : s.op == Op::Add ? Op::Change : s.op;
+      s.reason = reason;  // as a fresh plan would say it: the kernel's value, then the file's
+      rep.remaining.steps.push_back(std::move(s));
+    }
+    rep.read_back = rereads;
+    return rep.echo_missing == 0;
+  }
+
+ private:
+  const Plan& plan_;
+  const LinkNames& links_;
+  std::vector<Echo> seen_;
+  std::vector<std::pair<size_t, std::string>> why_;
+};
+
 // Sends the batch chunk by chunk; stops after a chunk with a failure (unless
 // continuing) or when interrupted. Results for unsent messages stay NotSent.
+// `echo`: the requests go with NLM_F_ECHO and their echoes to it.
 std::vector<AckResult> send_chunked(Kernel& k, MessageBatch& batch, const ApplyOptions& o, bool stop_on_error,
-                                    int* interrupted) {
+                                    int* interrupted, EchoCheck* echo = nullptr) {
   std::vector<AckResult> results(batch.size());
   for (size_t first = 0; first < batch.size(); first += o.chunk) {
     if (o.interrupt && o.interrupt->load()) {
@@ -61,7 +207,9 @@ std::vector<AckResult> send_chunked(Kernel& k, MessageBatch& batch, const ApplyO
     size_t to = last < batch.size() ? batch.offsets[last] : batch.buf.size();
     part.buf.assign(batch.buf.begin() + static_cast<long>(from), batch.buf.begin() + static_cast<long>(to));
     for (size_t i = first; i < last; ++i) part.offsets.push_back(batch.offsets[i] - from);
-    auto got = k.send(part, SendOptions{stop_on_error});
+    SendOptions so{stop_on_error, {}};
+    if (echo) so.on_echo = [echo, first](size_t i, std::span<const uint8_t> m) { echo->on_echo(first + i, m); };
+    auto got = k.send(part, so);
     if (o.progress) o.progress(last, batch.size());
     bool failed = false;
     for (size_t i = 0; i < got.size(); ++i) {
@@ -100,7 +248,7 @@ void retry_unbinding(Kernel& k, const Plan& plan, MessageBatch& batch, std::vect
       rest.buf.insert(rest.buf.end(), batch.buf.begin() + static_cast<long>(from), batch.buf.begin() + static_cast<long>(to));
       which.push_back(i);
     }
-    auto got = k.send(rest, SendOptions{stop_on_error});
+    auto got = k.send(rest, SendOptions{stop_on_error, {}});
     for (size_t j = 0; j < got.size() && j < which.size(); ++j) results[which[j]] = got[j];
   }
 }
@@ -126,7 +274,8 @@ ApplyReport apply_plan(Kernel& k, const State& desired, const State& before, con
     rep.unsent = plan.steps.size();
     return rep;
   }
-  rep.results = send_chunked(k, batch, o, o.on_error != OnError::Continue, &rep.interrupted_by);
+  EchoCheck echo(plan, k.links());
+  rep.results = send_chunked(k, batch, o, o.on_error != OnError::Continue, &rep.interrupted_by, o.verify ? &echo : nullptr);
   if (!rep.interrupted_by) retry_unbinding(k, plan, batch, rep.results, o, o.on_error != OnError::Continue);
   for (size_t i = 0; i < rep.results.size(); ++i) {
     auto& r = rep.results[i];
@@ -155,15 +304,38 @@ ApplyReport apply_plan(Kernel& k, const State& desired, const State& before, con
 
   if (rep.succeeded()) {
     if (!o.verify) return rep;
-    // Verify: someone else may have changed tc meanwhile (filter dumps
-    // never say they were interrupted), and the kernel may have taken a
-    // request yet store something else than asked.
+    // Verify: the kernel may have taken a request yet store something else
+    // than asked. The echoes tell for each object sent (applier.h); where
+    // one could not, the devices are read again and planned against.
+    echo.read_back(k);
+    std::set<std::string> unproven;
+    bool whole = false;
+    if (echo.settle(rep.results, rep, unproven, whole)) {
+      rep.verified = rep.remaining.empty();
+      return rep;
+    }
+    // Read again what no echo told about: the devices of those steps (the
+    // echoes' findings elsewhere stand), or everything when a shared block
+    // or the action table is among them.
+    rep.redumped = true;
+    const State* want = &desired;
+    std::vector<std::string> names = device_names(desired);
+    if (!whole) {
+      for (auto& dev : desired.devices)
+        if (unproven.count(dev.name)) rep.verify_desired.devices.push_back(dev);
+      want = &rep.verify_desired;
+      names = device_names(rep.verify_desired);
+      std::erase_if(rep.remaining.steps, [&](const Step& st) { return unproven.count(st.device) > 0; });
+    } else {
+      rep.remaining = Plan{};
+    }
     Diagnostics dd;
-    if (!dump_state(k, device_names(desired), desired.actions.present, rep.after, dd)) {
+    if (!dump_state(k, names, whole && desired.actions.present, rep.after, dd)) {
       for (auto& x : dd.all()) d.add(x.severity, x.loc, "verify: " + x.message);
       return rep;
     }
-    rep.remaining = make_plan(desired, rep.after);
+    Plan again = make_plan(*want, rep.after);
+    for (auto& st : again.steps) rep.remaining.steps.push_back(std::move(st));
     rep.verified = rep.remaining.empty();
     return rep;
   }

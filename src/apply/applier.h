@@ -1,7 +1,8 @@
 // The applier: carries out a plan against a Kernel and leaves the kernel as
 // it found it when a step fails (unless told otherwise).
 //
-//   encode every step ──▶ send in chunks ──▶ all ok? ──▶ verify: dump, plan must be empty
+//   encode every step ──▶ send in chunks ──▶ all ok? ──▶ verify: each echo as intended
+//   (an encode error                 │ no                (a re-dump only where no echo tells)
 //   (an encode error                 │ no
 //    sends nothing)                  ▼
 //                        on_error=rollback: dump, plan back to the state
@@ -11,6 +12,25 @@
 // and undoes nothing), so the way back is a second plan, computed from what
 // the kernel holds after the failure rather than from what was sent: it is
 // right whatever landed.
+//
+// Verification (docs/verify.md): every request that creates or changes an
+// object goes with NLM_F_ECHO, and the kernel answers it with the object as
+// it now holds it (the dump's own message, read by the dump's decoder),
+// which is compared with the plan's object by the differ's own comparison
+// (differ.h qdisc_differences...). The cost is that of the changes, not of
+// the whole state. A delete is proven by its ACK. A filter echoed as it was
+// before its replace (u32), or as no rule (6.1's matchall), is read back
+// with one get. Only where no echo can
+// tell is the state read again, as before, but only the devices of such
+// steps (all of them, and the action table, when one is a shared block's
+// or the table's):
+//  - a chain add (the kernel notifies RTM_NEWCHAIN without the sender's
+//    NLM_F_ECHO: tc_ctl_chain passes flags of its own);
+//  - a request the kernel acknowledged without an echo we could read: a
+//    qdisc its dumps hide (tc_qdisc_dump_ignore), an echo past the receive
+//    slot (16 KiB), a message the decoder does not take as an object.
+// What echoes do not see: another writer changing other objects meanwhile
+// (the netns lock keeps other tcsyncs out; `tcsync diff` looks at all).
 #pragma once
 #include <atomic>
 #include <cstddef>
@@ -51,8 +71,15 @@ struct ApplyReport {
   Plan rollback_plan;              // what the rollback did
   std::vector<AckResult> rollback_results;
   State after;                     // the state the checks saw last
-  bool verified = false;           // after success: a fresh dump gives no plan
-  Plan remaining;                  // what a fresh dump still differs in
+  bool verified = false;           // after success: every echo (or a fresh dump) as planned
+  Plan remaining;                  // what the echoes (or a fresh dump) still differ in
+  size_t echo_checked = 0;         // steps verified by their echo
+  size_t echo_missing = 0;         // acknowledged steps an echo could not verify
+  std::vector<size_t> echo_missing_steps;  // the first few of them (plan indexes), for -v
+  size_t read_back = 0;            // of echo_checked: replaced rules echoed as before, read back one by one
+  bool redumped = false;           // verify read devices again (echo_missing, or no echoes)
+  State verify_desired;            // ... only these of the files' devices (empty: all of them);
+                                   // `remaining` may point into it
   bool succeeded() const { return failed == 0 && unsent == 0 && interrupted_by == 0; }
 };
 

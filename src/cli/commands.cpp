@@ -367,6 +367,12 @@ int cmd_apply(const std::vector<std::string>& files, const ApplyFlags& f, const 
   if (o.verbose)
     std::fprintf(stderr, "tcsync: apply of %zu steps took %.3fs (send, ACKs, verify)\n", s.plan.steps.size(),
                  std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
+  if (o.verbose && f.verify && rep.succeeded())
+    std::fprintf(stderr, "tcsync: verify: %zu steps by their echo (%zu of them read back), %zu without one%s\n",
+                 rep.echo_checked, rep.read_back, rep.echo_missing, rep.redumped ? " (devices read again)" : "");
+  if (o.verbose)
+    for (size_t i : rep.echo_missing_steps)
+      std::fprintf(stderr, "tcsync: verify: no echo told: %s\n", s.plan.steps[i].what().c_str());
   print_diags(d, o);
   if (o.format == Format::Json) std::cout << plan_json(s.plan, rep.results, "apply");
 

@@ -59,7 +59,7 @@ Exit codes: 0 done or in sync, 1 error, 2 changes pending (diff).)");
                     "continue (send the remaining steps too)")
       ->check(CLI::IsMember({"rollback", "stop", "continue"}));
   apply->add_flag("--wait", apply_flags.wait, "Wait for another tcsync working on this namespace instead of failing");
-  apply->add_flag("!--no-verify", apply_flags.verify, "Do not dump again after applying to check the result");
+  apply->add_flag("!--no-verify", apply_flags.verify, "Do not check the result (the kernel's echo of each change; a dump where none tells)");
   apply->add_option("--confirm", apply_flags.confirm_s,
                     "Restore the state before this apply after SECONDS unless `tcsync confirm` comes first (a separate "
                     "process does it: it survives the applier being killed)")

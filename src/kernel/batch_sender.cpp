@@ -1,6 +1,7 @@
 #include "kernel/batch_sender.h"
 
 #include <linux/netlink.h>
+#include <linux/rtnetlink.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -15,10 +16,17 @@ namespace tcsync {
 
 size_t ack_window(size_t rcvbuf) { return std::max<size_t>(1, rcvbuf / kAckBudget); }
 
+size_t echo_budget(size_t request_len) { return std::max(kEchoBudget, 4 * request_len + 1024); }
+
 namespace {
 
 constexpr unsigned kSlots = 128;        // ACKs taken per recvmmsg
 constexpr size_t kSlotSize = 2048;      // one ACK: 36 bytes + extack TLVs (< 1 KiB)
+// With echoes: one echo datagram is a dump message (tfilter_notify grows its
+// skb past NLMSG_GOODSIZE only for a rule larger than that). A longer one is
+// cut (MSG_TRUNC) and not handed on: the caller then cannot verify that
+// request from its echo and falls back to reading the kernel.
+constexpr size_t kEchoSlotSize = 16384;
 constexpr size_t kMaxIov = 1024;        // IOV_MAX
 constexpr int kAckTimeoutMs = 30000;    // ACKs are queued before sendmsg returns; this only guards a hang
 
@@ -31,10 +39,12 @@ class Sender {
   Sender(NlSocket& s, MessageBatch& b, const SendOptions& o, std::vector<AckResult>& r, BatchStats& st)
       : sock_(s), batch_(b), opts_(o), res_(r), st_(st), pending_(b.size(), 0) {
     window_ = ack_window(sock_.rcvbuf());
+    budget_limit_ = std::max<size_t>(kAckBudget, sock_.rcvbuf());
     st_.window = window_;
-    slots_.resize(size_t{kSlots} * kSlotSize);
+    slot_size_ = opts_.on_echo ? kEchoSlotSize : kSlotSize;
+    slots_.resize(size_t{kSlots} * slot_size_);
     for (unsigned i = 0; i < kSlots; ++i) {
-      iov_rx_[i] = {slots_.data() + i * kSlotSize, kSlotSize};
+      iov_rx_[i] = {slots_.data() + i * slot_size_, slot_size_};
       std::memset(&mm_[i], 0, sizeof mm_[i]);
       mm_[i].msg_hdr.msg_iov = &iov_rx_[i];
       mm_[i].msg_hdr.msg_iovlen = 1;
@@ -47,7 +57,7 @@ class Sender {
     while (next_ < batch_.size() && !broken_ && !(opts_.stop_on_error && failed_)) {
       if (in_flight_ > 0) drain(MSG_DONTWAIT);
       if (broken_ || (opts_.stop_on_error && failed_)) break;
-      if (in_flight_ >= window_) {
+      if (in_flight_ >= window_ || (in_flight_ > 0 && budget_in_flight_ + budget(next_) > budget_limit_)) {
         wait_and_drain();
         continue;
       }
@@ -67,6 +77,28 @@ class Sender {
     return len;
   }
 
+  uint16_t msg_type(size_t i) const {
+    uint16_t type = 0;
+    size_t off = batch_.offsets[i];
+    if (off + sizeof(nlmsghdr) <= batch_.buf.size()) std::memcpy(&type, batch_.buf.data() + off + 4, 2);
+    return type;
+  }
+
+  bool wants_echo(size_t i) const {
+    if (!opts_.on_echo) return false;
+    uint16_t type = msg_type(i);
+    // RTM_NEWCHAIN is left out: tc_ctl_chain notifies with flags of its own
+    // (no NLM_F_ECHO), so a chain add is never echoed.
+    return type == RTM_NEWQDISC || type == RTM_NEWTCLASS || type == RTM_NEWTFILTER || type == RTM_NEWACTION;
+  }
+
+  // Receive-buffer bytes request i may take: its ACK, and its echo (or,
+  // for a get of one filter, its answer: an skb of the same making).
+  size_t budget(size_t i) const {
+    bool answered = wants_echo(i) || (opts_.on_echo && msg_type(i) == RTM_GETTFILTER);
+    return kAckBudget + (answered ? echo_budget(msg_len(i)) : 0);
+  }
+
   // A length the kernel would choke on ends netlink_rcv_skb's walk silently,
   // taking the rest of the datagram with it: never send one.
   bool well_formed(size_t i, uint32_t len) const {
@@ -77,9 +109,13 @@ class Sender {
   void send_chunk(size_t room) {
     const size_t max_bytes = sock_.max_datagram();
     iov_tx_.clear();
-    size_t first = next_, bytes = 0, end = next_;
+    size_t first = next_, bytes = 0, end = next_, budgeted = 0;
     while (end < batch_.size() && end - first < room) {
       uint32_t len = msg_len(end);
+      size_t b = budget(end);
+      // (The first request of an empty window goes whatever its budget: an
+      // empty receive queue takes one skb of any size, and the ACK after.)
+      if ((in_flight_ > 0 || end > first) && budget_in_flight_ + budgeted + b > budget_limit_) break;
       if (!well_formed(end, len)) {
         if (end > first) break;  // send what we have; this one is failed next time round
         fail_local(end, EINVAL, "malformed netlink message (nlmsg_len " + std::to_string(len) + ")");
@@ -97,10 +133,12 @@ class Sender {
       uint16_t flags;
       std::memcpy(&flags, p + kFlagsAt, 2);
       flags |= NLM_F_REQUEST | NLM_F_ACK;
+      if (wants_echo(end)) flags |= NLM_F_ECHO;
       std::memcpy(p + kFlagsAt, &flags, 2);
       uint32_t seq = base_ + static_cast<uint32_t>(end);
       std::memcpy(p + kSeqAt, &seq, 4);
       bytes += len;
+      budgeted += b;
       ++end;
     }
     ssize_t r = sock_.send_iov(iov_tx_.data(), iov_tx_.size());
@@ -120,6 +158,7 @@ class Sender {
       pending_[i] = 1;
     }
     in_flight_ += end - first;
+    budget_in_flight_ += budgeted;
     st_.max_in_flight = std::max(st_.max_in_flight, in_flight_);
     ++st_.datagrams;
     next_ = end;
@@ -161,9 +200,17 @@ class Sender {
         return;
       }
       ++st_.recv_calls;
-      for (int i = 0; i < n; ++i)
-        on_datagram(std::span<const uint8_t>(slots_.data() + size_t(i) * kSlotSize,
-                                              std::min<size_t>(mm_[i].msg_len, kSlotSize)));
+      for (int i = 0; i < n; ++i) {
+        if (mm_[i].msg_hdr.msg_flags & MSG_TRUNC) {
+          // Only an echo can be this long (an ACK is capped below 1 KiB);
+          // its ACK is a datagram of its own and still comes.
+          ++st_.echoes_cut;
+          mm_[i].msg_hdr.msg_flags = 0;
+          continue;
+        }
+        on_datagram(std::span<const uint8_t>(slots_.data() + size_t(i) * slot_size_,
+                                              std::min<size_t>(mm_[i].msg_len, slot_size_)));
+      }
       if (n < static_cast<int>(kSlots)) break;
     }
     if (lost_ && in_flight_ > 0) {
@@ -180,8 +227,18 @@ class Sender {
       std::memcpy(&h, d.data() + pos, sizeof h);
       if (h.nlmsg_len < sizeof h || pos + h.nlmsg_len > d.size()) break;
       if (h.nlmsg_type == NLMSG_ERROR) on_ack(h, d.subspan(pos, h.nlmsg_len));
+      else on_echo(h, d.subspan(pos, h.nlmsg_len));
       pos += NLMSG_ALIGN(h.nlmsg_len);
     }
+  }
+
+  // An echo comes before its request's ACK (the kernel queues the
+  // notification while handling the request, the ACK after it returns).
+  void on_echo(const nlmsghdr& h, std::span<const uint8_t> m) {
+    size_t idx = static_cast<uint32_t>(h.nlmsg_seq - base_);
+    if (!opts_.on_echo || idx >= batch_.size() || !pending_[idx]) return;
+    ++st_.echoes;
+    opts_.on_echo(idx, m);
   }
 
   //   nlmsghdr (16) | error (4) | request's nlmsghdr (16, NLM_F_CAPPED) | TLVs (NLM_F_ACK_TLVS)
@@ -194,6 +251,7 @@ class Sender {
     AckResult& r = res_[idx];
     pending_[idx] = 0;
     --in_flight_;
+    budget_in_flight_ -= std::min(budget_in_flight_, budget(idx));
     if (e.error == 0) {
       r.status = AckResult::Status::Ok;
     } else {
@@ -222,6 +280,7 @@ class Sender {
       res_[i].ext_msg = why;
     }
     in_flight_ = 0;
+    budget_in_flight_ = 0;
   }
 
   NlSocket& sock_;
@@ -238,6 +297,9 @@ class Sender {
   size_t window_ = 1;
   size_t next_ = 0;
   size_t in_flight_ = 0;
+  size_t budget_in_flight_ = 0;  // receive-buffer bytes the requests in flight may take
+  size_t budget_limit_ = 0;
+  size_t slot_size_ = kSlotSize;
   bool failed_ = false;
   bool lost_ = false;
   bool broken_ = false;

@@ -4,6 +4,8 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <functional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -30,6 +32,11 @@ struct SendOptions {
   // After a failure, send nothing more (requests already in flight still
   // land: the kernel goes on after an error within one datagram).
   bool stop_on_error = true;
+  // Set: every request that creates or changes (RTM_NEW*) asks for
+  // NLM_F_ECHO, and each message the kernel echoes back is handed here with
+  // its request's index, before that request's ACK is read. (Deletes are
+  // never echoed: their ACK is the proof.) The span lives only for the call.
+  std::function<void(size_t index, std::span<const uint8_t> msg)> on_echo;
 };
 
 }  // namespace tcsync

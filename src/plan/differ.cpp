@@ -126,6 +126,67 @@ bool same_action(const Action& want, const Action& have, std::vector<std::string
   return ok;
 }
 
+}  // namespace
+
+std::vector<std::string> qdisc_differences(const Qdisc& q, const Qdisc& l, bool& recreate) {
+  std::vector<std::string> d;
+  if (l.kind != q.kind) {
+    d.push_back("kind " + l.kind + " -> " + q.kind), recreate = true;
+  } else if (l.handle != q.handle) {
+    d.push_back("handle " + format_handle(l.handle) + " -> " + format_handle(q.handle)), recreate = true;
+  } else {
+    if (q.ops && l.ops) d = diff_options(*q.ops, q.opts, l.opts, recreate);
+    bool opts_differ = !d.empty();
+    diff_raw(q.raw, l.raw, d);
+    if (opts_differ && !recreate && q.ops == l.ops && q.ops->options_need_recreate && q.ops->options_need_recreate(q.opts, l.opts))
+      recreate = true;
+    if (!d.empty() && (!q.ops || !l.ops || !q.ops->can_change)) recreate = true;
+  }
+  return d;
+}
+
+std::vector<std::string> class_differences(const Class& c, const Class& l, bool& recreate, bool* by_options) {
+  std::vector<std::string> d;
+  if (l.kind != c.kind) {
+    d.push_back("kind " + l.kind + " -> " + c.kind), recreate = true;
+  } else if (l.parent != c.parent) {
+    d.push_back("parent " + format_handle(l.parent) + " -> " + format_handle(c.parent)), recreate = true;
+  } else {
+    if (c.ops && l.ops) d = diff_options(*c.ops, c.opts, l.opts, recreate);
+    bool opts_differ = !d.empty();
+    diff_raw(c.raw, l.raw, d);
+    if (opts_differ && !recreate && c.ops == l.ops && c.ops->options_need_recreate && c.ops->options_need_recreate(c.opts, l.opts)) {
+      recreate = true;
+      if (by_options) *by_options = true;
+    }
+  }
+  return d;
+}
+
+std::vector<std::string> filter_differences(const Filter& f, const Filter& l, bool& recreate) {
+  std::vector<std::string> why;
+  if (f.ops && l.ops) why = diff_options(*f.ops, f.opts, l.opts, recreate);
+  else if (f.raw.options != l.raw.options || !l.ops || !f.ops) recreate = true;  // a kind without a table
+  diff_raw(f.raw, l.raw, why);
+  if (f.classid != l.classid)
+    why.push_back("classid " + (l.classid ? format_handle(*l.classid) : "(none)") + " -> " + (f.classid ? format_handle(*f.classid) : "(none)"));
+  if (f.actions.size() != l.actions.size()) {
+    why.push_back("actions " + std::to_string(l.actions.size()) + " -> " + std::to_string(f.actions.size()));
+  } else {
+    for (size_t i = 0; i < f.actions.size(); ++i) same_action(f.actions[i], l.actions[i], why);
+  }
+  if (!why.empty() && f.ops && f.ops == l.ops && f.ops->needs_recreate && f.ops->needs_recreate(f, l)) recreate = true;
+  return why;
+}
+
+std::vector<std::string> action_differences(const Action& want, const Action& have) {
+  std::vector<std::string> why;
+  same_action(want, have, why);
+  return why;
+}
+
+namespace {
+
 // Handles whose subtree is going away (deleted or re-created qdiscs), and
 // tests for "lives inside a dying subtree".
 struct Dying {
@@ -268,23 +329,10 @@ struct DevicePlanner {
       }
       const Qdisc& l = *it->second;
       matched.insert(&l);
-      std::string why;
       bool recreate = false;
-      if (l.kind != q.kind) why = "kind " + l.kind + " -> " + q.kind, recreate = true;
-      else if (l.handle != q.handle) why = "handle " + format_handle(l.handle) + " -> " + format_handle(q.handle), recreate = true;
-      else {
-        std::vector<std::string> d;
-        if (q.ops && l.ops) d = diff_options(*q.ops, q.opts, l.opts, recreate);
-        bool opts_differ = !d.empty();
-        diff_raw(q.raw, l.raw, d);
-        why = join(d);
-        if (opts_differ && !recreate && q.ops == l.ops && q.ops->options_need_recreate && q.ops->options_need_recreate(q.opts, l.opts))
-          recreate = true;
-        if (!d.empty() && (!q.ops || !l.ops || !q.ops->can_change)) {
-          recreate = true;
-          why += "; " + q.kind + " cannot change in place: re-created with its classes and filters";
-        }
-      }
+      std::string why = join(qdisc_differences(q, l, recreate));
+      if (!why.empty() && l.kind == q.kind && l.handle == q.handle && (!q.ops || !l.ops || !q.ops->can_change))
+        why += "; " + q.kind + " cannot change in place: re-created with its classes and filters";
       if (why.empty()) continue;
       if (recreate) {
         q_del.emplace_back(&l, why);
@@ -336,21 +384,9 @@ struct DevicePlanner {
       }
       const Class& l = *it->second;
       c_matched.insert(&l);
-      bool recreate = false;
-      std::string why;
-      if (l.kind != c.kind) why = "kind " + l.kind + " -> " + c.kind, recreate = true;
-      else if (l.parent != c.parent) why = "parent " + format_handle(l.parent) + " -> " + format_handle(c.parent), recreate = true;
-      else {
-        std::vector<std::string> d;
-        if (c.ops && l.ops) d = diff_options(*c.ops, c.opts, l.opts, recreate);
-        bool opts_differ = !d.empty();
-        diff_raw(c.raw, l.raw, d);
-        why = join(d);
-        if (opts_differ && !recreate && c.ops == l.ops && c.ops->options_need_recreate && c.ops->options_need_recreate(c.opts, l.opts)) {
-          recreate = true;
-          why += "; cannot change in place";
-        }
-      }
+      bool recreate = false, by_options = false;
+      std::string why = join(class_differences(c, l, recreate, &by_options));
+      if (by_options) why += "; cannot change in place";
       if (why.empty()) continue;
       if (recreate) {
         c_del.emplace_back(&l, why);
@@ -438,22 +474,11 @@ struct DevicePlanner {
       const Filter& l = *match;
       f_matched[static_cast<size_t>(&l - have.filters.data())] = true;
       bool recreate = false;
-      std::vector<std::string> why;
-      if (f.ops && l.ops) why = diff_options(*f.ops, f.opts, l.opts, recreate);
-      else if (f.raw.options != l.raw.options || !l.ops || !f.ops) recreate = true;  // a kind without a table
-      diff_raw(f.raw, l.raw, why);
-      if (f.classid != l.classid)
-        why.push_back("classid " + (l.classid ? format_handle(*l.classid) : "(none)") + " -> " + (f.classid ? format_handle(*f.classid) : "(none)"));
-      if (f.actions.size() != l.actions.size()) {
-        why.push_back("actions " + std::to_string(l.actions.size()) + " -> " + std::to_string(f.actions.size()));
-      } else {
-        for (size_t i = 0; i < f.actions.size(); ++i) same_action(f.actions[i], l.actions[i], why);
-      }
+      std::vector<std::string> why = filter_differences(f, l, recreate);
       if (why.empty()) {
         kept.push_back(&l);
         continue;
       }
-      if (f.ops && f.ops == l.ops && f.ops->needs_recreate && f.ops->needs_recreate(f, l)) recreate = true;
       std::string reason = join(why);
       if (recreate) {
         // e.g. u32 keeps the old selector on replace: delete and add again.

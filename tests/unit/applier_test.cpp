@@ -2,6 +2,12 @@
 // the real kernel paths are in tests/kernel/test_faults.sh).
 #include <catch2/catch.hpp>
 
+#include <cstring>
+#include <functional>
+
+#include <linux/pkt_sched.h>
+#include <linux/rtnetlink.h>
+
 #include "apply/applier.h"
 #include "plan/plan_print.h"
 #include "test_util.h"
@@ -20,15 +26,30 @@ struct FakeKernel : Kernel {
   std::vector<size_t> sends;     // messages per send call
   size_t sent = 0;               // messages so far
   size_t fail_at = SIZE_MAX;     // the n-th message overall is refused
+  // Echoes: each RTM_NEW* request comes back as its own bytes (a request
+  // decodes as the object it asks for), through `tamper` first.
+  bool echo = false;
+  std::function<void(std::vector<uint8_t>&)> tamper;
   const LinkNames& links() const override { return names; }
-  bool dump(const std::vector<std::string>&, State& live, Diagnostics&) override {
+  std::vector<std::vector<std::string>> dumped_devices;  // what each dump asked for
+  bool dump(const std::vector<std::string>& devices, State& live, Diagnostics&) override {
+    dumped_devices.push_back(devices);
     REQUIRE(dumped < dumps.size());
     live = dumps[dumped++];
     return true;
   }
-  std::vector<AckResult> send(MessageBatch& b, const SendOptions&) override {
+  std::vector<AckResult> send(MessageBatch& b, const SendOptions& o) override {
     sends.push_back(b.size());
     std::vector<AckResult> r(b.size());
+    for (size_t i = 0; echo && o.on_echo && i < b.size(); ++i) {
+      size_t from = b.offsets[i], to = i + 1 < b.size() ? b.offsets[i + 1] : b.buf.size();
+      std::vector<uint8_t> m(b.buf.begin() + static_cast<long>(from), b.buf.begin() + static_cast<long>(to));
+      uint16_t type;
+      std::memcpy(&type, m.data() + 4, 2);
+      if (type != RTM_NEWQDISC && type != RTM_NEWTCLASS && type != RTM_NEWTFILTER) continue;
+      if (tamper) tamper(m);
+      o.on_echo(i, m);
+    }
     for (auto& x : r) {
       x.status = sent++ == fail_at ? AckResult::Status::Failed : AckResult::Status::Ok;
       if (x.status == AckResult::Status::Failed) x.error = 22, x.ext_msg = "Invalid argument for test";
@@ -63,7 +84,7 @@ std::string text(const Plan& p) {
 
 }  // namespace
 
-TEST_CASE("a clean apply is verified by a fresh dump") {
+TEST_CASE("without echoes, a clean apply is verified by a fresh dump") {
   State want = load_ok(kWant), before = load_ok(kEmpty);
   Plan plan = make_plan(want, before);
   REQUIRE(plan.steps.size() == 4);
@@ -76,6 +97,105 @@ TEST_CASE("a clean apply is verified by a fresh dump") {
   CHECK(r.verified);
   CHECK(k.sends == std::vector<size_t>{4});
   CHECK_FALSE(d.has_errors());
+}
+
+TEST_CASE("a clean apply is verified by the kernel's echoes, with no dump") {
+  State want = load_ok(kWant), before = load_ok(kEmpty);
+  Plan plan = make_plan(want, before);
+  FakeKernel k;
+  k.echo = true;  // and no dump scripted: one would fail the test
+  Diagnostics d;
+  ApplyReport r = apply_plan(k, want, before, plan, ApplyOptions{}, d);
+  CHECK(r.succeeded());
+  CHECK(r.verified);
+  CHECK(r.echo_checked == 4);
+  CHECK(r.echo_missing == 0);
+  CHECK_FALSE(r.redumped);
+  CHECK(k.dumped == 0);
+}
+
+TEST_CASE("an echo that differs from the step is reported as what remains") {
+  State want = load_ok(kWant), before = load_ok(kEmpty);
+  Plan plan = make_plan(want, before);
+  FakeKernel k;
+  k.echo = true;
+  // The kernel "stores" class 1:30 with another rate: the echo says so.
+  k.tamper = [](std::vector<uint8_t>& m) {
+    tcmsg t;
+    std::memcpy(&t, m.data() + sizeof(nlmsghdr), sizeof t);
+    if (t.tcm_handle != 0x10030) return;
+    // TCA_HTB_PARMS' tc_htb_opt.rate.rate: 30mbit (3750000 B/s) -> 40mbit
+    // (its burst, kept in time, then reads back as more bytes too).
+    uint32_t from = 3750000, to = 5000000;
+    for (size_t i = sizeof(nlmsghdr) + sizeof t; i + 4 <= m.size(); i += 4)
+      if (std::memcmp(m.data() + i, &from, 4) == 0) {
+        std::memcpy(m.data() + i, &to, 4);
+        break;
+      }
+  };
+  Diagnostics d;
+  ApplyReport r = apply_plan(k, want, before, plan, ApplyOptions{}, d);
+  CHECK(r.succeeded());
+  CHECK_FALSE(r.verified);
+  CHECK_FALSE(r.redumped);
+  CHECK(text(r.remaining) == "~ v0: class htb 1:30 parent 1:  (rate 40mbit -> 30mbit, burst 2130b -> 1598b)\n");
+}
+
+TEST_CASE("a step without an echo makes verify read the devices again") {
+  State want = load_ok(kWant), before = load_ok(kEmpty);
+  Plan plan = make_plan(want, before);
+  FakeKernel k;
+  k.echo = true;
+  k.tamper = [](std::vector<uint8_t>& m) {  // the qdisc's echo is lost
+    if (m[4] == RTM_NEWQDISC) m.resize(sizeof(nlmsghdr) - 4);
+  };
+  k.dumps = {load_ok(kWant)};
+  Diagnostics d;
+  ApplyReport r = apply_plan(k, want, before, plan, ApplyOptions{}, d);
+  CHECK(r.verified);
+  CHECK(r.echo_missing == 1);
+  CHECK(r.redumped);
+  CHECK(k.dumped == 1);
+}
+
+TEST_CASE("only the devices of steps without an echo are read again") {
+  const char* two = R"(version: 1
+devices:
+  v0:
+    qdiscs: [{kind: htb, handle: "1:"}]
+    classes: [{classid: "1:10", rate: 10mbit}]
+  v1:
+    qdiscs: [{kind: htb, handle: "1:"}]
+    classes: [{classid: "1:10", rate: 10mbit}]
+)";
+  const char* empty = "version: 1\ndevices:\n  v0: {}\n  v1: {}\n";
+  State want = load_ok(two), before = load_ok(empty);
+  Plan plan = make_plan(want, before);
+  REQUIRE(plan.steps.size() == 4);
+  FakeKernel k;
+  k.echo = true;
+  k.tamper = [](std::vector<uint8_t>& m) {  // v1's qdisc echo is lost
+    tcmsg t;
+    std::memcpy(&t, m.data() + sizeof(nlmsghdr), sizeof t);
+    if (m[4] == RTM_NEWQDISC && t.tcm_ifindex == 2) m.resize(sizeof(nlmsghdr) - 4);
+  };
+  // The dump answers with v0 drifted (its class gone) and v1 as planned:
+  // v0 was proven by its echoes, so only v1 is read and compared.
+  k.dumps = {load_ok(R"(version: 1
+devices:
+  v0:
+    qdiscs: [{kind: htb, handle: "1:"}]
+  v1:
+    qdiscs: [{kind: htb, handle: "1:"}]
+    classes: [{classid: "1:10", rate: 10mbit}]
+)")};
+  Diagnostics d;
+  ApplyReport r = apply_plan(k, want, before, plan, ApplyOptions{}, d);
+  CHECK(r.echo_checked == 3);
+  CHECK(r.echo_missing == 1);
+  REQUIRE(k.dumped_devices.size() == 1);
+  CHECK(k.dumped_devices[0] == std::vector<std::string>{"v1"});
+  CHECK(r.verified);
 }
 
 TEST_CASE("a verify that finds drift says what remains") {
