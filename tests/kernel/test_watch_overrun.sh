@@ -22,7 +22,11 @@ snapshot >"$TMP/before.json"
 for i in $(seq 2000); do
   echo "filter add dev v0 parent 1: pref 20 protocol ip u32 match ip dst 10.0.$((i / 256)).$((i % 256))/32 classid 1:30"
 done >"$TMP/foreign.tc"
+# Watch is stopped while tc adds them, so the 4 KiB buffer overflows for
+# sure (a quiet machine drains it as fast as tc writes).
+kill -STOP "$WPID"
 expect_rc 0 tc -n "$NS" -b "$TMP/foreign.tc"
+kill -CONT "$WPID"
 wait_event resync "" 10
 wait_event repaired v0 20 '"cause":"resync"'
 sleep 0.5
