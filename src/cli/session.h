@@ -27,6 +27,9 @@ struct Session {
   // Destroyed first (it may still be dumping into live with kernel).
   std::unique_ptr<DumpAhead> ahead;
   Plan plan;
+  // A command's one session: a big state is left to the process's exit.
+  // watch makes a session per event and must free every one.
+  bool leave_big_to_exit = true;
 
   ~Session() {
     ahead.reset();
@@ -39,7 +42,7 @@ struct Session {
       State desired, live;
       Plan plan;
     };
-    if (plan.steps.size() + count_filters(desired) + count_filters(live) > 100000)
+    if (leave_big_to_exit && plan.steps.size() + count_filters(desired) + count_filters(live) > 100000)
       (void)new Rules{std::move(desired), std::move(live), std::move(plan)};
   }
 

@@ -58,7 +58,10 @@ class Watcher {
   // own_echo: right after an apply's ACKs (rtnetlink notifies before it
   // acknowledges, so every event the apply caused is queued by then); the
   // re-plan sync() schedules catches a foreign change among them.
-  void on_monitor(bool own_echo = false);
+  // own: the places the apply just changed (device names; "block" for
+  // shared blocks, "actions" for the action table): their tc events are
+  // its own echo. Any other place's events are drift as ever.
+  void on_monitor(const std::set<std::string>* own = nullptr);
   void on_inotify();
   bool on_signal();  // false: stop
   void read_signals();  // sets stop_ (SIGTERM, SIGINT) and hup_
@@ -70,6 +73,12 @@ class Watcher {
   void sync(const std::vector<std::string>& devs, const std::string& cause, std::optional<WatchTime> since);
   void emit(WatchEvent e);
   void notify_status();
+  // WATCHDOG=1 when due: from the loop, and from inside a long dump or
+  // apply (a 100k-rule re-plan takes longer than WatchdogSec/2).
+  void notify_watchdog();
+  bool watchdog_ = false;
+  std::chrono::microseconds wd_every_{0};
+  WatchTime wd_next_{};
 
   std::vector<std::string> files_;
   WatchFlags w_;
@@ -97,6 +106,13 @@ void Watcher::emit(WatchEvent e) {
   std::string line = w_.json ? watch_event_json(e, unix_ms_now()) : watch_event_text(e, unix_ms_now());
   std::fwrite(line.data(), 1, line.size(), stdout);
   std::fflush(stdout);  // a pipe reader (a test, journald) sees each event as it happens
+}
+
+void Watcher::notify_watchdog() {
+  auto now = WatchClock::now();
+  if (!watchdog_ || now < wd_next_) return;
+  sd_notify(0, "WATCHDOG=1");
+  wd_next_ = now + wd_every_;
 }
 
 void Watcher::notify_status() {
@@ -167,14 +183,22 @@ void Watcher::on_overrun() {
   for (auto& dev : declared_) mark(dev, "resync"), cause_[dev] = "resync";
 }
 
-void Watcher::on_monitor(bool own_echo) {
+void Watcher::on_monitor(const std::set<std::string>* own) {
   std::vector<MonitorEvent> evs;
   std::string err;
   if (!mon_.read(evs, err)) emit({"error", {}, {}, err, {}, {}, {}});
   for (auto& e : evs) {
-    // Right after an apply the tc events are its own echo: dropped. Link
-    // events are handled as ever (a device may have come or gone meanwhile).
-    if (own_echo && (e.type == MonitorEvent::Type::Tc || e.type == MonitorEvent::Type::Action)) continue;
+    // Right after an apply the tc events of the places it changed are its
+    // own echo: dropped (the re-plan after it still looks). Link events are
+    // handled as ever (a device may have come or gone meanwhile).
+    if (own) {
+      if (e.type == MonitorEvent::Type::Action && own->count("actions")) continue;
+      if (e.type == MonitorEvent::Type::Tc) {
+        if (e.ifindex == TCM_IFINDEX_MAGIC_BLOCK ? own->count("block") > 0
+                                                  : links_.count(e.ifindex) && own->count(links_[e.ifindex]))
+          continue;
+      }
+    }
     switch (e.type) {
       case MonitorEvent::Type::Overrun:
         on_overrun();
@@ -281,9 +305,21 @@ void Watcher::sync(const std::vector<std::string>& devs, const std::string& caus
   auto t0 = since.value_or(WatchClock::now());
   Diagnostics d;
   Session s;
+  s.leave_big_to_exit = false;  // a session per event: freed, or memory grows
+  // A read that fails (a dump that met a device going away, rtnetlink
+  // busy) is tried again in a second, counted like a failed apply so that
+  // one that keeps failing ends instead of looping.
+  auto retry = [&](WatchEvent e) {
+    bool give_up = false;
+    for (auto& dev : devs) give_up = tracker_.record("failed apply on " + dev, WatchClock::now()) || give_up;
+    e.message += give_up ? "; failed too often: not retried until SIGHUP" : "; planned again in 1 s";
+    emit(e);
+    if (!give_up)
+      for (auto& dev : devs) devices_.schedule(dev, WatchClock::now() + WatchMs(1000)), cause_.try_emplace(dev, "retry");
+  };
   s.kernel = open_kernel(std::nullopt, d);  // in the namespace already; a fresh link list
   if (!s.kernel) {
-    emit({"error", {}, {}, d.all().empty() ? "cannot open rtnetlink" : d.all().front().message, {}, {}, {}});
+    retry({"error", {}, {}, d.all().empty() ? "cannot open rtnetlink" : d.all().front().message, {}, {}, {}});
     return;
   }
   std::set<std::string> want(devs.begin(), devs.end());
@@ -301,10 +337,13 @@ void Watcher::sync(const std::vector<std::string>& devs, const std::string& caus
     for (auto& dev : devs) devices_.schedule(dev, WatchClock::now() + WatchMs(500)), cause_.try_emplace(dev, cause);
     return;
   }
-  if (!read_and_plan(s, d, o_, true)) {
+  notify_watchdog();  // a dump of 100k rules takes seconds: not a hang
+  bool read = read_and_plan(s, d, o_, true);
+  notify_watchdog();
+  if (!read) {
     WatchEvent e{"error", {}, {}, "cannot read the kernel's state", {}, {}, {}};
     for (auto& x : d.all()) e.errors.push_back(split_lines(format_diagnostic(x, false)).front());
-    emit(e);
+    retry(e);
     return;
   }
   // Never fight: objects in conflict are left as the other writer has them
@@ -320,6 +359,14 @@ void Watcher::sync(const std::vector<std::string>& devs, const std::string& caus
     one.steps.push_back(st);
     lines[st.device].push_back(split_lines(plan_text(one, PrintOptions{})).front());
   }
+  // An event is one line: a 100k-step repair must not become a line of
+  // megabytes (journald splits lines past 48 KiB, and JSON breaks).
+  for (auto& [dev, l] : lines)
+    if (l.size() > kMaxEventDiff) {
+      size_t more = l.size() - kMaxEventDiff;
+      l.resize(kMaxEventDiff);
+      l.push_back("... and " + std::to_string(more) + " more steps");
+    }
   bool repair = cause == "drift" || cause == "link-change" || cause == "verify" || cause == "resync" || cause == "retry";
   if (repair)
     for (auto& [dev, l] : lines) emit({"drift", dev, l, {}, {}, cause, {}});
@@ -336,9 +383,18 @@ void Watcher::sync(const std::vector<std::string>& devs, const std::string& caus
     // The signals wait in the signalfd: looked at after each chunk, so a
     // SIGTERM during a 100k-rule apply is not kept waiting for all of it.
     ao.interrupt = &stop_;
-    ao.progress = [this](size_t, size_t) { read_signals(); };
+    ao.progress = [this](size_t, size_t) {
+      read_signals();
+      notify_watchdog();
+    };
     ApplyReport rep = apply_plan(*s.kernel, s.desired, s.live, s.plan, ao, d);
-    on_monitor(true);
+    std::set<std::string> own;
+    for (auto& st : s.plan.steps) {
+      if (st.action && !st.filter) own.insert("actions");
+      else if (st.device.rfind("block ", 0) == 0) own.insert("block");
+      else own.insert(st.device);
+    }
+    on_monitor(&own);
     if (rep.interrupted_by) {
       emit({"interrupted", {}, {}, std::string("stopped by ") + strsignal(rep.interrupted_by) + " after " +
                                        std::to_string(rep.ok) + " of " + std::to_string(s.plan.steps.size()) + " steps" +
@@ -419,22 +475,22 @@ int Watcher::run() {
   for (auto& [i, name] : links_) present.insert(name);
   for (auto& dev : declared_)
     if (!present.count(dev)) emit({"device-missing", dev, {}, "not present; applied when it appears", {}, {}, {}});
+  uint64_t wd_usec = 0;
+  watchdog_ = sd_watchdog_enabled(0, &wd_usec) > 0 && wd_usec > 0;
+  wd_every_ = std::chrono::microseconds(wd_usec / 2);
+  wd_next_ = WatchClock::now() + wd_every_;
   sync({declared_.begin(), declared_.end()}, "start", std::nullopt);
   emit({"started", {}, {}, "watching " + std::to_string(declared_.size()) + " devices", {}, {}, {}});
   sd_notify(0, "READY=1");
   notify_status();
 
-  uint64_t wd_usec = 0;
-  bool watchdog = sd_watchdog_enabled(0, &wd_usec) > 0 && wd_usec > 0;
-  auto wd_every = std::chrono::microseconds(wd_usec / 2);
-  auto wd_next = WatchClock::now() + wd_every;
 
   for (;;) {
     // Sleep until an fd is readable or the earliest timer; with no timer
     // pending (and no watchdog) poll waits for ever: no busy loop.
     std::optional<WatchTime> next = devices_.next_deadline();
     if (auto f = file_timer_.next_deadline(); f && (!next || *f < *next)) next = f;
-    if (watchdog && (!next || wd_next < *next)) next = wd_next;
+    if (watchdog_ && (!next || wd_next_ < *next)) next = wd_next_;
     int timeout = -1;
     if (next) {
       auto left = std::chrono::ceil<std::chrono::milliseconds>(*next - WatchClock::now()).count();
@@ -452,10 +508,7 @@ int Watcher::run() {
       if (fds[1].revents) on_inotify();
     }
     auto now = WatchClock::now();
-    if (watchdog && now >= wd_next) {
-      sd_notify(0, "WATCHDOG=1");
-      wd_next = now + wd_every;
-    }
+    notify_watchdog();
     if (!file_timer_.take_due(now).empty()) reload_files(false);
     auto due = devices_.take_due(now);
     if (due.empty()) continue;

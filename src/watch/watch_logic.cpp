@@ -39,25 +39,36 @@ std::optional<WatchTime> Debouncer::next_deadline() const {
 
 bool RepairTracker::record(const std::string& key, WatchTime now) {
   if (conflicts_.count(key)) return false;
-  // Forget what is out of every window, then the least recent objects past
-  // the bound: a flood of distinct foreign rules cannot grow this forever.
-  for (auto it = times_.begin(); it != times_.end();) {
-    auto& q = it->second;
-    while (!q.empty() && now - q.front() > window_) q.pop_front();
-    it = q.empty() ? times_.erase(it) : std::next(it);
-  }
-  while (times_.size() >= max_objects_ && !times_.count(key)) {
-    auto oldest = times_.begin();
-    for (auto it = times_.begin(); it != times_.end(); ++it)
-      if (it->second.back() < oldest->second.back()) oldest = it;
-    times_.erase(oldest);
-  }
+  // Bounded memory at amortised constant cost a repair: only when the
+  // table is full, forget what is out of every window, then the older half
+  // (by last repair). A 100k-step repair is then 100k cheap records, not
+  // 100k scans of the whole table.
+  if (times_.size() >= max_objects_ && !times_.count(key)) shrink(now);
   auto& q = times_[key];
+  while (!q.empty() && now - q.front() > window_) q.pop_front();
   q.push_back(now);
   if (q.size() < limit_) return false;
   conflicts_.insert(key);
   times_.erase(key);
   return true;
+}
+
+void RepairTracker::shrink(WatchTime now) {
+  for (auto it = times_.begin(); it != times_.end();) {
+    auto& q = it->second;
+    while (!q.empty() && now - q.front() > window_) q.pop_front();
+    it = q.empty() ? times_.erase(it) : std::next(it);
+  }
+  if (times_.size() < max_objects_) return;
+  std::vector<WatchTime> last;
+  last.reserve(times_.size());
+  for (auto& [k, q] : times_) last.push_back(q.back());
+  auto mid = last.begin() + static_cast<std::ptrdiff_t>(last.size() / 2);
+  std::nth_element(last.begin(), mid, last.end());
+  WatchTime cut = *mid;
+  for (auto it = times_.begin(); it != times_.end();) it = it->second.back() < cut ? times_.erase(it) : std::next(it);
+  // All repaired at one instant (one big apply): drop any half.
+  while (times_.size() >= max_objects_) times_.erase(times_.begin());
 }
 
 std::string iso_time_ms(long long unix_ms) {

@@ -46,8 +46,8 @@ class Debouncer {
 // Never fight: each object watch repairs is counted; `limit` repairs within
 // `window` make it a conflict, and a conflicted object is left alone until
 // clear() (SIGHUP). Memory is bounded: old repair times are dropped, and
-// at most `max_objects` objects are tracked (the least recently repaired
-// go first).
+// at most `max_objects` objects are tracked (when full, the less recently
+// repaired half goes).
 class RepairTracker {
  public:
   RepairTracker(size_t limit, std::chrono::seconds window, size_t max_objects = 10000)
@@ -61,6 +61,8 @@ class RepairTracker {
   size_t tracked() const { return times_.size(); }
 
  private:
+  void shrink(WatchTime now);
+
   size_t limit_;
   std::chrono::seconds window_;
   size_t max_objects_;
@@ -84,6 +86,8 @@ struct WatchEvent {
 
 // An event lists at most this many errors, then "... N more".
 constexpr size_t kMaxEventErrors = 20;
+// And at most this many diff lines (plan steps), then "... and N more steps".
+constexpr size_t kMaxEventDiff = 200;
 // `unix_ms`: wall-clock milliseconds since the epoch (the caller's clock).
 std::string watch_event_json(const WatchEvent& e, long long unix_ms);
 std::string watch_event_text(const WatchEvent& e, long long unix_ms);
