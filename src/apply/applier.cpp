@@ -163,7 +163,19 @@ class EchoCheck {
   bool settle(const std::vector<AckResult>& results, ApplyReport& rep, std::set<std::string>& unproven,
               bool& whole) const {
     for (size_t i = 0; i < results.size() && i < seen_.size(); ++i) {
-      if (results[i].status != AckResult::Status::Ok || plan_.steps[i].op == Op::Delete) continue;
+      if (results[i].status != AckResult::Status::Ok) continue;
+      if (plan_.steps[i].op == Op::Delete) {
+        // The ACK proves the delete, but not what the kernel did beside it:
+        // a chain not made explicitly goes with its last filter, and the
+        // file may declare that chain (the plan kept it: no step). Such a
+        // device is read again.
+        const Step& st = plan_.steps[i];
+        if (st.filter && st.filter->key.chain != 0) {
+          if (st.block) whole = true;
+          else unproven.insert(st.device);
+        }
+        continue;
+      }
       if (seen_[i] == Echo::None) {
         if (++rep.echo_missing <= 5) rep.echo_missing_steps.push_back(i);
         const Step& st = plan_.steps[i];
@@ -180,7 +192,7 @@ class EchoCheck {
       rep.remaining.steps.push_back(std::move(s));
     }
     rep.read_back = rereads;
-    return rep.echo_missing == 0;
+    return rep.echo_missing == 0 && unproven.empty() && !whole;
   }
 
  private:
