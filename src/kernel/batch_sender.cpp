@@ -188,7 +188,7 @@ class Sender {
   void drain(int flags) {
     for (;;) {
       int n = sock_.recv_many(mm_, kSlots, flags);
-      if (n == -EAGAIN || n == -EWOULDBLOCK) return;
+      if (n == -EAGAIN || n == -EWOULDBLOCK) break;  // the lost check below still runs
       if (n == -ENOBUFS) {
         // The kernel dropped ACKs (receive buffer full). Take what is still
         // queued; whatever stays pending after that is lost for good.
