@@ -706,7 +706,17 @@ void Importer::qdisc(Cursor& c, Verb v, const TcWord& head) {
         const TcWord& kw = c.take();
         const TcWord* val = c.value(kw, *word == "linklayer" ? "ethernet, atm or adsl" : "a number");
         if (!val) return;
-        put(*stab, std::string(*word), kw.loc, scalar(*word == "linklayer" ? val->text : tc_number(val->text), val->loc));
+        std::string v = tc_number(val->text);
+        if (*word == "linklayer") {
+          // tc's get_linklayer: a prefix of ethernet, atm or adsl, in that order.
+          v = val->text;
+          for (std::string_view ll : {"ethernet", "atm", "adsl"})
+            if (tc_matches(val->text, ll)) {
+              v = std::string(ll);
+              break;
+            }
+        }
+        put(*stab, std::string(*word), kw.loc, scalar(v, val->loc));
       }
     } else if (w.text == "estimator" || w.text == "ingress_block" || w.text == "egress_block") {
       d_.error(w.loc, quoted(w.text) + " has no tcsync spelling yet");

@@ -222,9 +222,8 @@ class Dumper {
       auto operator<=>(const List&) const = default;
     };
     using Group = std::tuple<uint32_t, uint16_t, const KindOps*>;  // (qdisc, pref, kind)
-    auto qdisc_of = [](uint32_t p) { return (p & 0xFFFF0000u) == kHandleIngressQdisc ? kHandleIngress : p & 0xFFFF0000u; };
     auto list_of = [](const Filter& f) { return List{f.key.parent, f.key.chain, f.key.protocol}; };
-    auto group_of = [&](const Filter& f) { return Group{qdisc_of(f.key.parent), f.key.pref, f.ops}; };
+    auto group_of = [&](const Filter& f) { return Group{table_space_of(f.key.parent), f.key.pref, f.ops}; };
     std::map<Group, std::vector<List>> lists;  // sorted, so placement does not depend on read order
     // A dump comes list by list: one lookup per run of a list's entries,
     // not one per rule (100k u32 rules on a clsact pass here on every dump).

@@ -2,7 +2,13 @@
 
 #include <deque>
 
+#include "base/handle.h"
+
 namespace tcsync {
+
+uint32_t table_space_of(uint32_t parent) {
+  return (parent & 0xFFFF0000u) == kHandleIngressQdisc ? kHandleIngress : parent & 0xFFFF0000u;
+}
 
 std::map<uint32_t, size_t> place_tables(const std::vector<uint32_t>& roots,
                                         const std::vector<std::pair<uint32_t, uint32_t>>& links,

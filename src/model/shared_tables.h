@@ -20,6 +20,11 @@
 
 namespace tcsync {
 
+// The qdisc whose table space a list at `parent` uses: a clsact's (or
+// ingress's) sides and its `ffff:` are one qdisc; else the parent's major.
+// Lists share tables when they have this and the pref in common.
+uint32_t table_space_of(uint32_t parent);
+
 // roots[i]: list i's root table (lists in the order above); links: (table a
 // rule hangs in, table it links to). Returns the list index of every table
 // named in roots, links or `tables`.

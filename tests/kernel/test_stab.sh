@@ -9,7 +9,7 @@ source "$(dirname "$0")/lib.sh"
 make_ns
 make_ref_ns
 cat >"$TMP/stab.tc" <<'B'
-qdisc add dev v0 root handle 1: stab linklayer ethernet overhead 34 htb default 10
+qdisc add dev v0 root handle 1: stab linklayer eth overhead 34 htb default 10
 class add dev v0 parent 1: classid 1:10 htb rate 20mbit ceil 20mbit overhead 34 linklayer ethernet
 qdisc add dev v1 root handle 1: stab overhead 44 mpu 96 linklayer adsl htb default 10
 class add dev v1 parent 1: classid 1:10 htb rate 2mbit linklayer atm overhead 44

@@ -1140,7 +1140,6 @@ std::vector<uint32_t> depends_on(const Options& o) {
 // same, or every apply would move it. Empty lists come too: they are lists
 // of their pref.
 void check_device(const std::vector<const Filter*>& filters, Diagnostics& d) {
-  auto qdisc_of = [](uint32_t p) { return (p & 0xFFFF0000u) == kHandleIngressQdisc ? kHandleIngress : p & 0xFFFF0000u; };
   auto list_of = [](const Filter* f) { return std::make_tuple(f->key.parent, f->key.chain, f->key.protocol); };
   auto describe = [](const Filter* f) {
     return describe_filter_parent(f->key.parent) + " chain " + std::to_string(f->key.chain) + " pref " + std::to_string(f->key.pref) +
@@ -1149,13 +1148,13 @@ void check_device(const std::vector<const Filter*>& filters, Diagnostics& d) {
   std::map<std::pair<uint32_t, uint32_t>, const Filter*> tables;  // (qdisc, table) -> table
   for (const Filter* f : filters)
     if (!f->empty_list && f->opts.has(kDivisor)) {
-      auto [it, ok] = tables.emplace(std::make_pair(qdisc_of(f->key.parent), f->key.handle & 0xFFF00000u), f);
+      auto [it, ok] = tables.emplace(std::make_pair(table_space_of(f->key.parent), f->key.handle & 0xFFF00000u), f);
       if (!ok)
         d.error(f->loc, "u32 table " + u32_handle_str(f->key.handle) + " is already declared at " + format_location(it->second->loc) +
                             " (table ids are shared by every parent, chain and pref of a qdisc)");
     }
   auto table_at = [&](const Filter* f, uint32_t t) -> const Filter* {
-    auto it = tables.find({qdisc_of(f->key.parent), t & 0xFFF00000u});
+    auto it = tables.find({table_space_of(f->key.parent), t & 0xFFF00000u});
     return it == tables.end() ? nullptr : it->second;
   };
   for (const Filter* f : filters) {
@@ -1182,7 +1181,7 @@ void check_device(const std::vector<const Filter*>& filters, Diagnostics& d) {
   // Where the dump will list each table of a pref shared by several lists.
   using List = std::tuple<uint32_t, uint32_t, uint16_t>;
   std::map<std::pair<uint32_t, uint16_t>, std::vector<List>> lists;  // (qdisc, pref) -> its lists, sorted
-  for (const Filter* f : filters) lists[{qdisc_of(f->key.parent), f->key.pref}].push_back(list_of(f));
+  for (const Filter* f : filters) lists[{table_space_of(f->key.parent), f->key.pref}].push_back(list_of(f));
   for (auto& [g, ls] : lists) {
     std::sort(ls.begin(), ls.end());
     ls.erase(std::unique(ls.begin(), ls.end()), ls.end());
@@ -1197,7 +1196,7 @@ void check_device(const std::vector<const Filter*>& filters, Diagnostics& d) {
     std::vector<std::pair<uint32_t, uint32_t>> links;
     std::vector<uint32_t> declared;
     for (const Filter* f : filters) {
-      if (f->empty_list || qdisc_of(f->key.parent) != g.first || f->key.pref != g.second) continue;
+      if (f->empty_list || table_space_of(f->key.parent) != g.first || f->key.pref != g.second) continue;
       if (f->opts.has(kDivisor)) declared.push_back(f->key.handle & 0xFFF00000u);
       else if (auto link = f->opts.num(kLink)) links.emplace_back(table_of_rule(f), static_cast<uint32_t>(*link) & 0xFFF00000u);
     }
