@@ -1,6 +1,7 @@
 #include "cli/confirm.h"
 
 #include <fcntl.h>
+#include <sys/file.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -28,6 +29,21 @@ std::string pending_revert_path() {
   return run_dir() + "/netns-" + std::to_string(ns.st_ino) + ".pending.yaml";
 }
 
+namespace {
+
+// Whether a live reverter holds `path` (it keeps an exclusive flock on its
+// pending file from its start to its end). A file nobody holds is left
+// over from a reverter that was killed: nothing will act on it.
+bool held(const std::string& path) {
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  bool busy = flock(fd, LOCK_EX | LOCK_NB) != 0 && errno == EWOULDBLOCK;
+  close(fd);
+  return busy;
+}
+
+}  // namespace
+
 bool arm_revert(const State& before, int seconds, const std::optional<std::string>& netns, std::string& err) {
   std::string path = pending_revert_path();
   if (path.empty()) {
@@ -36,9 +52,18 @@ bool arm_revert(const State& before, int seconds, const std::optional<std::strin
   }
   mkdir(run_dir().c_str(), 0755);
   struct stat st {};
-  if (stat(path.c_str(), &st) == 0) {
-    err = "an apply --confirm is pending in this namespace (" + path + "): run `tcsync confirm` or wait for its revert";
+  if (held(path + ".reverting")) {
+    err = "a revert of an unconfirmed apply is running in this namespace; try again when it is done";
     return false;
+  }
+  if (stat(path.c_str(), &st) == 0) {
+    if (held(path)) {
+      err = "an apply --confirm is pending in this namespace (" + path + "): run `tcsync confirm` or wait for its revert";
+      return false;
+    }
+    // Its reverter is gone (killed with its cgroup, say): the file is stale.
+    std::fprintf(stderr, "tcsync: warning: %s was left by a reverter that no longer runs: removed\n", path.c_str());
+    unlink(path.c_str());
   }
   // The before state as a file apply takes back: what dump would print for
   // these devices (a device that had nothing is `{}`: owned and emptied).
@@ -103,6 +128,7 @@ int cmd_confirm(const CommonOptions& o) {
     return 1;
   }
   std::string path = pending_revert_path();
+  bool orphan = !path.empty() && access(path.c_str(), F_OK) == 0 && !held(path);
   // The same race as the reverter's: the first rename wins.
   std::string done = path + ".confirmed";
   if (path.empty() || rename(path.c_str(), done.c_str()) != 0) {
@@ -111,12 +137,20 @@ int cmd_confirm(const CommonOptions& o) {
     return 1;
   }
   unlink(done.c_str());
+  if (orphan) std::cerr << "tcsync: warning: no reverter was running (it was killed): nothing would have reverted\n";
   if (!o.quiet) std::cout << "confirmed: the applied state stays\n";
   return 0;
 }
 
 int cmd_revert_pending(const std::string& file, long long deadline, const CommonOptions& o) {
   signal(SIGHUP, SIG_IGN);
+  // Held until this process ends (the fd follows the renames): while it is,
+  // the pending file is alive; without it, stale (see held()).
+  int lock_fd = open(file.c_str(), O_RDONLY | O_CLOEXEC);
+  if (lock_fd < 0 || flock(lock_fd, LOCK_EX) != 0) {
+    std::printf("nothing to revert: %s is gone (confirmed already)\n", file.c_str());
+    return 0;
+  }
   struct timespec at {static_cast<time_t>(deadline), 0};
   while (clock_nanosleep(CLOCK_REALTIME, TIMER_ABSTIME, &at, nullptr) == EINTR) {
   }

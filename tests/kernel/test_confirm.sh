@@ -104,4 +104,17 @@ wait "$APPLIER" 2>/dev/null || true
 [ -n "$REVERTER" ] && [ "$(ps -o ppid= -p "$REVERTER" | tr -d ' ')" != "$APPLIER" ] && pass "the reverter is not the applier's child" || fail "the reverter's parent"
 wait_state "$TMP/a.json" 10 && pass "after the deadline: tc -j equals the state before" || { fail "not reverted after SIGKILL"; cat "$TMP"/run/*.log; }
 ls "$TMP/run" | grep -q pending.yaml && fail "a pending file is left" || pass "no pending file left"
+
+# A pending file whose reverter was killed (a unit's cgroup stopped, say):
+# nothing holds it, so it blocks nothing. confirm says no reverter ran; a
+# new --confirm replaces it.
+PENDING=$TMP/run/netns-$(stat -L -c %i "/run/netns/$NS").pending.yaml
+cp "$TMP/a.yaml" "$PENDING" 2>/dev/null || echo "version: 1" >"$PENDING"
+expect_rc 0 ts confirm
+expect_contains "no reverter was running"
+echo "version: 1" >"$PENDING"
+base 12mbit >"$TMP/c.yaml"
+expect_rc 0 ts apply --confirm 5 "$TMP/c.yaml"  # short: its reverter ends soon after the confirm
+expect_contains "left by a reverter that no longer runs: removed"
+expect_rc 0 ts confirm
 [ "$FAILS" = 0 ] && echo "all checks passed" || { echo "$FAILS check(s) failed"; exit 1; }
