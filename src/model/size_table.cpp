@@ -71,7 +71,8 @@ std::optional<std::vector<uint8_t>> parse_stab(const Node& n, Diagnostics& d) {
   }
   tc_sizespec s{};
   bool as_written = false, ok = true;
-  for (auto& [k, v] : n.map) {
+  for (auto& kv : n.map) {
+    const Node &k = kv.first, &v = kv.second;  // not a structured binding: clang 14 lambdas cannot capture one
     std::string_view key = k.scalar;
     auto number = [&](int64_t lo, int64_t hi) -> std::optional<int64_t> {
       std::optional<int64_t> x;

@@ -49,7 +49,7 @@ devices:
       - {classid: "1:10", rate: 10mbit}
 YAML
 expect_rc 2 ts diff "$TMP/plain.yaml"
-expect_contains "unread attributes attrs 8 -> (none)"
+expect_contains "stab {linklayer: ethernet, overhead: 34} -> (none)"  # read since session 11: named as the file spells it
 
 expect_rc 0 ts dump
 echo "$OUT" >"$TMP/dump.yaml"
@@ -77,7 +77,7 @@ expect_rc 0 ts apply "$TMP/plain.yaml"
 tc -n "$NS" -d qdisc show dev v0 | grep -q overhead && fail "stab still on v0 after the plain file" || pass "plain file removed the stab"
 
 # Raw bytes that are not whole attributes are refused at their line.
-sed 's/raw_attrs: "2000/raw_attrs: "2100/' "$TMP/dump.yaml" >"$TMP/bad.yaml"
+sed 's/raw_attrs: "0c0007/raw_attrs: "0d0007/' "$TMP/dump.yaml" >"$TMP/bad.yaml"
 expect_rc 1 ts validate "$TMP/bad.yaml"
 expect_contains "is not a run of netlink attributes"
 finish

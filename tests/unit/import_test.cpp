@@ -314,7 +314,7 @@ filter add dev eth0 ingress prio 3 protocol all basic classid 1:2
   CHECK(bad.diags.find("b.tc:1:48: error: match: cmp: layer must be") == 0);
 }
 
-TEST_CASE("import: a u32 or fw filter with no options is an empty list; a rule moved to another pref's table leaves one") {
+TEST_CASE("import: a u32 or fw filter with no options is an empty list, and a rule moved to another pref's table leaves one") {
   auto r = import(R"(qdisc add dev v0 clsact
 filter add dev v0 ingress protocol ip prio 5 u32
 filter add dev v0 ingress protocol ip prio 5 u32

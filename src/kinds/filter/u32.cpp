@@ -1182,7 +1182,9 @@ void check_device(const std::vector<const Filter*>& filters, Diagnostics& d) {
   using List = std::tuple<uint32_t, uint32_t, uint16_t>;
   std::map<std::pair<uint32_t, uint16_t>, std::vector<List>> lists;  // (qdisc, pref) -> its lists, sorted
   for (const Filter* f : filters) lists[{table_space_of(f->key.parent), f->key.pref}].push_back(list_of(f));
-  for (auto& [g, ls] : lists) {
+  for (auto& entry : lists) {
+    const auto& g = entry.first;
+    auto& ls = entry.second;  // not a structured binding: clang 14 lambdas cannot capture one
     std::sort(ls.begin(), ls.end());
     ls.erase(std::unique(ls.begin(), ls.end()), ls.end());
     if (ls.size() < 2) continue;
