@@ -8,9 +8,12 @@ TC_SNAPSHOT_DROP=key,key... drops more keys (the fault tests drop the
 action `index`: the kernel numbers each action it creates, and an action
 replaced and replaced back gets a new number that no file declares). The
 index of an action one rule holds alone is always dropped (see clean).
+TC_SNAPSHOT_DETAILS=1 asks tc for details (-d): size tables, htb's and
+tbf's linklayer and overhead (what shaping scripts set).
 """
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -22,8 +25,11 @@ DROP = {"refcnt", "stats", "stats2", "xstats", "bytes", "packets", "drops", "ove
         "rule_hit"} | {k for k in os.environ.get("TC_SNAPSHOT_DROP", "").split(",") if k}
 
 
+DETAILS = ["-d"] if os.environ.get("TC_SNAPSHOT_DETAILS") == "1" else []
+
+
 def tc(ns, *args):
-    out = subprocess.run(["tc", "-n", ns, "-j", *args], check=True, capture_output=True, text=True).stdout
+    out = subprocess.run(["tc", "-n", ns, "-j", *DETAILS, *args], check=True, capture_output=True, text=True).stdout
     if not out.strip():
         return []
     try:
@@ -34,9 +40,24 @@ def tc(ns, *args):
         # keep tc's text lines instead (sorted: the kernel's class order is a
         # hash order).
         # tcsync's fingerprint cookies are dropped here too (see below).
-        out = subprocess.run(["tc", "-n", ns, *args], check=True, capture_output=True, text=True).stdout
-        lines = (l.strip() for l in out.splitlines())
-        return sorted(l for l in lines if l and not (l.startswith(tuple("cookie " + f for f in FINGERPRINTS)) and len(l) == 7 + 32))
+        out = subprocess.run(["tc", "-n", ns, *DETAILS, *args], check=True, capture_output=True, text=True).stdout
+        lines = [l.strip() for l in out.splitlines() if l.strip()]
+        return sorted(l for l in private_indexes(lines)
+                      if not (l.startswith(tuple("cookie " + f for f in FINGERPRINTS)) and len(l) == 7 + 32))
+
+
+def private_indexes(lines):
+    """The text form of clean()'s rule for actions one rule holds alone
+    (fw, route, cgroup... filters print as text): their index goes, before
+    the lines are sorted apart. Most actions print `index N ref 1 bind 1` on
+    one line; police prints `police 0xN ...` with `ref 1 bind 1` next."""
+    out = []
+    for i, l in enumerate(lines):
+        l = re.sub(r"^index \d+ (ref 1 bind 1\b)", r"index (private) \1", l)
+        if i + 1 < len(lines) and lines[i + 1].startswith("ref 1 bind 1"):
+            l = re.sub(r"\bpolice 0x[0-9a-f]+ ", "police (private) ", l)
+        out.append(l)
+    return out
 
 
 # tcsync's fingerprint of a flower/matchall rule (src/model/fingerprint.h): a
