@@ -535,6 +535,13 @@ bool Importer::kind_words(const KindOps& ops, Cursor& c, Node& body, std::initia
         if (!set(w, f.key, scalar("true", w.loc))) return false;
         continue;
       }
+      // A key that is also one of its own values (cake's `atm`, a flag to
+      // tc, as in `atm overhead 44`): a value only when one follows.
+      if (f.type == FieldType::Enum && enum_owner(ops, w.text) == &f &&
+          (c.done() || enum_owner(ops, tw.value_of(c.peek().text)) != &f)) {
+        if (!set(w, f.key, scalar(w.text, w.loc))) return false;
+        continue;
+      }
       // A structured value tc spells as one word (flower's dst_ip
       // 10.0.0.0/8, dst_port 1000-2000): the kind's own parser reads it in
       // check_fields. Several words need a reader (tc_words.h).

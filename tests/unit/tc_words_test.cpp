@@ -193,6 +193,25 @@ TEST_CASE("tc words: netem's positional jitter, correlations and rate overheads"
   CHECK(twice.diags.find("'loss' is given twice; tc refuses that too") != std::string::npos);
 }
 
+TEST_CASE("tc words: a key that is also its own value is a flag unless a value follows (cake atm)") {
+  // sqm-scripts' layer_cake sends `atm overhead 44`; tc reads atm, ptm, noatm as flags (the last wins).
+  auto r = import("qdisc add dev v0 root handle 1: cake bandwidth 1000kbit atm overhead 44 mpu 0 diffserv3 nat\n"
+                  "qdisc add dev v1 root handle 1: cake atm\n"
+                  "qdisc add dev v2 root handle 1: cake atm ptm\n");
+  INFO(r.diags);
+  REQUIRE(r.ok);
+  CHECK(body(r) == R"(  v0:
+    qdiscs:
+      - {kind: cake, handle: "1:", bandwidth: 1000kbit, atm: atm, overhead: 44, mpu: 0, diffserv: diffserv3, nat: true}
+  v1:
+    qdiscs:
+      - {kind: cake, handle: "1:", atm: atm}
+  v2:
+    qdiscs:
+      - {kind: cake, handle: "1:", atm: ptm}
+)");
+}
+
 TEST_CASE("tc words: a repeated option: the last wins where tc lets it, an error where tc refuses") {
   auto r = import("qdisc add dev v0 root handle 1: cake diffserv4 diffserv4 besteffort diffserv3\n"
                   "qdisc add dev v1 root handle 1: htb\n"
