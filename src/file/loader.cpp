@@ -1118,9 +1118,21 @@ void derive_and_check(Device& dev, Diagnostics& d) {
       msg += " and is not one of the classes " + q->second->kind + " " + format_handle(q->second->handle) + " makes itself";
     return msg;
   };
-  for (auto& q : dev.qdiscs)
-    if (q.parent != kHandleRoot && q.parent != kHandleIngress && !classes.count(q.parent) && !implicit(q.parent))
+  std::map<uint32_t, const Qdisc*> one_class;  // qdisc major -> the qdisc in its only class
+  for (auto& q : dev.qdiscs) {
+    if (q.parent == kHandleRoot || q.parent == kHandleIngress || classes.count(q.parent)) continue;
+    if (!implicit(q.parent)) {
       d.error(q.loc, no_class(q.parent));
+      continue;
+    }
+    // tbf 1:'s parents 1:, 1:1 and 1:5 are one class: the kernel grafts
+    // the second qdiscs over the first.
+    uint32_t major = handle_major(q.parent);
+    if (!implicit(major)) continue;
+    if (auto [it, ok] = one_class.emplace(major, &q); !ok)
+      d.error(q.loc, "parent " + format_handle(q.parent) + " is the one class of " + by_handle.at(major)->kind + " " + format_handle(major) +
+                         ", which already holds the qdisc at " + format_location(it->second->loc));
+  }
 
   const Qdisc* hook = nullptr;
   if (auto it = by_parent.find(kHandleIngress); it != by_parent.end()) hook = it->second;

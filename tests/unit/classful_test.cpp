@@ -160,6 +160,16 @@ TEST_CASE("prio: a shorter priomap keeps tc's default tail, entries must fit the
             .find("prio needs 2 to 16 bands") != std::string::npos);
 }
 
+TEST_CASE("tbf, netem, cbs: any minor of their one class holds the inner qdisc, once") {
+  // sqm-scripts' simplest_tbf: `qdisc add ... parent 1: handle 110: fq_codel` under a tbf 1:.
+  const std::string head = "version: 1\ndevices:\n  v0:\n    qdiscs:\n      - {kind: tbf, handle: \"1:\", rate: 1mbit, burst: 10k, limit: 10k}\n";
+  CHECK(load_errors(head + "      - {kind: pfifo, parent: \"1:\", handle: \"10:\"}\n") == "");
+  CHECK(load_errors(head + "      - {kind: pfifo, parent: \"1:5\", handle: \"10:\"}\n") == "");
+  CHECK(load_errors(head + "      - {kind: pfifo, parent: \"1:\", handle: \"10:\"}\n      - {kind: pfifo, parent: \"1:1\", handle: \"11:\"}\n")
+            .find("t.yaml:7:9: error: parent 1:1 is the one class of tbf 1:, which already holds the qdisc at t.yaml:6:9") == 0);
+  CHECK(load_errors("version: 1\ndevices:\n  v0:\n    qdiscs:\n      - {kind: netem, handle: \"1:\"}\n      - {kind: pfifo, parent: \"1:\", handle: \"10:\"}\n") == "");
+}
+
 TEST_CASE("prio: its bands are implicit classes for child qdiscs and filters") {
   // 1:1..1:3 exist without a declaration; 1:4 does not (the kernel: "Specified class not found.").
   const std::string head = "version: 1\ndevices:\n  v0:\n    qdiscs:\n      - {kind: prio, handle: \"1:\"}\n";

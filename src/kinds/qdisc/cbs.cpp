@@ -53,8 +53,6 @@ void decode(std::span<const uint8_t> p, const KindCtx&, Options& o) {
   o.set(kOffload, uint64_t{q.offload});
 }
 
-// cbs has one class, 1, holding its child qdisc.
-bool implicit_class(const Options&, uint32_t minor) { return minor == 1; }
 
 }  // namespace
 
@@ -72,7 +70,7 @@ const KindOps kQdiscCbs{
     .fields = kFields,
     .encode = encode,
     .decode = decode,
-    .implicit_class = implicit_class,
+    .implicit_class = one_class_any_minor,  // one class (1:1) holds the inner qdisc
     .tc_words = &kTcWords,
 };
 

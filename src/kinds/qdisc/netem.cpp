@@ -266,8 +266,6 @@ void normalize(Options& o, const KindCtx&, Diagnostics& d, SourceLoc) {
 namespace {
 // Reported by the kernel, not configuration (kind.h reported_only).
 const uint16_t kReportedOnly[] = {TCA_NETEM_PAD};
-// netem has one class, 1:1, which holds its inner qdisc (tfifo by default).
-bool implicit_class(const Options&, uint32_t minor) { return minor == 1; }
 }  // namespace
 
 namespace {
@@ -376,7 +374,7 @@ const KindOps kQdiscNetem{
     .decode = decode,
     .normalize = normalize,
     .options_raw = true,
-    .implicit_class = implicit_class,
+    .implicit_class = one_class_any_minor,  // one class (1:1) holds the inner qdisc
     .tc_words = &kTcWords,
     .reported_only = kReportedOnly,
 };

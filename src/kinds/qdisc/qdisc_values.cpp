@@ -159,4 +159,6 @@ void normalize_default_class(Options& o, int f, const KindCtx& ctx, Diagnostics&
     o.set(static_cast<uint16_t>(f), uint64_t{handle_major(ctx.handle) | handle_minor(h)}, opt->loc);
 }
 
+bool one_class_any_minor(const Options&, uint32_t) { return true; }
+
 }  // namespace tcsync

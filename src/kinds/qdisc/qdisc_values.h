@@ -34,6 +34,12 @@ std::string format_time_ns(uint64_t ns);
 // the field's default, since the kernel keeps what a change leaves out.
 std::optional<uint64_t> wire_value(std::span<const Field> fields, const Options& o, int f, const KindCtx& ctx);
 
+// The implicit_class of a qdisc with one class (tbf, netem, cbs): their
+// find() answers that class for any minor, so `parent 1:` (minor 0, as
+// sqm-scripts' simplest_tbf writes it) and `parent 1:5` hang a qdisc off it
+// too, and the kernel then reports the parent as given.
+bool one_class_any_minor(const Options&, uint32_t minor);
+
 // A classful qdisc's `default` class (htb, hfsc): the kernel keeps only its
 // minor, so "1:30" and ":30" name the same class of qdisc 1:, a class of
 // another qdisc cannot be meant, and minor 0 is no default at all.

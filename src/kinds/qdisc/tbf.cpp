@@ -1,6 +1,7 @@
 // tbf: a token bucket filter qdisc.
 #include <linux/pkt_sched.h>
 
+#include "kinds/qdisc/qdisc_values.h"
 #include "kinds/registry.h"
 #include "model/kind.h"
 #include "base/units.h"
@@ -170,8 +171,6 @@ void normalize(Options& o, const KindCtx&, Diagnostics& d, SourceLoc loc) {
   if (peak) canon(kMtu, *peak);
 }
 
-// tbf has one class, 1:1, which holds its inner qdisc (bfifo by default).
-bool implicit_class(const Options&, uint32_t minor) { return minor == 1; }
 
 }  // namespace
 
@@ -197,7 +196,7 @@ const KindOps kQdiscTbf{
     .encode = encode,
     .decode = decode,
     .normalize = normalize,
-    .implicit_class = implicit_class,
+    .implicit_class = one_class_any_minor,  // one class (1:1) holds the inner qdisc
     .tc_words = &kTcWords,
     .reported_only = kReportedOnly,
 };
