@@ -157,21 +157,28 @@ TEST_CASE("tunnel_key: erspan options carry what the kernel keeps, and geneve op
 
 TEST_CASE("vlan, mpls: the values Linux 6.1 dumps by itself read as absent") {
   // vlan push without priority: the kernel dumps PUSH_VLAN_PROTOCOL 802.1Q
-  // and PUSH_VLAN_PRIORITY 0 besides the id.
-  std::vector<uint8_t> vlan;
-  {
-    MsgWriter w(vlan);
-    uint8_t parms[24] = {};
-    parms[8] = 3;   // pipe
-    parms[20] = 2;  // push
-    w.attr(2, parms, sizeof parms);
-    w.attr_u16(3, 10);
-    w.attr_be16(4, 0x8100);
-    w.attr_u8(6, 0);
-  }
+  // besides the id; PUSH_VLAN_PRIORITY only when it was given, 0 included
+  // (tdc ba5b: `vlan modify ... priority 0` keeps "priority": 0).
+  auto vlan_push = [](bool prio) {
+    std::vector<uint8_t> vlan;
+    {
+      MsgWriter w(vlan);
+      uint8_t parms[24] = {};
+      parms[8] = 3;   // pipe
+      parms[20] = 2;  // push
+      w.attr(2, parms, sizeof parms);
+      w.attr_u16(3, 10);
+      w.attr_be16(4, 0x8100);
+      if (prio) w.attr_u8(6, 0);
+    }
+    return vlan;
+  };
   Options o;
-  kActionVlan.decode(vlan, KindCtx{}, o);
+  kActionVlan.decode(vlan_push(false), KindCtx{}, o);
   CHECK(o == first_opts("[{vlan: {action: push, id: 10}}]"));
+  Options o0;
+  kActionVlan.decode(vlan_push(true), KindCtx{}, o0);
+  CHECK(o0 == first_opts("[{vlan: {action: push, id: 10, priority: 0}}]"));
   // mpls push label 100: the kernel dumps TTL 255 and PROTO mpls_uc.
   std::vector<uint8_t> mpls;
   {

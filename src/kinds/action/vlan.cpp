@@ -5,8 +5,9 @@
 //   TCA_VLAN_PUSH_VLAN_ID        u16, push and modify (the kernel needs it)
 //   TCA_VLAN_PUSH_VLAN_PROTOCOL  be16, sent when given; the kernel dumps it
 //                                always for push/modify (default 802.1Q)
-//   TCA_VLAN_PUSH_VLAN_PRIORITY  u8, sent when given; Linux 6.1 dumps it for
-//                                every push and modify (0 when not given)
+//   TCA_VLAN_PUSH_VLAN_PRIORITY  u8, sent when given; the kernel dumps it
+//                                only when it was given (tcfv_push_prio_exists,
+//                                Linux 5.14 on), 0 included (tdc ba5b)
 //   TCA_VLAN_PUSH_ETH_DST/SRC    6 bytes each, push_eth
 #include <linux/pkt_cls.h>
 #include <linux/tc_act/tc_vlan.h>
@@ -33,7 +34,7 @@ const Field kFields[] = {
     {.key = "action", .type = FieldType::Enum, .flags = kRequired, .doc = "pop, push or modify the outer tag; pop_eth or push_eth the Ethernet header.", .names = kActions},
     {.key = "id", .type = FieldType::Uint, .doc = "VLAN id to push or set (push, modify).", .max = 4095},
     {.key = "protocol", .type = FieldType::Custom, .doc = "Tag protocol for push and modify: 802.1q or 802.1ad.", .def = kDot1q, .custom = &kEthProtoType},
-    {.key = "priority", .type = FieldType::Uint, .doc = "VLAN priority (PCP) to push or set.", .def = 0, .max = 7},
+    {.key = "priority", .type = FieldType::Uint, .doc = "VLAN priority (PCP) to push or set; absent: not given (the kernel leaves it out of its dump then; a given 0 is kept).", .max = 7},
     {.key = "dst_mac", .type = FieldType::Custom, .doc = "Destination MAC of the pushed Ethernet header (push_eth).", .custom = &kMacAddrType},
     {.key = "src_mac", .type = FieldType::Custom, .doc = "Source MAC of the pushed Ethernet header (push_eth).", .custom = &kMacAddrType},
     {.key = "control", .type = FieldType::Custom, .doc = "Verdict after the action (default pipe; also \"goto chain N\", \"jump N\").", .def = TC_ACT_PIPE, .custom = &kControlType},
@@ -65,8 +66,8 @@ void decode(std::span<const uint8_t> payload, const KindCtx&, Options& o) {
   if (auto* a = tb.get(TCA_VLAN_PUSH_VLAN_ID)) o.set(kId, uint64_t{a->u16()});
   // Dumped for every push and modify: the default is not a declared value.
   if (auto* a = tb.get(TCA_VLAN_PUSH_VLAN_PROTOCOL); a && a->be16() != kDot1q) o.set(kProtocol, uint64_t{a->be16()});
-  // Linux 6.1 dumps priority 0 for every push and modify, given or not.
-  if (auto* a = tb.get(TCA_VLAN_PUSH_VLAN_PRIORITY); a && a->u8()) o.set(kPriority, uint64_t{a->u8()});
+  // Dumped only when given, so a given 0 is configuration too.
+  if (auto* a = tb.get(TCA_VLAN_PUSH_VLAN_PRIORITY)) o.set(kPriority, uint64_t{a->u8()});
   if (auto* a = tb.get(TCA_VLAN_PUSH_ETH_DST); a && a->data.size() >= 6) o.set(kDstMac, mac_from_bytes(a->data.data()));
   if (auto* a = tb.get(TCA_VLAN_PUSH_ETH_SRC); a && a->data.size() >= 6) o.set(kSrcMac, mac_from_bytes(a->data.data()));
   drop_default_control(o, kControl, TC_ACT_PIPE);
