@@ -64,7 +64,9 @@ def render(schema):
         name = c["properties"]["kind"]["const"]
         out += ["### class %s" % name, "", c["description"], ""]
         out += (fields(c["properties"], c.get("required", []), {"kind", "classid", "parent"}) or ["No options."]) + [""]
-    common = {"name", "parent", "chain", "pref", "prio", "protocol", "handle", "classid", "flowid", "actions", "raw_attrs", "empty"}
+    common = {"name", "parent", "chain", "pref", "prio", "protocol", "handle", "classid", "flowid", "police", "actions", "raw_attrs", "empty"}
+    # The kinds with a police of their own (KindOps::old_police_attr), as the schema allows it.
+    police = {k["required"][0] for k in d["filter"]["then"]["anyOf"]}
     out += ["## Filter kinds", "", "A filter names its classifier by a key: **u32: {...}**, and so on; "
             "**empty: KIND** instead is a list of that kind with no rule in it (the kernel keeps one "
             "after **tc filter add ... u32** with no options; only u32 and fw lists can be empty, fw not on a shared block).", ""]
@@ -73,6 +75,8 @@ def render(schema):
             continue
         out += ["### filter %s" % name, "", f.get("description", ""), ""]
         out += (fields(f.get("properties", {}), f.get("required", []), set()) or ["No options."]) + [""]
+        if name in police:
+            out += ["Takes **police** beside its options: its own police (see **FILTERS**).", ""]
     out += ["## Action kinds", "", "An entry of **actions** names its kind by a key: **{mirred: {...}}**, and so on.", ""]
     for name, a in d["action"]["properties"].items():
         if name in ("index", "cookie", "percpu_stats", "ref", "raw_attrs"):

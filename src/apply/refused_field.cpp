@@ -7,6 +7,7 @@
 #include <linux/pkt_cls.h>
 #include <linux/rtnetlink.h>
 
+#include "kinds/registry.h"
 #include "model/kind.h"
 #include "netlink/wire.h"
 
@@ -52,6 +53,13 @@ RefusedField refused_field(const Step& st, std::span<const uint8_t> msg, uint32_
     if (f.ops->filter_actions_attr && p[1] == f.ops->filter_actions_attr) {
       if (p.size() >= 4 && p[2] >= 1 && p[2] <= f.actions.size()) return in_action(f.actions[p[2] - 1], p.subspan(3));
       return {};
+    }
+    // [TCA_OPTIONS, the filter's own police (old_police_attr), T]: a field
+    // of it that names the attribute, else the police as a whole.
+    if (f.ops->old_police_attr && p[1] == f.ops->old_police_attr && f.police) {
+      if (p.size() >= 3)
+        if (auto r = field_of(&kActionPolice, *f.police, p[2]); !r.key.empty()) return r;
+      return {"police", f.police_loc};
     }
     return field_of(f.ops, f.opts, p[1]);
   }

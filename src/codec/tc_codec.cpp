@@ -25,6 +25,7 @@
 #include <algorithm>
 
 #include "codec/stab.h"
+#include "kinds/registry.h"
 #include "model/fingerprint.h"
 #include "base/handle.h"
 
@@ -242,6 +243,18 @@ size_t encode_class(MsgWriter& w, Op op, const Class& c, uint32_t ifindex, const
   return off;
 }
 
+// A filter's own police (KindOps::old_police_attr), as tc's parse_police
+// writes it: the police action's attributes straight inside the kind's
+// attribute (no TCA_ACT_OPTIONS, no NLA_F_NESTED), by the police table's
+// own encoder. Index 0: the kernel picks one for the filter.
+static void write_old_police(MsgWriter& w, uint16_t attr, const Options& police, const LinkNames* links, Diagnostics& d,
+                             SourceLoc loc) {
+  size_t nest = w.nest_begin(attr);
+  KindCtx ctx{0, 0, links, &d, loc};
+  kActionPolice.encode(police, ctx, w);
+  w.nest_end(nest);
+}
+
 static uint32_t filter_info(const FilterKey& k) {
   // tcm_info: priority in the high half, protocol (network order) in the low.
   return (static_cast<uint32_t>(k.pref) << 16) | __builtin_bswap16(k.protocol);
@@ -267,6 +280,7 @@ size_t encode_filter(MsgWriter& w, Op op, const Filter& f, uint32_t ifindex, con
     ctx.programs = programs;
     if (f.ops->encode) f.ops->encode(f.opts, ctx, w);
     if (f.classid && f.ops->filter_classid_attr) w.attr_u32(f.ops->filter_classid_attr, *f.classid);
+    if (f.police && f.ops->old_police_attr) write_old_police(w, f.ops->old_police_attr, *f.police, links, d, f.police_loc);
     if (!f.actions.empty() && f.ops->filter_actions_attr) write_actions(w, f.ops->filter_actions_attr, f.actions, links, d, f.fingerprint);
     w.put_raw(f.raw.options.data(), f.raw.options.size());
     w.nest_end(nest);
@@ -446,6 +460,26 @@ bool reported_only_tc(uint16_t type) {
 }
 Opaque unread_tc_attrs(std::span<const uint8_t> attrs, const AttrReadLog& log) {
   return select_attrs(attrs, [&](uint16_t t) { return !log.asked(t) && !reported_only_tc(t); });
+}
+
+// A filter's own police (KindOps::old_police_attr), read by the police
+// table's decoder from the kind's options `raw` (the kernel dumps it as it
+// was sent: tcf_exts_dump, TCA_OLD_COMPAT). Read only when the table
+// accounts for every attribute in it (the caller then asks for the
+// attribute, so it is not unread); else it stays whole in raw_options,
+// never half read.
+// The index and reference counts inside are the kernel's, not the file's.
+std::optional<Options> read_old_police(std::span<const uint8_t> raw, uint16_t attr) {
+  std::optional<std::span<const uint8_t>> body;
+  AttrIter it(raw);
+  for (Attr a; it.next(a);)
+    if (a.type == attr) body = a.data;  // the last one, as nla_parse
+  if (!body) return std::nullopt;
+  Options o;
+  AttrReadLog log(*body);
+  kActionPolice.decode(*body, KindCtx{}, o);
+  if (o.empty() || !complete(kActionPolice, o) || !unread_options(*body, log, kActionPolice).empty()) return std::nullopt;
+  return o;
 }
 
 // Kind + options: a known kind decodes through its table, an unknown one is
@@ -677,12 +711,14 @@ bool decode_filter(std::span<const uint8_t> msg, const LinkNames* links, Filter&
     ctx.handle = out.key.handle;
     ctx.links = links;
     decode_options(o->data, out, ctx, [&] {
-      uint16_t max = std::max(out.ops->filter_classid_attr, out.ops->filter_actions_attr);
+      uint16_t max = std::max({out.ops->filter_classid_attr, out.ops->filter_actions_attr, out.ops->old_police_attr});
       AttrTable ot(o->data, max);
       if (out.ops->filter_classid_attr)
         if (auto* c = ot.get(out.ops->filter_classid_attr)) out.classid = c->u32();
       if (out.ops->filter_actions_attr)
         if (auto* a = ot.get(out.ops->filter_actions_attr)) decode_actions(a->data, links, out.actions, true);
+      if (out.ops->old_police_attr)
+        if ((out.police = read_old_police(o->data, out.ops->old_police_attr))) ot.get(out.ops->old_police_attr);
     });
     if (!out.ops) return true;
     // tcsync's own fingerprint is not the user's cookie (fingerprint.h).

@@ -13,6 +13,7 @@
 #include "model/size_table.h"
 #include "netlink/wire.h"
 #include "file/row_table.h"
+#include "kinds/registry.h"
 #include "base/units.h"
 #include "yaml/yaml_reader.h"
 
@@ -745,8 +746,9 @@ bool Loader::filter_fields(const Node& n, Device& dev, Filter& f, const Node*& h
   f.key.protocol = 0x0003;  // ETH_P_ALL, tc's default
   const Node* body = nullptr;
   bool have_parent = false, have_pref = false;
-  static const std::vector<std::string_view> common = {"parent", "chain", "pref", "protocol", "handle", "name", "classid", "flowid", "actions", "raw_attrs", "empty"};
+  static const std::vector<std::string_view> common = {"parent", "chain", "pref", "protocol", "handle", "name", "classid", "flowid", "police", "actions", "raw_attrs", "empty"};
   const Node* extra = nullptr;  // a key an empty list cannot have
+  const Node* police = nullptr;
   for (auto& [k, v] : n.map) {
     // A view: comparing it with a literal checks the length first, with no strlen.
     std::string_view key = k.scalar;
@@ -800,6 +802,13 @@ bool Loader::filter_fields(const Node& n, Device& dev, Filter& f, const Node*& h
       extra = &k;
       if (f.classid) d.error(k.loc, "give 'classid' or 'flowid', not both");
       else if (auto h = handle_value(v, key, d)) f.classid = *h;
+    } else if (key == "police") {
+      // The filter's own police (KindOps::old_police_attr): the police
+      // action's fields, read by its table.
+      extra = police = &k;
+      f.police_loc = v.loc;
+      if (v.is_map()) parse_kind_fields(kActionPolice, v, {}, f.police.emplace(), d, "a filter's police");
+      else d.error(v.loc, "'police' must be a mapping of the police action's fields, such as {rate: 1mbit, burst: 10k, exceed: drop}");
     } else if (key == "actions") {
       extra = &k;
       if (!v.is_seq()) {
@@ -850,6 +859,13 @@ bool Loader::filter_fields(const Node& n, Device& dev, Filter& f, const Node*& h
     else if (f.ops && f.ops->empty_list == KindOps::EmptyList::NotOnBlock && dev.block)
       d.error(body->loc, "the kernel makes no empty " + f.kind + " list on a shared block (it needs a mark there)");
     return true;
+  }
+  if (police) {
+    if (!f.ops || !f.ops->old_police_attr)
+      d.error(police->loc, "a " + f.kind + " filter has no police of its own (tc's 'police' among its words): use a police action, 'actions: [{police: {...}}]'");
+    else if (!f.actions.empty())
+      d.error(police->loc, "give a filter 'police' or 'actions', not both: the kernel keeps the filter's own police and drops its actions");
+    if (f.police) kActionPolice.normalize(*f.police, KindCtx{0, 0, nullptr, &d, f.police_loc}, d, f.police_loc);
   }
   if (body->is_scalar() && body->plain && (body->scalar.empty() || body->scalar == "~" || body->scalar == "null")) {
     // `matchall:` with no options

@@ -1,19 +1,22 @@
 #include "file/schema.h"
 
+#include "kinds/registry.h"
 #include "model/kind.h"
 #include "base/json_text.h"
 
 namespace tcsync {
 namespace {
 
-std::string props(const KindOps& k) {
+std::string fields(const KindOps& k) {
   std::string out;
   for (auto& f : k.fields) {
     if (f.flags & kReadOnly) continue;
     out += ",\n        \"" + std::string(f.key) + "\": " + field_schema(f);
   }
-  return out + ",\n        \"raw_options\": {\"$ref\": \"#/$defs/raw\"}";
+  return out;
 }
+
+std::string props(const KindOps& k) { return fields(k) + ",\n        \"raw_options\": {\"$ref\": \"#/$defs/raw\"}"; }
 
 std::string required(const KindOps& k, std::string first) {
   std::string out = first;
@@ -64,6 +67,11 @@ std::string yaml_json_schema() {
         break;
     }
   }
+  // The kinds with a police of their own (KindOps::old_police_attr).
+  std::string police_kinds;
+  for (auto* k : all_kinds())
+    if (k->obj == ObjType::Filter && k->old_police_attr)
+      police_kinds += std::string(police_kinds.empty() ? "" : ", ") + "{\"required\": [\"" + std::string(k->name) + "\"]}";
   std::string filter_kinds, action_kinds;
   for (auto* k : all_kinds()) {
     if (k->obj == ObjType::Filter) filter_kinds += std::string(filter_kinds.empty() ? "" : ", ") + "{\"required\": [\"" + std::string(k->name) + "\"]}";
@@ -144,6 +152,8 @@ std::string yaml_json_schema() {
       "type": "object",
       "additionalProperties": false,
       "oneOf": [)" + filter_kinds + R"(, {"required": ["empty"]}],
+      "if": {"required": ["police"]},
+      "then": {"anyOf": [)" + police_kinds + R"(], "not": {"required": ["actions"]}},
       "properties": {
         "empty": {"type": "string", "pattern": "^[a-z0-9_]+$", "description": "An empty list of this classifier kind at the pref (no rule: what the kernel keeps after tc filter add ... u32 with no options)."},
         "name": {"type": "string"},
@@ -155,10 +165,15 @@ std::string yaml_json_schema() {
         "handle": {"type": ["string", "integer"]},
         "classid": {"$ref": "#/$defs/handle"},
         "flowid": {"$ref": "#/$defs/handle"},
+        "police": {"$ref": "#/$defs/filter_police"},
         "actions": {"type": "array", "maxItems": 32, "items": {"$ref": "#/$defs/action"}},
         "raw_attrs": {"$ref": "#/$defs/raw"},
 )" + filters + R"(
       }
+    },
+    "filter_police": {
+      "description": "The filter's own police (tc's 'police' among a filter's words, before actions existed): the police action's fields. Not with actions: the kernel keeps the police and drops them.",
+      "type": "object", "additionalProperties": false, "properties": {"$comment": {})" + fields(kActionPolice) + R"(}
     },
     "action": {
       "type": "object",

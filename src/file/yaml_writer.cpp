@@ -11,6 +11,7 @@
 #include "base/handle.h"
 #include "base/hex.h"
 #include "base/json_text.h"
+#include "kinds/registry.h"
 #include "model/size_table.h"
 #include "netlink/wire.h"
 
@@ -169,6 +170,12 @@ void write_filter(const Filter& f, YamlOut& y, bool on_block) {
   if (f.classid) {
     y.key("classid");
     y.str(format_handle(*f.classid));
+  }
+  if (f.police) {  // the filter's own (KindOps::old_police_attr), in the police action's fields
+    y.key("police");
+    y.map_begin();
+    write_fields(kActionPolice, *f.police, y);
+    y.map_end();
   }
   if (!f.actions.empty()) {
     y.key("actions");

@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "base/handle.h"
+#include "kinds/registry.h"
 #include "model/kind.h"
 #include "model/tc_words.h"
 #include "file/loader.h"
@@ -257,6 +258,7 @@ class Importer {
   void klass(Cursor& c, Verb v, const TcWord& head);
   void filter(Cursor& c, Verb v, const TcWord& head);
   bool actions(Cursor& c, Node& filter_node, const KindOps& filter_ops);
+  bool police(Cursor& c, Node& filter_node, const KindOps& filter_ops);
   // The action entry of a filter above that made action KIND INDEX.
   const Node* filter_action(const std::string& kind, const std::string& index) const;
   void table(Cursor& c, Verb v, const TcWord& head);
@@ -909,6 +911,32 @@ bool knows_word(const KindOps& ops, std::string_view word) {
   return tw.reader(word) || ops.field_index(tw.key_of(word)) >= 0 || enum_owner(ops, word);
 }
 
+// `police WORDS` among a filter's words: its own police
+// (KindOps::old_police_attr), read with the police action's words. tc's
+// parse_police stops at the first word it does not know (flowid, action,
+// match...) and goes back to the filter's.
+bool Importer::police(Cursor& c, Node& fnode, const KindOps& filter_ops) {
+  const TcWord& pw = c.take();
+  if (!filter_ops.old_police_attr) {
+    d_.error(pw.loc, "a " + std::string(filter_ops.name) + " filter has no police of its own: write 'action police ...'");
+    return false;
+  }
+  Node body = mapping(pw.loc);
+  if (!kind_words(kActionPolice, c, body, {}, true, 0)) return false;
+  if (c.is("index")) {
+    d_.error(c.peek().loc, "a filter's own police has no 'index' in tcsync (the kernel picks one): bind the action with 'action police index N'");
+    return false;
+  }
+  if (body.map.empty()) {
+    d_.error(pw.loc, "'police' needs the police action's words after it, such as 'rate 1mbit burst 10k drop'");
+    return false;
+  }
+  Options opts;
+  if (!check_fields(kActionPolice, body, opts)) return false;
+  put(fnode, "police", pw.loc, std::move(body));  // given twice, the kernel keeps the last
+  return true;
+}
+
 bool Importer::actions(Cursor& c, Node& fnode, const KindOps& filter_ops) {
   Node* seq = find(fnode, "actions");
   if (!seq) {
@@ -1154,8 +1182,7 @@ void Importer::filter(Cursor& c, Verb v, const TcWord& head) {
       put(extra, "classid", w.loc, scalar(id->text, id->loc));  // tc takes the last one given
     } else if (w.text == "action" || w.text == "actions") {
       if (!actions(c, extra, *ops)) return;
-    } else {
-      d_.error(w.loc, "a filter's own 'police' (tc's legacy form) has no tcsync spelling: write 'action police ...'");
+    } else if (!police(c, extra, *ops)) {
       return;
     }
   }

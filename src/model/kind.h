@@ -191,6 +191,13 @@ struct KindOps {
   // Filters: the attributes that carry classid and the action list.
   uint16_t filter_classid_attr = 0;
   uint16_t filter_actions_attr = 0;
+  // Filters: the attribute of the filter's own police (TCA_U32_POLICE...),
+  // policing's form from before actions: tc's `police ...` among the
+  // filter's words. It nests the police action's own attributes directly
+  // (no TCA_ACT_OPTIONS), both ways (tcf_exts_dump, TCA_OLD_COMPAT); 0: the
+  // kind has none. The codec, loader, differ, dump, schema and import all
+  // read this one member (model.h Filter::police).
+  uint16_t old_police_attr = 0;
   // Actions: the attribute whose payload starts with struct tc_gen (index,
   // capab, action, refcnt, bindcnt), read by the generic action decoder.
   uint16_t action_parms_attr = 0;

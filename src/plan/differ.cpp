@@ -10,6 +10,7 @@
 #include "plan/action_table.h"
 #include "plan/atomic.h"
 #include "base/handle.h"
+#include "kinds/registry.h"
 #include "model/size_table.h"
 #include "netlink/wire.h"
 
@@ -126,6 +127,28 @@ bool same_action(const Action& want, const Action& have, std::vector<std::string
   return ok;
 }
 
+// A filter's own police (KindOps::old_police_attr) against the live one,
+// by the police table's fields: "police rate 1mbit -> 2mbit". A filter
+// replace sends the whole new police, so nothing here needs delete + add.
+void diff_police(const std::optional<Options>& want, const std::optional<Options>& have, std::vector<std::string>& why) {
+  if (!want && !have) return;
+  if (want && have) {
+    bool recreate = false;
+    for (auto& x : diff_options(kActionPolice, *want, *have, recreate)) why.push_back("police " + x);
+    return;
+  }
+  auto text = [](const std::optional<Options>& p) {
+    if (!p) return std::string("(none)");
+    std::string s;
+    for (auto& o : p->items()) {
+      const Field& f = kActionPolice.fields[o.field];
+      s += (s.empty() ? "" : ", ") + std::string(f.key) + " " + describe_field(f, o.value);
+    }
+    return "{" + s + "}";
+  };
+  why.push_back("police " + text(have) + " -> " + text(want));
+}
+
 }  // namespace
 
 std::vector<std::string> qdisc_differences(const Qdisc& q, const Qdisc& l, bool& recreate) {
@@ -170,6 +193,7 @@ std::vector<std::string> filter_differences(const Filter& f, const Filter& l, bo
   diff_raw(f.raw, l.raw, why);
   if (f.classid != l.classid)
     why.push_back("classid " + (l.classid ? format_handle(*l.classid) : "(none)") + " -> " + (f.classid ? format_handle(*f.classid) : "(none)"));
+  diff_police(f.police, l.police, why);
   if (f.actions.size() != l.actions.size()) {
     why.push_back("actions " + std::to_string(l.actions.size()) + " -> " + std::to_string(f.actions.size()));
   } else {

@@ -134,5 +134,18 @@ check(bool(errors(bad)), "an unknown key is rejected by the schema")
 bad = {"version": 1, "devices": {"v0": {"classes": [{"classid": 110, "rate": "1mbit"}]}}}
 check(bool(errors(bad)), "a handle read as a number (1:50 unquoted is 110 in YAML 1.1) is rejected")
 
+# A filter's own police: the police action's fields, on the kinds that take
+# it (KindOps::old_police_attr), never with actions.
+def police_filter(kind, **more):
+    f = {"parent": "ingress", "pref": 1, kind: {}, "police": {"rate": "1mbit", "burst": "10k", "exceed": "drop"}}
+    f.update(more)
+    return {"version": 1, "devices": {"v0": {"filters": [f]}}}
+check(not errors(police_filter("fw")), "a fw filter's own police validates", errors(police_filter("fw")))
+check(bool(errors(police_filter("flower"))), "a flower filter's own police is rejected (flower has none)")
+check(bool(errors(police_filter("fw", actions=[{"gact": {"control": "drop"}}]))), "police and actions together are rejected")
+bad = police_filter("u32")
+bad["devices"]["v0"]["filters"][0]["police"]["rat"] = "1mbit"
+check(bool(errors(bad)), "an unknown key in a filter's police is rejected")
+
 print("all checks passed" if not fails else "%d check(s) failed" % fails)
 sys.exit(1 if fails else 0)

@@ -398,7 +398,7 @@ TEST_CASE("u32: table and rule errors, located") {
         "u32.yaml:1:22: error: a u32 hash table ('divisor') takes no 'match': it only holds rules that name it in 'ht'\n"
         "  {divisor: 16, match: [{ip: {dport: 22}}]}\n"
         "                       ^\n");
-  CHECK(load_errors("{divisor: 16}", 0x00200000) == "tcsync: error: a u32 hash table ('divisor') takes no classid or actions: give them to the rules in it\n");
+  CHECK(load_errors("{divisor: 16}", 0x00200000) == "tcsync: error: a u32 hash table ('divisor') takes no classid, actions or police: give them to the rules in it\n");
   CHECK(load_errors("{divisor: 16}", 0x80000000, std::nullopt) ==
         "tcsync: error: u32 table ids 800: and above are the kernel's own: pick a hash table handle from 1: to 7ff:\n");
   CHECK(load_errors("{divisor: 16}", 0x00201000, std::nullopt) == "tcsync: error: a u32 hash table's handle is a table id such as 2:, not 2:1:\n");
@@ -410,7 +410,7 @@ TEST_CASE("u32: table and rule errors, located") {
         "  {skip_hw: true, skip_sw: true}\n"
         "                           ^\n");
   CHECK(load_errors("{terminal: false}", 1) ==
-        "u32.yaml:1:12: error: 'terminal: false' contradicts the rule's classid/actions: u32 rules with either are terminal\n"
+        "u32.yaml:1:12: error: 'terminal: false' contradicts the rule's classid/actions/police: u32 rules with any are terminal\n"
         "  {terminal: false}\n"
         "             ^\n");
 }

@@ -5,6 +5,7 @@
 //                       tc's own expression text, kept canonical
 //   TCA_BASIC_CLASSID   u32 (generic codec)
 //   TCA_BASIC_ACT       action list (generic codec)
+//   TCA_BASIC_POLICE    the filter's own police (old_police_attr, generic codec)
 //
 // tc writes the attributes in the order of its words; tcsync writes match,
 // classid, actions (tc's usage order). basic_change swaps a filter of the
@@ -12,7 +13,6 @@
 // and keeps the filter's place in its list. A new filter goes to the head of
 // the list, which the kernel walks in order: within one pref the newest
 // filter matches first (dump lists them oldest first: src/dumper.cpp).
-// TCA_BASIC_POLICE (the old police form) is not modelled: use a police action.
 #include <linux/pkt_cls.h>
 
 #include "kinds/filter/ematch.h"
@@ -70,6 +70,7 @@ const KindOps kFilterBasic{
     .newest_first = true,
     .filter_classid_attr = TCA_BASIC_CLASSID,
     .filter_actions_attr = TCA_BASIC_ACT,
+    .old_police_attr = TCA_BASIC_POLICE,  // tc's `police ...` among the filter's words
     .tc_words = &kTcWords,
     .reported_only = kReportedOnly,
 };

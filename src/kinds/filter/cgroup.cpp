@@ -5,7 +5,7 @@
 //
 //   TCA_CGROUP_EMATCHES  the ematch tree (ematch.h): `match`, tc's own text
 //   TCA_CGROUP_ACT       action list (generic codec)
-//   TCA_CGROUP_POLICE    the old police form: not modelled (use an action)
+//   TCA_CGROUP_POLICE    the filter's own police (old_police_attr, generic codec)
 //
 // The classid comes from the cgroup, so there is no classid attribute. The
 // kernel keeps one filter per (pref, protocol) and wants a handle for it;
@@ -63,6 +63,7 @@ const KindOps kFilterCgroup{
     .decode = decode,
     .filter_classid_attr = 0,
     .filter_actions_attr = TCA_CGROUP_ACT,
+    .old_police_attr = TCA_CGROUP_POLICE,  // tc's `police ...` among the filter's words
     .tc_words = &kTcWords,
 };
 

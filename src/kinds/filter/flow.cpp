@@ -13,7 +13,7 @@
 //   TCA_FLOW_PERTURB    u32 seconds (hash mode): the hash's seed changes
 //   TCA_FLOW_EMATCHES   ematch tree (ematch.h)
 //   TCA_FLOW_ACT        action list (generic codec)
-//   TCA_FLOW_POLICE     the old police form: not modelled
+//   TCA_FLOW_POLICE     the filter's own police (old_police_attr, generic codec)
 // tc sends them in the order of its words, MODE, MASK and XOR last; encode
 // sends the usual order (keys first).
 //
@@ -253,6 +253,7 @@ const KindOps kFilterFlow{
     .normalize = normalize,
     .filter_classid_attr = 0,
     .filter_actions_attr = TCA_FLOW_ACT,
+    .old_police_attr = TCA_FLOW_POLICE,  // tc's `police ...` among the filter's words
     .needs_recreate = needs_recreate,
     .tc_words = &kTcWords,
 };

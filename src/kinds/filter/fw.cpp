@@ -3,6 +3,7 @@
 //
 //   TCA_FW_CLASSID  u32 (generic codec)
 //   TCA_FW_ACT      action list (generic codec)
+//   TCA_FW_POLICE   the filter's own police (old_police_attr, generic codec)
 //   TCA_FW_INDEV    string, the receiving device
 //   TCA_FW_MASK     u32; the kernel keeps one per filter list (fw_head), and
 //                   tc sends it only when `handle V/M` gives one
@@ -69,6 +70,7 @@ const KindOps kFilterFw{
     .normalize = normalize,
     .filter_classid_attr = TCA_FW_CLASSID,
     .filter_actions_attr = TCA_FW_ACT,
+    .old_police_attr = TCA_FW_POLICE,  // tc's `police ...` among the filter's words
     .tc_words = &kTcWords,
     .empty_list = KindOps::EmptyList::NotOnBlock,  // the "old method" fw_change still takes
 };

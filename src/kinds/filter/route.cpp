@@ -7,7 +7,7 @@
 //   TCA_ROUTE4_IIF      u32 ifindex (not with FROM)
 //   TCA_ROUTE4_CLASSID  u32 (generic codec)
 //   TCA_ROUTE4_ACT      action list (generic codec)
-//   TCA_ROUTE4_POLICE   the old police form: not modelled
+//   TCA_ROUTE4_POLICE   the filter's own police (old_police_attr, generic codec)
 // tc sends them in the order of its words (FROM or IIF first here).
 //
 // The kernel derives the filter's handle from what it matches (route4_
@@ -95,6 +95,7 @@ const KindOps kFilterRoute{
     .normalize = normalize,
     .filter_classid_attr = TCA_ROUTE4_CLASSID,
     .filter_actions_attr = TCA_ROUTE4_ACT,
+    .old_police_attr = TCA_ROUTE4_POLICE,  // tc's `police ...` among the filter's words
     .handle_space = handle_space,
     .needs_recreate = needs_recreate,
     .tc_words = &kTcWords,

@@ -920,7 +920,7 @@ const Field kFields[] = {
     {.key = "skip_sw", .type = FieldType::Bool, .flags = kRecreate, .doc = "Match in hardware only."},
     // TC_U32_TERMINAL lives in the selector, which a replace keeps: a rule
     // that gains or loses its classid/actions must be recreated.
-    {.key = "terminal", .type = FieldType::Bool, .flags = kRecreate, .doc = "Set by tcsync: true when the rule has a classid or actions (tc's TC_U32_TERMINAL).", .def = 1},
+    {.key = "terminal", .type = FieldType::Bool, .flags = kRecreate, .doc = "Set by tcsync: true when the rule has a classid, actions or police (tc's TC_U32_TERMINAL).", .def = 1},
 };
 
 // The table and bucket a rule goes into: `ht`, with the bucket `sample` picks.
@@ -930,9 +930,13 @@ uint32_t rule_table(const Options& o) {
   return ht;
 }
 
+// A classid, actions or the filter's own police: tc marks such a rule
+// TC_U32_TERMINAL (f_u32.c).
+bool has_result(const Filter* f) { return f && (f->classid || !f->actions.empty() || f->police); }
+
 bool derived_terminal(const KindCtx& ctx, const Options& o) {
   if (auto t = o.num(kTerminal)) return *t != 0;
-  return ctx.filter && (ctx.filter->classid || !ctx.filter->actions.empty());
+  return has_result(ctx.filter);
 }
 
 void encode(const Options& o, const KindCtx& ctx, MsgWriter& w) {
@@ -1034,7 +1038,7 @@ void decode(std::span<const uint8_t> payload, const KindCtx&, Options& o) {
 void normalize(Options& o, const KindCtx& ctx, Diagnostics& d, SourceLoc loc) {
   const Filter* f = ctx.filter;
   const uint32_t handle = f ? f->key.handle : ctx.handle;
-  const bool has_result = f && (f->classid || !f->actions.empty());
+  const bool result = has_result(f);
 
   if (auto* div = o.opt(kDivisor)) {
     uint64_t n = std::get<uint64_t>(div->value);
@@ -1042,7 +1046,7 @@ void normalize(Options& o, const KindCtx& ctx, Diagnostics& d, SourceLoc loc) {
     for (auto& opt : o.items())
       if (opt.field != kDivisor)
         d.error(opt.loc, "a u32 hash table ('divisor') takes no " + quoted(kFields[opt.field].key) + ": it only holds rules that name it in 'ht'");
-    if (has_result) d.error(loc, "a u32 hash table ('divisor') takes no classid or actions: give them to the rules in it");
+    if (result) d.error(loc, "a u32 hash table ('divisor') takes no classid, actions or police: give them to the rules in it");
     if (handle) {
       if (handle & ~0xFFF00000u)
         d.error(loc, "a u32 hash table's handle is a table id such as 2:, not " + u32_handle_str(handle));
@@ -1094,14 +1098,14 @@ void normalize(Options& o, const KindCtx& ctx, Diagnostics& d, SourceLoc loc) {
   if (o.num(kSkipSw) == 0u) o.erase(kSkipSw);
   if (o.has(kSkipHw) && o.has(kSkipSw)) d.error(o.opt(kSkipSw)->loc, "skip_hw and skip_sw exclude each other");
 
-  // TC_U32_TERMINAL: set by tc when the rule has a classid or actions.
+  // TC_U32_TERMINAL: set by tc when the rule has a classid, actions or police.
   if (f) {
     if (auto* t = o.opt(kTerminal)) {
       bool want = std::get<uint64_t>(t->value) != 0;
-      if (want && !has_result) d.error(t->loc, "'terminal: true' needs a classid or actions");
-      if (!want && has_result) d.error(t->loc, "'terminal: false' contradicts the rule's classid/actions: u32 rules with either are terminal");
+      if (want && !result) d.error(t->loc, "'terminal: true' needs a classid, actions or police");
+      if (!want && result) d.error(t->loc, "'terminal: false' contradicts the rule's classid/actions/police: u32 rules with any are terminal");
     }
-    if (has_result) o.erase(kTerminal);
+    if (result) o.erase(kTerminal);
     else o.set(kTerminal, uint64_t{0}, o.opt(kTerminal) ? o.opt(kTerminal)->loc : loc);
   }
 }
@@ -1459,6 +1463,7 @@ const KindOps kFilterU32{
     .normalize = normalize,
     .filter_classid_attr = TCA_U32_CLASSID,
     .filter_actions_attr = TCA_U32_ACT,
+    .old_police_attr = TCA_U32_POLICE,  // tc's `police ...` among the filter's words
     .handle_space = handle_space,
     .canonical_key = canonical_key,
     .add_rank = add_rank,
