@@ -27,6 +27,7 @@
 #include "codec/stab.h"
 #include "kinds/registry.h"
 #include "model/fingerprint.h"
+#include "model/name_cookie.h"
 #include "base/handle.h"
 
 namespace tcsync {
@@ -135,7 +136,7 @@ size_t action_parms_size(std::string_view kind) {
 
 // One entry of an action list: { KIND, OPTIONS {...}, COOKIE?, FLAGS? }.
 void write_one_action(MsgWriter& w, uint16_t prio, const Action& a, const LinkNames* links, Diagnostics& d,
-                      const Opaque& cookie) {
+                      std::span<const uint8_t> cookie) {
   size_t one = w.nest_begin(prio);
   w.attr_str(TCA_ACT_KIND, a.kind);
   if (a.ref) {
@@ -187,14 +188,19 @@ void write_one_action(MsgWriter& w, uint16_t prio, const Action& a, const LinkNa
 
 // The action list of a filter:
 //   [filter's ACT attr] { [1] { KIND, OPTIONS {...}, COOKIE? }, [2] {...} }
-// `fingerprint` (fingerprint.h) goes in the first action's cookie.
-void write_actions(MsgWriter& w, uint16_t attr, const std::vector<Action>& actions, const LinkNames* links,
-                   Diagnostics& d, const Opaque& fingerprint) {
+// tcsync's own cookies go where the user's are not: the fingerprint
+// (fingerprint.h) in the first action's, the name in name_action's
+// (name_cookie.h).
+void write_actions(MsgWriter& w, uint16_t attr, const Filter& f, const LinkNames* links, Diagnostics& d) {
+  int named = name_action(f);
+  NameCookie name = named >= 0 ? name_cookie(f.name) : NameCookie{};
   size_t list = w.nest_begin(attr);
-  uint16_t prio = 1;
-  for (const Action& a : actions) {
-    const Opaque& cookie = a.cookie.empty() && &a == &actions.front() && !a.ref ? fingerprint : a.cookie;
-    write_one_action(w, prio++, a, links, d, cookie);
+  for (size_t i = 0; i < f.actions.size(); ++i) {
+    const Action& a = f.actions[i];
+    std::span<const uint8_t> cookie = a.cookie;
+    if (static_cast<int>(i) == named) cookie = name.view();
+    else if (i == 0 && a.cookie.empty() && !a.ref) cookie = f.fingerprint;
+    write_one_action(w, static_cast<uint16_t>(i + 1), a, links, d, cookie);
   }
   w.nest_end(list);
 }
@@ -281,7 +287,7 @@ size_t encode_filter(MsgWriter& w, Op op, const Filter& f, uint32_t ifindex, con
     if (f.ops->encode) f.ops->encode(f.opts, ctx, w);
     if (f.classid && f.ops->filter_classid_attr) w.attr_u32(f.ops->filter_classid_attr, *f.classid);
     if (f.police && f.ops->old_police_attr) write_old_police(w, f.ops->old_police_attr, *f.police, links, d, f.police_loc);
-    if (!f.actions.empty() && f.ops->filter_actions_attr) write_actions(w, f.ops->filter_actions_attr, f.actions, links, d, f.fingerprint);
+    if (!f.actions.empty() && f.ops->filter_actions_attr) write_actions(w, f.ops->filter_actions_attr, f, links, d);
     w.put_raw(f.raw.options.data(), f.raw.options.size());
     w.nest_end(nest);
   } else if (op != Op::Delete) {
@@ -721,10 +727,16 @@ bool decode_filter(std::span<const uint8_t> msg, const LinkNames* links, Filter&
         if ((out.police = read_old_police(o->data, out.ops->old_police_attr))) ot.get(out.ops->old_police_attr);
     });
     if (!out.ops) return true;
-    // tcsync's own fingerprint is not the user's cookie (fingerprint.h).
+    // tcsync's own fingerprint and name are not the user's cookies
+    // (fingerprint.h, name_cookie.h).
     if (!out.actions.empty() && is_fingerprint(out.actions[0].cookie)) {
       out.fingerprint = std::move(out.actions[0].cookie);
       out.actions[0].cookie.clear();
+    }
+    if (int named = name_action(out, true); named >= 0) {
+      Opaque& held = out.actions[static_cast<size_t>(named)].cookie;
+      out.name = name_of_cookie(held);
+      Opaque().swap(held);
     }
   }
   if (out.ops && out.ops->canonical_key) {

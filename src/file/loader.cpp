@@ -10,6 +10,7 @@
 
 #include "base/handle.h"
 #include "base/hex.h"
+#include "model/name_cookie.h"
 #include "model/size_table.h"
 #include "netlink/wire.h"
 #include "file/row_table.h"
@@ -669,6 +670,7 @@ bool Loader::action_fields(const Node& n, Action& a) {
   }
   if (n.find("ref")) return reference(n, a);
   const Node* body = nullptr;
+  const Node* cookie = nullptr;
   for (auto& [k, v] : n.map) {
     std::string_view key = k.scalar;
     if (key == "index") {
@@ -684,6 +686,7 @@ bool Loader::action_fields(const Node& n, Action& a) {
         continue;
       }
       for (size_t i = 0; i < s.size(); i += 2) a.cookie.push_back(static_cast<uint8_t>(std::stoul(s.substr(i, 2), nullptr, 16)));
+      cookie = &v;
     } else if (key == "raw_attrs") {
       parse_raw(v, key, a.raw.attrs, d);
     } else if (k.scalar == "percpu_stats") {
@@ -709,6 +712,11 @@ bool Loader::action_fields(const Node& n, Action& a) {
       unknown_key(d, k, "an action (expected an action kind such as mirred)", cands);
     }
   }
+  // On an action of one rule, the kernel's copy would read back as the
+  // rule's name (name_cookie.h); a shared one never holds a name.
+  if (cookie && !a.index && is_name_cookie(a.cookie))
+    d.error(cookie->loc, "a cookie starting 74636e01 or 74636e02 (\"tcn\" and 1 or 2) is how tcsync keeps a rule's "
+                         "name in the kernel: give the rule a 'name' instead, or another cookie");
   if (!body) {
     if (!d.has_errors()) d.error(n.loc, "action entry names no action kind (such as mirred)");
     return false;
@@ -1269,6 +1277,24 @@ void derive_and_check(Device& dev, Diagnostics& d) {
     if (ops->check_classes) ops->check_classes(cs, d);
 }
 
+// Names the kernel keeps abbreviated (name_cookie.h), said once per file:
+// at the first, with how many more. Rules with nowhere to keep a name are
+// not counted.
+void warn_long_names(const State& s, Diagnostics& d) {
+  const Filter* first = nullptr;
+  size_t more = 0;
+  for_each_filter(s, [&](const Filter& f) {
+    if (f.name.size() <= kNameKeptExactly || !name_abbreviated(f.name) || name_action(f) < 0) return;
+    if (first) ++more;
+    else first = &f;
+  });
+  if (!first) return;
+  d.warning(first->loc, "name \"" + first->name + "\" is kept in the kernel as \"" + kept_spelling(first->name) +
+                            "\" (PREFIX~HASH: names over " + std::to_string(kNameKeptExactly) +
+                            " bytes are abbreviated; dump prints that, and it stands for this name)" +
+                            (more ? "; so are " + std::to_string(more) + " more names in this file" : ""));
+}
+
 bool load_reader(YamlReader& r, uint32_t file, State& out, Diagnostics& d, std::map<std::string, SourceLoc>& declared,
                  const DeviceHook* on_device = nullptr) {
   size_t before = d.error_count();
@@ -1276,6 +1302,7 @@ bool load_reader(YamlReader& r, uint32_t file, State& out, Diagnostics& d, std::
   Loader l{local, d, file, declared, on_device};
   l.run(r);
   for_each_place(local, [&](Device& place) { derive_and_check(place, d); });
+  warn_long_names(local, d);
   for (auto& dev : local.devices) out.devices.push_back(std::move(dev));
   for (auto& b : local.blocks) out.blocks.push_back(std::move(b));
   if (local.actions.present) {

@@ -17,6 +17,7 @@
 #include "kernel/chunk_reader.h"
 #include "base/handle.h"
 #include "kernel/links.h"
+#include "model/name_cookie.h"
 #include "model/shared_tables.h"
 #include "codec/tc_codec.h"
 #include "netlink/wire.h"
@@ -150,6 +151,19 @@ class EmptyLists {
   std::optional<Filter> head_;
   size_t rules_before_ = 0;
 };
+
+// Whether a terse read's cookies (TerseCheck::Block::rules) are those the
+// file's rule f puts in the kernel: its fingerprint, and its name where
+// name_action says.
+bool same_cookies(const Filter& f, const Opaque& got) {
+  size_t n = f.fingerprint.size();
+  if (got.size() < n || !std::equal(f.fingerprint.begin(), f.fingerprint.end(), got.begin())) return false;
+  NameCookie name = kept_name(f);
+  if (name.empty()) return got.size() == n;
+  auto rest = std::span(got).subspan(n);
+  return rest.size() == 1u + name.size && rest[0] == name_action(f) &&
+         std::equal(rest.begin() + 1, rest.end(), name.bytes.begin());
+}
 
 struct Target {
   uint32_t ifindex = 0;
@@ -540,23 +554,33 @@ class Dumper {
       k.pref = static_cast<uint16_t>(t.tcm_info >> 16);
       k.protocol = __builtin_bswap16(static_cast<uint16_t>(t.tcm_info & 0xFFFF));
       if (auto* c = tb.get(TCA_CHAIN)) k.chain = c->u32();
-      const Attr* cookie = nullptr;
+      // The first action's cookie, then the position and cookie of the
+      // first later action that holds a name, if one does (name_cookie.h).
+      Opaque cookies;
       if (opts) {
         AttrTable ot(opts->data, TCA_FLOWER_ACT);
         if (auto* acts = ot.get(TCA_FLOWER_ACT)) {
           AttrIter ai(acts->data);
-          Attr first;
-          if (ai.next(first)) {
-            AttrTable at(first.data, TCA_ACT_MAX);
-            cookie = at.get(TCA_ACT_COOKIE);
+          Attr one;
+          for (uint8_t pos = 0; ai.next(one); ++pos) {
+            AttrTable at(one.data, TCA_ACT_MAX);
+            const Attr* c = at.get(TCA_ACT_COOKIE);
+            if (pos == 0) {
+              if (!c) break;
+              cookies.assign(c->data.begin(), c->data.end());
+            } else if (c && is_name_cookie(c->data)) {
+              cookies.push_back(pos);
+              cookies.insert(cookies.end(), c->data.begin(), c->data.end());
+              break;
+            }
           }
         }
       }
-      if (!cookie) {
+      if (cookies.empty()) {
         ok = false;
         return;
       }
-      out.rules.emplace_back(k, Opaque(cookie->data.begin(), cookie->data.end()));
+      out.rules.emplace_back(k, std::move(cookies));
     }, res);
     if (!done || res.interrupted || !ok || out.rules.empty()) return false;
     std::sort(out.rules.begin(), out.rules.end(), [](auto& x, auto& y) { return x.first < y.first; });
@@ -577,14 +601,14 @@ class Dumper {
     if (expect.size() != pb.rules.size()) return false;
     std::sort(expect.begin(), expect.end(), [](const Filter* x, const Filter* y) { return x->key < y->key; });
     for (size_t i = 0; i < expect.size(); ++i) {
-      const auto& [key, cookie] = pb.rules[i];
-      if (expect[i]->key != key || expect[i]->fingerprint != cookie) return false;
+      const auto& [key, cookies] = pb.rules[i];
+      if (expect[i]->key != key || !same_cookies(*expect[i], cookies)) return false;
       if (i && key == pb.rules[i - 1].first) return false;  // a key twice
     }
     for (const Filter* f : expect) {
       Filter copy = *f;
       copy.loc = {};
-      copy.name.clear();
+      if (kept_name(copy).empty()) copy.name.clear();  // the kernel holds none
       live.filters.push_back(std::move(copy));
     }
     return true;

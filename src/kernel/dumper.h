@@ -45,14 +45,17 @@ constexpr size_t kDumpBuffer = 1 << 20;
 // flower answers one in full, any other kind ends it early); a block that
 // held only fingerprinted rules is kept in `pending` instead of read in
 // full. settle_terse() then compares each pending block with the file's
-// rules: exactly those keys with those fingerprints, and the file's rules
-// stand for the live ones; anything else (a missing, extra or stale rule)
-// and the block is read in full, as without the check.
+// rules: exactly those keys with those fingerprints and names, and the
+// file's rules stand for the live ones; anything else (a missing, extra,
+// stale or renamed rule) and the block is read in full, as without the check.
 struct TerseCheck {
   struct Block {
     std::string device;
     uint32_t ifindex = 0, parent = 0;
-    std::vector<std::pair<FilterKey, Opaque>> rules;  // sorted by key
+    // Sorted by key; each rule's first action's cookie (the fingerprint),
+    // then, when a later action's cookie holds a name (name_cookie.h), that
+    // action's position (a byte) and cookie.
+    std::vector<std::pair<FilterKey, Opaque>> rules;
   };
   std::vector<Block> pending;
   size_t blocks = 0, filters = 0;  // proven unchanged by fingerprint

@@ -11,6 +11,7 @@
 #include "plan/atomic.h"
 #include "base/handle.h"
 #include "kinds/registry.h"
+#include "model/name_cookie.h"
 #include "model/size_table.h"
 #include "netlink/wire.h"
 
@@ -194,6 +195,14 @@ std::vector<std::string> filter_differences(const Filter& f, const Filter& l, bo
   if (f.classid != l.classid)
     why.push_back("classid " + (l.classid ? format_handle(*l.classid) : "(none)") + " -> " + (f.classid ? format_handle(*f.classid) : "(none)"));
   diff_police(f.police, l.police, why);
+  // The kernel keeps the name (name_cookie.h): a rename is a change, and a
+  // long name equals its abbreviation. Unnamed rules (most of a big
+  // file) compare nothing here.
+  if (!f.name.empty() || !l.name.empty()) {
+    NameCookie want = kept_name(f), have = kept_name(l);
+    auto text = [](const NameCookie& c, const Filter& x) { return c.empty() ? std::string("(none)") : "\"" + x.name + "\""; };
+    if (want != have) why.push_back("name " + text(have, l) + " -> " + text(want, f));
+  }
   if (f.actions.size() != l.actions.size()) {
     why.push_back("actions " + std::to_string(l.actions.size()) + " -> " + std::to_string(f.actions.size()));
   } else {

@@ -8,7 +8,11 @@
 #     and both happen;
 #   - matchall + gact on egress: its own hit count (TCA_MATCHALL_PCNT)
 #     moves by exactly the 30 datagrams sent out;
-#   - the Prometheus text of all this parses (prometheus_client).
+#   - the Prometheus text of all this parses (prometheus_client);
+#   - a flower rule with two actions (police + gact) keeps both tcsync's
+#     fingerprint (first action's cookie) and its name (second action's):
+#     dump and stats without the file name it, the terse check proves it
+#     unchanged, and a rename is read in full, diffed and applied.
 source "$(dirname "$0")/../kernel/lib.sh"
 PY=/usr/bin/python3
 [ -x "$PY" ] || PY=python3
@@ -37,6 +41,7 @@ devices:
       - {name: udp-7001, parent: ingress, pref: 10, protocol: ip, flower: {ip_proto: udp, dst_port: 7001}, actions: [{gact: {control: pass}}]}
       - {name: policed-7002, parent: ingress, pref: 20, protocol: ip, flower: {ip_proto: udp, dst_port: 7002}, actions: [{police: {rate: 8kbit, burst: 2k, exceed: drop}}]}
       - {name: all-out, parent: egress, pref: 10, protocol: all, matchall: {}, actions: [{gact: {control: pass}}]}
+      - {name: pass-7003, parent: ingress, pref: 30, protocol: ip, flower: {ip_proto: udp, dst_port: 7003}, actions: [{police: {rate: 1gbit, burst: 64k, conform: pipe, exceed: drop}}, {gact: {control: pass}}]}
 EOF
 expect_rc 0 ts apply "$TMP/lab-stats.yaml"
 
@@ -106,4 +111,32 @@ EOF
 else
   echo "# (python3-prometheus-client missing in the guest: parse skipped)"
 fi
+
+echo "# a two-action flower rule keeps its fingerprint and its name"
+OUT=$(tc -n "$NS" -j filter show dev v0 ingress pref 30)
+cookies=$("$PY" -c '
+import json, sys
+for f in json.load(sys.stdin):
+    for a in f.get("options", {}).get("actions", []):
+        print(a["order"], a.get("cookie", "-"))' <<<"$OUT")
+echo "$cookies" | sed 's/^/    /'
+grep -q "^1 74637302" <<<"$cookies" && pass "action 1: the fingerprint" || fail "action 1: the fingerprint"
+name_hex=$(printf 'tcn\001pass-7003' | od -An -tx1 | tr -d ' \n')
+grep -q "^2 $name_hex\$" <<<"$cookies" && pass "action 2: the name ($name_hex)" || fail "action 2: the name ($name_hex)"
+expect_rc 0 ts dump
+expect_contains "name: pass-7003"
+if grep -q "name: all-out\|name: udp-7001" <<<"$OUT"; then fail "one-action fingerprinted rules keep no name"; else pass "one-action fingerprinted rules keep no name"; fi
+expect_rc 0 ts stats
+expect_contains '"pass-7003"'
+expect_rc 0 ts -v diff "$TMP/lab-stats.yaml"
+expect_contains "fingerprints: 3 filters in 1 blocks unchanged (terse dump), 0 blocks read in full"
+sed 's/name: pass-7003/name: pass-seven/' "$TMP/lab-stats.yaml" >"$TMP/renamed.yaml"
+expect_rc 2 ts -v diff "$TMP/renamed.yaml"
+expect_contains 'name "pass-7003" -> "pass-seven"'
+expect_contains "1 blocks read in full"
+expect_rc 0 ts apply "$TMP/renamed.yaml"
+expect_rc 0 ts -v diff "$TMP/renamed.yaml"
+expect_contains "fingerprints: 3 filters in 1 blocks unchanged (terse dump), 0 blocks read in full"
+expect_rc 0 ts stats
+expect_contains '"pass-seven"'
 finish

@@ -14,16 +14,9 @@
 using namespace tcsync;
 using tcsync::test::load_errors;
 using tcsync::test::load_ok;
+using tcsync::test::round_trip;
 
 namespace {
-
-struct Links : LinkNames {
-  std::optional<uint32_t> index_of(std::string_view n) const override {
-    if (n == "v1") return 3;
-    return std::nullopt;
-  }
-  std::string name_of(uint32_t i) const override { return i == 3 ? "v1" : "?"; }
-};
 
 std::string file(const std::string& action_extra) {
   return R"(version: 1
@@ -35,20 +28,6 @@ devices:
       - {parent: ingress, pref: 1, protocol: ip, handle: "::1", u32: {match: [{ip: {dst: 10.0.0.1}}]},
          actions: [{mirred: {action: redirect, dev: v1})" +
          action_extra + "}]}\n";
-}
-
-// Encode the file's filter and decode it back, as a dump would see it.
-Filter round_trip(const Filter& f) {
-  Links links;
-  Diagnostics d;
-  std::vector<uint8_t> buf;
-  MsgWriter w(buf);
-  encode_filter(w, Op::Add, f, 2, &links, d);
-  REQUIRE_FALSE(d.has_errors());
-  Filter back;
-  Decoded info;
-  REQUIRE(decode_filter(buf, &links, back, info));
-  return back;
 }
 
 std::string yaml(const Filter& f) {

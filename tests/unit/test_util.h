@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "base/diag.h"
+#include "codec/tc_codec.h"
 #include "file/loader.h"
 #include "model/model.h"
 
@@ -61,6 +62,21 @@ inline std::vector<uint8_t> unhex(std::string_view s) {
     i += 2;
   }
   return out;
+}
+
+// A filter encoded and decoded again: what a dump of it would show (on
+// FakeLinks' devices).
+inline Filter round_trip(const Filter& f) {
+  FakeLinks links;
+  Diagnostics d;
+  std::vector<uint8_t> buf;
+  MsgWriter w(buf);
+  encode_filter(w, Op::Add, f, 2, &links, d);
+  Filter back;
+  Decoded info;
+  if (d.has_errors() || !decode_filter(buf, &links, back, info))
+    throw std::runtime_error("the filter does not encode and decode:\n" + formatted(d));
+  return back;
 }
 
 inline State load_ok(const std::string& text) {
