@@ -66,6 +66,9 @@ TEST_CASE("vlan, csum, nat, sample, connmark, skbmod, mpls, tunnel_key: TCA_ACT_
        "24000200000000000000000003000000000000000000000000000000060000000000000006000500000800000a0004000200000000020000"},
       {R"({skbmod: {swap_mac: true}})", "skbmod swap mac",
        "240002000000000000000000030000000000000000000000000000000800000000000000"},
+      // m_skbmod.c: `ecn` sets SKBMOD_F_ECN (0x10) alone (tdc fe09).
+      {R"({skbmod: {ecn: true}})", "skbmod ecn",
+       "240002000000000000000000030000000000000000000000000000001000000000000000"},
       {R"({skbmod: {dmac: "02:00:00:00:00:01", smac: "02:00:00:00:00:02", etype: "0x86dd", control: drop}})", "skbmod set dmac 02:00:00:00:00:01 set smac 02:00:00:00:00:02 set etype 0x86dd drop",
        "2400020000000000000000000200000000000000000000000000000007000000000000000a000300020000000001000006000500dd8600000a0004000200000000020000"},
       {R"({mpls: {action: pop, protocol: ipv4}})", "mpls pop protocol ipv4",
@@ -227,7 +230,7 @@ TEST_CASE("vlan, csum, nat, sample, connmark, skbmod, mpls: errors") {
   // applies back), and the warning says what is odd.
   using Catch::Matchers::EndsWith;
   CHECK_THAT(first_line(load_errors(file_with("[{skbmod: {}}]"))),
-             EndsWith(": warning: skbmod with nothing to do (no dmac, smac, etype or swap_mac): it passes packets unchanged"));
+             EndsWith(": warning: skbmod with nothing to do (no dmac, smac, etype, swap_mac or ecn): it passes packets unchanged"));
   CHECK_THAT(first_line(load_errors(file_with("[{skbmod: {swap_mac: true, dmac: '02:00:00:00:00:01'}}]"))),
              EndsWith(": warning: skbmod 'swap_mac' goes alone: the kernel ignores dmac, smac and etype with it"));
   CHECK(error_of("[{skbmod: {dmac: '02:00:00:00:00'}}]") == "expected a MAC address such as 02:00:00:00:00:01, not '02:00:00:00:00'");

@@ -1,8 +1,10 @@
 // skbmod: rewrites the Ethernet header: destination and source MAC, the
-// Ethernet type, or swaps the two MACs (tc-skbmod(8)).
+// Ethernet type, or swaps the two MACs; or marks ECN-capable IP packets CE
+// (tc-skbmod(8)).
 //
 //   TCA_SKBMOD_PARMS  struct tc_skbmod (tc_gen, u64 flags: SKBMOD_F_DMAC,
-//                     SMAC, ETYPE, SWAPMAC — which of the rest apply)
+//                     SMAC, ETYPE, SWAPMAC — which of the rest apply —
+//                     and ECN, Linux 5.18 on)
 //   TCA_SKBMOD_DMAC, TCA_SKBMOD_SMAC  6 bytes
 //   TCA_SKBMOD_ETYPE  u16 in host order
 // tc sends DMAC, ETYPE, SMAC in that order; so does encode.
@@ -18,7 +20,7 @@
 namespace tcsync {
 namespace {
 
-enum : uint16_t { kDmac, kSmac, kEtype, kSwapMac, kControl };
+enum : uint16_t { kDmac, kSmac, kEtype, kSwapMac, kControl, kEcn };
 
 const Field kFields[] = {
     {.key = "dmac", .type = FieldType::Custom, .doc = "Set the destination MAC.", .custom = &kMacAddrType},
@@ -26,6 +28,7 @@ const Field kFields[] = {
     {.key = "etype", .type = FieldType::Custom, .doc = "Set the Ethernet type (ip, ipv6, 0x88b5...).", .custom = &kEthProtoType},
     {.key = "swap_mac", .type = FieldType::Bool, .doc = "Swap the source and destination MACs (alone: the kernel then ignores the sets).", .def = 0},
     {.key = "control", .type = FieldType::Custom, .doc = "Verdict after the action (default pipe; also \"goto chain N\", \"jump N\").", .def = TC_ACT_PIPE, .custom = &kControlType},
+    {.key = "ecn", .type = FieldType::Bool, .doc = "Mark ECN-capable (ECT) IPv4 and IPv6 packets Congestion Experienced.", .def = 0},
 };
 
 void encode(const Options& o, const KindCtx& ctx, MsgWriter& w) {
@@ -36,6 +39,7 @@ void encode(const Options& o, const KindCtx& ctx, MsgWriter& w) {
   if (o.has(kSmac)) p.flags |= SKBMOD_F_SMAC;
   if (o.has(kEtype)) p.flags |= SKBMOD_F_ETYPE;
   if (o.num(kSwapMac).value_or(0)) p.flags |= SKBMOD_F_SWAPMAC;
+  if (o.num(kEcn).value_or(0)) p.flags |= SKBMOD_F_ECN;
   w.attr(TCA_SKBMOD_PARMS, &p, sizeof p);
   uint8_t mac[6];
   if (auto v = o.num(kDmac)) mac_to_bytes(*v, mac), w.attr(TCA_SKBMOD_DMAC, mac, 6);
@@ -50,6 +54,7 @@ void decode(std::span<const uint8_t> payload, const KindCtx&, Options& o) {
   auto p = a->as<tc_skbmod>();
   o.set(kControl, uint64_t{static_cast<uint32_t>(p.action)});
   if (p.flags & SKBMOD_F_SWAPMAC) o.set(kSwapMac, uint64_t{1});
+  if (p.flags & SKBMOD_F_ECN) o.set(kEcn, uint64_t{1});
   if (auto* m = tb.get(TCA_SKBMOD_DMAC); m && (p.flags & SKBMOD_F_DMAC) && m->data.size() >= 6) o.set(kDmac, mac_from_bytes(m->data.data()));
   if (auto* m = tb.get(TCA_SKBMOD_SMAC); m && (p.flags & SKBMOD_F_SMAC) && m->data.size() >= 6) o.set(kSmac, mac_from_bytes(m->data.data()));
   if (auto* e = tb.get(TCA_SKBMOD_ETYPE); e && (p.flags & SKBMOD_F_ETYPE)) o.set(kEtype, uint64_t{e->u16()});
@@ -59,6 +64,7 @@ void decode(std::span<const uint8_t> payload, const KindCtx&, Options& o) {
 void normalize(Options& o, const KindCtx&, Diagnostics& d, SourceLoc loc) {
   drop_default_control(o, kControl, TC_ACT_PIPE);
   if (o.num(kSwapMac) == 0u) o.erase(kSwapMac);
+  if (o.num(kEcn) == 0u) o.erase(kEcn);
   bool sets = o.has(kDmac) || o.has(kSmac) || o.has(kEtype);
   // act_skbmod.c keeps only SWAPMAC when it is given with sets (tc accepts
   // `swap mac set dmac X`; Linux 6.1 dumps just `swap mac`): the sets
@@ -66,7 +72,8 @@ void normalize(Options& o, const KindCtx&, Diagnostics& d, SourceLoc loc) {
   // The kernel takes both (and holds them): warnings, so a dump of a live
   // state always applies back (validate --strict refuses them).
   if (o.has(kSwapMac) && sets) d.warning(o.opt(kSwapMac)->loc, "skbmod 'swap_mac' goes alone: the kernel ignores dmac, smac and etype with it");
-  if (!o.has(kSwapMac) && !sets) d.warning(loc, "skbmod with nothing to do (no dmac, smac, etype or swap_mac): it passes packets unchanged");
+  if (!o.has(kSwapMac) && !sets && !o.has(kEcn))
+    d.warning(loc, "skbmod with nothing to do (no dmac, smac, etype, swap_mac or ecn): it passes packets unchanged");
 }
 
 }  // namespace
