@@ -5,9 +5,9 @@
 //   TCA_VLAN_PUSH_VLAN_ID        u16, push and modify (the kernel needs it)
 //   TCA_VLAN_PUSH_VLAN_PROTOCOL  be16, sent when given; the kernel dumps it
 //                                always for push/modify (default 802.1Q)
-//   TCA_VLAN_PUSH_VLAN_PRIORITY  u8, sent when given; the kernel dumps it
-//                                only when it was given (tcfv_push_prio_exists,
-//                                Linux 5.14 on), 0 included (tdc ba5b)
+//   TCA_VLAN_PUSH_VLAN_PRIORITY  u8, sent when given; the kernel dumps it for
+//                                every push (0 when not given) and for a
+//                                modify only when given (tcfv_push_prio_exists)
 //   TCA_VLAN_PUSH_ETH_DST/SRC    6 bytes each, push_eth
 #include <linux/pkt_cls.h>
 #include <linux/tc_act/tc_vlan.h>
@@ -66,8 +66,11 @@ void decode(std::span<const uint8_t> payload, const KindCtx&, Options& o) {
   if (auto* a = tb.get(TCA_VLAN_PUSH_VLAN_ID)) o.set(kId, uint64_t{a->u16()});
   // Dumped for every push and modify: the default is not a declared value.
   if (auto* a = tb.get(TCA_VLAN_PUSH_VLAN_PROTOCOL); a && a->be16() != kDot1q) o.set(kProtocol, uint64_t{a->be16()});
-  // Dumped only when given, so a given 0 is configuration too.
-  if (auto* a = tb.get(TCA_VLAN_PUSH_VLAN_PRIORITY)) o.set(kPriority, uint64_t{a->u8()});
+  // act_vlan keeps a priority for every push (0 when not given) and for a
+  // modify only when given (tcfv_push_prio_exists), and dumps what it
+  // keeps: a push's 0 is the default, a modify's 0 was given (tdc ba5b).
+  if (auto* a = tb.get(TCA_VLAN_PUSH_VLAN_PRIORITY); a && (a->u8() || o.num(kAction) == TCA_VLAN_ACT_MODIFY))
+    o.set(kPriority, uint64_t{a->u8()});
   if (auto* a = tb.get(TCA_VLAN_PUSH_ETH_DST); a && a->data.size() >= 6) o.set(kDstMac, mac_from_bytes(a->data.data()));
   if (auto* a = tb.get(TCA_VLAN_PUSH_ETH_SRC); a && a->data.size() >= 6) o.set(kSrcMac, mac_from_bytes(a->data.data()));
   drop_default_control(o, kControl, TC_ACT_PIPE);
