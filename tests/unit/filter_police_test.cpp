@@ -177,7 +177,7 @@ TEST_CASE("filter police: a u32 rule with only police is terminal, as tc makes i
   CHECK((ot.get(TCA_U32_SEL)->data[0] & TC_U32_TERMINAL) != 0);
 }
 
-TEST_CASE("filter police: the kernel's dump reads back; what the police table cannot read stays raw") {
+TEST_CASE("filter police: the kernel's dump reads back, and what the police table cannot read stays raw") {
   // fw's dump of `handle 1 fw classid 1:1 police rate 1mbit burst 10k drop`
   // as the kernel writes it (tcf_exts_dump, TCA_OLD_COMPAT): CLASSID, then
   // POLICE { TBF (the kernel's index 7, mtu 2040, refcnt and bindcnt 1),
