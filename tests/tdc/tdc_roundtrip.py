@@ -117,7 +117,7 @@ def substitute(cmd):
     m = NETDEVSIM_NEW.match(cmd)
     if m:
         q = m.group(3)
-        return "ip link add $ETH numtxqueues %s numrxqueues %s type dummy && ip link set $ETH up" % (q, q) \
+        return ("ip link add $ETH numtxqueues %s numrxqueues %s type dummy && ip link set $ETH up" % (q, q)) \
             .replace("$ETH", NAMES["ETH"])
     if NETDEVSIM_DEL.match(cmd):
         return "ip link del %s" % NAMES["ETH"]
