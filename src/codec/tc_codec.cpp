@@ -468,23 +468,19 @@ Opaque unread_tc_attrs(std::span<const uint8_t> attrs, const AttrReadLog& log) {
   return select_attrs(attrs, [&](uint16_t t) { return !log.asked(t) && !reported_only_tc(t); });
 }
 
-// A filter's own police (KindOps::old_police_attr), read by the police
-// table's decoder from the kind's options `raw` (the kernel dumps it as it
-// was sent: tcf_exts_dump, TCA_OLD_COMPAT). Read only when the table
-// accounts for every attribute in it (the caller then asks for the
-// attribute, so it is not unread); else it stays whole in raw_options,
-// never half read.
+// A filter's own police (KindOps::old_police_attr, looked at without
+// marking it read), read by the police table's decoder (the kernel dumps
+// it as it was sent: tcf_exts_dump, TCA_OLD_COMPAT). Read only when the
+// table accounts for every attribute in it (the caller then marks the
+// attribute read); else it stays whole in raw_options, never half read.
 // The index and reference counts inside are the kernel's, not the file's.
-std::optional<Options> read_old_police(std::span<const uint8_t> raw, uint16_t attr) {
-  std::optional<std::span<const uint8_t>> body;
-  AttrIter it(raw);
-  for (Attr a; it.next(a);)
-    if (a.type == attr) body = a.data;  // the last one, as nla_parse
-  if (!body) return std::nullopt;
+std::optional<Options> read_old_police(const Attr* police) {
+  if (!police) return std::nullopt;
+  std::span<const uint8_t> body = police->data;
   Options o;
-  AttrReadLog log(*body);
-  kActionPolice.decode(*body, KindCtx{}, o);
-  if (o.empty() || !complete(kActionPolice, o) || !unread_options(*body, log, kActionPolice).empty()) return std::nullopt;
+  AttrReadLog log(body);
+  kActionPolice.decode(body, KindCtx{}, o);
+  if (o.empty() || !complete(kActionPolice, o) || !unread_options(body, log, kActionPolice).empty()) return std::nullopt;
   return o;
 }
 
@@ -724,7 +720,7 @@ bool decode_filter(std::span<const uint8_t> msg, const LinkNames* links, Filter&
       if (out.ops->filter_actions_attr)
         if (auto* a = ot.get(out.ops->filter_actions_attr)) decode_actions(a->data, links, out.actions, true);
       if (out.ops->old_police_attr)
-        if ((out.police = read_old_police(o->data, out.ops->old_police_attr))) ot.get(out.ops->old_police_attr);
+        if ((out.police = read_old_police(ot.peek(out.ops->old_police_attr)))) ot.get(out.ops->old_police_attr);
     });
     if (!out.ops) return true;
     // tcsync's own fingerprint and name are not the user's cookies

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <algorithm>
 #include <cstring>
+#include <memory>
 #include <span>
 #include <string>
 #include <string_view>
@@ -125,17 +126,32 @@ class AttrReadLog {
 };
 
 // Indexes attributes by type (last one wins, as nla_parse): tb[type].
+// A dump decodes several tables a rule (100k rules: a million tables), so
+// small ones live inside the object, never on the heap.
 class AttrTable {
  public:
+  static constexpr uint16_t kTypes = 256;  // above every TCA_*_MAX today, as AttrReadLog
   AttrTable(std::span<const uint8_t> buf, uint16_t max_type);
+  AttrTable(const AttrTable&) = delete;
+  AttrTable& operator=(const AttrTable&) = delete;
+  // The attribute, marked as read in the open log (AttrReadLog).
   const Attr* get(uint16_t type) const {
     if (log_) log_->mark(type);
-    return type < present_.size() && present_[type] ? &attrs_[type] : nullptr;
+    return peek(type);
+  }
+  // The attribute, not marked: for a look that must not decide what stays
+  // unread (a reader that may yet leave it whole as raw bytes).
+  const Attr* peek(uint16_t type) const {
+    return type <= max_ && (present_[type / 64] >> (type % 64) & 1) ? &slots()[type] : nullptr;
   }
 
  private:
-  std::vector<Attr> attrs_;
-  std::vector<bool> present_;
+  static constexpr uint16_t kInline = 32;
+  const Attr* slots() const { return heap_ ? heap_.get() : inline_; }
+  Attr inline_[kInline];
+  std::unique_ptr<Attr[]> heap_;  // max_type >= kInline
+  uint64_t present_[kTypes / 64] = {};
+  uint16_t max_;
   AttrReadLog* log_;
 };
 
