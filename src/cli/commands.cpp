@@ -12,6 +12,7 @@
 #include <optional>
 #include <set>
 #include <chrono>
+#include <ctime>
 #include <cstdio>
 
 #include "plan/action_table.h"
@@ -546,7 +547,21 @@ struct Reading {
   StatsReport report;
 };
 
-bool read_stats(Kernel& k, const State* desired, const StatsFlags& f, Reading& out, Diagnostics& d) {
+// This thread's CPU time: what -v reports beside wall time, which a busy
+// machine stretches.
+double thread_cpu_seconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) / 1e9;
+}
+
+double seconds_since(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+}
+
+bool read_stats(Kernel& k, const State* desired, const StatsFlags& f, const CommonOptions& o, Reading& out,
+                Diagnostics& d) {
+  auto t0 = std::chrono::steady_clock::now();
   State& live = out.live;
   StatsTable& table = out.table;
   std::vector<std::string> names;
@@ -565,7 +580,13 @@ bool read_stats(Kernel& k, const State* desired, const StatsFlags& f, Reading& o
   std::sort(live.devices.begin(), live.devices.end(), [](auto& a, auto& b) { return a.name < b.name; });
   for (auto& dev : live.devices)
     std::stable_sort(dev.classes.begin(), dev.classes.end(), [](auto& a, auto& b) { return a.classid < b.classid; });
+  auto t1 = std::chrono::steady_clock::now();
+  double cpu1 = thread_cpu_seconds();
   out.report = join_stats(desired, live, table);
+  if (o.verbose)
+    std::fprintf(stderr, "tcsync: dump with counters %.3fs, join of %zu rows %.3fs (cpu %.3fs)\n",
+                 std::chrono::duration<double>(t1 - t0).count(), out.report.declared.size() + out.report.undeclared.size(),
+                 seconds_since(t1), thread_cpu_seconds() - cpu1);
   return true;
 }
 
@@ -608,7 +629,7 @@ int cmd_stats(const std::vector<std::string>& files, const StatsFlags& f, const 
     auto t_before = std::chrono::steady_clock::now();
     for (;;) {
       auto now = std::make_unique<Reading>();
-      if (!read_stats(*kernel, want, f, *now, d)) break;
+      if (!read_stats(*kernel, want, f, o, *now, d)) break;
       auto t_now = std::chrono::steady_clock::now();
       std::ostringstream text;
       write_stats_watch(now->report, before ? &before->report : nullptr,
@@ -623,15 +644,18 @@ int cmd_stats(const std::vector<std::string>& files, const StatsFlags& f, const 
   // Left to the exit, as a session's big states are: freeing 100k rules
   // one allocation at a time costs more than printing them.
   auto* reading = new Reading;
-  bool ok = read_stats(*kernel, want, f, *reading, d);
+  bool ok = read_stats(*kernel, want, f, o, *reading, d);
   print_diags(d, o);
   if (!ok) return 1;
+  auto t0 = std::chrono::steady_clock::now();
+  double cpu0 = thread_cpu_seconds();
   if (f.output.empty()) {
     std::cout.flush();
     FdBuf buf(STDOUT_FILENO);
     std::ostream out(&buf);
     render(reading->report, f, o, out);
     out.flush();
+    if (o.verbose) std::fprintf(stderr, "tcsync: print %.3fs (cpu %.3fs)\n", seconds_since(t0), thread_cpu_seconds() - cpu0);
     return buf.failed() ? 1 : 0;
   }
   std::string err;

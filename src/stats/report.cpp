@@ -15,6 +15,10 @@ namespace tcsync {
 
 std::string StatRow::label() const { return name.empty() ? id : name; }
 
+std::string_view StatRow::action_kind(size_t i) const {
+  return actions && i < actions->size() ? std::string_view((*actions)[i].kind) : std::string_view();
+}
+
 size_t StatsReport::missing() const {
   return static_cast<size_t>(std::count_if(declared.begin(), declared.end(), [](const StatRow& r) { return !r.live; }));
 }
@@ -49,35 +53,35 @@ std::string rate_text(const Obj& o) {
   return s;
 }
 
-StatRow qdisc_row(const std::string& place, const Qdisc& q) {
-  StatRow r;
+// The row builders fill a row already in its vector: a row is a dozen
+// strings, and 100k of them moved once more cost as much as building them.
+void qdisc_row(StatRow& r, const std::string& place, const Qdisc& q) {
   r.type = StatRow::Type::Qdisc;
   r.place = place, r.kind = q.kind, r.id = format_handle(q.handle), r.parent = qdisc_parent_text(q.parent);
   r.handle = q.handle, r.parent_handle = q.parent, r.rate = rate_text(q);
-  return r;
 }
 
-StatRow class_row(const std::string& place, const Class& c) {
-  StatRow r;
+void class_row(StatRow& r, const std::string& place, const Class& c) {
   r.type = StatRow::Type::Class;
   r.place = place, r.kind = c.kind, r.id = format_handle(c.classid), r.parent = format_handle(c.parent);
   r.handle = c.classid, r.parent_handle = c.parent, r.rate = rate_text(c);
-  return r;
 }
 
-StatRow filter_row(const std::string& place, const Filter& f, bool on_block) {
-  StatRow r;
+// Runs for every rule (100k rows): the id is built in one string.
+void filter_row(StatRow& r, const std::string& place, const Filter& f, bool on_block) {
   r.type = StatRow::Type::Filter;
   r.place = place, r.kind = f.kind, r.name = f.name;
   r.parent = on_block ? place : describe_filter_parent(f.key.parent);
-  r.id = r.parent;
-  if (f.key.chain) r.id += " chain " + std::to_string(f.key.chain);
-  r.id += " pref " + std::to_string(f.key.pref) + " protocol " + format_protocol(f.key.protocol) + " handle " +
-          format_filter_handle(f.ops, f.key.handle);
+  std::string& id = r.id;
+  id.reserve(64);
+  id += r.parent;
+  if (f.key.chain) id += " chain ", id += std::to_string(f.key.chain);
+  id += " pref ", id += std::to_string(f.key.pref);
+  id += " protocol ", id += format_protocol(f.key.protocol);
+  id += " handle ", id += format_filter_handle(f.ops, f.key.handle);
   if (f.classid) r.target = format_handle(*f.classid);
-  for (auto& a : f.actions) r.actions.push_back(a.kind);
+  r.actions = &f.actions;
   r.parent_handle = f.key.parent;
-  return r;
 }
 
 void attach(StatRow& r, const ObjStats* s) {
@@ -90,6 +94,15 @@ void attach(StatRow& r, const ObjStats* s) {
 void join_place(const Device* want, const Device* have, const StatsTable& t, StatsReport& out) {
   const std::string& place = want ? want->name : have->name;
   bool on_block = (want ? want->block : have->block) != 0;
+  if (want) out.declared.reserve(out.declared.size() + want->qdiscs.size() + want->classes.size() + want->filters.size());
+  if (have) out.undeclared.reserve(out.undeclared.size() + have->qdiscs.size() + have->classes.size() + have->filters.size());
+  auto ps = t.places.find(place);
+  const PlaceStats* counted = ps == t.places.end() ? nullptr : &ps->second;
+  auto filter_stats = [&](const FilterKey& k) -> const ObjStats* {
+    if (!counted) return nullptr;
+    auto it = counted->filters.find(k);
+    return it == counted->filters.end() ? nullptr : &it->second;
+  };
   std::set<uint32_t> q_decl, c_decl;
   std::set<FilterKey> f_decl;
   std::map<uint32_t, const Qdisc*> q_live;
@@ -105,48 +118,48 @@ void join_place(const Device* want, const Device* have, const StatsTable& t, Sta
     for (auto& q : want->qdiscs) {
       q_decl.insert(q.parent);
       auto it = q_live.find(q.parent);
-      StatRow r = qdisc_row(place, it != q_live.end() && !q.handle ? *it->second : q);
+      StatRow& r = out.declared.emplace_back();
+      qdisc_row(r, place, it != q_live.end() && !q.handle ? *it->second : q);
       r.where = where_of(q.loc), r.live = it != q_live.end();
       if (r.live) attach(r, t.qdisc(place, q.parent));
-      out.declared.push_back(std::move(r));
     }
     for (auto& c : want->classes) {
       c_decl.insert(c.classid);
-      StatRow r = class_row(place, c);
+      StatRow& r = out.declared.emplace_back();
+      class_row(r, place, c);
       r.where = where_of(c.loc), r.live = c_live.count(c.classid) > 0;
       if (r.live) attach(r, t.cls(place, c.classid));
-      out.declared.push_back(std::move(r));
     }
     for (auto& f : want->filters) {
       if (f.empty_list) continue;
       f_decl.insert(f.key);
-      StatRow r = filter_row(place, f, on_block);
+      StatRow& r = out.declared.emplace_back();
+      filter_row(r, place, f, on_block);
       r.where = where_of(f.loc), r.live = f_live.count(f.key) > 0;
-      if (r.live) attach(r, t.filter(place, f.key));
-      out.declared.push_back(std::move(r));
+      if (r.live) attach(r, filter_stats(f.key));
     }
   }
   if (!have) return;
   for (auto& q : have->qdiscs)
     if (!q_decl.count(q.parent)) {
-      StatRow r = qdisc_row(place, q);
+      StatRow& r = out.undeclared.emplace_back();
+      qdisc_row(r, place, q);
       r.live = true;
       attach(r, t.qdisc(place, q.parent));
-      out.undeclared.push_back(std::move(r));
     }
   for (auto& c : have->classes)
     if (!c_decl.count(c.classid)) {
-      StatRow r = class_row(place, c);
+      StatRow& r = out.undeclared.emplace_back();
+      class_row(r, place, c);
       r.live = true;
       attach(r, t.cls(place, c.classid));
-      out.undeclared.push_back(std::move(r));
     }
   for (auto& f : have->filters)
     if (!f.empty_list && !f_decl.count(f.key)) {
-      StatRow r = filter_row(place, f, on_block);
+      StatRow& r = out.undeclared.emplace_back();
+      filter_row(r, place, f, on_block);
       r.live = true;
-      attach(r, t.filter(place, f.key));
-      out.undeclared.push_back(std::move(r));
+      attach(r, filter_stats(f.key));
     }
 }
 
@@ -196,7 +209,8 @@ void row_text(const StatRow& r, std::ostream& out) {
     if (!p && !b) out << " no counters (no action; u32 counts its own hits only with CONFIG_CLS_U32_PERF)";
     out << "\n";
     for (size_t i = 0; i < r.stats->actions.size(); ++i) {
-      out << "    action " << (i + 1) << " " << (i < r.actions.size() ? r.actions[i] : std::string("?")) << ":";
+      std::string_view kind = r.action_kind(i);
+      out << "    action " << (i + 1) << " " << (kind.empty() ? "?" : kind) << ":";
       counters_text(r.stats->actions[i], out, false);
       out << "\n";
     }
@@ -272,7 +286,7 @@ void row_json(const StatRow& r, std::string& s) {
       for (size_t i = 0; i < r.stats->actions.size(); ++i) {
         if (i) s += ", ";
         s += "{\"kind\": ";
-        append_json_string(s, i < r.actions.size() ? r.actions[i] : std::string());
+        append_json_string(s, r.action_kind(i));
         s += ", \"counters\": ";
         counters_json(r.stats->actions[i], s);
         s += "}";
@@ -342,7 +356,7 @@ class Exposition {
         if (!head) header(name, kind, help), head = true;
         std::string al;
         label(al, "action", std::to_string(i + 1));
-        label(al, "action_kind", i < pr.row->actions.size() ? pr.row->actions[i] : std::string());
+        label(al, "action_kind", pr.row->action_kind(i));
         sample(name, pr.labels, al, *v);
       }
     }
@@ -636,7 +650,8 @@ void write_stats_dot(const StatsReport& r, std::ostream& out, size_t leaf_limit)
     for (auto* f : filters) {
       std::string id = p + "_f" + std::to_string(fi++);
       std::string l = f->label() + "\n" + f->kind;
-      for (auto& a : f->actions) l += " " + a;
+      if (f->actions)
+        for (auto& a : *f->actions) l += " " + a.kind;
       std::string c = counters_line(*f);
       if (!c.empty()) l += "\n" + c;
       if (!f->where.empty()) l += "\n" + f->where;

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <ostream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "model/model.h"
@@ -26,7 +27,10 @@ struct StatRow {
   std::string target;   // a filter's classid ("1:10"), empty when none
   std::string where;    // FILE:LINE of the declaration; empty: not declared
   std::string rate;     // a class's (or qdisc's) configured rate/ceil, for people ("300Mbit/900Mbit")
-  std::vector<std::string> actions;  // a filter's action kinds, in order
+  // A filter's actions (their kinds, in order), in the State the report
+  // was joined from; null for qdiscs and classes. A pointer, not a copy:
+  // 100k rules would otherwise cost 100k vectors.
+  const std::vector<Action>* actions = nullptr;
   uint32_t handle = 0;        // qdisc handle / classid
   uint32_t parent_handle = 0; // qdisc/class parent; filter: key.parent
   bool live = false;          // the kernel holds it
@@ -35,6 +39,8 @@ struct StatRow {
   const ObjStats* stats = nullptr;
   // The label a metric or a picture names it by: the file's name, else the identity.
   std::string label() const;
+  // The kind of action i, or "" past the filter's actions.
+  std::string_view action_kind(size_t i) const;
 };
 
 struct StatsReport {
@@ -45,7 +51,8 @@ struct StatsReport {
 };
 
 // `desired`: the files' state, or null (no files: every live object).
-// The rows point into `table`: keep it while the report is used.
+// The rows point into `table`, `desired` and `live`: keep them while the
+// report is used.
 StatsReport join_stats(const State* desired, const State& live, const StatsTable& table);
 
 void write_stats_text(const StatsReport& r, std::ostream& out);
