@@ -93,6 +93,14 @@ void warn_plan_now(const Session& s, const CommonOptions& o) {
 // `sends`: the plan is to be applied, so every rule it adds needs its
 // fingerprint; else (diff, --dry-run) only the rules the terse check
 // compares do (0.6 s of a diff of 1M new rules).
+// A plan that would have to touch objects outside a file's scope (differ.h
+// Plan::refused) is an error: diff, apply and watch stop before sending.
+static bool refusals(const Plan& plan, Diagnostics& d) {
+  if (plan.refused.empty()) return true;
+  for (auto& r : plan.refused) d.add(r.severity, r.loc, r.message);
+  return false;
+}
+
 bool read_and_plan(Session& s, Diagnostics& d, const CommonOptions& o, bool sends) {
   auto t0 = std::chrono::steady_clock::now();
   std::vector<std::string> names, rest;
@@ -134,6 +142,7 @@ bool read_and_plan(Session& s, Diagnostics& d, const CommonOptions& o, bool send
   auto t1 = std::chrono::steady_clock::now();
   s.plan = make_plan(s.desired, s.live);
   warn_plan_now(s, o);
+  if (!refusals(s.plan, d)) return false;
   if (o.verbose) {
     auto t2 = std::chrono::steady_clock::now();
     size_t n = 0;
@@ -201,10 +210,17 @@ bool check_kinds(const Session& s, const CommonOptions& o, Diagnostics& d) {
 
 namespace {
 
+// What scoped devices leave alone, as comments above the plan: not
+// differences (the exit code ignores them).
+void print_outside(const Plan& plan) {
+  for (auto& line : plan.outside) std::cout << "# " << line << "\n";
+}
+
 void print_plan(const Session& s, const CommonOptions& o, const std::string& cmd) {
   if (o.format == Format::Json) {
     std::cout << plan_json(s.plan, {}, cmd);
   } else if (!o.quiet) {
+    print_outside(s.plan);
     if (s.plan.empty()) std::cout << "in sync: nothing to do\n";
     else write_plan_text(s.plan, PrintOptions{o.color}, std::cout);
   }
@@ -243,7 +259,7 @@ int cmd_diff(const std::vector<std::string>& files, const CommonOptions& o, cons
     // Offline: the live side is a saved `tcsync dump`; no kernel, no privilege.
     ok = load(files, s.desired, d) && load_files({against}, s.live, d);
     if (ok) as_live(s.live);
-    if (ok) s.plan = make_plan(s.desired, s.live), warn_plan_now(s, o);
+    if (ok) s.plan = make_plan(s.desired, s.live), warn_plan_now(s, o), ok = refusals(s.plan, d);
   } else {
     ok = prepare(files, o, s, d);
   }
@@ -381,6 +397,7 @@ int cmd_apply(const std::vector<std::string>& files, const ApplyFlags& f, const 
   if (f.confirm_s && !rep.succeeded() && rep.rolled_back && rep.rollback_ok) disarm_revert();
   if (rep.succeeded()) {
     if (o.format != Format::Json && !o.quiet) {
+      print_outside(s.plan);
       std::cout << plan_text(s.plan, PrintOptions{o.color});
       std::cout << "applied " << rep.ok << " changes\n";
     }

@@ -341,7 +341,9 @@ void Watcher::sync(const std::vector<std::string>& devs, const std::string& caus
   bool read = read_and_plan(s, d, o_, true);
   notify_watchdog();
   if (!read) {
-    WatchEvent e{"error", {}, {}, "cannot read the kernel's state", {}, {}, {}};
+    // A refused plan (a foreign object in the way of a scoped device) is
+    // read fine: said as such, and planned again like any failure.
+    WatchEvent e{"error", {}, {}, s.plan.refused.empty() ? "cannot read the kernel's state" : "the plan would touch objects outside the files' scope: refused", {}, {}, {}};
     for (auto& x : d.all()) e.errors.push_back(split_lines(format_diagnostic(x, false)).front());
     retry(e);
     return;
