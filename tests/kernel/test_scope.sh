@@ -100,6 +100,25 @@ OUT=$(t class show dev v0)
 expect_contains "class htb 1:10 root prio 0 rate 10Mbit ceil 20Mbit"
 snapshot >"$TMP/all.json"
 
+echo "# a step the kernel refuses: rolled back inside the scope, the foreign filters as they were"
+site 10mbit '      - {parent: ingress, pref: 101, protocol: ip, u32: {match: [{ip: {dport: 25}}], indev: nosuch0}}' |
+  sed 's/rate: 10mbit, ceil/rate: 11mbit, ceil/' >"$TMP/reject.yaml"
+expect_rc 1 ts apply "$TMP/reject.yaml"
+expect_contains "the kernel is as it was before this apply"
+snapshot >"$TMP/now.json"
+expect_same_file "$TMP/all.json" "$TMP/now.json" "tc -j after the rollback equals before"
+
+echo "# dump shows the whole device; applied as it is it changes nothing, with 'own' added its foreign rules are errors"
+expect_rc 0 ts dump --dev v0
+echo "$OUT" >"$TMP/dump.yaml"
+expect_rc 0 ts apply "$TMP/dump.yaml"
+expect_contains "in sync"
+sed 's/^  v0:$/  v0:\n    own: [{parent: ingress, prefs: 100-199}, {qdisc: "1:"}]/' "$TMP/dump.yaml" >"$TMP/dump-own.yaml"
+expect_rc 1 ts apply "$TMP/dump-own.yaml"
+expect_contains "dump-own.yaml:13:9: error: filter u32 ingress pref 1 protocol ip handle ::800 is outside this file's scope"
+snapshot >"$TMP/now.json"
+expect_same_file "$TMP/all.json" "$TMP/now.json" "tc -j unchanged by the dump and the scoped dump"
+
 echo "# a declared filter outside the scope: FILE:LINE:COL error, nothing changed"
 site 10mbit '      - {parent: ingress, pref: 50, protocol: ip, u32: {match: [{ip: {dport: 25}}]}}' >"$TMP/out.yaml"
 expect_rc 1 ts apply "$TMP/out.yaml"

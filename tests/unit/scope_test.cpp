@@ -41,6 +41,12 @@ Planned plan_of(const std::string& want, const std::string& have) {
   return out;
 }
 
+// A file with v0 owning OWN (an `own:` value) and declaring BODY (its
+// other keys, indented as under v0).
+std::string scoped(const std::string& own, const std::string& body = "") {
+  return "version: 1\ndevices:\n  v0:\n    own: " + own + "\n" + body;
+}
+
 // The live v0: another controller's clsact rules at ingress prefs 1-2 and
 // egress 5, and an htb tree 1: with a rule at pref 10.
 const char* kLive = R"(version: 1
@@ -62,14 +68,10 @@ devices:
 }  // namespace
 
 TEST_CASE("own: a scoped file deletes only inside its scope and says what it leaves") {
-  auto p = plan_of(R"(version: 1
-devices:
-  v0:
-    own: [{parent: ingress, prefs: 100-199}]
-    qdiscs: [{kind: clsact}]
+  auto p = plan_of(scoped(R"([{parent: ingress, prefs: 100-199}])", R"(    qdiscs: [{kind: clsact}]
     filters:
       - {parent: ingress, pref: 100, protocol: ip, u32: {match: [{ip: {dport: 22}}]}}
-)", kLive);
+)"), kLive);
   CHECK(p.steps ==
         "- v0: filters u32 ingress pref 150 protocol ip (all 1)  (not in the file)\n"
         "+ v0: filter u32 ingress pref 100 protocol ip handle 800::1  (new)\n");
@@ -79,26 +81,18 @@ devices:
 }
 
 TEST_CASE("own: a tree owns its qdisc, classes, the qdiscs below and their filters") {
-  auto p = plan_of(R"(version: 1
-devices:
-  v0:
-    own: [{qdisc: "1:"}]
-    qdiscs: [{kind: htb, handle: "1:"}]
+  auto p = plan_of(scoped(R"([{qdisc: "1:"}])", R"(    qdiscs: [{kind: htb, handle: "1:"}]
     classes: [{classid: "1:10", rate: 20mbit}]
-)", kLive);
+)"), kLive);
   CHECK(p.steps ==
         "- v0: filters u32 1: pref 10 protocol ip (all 1)  (not in the file)\n"
         "~ v0: class htb 1:10 parent 1:  (rate 10mbit -> 20mbit)\n");
   CHECK(p.outside == std::vector<std::string>{"v0: 1 qdisc, 4 filters outside this file's scope left alone "
                                               "(qdisc clsact ffff: ingress, ingress prefs 1-150, egress pref 5)"});
   // A qdisc someone hung below an owned class is inside the tree.
-  auto below = plan_of(R"(version: 1
-devices:
-  v0:
-    own: [{qdisc: "1:"}]
-    qdiscs: [{kind: htb, handle: "1:"}]
+  auto below = plan_of(scoped(R"([{qdisc: "1:"}])", R"(    qdiscs: [{kind: htb, handle: "1:"}]
     classes: [{classid: "1:10", rate: 10mbit}]
-)", R"(version: 1
+)"), R"(version: 1
 devices:
   v0:
     qdiscs:
@@ -111,33 +105,21 @@ devices:
 }
 
 TEST_CASE("own: the file's clsact is created when missing, kept when foreign, never deleted") {
-  const char* want = R"(version: 1
-devices:
-  v0:
-    own: [{parent: ingress, prefs: 100-199}]
-    qdiscs: [{kind: clsact}]
+  const std::string want = scoped(R"([{parent: ingress, prefs: 100-199}])", R"(    qdiscs: [{kind: clsact}]
     filters:
       - {parent: ingress, pref: 100, protocol: ip, u32: {match: [{ip: {dport: 22}}]}}
-)";
+)");
   CHECK(plan_of(want, "version: 1\ndevices:\n  v0: {}\n").steps ==
         "+ v0: qdisc clsact ffff: ingress  (new)\n"
         "+ v0: filter u32 ingress pref 100 protocol ip handle 800::1  (new)\n");
   // Not declared: a foreign clsact stays, and so do its rules.
-  auto p = plan_of(R"(version: 1
-devices:
-  v0:
-    own: [{parent: egress, prefs: 100-199}]
-)", kLive);
+  auto p = plan_of(scoped(R"([{parent: egress, prefs: 100-199}])"), kLive);
   CHECK(p.steps.empty());
 }
 
 TEST_CASE("own: a foreign qdisc in the way is refused, naming both") {
-  auto p = plan_of(R"(version: 1
-devices:
-  v0:
-    own: [{qdisc: "2:"}]
-    qdiscs: [{kind: htb, handle: "2:"}]
-)", kLive);
+  auto p = plan_of(scoped(R"([{qdisc: "2:"}])", R"(    qdiscs: [{kind: htb, handle: "2:"}]
+)"), kLive);
   CHECK(p.refused ==
         "t.yaml:5:14: error: qdisc htb 2: root on v0 needs the place of qdisc htb 1: root (handle 1: -> 2:), which is "
         "outside this file's scope (qdisc 2: and below) and holds 1 class, 1 filter outside it: refused, nothing "
@@ -145,14 +127,10 @@ devices:
         "      qdiscs: [{kind: htb, handle: \"2:\"}]\n"
         "               ^\n");
   // An ingress qdisc holding foreign rules where the file wants clsact.
-  auto hook = plan_of(R"(version: 1
-devices:
-  v0:
-    own: [{parent: egress, prefs: 100-199}]
-    qdiscs: [{kind: clsact}]
+  auto hook = plan_of(scoped(R"([{parent: egress, prefs: 100-199}])", R"(    qdiscs: [{kind: clsact}]
     filters:
       - {parent: egress, pref: 100, protocol: ip, u32: {match: [{ip: {dport: 22}}]}}
-)", R"(version: 1
+)"), R"(version: 1
 devices:
   v0:
     qdiscs: [{kind: ingress}]
@@ -162,23 +140,15 @@ devices:
   CHECK(hook.refused.find("error: qdisc clsact ffff: ingress on v0 needs the place of qdisc ingress ffff: ingress (kind ingress -> clsact), "
                           "which is outside this file's scope (egress prefs 100-199) and holds 1 filter outside it") != std::string::npos);
   // The same ingress qdisc empty of foreign rules may be replaced.
-  auto empty = plan_of(R"(version: 1
-devices:
-  v0:
-    own: [{parent: egress, prefs: 100-199}]
-    qdiscs: [{kind: clsact}]
-)", "version: 1\ndevices:\n  v0:\n    qdiscs: [{kind: ingress}]\n");
+  auto empty = plan_of(scoped(R"([{parent: egress, prefs: 100-199}])", R"(    qdiscs: [{kind: clsact}]
+)"), "version: 1\ndevices:\n  v0:\n    qdiscs: [{kind: ingress}]\n");
   CHECK(empty.refused.empty());
   CHECK(empty.steps == "- v0: qdisc ingress ffff: ingress  (kind ingress -> clsact)\n+ v0: qdisc clsact ffff: ingress  (kind ingress -> clsact)\n");
 }
 
 TEST_CASE("own: regions by chain, and a block's regions") {
-  auto p = plan_of(R"(version: 1
-devices:
-  v0:
-    own: [{parent: ingress, chain: 3}]
-    qdiscs: [{kind: clsact}]
-)", R"(version: 1
+  auto p = plan_of(scoped(R"([{parent: ingress, chain: 3}])", R"(    qdiscs: [{kind: clsact}]
+)"), R"(version: 1
 devices:
   v0:
     qdiscs: [{kind: clsact}]
@@ -210,15 +180,11 @@ blocks:
 }
 
 TEST_CASE("own: the loader refuses what lies outside the scope, at its line") {
-  CHECK(load_errors(R"(version: 1
-devices:
-  v0:
-    own: [{parent: ingress, prefs: 100-199}]
-    qdiscs: [{kind: clsact}, {kind: htb, handle: "1:"}]
+  CHECK(load_errors(scoped(R"([{parent: ingress, prefs: 100-199}])", R"(    qdiscs: [{kind: clsact}, {kind: htb, handle: "1:"}]
     filters:
       - {parent: ingress, pref: 99, protocol: ip, u32: {match: [{ip: {dport: 22}}]}}
       - {parent: "1:", pref: 100, protocol: ip, u32: {match: [{ip: {dport: 22}}]}}
-)") == "t.yaml:5:30: error: qdisc htb 1: root is outside this file's scope (v0 owns ingress prefs 100-199: 'own' at t.yaml:4:5); own it with {qdisc: \"1:\"}\n"
+)")) == "t.yaml:5:30: error: qdisc htb 1: root is outside this file's scope (v0 owns ingress prefs 100-199: 'own' at t.yaml:4:5); own it with {qdisc: \"1:\"}\n"
        "      qdiscs: [{kind: clsact}, {kind: htb, handle: \"1:\"}]\n"
        "                               ^\n"
        "t.yaml:7:9: error: filter u32 ingress pref 99 protocol ip handle ::1 is outside this file's scope (v0 owns ingress prefs 100-199: 'own' at t.yaml:4:5)\n"
@@ -228,20 +194,12 @@ devices:
        "        - {parent: \"1:\", pref: 100, protocol: ip, u32: {match: [{ip: {dport: 22}}]}}\n"
        "          ^\n");
   // Filters at a foreign qdisc need not (and cannot) declare it.
-  CHECK(load_errors(R"(version: 1
-devices:
-  v0:
-    own: [{parent: "5:", prefs: 100-199}]
-    filters:
+  CHECK(load_errors(scoped(R"([{parent: "5:", prefs: 100-199}])", R"(    filters:
       - {parent: "5:", pref: 100, protocol: ip, u32: {match: [{ip: {dport: 22}}]}}
-)").empty());
+)")).empty());
   // A tree below a foreign class.
-  CHECK(load_errors(R"(version: 1
-devices:
-  v0:
-    own: [{qdisc: "30:"}]
-    qdiscs: [{kind: pfifo, parent: "1:30", handle: "30:"}]
-)").empty());
+  CHECK(load_errors(scoped(R"([{qdisc: "30:"}])", R"(    qdiscs: [{kind: pfifo, parent: "1:30", handle: "30:"}]
+)")).empty());
 }
 
 TEST_CASE("own: entries are checked") {
@@ -271,18 +229,10 @@ blocks:
 }
 
 TEST_CASE("own: a chain is owned only with all its filters") {
-  CHECK(load_errors(R"(version: 1
-devices:
-  v0:
-    own: [{parent: ingress, chain: 5, prefs: 1-9}]
-    qdiscs: [{kind: clsact}]
+  CHECK(load_errors(scoped(R"([{parent: ingress, chain: 5, prefs: 1-9}])", R"(    qdiscs: [{kind: clsact}]
     chains: [{parent: ingress, chain: 5}]
-)").find("t.yaml:6:14: error: chain 5 ingress is outside this file's scope") != std::string::npos);
-  CHECK(load_errors(R"(version: 1
-devices:
-  v0:
-    own: [{parent: ingress, chain: 5}]
-    qdiscs: [{kind: clsact}]
+)")).find("t.yaml:6:14: error: chain 5 ingress is outside this file's scope") != std::string::npos);
+  CHECK(load_errors(scoped(R"([{parent: ingress, chain: 5}])", R"(    qdiscs: [{kind: clsact}]
     chains: [{parent: ingress, chain: 5}]
-)").empty());
+)")).empty());
 }
