@@ -1011,14 +1011,11 @@ bool Loader::plan_rows(const RowTable& t, const Filter& f, const Node* handle, F
 // One region of `own:` (model/scope.h):
 //   {qdisc: "1:"}                                  a qdisc and all below it
 //   {parent: ingress, chain: 0, prefs: 100-199}    filters at one place
-// A block's regions are {chain, prefs} (its filters have no parent).
+// A block's regions are {chain, prefs} (its filters have no parent). (list()
+// has said so of an entry that is not a mapping.)
 void Loader::own_region(const Node& n, Device& dev) {
   OwnRegion r;
   r.loc = n.loc;
-  if (!n.is_map()) {
-    d.error(n.loc, "an 'own' entry must be a mapping, such as {parent: ingress, prefs: 100-199} or {qdisc: \"1:\"}");
-    return;
-  }
   const Node* tree_key = nullptr;
   const Node* filter_key = nullptr;  // the first of parent, chain, prefs
   bool have_parent = false, ok = true;

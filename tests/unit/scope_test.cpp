@@ -74,7 +74,7 @@ TEST_CASE("own: a scoped file deletes only inside its scope and says what it lea
 )"), kLive);
   CHECK(p.steps ==
         "- v0: filters u32 ingress pref 150 protocol ip (all 1)  (not in the file)\n"
-        "+ v0: filter u32 ingress pref 100 protocol ip handle 800::1  (new)\n");
+        "+ v0: filter u32 ingress pref 100 protocol ip handle ::1\n");
   CHECK(p.outside == std::vector<std::string>{"v0: 1 qdisc, 1 class, 4 filters outside this file's scope left alone "
                                               "(qdisc htb 1: root, 1: pref 10, ingress prefs 1-2, egress pref 5)"});
   CHECK(p.refused.empty());
@@ -86,7 +86,7 @@ TEST_CASE("own: a tree owns its qdisc, classes, the qdiscs below and their filte
 )"), kLive);
   CHECK(p.steps ==
         "- v0: filters u32 1: pref 10 protocol ip (all 1)  (not in the file)\n"
-        "~ v0: class htb 1:10 parent 1:  (rate 10mbit -> 20mbit)\n");
+        "~ v0: class htb 1:10 parent 1:  (rate 10mbit -> 20mbit, ceil 10mbit -> 20mbit)\n");
   CHECK(p.outside == std::vector<std::string>{"v0: 1 qdisc, 4 filters outside this file's scope left alone "
                                               "(qdisc clsact ffff: ingress, ingress prefs 1-150, egress pref 5)"});
   // A qdisc someone hung below an owned class is inside the tree.
@@ -110,8 +110,8 @@ TEST_CASE("own: the file's clsact is created when missing, kept when foreign, ne
       - {parent: ingress, pref: 100, protocol: ip, u32: {match: [{ip: {dport: 22}}]}}
 )");
   CHECK(plan_of(want, "version: 1\ndevices:\n  v0: {}\n").steps ==
-        "+ v0: qdisc clsact ffff: ingress  (new)\n"
-        "+ v0: filter u32 ingress pref 100 protocol ip handle 800::1  (new)\n");
+        "+ v0: qdisc clsact ffff: ingress\n"
+        "+ v0: filter u32 ingress pref 100 protocol ip handle ::1\n");
   // Not declared: a foreign clsact stays, and so do its rules.
   auto p = plan_of(scoped(R"([{parent: egress, prefs: 100-199}])"), kLive);
   CHECK(p.steps.empty());
@@ -218,14 +218,14 @@ blocks:
   22:
     own: [{parent: ingress}]
 )");
-  CHECK(errs.find("t.yaml:6:36: error: 'prefs' is a range of prefs such as 100-199 (1 to 65535, low to high), or one pref, not '200-100'") != std::string::npos);
-  CHECK(errs.find("t.yaml:7:16: error: 'qdisc' is a qdisc's handle such as \"1:\" (or \"ffff:\" for clsact/ingress), not '1:10'") != std::string::npos);
-  CHECK(errs.find("t.yaml:8:24: error: an 'own' entry is a qdisc tree ({qdisc: \"1:\"}) or a place for filters ({parent, chain, prefs}), not both: give two entries") != std::string::npos);
+  CHECK(errs.find("t.yaml:6:34: error: 'prefs' is a range of prefs such as 100-199 (1 to 65535, low to high), or one pref, not '200-100'") != std::string::npos);
+  CHECK(errs.find("t.yaml:7:17: error: 'qdisc' is a qdisc's handle such as \"1:\" (or \"ffff:\" for clsact/ingress), not '1:10'") != std::string::npos);
+  CHECK(errs.find("t.yaml:8:23: error: an 'own' entry is a qdisc tree ({qdisc: \"1:\"}) or a place for filters ({parent, chain, prefs}), not both: give two entries") != std::string::npos);
   CHECK(errs.find("t.yaml:9:9: error: an 'own' entry needs 'qdisc' (a qdisc and all below it) or 'parent' (filters at ingress, egress or a handle)") != std::string::npos);
   CHECK(errs.find("t.yaml:10:27: error: unknown key 'pref' in an 'own' entry (did you mean 'prefs'?)") != std::string::npos);
-  CHECK(errs.find("t.yaml:11:9: error: an 'own' entry must be a mapping") != std::string::npos);
+  CHECK(errs.find("t.yaml:11:9: error: each entry of 'own' must be a mapping, not a scalar") != std::string::npos);
   CHECK(errs.find("t.yaml:5:5: error: 'atomic: true' and 'own' do not mix on v0") != std::string::npos);
-  CHECK(errs.find("t.yaml:14:13: error: a region of block 22 has no 'parent'") != std::string::npos);
+  CHECK(errs.find("t.yaml:14:12: error: a region of block 22 has no 'parent'") != std::string::npos);
 }
 
 TEST_CASE("own: a chain is owned only with all its filters") {
