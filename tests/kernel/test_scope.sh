@@ -151,7 +151,7 @@ snapshot >"$TMP/now.json"
 expect_same_file "$TMP/all.json" "$TMP/now.json" "tc -j unchanged after the refusal"
 
 echo "# watch: a foreign change outside the scope is quiet, inside it is drift and repaired"
-start_watch "$F"
+start_watch -v "$F"
 wait_event started
 t filter add dev v0 ingress pref 4 protocol ip u32 match ip src 10.4.0.0/16 classid 1:4
 t filter add dev v0 ingress pref 120 protocol ip u32 match ip src 10.120.0.0/16 classid 1:3
@@ -170,6 +170,8 @@ foreign >"$TMP/after.json"
 expect_same_file "$TMP/foreign.json" "$TMP/after.json" "foreign filters (tc -j) unchanged under watch"
 OUT=$(t class show dev v0)
 expect_contains "class htb 1:10 root prio 0 rate 10Mbit ceil 20Mbit"
+grep -q "a change left alone, outside the files' scope" "$TMP/watch.err" && pass "watch -v counts the change outside the scope" ||
+  { fail "watch -v says nothing of the change outside the scope"; sed 's/^/    /' "$TMP/watch.err"; }
 [ "$(grep -c '"event":"drift"' "$EVENTS")" = 2 ] && pass "two drift events (the pref 4 filter was none)" || { fail "drift events: $(grep -c '"event":"drift"' "$EVENTS") (want 2)"; sed 's/^/    /' "$EVENTS"; }
 stop_watch
 
