@@ -2,6 +2,7 @@
 // differ's guarantees, on fake states (pure logic).
 #include <catch2/catch.hpp>
 
+#include "file/yaml_writer.h"
 #include "model/scope.h"
 #include "plan/differ.h"
 #include "plan/plan_print.h"
@@ -235,4 +236,24 @@ TEST_CASE("own: a chain is owned only with all its filters") {
   CHECK(load_errors(scoped(R"([{parent: ingress, chain: 5}])", R"(    qdiscs: [{kind: clsact}]
     chains: [{parent: ingress, chain: 5}]
 )")).empty());
+}
+
+TEST_CASE("own: the state writer keeps a scope, and it loads back the same") {
+  State s = load_ok(R"(version: 1
+devices:
+  v0:
+    own: [{parent: ingress, chain: 2, prefs: 100-199}, {parent: egress, prefs: 7}, {qdisc: "1:"}]
+    qdiscs: [{kind: clsact}]
+  v1:
+    own: []
+)");
+  std::string text = write_state_yaml(s);
+  CHECK(text.find("    own:\n      - {parent: ingress, chain: 2, prefs: \"100-199\"}\n      - {parent: egress, prefs: \"7\"}\n"
+                  "      - {qdisc: \"1:\"}\n") != std::string::npos);
+  CHECK(text.find("  v1:\n    own: []\n") != std::string::npos);
+  State back = load_ok(text);
+  REQUIRE(back.devices.size() == 2);
+  CHECK(describe_scope(back.devices[0]) == describe_scope(s.devices[0]));
+  CHECK(back.devices[1].scoped);
+  CHECK(back.devices[1].own.empty());
 }
