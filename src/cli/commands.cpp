@@ -21,6 +21,7 @@
 #include "kernel/dump_ahead.h"
 #include "kernel/dumper.h"
 #include "model/fingerprint.h"
+#include "model/scope.h"
 #include "import/import_tc.h"
 #include "kernel/lock.h"
 #include "apply/kernel.h"
@@ -441,8 +442,40 @@ int cmd_apply(const std::vector<std::string>& files, const ApplyFlags& f, const 
   return 1;
 }
 
-int cmd_dump(const std::vector<std::string>& devices, const CommonOptions& o) {
+// dump --scope: each place `file` scopes keeps only what it owns (and the
+// clsact/ingress it needs), and says so with the same own:, so the dump
+// applied with that file's scope changes nothing and deletes nothing
+// foreign (there is nothing foreign in it).
+static void cut_to_scope(const State& file, State& live) {
+  auto cut = [](const Device& want, Device& have) {
+    if (!want.scoped) return;
+    const Ownership own(want, &have);
+    bool hook = std::any_of(want.qdiscs.begin(), want.qdiscs.end(), [](const Qdisc& q) { return q.parent == kHandleIngress; });
+    std::erase_if(have.qdiscs, [&](const Qdisc& q) { return !own.owns(q) && !(hook && q.parent == kHandleIngress); });
+    std::erase_if(have.classes, [&](const Class& c) { return !own.owns(c); });
+    std::erase_if(have.filters, [&](const Filter& f) { return !own.owns(f); });
+    std::erase_if(have.chains, [&](const Chain& c) { return !own.owns(c); });
+    have.scoped = true;
+    have.own = want.own;
+  };
+  for (auto& want : file.devices)
+    if (Device* have = live.find(want.name)) cut(want, *have);
+  for (auto& want : file.blocks)
+    if (Device* have = live.find_block(want.block)) cut(want, *have);
+}
+
+int cmd_dump(const std::vector<std::string>& devices_asked, const CommonOptions& o, const std::string& scope) {
   Diagnostics d;
+  State file;
+  std::vector<std::string> devices = devices_asked;
+  if (!scope.empty()) {
+    if (!load({scope}, file, d)) {
+      print_diags(d, o);
+      return 1;
+    }
+    if (devices.empty())
+      for (auto& dev : file.devices) devices.push_back(dev.name);
+  }
   auto kernel = open_kernel(o.netns, d);
   State live;
   // The table too: which actions are shared decides what the file says.
@@ -460,6 +493,7 @@ int cmd_dump(const std::vector<std::string>& devices, const CommonOptions& o) {
     std::stable_sort(dev.classes.begin(), dev.classes.end(), [](auto& a, auto& b) { return a.classid < b.classid; });
   std::sort(live.blocks.begin(), live.blocks.end(), [](auto& a, auto& b) { return a.block < b.block; });
   deatomize(live);  // rule lists under an atomic switch print as the file wrote them
+  if (!scope.empty()) cut_to_scope(file, live);
   if (o.format == Format::Json) write_state_json(live, std::cout);
   else write_state_yaml(live, std::cout);
   return 0;

@@ -119,6 +119,18 @@ expect_contains "dump-own.yaml:13:9: error: filter u32 ingress pref 1 protocol i
 snapshot >"$TMP/now.json"
 expect_same_file "$TMP/all.json" "$TMP/now.json" "tc -j unchanged by the dump and the scoped dump"
 
+echo "# dump --scope FILE: only the owned part, with its own:; applied back, nothing changes"
+expect_rc 0 ts dump --scope "$F"
+echo "$OUT" >"$TMP/scoped-dump.yaml"
+expect_contains '- {parent: ingress, prefs: "100-199"}'
+expect_contains '- {kind: clsact}'
+expect_contains 'pref: 100, protocol: ip'
+grep -qE 'pref: (1|2|5),' "$TMP/scoped-dump.yaml" && fail "the scoped dump holds foreign rules" || pass "the scoped dump leaves the foreign rules out"
+expect_rc 0 ts apply "$TMP/scoped-dump.yaml"
+expect_contains "in sync"
+snapshot >"$TMP/now.json"
+expect_same_file "$TMP/all.json" "$TMP/now.json" "tc -j unchanged by applying the scoped dump"
+
 echo "# a declared filter outside the scope: FILE:LINE:COL error, nothing changed"
 site 10mbit '      - {parent: ingress, pref: 50, protocol: ip, u32: {match: [{ip: {dport: 25}}]}}' >"$TMP/out.yaml"
 expect_rc 1 ts apply "$TMP/out.yaml"
