@@ -8,7 +8,7 @@ _tcsync() {
     local cmd="" i
     for ((i = 1; i < cword; i++)); do
         case ${words[i]} in
-            --netns | --format | --color | --on-error | --dev | --debounce | --max-delay | --repair-limit | --repair-window | --rcvbuf | --confirm | --output | --watch | --leaf-limit) ((i++)) ;;
+            --netns | --format | --color | --on-error | --dev | --scope | --debounce | --max-delay | --repair-limit | --repair-window | --rcvbuf | --confirm | --output | --watch | --leaf-limit) ((i++)) ;;
             validate | diff | apply | watch | confirm | dump | import | schema | stats) cmd=${words[i]}; break ;;
         esac
     done
@@ -22,6 +22,7 @@ _tcsync() {
             [[ " ${words[*]} " == *" stats "* ]] && formats+=" prometheus dot"
             COMPREPLY=($(compgen -W "$formats" -- "$cur")); return ;;
         --output) _filedir prom; return ;;
+        --scope) _filedir '@(yaml|yml|json)'; return ;;
         --watch | --leaf-limit) return ;;
         --color) COMPREPLY=($(compgen -W "auto always never" -- "$cur")); return ;;
         --on-error) COMPREPLY=($(compgen -W "rollback stop continue" -- "$cur")); return ;;
@@ -52,7 +53,7 @@ _tcsync() {
                 _filedir '@(yaml|yml)'
             fi ;;
         dump)
-            COMPREPLY=($(compgen -W "--dev $global_opts" -- "$cur")) ;;
+            COMPREPLY=($(compgen -W "--dev --scope $global_opts" -- "$cur")) ;;
         stats)
             if [[ $cur == -* ]]; then
                 COMPREPLY=($(compgen -W "--dev --output --watch --leaf-limit $global_opts" -- "$cur"))

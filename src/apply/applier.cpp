@@ -361,6 +361,14 @@ ApplyReport apply_plan(Kernel& k, const State& desired, const State& before, con
   // restored rule to another rule's new action (seen in the lab: a rollback
   // that "restored" nothing). Shared and table actions keep theirs.
   rep.rollback_to = desired_form(before);
+  // A scoped device is rolled back inside its scope only (model/scope.h):
+  // what others changed meanwhile outside it stays theirs.
+  for (auto& dev : desired.devices)
+    if (Device* t = dev.scoped ? rep.rollback_to.find(dev.name) : nullptr)
+      t->scoped = true, t->own = dev.own, t->own_loc = dev.own_loc;
+  for (auto& b : desired.blocks)
+    if (Device* t = b.scoped ? rep.rollback_to.find_block(b.block) : nullptr)
+      t->scoped = true, t->own = b.own, t->own_loc = b.own_loc;
   const State& target = rep.rollback_to;
   State& now = rep.rollback_from;
   Diagnostics dd;

@@ -22,6 +22,7 @@
 #include "kernel/dump_ahead.h"
 #include "kernel/dumper.h"
 #include "model/fingerprint.h"
+#include "model/scope.h"
 #include "import/import_tc.h"
 #include "kernel/lock.h"
 #include "apply/kernel.h"
@@ -94,6 +95,14 @@ void warn_plan_now(const Session& s, const CommonOptions& o) {
 // `sends`: the plan is to be applied, so every rule it adds needs its
 // fingerprint; else (diff, --dry-run) only the rules the terse check
 // compares do (0.6 s of a diff of 1M new rules).
+// A plan that would have to touch objects outside a file's scope (differ.h
+// Plan::refused) is an error: diff, apply and watch stop before sending.
+static bool refusals(const Plan& plan, Diagnostics& d) {
+  if (plan.refused.empty()) return true;
+  for (auto& r : plan.refused) d.add(r.severity, r.loc, r.message);
+  return false;
+}
+
 bool read_and_plan(Session& s, Diagnostics& d, const CommonOptions& o, bool sends) {
   auto t0 = std::chrono::steady_clock::now();
   std::vector<std::string> names, rest;
@@ -135,6 +144,7 @@ bool read_and_plan(Session& s, Diagnostics& d, const CommonOptions& o, bool send
   auto t1 = std::chrono::steady_clock::now();
   s.plan = make_plan(s.desired, s.live);
   warn_plan_now(s, o);
+  if (!refusals(s.plan, d)) return false;
   if (o.verbose) {
     auto t2 = std::chrono::steady_clock::now();
     size_t n = 0;
@@ -202,10 +212,17 @@ bool check_kinds(const Session& s, const CommonOptions& o, Diagnostics& d) {
 
 namespace {
 
+// What scoped devices leave alone, as comments above the plan: not
+// differences (the exit code ignores them).
+void print_outside(const Plan& plan) {
+  for (auto& line : plan.outside) std::cout << "# " << line << "\n";
+}
+
 void print_plan(const Session& s, const CommonOptions& o, const std::string& cmd) {
   if (o.format == Format::Json) {
     std::cout << plan_json(s.plan, {}, cmd);
   } else if (!o.quiet) {
+    print_outside(s.plan);
     if (s.plan.empty()) std::cout << "in sync: nothing to do\n";
     else write_plan_text(s.plan, PrintOptions{o.color}, std::cout);
   }
@@ -244,7 +261,7 @@ int cmd_diff(const std::vector<std::string>& files, const CommonOptions& o, cons
     // Offline: the live side is a saved `tcsync dump`; no kernel, no privilege.
     ok = load(files, s.desired, d) && load_files({against}, s.live, d);
     if (ok) as_live(s.live);
-    if (ok) s.plan = make_plan(s.desired, s.live), warn_plan_now(s, o);
+    if (ok) s.plan = make_plan(s.desired, s.live), warn_plan_now(s, o), ok = refusals(s.plan, d);
   } else {
     ok = prepare(files, o, s, d);
   }
@@ -382,6 +399,7 @@ int cmd_apply(const std::vector<std::string>& files, const ApplyFlags& f, const 
   if (f.confirm_s && !rep.succeeded() && rep.rolled_back && rep.rollback_ok) disarm_revert();
   if (rep.succeeded()) {
     if (o.format != Format::Json && !o.quiet) {
+      print_outside(s.plan);
       std::cout << plan_text(s.plan, PrintOptions{o.color});
       std::cout << "applied " << rep.ok << " changes\n";
     }
@@ -425,8 +443,40 @@ int cmd_apply(const std::vector<std::string>& files, const ApplyFlags& f, const 
   return 1;
 }
 
-int cmd_dump(const std::vector<std::string>& devices, const CommonOptions& o) {
+// dump --scope: each place `file` scopes keeps only what it owns (and the
+// clsact/ingress it needs), and says so with the same own:, so the dump
+// applied with that file's scope changes nothing and deletes nothing
+// foreign (there is nothing foreign in it).
+static void cut_to_scope(const State& file, State& live) {
+  auto cut = [](const Device& want, Device& have) {
+    if (!want.scoped) return;
+    const Ownership own(want, &have);
+    bool hook = std::any_of(want.qdiscs.begin(), want.qdiscs.end(), [](const Qdisc& q) { return q.parent == kHandleIngress; });
+    std::erase_if(have.qdiscs, [&](const Qdisc& q) { return !own.owns(q) && !(hook && q.parent == kHandleIngress); });
+    std::erase_if(have.classes, [&](const Class& c) { return !own.owns(c); });
+    std::erase_if(have.filters, [&](const Filter& f) { return !own.owns(f); });
+    std::erase_if(have.chains, [&](const Chain& c) { return !own.owns(c); });
+    have.scoped = true;
+    have.own = want.own;
+  };
+  for (auto& want : file.devices)
+    if (Device* have = live.find(want.name)) cut(want, *have);
+  for (auto& want : file.blocks)
+    if (Device* have = live.find_block(want.block)) cut(want, *have);
+}
+
+int cmd_dump(const std::vector<std::string>& devices_asked, const CommonOptions& o, const std::string& scope) {
   Diagnostics d;
+  State file;
+  std::vector<std::string> devices = devices_asked;
+  if (!scope.empty()) {
+    if (!load({scope}, file, d)) {
+      print_diags(d, o);
+      return 1;
+    }
+    if (devices.empty())
+      for (auto& dev : file.devices) devices.push_back(dev.name);
+  }
   auto kernel = open_kernel(o.netns, d);
   State live;
   // The table too: which actions are shared decides what the file says.
@@ -444,6 +494,7 @@ int cmd_dump(const std::vector<std::string>& devices, const CommonOptions& o) {
     std::stable_sort(dev.classes.begin(), dev.classes.end(), [](auto& a, auto& b) { return a.classid < b.classid; });
   std::sort(live.blocks.begin(), live.blocks.end(), [](auto& a, auto& b) { return a.block < b.block; });
   deatomize(live);  // rule lists under an atomic switch print as the file wrote them
+  if (!scope.empty()) cut_to_scope(file, live);
   if (o.format == Format::Json) write_state_json(live, std::cout);
   else write_state_yaml(live, std::cout);
   return 0;

@@ -36,7 +36,9 @@ int cmd_validate(const std::vector<std::string>& files, const CommonOptions& o, 
 // against: a saved dump to compare with instead of the kernel (offline).
 int cmd_diff(const std::vector<std::string>& files, const CommonOptions& o, const std::string& against = {});
 int cmd_apply(const std::vector<std::string>& files, const ApplyFlags& f, const CommonOptions& o);
-int cmd_dump(const std::vector<std::string>& devices, const CommonOptions& o);
+// scope: a file whose devices (and their own: regions) the dump is cut to;
+// empty: the devices as they are.
+int cmd_dump(const std::vector<std::string>& devices, const CommonOptions& o, const std::string& scope = {});
 struct WatchFlags {
   bool json = true;             // events as JSON lines; text for a terminal or --format text
   int debounce_ms = 150;        // a device is re-planned this long after its last event...

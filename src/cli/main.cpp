@@ -70,6 +70,9 @@ Exit codes: 0 done or in sync, 1 error, 2 changes pending (diff).)");
                 "replace, so no packet sees a half-applied list (needs flower and gact in the kernel)");
   auto* dump = app.add_subcommand("dump", "Print the live tc state as tcsync YAML (or JSON with --format json)");
   dump->add_option("--dev", devices, "Only this device (repeatable); default: every device with tc state");
+  std::string dump_scope;
+  dump->add_option("--scope", dump_scope,
+                   "Only what FILE owns: its devices, each cut to its own: regions (the foreign objects left out), with its own:");
 
   auto* schema = app.add_subcommand("schema", "Print the JSON Schema of the file format (for editors)");
   std::string import_file;
@@ -156,7 +159,7 @@ Exit codes: 0 done or in sync, 1 error, 2 changes pending (diff).)");
                          : on_error == "continue" ? tcsync::OnError::Continue
                                                   : tcsync::OnError::Rollback;
   if (*apply) return tcsync::cmd_apply(files, apply_flags, common);
-  if (*dump) return tcsync::cmd_dump(devices, common);
+  if (*dump) return tcsync::cmd_dump(devices, common, dump_scope);
   if (*watch) {
     // One JSON line per event, unless a person reads them (a terminal) or
     // --format text asks for text; --format json asks for JSON anyway.

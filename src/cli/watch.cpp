@@ -341,7 +341,9 @@ void Watcher::sync(const std::vector<std::string>& devs, const std::string& caus
   bool read = read_and_plan(s, d, o_, true);
   notify_watchdog();
   if (!read) {
-    WatchEvent e{"error", {}, {}, "cannot read the kernel's state", {}, {}, {}};
+    // A refused plan (a foreign object in the way of a scoped device) is
+    // read fine: said as such, and planned again like any failure.
+    WatchEvent e{"error", {}, {}, s.plan.refused.empty() ? "cannot read the kernel's state" : "the plan would touch objects outside the files' scope: refused", {}, {}, {}};
     for (auto& x : d.all()) e.errors.push_back(split_lines(format_diagnostic(x, false)).front());
     retry(e);
     return;
@@ -351,7 +353,14 @@ void Watcher::sync(const std::vector<std::string>& devs, const std::string& caus
   std::erase_if(s.plan.steps, [&](const Step& st) {
     return tracker_.conflicted(st.device + " " + st.what()) || tracker_.conflicted("failed apply on " + st.device);
   });
-  if (s.plan.empty()) return;  // in sync: quiet
+  if (s.plan.empty()) {  // in sync: quiet
+    // On a scoped device that is what a foreign change outside the scope
+    // gives: no event, only a count for whoever asks (-v).
+    if (o_.verbose && cause == "drift" && !s.plan.outside.empty())
+      std::fprintf(stderr, "tcsync: watch: a change left alone, outside the files' scope (%zu devices with foreign objects)\n",
+                   s.plan.outside.size());
+    return;
+  }
 
   std::map<std::string, std::vector<std::string>> lines;
   for (auto& st : s.plan.steps) {

@@ -11,6 +11,7 @@
 #include "base/handle.h"
 #include "base/hex.h"
 #include "model/name_cookie.h"
+#include "model/scope.h"
 #include "model/size_table.h"
 #include "netlink/wire.h"
 #include "file/row_table.h"
@@ -208,6 +209,7 @@ struct Loader {
   void filter_row(const RowTable& t, FilterRows& rows, Device& dev);
   bool plan_rows(const RowTable& t, const Filter& f, const Node* handle, FilterRows& rows);
   void chain(const Node& n, Device& dev);
+  void own_region(const Node& n, Device& dev);
   bool action(const Node& n, Action& out);
   bool action_fields(const Node& n, Action& out);
   void action_normalize(Action& a);
@@ -358,8 +360,12 @@ void Loader::blocks(YamlReader& r) {
                });
              } else if (k == "chains") {
                list(r, k, [&](const Node& n) { chain(n, state.blocks[bi]); });
+             } else if (k == "own") {
+               state.blocks[bi].scoped = true;
+               state.blocks[bi].own_loc = kloc;
+               list(r, k, [&](const Node& n) { own_region(n, state.blocks[bi]); });
              } else {
-               unknown_key(d, Node{Node::Type::Scalar, true, kloc, k, {}, {}}, name, {"filters", "chains"});
+               unknown_key(d, Node{Node::Type::Scalar, true, kloc, k, {}, {}}, name, {"filters", "chains", "own"});
                r.skip_node();
              }
              return true;
@@ -401,7 +407,11 @@ void Loader::device(YamlReader& r, const std::string& name, SourceLoc loc) {
       });
     else if (key == "chains")
       list(r, key, [&](const Node& n) { chain(n, state.devices[di]); });
-    else if (key == "atomic") {
+    else if (key == "own") {
+      state.devices[di].scoped = true;
+      state.devices[di].own_loc = kloc;
+      list(r, key, [&](const Node& n) { own_region(n, state.devices[di]); });
+    } else if (key == "atomic") {
       Node v;
       if (!r.read_node(v)) return false;
       if (v.is_scalar() && v.plain && (v.scalar == "true" || v.scalar == "false"))
@@ -409,7 +419,7 @@ void Loader::device(YamlReader& r, const std::string& name, SourceLoc loc) {
       else
         d.error(v.loc, "'atomic' must be true or false");
     } else {
-      unknown_key(d, Node{Node::Type::Scalar, true, kloc, key, {}, {}}, "device " + quoted(name), {"qdiscs", "classes", "filters", "chains", "atomic"});
+      unknown_key(d, Node{Node::Type::Scalar, true, kloc, key, {}, {}}, "device " + quoted(name), {"qdiscs", "classes", "filters", "chains", "atomic", "own"});
       r.skip_node();
     }
     return true;
@@ -998,6 +1008,84 @@ bool Loader::plan_rows(const RowTable& t, const Filter& f, const Node* handle, F
   return true;
 }
 
+// One region of `own:` (model/scope.h):
+//   {qdisc: "1:"}                                  a qdisc and all below it
+//   {parent: ingress, chain: 0, prefs: 100-199}    filters at one place
+// A block's regions are {chain, prefs} (its filters have no parent). (list()
+// has said so of an entry that is not a mapping.)
+void Loader::own_region(const Node& n, Device& dev) {
+  OwnRegion r;
+  r.loc = n.loc;
+  const Node* tree_key = nullptr;
+  const Node* filter_key = nullptr;  // the first of parent, chain, prefs
+  bool have_parent = false, ok = true;
+  for (auto& [k, v] : n.map) {
+    std::string_view key = k.scalar;
+    if (key == "qdisc") {
+      tree_key = &k;
+      if (dev.block) {
+        d.error(k.loc, dev.name + " holds filters only: its 'own' entries are {chain, prefs}");
+        ok = false;
+      } else if (auto h = handle_value(v, "qdisc", d)) {
+        if (handle_minor(*h) || *h == 0 || *h == kHandleRoot)
+          d.error(v.loc, "'qdisc' is a qdisc's handle such as \"1:\" (or \"ffff:\" for clsact/ingress), not " + quoted(v.scalar)), ok = false;
+        else r.tree = true, r.major = *h;
+      } else {
+        ok = false;
+      }
+    } else if (key == "parent") {
+      if (!filter_key) filter_key = &k;
+      if (dev.block) {
+        d.error(k.loc, "a region of " + dev.name + " has no 'parent': the block is its place (leave 'parent' out)");
+        ok = false;
+        continue;
+      }
+      if (!scalar(v, "parent", d)) {
+        ok = false;
+        continue;
+      }
+      have_parent = true;
+      if (v.scalar == "ingress") r.parent = kHandleClsactIngress;
+      else if (v.scalar == "egress") r.parent = kHandleClsactEgress;
+      else if (auto h = handle_value(v, "parent", d)) r.parent = *h == kHandleIngressQdisc ? kHandleClsactIngress : *h;
+      else ok = false;
+    } else if (key == "chain") {
+      if (!filter_key) filter_key = &k;
+      if (auto c = uint_value(v, "chain", 0x0FFFFFFF, d)) r.chain = static_cast<uint32_t>(*c);
+      else ok = false;
+    } else if (key == "prefs") {
+      if (!filter_key) filter_key = &k;
+      if (!scalar(v, "prefs", d)) {
+        ok = false;
+        continue;
+      }
+      // "100-199", or one pref: "100"
+      auto dash = v.scalar.find('-');
+      auto lo = parse_uint(v.scalar.substr(0, dash));
+      auto hi = dash == std::string::npos ? lo : parse_uint(v.scalar.substr(dash + 1));
+      if (!lo || !hi || *lo < 1 || *hi > 0xFFFF || *lo > *hi) {
+        d.error(v.loc, "'prefs' is a range of prefs such as 100-199 (1 to 65535, low to high), or one pref, not " + quoted(v.scalar));
+        ok = false;
+        continue;
+      }
+      r.pref_lo = static_cast<uint16_t>(*lo);
+      r.pref_hi = static_cast<uint16_t>(*hi);
+    } else {
+      unknown_key(d, k, "an 'own' entry", {"qdisc", "parent", "chain", "prefs"});
+      ok = false;
+    }
+  }
+  if (tree_key && filter_key) {
+    d.error(filter_key->loc, "an 'own' entry is a qdisc tree ({qdisc: \"1:\"}) or a place for filters ({parent, chain, prefs}), not both: give two entries");
+    return;
+  }
+  if (!dev.block && !tree_key && !have_parent) {
+    if (ok) d.error(n.loc, "an 'own' entry needs 'qdisc' (a qdisc and all below it) or 'parent' (filters at ingress, egress or a handle)");
+    return;
+  }
+  if (ok) dev.own.push_back(r);
+}
+
 // A chain created explicitly (tc chain add), with an optional template:
 //   {parent: ingress, chain: 5, protocol: ip, template: {flower: {dst_ip: 0.0.0.0/16}}}
 void Loader::chain(const Node& n, Device& dev) {
@@ -1100,6 +1188,11 @@ class FilterKeyIndex {
 };
 
 void derive_and_check(Device& dev, Diagnostics& d) {
+  // A scoped file may hang its objects on a foreign qdisc or class (a tree
+  // below someone else's class, filters at someone else's qdisc): those
+  // parents are not its to declare.
+  const Ownership own(dev);
+  auto foreign_parent = [&](uint32_t p) { return dev.scoped && !own.owns_tree_of(p); };
   // Qdiscs: one per parent, handles unique.
   std::map<uint32_t, const Qdisc*> by_parent, by_handle;
   for (auto& q : dev.qdiscs) {
@@ -1146,7 +1239,7 @@ void derive_and_check(Device& dev, Diagnostics& d) {
   for (auto& q : dev.qdiscs) {
     if (q.parent == kHandleRoot || q.parent == kHandleIngress || classes.count(q.parent)) continue;
     if (!implicit(q.parent)) {
-      d.error(q.loc, no_class(q.parent));
+      if (!foreign_parent(q.parent)) d.error(q.loc, no_class(q.parent));
       continue;
     }
     // tbf 1:'s parents 1:, 1:1 and 1:5 are one class: the kernel grafts
@@ -1184,7 +1277,7 @@ void derive_and_check(Device& dev, Diagnostics& d) {
     } else if (p == kHandleIngressQdisc && hook) {
       // "ffff:" is the ingress hook too; kept as written, since the kernel
       // reports each list with the parent it was created with.
-    } else if (handle_minor(p) ? !classes.count(p) && !implicit(p) : !by_handle.count(p)) {
+    } else if ((handle_minor(p) ? !classes.count(p) && !implicit(p) : !by_handle.count(p)) && !foreign_parent(p)) {
       d.error(f.loc, "filter parent " + format_handle(p) + " is not a qdisc or class declared on " + dev.name);
     }
     auto gk = std::make_tuple(f.key.parent, f.key.chain, f.key.pref, f.key.protocol);
@@ -1252,7 +1345,8 @@ void derive_and_check(Device& dev, Diagnostics& d) {
     } else if (p == kHandleClsactIngress || p == kHandleClsactEgress) {
       if (!hook) d.error(c.loc, "chain parent " + describe_filter_parent(p) + " needs a clsact (or ingress) qdisc declared on " + dev.name);
       else if (p == kHandleClsactEgress && hook->kind != "clsact") d.error(c.loc, "egress chains need a clsact qdisc, not ingress");
-    } else if (!(p == kHandleIngressQdisc && hook) && (handle_minor(p) ? !classes.count(p) && !implicit(p) : !by_handle.count(p))) {
+    } else if (!(p == kHandleIngressQdisc && hook) && (handle_minor(p) ? !classes.count(p) && !implicit(p) : !by_handle.count(p)) &&
+               !foreign_parent(p)) {
       d.error(c.loc, "chain parent " + format_handle(p) + " is not a qdisc or class declared on " + dev.name);
     }
     if (auto [it, ok] = chains.emplace(std::make_pair(c.parent, c.index), &c); !ok)
@@ -1275,6 +1369,33 @@ void derive_and_check(Device& dev, Diagnostics& d) {
     if (c.ops) classes_by_kind[c.ops].push_back(&c);
   for (auto& [ops, cs] : classes_by_kind)
     if (ops->check_classes) ops->check_classes(cs, d);
+}
+
+// A scoped device or block (`own:`) declares only what it owns: anything
+// else would be a promise to change someone else's objects. Its clsact or
+// ingress qdisc is the exception: declared, it is needed (model/scope.h).
+void check_scope(const Device& dev, Diagnostics& d) {
+  if (!dev.scoped) return;
+  const Ownership own(dev);
+  std::string scope = " (" + dev.name + " owns " + describe_scope(dev) + ": 'own' at " + format_location(dev.own_loc) + ")";
+  for (auto& q : dev.qdiscs)
+    if (q.parent != kHandleIngress && !own.owns(q))
+      d.error(q.loc, describe(q) + " is outside this file's scope" + scope + "; own it with {qdisc: \"" + format_handle(handle_major(q.handle)) + "\"}");
+  for (auto& c : dev.classes)
+    if (!own.owns(c))
+      d.error(c.loc, describe(c) + " is outside this file's scope" + scope);
+  for (auto& f : dev.filters)
+    if (!own.owns(f))
+      d.error(f.loc, describe(f, dev.block != 0) + " is outside this file's scope" + scope);
+  for (auto& c : dev.chains)
+    if (!own.owns(c))
+      d.error(c.loc, describe(c, dev.block != 0) + " is outside this file's scope" + scope +
+                         " (a chain is owned with all its filters: a region with its parent and chain and no 'prefs')");
+  // The switch rule takes over chain 0 of each hook: foreign rules there
+  // would never see a packet again.
+  if (dev.atomic)
+    d.error(dev.own_loc, "'atomic: true' and 'own' do not mix on " + dev.name +
+                             ": the atomic switch takes over the hooks' whole filter lists, foreign rules too");
 }
 
 // Names the kernel keeps abbreviated (name_cookie.h), said once per file:
@@ -1301,7 +1422,10 @@ bool load_reader(YamlReader& r, uint32_t file, State& out, Diagnostics& d, std::
   State local;
   Loader l{local, d, file, declared, on_device};
   l.run(r);
-  for_each_place(local, [&](Device& place) { derive_and_check(place, d); });
+  for_each_place(local, [&](Device& place) {
+    derive_and_check(place, d);
+    check_scope(place, d);
+  });
   warn_long_names(local, d);
   for (auto& dev : local.devices) out.devices.push_back(std::move(dev));
   for (auto& b : local.blocks) out.blocks.push_back(std::move(b));

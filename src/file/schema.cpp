@@ -117,15 +117,35 @@ std::string yaml_json_schema() {
         "classes": {"type": ["array", "null"], "items": {"$ref": "#/$defs/class"}},
         "filters": {"type": ["array", "null"], "items": {"allOf": [{"$ref": "#/$defs/filter"}, {"required": ["parent"]}]}},
         "chains": {"type": ["array", "null"], "items": {"allOf": [{"$ref": "#/$defs/chain"}, {"required": ["parent"]}]}},
-        "atomic": {"type": "boolean", "description": "Change the filter lists at ingress/egress by one atomic switch (apply --atomic)."}
+        "atomic": {"type": "boolean", "description": "Change the filter lists at ingress/egress by one atomic switch (apply --atomic)."},
+        "own": {"type": ["array", "null"], "items": {"$ref": "#/$defs/own"},
+                "description": "The regions of the device this file owns; objects outside them belong to others and are never changed. Absent: the whole device."}
       }
+    },
+    "own": {
+      "description": "A region a file owns: a qdisc and everything below it, or the filters at a parent (in a chain, at a range of prefs).",
+      "oneOf": [
+        {"type": "object", "additionalProperties": false, "required": ["qdisc"],
+         "properties": {"qdisc": {"type": "string", "pattern": "^[0-9a-fA-F]{1,4}:$"}}},
+        {"type": "object", "additionalProperties": false, "required": ["parent"],
+         "properties": {"parent": {"type": "string"}, "chain": {"type": "integer", "minimum": 0, "maximum": 268435455},
+                        "prefs": {"type": ["string", "integer"], "pattern": "^[0-9]+(-[0-9]+)?$"}}}
+      ]
+    },
+    "block_own": {
+      "description": "A region of a shared block a file owns: its filters in a chain, at a range of prefs.",
+      "type": "object", "additionalProperties": false,
+      "properties": {"chain": {"type": "integer", "minimum": 0, "maximum": 268435455},
+                     "prefs": {"type": ["string", "integer"], "pattern": "^[0-9]+(-[0-9]+)?$"}}
     },
     "block": {
       "type": "object",
       "additionalProperties": false,
       "properties": {
         "filters": {"type": ["array", "null"], "items": {"allOf": [{"$ref": "#/$defs/filter"}, {"not": {"required": ["parent"]}}]}},
-        "chains": {"type": ["array", "null"], "items": {"allOf": [{"$ref": "#/$defs/chain"}, {"not": {"required": ["parent"]}}]}}
+        "chains": {"type": ["array", "null"], "items": {"allOf": [{"$ref": "#/$defs/chain"}, {"not": {"required": ["parent"]}}]}},
+        "own": {"type": ["array", "null"], "items": {"$ref": "#/$defs/block_own"},
+                "description": "The regions of the block this file owns. Absent: the whole block."}
       }
     },
     "chain": {

@@ -224,6 +224,29 @@ static void write_chain(const Chain& c, YamlOut& y, bool on_block) {
   y.map_end();
 }
 
+// One region of `own:` (model/scope.h) as the loader reads it.
+static void write_own_region(const OwnRegion& r, YamlOut& y, bool on_block) {
+  y.map_begin();
+  if (r.tree) {
+    y.key("qdisc");
+    y.str(format_handle(r.major));
+  } else {
+    if (!on_block) {
+      y.key("parent");
+      y.str(describe_filter_parent(r.parent));
+    }
+    if (r.chain) {
+      y.key("chain");
+      y.num(*r.chain);
+    }
+    if (r.pref_lo > 1 || r.pref_hi < 0xFFFF) {
+      y.key("prefs");
+      y.str(std::to_string(r.pref_lo) + (r.pref_hi == r.pref_lo ? "" : "-" + std::to_string(r.pref_hi)));
+    }
+  }
+  y.map_end();
+}
+
 static void write_state(const State& s, std::ostream& os, YamlOut::Style style) {
   DocOut doc(os, style);
   doc.map_begin();
@@ -250,6 +273,14 @@ static void write_state(const State& s, std::ostream& os, YamlOut::Style style) 
     doc.key(d.name);
     doc.map_begin();
     auto chains = explicit_chains(d);
+    // A scoped desired state keeps its scope (live states have none): an
+    // empty list too, which owns nothing.
+    if (d.scoped) {
+      doc.key("own");
+      doc.seq_begin();
+      for (auto& r : d.own) doc.item([&](YamlOut& y) { write_own_region(r, y, false); });
+      doc.seq_end();
+    }
     if (!d.qdiscs.empty() || !d.classes.empty() || !d.filters.empty() || !chains.empty()) {
       if (d.atomic) {
         doc.key("atomic");
@@ -270,6 +301,12 @@ static void write_state(const State& s, std::ostream& os, YamlOut::Style style) 
     for (auto& b : s.blocks) {
       doc.key(uint64_t{b.block});
       doc.map_begin();
+      if (b.scoped) {
+        doc.key("own");
+        doc.seq_begin();
+        for (auto& r : b.own) doc.item([&](YamlOut& y) { write_own_region(r, y, true); });
+        doc.seq_end();
+      }
       section("chains", explicit_chains(b), [](const Chain* c, YamlOut& y) { write_chain(*c, y, true); });
       section("filters", b.filters, [](const Filter& f, YamlOut& y) { write_filter(f, y, true); });
       doc.map_end();

@@ -152,6 +152,21 @@ struct Chain {
   SourceLoc loc;
 };
 
+// One region of a device (or block) that a file owns (`own:`, scope.h):
+//   tree:    the qdisc with handle `major` (major:0), its classes, the
+//            qdiscs below them and so on down, and every filter attached
+//            anywhere in that tree;
+//   filters: the filters at `parent` (a block's region: any), in `chain`
+//            (absent: every chain), with a pref in [pref_lo, pref_hi].
+struct OwnRegion {
+  bool tree = false;
+  uint32_t major = 0;  // tree: the qdisc's handle (minor 0)
+  uint32_t parent = 0;
+  std::optional<uint32_t> chain;
+  uint16_t pref_lo = 0, pref_hi = 0xFFFF;
+  SourceLoc loc;
+};
+
 // A device, or a shared filter block (`blocks:` in the file; tc's `block N`):
 // a block has filters only, addressed by TCM_IFINDEX_MAGIC_BLOCK and the
 // block index; its filters' key.parent is that index (tcm_parent aliases
@@ -167,6 +182,12 @@ struct Device {
   std::vector<Chain> chains;
   // `atomic: true`: filter lists at the hooks change by one switch (atomic.h).
   bool atomic = false;
+  // `own:` given: the file owns only these regions (scope.h); objects
+  // outside them are foreign, never deleted or changed. Not given: the
+  // whole device.
+  bool scoped = false;
+  std::vector<OwnRegion> own;
+  SourceLoc own_loc;
   uint32_t block = 0;  // a shared block's index (name "block N"); 0: a network device
 };
 

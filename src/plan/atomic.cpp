@@ -126,6 +126,15 @@ bool atomize(State& desired, const State& live, bool all, Diagnostics& d) {
   bool ok = true;
   for (auto& dev : desired.devices) {
     if (!all && !dev.atomic) continue;
+    // The switch rule at chain 0 pref 1 would send every packet past the
+    // foreign rules of a scoped device's hooks (model/scope.h): refused,
+    // as the loader refuses 'atomic: true' with 'own'.
+    if (dev.scoped) {
+      d.error(dev.own_loc, "--atomic and 'own' do not mix on " + dev.name +
+                               ": the atomic switch takes over the hooks' whole filter lists, foreign rules too; apply without --atomic");
+      ok = false;
+      continue;
+    }
     static const Device none;
     const Device* have = live.find(dev.name);
     if (!have) have = &none;

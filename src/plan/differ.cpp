@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <functional>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "plan/action_table.h"
@@ -12,6 +13,7 @@
 #include "base/handle.h"
 #include "kinds/registry.h"
 #include "model/name_cookie.h"
+#include "model/scope.h"
 #include "model/size_table.h"
 #include "netlink/wire.h"
 
@@ -249,6 +251,70 @@ struct DevicePlanner {
   std::vector<Step> filter_dels, class_dels, qdisc_dels, tree_adds, filter_adds, filter_dels_late;
   bool hook_dies = false;  // the plan deletes the device's clsact/ingress qdisc
   std::vector<Step> chain_dels, chain_adds;
+  // What the file owns here (model/scope.h); set by run(). Objects it does
+  // not own are invisible to the matching below: never deleted or changed.
+  std::optional<Ownership> own;
+  std::vector<Diagnostic> refused;  // Plan::refused
+  std::string outside;              // Plan::outside
+
+  // The foreign objects that would go with live qdisc `l` ("3 filters,
+  // 1 class"), empty if none: deleting a qdisc takes its classes, the
+  // qdiscs below them and the filters attached to any of them.
+  std::string foreign_below(const Qdisc& l) const {
+    size_t qs = 0, cs = 0, fs = 0;
+    if (l.parent == kHandleIngress) {
+      for (auto& f : have.filters)
+        if (handle_major(f.key.parent) == kHandleIngressQdisc && !own->owns(f)) ++fs;
+    } else {
+      uint32_t m = handle_major(l.handle);
+      for (auto& q : have.qdiscs)
+        if (q.parent != kHandleRoot && q.parent != kHandleIngress && handle_major(q.parent) == m && !own->owns(q)) ++qs;
+      for (auto& c : have.classes)
+        if (handle_major(c.classid) == m && !own->owns(c)) ++cs;
+      for (auto& f : have.filters)
+        if (handle_major(f.key.parent) == m && !own->owns(f)) ++fs;
+    }
+    return count_words(qs, cs, fs);
+  }
+  static std::string count_words(size_t qs, size_t cs, size_t fs) {
+    std::string s;
+    auto add = [&](size_t n, const char* one, const char* many) {
+      if (n) s += (s.empty() ? "" : ", ") + std::to_string(n) + " " + (n == 1 ? one : many);
+    };
+    add(qs, "qdisc", "qdiscs");
+    add(cs, "class", "classes");
+    add(fs, "filter", "filters");
+    return s;
+  }
+
+  // Plan::outside's line for this device: how many live objects lie outside
+  // the scope, and where ("qdisc tbf 5: root", "ingress prefs 1-2").
+  void summarize_outside(const std::set<const Qdisc*>& needed_hook) {
+    size_t qs = 0, cs = 0, fs = 0;
+    std::vector<std::string> where;
+    for (auto& q : have.qdiscs)
+      if (!own->owns(q) && !needed_hook.count(&q)) ++qs, where.push_back(describe(q));
+    for (auto& c : have.classes)
+      if (!own->owns(c)) ++cs;
+    std::map<std::pair<uint32_t, uint32_t>, std::pair<uint16_t, uint16_t>> places;  // (parent, chain) -> prefs
+    for (auto& f : have.filters) {
+      if (own->owns(f)) continue;
+      ++fs;
+      uint32_t parent = f.key.parent == kHandleIngressQdisc ? kHandleClsactIngress : f.key.parent;
+      auto [it, fresh] = places.try_emplace({parent, f.key.chain}, f.key.pref, f.key.pref);
+      if (!fresh) it->second = {std::min(it->second.first, f.key.pref), std::max(it->second.second, f.key.pref)};
+    }
+    for (auto& [pc, prefs] : places) {
+      std::string w = want.block ? std::string("filters") : describe_filter_parent(pc.first);
+      if (pc.second) w += " chain " + std::to_string(pc.second);
+      w += prefs.first == prefs.second ? " pref " + std::to_string(prefs.first)
+                                       : " prefs " + std::to_string(prefs.first) + "-" + std::to_string(prefs.second);
+      where.push_back(std::move(w));
+    }
+    std::string counts = count_words(qs, cs, fs);
+    if (counts.empty()) return;
+    outside = want.name + ": " + counts + " outside this file's scope left alone (" + join(where) + ")";
+  }
 
   // Chains: a declared one that is missing is added; one whose template
   // differs is deleted and added (the kernel has no template change:
@@ -260,12 +326,13 @@ struct DevicePlanner {
   void plan_chains(Dying& dying) {
     std::map<std::pair<uint32_t, uint32_t>, const Chain*> live;
     for (auto& c : have.chains)
-      if (!dying.place_dies(c.parent)) live[{c.parent, c.index}] = &c;
+      if (!dying.place_dies(c.parent) && own->owns(c)) live[{c.parent, c.index}] = &c;
     std::set<std::pair<uint32_t, uint32_t>> with_filters;
     for (auto& f : have.filters) with_filters.insert({Dying::place(f.key.parent), f.key.chain});
     for (auto& f : want.filters) with_filters.insert({Dying::place(f.key.parent), f.key.chain});
     std::set<const Chain*> matched;
     for (auto& c : want.chains) {
+      if (!own->owns(c)) continue;
       auto it = live.find({c.parent, c.index});
       if (it == live.end()) {
         Step s = step(Op::Add, ObjType::Filter, "new", c.loc);
@@ -346,6 +413,7 @@ struct DevicePlanner {
   }
 
   void run() {
+    own.emplace(want, &have);
     Dying dying;
     // ---- qdiscs, matched by parent --------------------------------------
     std::map<uint32_t, const Qdisc*> live_q;
@@ -354,7 +422,10 @@ struct DevicePlanner {
     std::vector<std::pair<const Qdisc*, std::string>> q_change;
     std::vector<std::pair<const Qdisc*, std::string>> q_del;   // live, reason
     std::set<const Qdisc*> matched;
+    std::set<const Qdisc*> needed_hook;  // a foreign clsact/ingress the file's filters use as it is
     for (auto& q : want.qdiscs) {
+      // A scoped file's clsact/ingress is needed even unowned (scope.h).
+      if (q.parent != kHandleIngress && !own->owns(q)) continue;
       auto it = live_q.find(q.parent);
       if (it == live_q.end()) {
         q_add.emplace_back(&q, "new");
@@ -366,6 +437,25 @@ struct DevicePlanner {
       std::string why = join(qdisc_differences(q, l, recreate));
       if (!why.empty() && l.kind == q.kind && l.handle == q.handle && (!q.ops || !l.ops || !q.ops->can_change))
         why += "; " + q.kind + " cannot change in place: re-created with its classes and filters";
+      if (!own->owns(l)) {
+        if (why.empty()) {
+          needed_hook.insert(&l);
+          continue;
+        }
+        // Someone else's qdisc is in the way. Only a clsact/ingress that
+        // holds nothing foreign may go (it carries no settings of its own
+        // but its blocks); any other is someone's configuration.
+        std::string held = foreign_below(l);
+        if (l.parent != kHandleIngress || !held.empty()) {
+          refused.push_back({Severity::Error, q.loc,
+                             describe(q) + " on " + want.name + " needs the place of " + describe(l) + " (" + why +
+                                 "), which is outside this file's scope (" + describe_scope(want) + ")" +
+                                 (held.empty() ? std::string() : " and holds " + held + " outside it") +
+                                 ": refused, nothing changed; own it ({qdisc: \"" + format_handle(handle_major(l.handle)) +
+                                 "\"}) or leave this qdisc out"});
+          continue;
+        }
+      }
       if (why.empty()) continue;
       if (recreate) {
         q_del.emplace_back(&l, why);
@@ -375,7 +465,7 @@ struct DevicePlanner {
       }
     }
     for (auto& l : have.qdiscs)
-      if (!matched.count(&l)) q_del.emplace_back(&l, "not in the file");
+      if (!matched.count(&l) && own->owns(l)) q_del.emplace_back(&l, "not in the file");
     // A removed qdisc takes everything below it; repeat until stable.
     for (auto& [l, why] : q_del) {
       if (l->parent == kHandleIngress) dying.hook = true;
@@ -406,10 +496,11 @@ struct DevicePlanner {
     // ---- classes, matched by classid ------------------------------------
     std::map<uint32_t, const Class*> live_c;
     for (auto& c : have.classes)
-      if (!dying.class_dies(c)) live_c[c.classid] = &c;
+      if (!dying.class_dies(c) && own->owns(c)) live_c[c.classid] = &c;
     std::vector<std::pair<const Class*, std::string>> c_add, c_change, c_del;
     std::set<const Class*> c_matched;
     for (auto& c : want.classes) {
+      if (!own->owns(c)) continue;
       auto it = live_c.find(c.classid);
       if (it == live_c.end()) {
         c_add.emplace_back(&c, "new");
@@ -445,7 +536,7 @@ struct DevicePlanner {
       std::vector<const Filter*>* group = nullptr;
       const Filter* prev = nullptr;
       for (auto& f : have.filters)
-        if (!dying.filter_dies(f)) {
+        if (!dying.filter_dies(f) && own->owns(f)) {
           live_f.emplace_back(f.key, &f);
           if (!prev || group_of(prev->key) != group_of(f.key)) group = &live_groups[group_of(f.key)];
           group->push_back(&f);
@@ -497,6 +588,7 @@ struct DevicePlanner {
     // list as the plan's own storage (see there).
     filter_adds.reserve(want.filters.size() + want.qdiscs.size() + want.classes.size() + 16);
     for (auto& f : want.filters) {
+      if (!own->whole() && !own->owns(f)) continue;
       const Filter* match = !group_gone.empty() && group_gone.count(group_of(f.key)) ? nullptr : find_live(f.key);
       if (!match) {
         Step s = step(Op::Add, ObjType::Filter, "new", f.loc);
@@ -531,7 +623,8 @@ struct DevicePlanner {
     // Single deletes, in reverse dump order: u32 rules before their tables.
     for (auto it = have.filters.rbegin(); it != have.filters.rend(); ++it) {
       const Filter& l = *it;
-      if (dying.filter_dies(l) || f_matched[static_cast<size_t>(&l - have.filters.data())] || group_gone.count(group_of(l.key)))
+      if (dying.filter_dies(l) || f_matched[static_cast<size_t>(&l - have.filters.data())] || group_gone.count(group_of(l.key)) ||
+          !own->owns(l))
         continue;
       // An empty list the file fills with rules is no difference: the rules'
       // adds go into it (deleting it first would only re-make it).
@@ -670,6 +763,7 @@ struct DevicePlanner {
     }
     std::stable_sort(tree.begin(), tree.end(), [](auto& a, auto& b) { return a.depth < b.depth; });
     for (auto& o : tree) tree_adds.push_back(std::move(o.s));
+    if (!own->whole()) summarize_outside(needed_hook);
   }
 };
 
@@ -702,6 +796,10 @@ Plan make_plan(const State& desired, const State& live) {
     }
     per.push_back(DevicePlanner{want, have && !dies ? *have : empty, {}, {}, {}, {}, {}, {}});
     per.back().run();
+  }
+  for (auto& p : per) {
+    for (auto& r : p.refused) plan.refused.push_back(std::move(r));
+    if (!p.outside.empty()) plan.outside.push_back(std::move(p.outside));
   }
   if (desired.actions.present || !desired.actions.actions.empty()) {
     std::vector<const Filter*> kept;

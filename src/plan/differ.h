@@ -15,7 +15,10 @@
 // The action table (action_table.h): its creates and replaces come just
 // before 5., its deletes after 6.
 // Only devices and blocks the file declares are looked at; on those, every
-// qdisc, class and filter the file does not name is deleted.
+// qdisc, class and filter the file does not name is deleted; on a scoped one
+// (`own:`, model/scope.h), only those inside its scope: the others are
+// neither matched, changed nor deleted, and a declared object outside it is
+// ignored (files cannot declare one; a rollback's target may hold some).
 #pragma once
 #include <string>
 #include <vector>
@@ -51,6 +54,14 @@ struct Step {
 
 struct Plan {
   std::vector<Step> steps;
+  // Scoped devices (model/scope.h): what owning part of a device would
+  // need and the plan must not do (replace a foreign qdisc), as errors at
+  // the file's lines. A plan with any is never applied.
+  std::vector<Diagnostic> refused;
+  // Per scoped device or block with objects outside its scope, a summary:
+  // "eth0: 3 filters outside this file's scope left alone (ingress prefs 1-2)".
+  // Not differences.
+  std::vector<std::string> outside;
   bool empty() const { return steps.empty(); }
 };
 

@@ -117,6 +117,13 @@ std::string plan_json(const Plan& plan, const std::vector<AckResult>& results, c
     y.map_end();
   }
   y.seq_end();
+  // Scoped devices' foreign objects (differ.h Plan::outside): not changes.
+  if (!plan.outside.empty()) {
+    y.key("outside_scope");
+    y.seq_begin();
+    for (auto& line : plan.outside) y.str(line);
+    y.seq_end();
+  }
   y.map_end();
   out += '\n';
   return out;

@@ -31,6 +31,19 @@ devices:
       - {parent: "1:", pref: 5, protocol: ip, u32: {match: [{ip: {dst: 10.0.0.0/8}}], indev: nosuch0}}
 Y
 run 1 apply --on-error=stop "$TMP/reject.yaml"
+# A scoped device with a foreign rule outside its scope: outside_scope.
+tc -n "$NS" qdisc add dev v1 clsact
+tc -n "$NS" filter add dev v1 ingress pref 1 protocol ip u32 match ip src 10.1.0.0/16
+cat >"$TMP/scoped.yaml" <<'Y'
+version: 1
+devices:
+  v1:
+    own: [{parent: ingress, prefs: 100-199}]
+    qdiscs: [{kind: clsact}]
+    filters:
+      - {parent: ingress, pref: 100, protocol: ip, u32: {match: [{ip: {dport: 22}}]}}
+Y
+run 2 diff "$TMP/scoped.yaml"
 
 OUT=$(python3 - "$SCHEMA" "$TMP"/plan*.json <<'P'
 import json, sys, jsonschema
@@ -43,6 +56,7 @@ for f in sys.argv[2:]:
     print(("ok" if not errs else "BAD") + " %s %s %d steps %s" % (f.rsplit("/", 1)[1], doc.get("command"), len(doc.get("steps", [])), errs))
     if doc["changes"] != len(doc["steps"]): print("BAD changes != len(steps) in " + f)
     if text.count("\n") != 1: print("BAD not one line: " + f)
+    if doc.get("outside_scope"): seen.add("outside_scope")
     for s in doc["steps"]:
         seen.add(s["op"]); seen.add(s.get("status", "-"))
         if s.get("status") == "failed": seen.add("kernel_message:" + s["kernel_message"])
@@ -56,4 +70,5 @@ expect_contains " change "
 expect_contains " ok "
 expect_contains " failed "
 expect_contains "kernel_message:Network device not found"
+expect_contains " outside_scope "
 finish

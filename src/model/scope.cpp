@@ -1,0 +1,83 @@
+#include "model/scope.h"
+
+namespace tcsync {
+
+namespace {
+
+// Filters of an ingress qdisc may name their parent "ffff:" or "ingress":
+// one place.
+uint32_t place(uint32_t parent) { return parent == kHandleIngressQdisc ? kHandleClsactIngress : parent; }
+
+bool below_root(uint32_t parent) { return parent != kHandleRoot && parent != kHandleIngress; }
+
+}  // namespace
+
+Ownership::Ownership(const Device& want, const Device* have) {
+  if (!want.scoped) return;
+  regions_ = &want.own;
+  block_ = want.block != 0;
+  for (auto& r : want.own)
+    if (r.tree) majors_.insert(r.major);
+  if (majors_.empty()) return;
+  // A qdisc hanging below an owned tree is part of it: repeat until no
+  // qdisc joins (a tree is at most a few levels deep).
+  auto grow = [&](const std::vector<Qdisc>& qs) {
+    bool grew = false;
+    for (auto& q : qs)
+      if (below_root(q.parent) && majors_.count(handle_major(q.parent)) && majors_.insert(handle_major(q.handle)).second)
+        grew = true;
+    return grew;
+  };
+  for (bool grew = true; grew;) grew = grow(want.qdiscs) | (have ? grow(have->qdiscs) : false);
+}
+
+bool Ownership::owns(const Qdisc& q) const {
+  if (!regions_) return true;
+  // The hook qdisc's handle is ffff: whatever the file says.
+  return majors_.count(q.parent == kHandleIngress ? kHandleIngressQdisc : handle_major(q.handle)) != 0;
+}
+
+bool Ownership::owns(const Class& c) const { return !regions_ || majors_.count(handle_major(c.classid)); }
+
+bool Ownership::owns(const Filter& f) const { return owns_filter_at(f.key.parent, f.key.chain, f.key.pref); }
+
+bool Ownership::owns_filter_at(uint32_t parent, uint32_t chain, uint16_t pref) const {
+  if (!regions_) return true;
+  if (!block_ && majors_.count(handle_major(parent))) return true;
+  for (auto& r : *regions_)
+    if (!r.tree && (block_ || place(r.parent) == place(parent)) && (!r.chain || *r.chain == chain) && pref >= r.pref_lo &&
+        pref <= r.pref_hi)
+      return true;
+  return false;
+}
+
+// Deleting or re-creating a chain flushes every filter in it: a chain is
+// owned only with all of them, whatever their prefs.
+bool Ownership::owns(const Chain& c) const {
+  if (!regions_) return true;
+  if (!block_ && majors_.count(handle_major(c.parent))) return true;
+  for (auto& r : *regions_)
+    if (!r.tree && (block_ || place(r.parent) == place(c.parent)) && (!r.chain || *r.chain == c.index) && r.pref_lo <= 1 &&
+        r.pref_hi == 0xFFFF)
+      return true;
+  return false;
+}
+
+std::string describe(const OwnRegion& r, bool on_block) {
+  if (r.tree) return "qdisc " + format_handle(r.major) + " and below";
+  std::string s = on_block ? std::string("filters") : describe_filter_parent(place(r.parent));
+  if (r.chain) s += " chain " + std::to_string(*r.chain);
+  if (r.pref_lo > 1 || r.pref_hi < 0xFFFF)
+    s += r.pref_lo == r.pref_hi ? " pref " + std::to_string(r.pref_lo)
+                                : " prefs " + std::to_string(r.pref_lo) + "-" + std::to_string(r.pref_hi);
+  return s;
+}
+
+std::string describe_scope(const Device& d) {
+  if (d.own.empty()) return "nothing";
+  std::string s;
+  for (auto& r : d.own) s += (s.empty() ? "" : ", ") + describe(r, d.block != 0);
+  return s;
+}
+
+}  // namespace tcsync
