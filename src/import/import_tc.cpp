@@ -18,6 +18,7 @@
 #include "model/tc_words.h"
 #include "file/loader.h"
 #include "model/model.h"
+#include "model/shared_tables.h"
 #include "base/units.h"
 #include "yaml/yaml_reader.h"
 #include "yaml/yaml_out.h"
@@ -279,6 +280,7 @@ class Importer {
   uint32_t block_of(const std::string& dev, uint32_t parent);
   Obj empty_list_obj(const TcWord& dev, const TcWord& head, const FilterKey& key, const std::string& parent_text, const KindOps& ops);
   void forget_prefs(const Block& b, uint32_t chain, std::optional<uint16_t> pref);
+  void write_u32_roots();
   // The prefs in use per (block, chain): the kernel picks one for a filter without.
   std::map<std::pair<Block, uint32_t>, std::set<uint16_t>> prefs_;
   // u32 root tables per block: id (800, 801...) -> (pref, protocol).
@@ -1357,7 +1359,45 @@ void Importer::forget_prefs(const Block& b, uint32_t chain, std::optional<uint16
 
 // ---- output ---------------------------------------------------------------------------------
 
+// u32 root tables as the batch numbered them (u32_roots_), written where
+// tcsync's own order of making the lists would number them otherwise
+// (model/shared_tables.h, as dump decides): in the handle of each rule of a
+// root table (801::5) and as an empty list's handle (801:).
+void Importer::write_u32_roots() {
+  std::map<std::string, std::vector<Filter>> lists;  // device -> its u32 entries, as the loader would hold them
+  std::map<std::string, std::vector<Obj*>> objs;
+  for (auto& o : objs_) {
+    if (o.dead || o.type != ObjType::Filter || !o.ops || !o.ops->own_table_handle) continue;
+    if (!o.empty_list && (o.key.handle & 0xFFF00000u)) continue;  // a hash table or a rule in one: no root shown
+    uint32_t b = block_of(o.dev, o.key.parent);
+    auto roots = u32_roots_.find({o.dev, b});
+    if (roots == u32_roots_.end()) continue;
+    auto it = std::find_if(roots->second.begin(), roots->second.end(),
+                           [&](auto& r) { return r.second == std::make_pair(o.key.pref, o.key.protocol); });
+    if (it == roots->second.end()) continue;
+    Filter f;
+    f.key = o.key;
+    f.key.parent = b;
+    f.ops = o.ops;
+    f.empty_list = o.empty_list;
+    f.wire_handle = (it->first << 20) | (o.empty_list ? 0 : o.key.handle);
+    lists[o.dev].push_back(std::move(f));
+    objs[o.dev].push_back(&o);
+  }
+  for (auto& [dev, fs] : lists) {
+    std::set<uint32_t> moved = moved_root_spaces(fs);
+    for (size_t i = 0; i < fs.size(); ++i) {
+      if (!moved.count(table_space_of(fs[i].key.parent))) continue;
+      Obj& o = *objs[dev][i];
+      std::string text = o.ops->format_filter_handle(fs[i].wire_handle);
+      if (Node* h = find(o.node, "handle")) h->scalar = text;
+      else put(o.node, "handle", o.loc, scalar(text, o.loc));
+    }
+  }
+}
+
 bool Importer::to_yaml(const std::string& source_name, std::string& yaml) {
+  write_u32_roots();
   // One object per line, and the tc line each came from, by output line.
   std::vector<SourceLoc> origin(1);
   std::string out;
