@@ -627,6 +627,22 @@ struct DevicePlanner {
       for (uint32_t h : f->ops->depends_on(f->opts)) {
         auto it = pos.find(Where{f->key.parent, h, f->ops});
         if (it == pos.end() || it->second <= i) continue;
+        if (!add_place.empty() && add_place.count(group_of(f->key)) && i > 0 &&
+            group_of(filter_adds[i - 1].filter->key) == group_of(f->key)) {
+          // Declared u32 roots: moving the table up would make its list
+          // early, and give it another root. The rule waits for the table
+          // instead (nothing depends on a rule; its own tables stay before),
+          // when an add before it has made its list already; else the table
+          // moves up as always, and the roots may come out otherwise (README,
+          // Limits).
+          size_t at = it->second;
+          Step waits = std::move(filter_adds[i]);
+          filter_adds.erase(filter_adds.begin() + static_cast<long>(i));
+          filter_adds.insert(filter_adds.begin() + static_cast<long>(at), std::move(waits));
+          --i;  // wraps at 0; the loop's ++i comes back to the step now at i
+          index();
+          break;
+        }
         Step moved = std::move(filter_adds[it->second]);
         filter_adds.erase(filter_adds.begin() + static_cast<long>(it->second));
         filter_adds.insert(filter_adds.begin() + static_cast<long>(i), std::move(moved));
