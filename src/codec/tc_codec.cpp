@@ -270,7 +270,10 @@ size_t encode_filter(MsgWriter& w, Op op, const Filter& f, uint32_t ifindex, con
                      const Filter* live, const BpfPrograms* programs) {
   uint16_t type = op == Op::Delete ? RTM_DELTFILTER : RTM_NEWTFILTER;
   uint32_t handle = f.key.handle;
-  if (live && live->wire_handle) handle = live->wire_handle;
+  // An empty list's wire_handle is its root table (model/shared_tables.h),
+  // never sent: the list is made and deleted with handle 0.
+  if (f.empty_list) handle = 0;
+  else if (live && live->wire_handle) handle = live->wire_handle;
   else if (op == Op::Delete && f.wire_handle) handle = f.wire_handle;
   size_t off = begin_tc(w, type, op_flags(op), ifindex, handle, f.key.parent, filter_info(f.key));
   // TCA_KIND always: on deletes it lets the kernel skip looking the kind up

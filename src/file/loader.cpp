@@ -766,6 +766,7 @@ bool Loader::filter_fields(const Node& n, Device& dev, Filter& f, const Node*& h
   bool have_parent = false, have_pref = false;
   static const std::vector<std::string_view> common = {"parent", "chain", "pref", "protocol", "handle", "name", "classid", "flowid", "police", "actions", "raw_attrs", "empty"};
   const Node* extra = nullptr;  // a key an empty list cannot have
+  const Node* handle_key = nullptr;
   const Node* police = nullptr;
   for (auto& [k, v] : n.map) {
     // A view: comparing it with a literal checks the length first, with no strlen.
@@ -796,7 +797,7 @@ bool Loader::filter_fields(const Node& n, Device& dev, Filter& f, const Node*& h
       else d.error(v.loc, "unknown protocol " + quoted(v.scalar) + " (use ip, ipv6, all, arp, 802.1q, 802.1ad or a hex number like 0x88cc)");
     } else if (key == "handle") {
       handle = &v;
-      extra = &k;
+      handle_key = &k;
     } else if (key == "empty") {
       // An empty list of a kind (model.h Filter::empty_list): any kind the
       // kernel may hold, known here or not.
@@ -870,6 +871,16 @@ bool Loader::filter_fields(const Node& n, Device& dev, Filter& f, const Node*& h
   }
   if (!have_pref) f.key.pref = kDefaultPref;
   if (f.empty_list) {
+    // An empty u32 list's handle names its root table, as the kernel
+    // numbered it (801:): model/shared_tables.h. No other has a handle.
+    if (handle && f.ops && f.ops->own_table_handle) {
+      auto h = scalar(*handle, "handle", d) ? parse_filter_handle(f.ops, handle->scalar) : std::nullopt;
+      if (h && f.ops->table_of(*h) == *h && (*h >> 20) >= 0x800) f.wire_handle = *h;
+      else d.error(handle->loc, "an empty " + f.kind + " list's handle names its root table (800: to fff:), not " + quoted(handle->scalar));
+    } else if (handle) {
+      extra = handle_key;
+    }
+    handle = nullptr;
     if (extra) d.error(extra->loc, "an empty " + f.kind + " list has no " + quoted(extra->scalar) + ": it holds no rule");
     // A kind with no table may be one the kernel makes empty: it is the authority.
     if (f.ops && f.ops->empty_list == KindOps::EmptyList::Refused)
@@ -906,6 +917,16 @@ void Loader::filter_finish(Filter&& f, const Node* handle, Device& dev) {
       auto h = parse_filter_handle(f.ops, handle->scalar);
       if (!h) d.error(handle->loc, "invalid " + f.kind + " handle " + quoted(handle->scalar));
       else f.key.handle = *h;
+    }
+    // A rule in a list's root table may name the table as the kernel
+    // numbered it (801::5): the list's root, declared (model/shared_tables.h);
+    // the rule itself is ::5, as when the file leaves the table out.
+    if (f.ops && f.ops->own_table_handle && f.ops->canonical_key && !f.empty_list) {
+      FilterKey k = f.key;
+      if (f.ops->canonical_key(k, f.opts) && k.handle != f.key.handle) {
+        f.wire_handle = f.key.handle;
+        f.key.handle = k.handle;
+      }
     }
   }
   if (f.ops && f.ops->normalize && !f.empty_list)

@@ -175,7 +175,7 @@ std::string yaml_json_schema() {
       "if": {"required": ["police"]},
       "then": {"anyOf": [)" + police_kinds + R"(], "not": {"required": ["actions"]}},
       "properties": {
-        "empty": {"type": "string", "pattern": "^[a-z0-9_]+$", "description": "An empty list of this classifier kind at the pref (no rule: what the kernel keeps after tc filter add ... u32 with no options)."},
+        "empty": {"type": "string", "pattern": "^[a-z0-9_]+$", "description": "An empty list of this classifier kind at the pref (no rule: what the kernel keeps after tc filter add ... u32 with no options). A u32 one may give its root table as its handle (801:)."},
         "name": {"type": "string"},
         "parent": {"type": "string"},
         "chain": {"type": "integer", "minimum": 0},

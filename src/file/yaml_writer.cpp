@@ -12,6 +12,7 @@
 #include "base/hex.h"
 #include "base/json_text.h"
 #include "kinds/registry.h"
+#include "model/shared_tables.h"
 #include "model/size_table.h"
 #include "netlink/wire.h"
 
@@ -136,7 +137,10 @@ static void write_action(const Action& a, YamlOut& y) {
   y.map_end();
 }
 
-void write_filter(const Filter& f, YamlOut& y, bool on_block) {
+// show_root: the handle names the kernel's root table the entry shows
+// (801::5; an empty list's 801:), for lists whose roots tcsync's creation
+// order would not give back (model/shared_tables.h).
+static void write_filter(const Filter& f, YamlOut& y, bool on_block, bool show_root) {
   y.map_begin();
   if (!f.name.empty()) {
     y.key("name");
@@ -154,14 +158,19 @@ void write_filter(const Filter& f, YamlOut& y, bool on_block) {
   y.num(f.key.pref);
   y.key("protocol");
   y.str(format_protocol(f.key.protocol));
+  uint32_t root = show_root ? kernel_root_of(f) : 0;
   if (f.empty_list) {
     y.key("empty");
     y.str(f.kind);
+    if (root) {
+      y.key("handle");
+      y.str(format_filter_handle(f.ops, root));
+    }
     y.map_end();
     return;
   }
   y.key("handle");
-  y.str(format_filter_handle(f.ops, f.key.handle));
+  y.str(format_filter_handle(f.ops, root ? f.wire_handle : f.key.handle));
   y.key(f.kind);
   y.map_begin();
   if (f.ops) write_fields(*f.ops, f.opts, y);
@@ -185,6 +194,15 @@ void write_filter(const Filter& f, YamlOut& y, bool on_block) {
   }
   write_raw_attrs(f.raw, y);
   y.map_end();
+}
+
+void write_filter(const Filter& f, YamlOut& y, bool on_block) { write_filter(f, y, on_block, false); }
+
+// A list's root is written only where the file's order would not give it.
+static auto filter_writer(const std::vector<Filter>& fs, bool on_block) {
+  return [moved = moved_root_spaces(fs), on_block](const Filter& f, YamlOut& y) {
+    write_filter(f, y, on_block, !moved.empty() && moved.count(table_space_of(f.key.parent)));
+  };
 }
 
 // Chains worth writing: those with a template, and empty ones (made
@@ -289,7 +307,7 @@ static void write_state(const State& s, std::ostream& os, YamlOut::Style style) 
       section("qdiscs", d.qdiscs, write_qdisc);
       section("classes", d.classes, write_class);
       section("chains", chains, [](const Chain* c, YamlOut& y) { write_chain(*c, y, false); });
-      section("filters", d.filters, [](const Filter& f, YamlOut& y) { write_filter(f, y, false); });
+      section("filters", d.filters, filter_writer(d.filters, false));
     }
     doc.map_end();
   }
@@ -308,7 +326,7 @@ static void write_state(const State& s, std::ostream& os, YamlOut::Style style) 
         doc.seq_end();
       }
       section("chains", explicit_chains(b), [](const Chain* c, YamlOut& y) { write_chain(*c, y, true); });
-      section("filters", b.filters, [](const Filter& f, YamlOut& y) { write_filter(f, y, true); });
+      section("filters", b.filters, filter_writer(b.filters, true));
       doc.map_end();
     }
     doc.map_end();

@@ -18,6 +18,7 @@
 #include "model/tc_words.h"
 #include "file/loader.h"
 #include "model/model.h"
+#include "model/shared_tables.h"
 #include "base/units.h"
 #include "yaml/yaml_reader.h"
 #include "yaml/yaml_out.h"
@@ -279,11 +280,20 @@ class Importer {
   uint32_t block_of(const std::string& dev, uint32_t parent);
   Obj empty_list_obj(const TcWord& dev, const TcWord& head, const FilterKey& key, const std::string& parent_text, const KindOps& ops);
   void forget_prefs(const Block& b, uint32_t chain, std::optional<uint16_t> pref);
+  void write_u32_roots();
   // The prefs in use per (block, chain): the kernel picks one for a filter without.
   std::map<std::pair<Block, uint32_t>, std::set<uint16_t>> prefs_;
-  // u32 root tables per block: id (800, 801...) -> (pref, protocol).
-  std::map<Block, std::map<uint32_t, std::pair<uint16_t, uint16_t>>> u32_roots_;
+  // u32 root tables per table space (the kernel's tc_u_common: a qdisc,
+  // its classes and a clsact's two sides; model/shared_tables.h), keyed
+  // (device, table_space_of(block)): id (800, 801...) -> the list's
+  // (block, pref, protocol).
+  struct RootOf {
+    uint32_t block;
+    uint16_t pref, protocol;
+  };
+  std::map<Block, std::map<uint32_t, RootOf>> u32_roots_;
   std::map<Block, uint32_t> u32_next_root_;
+  Block space_of(const Block& b) const { return {b.first, table_space_of(b.second)}; }
   // u32 node ids in use per (block, pref, protocol, table and bucket): a rule
   // without a handle gets the first free id from 0x800.
   std::map<std::tuple<Block, uint32_t, uint32_t, uint32_t>, std::set<uint32_t>> u32_nodes_;
@@ -648,6 +658,10 @@ void Importer::drop_qdisc_subtree(const std::string& dev, uint32_t handle) {
     if (o.type == ObjType::Class && handle_major(o.handle) == handle) o.dead = true;
     if (o.type == ObjType::Filter && handle_major(o.key.parent) == handle) o.dead = true;
   }
+  // Its filter lists go with it, and its u32 root ids start again at 800:.
+  std::erase_if(prefs_, [&](auto& e) { return e.first.first.first == dev && handle_major(e.first.first.second) == handle; });
+  u32_roots_.erase(space_of({dev, handle}));
+  u32_next_root_.erase(space_of({dev, handle}));
   for (auto& o : objs_)
     if (!o.dead && o.dev == dev && o.type == ObjType::Qdisc && handle_major(o.parent) == handle && o.parent != kHandleRoot) {
       o.dead = true;
@@ -772,6 +786,9 @@ void Importer::qdisc(Cursor& c, Verb v, const TcWord& head) {
         if (f.dev == o->dev && f.type == ObjType::Filter &&
             (f.key.parent == kHandleClsactIngress || f.key.parent == kHandleClsactEgress || f.key.parent == kHandleIngressQdisc))
           f.dead = true;
+      std::erase_if(prefs_, [&](auto& e) { return e.first.first.first == o->dev && table_space_of(e.first.first.second) == table_space_of(kHandleIngress); });
+      u32_roots_.erase(space_of({o->dev, kHandleIngress}));
+      u32_next_root_.erase(space_of({o->dev, kHandleIngress}));
     } else {
       drop_qdisc_subtree(o->dev, o->handle);
     }
@@ -1192,9 +1209,9 @@ void Importer::filter(Cursor& c, Verb v, const TcWord& head) {
   const bool u32 = ops->own_table_handle != 0;
   const FilterKey asked = key;  // the list the request makes, wherever its rule goes
   if (!prefs.count(key.pref) && u32) {
-    uint32_t& next = u32_next_root_[block];
+    uint32_t& next = u32_next_root_[space_of(block)];
     if (!next) next = 0x800;
-    u32_roots_[block][next++] = {key.pref, key.protocol};
+    u32_roots_[space_of(block)][next++] = {block.second, key.pref, key.protocol};
   }
   prefs.insert(key.pref);
   if (u32) {
@@ -1219,15 +1236,22 @@ void Importer::filter(Cursor& c, Verb v, const TcWord& head) {
       handle_text = ops->format_filter_handle(*hval);
     }
     if (table) {
-      auto& roots = u32_roots_[block];
+      auto& roots = u32_roots_[space_of(block)];
       auto it = roots.find(*table >> 20);
+      if (it != roots.end() && it->second.block != block.second) {
+        // One table space (a clsact's two sides, an htb qdisc and its
+        // classes) numbers its lists' roots together.
+        d_.error(tloc, "u32 table " + ops->format_filter_handle(*table) + " is the root table of the list at pref " +
+                           std::to_string(it->second.pref) + " of another parent of this qdisc (its u32 lists share one numbering)");
+        return;
+      }
       if (it == roots.end()) {
         d_.error(tloc, "u32 table " + ops->format_filter_handle(*table) +
                            " is a root table the kernel makes for each pref, and no line above made this one");
         return;
       }
-      key.pref = it->second.first;
-      key.protocol = it->second.second;
+      key.pref = it->second.pref;
+      key.protocol = it->second.protocol;
     }
   }
   Options opts;
@@ -1346,8 +1370,11 @@ void Importer::forget_prefs(const Block& b, uint32_t chain, std::optional<uint16
                          o.key.chain == chain && o.key.pref == *it;
                 });
     if (gone) {
-      auto& roots = u32_roots_[b];
-      std::erase_if(roots, [&](auto& r) { return r.second.first == *it; });
+      auto& roots = u32_roots_[space_of(b)];
+      std::erase_if(roots, [&](auto& r) { return r.second.block == b.second && r.second.pref == *it; });
+      // The last list of a table space takes the space with it (u32_destroy):
+      // the next list made is 800: again.
+      if (roots.empty()) u32_next_root_.erase(space_of(b));
       it = prefs.erase(it);
     } else {
       ++it;
@@ -1357,7 +1384,46 @@ void Importer::forget_prefs(const Block& b, uint32_t chain, std::optional<uint16
 
 // ---- output ---------------------------------------------------------------------------------
 
+// u32 root tables as the batch numbered them (u32_roots_), written where
+// tcsync's own order of making the lists would number them otherwise
+// (model/shared_tables.h, as dump decides): in the handle of each rule of a
+// root table (801::5) and as an empty list's handle (801:).
+void Importer::write_u32_roots() {
+  std::map<std::string, std::vector<Filter>> lists;  // device -> its u32 entries, as the loader would hold them
+  std::map<std::string, std::vector<Obj*>> objs;
+  for (auto& o : objs_) {
+    if (o.dead || o.type != ObjType::Filter || !o.ops || !o.ops->own_table_handle) continue;
+    if (!o.empty_list && (o.key.handle & 0xFFF00000u)) continue;  // a hash table or a rule in one: no root shown
+    uint32_t b = block_of(o.dev, o.key.parent);
+    auto roots = u32_roots_.find(space_of({o.dev, b}));
+    if (roots == u32_roots_.end()) continue;
+    auto it = std::find_if(roots->second.begin(), roots->second.end(), [&](auto& r) {
+      return r.second.block == b && r.second.pref == o.key.pref && r.second.protocol == o.key.protocol;
+    });
+    if (it == roots->second.end()) continue;
+    Filter f;
+    f.key = o.key;
+    f.key.parent = b;
+    f.ops = o.ops;
+    f.empty_list = o.empty_list;
+    f.wire_handle = (it->first << 20) | (o.empty_list ? 0 : o.key.handle);
+    lists[o.dev].push_back(std::move(f));
+    objs[o.dev].push_back(&o);
+  }
+  for (auto& [dev, fs] : lists) {
+    std::set<uint32_t> moved = moved_root_spaces(fs);
+    for (size_t i = 0; i < fs.size(); ++i) {
+      if (!moved.count(table_space_of(fs[i].key.parent))) continue;
+      Obj& o = *objs[dev][i];
+      std::string text = o.ops->format_filter_handle(fs[i].wire_handle);
+      if (Node* h = find(o.node, "handle")) h->scalar = text;
+      else put(o.node, "handle", o.loc, scalar(text, o.loc));
+    }
+  }
+}
+
 bool Importer::to_yaml(const std::string& source_name, std::string& yaml) {
+  write_u32_roots();
   // One object per line, and the tc line each came from, by output line.
   std::vector<SourceLoc> origin(1);
   std::string out;

@@ -145,6 +145,14 @@ class EmptyLists {
     if (head_ && out_.size() == rules_before_) out_.push_back(std::move(*head_));
     head_.reset();
   }
+  // An entry that is no rule after the head: a kind's own root table (u32's
+  // 801:), which an empty list keeps as its wire_handle (model/shared_tables.h).
+  // The walk of a pref shows every root at it: lists sharing a pref are
+  // sorted out by the dumper's unshare_tables, which asks the kernel.
+  void not_a_rule(const Filter& f) {
+    if (head_ && !head_->wire_handle && f.ops && f.ops->own_table_handle && f.key.handle && f.ops->table_of(f.key.handle) == f.key.handle)
+      head_->wire_handle = f.key.handle;
+  }
 
  private:
   std::vector<Filter>& out_;
@@ -253,8 +261,9 @@ class Dumper {
     if (lists.empty()) return true;
     bool ok = true;
     std::map<Group, std::map<uint32_t, size_t>> placed;  // group -> table -> index in lists[group]
+    std::map<Group, std::vector<uint32_t>> roots_of;       // group -> root of each list
     for (auto& [g, ls] : lists) {
-      std::vector<uint32_t> roots;
+      std::vector<uint32_t>& roots = roots_of[g];
       for (const List& l : ls) roots.push_back(own_table(ifindex, where, l, std::get<1>(g), std::get<2>(g), ok));
       std::vector<std::pair<uint32_t, uint32_t>> links;
       std::vector<uint32_t> tables;
@@ -293,6 +302,7 @@ class Dumper {
           e.ops = std::get<2>(g);
           e.kind = std::string(e.ops->name);
           e.empty_list = true;
+          e.wire_handle = roots_of[g][i];
           out.push_back(std::move(e));
         }
     fs = std::move(out);
@@ -453,6 +463,7 @@ class Dumper {
       if (ps && rule) read_filter_stats(m, f, ps->filters[f.key]);
       if (info.list_head) lists.head(std::move(f));
       else if (rule) tg.dev->filters.push_back(std::move(f));
+      else lists.not_a_rule(f);
     });
     lists.end();
     return ok;
@@ -476,6 +487,7 @@ class Dumper {
                      if (ps && rule) read_filter_stats(m, f, ps->filters[f.key]);
                      if (info.list_head) lists.head(std::move(f));
                      else if (rule) dev.filters.push_back(std::move(f));
+                     else lists.not_a_rule(f);
                    });
     lists.end();
     ok = unshare_tables(dev.filters, TCM_IFINDEX_MAGIC_BLOCK, block_name(index)) && ok;

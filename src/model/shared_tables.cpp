@@ -1,8 +1,12 @@
 #include "model/shared_tables.h"
 
+#include <algorithm>
+#include <cstdint>
 #include <deque>
 
 #include "base/handle.h"
+#include "model/kind.h"
+#include "model/model.h"
 
 namespace tcsync {
 
@@ -29,6 +33,69 @@ std::map<uint32_t, size_t> place_tables(const std::vector<uint32_t>& roots,
   }
   for (uint32_t t : tables) at.emplace(t, 0);
   for (auto& [from, to] : links) at.emplace(from, 0), at.emplace(to, 0);
+  return at;
+}
+
+namespace {
+constexpr uint32_t kRootBit = 0x800u << 20;  // ids the kernel picks: 800: and up
+constexpr uint32_t kTableBits = 0xFFF00000u;
+}  // namespace
+
+uint32_t kernel_root_of(const Filter& f) {
+  if (!f.ops || !f.ops->own_table_handle) return 0;
+  uint32_t h = f.wire_handle & kTableBits;
+  return h & kRootBit ? h : 0;
+}
+
+std::map<uint32_t, std::vector<RootList>> root_lists(const std::vector<Filter>& fs) {
+  std::map<uint32_t, std::vector<RootList>> out;
+  RootList* cur = nullptr;
+  for (const Filter& f : fs) {
+    if (!f.ops || !f.ops->own_table_handle) continue;
+    RootList l{f.key.parent, f.key.chain, f.key.pref, f.key.protocol, 0};
+    // A list's entries usually follow each other: one search a run.
+    if (!cur || !(*cur == l)) {
+      auto& ls = out[table_space_of(f.key.parent)];
+      auto it = std::find(ls.begin(), ls.end(), l);
+      cur = it == ls.end() ? &ls.emplace_back(l) : &*it;
+    }
+    if (uint32_t r = kernel_root_of(f); r && !cur->root) cur->root = r;
+  }
+  for (auto& [space, ls] : out)
+    std::stable_sort(ls.begin(), ls.end(), [](const RootList& a, const RootList& b) {
+      return std::tie(a.parent, a.chain, a.pref) < std::tie(b.parent, b.chain, b.pref);
+    });
+  return out;
+}
+
+std::set<uint32_t> moved_root_spaces(const std::vector<Filter>& fs) {
+  std::set<uint32_t> out;
+  for (auto& [space, ls] : root_lists(fs))
+    for (size_t i = 0; i < ls.size(); ++i)
+      if (ls[i].root && ls[i].root != (kRootBit | static_cast<uint32_t>(i) << 20)) out.insert(space);
+  return out;
+}
+
+std::vector<size_t> root_order(const std::vector<RootList>& ls, std::vector<size_t>& unreachable) {
+  std::vector<size_t> at(ls.size(), SIZE_MAX);  // place -> list
+  bool any = false;
+  for (size_t i = 0; i < ls.size(); ++i) {
+    if (!ls[i].root) continue;
+    any = true;
+    size_t place = ((ls[i].root & ~kRootBit) >> 20);
+    if (place >= ls.size() || at[place] != SIZE_MAX) unreachable.push_back(i);
+    else at[place] = i;
+  }
+  if (!any) return {};
+  std::vector<bool> placed(ls.size());
+  for (size_t i : at)
+    if (i != SIZE_MAX) placed[i] = true;
+  size_t next = 0;
+  for (size_t i = 0; i < ls.size(); ++i) {
+    if (placed[i]) continue;
+    while (at[next] != SIZE_MAX) ++next;
+    at[next] = i;
+  }
   return at;
 }
 

@@ -15,10 +15,14 @@
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <tuple>
+#include <set>
 #include <utility>
 #include <vector>
 
 namespace tcsync {
+
+struct Filter;
 
 // The qdisc whose table space a list at `parent` uses: a clsact's (or
 // ingress's) sides and its `ffff:` are one qdisc; else the parent's major.
@@ -31,5 +35,45 @@ uint32_t table_space_of(uint32_t parent);
 std::map<uint32_t, size_t> place_tables(const std::vector<uint32_t>& roots,
                                         const std::vector<std::pair<uint32_t, uint32_t>>& links,
                                         const std::vector<uint32_t>& tables);
+
+// Root table ids. The kernel (6.1 u32_init) gives the first list of a table
+// space 800: and every further one the next of a cyclic counter, 801:,
+// 802:..., in creation order; a freed id is never handed out again while the
+// space lives, and the space (tc_u_common) goes only with its last list. So
+// the ids are state: a script that made its lists in another order than
+// tcsync does has other ids, and `ht 800:` in a later tc command reaches
+// another list. A list's root shows in the handle of a rule in it (801::5)
+// or, for an empty list, as the list's own (801:); Filter::wire_handle
+// carries it both in live state and as the file declares it. A list that
+// holds only hash tables and their rules shows none.
+
+// The root table of the list `f` is in as `f` shows it, 0 when it shows
+// none (or is not of a kind with kernel-numbered roots).
+uint32_t kernel_root_of(const Filter& f);
+
+// One list of a table space, with the root its entries show (0: none).
+struct RootList {
+  uint32_t parent, chain;
+  uint16_t pref, protocol;
+  uint32_t root;
+  auto operator<=>(const RootList& o) const { return std::tie(parent, chain, pref, protocol) <=> std::tie(o.parent, o.chain, o.pref, o.protocol); }
+  bool operator==(const RootList& o) const { return (*this <=> o) == 0; }
+};
+
+// The lists of kinds with kernel-numbered roots in `fs`, by table space,
+// each space's in the order tcsync creates them on a fresh qdisc: by
+// (parent, chain, pref), ties in the order of `fs`.
+std::map<uint32_t, std::vector<RootList>> root_lists(const std::vector<Filter>& fs);
+
+// Table spaces whose shown roots are not 800:, 801:... in that order: a
+// dump writes their roots, or applying it would renumber them.
+std::set<uint32_t> moved_root_spaces(const std::vector<Filter>& fs);
+
+// The order to create one space's lists in (indexes into `ls`) so that each
+// declared root comes out as declared: a list declaring 80N: goes N-th,
+// the others fill the free places in their order. Empty when no list
+// declares a root; `unreachable` gets the indexes of lists whose declared
+// root no order gives (past the last list, or declared twice).
+std::vector<size_t> root_order(const std::vector<RootList>& ls, std::vector<size_t>& unreachable);
 
 }  // namespace tcsync

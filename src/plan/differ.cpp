@@ -14,6 +14,7 @@
 #include "kinds/registry.h"
 #include "model/name_cookie.h"
 #include "model/scope.h"
+#include "model/shared_tables.h"
 #include "model/size_table.h"
 #include "netlink/wire.h"
 
@@ -567,15 +568,59 @@ struct DevicePlanner {
         prev = &f;
       }
     }
+    // u32 root tables (model/shared_tables.h), where the file declares
+    // them: the adds of a table space's lists go in the order that gives
+    // them (add_place), and a space whose live roots differ starts afresh:
+    // every u32 list in it goes in this plan (the kernel numbers a space's
+    // roots anew only once its last list is gone) and the file's come back.
+    using Place = std::tuple<uint32_t, uint32_t, uint16_t, size_t>;
+    std::map<Group, Place> add_place;
+    std::map<Group, std::string> restart;  // live list -> why
+    for (auto& [space, ls] : root_lists(want.filters)) {
+      std::vector<size_t> unreachable;  // warned about by plan_warnings.cpp
+      std::vector<size_t> order = root_order(ls, unreachable);
+      if (order.empty()) continue;
+      // List order[i] is made where tcsync would make the i-th list.
+      for (size_t i = 0; i < order.size(); ++i) {
+        const RootList& l = ls[order[i]];
+        add_place[Group{l.parent, l.chain, l.pref, l.protocol}] = Place{ls[i].parent, ls[i].chain, ls[i].pref, i};
+      }
+      if (!unreachable.empty()) continue;  // a fresh start would not reach them either: no plan that never ends
+      std::vector<Group> live_lists;
+      for (auto& [g, fs] : live_groups)
+        if (fs.front()->ops && fs.front()->ops->own_table_handle && table_space_of(std::get<0>(g)) == space) live_lists.push_back(g);
+      if (live_lists.empty()) continue;  // made afresh anyway
+      std::string why;
+      for (const RootList& l : ls) {
+        if (!l.root) continue;
+        auto lg = live_groups.find(Group{l.parent, l.chain, l.pref, l.protocol});
+        uint32_t have_root = 0;
+        if (lg != live_groups.end())
+          for (const Filter* f : lg->second)
+            if ((have_root = kernel_root_of(*f))) break;
+        if (have_root == l.root) continue;
+        const KindOps* ops = find_kind(ObjType::Filter, "u32");
+        why = "u32 root table " + (have_root ? format_filter_handle(ops, have_root) : std::string("(none shown)")) + " -> " +
+              format_filter_handle(ops, l.root) + " at pref " + std::to_string(l.pref) +
+              ": the kernel numbers a qdisc's root tables anew only when all its u32 lists go";
+        break;
+      }
+      if (!why.empty())
+        for (const Group& g : live_lists) restart.emplace(g, why);
+    }
     // A list whose classifier kind changes, or that the file drops entirely,
     // goes in one request.
     std::set<Group> group_gone;
     for (auto& [g, fs] : live_groups) {
       auto wk = want_group_kind.find(g);
-      if (wk == want_group_kind.end() || wk->second != fs.front()->kind) {
+      auto rs = restart.empty() ? restart.end() : restart.find(g);
+      if (wk == want_group_kind.end() || wk->second != fs.front()->kind || rs != restart.end()) {
         group_gone.insert(g);
         Step s = step(Op::Delete, ObjType::Filter,
-                      wk == want_group_kind.end() ? "not in the file" : "kind " + fs.front()->kind + " -> " + wk->second, {});
+                      wk == want_group_kind.end()     ? "not in the file"
+                      : wk->second != fs.front()->kind ? "kind " + fs.front()->kind + " -> " + wk->second
+                                                       : rs->second,
+                      {});
         s.filter = fs.front();
         s.filter_group = true;
         s.group_size = static_cast<uint32_t>(fs.size());
@@ -640,11 +685,14 @@ struct DevicePlanner {
     // a filter another one depends on (a u32 table linked from a lower
     // pref) moves up to just before its first user.
     auto rank = [](const Step& s) { return s.filter->ops && s.filter->ops->add_rank ? s.filter->ops->add_rank(s.filter->opts) : 0; };
+    auto place_of = [&](const FilterKey& k) {
+      if (!add_place.empty())
+        if (auto it = add_place.find(group_of(k)); it != add_place.end()) return it->second;
+      return Place{k.parent, k.chain, k.pref, 0};
+    };
     auto add_order = [&](auto& a, auto& b) {
-      auto& x = a.filter->key;
-      auto& y = b.filter->key;
-      return std::tie(x.parent, x.chain, x.pref) < std::tie(y.parent, y.chain, y.pref) ||
-             (std::tie(x.parent, x.chain, x.pref) == std::tie(y.parent, y.chain, y.pref) && rank(a) < rank(b));
+      Place x = place_of(a.filter->key), y = place_of(b.filter->key);
+      return x < y || (x == y && rank(a) < rank(b));
     };
     // A file usually lists its rules in this order already; the sort would
     // then only cost a buffer as large as the plan (136 MB at 1M rules).
@@ -672,6 +720,22 @@ struct DevicePlanner {
       for (uint32_t h : f->ops->depends_on(f->opts)) {
         auto it = pos.find(Where{f->key.parent, h, f->ops});
         if (it == pos.end() || it->second <= i) continue;
+        if (!add_place.empty() && add_place.count(group_of(f->key)) && i > 0 &&
+            group_of(filter_adds[i - 1].filter->key) == group_of(f->key)) {
+          // Declared u32 roots: moving the table up would make its list
+          // early, and give it another root. The rule waits for the table
+          // instead (nothing depends on a rule; its own tables stay before),
+          // when an add before it has made its list already; else the table
+          // moves up as always, and the roots may come out otherwise (README,
+          // Limits).
+          size_t at = it->second;
+          Step waits = std::move(filter_adds[i]);
+          filter_adds.erase(filter_adds.begin() + static_cast<long>(i));
+          filter_adds.insert(filter_adds.begin() + static_cast<long>(at), std::move(waits));
+          --i;  // wraps at 0; the loop's ++i comes back to the step now at i
+          index();
+          break;
+        }
         Step moved = std::move(filter_adds[it->second]);
         filter_adds.erase(filter_adds.begin() + static_cast<long>(it->second));
         filter_adds.insert(filter_adds.begin() + static_cast<long>(i), std::move(moved));

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "base/handle.h"
+#include "model/shared_tables.h"
 
 namespace tcsync {
 namespace {
@@ -16,9 +17,34 @@ const Qdisc* qdisc_with_handle(const Device* dev, uint32_t handle) {
   return nullptr;
 }
 
+// u32 root tables the file declares but no order of making its lists
+// gives (model/shared_tables.h): a qdisc with N u32 lists numbers them 800:
+// to 800+N-1 when made afresh. The plan leaves such a space as it is.
+void warn_unreachable_roots(const Device& dev, Diagnostics& d) {
+  for (auto& [space, ls] : root_lists(dev.filters)) {
+    std::vector<size_t> unreachable;
+    root_order(ls, unreachable);
+    for (size_t i : unreachable) {
+      const RootList& l = ls[i];
+      auto f = std::find_if(dev.filters.begin(), dev.filters.end(), [&](const Filter& g) {
+        return g.key.parent == l.parent && g.key.chain == l.chain && g.key.pref == l.pref && g.key.protocol == l.protocol && kernel_root_of(g);
+      });
+      SourceLoc loc = f != dev.filters.end() ? f->loc : dev.loc;
+      d.warning(loc, dev.name + ": the u32 list " + describe_filter_parent(l.parent) + " chain " + std::to_string(l.chain) + " pref " +
+                         std::to_string(l.pref) + " protocol " + format_protocol(l.protocol) + " declares root table " +
+                         format_filter_handle(f != dev.filters.end() ? f->ops : nullptr, l.root) + ", which its qdisc's " +
+                         std::to_string(ls.size()) + " u32 list(s) made afresh never get (800: to " +
+                         format_filter_handle(f != dev.filters.end() ? f->ops : nullptr, (0x800u + static_cast<uint32_t>(ls.size()) - 1) << 20) +
+                         "): tcsync leaves the qdisc's root tables as they are");
+    }
+  }
+}
+
 }  // namespace
 
 void warn_plan(const Plan& plan, const State& desired, const State& live, Diagnostics& d) {
+  for (auto& dev : desired.devices) warn_unreachable_roots(dev, d);
+  for (auto& dev : desired.blocks) warn_unreachable_roots(dev, d);
   for (auto& s : plan.steps) {
     if (s.op != Op::Delete || s.type != ObjType::Qdisc || !s.qdisc) continue;
     const Qdisc& child = *s.qdisc;

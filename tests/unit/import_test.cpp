@@ -48,7 +48,10 @@ filter add dev eth0 parent 1: protocol ip u32 match u32 0 0 flowid 1:10
   CHECK(r.yaml.starts_with("# Imported by `tcsync import` from b.tc.\nversion: 1\ndevices:\n"));
   // tc's units ignore case; its aliases (buffer) are the table's keys; an
   // octal number becomes decimal; masks equal to the field's own are left
-  // out; prefs and u32 handles are the ones the kernel would pick.
+  // out; prefs and u32 handles are the ones the kernel would pick. The
+  // kernel made pref 49152's list before 49151's, and numbered their root
+  // tables so (801:, 802:): tcsync would make them by pref, so import
+  // writes the roots (model/shared_tables.h).
   CHECK(body(r) == R"(  eth0:
     qdiscs:
       - {kind: htb, handle: "1:", default: "1:30"}
@@ -57,10 +60,10 @@ filter add dev eth0 parent 1: protocol ip u32 match u32 0 0 flowid 1:10
       - {classid: "1:1", rate: 1gbit}
       - {classid: "1:10", parent: "1:1", rate: 300mbit, ceil: 900mbit, prio: 1, burst: 15k}
     filters:
-      - {parent: "1:", pref: 10, protocol: ip, handle: "::800", u32: {match: [{ip: {protocol: 6, dport: 22}}]}, classid: "1:10"}
-      - {parent: "1:", pref: 10, protocol: ip, handle: "::801", u32: {match: [{ip: {dst: 10.0.0.0/8, sport: {value: 1024, mask: "0xfc00"}}}]}, classid: "1:10"}
-      - {parent: "1:", pref: 49152, protocol: ip, handle: "::800", u32: {match: [{u32: {value: "0x0a000000", mask: "0xff000000", at: 16}}]}, classid: "1:10"}
-      - {parent: "1:", pref: 49151, protocol: ip, handle: "::800", u32: {match: [{u32: {value: 0, mask: "0x0"}}]}, classid: "1:10"}
+      - {parent: "1:", pref: 10, protocol: ip, handle: "800::800", u32: {match: [{ip: {protocol: 6, dport: 22}}]}, classid: "1:10"}
+      - {parent: "1:", pref: 10, protocol: ip, handle: "800::801", u32: {match: [{ip: {dst: 10.0.0.0/8, sport: {value: 1024, mask: "0xfc00"}}}]}, classid: "1:10"}
+      - {parent: "1:", pref: 49152, protocol: ip, handle: "801::800", u32: {match: [{u32: {value: "0x0a000000", mask: "0xff000000", at: 16}}]}, classid: "1:10"}
+      - {parent: "1:", pref: 49151, protocol: ip, handle: "802::800", u32: {match: [{u32: {value: 0, mask: "0x0"}}]}, classid: "1:10"}
 )");
   // What import writes, the loader takes.
   State s = test::load_ok(r.yaml);
@@ -71,7 +74,7 @@ filter add dev eth0 parent 1: protocol ip u32 match u32 0 0 flowid 1:10
 TEST_CASE("import: clsact, mirred actions, hash tables and root tables by their kernel names") {
   auto r = import(R"(qdisc add dev v1 clsact
 filter add dev v1 ingress protocol ip prio 10 u32 match ip src 10.0.0.0/8 action mirred egress redirect dev v0
-filter add dev v1 egress protocol ip prio 5 handle 800::7 u32 match ip tos 0x10 ff action mirred egress mirror dev v2 ok action mirred ingress redirect dev v3 index 4 no_percpu
+filter add dev v1 egress protocol ip prio 5 handle 801::7 u32 match ip tos 0x10 ff action mirred egress mirror dev v2 ok action mirred ingress redirect dev v3 index 4 no_percpu
 qdisc add dev v0 root handle 1: htb
 filter add dev v0 parent 1: prio 10 protocol ip u32 match ip dst 192.168.0.0/16 flowid 1:1
 filter add dev v0 parent 1: prio 40 handle 2: protocol ip u32 divisor 256
@@ -81,7 +84,8 @@ filter add dev v0 parent 1: prio 40 protocol ip u32 ht 2: sample ip dst 10.1.0.1
   INFO(r.diags);
   REQUIRE(r.ok);
   // `ht 800::` is the root table of pref 10 (made first): the rule is listed
-  // there by the kernel, so tcsync names it by pref 10 and no table.
+  // there by the kernel, so tcsync names it by pref 10 and no table. A
+  // clsact's two sides number their roots together: egress pref 5's is 801:.
   CHECK(body(r) == R"(  v1:
     qdiscs:
       - {kind: clsact}

@@ -1182,6 +1182,25 @@ void check_device(const std::vector<const Filter*>& filters, Diagnostics& d) {
       d.error(f->opts.opt(kLink)->loc, "'link' names u32 table " + u32_handle_str(static_cast<uint32_t>(*link)) +
                                            ", which is not declared on this qdisc (declare it with 'divisor')");
   }
+  // Declared root tables (model/shared_tables.h): one per list, each list
+  // its own within the qdisc.
+  std::map<std::tuple<uint32_t, uint32_t, uint16_t, uint16_t>, const Filter*> root_of_list;
+  std::map<std::pair<uint32_t, uint32_t>, const Filter*> root_owner;  // (qdisc, root) -> first to declare it
+  for (const Filter* f : filters) {
+    uint32_t root = kernel_root_of(*f);
+    if (!root) continue;
+    auto [it, ok] = root_of_list.emplace(std::make_tuple(f->key.parent, f->key.chain, f->key.pref, f->key.protocol), f);
+    if (!ok && kernel_root_of(*it->second) != root) {
+      d.error(f->loc, "the u32 list " + describe(f) + " has one root table: " + u32_handle_str(root) + " here, " +
+                          u32_handle_str(kernel_root_of(*it->second)) + " at " + format_location(it->second->loc));
+      continue;
+    }
+    auto [ot, fresh] = root_owner.emplace(std::make_pair(table_space_of(f->key.parent), root), f);
+    if (!fresh && (ot->second->key.parent != f->key.parent || ot->second->key.chain != f->key.chain ||
+                   ot->second->key.pref != f->key.pref || ot->second->key.protocol != f->key.protocol))
+      d.error(f->loc, "u32 root table " + u32_handle_str(root) + " is already the root of " + describe(ot->second) + " (" +
+                          format_location(ot->second->loc) + "): each list of a qdisc has its own");
+  }
   // Where the dump will list each table of a pref shared by several lists.
   using List = std::tuple<uint32_t, uint32_t, uint16_t>;
   std::map<std::pair<uint32_t, uint16_t>, std::vector<List>> lists;  // (qdisc, pref) -> its lists, sorted

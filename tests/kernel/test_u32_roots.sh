@@ -1,0 +1,108 @@
+#!/bin/bash
+# u32 root table ids (800:, 801:, ...) are the kernel's, numbered in the
+# order a qdisc's u32 lists are made (model/shared_tables.h). A script that
+# makes them in another order than tcsync (by parent, chain, pref) gets
+# other ids: dump writes them (handle "801::800", an empty list's "801:"),
+# apply makes the lists in the order that gives them, import writes what
+# the batch gives, and a live qdisc whose roots differ from the file's has
+# its u32 lists made again (diff says why) rather than a silent match.
+source "$(dirname "$0")/lib.sh"
+make_ns 2
+make_ref_ns
+
+# sqm-scripts' simple.qos: the catch-all at pref 999 first.
+cat >"$TMP/sqm.tc" <<'B'
+qdisc add dev v0 root handle 1: htb default 12
+class add dev v0 parent 1: classid 1:1 htb rate 10mbit
+class add dev v0 parent 1:1 classid 1:11 htb rate 1mbit ceil 10mbit
+class add dev v0 parent 1:1 classid 1:12 htb rate 1mbit ceil 10mbit
+class add dev v0 parent 1:1 classid 1:13 htb rate 1mbit ceil 10mbit
+filter add dev v0 parent 1:0 protocol all prio 999 u32 match ip protocol 0 0x00 flowid 1:12
+filter add dev v0 parent 1:0 protocol ip prio 8 u32 match ip protocol 1 0xff flowid 1:13
+filter add dev v0 parent 1:0 protocol ipv6 prio 9 u32 match ip protocol 1 0xff flowid 1:13
+B
+echo "# sqm order: dump -> flush -> apply"
+expect_rc 0 t -b "$TMP/sqm.tc"
+snapshot >"$TMP/before.json"
+grep -q '800::800' "$TMP/before.json" && grep -q '802::800' "$TMP/before.json" && pass "tc -j shows the root ids" ||
+  fail "tc -j shows the root ids"
+expect_rc 0 ts dump
+echo "$OUT" >"$TMP/sqm.yaml"
+sed 's/^/    /' "$TMP/sqm.yaml"
+expect_contains 'pref: 999, protocol: all, handle: "800::800"'
+expect_contains 'pref: 8, protocol: ip, handle: "801::800"'
+expect_contains 'pref: 9, protocol: ipv6, handle: "802::800"'
+t qdisc del dev v0 root
+expect_rc 0 ts apply "$TMP/sqm.yaml"
+snapshot >"$TMP/after.json"
+expect_same_file "$TMP/before.json" "$TMP/after.json" "sqm: tc -j state after dump + flush + apply equals tc's, root ids too"
+expect_rc 0 ts diff "$TMP/sqm.yaml"
+expect_contains "in sync"
+expect_rc 0 ts dump
+cmp -s <(echo "$OUT") "$TMP/sqm.yaml" && pass "sqm: second dump identical" || { fail "sqm: second dump identical"; diff <(echo "$OUT") "$TMP/sqm.yaml"; }
+
+echo "# a live qdisc with tcsync's order, a file with the script's: the lists are made again"
+sed -E 's/handle: "80[0-9a-f]::/handle: "::/' "$TMP/sqm.yaml" >"$TMP/plain.yaml"
+t qdisc del dev v0 root
+expect_rc 0 ts apply "$TMP/plain.yaml"
+OUT=$(t filter show dev v0 parent 1:)
+expect_contains "pref 8 u32 chain 0 fh 800::800"
+expect_rc 0 ts diff "$TMP/plain.yaml"
+expect_contains "in sync"  # roots not declared: not compared
+expect_rc 2 ts diff "$TMP/sqm.yaml"
+expect_contains "- v0: filters u32 1: pref 8 protocol ip (all 1)  (u32 root table 800: -> 801: at pref 8: the kernel numbers a qdisc's root tables anew only when all its u32 lists go)"
+expect_contains "+ v0: filter u32 1: pref 999 protocol all handle ::800"
+OUT=$(ts diff "$TMP/sqm.yaml" 2>&1 | grep -c "^- " || true)
+[ "$OUT" = 3 ] && pass "the three u32 lists go" || fail "the three u32 lists go (got $OUT)"
+expect_rc 0 ts apply "$TMP/sqm.yaml"
+snapshot >"$TMP/after.json"
+expect_same_file "$TMP/before.json" "$TMP/after.json" "sqm: re-made lists have the declared roots"
+expect_rc 0 ts diff "$TMP/sqm.yaml"
+expect_contains "in sync"
+t qdisc del dev v0 root
+
+echo "# import gives the roots tc -b gives"
+import_check "$TMP/sqm.tc"
+t qdisc del dev v0 root
+tc -n "$REF" qdisc del dev v0 root
+
+# tdc 1fe6's state: pref 99 made first (800:, with table 43:), pref 98
+# after (801:), whose rule went into 43: and left its own list empty.
+cat >"$TMP/1fe6.tc" <<'B'
+qdisc add dev v1 ingress
+filter add dev v1 ingress protocol ip prio 99 handle 43: u32 divisor 1
+filter add dev v1 ingress protocol ip prio 98 u32 ht 43: match tcp src 22 FFFF classid 1:3
+B
+echo "# tdc 1fe6: dump -> flush -> apply"
+expect_rc 0 t -b "$TMP/1fe6.tc"
+snapshot >"$TMP/before.json"
+expect_rc 0 ts dump
+echo "$OUT" >"$TMP/1fe6.yaml"
+sed 's/^/    /' "$TMP/1fe6.yaml"
+expect_contains '{parent: ingress, pref: 98, protocol: ip, empty: u32, handle: "801:"}'
+t qdisc del dev v1 ingress
+expect_rc 0 ts apply "$TMP/1fe6.yaml"
+snapshot >"$TMP/after.json"
+expect_same_file "$TMP/before.json" "$TMP/after.json" "1fe6: tc -j state after dump + flush + apply equals tc's, root ids too"
+expect_rc 0 ts diff "$TMP/1fe6.yaml"
+expect_contains "in sync"
+expect_rc 0 ts dump
+cmp -s <(echo "$OUT") "$TMP/1fe6.yaml" && pass "1fe6: second dump identical" || { fail "1fe6: second dump identical"; diff <(echo "$OUT") "$TMP/1fe6.yaml"; }
+t qdisc del dev v1 ingress
+
+echo "# a root no order gives: a warning, nothing made again"
+cat >"$TMP/far.yaml" <<'Y'
+version: 1
+devices:
+  v1:
+    qdiscs:
+      - {kind: ingress, handle: "ffff:"}
+    filters:
+      - {parent: ingress, pref: 5, protocol: ip, handle: "805::1", u32: {match: [{ip: {protocol: 1}}]}, classid: "1:1"}
+Y
+expect_rc 0 ts apply "$TMP/far.yaml"
+OUT=$(ts diff "$TMP/far.yaml" 2>&1)
+expect_contains "warning: v1: the u32 list ingress chain 0 pref 5 protocol ip declares root table 805:"
+expect_contains "in sync"
+t qdisc del dev v1 ingress
+finish

@@ -1,0 +1,229 @@
+// u32 root table ids (800:, 801:...) as state (model/shared_tables.h): the
+// loader reads them from handles, dump writes them only where tcsync's own
+// order of making lists would not give them, import writes the batch's, and
+// the planner makes lists in the order that gives the declared ones.
+#include <catch2/catch.hpp>
+
+#include "file/yaml_writer.h"
+#include "import/import_tc.h"
+#include "model/shared_tables.h"
+#include "plan/differ.h"
+#include "plan/plan_print.h"
+#include "plan/plan_warnings.h"
+#include "test_util.h"
+
+using namespace tcsync;
+using tcsync::test::formatted;
+using tcsync::test::load_errors;
+using tcsync::test::load_ok;
+
+namespace {
+
+const std::string kHead = R"(version: 1
+devices:
+  v0:
+    qdiscs:
+      - {kind: htb, handle: "1:"}
+    filters:
+)";
+
+// sqm-scripts' order: the catch-all at pref 999 first (800:), then 8 and 9.
+const std::string kSqm = kHead + R"(      - {parent: "1:", pref: 8, protocol: ip, handle: "801::800", u32: {match: [{ip: {protocol: 1}}]}, classid: "1:13"}
+      - {parent: "1:", pref: 9, protocol: ipv6, handle: "802::800", u32: {match: [{ip: {protocol: 1}}]}, classid: "1:13"}
+      - {parent: "1:", pref: 999, protocol: all, handle: "800::800", u32: {match: [{u32: {value: 0, mask: 0, at: 0}}]}, classid: "1:12"}
+)";
+
+// The same rules in tcsync's own order: 8 -> 800:, 9 -> 801:, 999 -> 802:.
+const std::string kPlain = kHead + R"(      - {parent: "1:", pref: 8, protocol: ip, handle: "::800", u32: {match: [{ip: {protocol: 1}}]}, classid: "1:13"}
+      - {parent: "1:", pref: 9, protocol: ipv6, handle: "::800", u32: {match: [{ip: {protocol: 1}}]}, classid: "1:13"}
+      - {parent: "1:", pref: 999, protocol: all, handle: "::800", u32: {match: [{u32: {value: 0, mask: 0, at: 0}}]}, classid: "1:12"}
+)";
+
+struct Planned {
+  std::vector<State> keep;  // steps point into the states
+  Plan plan;
+  std::string text;
+};
+
+std::unique_ptr<Planned> plan_of(const std::string& want, const std::string& have) {
+  auto p = std::make_unique<Planned>();
+  p->keep.push_back(load_ok(want));
+  p->keep.push_back(load_ok(have));
+  for (auto& d : p->keep[1].devices)
+    for (auto& f : d.filters) f.loc = {};
+  p->plan = make_plan(p->keep[0], p->keep[1]);
+  for (auto& s : p->plan.steps) {
+    Plan one;
+    one.steps.push_back(s);
+    one.steps[0].loc = {};
+    p->text += plan_text(one, PrintOptions{});
+  }
+  return p;
+}
+
+// The prefs of the u32 adds, in plan order.
+std::string add_prefs(const Plan& p) {
+  std::string out;
+  for (auto& s : p.steps)
+    if (s.op == Op::Add && s.type == ObjType::Filter) out += std::to_string(s.filter->key.pref) + " ";
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("u32 roots: a root table rule's handle names the list's root; the rule is ::N", "[u32_roots]") {
+  State s = load_ok(kSqm);
+  auto& fs = s.devices[0].filters;
+  REQUIRE(fs.size() == 3);
+  CHECK(fs[0].key.handle == 0x800u);
+  CHECK(fs[0].wire_handle == 0x80100800u);
+  CHECK(kernel_root_of(fs[0]) == 0x80100000u);
+  CHECK(kernel_root_of(fs[2]) == 0x80000000u);
+  // Undeclared: no root.
+  State plain = load_ok(kPlain);
+  CHECK(kernel_root_of(plain.devices[0].filters[0]) == 0);
+}
+
+TEST_CASE("u32 roots: an empty list's handle is its root table, and only that", "[u32_roots]") {
+  State s = load_ok(kHead + "      - {parent: \"1:\", pref: 98, protocol: ip, empty: u32, handle: \"801:\"}\n");
+  CHECK(s.devices[0].filters[0].wire_handle == 0x80100000u);
+  CHECK(s.devices[0].filters[0].key.handle == 0);
+  CHECK(load_errors(kHead + "      - {parent: \"1:\", pref: 98, protocol: ip, empty: u32, handle: \"1:\"}\n").find(
+            "t.yaml:7:68: error: an empty u32 list's handle names its root table (800: to fff:), not '1:'\n") == 0);
+  CHECK(load_errors(kHead + "      - {parent: \"1:\", pref: 98, protocol: ip, empty: fw, handle: \"1\"}\n")
+            .find("t.yaml:7:59: error: an empty fw list has no 'handle': it holds no rule") == 0);
+}
+
+TEST_CASE("u32 roots: one root per list, and one list per root", "[u32_roots]") {
+  std::string two_in_one = kHead + R"(      - {parent: "1:", pref: 8, protocol: ip, handle: "801::1", u32: {match: [{ip: {protocol: 1}}]}, classid: "1:13"}
+      - {parent: "1:", pref: 8, protocol: ip, handle: "802::2", u32: {match: [{ip: {protocol: 2}}]}, classid: "1:13"}
+)";
+  CHECK(load_errors(two_in_one).find("t.yaml:8:9: error: the u32 list 1: chain 0 pref 8 protocol ip has one root table: 802: here, 801: at t.yaml:7:9") == 0);
+  std::string shared = kHead + R"(      - {parent: "1:", pref: 8, protocol: ip, handle: "801::1", u32: {match: [{ip: {protocol: 1}}]}, classid: "1:13"}
+      - {parent: "1:", pref: 9, protocol: ip, handle: "801::2", u32: {match: [{ip: {protocol: 2}}]}, classid: "1:13"}
+)";
+  CHECK(load_errors(shared).find("t.yaml:8:9: error: u32 root table 801: is already the root of 1: chain 0 pref 8 protocol ip (t.yaml:7:9)") == 0);
+}
+
+TEST_CASE("u32 roots: the order that gives declared roots; the others fill in", "[u32_roots]") {
+  std::vector<RootList> ls = {{0x10000, 0, 8, 0, 0}, {0x10000, 0, 9, 0, 0x80200000u}, {0x10000, 0, 999, 0, 0x80000000u}};
+  std::vector<size_t> unreachable;
+  CHECK(root_order(ls, unreachable) == std::vector<size_t>{2, 0, 1});
+  CHECK(unreachable.empty());
+  ls[1].root = 0x80500000u;  // 805: with three lists: never
+  root_order(ls, unreachable);
+  CHECK(unreachable == std::vector<size_t>{1});
+  for (auto& l : ls) l.root = 0;
+  CHECK(root_order(ls, unreachable).empty());
+}
+
+TEST_CASE("u32 roots: dump writes roots only where tcsync's order would not give them", "[u32_roots]") {
+  State s = load_ok(kSqm);
+  std::string y = write_state_yaml(s);
+  CHECK(y.find("handle: \"801::800\"") != std::string::npos);
+  CHECK(y.find("handle: \"800::800\"") != std::string::npos);
+  // As tcsync makes them (8 -> 800:, 9 -> 801:, 999 -> 802:): plain handles.
+  State plain = load_ok(kPlain);
+  auto& fs = plain.devices[0].filters;
+  for (size_t i = 0; i < fs.size(); ++i) fs[i].wire_handle = 0x80000000u + (static_cast<uint32_t>(i) << 20) + 0x800;
+  CHECK(moved_root_spaces(fs).empty());
+  y = write_state_yaml(plain);
+  CHECK(y.find("handle: \"::800\"") != std::string::npos);
+  CHECK(y.find("\"80") == std::string::npos);  // no 80x: table in any handle
+}
+
+TEST_CASE("u32 roots: an empty list's root is written with it", "[u32_roots]") {
+  // tdc 1fe6: pref 99 made first (800:, with table 43:), pref 98 after (801:, empty).
+  std::string f = R"(version: 1
+devices:
+  v0:
+    qdiscs:
+      - {kind: ingress, handle: "ffff:"}
+    filters:
+      - {parent: ingress, pref: 98, protocol: ip, empty: u32, handle: "801:"}
+      - {parent: ingress, pref: 99, protocol: ip, handle: "43:", u32: {divisor: 1}}
+      - {parent: ingress, pref: 99, protocol: ip, handle: "43::800", u32: {ht: "43:", match: [{tcp: {src: 22}}]}, classid: "1:3"}
+)";
+  State s = load_ok(f);
+  std::string y = write_state_yaml(s);
+  CHECK(y.find("empty: u32, handle: \"801:\"") != std::string::npos);
+  // Made afresh: 99 first, then 98.
+  auto p = plan_of(f, "version: 1\ndevices:\n  v0: {}\n");
+  CHECK(add_prefs(p->plan) == "99 99 98 ");
+}
+
+TEST_CASE("u32 roots: lists are made in the order that gives the declared roots", "[u32_roots]") {
+  auto p = plan_of(kSqm, "version: 1\ndevices:\n  v0: {}\n");
+  CHECK(add_prefs(p->plan) == "999 8 9 ");
+  // Undeclared: by pref, as always.
+  auto q = plan_of(kPlain, "version: 1\ndevices:\n  v0: {}\n");
+  CHECK(add_prefs(q->plan) == "8 9 999 ");
+}
+
+TEST_CASE("u32 roots: declared roots the live lists have: in sync", "[u32_roots]") {
+  CHECK(plan_of(kSqm, kSqm)->text.empty());
+  // Not declared: not compared.
+  CHECK(plan_of(kPlain, kSqm)->text.empty());
+}
+
+TEST_CASE("u32 roots: live roots that differ: every u32 list of the qdisc is made again", "[u32_roots]") {
+  std::string live = kPlain;
+  // What tcsync made before roots were declared: 8 -> 800:, 9 -> 801:, 999 -> 802:.
+  live = kHead + R"(      - {parent: "1:", pref: 8, protocol: ip, handle: "800::800", u32: {match: [{ip: {protocol: 1}}]}, classid: "1:13"}
+      - {parent: "1:", pref: 9, protocol: ipv6, handle: "801::800", u32: {match: [{ip: {protocol: 1}}]}, classid: "1:13"}
+      - {parent: "1:", pref: 999, protocol: all, handle: "802::800", u32: {match: [{u32: {value: 0, mask: 0, at: 0}}]}, classid: "1:12"}
+)";
+  auto p = plan_of(kSqm, live);
+  CHECK(p->text ==
+        "- v0: filters u32 1: pref 8 protocol ip (all 1)  (u32 root table 800: -> 801: at pref 8: the kernel numbers a qdisc's root tables anew only when all its u32 lists go)\n"
+        "- v0: filters u32 1: pref 9 protocol ipv6 (all 1)  (u32 root table 800: -> 801: at pref 8: the kernel numbers a qdisc's root tables anew only when all its u32 lists go)\n"
+        "- v0: filters u32 1: pref 999 protocol all (all 1)  (u32 root table 800: -> 801: at pref 8: the kernel numbers a qdisc's root tables anew only when all its u32 lists go)\n"
+        "+ v0: filter u32 1: pref 999 protocol all handle ::800\n"
+        "+ v0: filter u32 1: pref 8 protocol ip handle ::800\n"
+        "+ v0: filter u32 1: pref 9 protocol ipv6 handle ::800\n");
+}
+
+TEST_CASE("u32 roots: a root no order gives is a warning, and no endless re-making", "[u32_roots]") {
+  std::string f = kHead + R"(      - {parent: "1:", pref: 8, protocol: ip, handle: "805::1", u32: {match: [{ip: {protocol: 1}}]}, classid: "1:13"}
+)";
+  std::string live = kHead + R"(      - {parent: "1:", pref: 8, protocol: ip, handle: "800::1", u32: {match: [{ip: {protocol: 1}}]}, classid: "1:13"}
+)";
+  auto p = plan_of(f, live);
+  CHECK(p->text.empty());
+  Diagnostics d;
+  warn_plan(p->plan, p->keep[0], p->keep[1], d);
+  CHECK(formatted(d).find("t.yaml:7:9: warning: v0: the u32 list 1: chain 0 pref 8 protocol ip declares root table 805:, which its qdisc's 1 u32 "
+                          "list(s) made afresh never get (800: to 800:): tcsync leaves the qdisc's root tables as they are") == 0);
+}
+
+TEST_CASE("u32 roots: import writes the roots a tc batch makes, where tcsync's order would differ", "[u32_roots]") {
+  std::string batch =
+      "qdisc add dev v0 root handle 1: htb\n"
+      "filter add dev v0 parent 1:0 protocol all prio 999 u32 match u32 0 0 flowid 1:12\n"
+      "filter add dev v0 parent 1:0 protocol ip prio 8 u32 match ip protocol 1 0xff flowid 1:13\n";
+  std::string yaml;
+  Diagnostics d;
+  REQUIRE(import_tc_text("b.tc", batch, ImportOptions{}, yaml, d));
+  CHECK(yaml.find("handle: \"800::800\"") != std::string::npos);
+  CHECK(yaml.find("handle: \"801::800\"") != std::string::npos);
+  // In pref order: the roots tcsync gives anyway, not written.
+  std::string in_order =
+      "qdisc add dev v0 root handle 1: htb\n"
+      "filter add dev v0 parent 1:0 protocol ip prio 8 u32 match ip protocol 1 0xff flowid 1:13\n"
+      "filter add dev v0 parent 1:0 protocol all prio 999 u32 match u32 0 0 flowid 1:12\n";
+  REQUIRE(import_tc_text("b.tc", in_order, ImportOptions{}, yaml, d));
+  CHECK(yaml.find("\"80") == std::string::npos);
+}
+
+TEST_CASE("u32 roots: a rule linking to a later list's table waits for it, its list made first", "[u32_roots]") {
+  // pref 10 (800:) holds a rule first, then one linking to 2:, a table of
+  // pref 40 (802:, no root shown): moving 2: up would make pref 40's list
+  // second; the linking rule goes after 2: instead.
+  std::string f = kHead + R"(      - {parent: "1:", pref: 10, protocol: ip, handle: "800::1", u32: {match: [{ip: {protocol: 1}}]}, classid: "1:13"}
+      - {parent: "1:", pref: 10, protocol: ip, handle: "800::2", u32: {match: [{ip: {dst: 10.1.0.0/16}}], hashkey: {mask: "0xff", at: 16}, link: "2:"}}
+      - {parent: "1:", pref: 30, protocol: ip, handle: "801::1", u32: {match: [{ip: {protocol: 2}}]}, classid: "1:13"}
+      - {parent: "1:", pref: 40, protocol: ip, handle: "2:", u32: {divisor: 256}}
+)";
+  auto p = plan_of(f, "version: 1\ndevices:\n  v0: {}\n");
+  CHECK(add_prefs(p->plan) == "10 30 40 10 ");
+}
