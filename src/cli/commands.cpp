@@ -359,7 +359,7 @@ int cmd_apply(const std::vector<std::string>& files, const ApplyFlags& f, const 
   // first request, so no moment of the apply is without it.
   if (f.confirm_s) {
     std::string err;
-    if (!arm_revert(s.live, f.confirm_s, o.netns, err)) {
+    if (!arm_revert(s.live, &s.desired, f.confirm_s, o.netns, err)) {
       std::cerr << "tcsync: error: " << err << "; nothing was changed\n";
       return 1;
     }
@@ -441,28 +441,6 @@ int cmd_apply(const std::vector<std::string>& files, const ApplyFlags& f, const 
   }
   if (rep.interrupted_by) return 128 + rep.interrupted_by;
   return 1;
-}
-
-// dump --scope: each place `file` scopes keeps only what it owns (and the
-// clsact/ingress it needs), and says so with the same own:, so the dump
-// applied with that file's scope changes nothing and deletes nothing
-// foreign (there is nothing foreign in it).
-static void cut_to_scope(const State& file, State& live) {
-  auto cut = [](const Device& want, Device& have) {
-    if (!want.scoped) return;
-    const Ownership own(want, &have);
-    bool hook = std::any_of(want.qdiscs.begin(), want.qdiscs.end(), [](const Qdisc& q) { return q.parent == kHandleIngress; });
-    std::erase_if(have.qdiscs, [&](const Qdisc& q) { return !own.owns(q) && !(hook && q.parent == kHandleIngress); });
-    std::erase_if(have.classes, [&](const Class& c) { return !own.owns(c); });
-    std::erase_if(have.filters, [&](const Filter& f) { return !own.owns(f); });
-    std::erase_if(have.chains, [&](const Chain& c) { return !own.owns(c); });
-    have.scoped = true;
-    have.own = want.own;
-  };
-  for (auto& want : file.devices)
-    if (Device* have = live.find(want.name)) cut(want, *have);
-  for (auto& want : file.blocks)
-    if (Device* have = live.find_block(want.block)) cut(want, *have);
 }
 
 int cmd_dump(const std::vector<std::string>& devices_asked, const CommonOptions& o, const std::string& scope) {

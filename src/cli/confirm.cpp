@@ -18,6 +18,7 @@
 #include "file/yaml_writer.h"
 #include "kernel/lock.h"
 #include "kernel/netns.h"
+#include "model/scope.h"
 #include "plan/action_table.h"
 #include "plan/atomic.h"
 
@@ -44,7 +45,8 @@ bool held(const std::string& path) {
 
 }  // namespace
 
-bool arm_revert(const State& before, int seconds, const std::optional<std::string>& netns, std::string& err) {
+bool arm_revert(const State& before, const State* files, int seconds, const std::optional<std::string>& netns,
+                std::string& err) {
   std::string path = pending_revert_path();
   if (path.empty()) {
     err = "cannot identify the network namespace";
@@ -69,6 +71,9 @@ bool arm_revert(const State& before, int seconds, const std::optional<std::strin
   // these devices (a device that had nothing is `{}`: owned and emptied).
   State s = desired_form(before);
   deatomize(s);
+  // A scoped file's way back is its own part only: the revert must not
+  // touch what someone else changed meanwhile outside it.
+  if (files) cut_to_scope(*files, s);
   std::sort(s.devices.begin(), s.devices.end(), [](auto& a, auto& b) { return a.name < b.name; });
   std::string tmp = path + ".tmp";
   {

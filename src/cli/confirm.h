@@ -24,7 +24,8 @@ std::string pending_revert_path();
 // Saves `before` (a dump of what the apply will change) and starts the
 // reverter for `seconds` from now. False with `err` when one is pending
 // already or the reverter cannot start: nothing may be sent then.
-bool arm_revert(const State& before, int seconds, const std::optional<std::string>& netns, std::string& err);
+bool arm_revert(const State& before, const State* files, int seconds, const std::optional<std::string>& netns,
+                std::string& err);
 // The apply was rolled back: nothing to revert (the reverter exits).
 void disarm_revert();
 

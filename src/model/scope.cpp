@@ -1,5 +1,7 @@
 #include "model/scope.h"
 
+#include <algorithm>
+
 namespace tcsync {
 
 namespace {
@@ -78,6 +80,24 @@ std::string describe_scope(const Device& d) {
   std::string s;
   for (auto& r : d.own) s += (s.empty() ? "" : ", ") + describe(r, d.block != 0);
   return s;
+}
+
+void cut_to_scope(const State& file, State& live) {
+  auto cut = [](const Device& want, Device& have) {
+    if (!want.scoped) return;
+    const Ownership own(want, &have);
+    bool hook = std::any_of(want.qdiscs.begin(), want.qdiscs.end(), [](const Qdisc& q) { return q.parent == kHandleIngress; });
+    std::erase_if(have.qdiscs, [&](const Qdisc& q) { return !own.owns(q) && !(hook && q.parent == kHandleIngress); });
+    std::erase_if(have.classes, [&](const Class& c) { return !own.owns(c); });
+    std::erase_if(have.filters, [&](const Filter& f) { return !own.owns(f); });
+    std::erase_if(have.chains, [&](const Chain& c) { return !own.owns(c); });
+    have.scoped = true;
+    have.own = want.own;
+  };
+  for (auto& want : file.devices)
+    if (Device* have = live.find(want.name)) cut(want, *have);
+  for (auto& want : file.blocks)
+    if (Device* have = live.find_block(want.block)) cut(want, *have);
 }
 
 }  // namespace tcsync

@@ -47,6 +47,12 @@ class Ownership {
   std::set<uint32_t> majors_;  // handle majors of every owned tree's qdiscs
 };
 
+// Each place `file` scopes keeps only what it owns in `live` (and the
+// clsact/ingress it needs), with the same own:, so that `live`, applied as
+// a file, changes nothing outside the scope and deletes nothing foreign
+// (there is nothing foreign in it): dump --scope, apply --confirm's way back.
+void cut_to_scope(const State& file, State& live);
+
 // "qdisc 1: and below", "ingress chain 0 prefs 100-199", for errors and docs.
 std::string describe(const OwnRegion& r, bool on_block = false);
 // The device's regions joined: "ingress prefs 100-199, qdisc 1: and below".

@@ -605,8 +605,26 @@ struct DevicePlanner {
               ": the kernel numbers a qdisc's root tables anew only when all its u32 lists go";
         break;
       }
-      if (!why.empty())
-        for (const Group& g : live_lists) restart.emplace(g, why);
+      if (why.empty()) continue;
+      // Starting afresh deletes every u32 list of the space; one outside a
+      // scoped file's part is not tcsync's to delete (model/scope.h).
+      size_t foreign = 0;
+      for (auto& f : have.filters)
+        if (f.ops && f.ops->own_table_handle && table_space_of(f.key.parent) == space && !own->owns(f)) ++foreign;
+      if (foreign) {
+        SourceLoc at = want.loc;
+        for (auto& f : want.filters)
+          if (table_space_of(f.key.parent) == space && kernel_root_of(f)) {
+            at = f.loc;
+            break;
+          }
+        refused.push_back({Severity::Error, at,
+                           why + ", and " + std::to_string(foreign) + " u32 filter(s) of that qdisc on " + want.name +
+                               " are outside this file's scope (" + describe_scope(want) +
+                               "): refused, nothing changed; own them, or leave the root tables undeclared"});
+        continue;
+      }
+      for (const Group& g : live_lists) restart.emplace(g, why);
     }
     // A list whose classifier kind changes, or that the file drops entirely,
     // goes in one request.

@@ -144,6 +144,28 @@ expect_contains "error: --atomic and 'own' do not mix on v0"
 snapshot >"$TMP/now.json"
 expect_same_file "$TMP/all.json" "$TMP/now.json" "tc -j unchanged after --atomic is refused"
 
+echo "# apply --confirm, not confirmed: the way back is the owned part only"
+# The owned class goes to 15mbit unconfirmed; meanwhile the other controller
+# adds a filter outside the scope. The revert brings 10mbit back and leaves
+# that filter alone.
+export TCSYNC_RUN_DIR=$TMP/run  # pending files of this test only
+site 15mbit >"$TMP/c15.yaml"
+expect_rc 0 ts apply --confirm 2 "$TMP/c15.yaml"
+t filter add dev v0 ingress pref 3 protocol ip u32 match ip src 10.3.0.0/16 classid 1:3
+OUT=$(t class show dev v0)
+expect_contains "class htb 1:10 root prio 0 rate 15Mbit ceil 20Mbit"
+for _ in $(seq 60); do
+  t class show dev v0 | grep -q "1:10 root prio 0 rate 10Mbit" && break
+  sleep 0.2
+done
+OUT=$(t class show dev v0)
+expect_contains "class htb 1:10 root prio 0 rate 10Mbit ceil 20Mbit"
+t filter show dev v0 ingress | grep -q "pref 3 " && pass "the revert left the foreign filter at pref 3" ||
+  { fail "the revert removed the foreign filter at pref 3"; cat "$TMP"/run/*.log; }
+t filter del dev v0 ingress pref 3
+snapshot >"$TMP/now.json"
+expect_same_file "$TMP/all.json" "$TMP/now.json" "tc -j as before the unconfirmed apply"
+
 echo "# a root qdisc in the way that holds foreign objects: refused, nothing changed"
 t qdisc add dev v1 root handle 5: htb
 t class add dev v1 parent 5: classid 5:1 htb rate 1mbit

@@ -183,6 +183,36 @@ TEST_CASE("u32 roots: live roots that differ: every u32 list of the qdisc is mad
         "+ v0: filter u32 1: pref 9 protocol ipv6 handle ::800\n");
 }
 
+TEST_CASE("u32 roots: a scoped file does not make lists outside its part again: refused", "[u32_roots]") {
+  // The file owns pref 8 and 9 (declared in the other order: 9 800:, 8
+  // 801:); the catch-all at 999 is someone else's, and making the roots
+  // anew needs every list of the qdisc made afresh.
+  std::string want = R"(version: 1
+devices:
+  v0:
+    own: [{parent: "1:", prefs: 8-9}]
+    filters:
+      - {parent: "1:", pref: 8, protocol: ip, handle: "801::800", u32: {match: [{ip: {protocol: 1}}]}, classid: "1:13"}
+      - {parent: "1:", pref: 9, protocol: ipv6, handle: "800::800", u32: {match: [{ip: {protocol: 1}}]}, classid: "1:13"}
+)";
+  std::string live = kHead + R"(      - {parent: "1:", pref: 8, protocol: ip, handle: "800::800", u32: {match: [{ip: {protocol: 1}}]}, classid: "1:13"}
+      - {parent: "1:", pref: 9, protocol: ipv6, handle: "801::800", u32: {match: [{ip: {protocol: 1}}]}, classid: "1:13"}
+      - {parent: "1:", pref: 999, protocol: all, handle: "802::800", u32: {match: [{u32: {value: 0, mask: 0, at: 0}}]}, classid: "1:12"}
+)";
+  auto p = plan_of(want, live);
+  REQUIRE(p->plan.refused.size() == 1);
+  CHECK(p->plan.refused[0].loc.line == 6);
+  CHECK(p->plan.refused[0].message.find("u32 root table 800: -> 801: at pref 8") == 0);
+  CHECK(p->plan.refused[0].message.find("1 u32 filter(s) of that qdisc on v0 are outside this file's scope") != std::string::npos);
+  // Roots as the kernel holds them: nothing to refuse, nothing to do.
+  std::string same = want;
+  same.replace(same.find("801::800"), 8, "800::800");
+  same.replace(same.rfind("800::800"), 8, "801::800");
+  auto q = plan_of(same, live);
+  CHECK(q->plan.refused.empty());
+  CHECK(q->text.empty());
+}
+
 TEST_CASE("u32 roots: a root no order gives is a warning, and no endless re-making", "[u32_roots]") {
   std::string f = kHead + R"(      - {parent: "1:", pref: 8, protocol: ip, handle: "805::1", u32: {match: [{ip: {protocol: 1}}]}, classid: "1:13"}
 )";
