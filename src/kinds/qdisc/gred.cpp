@@ -543,10 +543,11 @@ const TcReader kTcReaders[] = {{"setup", tc_setup},       {"vq", tc_vq_word},   
                                {"probability", tc_vq_word}, {"prio", tc_vq_word},     {"ecn", tc_vq_word},
                                {"harddrop", tc_vq_word}};
 const TcKeyedList kTcKeyedLists[] = {{"vq", "dp"}};
+// A line after the first is a `qdisc change` of the same qdisc.
 const std::string_view kTcExamples[] = {
-    "setup vqs 10 default 1 grio limit 1000 ecn harddrop", "setup DPs 4 default 0",
+    "setup vqs 10 default 1 grio limit 1000 ecn harddrop\n"
     "limit 60KB min 15K max 25K burst 64 avpkt 1500 bandwidth 10Mbit DP 1 probability 0.1 prio 2 ecn harddrop",
-    "vq 0 limit 1000 min 100 max 300 avpkt 100"};
+    "setup DPs 4 default 0\nvq 0 limit 1000 min 100 max 300 avpkt 100"};
 const TcWords kTcWords{.readers = kTcReaders, .keyed_lists = kTcKeyedLists, .examples = kTcExamples};
 }  // namespace
 
