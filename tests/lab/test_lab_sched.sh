@@ -159,6 +159,22 @@ group taprio \
   "8d92:qdisc add dev @ root handle 1: taprio num_tc 3 map 2 2 1 0 2 2 2 2 2 2 2 2 2 2 2 2 queues 1@0 1@0 1@0 base-time 1000000000 sched-entry S 01 300000 flags 0x1 txtime-delay 500000 clockid CLOCK_TAI" \
   "8471:qdisc add dev @ root handle 1: taprio num_tc 3 map 2 2 1 0 2 2 2 2 2 2 2 2 2 2 2 2 queues 1@0 1@0 1@0 base-time 1000000000 sched-entry S 01 300000 flags 0x1 clockid CLOCK_TAI"
 
+# tc -d prints what -j leaves out of gred's virtual queues (ewma, the
+# probability, Scell_log): the same after dump -> flush -> apply.
+echo "# gred: tc -d after dump -> apply equals tc's"
+printf '%s\n' "qdisc add dev d0 handle 1: root gred setup vqs 4 default 1 grio" \
+  "qdisc change dev d0 handle 1: root gred limit 60KB min 15K max 25K burst 64 avpkt 1500 bandwidth 10Mbit DP 1 probability 0.1 prio 2" \
+  "qdisc change dev d0 handle 1: root gred limit 30KB min 5K max 20K avpkt 1000 DP 3" >"$TMP/gred_d.batch"
+expect_rc 0 tc -n "$NS" -b "$TMP/gred_d.batch"
+t -d qdisc show dev d0 >"$TMP/gred_d.before"
+expect_rc 0 ts dump
+echo "$OUT" >"$TMP/gred_d.yaml"
+flush
+expect_rc 0 ts apply "$TMP/gred_d.yaml"
+t -d qdisc show dev d0 >"$TMP/gred_d.after"
+expect_same_file "$TMP/gred_d.before" "$TMP/gred_d.after" "gred: tc -d state after dump+apply equals tc's" || true
+flush
+
 echo "# 3. one attribute changed -> the smallest plan"
 base() {
   cat <<'Y'
