@@ -225,6 +225,9 @@ TEST_CASE("gred: vq errors") {
             .find("unknown key 'minn' in a gred 'vq' entry; did you mean 'min'?") != std::string::npos);
   CHECK(err("vqs: 2, default: 0, vq: [{dp: 1, limit: 1000, min: 100, max: 300, avpkt: 100}, {dp: 1, limit: 1000, min: 100, max: 300, avpkt: 100}]")
             .find("vq dp 1 is given twice") != std::string::npos);
+  CHECK(err("vqs: 2, default: 0, vq: [{dp: 1, limit: 1000, min: 0, max: 300, avpkt: 100}]").find("t.yaml:4:92: error: min must be more than 0") !=
+        std::string::npos);
+  CHECK(err("vqs: 2, default: 0, vq: [{dp: 1, limit: 1000, min: 100, max: 300, burst: 3}]").find("burst needs avpkt") != std::string::npos);
 }
 
 TEST_CASE("gred: import reads the setup and each change line's virtual queue") {

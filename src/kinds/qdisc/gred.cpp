@@ -147,8 +147,9 @@ bool vq_parse_entry(const Node& n, uint32_t* e, Diagnostics& d) {
       return false;
     }
   auto loc = [&](int k, int or_k = vDp) { return at[k] ? at[k]->loc : at[or_k] ? at[or_k]->loc : n.loc; };
-  for (int k : {vLimit, vMin, vMax})
-    if (!e[k == vLimit ? wLimit : k == vMin ? wMin : wMax]) {
+  // tc refuses 0 for each (its "missing" test).
+  for (auto [k, word] : {std::pair{vLimit, wLimit}, {vMin, wMin}, {vMax, wMax}})
+    if (!e[word]) {
       d.error(loc(k), std::string(kVqFields[k].key) + " must be more than 0");
       return false;
     }
