@@ -215,15 +215,19 @@ size_t begin_tca(MsgWriter& w, uint16_t type, uint16_t flags) {
 
 }  // namespace
 
-size_t encode_qdisc(MsgWriter& w, Op op, const Qdisc& q, uint32_t ifindex, const LinkNames* links, Diagnostics& d) {
+size_t encode_qdisc(MsgWriter& w, Op op, const Qdisc& q, uint32_t ifindex, const LinkNames* links, Diagnostics& d,
+                    uint16_t part) {
   uint16_t type = op == Op::Delete ? RTM_DELQDISC : RTM_NEWQDISC;
   size_t off = begin_tc(w, type, op_flags(op), ifindex, q.handle, q.parent, 0);
   w.attr_str(TCA_KIND, q.kind);
   if (op != Op::Delete) {
     KindCtx ctx{q.handle, 0, links, &d, q.loc};
     ctx.change = op == Op::Change;
-    write_options(w, q.ops, q.opts, ctx, q.raw.options);
-    if (!q.raw.attrs.empty()) {
+    ctx.part = part;
+    // The unread bytes go with the qdisc's own message, not its follow-ups.
+    static const Opaque kNone;
+    write_options(w, q.ops, q.opts, ctx, part ? kNone : q.raw.options);
+    if (!part && !q.raw.attrs.empty()) {
       auto attrs = with_stab_table(q.raw.attrs);
       w.put_raw(attrs.data(), attrs.size());
     }

@@ -692,8 +692,27 @@ void Importer::place(Obj o, Verb v, const TcWord& head, Obj* existing, const std
     return;
   }
   if (existing && v == Verb::Change) {
-    // Only the options the change gives are replaced.
-    for (auto& [k, val] : o.node.map) put(existing->node, k.scalar, k.loc, val);
+    // Only the options the change gives are replaced; a keyed list's
+    // entries one by one (gred's virtual queues, by dp).
+    static const TcWords kNone;
+    const TcWords& tw = o.ops ? tc_words_of(*o.ops) : kNone;
+    for (auto& [k, val] : o.node.map) {
+      auto kl = std::find_if(tw.keyed_lists.begin(), tw.keyed_lists.end(), [&](const TcKeyedList& l) { return l.key == k.scalar; });
+      Node* old = kl == tw.keyed_lists.end() ? nullptr : find(existing->node, k.scalar);
+      if (!old || !old->is_seq() || !val.is_seq()) {
+        put(existing->node, k.scalar, k.loc, val);
+        continue;
+      }
+      for (const Node& entry : val.seq) {
+        const Node* id = entry.find(kl->id);
+        auto same = std::find_if(old->seq.begin(), old->seq.end(), [&](const Node& e) {
+          const Node* other = e.find(kl->id);
+          return id && other && id->scalar == other->scalar;
+        });
+        if (same != old->seq.end()) *same = entry;
+        else old->seq.push_back(entry);
+      }
+    }
     existing->loc = o.loc;
     return;
   }

@@ -60,6 +60,10 @@ struct CustomType {
   // here, so rules stamped before still read as unchanged. Null: as held.
   void (*fingerprint_words)(const Value& v, Words& out) = nullptr;
   std::string_view json_schema;                      // a JSON Schema fragment
+  // Compares a desired value with a live one when they are not equal as
+  // Words: a value with parts the kernel never reports (gred's virtual
+  // queues keep tc's avpkt and bandwidth, which make the table sent). Null: ==.
+  bool (*same)(const Value& want, const Value& have) = nullptr;
 };
 
 enum FieldFlags : uint32_t {
@@ -154,6 +158,16 @@ struct KindCtx {
   // Filters: the programs bpf filters name, opened by the kernel edge
   // (bpf_program.h); null offline, and encode reports an error then.
   const BpfPrograms* programs = nullptr;
+  // Qdiscs: the follow-up message being written (KindOps::follow_ups), 1
+  // and up; 0: the object's own message.
+  uint16_t part = 0;
+};
+
+// A message that follows a qdisc's own (KindOps::follow_ups): its number
+// (KindCtx::part) and what it changes, in the plan's words.
+struct FollowUp {
+  uint16_t part;
+  std::string why;
 };
 
 struct KindOps {
@@ -245,6 +259,13 @@ struct KindOps {
   // add although each changed field could change in place (hfsc: a change
   // keeps any service curve it does not name, so a curve cannot be removed).
   bool (*options_need_recreate)(const Options& want, const Options& have) = nullptr;
+  // Qdiscs: what the kernel takes only as changes of a live qdisc, one a
+  // message (gred's virtual queues: init refuses them, change takes one per
+  // message). Lists the follow-up messages an add (`have` null) or a change
+  // from `have` needs, in the order to send them (encode writes each with
+  // ctx.change and ctx.part), and returns whether the change needs the
+  // object's own message as well (an add always sends it).
+  bool (*follow_ups)(const Options& want, const Options* have, std::vector<FollowUp>& out) = nullptr;
   // Qdiscs: fields the kernel itself retunes while the qdisc runs, given
   // the desired options (red with `adaptive` moves max_P every 500 ms): the
   // live value is the kernel's, not drift, so it is not compared.

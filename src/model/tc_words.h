@@ -74,6 +74,14 @@ struct TcReader {
   TcReadFn read;
 };
 
+// A key whose value is a list of mappings told apart by one of their keys
+// (gred's `vq`, by `dp`): a `qdisc change` line's entries replace those of
+// the earlier lines with the same id and add the others, as the kernel
+// changes one virtual queue a message.
+struct TcKeyedList {
+  std::string_view key, id;
+};
+
 struct TcWords {
   std::span<const TcAlias> aliases = {};
   std::span<const TcValueAlias> value_aliases = {};
@@ -81,6 +89,7 @@ struct TcWords {
   TcBareFn bare = nullptr;
   std::span<const std::string_view> once = {};
   TcHandleFn handle = nullptr;
+  std::span<const TcKeyedList> keyed_lists = {};
   // Minimal word lists after the kind's name ("delay 10ms 2ms 25%") that
   // use every alias and reader word above: tests/unit/tc_words_test.cpp
   // imports each. Words that are the table's own keys need none.

@@ -51,7 +51,7 @@ std::vector<std::string> diff_options(const KindOps& ops, const Options& want, c
     if (!w && (f.flags & kAuto)) continue;  // the kernel's choice is not drift
     const Value* h = effective_value(f, have, idx, s2);
     if (!w && !h) continue;
-    if (w && h && *w == *h) continue;
+    if (w && h && (f.custom && f.custom->same ? f.custom->same(*w, *h) : *w == *h)) continue;
     out.push_back(std::string(f.key) + " " + (h ? describe_field(f, *h) : "(none)") + " -> " +
                   (w ? describe_field(f, *w) : "(none)"));
     if (f.flags & kRecreate) recreate = true;
@@ -823,15 +823,37 @@ struct DevicePlanner {
       Step s;
     };
     std::vector<Ordered> tree;
+    // A kind's follow-up messages (gred's virtual queues) come right after
+    // the qdisc's own, as changes of it.
+    std::vector<FollowUp> parts;
+    auto follow = [&](const Qdisc* q, int depth) {
+      for (auto& p : parts) {
+        Step s = step(Op::Change, ObjType::Qdisc, p.why, q->loc);
+        s.qdisc = q;
+        s.part = static_cast<uint8_t>(p.part);
+        tree.push_back({depth, std::move(s)});
+      }
+    };
     for (auto& [q, why] : q_add) {
       Step s = step(Op::Add, ObjType::Qdisc, why, q->loc);
       s.qdisc = q;
-      tree.push_back({2 * depth_of(q->parent, 0), std::move(s)});
+      int depth = 2 * depth_of(q->parent, 0);
+      tree.push_back({depth, std::move(s)});
+      parts.clear();
+      if (q->ops && q->ops->follow_ups) q->ops->follow_ups(q->opts, nullptr, parts);
+      follow(q, depth);
     }
     for (auto& [q, why] : q_change) {
-      Step s = step(Op::Change, ObjType::Qdisc, why, q->loc);
-      s.qdisc = q;
-      tree.push_back({2 * depth_of(q->parent, 0), std::move(s)});
+      int depth = 2 * depth_of(q->parent, 0);
+      parts.clear();
+      const Qdisc* l = live_q[q->parent];
+      bool own = !q->ops || !q->ops->follow_ups || q->ops->follow_ups(q->opts, &l->opts, parts) || parts.empty();
+      if (own) {
+        Step s = step(Op::Change, ObjType::Qdisc, why, q->loc);
+        s.qdisc = q;
+        tree.push_back({depth, std::move(s)});
+      }
+      follow(q, depth);
     }
     for (auto& [c, why] : c_add) {
       Step s = step(Op::Add, ObjType::Class, why, c->loc);

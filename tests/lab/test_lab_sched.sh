@@ -148,7 +148,9 @@ group qfq_gred \
   "8a09:qdisc add dev @ handle 1: root gred setup vqs 10 default 1 limit 1000" \
   "48ca:qdisc add dev @ handle 1: root gred setup vqs 10 default 2 ecn" \
   "48cb:qdisc add dev @ handle 1: root gred setup vqs 10 default 2 harddrop" \
-  "8309:qdisc add dev @ handle 1: root gred setup vqs 10 default 1"
+  "8309:qdisc add dev @ handle 1: root gred setup vqs 10 default 1" \
+  "763a:qdisc add dev @ handle 1: root gred setup vqs 10 default 1; qdisc change dev @ handle 1: root gred limit 60KB min 15K max 25K burst 64 avpkt 1500 bandwidth 10Mbit DP 1 probability 0.1" \
+  "vqs2:qdisc add dev @ handle 1: root gred setup vqs 4 default 2 grio ecn limit 50000; qdisc change dev @ handle 1: root gred limit 60KB min 15K max 25K avpkt 1500 vq 0 ecn; qdisc change dev @ handle 1: root gred limit 30KB min 5K max 25K avpkt 1000 vq 2 prio 3 ecn probability 0.5"
 # taprio in txtime-assist mode (flags 0x1), as tdc; cycles of 300 us and more
 # (a 100 ns cycle-time stalls the emulated guest).
 group taprio \
@@ -156,6 +158,22 @@ group taprio \
   "9462:qdisc add dev @ root handle 1: taprio num_tc 3 map 2 2 1 0 2 2 2 2 2 2 2 2 2 2 2 2 queues 1@0 1@0 1@0 base-time 1000000000 sched-entry S 01 300000 sched-entry S 03 300000 sched-entry S 04 400000 flags 0x1 clockid CLOCK_TAI" \
   "8d92:qdisc add dev @ root handle 1: taprio num_tc 3 map 2 2 1 0 2 2 2 2 2 2 2 2 2 2 2 2 queues 1@0 1@0 1@0 base-time 1000000000 sched-entry S 01 300000 flags 0x1 txtime-delay 500000 clockid CLOCK_TAI" \
   "8471:qdisc add dev @ root handle 1: taprio num_tc 3 map 2 2 1 0 2 2 2 2 2 2 2 2 2 2 2 2 queues 1@0 1@0 1@0 base-time 1000000000 sched-entry S 01 300000 flags 0x1 clockid CLOCK_TAI"
+
+# tc -d prints what -j leaves out of gred's virtual queues (ewma, the
+# probability, Scell_log): the same after dump -> flush -> apply.
+echo "# gred: tc -d after dump -> apply equals tc's"
+printf '%s\n' "qdisc add dev d0 handle 1: root gred setup vqs 4 default 1 grio" \
+  "qdisc change dev d0 handle 1: root gred limit 60KB min 15K max 25K burst 64 avpkt 1500 bandwidth 10Mbit DP 1 probability 0.1 prio 2" \
+  "qdisc change dev d0 handle 1: root gred limit 30KB min 5K max 20K avpkt 1000 DP 3" >"$TMP/gred_d.batch"
+expect_rc 0 tc -n "$NS" -b "$TMP/gred_d.batch"
+t -d qdisc show dev d0 >"$TMP/gred_d.before"
+expect_rc 0 ts dump
+echo "$OUT" >"$TMP/gred_d.yaml"
+flush
+expect_rc 0 ts apply "$TMP/gred_d.yaml"
+t -d qdisc show dev d0 >"$TMP/gred_d.after"
+expect_same_file "$TMP/gred_d.before" "$TMP/gred_d.after" "gred: tc -d state after dump+apply equals tc's" || true
+flush
 
 echo "# 3. one attribute changed -> the smallest plan"
 base() {
@@ -175,6 +193,10 @@ devices:
       - {classid: "1:2", weight: 200, maxpkt: 2000}
   d4:
     qdiscs: [{kind: gred, handle: "1:", vqs: 10, default: 1}]
+  d6:
+    qdiscs:
+      - {kind: gred, handle: "1:", vqs: 4, default: 1, vq: [{dp: 1, limit: 60kb, min: 15kb, max: 25kb, avpkt: 1500},
+         {dp: 2, limit: 60kb, min: 15kb, max: 25kb, avpkt: 1500}]}
   d5:
     qdiscs:
       - {kind: taprio, handle: "1:", num_tc: 3, map: [2, 2, 1, 0], queues: ["1@0", "1@1", "1@2"], base_time: 1000000000,
@@ -194,6 +216,14 @@ step qfq_weight 's/weight: 100}/weight: 300}/' "~ d3: class qfq 1:1" "!- d3" "=1
 OUT=$(t class show dev d3); expect_contains "class qfq 1:1 root weight 300"
 step gred_default 's/default: 1}/default: 3, grio: true}/' "~ d4: qdisc gred 1: root" "!- d4"
 OUT=$(t qdisc show dev d4); expect_contains "default 3"
+# A virtual queue's min: one change message, that VQ's; a VQ added: one
+# more; a VQ taken away: only a new qdisc drops it.
+step gred_vq_min 's/{dp: 2, limit: 60kb, min: 15kb/{dp: 2, limit: 60kb, min: 20kb/' "~ d6: qdisc gred 1: root  (vq 2: " "min 15kb max 25kb" "=1"
+OUT=$(t qdisc show dev d6); expect_contains "vq 2 prio 8 limit 60Kb min 20Kb max 25Kb"
+step gred_vq_add 's/avpkt: 1500}\]}/avpkt: 1500}, {dp: 3, limit: 10kb, min: 2kb, max: 6kb, avpkt: 500}]}/' "~ d6: qdisc gred 1: root  (vq 3 new: " "=1"
+OUT=$(t qdisc show dev d6); expect_contains "vq 3 prio 8 limit 10Kb min 2Kb max 6Kb"
+step gred_vq_del 's/{dp: 1, limit: 60kb, min: 15kb, max: 25kb, avpkt: 1500},//' "- d6: qdisc gred 1: root" "+ d6: qdisc gred 1: root" "vq 2 new" "=3"
+OUT=$(t qdisc show dev d6); expect_contains "vqs 4 default 1 limit"
 step taprio_schedule 's/"S 0x6 300000"\]/"S 0x6 300000", "S 0x7 400000"]/' "~ d5: qdisc taprio 1: root" "!- d5"
 OUT=$(t qdisc show dev d5); expect_contains "gatemask 0x7 interval 400000"
 step taprio_map 's/map: \[2, 2, 1, 0\]/map: [0, 1, 2, 2]/' "- d5: qdisc taprio 1: root" "+ d5: qdisc taprio 1: root" "map 2 2 1 -> 0 1 2 2"

@@ -76,7 +76,8 @@ NEEDS = [("$DEV2", "needs a physical device ($DEV2)"),
          ("$EBPFDIR", "needs eBPF objects built by tdc's buildebpfPlugin"),
          ("scapyPlugin", "needs packets injected by tdc's scapyPlugin"),
          ("buildebpfPlugin", "needs eBPF objects built by tdc's buildebpfPlugin")]
-NETDEVSIM_NEW = re.compile(r'^echo\s+\\?"?(\d+)\s+(\d+)\s+(\d+)\\?"?\s*>\s*/sys/bus/netdevsim/new_device$')
+# "ID PORTS" without QUEUES: netdevsim's default of one queue.
+NETDEVSIM_NEW = re.compile(r'^echo\s+\\?"?(\d+)\s+(\d+)(?:\s+(\d+))?\\?"?\s*>\s*/sys/bus/netdevsim/new_device$')
 NETDEVSIM_DEL = re.compile(r'^echo\s+\\?"?(\d+)\\?"?\s*>\s*/sys/bus/netdevsim/del_device$')
 
 
@@ -116,7 +117,7 @@ def substitute(cmd):
     cmd = cmd.strip()
     m = NETDEVSIM_NEW.match(cmd)
     if m:
-        q = m.group(3)
+        q = m.group(3) or "1"
         return ("ip link add $ETH numtxqueues %s numrxqueues %s type dummy && ip link set $ETH up" % (q, q)) \
             .replace("$ETH", NAMES["ETH"])
     if NETDEVSIM_DEL.match(cmd):

@@ -42,6 +42,18 @@ std::string line_for(const KindOps& k, std::string_view words) {
   switch (k.obj) {
     case ObjType::Qdisc:
       if (name == "ingress" || name == "clsact") return "qdisc add dev v0 " + name + " " + w + "\n";
+      // Lines after the first change the qdisc (gred's virtual queues,
+      // which the kernel takes only that way).
+      if (size_t nl = w.find('\n'); nl != std::string::npos) {
+        std::string out = "qdisc add dev v0 root handle 1: " + name + " " + w.substr(0, nl) + "\n";
+        for (size_t start = nl + 1; start <= w.size();) {
+          size_t end = w.find('\n', start);
+          out += "qdisc change dev v0 root handle 1: " + name + " " + w.substr(start, end == std::string::npos ? std::string::npos : end - start) + "\n";
+          if (end == std::string::npos) break;
+          start = end + 1;
+        }
+        return out;
+      }
       return "qdisc add dev v0 root handle 1: " + name + " " + w + "\n";
     case ObjType::Class:
       return "qdisc add dev v0 root handle 1: " + name + "\nclass add dev v0 parent 1: classid 1:1 " + name + " " + w + "\n";
