@@ -71,7 +71,7 @@ std::string add_prefs(const Plan& p) {
 
 }  // namespace
 
-TEST_CASE("u32 roots: a root table rule's handle names the list's root; the rule is ::N", "[u32_roots]") {
+TEST_CASE("u32 roots: a root table rule's handle names the list's root, the rule is ::N", "[u32_roots]") {
   State s = load_ok(kSqm);
   auto& fs = s.devices[0].filters;
   REQUIRE(fs.size() == 3);
@@ -105,7 +105,7 @@ TEST_CASE("u32 roots: one root per list, and one list per root", "[u32_roots]") 
   CHECK(load_errors(shared).find("t.yaml:8:9: error: u32 root table 801: is already the root of 1: chain 0 pref 8 protocol ip (t.yaml:7:9)") == 0);
 }
 
-TEST_CASE("u32 roots: the order that gives declared roots; the others fill in", "[u32_roots]") {
+TEST_CASE("u32 roots: the order that gives declared roots, the others fill in", "[u32_roots]") {
   std::vector<RootList> ls = {{0x10000, 0, 8, 0, 0}, {0x10000, 0, 9, 0, 0x80200000u}, {0x10000, 0, 999, 0, 0x80000000u}};
   std::vector<size_t> unreachable;
   CHECK(root_order(ls, unreachable) == std::vector<size_t>{2, 0, 1});
