@@ -15,6 +15,9 @@ KIND
           1:, a class 1:1 of 10gbit, one class 1:S per subscriber (10mbit,
           ceil 100mbit) and one u32 rule per subscriber in a 256-bucket hash
           table at parent 1: (`match ip dst ... flowid 1:S`).
+  isp     htb as above, and under each subscriber class a pfifo leaf
+          (handle S:, limit 100): the ISP shape of issue #20, one class, one
+          leaf qdisc and one hashed u32 rule per subscriber.
   flower  the shape of the kernel's tdc_batch.py: an ingress qdisc on v0 and N
           rules `flower skip_hw src_mac e4:11:00:XX:XX:XX dst_mac
           e4:12:00:XX:XX:XX action gact drop`, prio 1, handles 1..N. Needs
@@ -28,7 +31,8 @@ the same batch in tc's default words (actions with per-CPU statistics). With --c
 OUT_PREFIX.changed.yaml (the same set with PCT % of the rules changed) and
 OUT_PREFIX.changed.tc (tc commands making that change on top of the full set):
   u32:    every (100/PCT)-th rule mirrors instead of redirecting (a replace)
-  htb:    every (100/PCT)-th subscriber class gets ceil 200mbit (a change)
+  htb:    every (100/PCT)-th subscriber class gets ceil 200mbit (a change);
+          isp likewise
   flower: every (100/PCT)-th rule passes instead of dropping (a replace)
 With --table the YAML lists the rules as rule tables (template, columns, one
 row per rule: README "Rule tables"), the same state in fewer YAML events.
@@ -182,6 +186,31 @@ def gen_flower(n, changed_every, table=False):
     return y, t, cy, ct, ["v0"], ["v1"]
 
 
+def gen_isp(n, changed_every, table=False):
+    """htb's set with a pfifo leaf under every subscriber class."""
+    y, t, cy, ct, devs, peers = gen_htb(n, changed_every, table)
+    leaves = {}  # device -> its leaf qdiscs, in class order
+    tc = []
+    for line in t:
+        tc.append(line)
+        w = line.split()
+        if w[:2] == ["class", "add"] and w[5] == "1:1":  # a subscriber class: class add dev D parent 1:1 classid 1:S
+            dev, minor = w[3], w[7].split(":")[1]
+            tc.append("qdisc add dev %s parent 1:%s handle %s: pfifo limit 100" % (dev, minor, minor))
+            leaves.setdefault(dev, []).append('      - {kind: pfifo, parent: "1:%s", handle: "%s:", limit: 100}' % (minor, minor))
+
+    def with_leaves(lines):
+        out, dev = [], None
+        for line in lines:
+            out.append(line)
+            if line.startswith("  ") and not line.startswith("   ") and line.endswith(":"):
+                dev = line.strip()[:-1]
+            if line == '      - {kind: htb, handle: "1:"}':
+                out += leaves.get(dev, [])
+        return out
+    return with_leaves(y), tc, with_leaves(cy), ct, devs, peers
+
+
 def write(path, lines):
     with open(path, "w") as f:
         f.write("\n".join(lines))
@@ -190,14 +219,14 @@ def write(path, lines):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("kind", choices=["u32", "htb", "flower"])
+    ap.add_argument("kind", choices=["u32", "htb", "isp", "flower"])
     ap.add_argument("n", type=int)
     ap.add_argument("out")
     ap.add_argument("--change", type=float, default=0, help="also write a variant with PCT %% of the rules changed")
     ap.add_argument("--table", action="store_true", help="rules as rule tables (template, columns, rows)")
     a = ap.parse_args()
     every = int(round(100 / a.change)) if a.change else 0
-    y, t, cy, ct, devs, peers = {"u32": gen_u32, "htb": gen_htb, "flower": gen_flower}[a.kind](a.n, every, a.table)
+    y, t, cy, ct, devs, peers = {"u32": gen_u32, "htb": gen_htb, "isp": gen_isp, "flower": gen_flower}[a.kind](a.n, every, a.table)
     write(a.out + ".yaml", y)
     write(a.out + ".tc", t)
     if any(" no_percpu" in l for l in t):

@@ -6,7 +6,7 @@ median wall/user/sys time and peak RSS of each tool and the ratios.
 usage: bench/run.py [--runs R] [--scenarios LIST] [--keep DIR] [--table] TCSYNC SET...
        bench/run.py --check TCSYNC SET...
 
-SET is KIND:N with KIND u32 or htb (see gen.py) and N a count such as 10k,
+SET is KIND:N with KIND u32, htb or isp (see gen.py) and N a count such as 10k,
 100k or 1m. Scenarios (default all):
   apply   apply from empty: `tcsync apply -q F.yaml` vs `tc -b F.tc`, each
           run in a fresh namespace; tcsync twice: as is (it dumps again
@@ -152,7 +152,7 @@ def tc_read_cmd(ns, meta, json):
     """The tc command that reads what tcsync reads, as one process."""
     devs = meta["DEVS"].split()
     j = ["-j"] if json else []
-    if meta["KIND"] != "htb":  # u32, flower: one list at ingress
+    if meta["KIND"] not in ("htb", "isp"):  # u32, flower: one list at ingress
         return ["tc", "-n", ns] + j + ["filter", "show", "dev", devs[0], "ingress"]
     path = os.path.join(WORK, "show-%s.tc" % meta["KIND"])
     with open(path, "w") as f:
@@ -323,7 +323,7 @@ def check_set(tcsync, kind, n):
         out = sh(sys.executable, SNAPSHOT, ns, capture_output=True, text=True).stdout
         snaps.append(out.replace(ns, "NS"))
     nf = [sh("tc", "-n", ns, "filter", "show", "dev", meta["DEVS"].split()[0], *(
-        ["ingress"] if kind != "htb" else ["parent", "1:"]), capture_output=True, text=True).stdout.count("filter ")
+        ["ingress"] if kind not in ("htb", "isp") else ["parent", "1:"]), capture_output=True, text=True).stdout.count("filter ")
         for ns in (a, b)]
     same = snaps[0] == snaps[1]
     print("%s %s: tc -b and tcsync states %s (tc_snapshot.py, %d lines; filter lines on %s: %d vs %d)" % (
