@@ -697,7 +697,8 @@ void Importer::place(Obj o, Verb v, const TcWord& head, Obj* existing, const std
     static const TcWords kNone;
     const TcWords& tw = o.ops ? tc_words_of(*o.ops) : kNone;
     for (auto& [k, val] : o.node.map) {
-      auto kl = std::find_if(tw.keyed_lists.begin(), tw.keyed_lists.end(), [&](const TcKeyedList& l) { return l.key == k.scalar; });
+      const std::string& key = k.scalar;  // clang 14 cannot capture a structured binding
+      auto kl = std::find_if(tw.keyed_lists.begin(), tw.keyed_lists.end(), [&](const TcKeyedList& l) { return l.key == key; });
       Node* old = kl == tw.keyed_lists.end() ? nullptr : find(existing->node, k.scalar);
       if (!old || !old->is_seq() || !val.is_seq()) {
         put(existing->node, k.scalar, k.loc, val);
