@@ -533,11 +533,8 @@ void keep_parms(std::span<const uint8_t> options, uint16_t parms_attr, Opaque& r
 // of their own, so only a table action keeps skip_hw/skip_sw.
 void decode_actions(std::span<const uint8_t> list, const LinkNames* links, std::vector<Action>& out, bool in_filter) {
   // Entries are nested by order (1, 2, ...); keep the kernel's order.
-  size_t n = 0;
-  Attr one;
-  for (AttrIter count(list); count.next(one);) ++n;
-  out.reserve(out.size() + n);
   AttrIter it(list);
+  Attr one;
   while (it.next(one)) {
     AttrReadLog log(one.data);
     AttrTable tb(one.data, TCA_ACT_MAX);
