@@ -41,6 +41,9 @@ for d in $(ls -d /lib/modules/*-amd64 2>/dev/null | sort -V); do
   [ -f "$d/modules.dep" ] && [ -f "/boot/vmlinuz-$v" ] && KVER=$v
 done
 [ -n "$KVER" ] || missing+=(linux-image-amd64)
+if grep -q '^# lab-init: systemd$' "$SCRIPT"; then
+  [ -x /lib/systemd/systemd ] || missing+=(systemd)
+fi
 if [ ${#missing[@]} -gt 0 ]; then
   die "missing ${missing[*]}: run scripts/install-deps.sh as root (the kernel lab needs them)"
 fi
