@@ -87,10 +87,16 @@ PY
     for applet in sh mount insmod chroot poweroff cat mkdir ln sync echo rm tr switch_root; do ln -s busybox "$root/bin/$applet"; done
     # virtio-pci and 9p with their dependencies, in load order (modprobe
     # prints built-in ones as "builtin": nothing to load).
-    modprobe -a --show-depends -S "$KVER" virtio_pci 9pnet_virtio 9p overlay | awk '$1 == "insmod" && !seen[$2]++ { print $2 }' |
+    modprobe -a --show-depends -S "$KVER" virtio_pci 9pnet_virtio 9p | awk '$1 == "insmod" && !seen[$2]++ { print $2 }' |
       while read -r ko; do
         cp "$ko" "$root/lib/modules/"
         basename "$ko" >>"$root/lib/modules/order"
+      done
+    # overlayfs, for systemd as PID 1 only (loaded there).
+    modprobe --show-depends -S "$KVER" overlay | awk '$1 == "insmod" { print $2 }' |
+      while read -r ko; do
+        cp "$ko" "$root/lib/modules/"
+        basename "$ko" >>"$root/lib/modules/order.systemd"
       done
     cat >"$root/init" <<'INIT'
 #!/bin/sh
@@ -113,6 +119,7 @@ if [ "$INIT" = systemd ]; then
   # binary: the host's root read-only under a tmpfs overlay (lost at power
   # off, the host untouched).
   R=/newroot
+  for m in $(cat /lib/modules/order.systemd 2>/dev/null); do insmod /lib/modules/$m; done
   mkdir -p /rw $R
   mount -t tmpfs -o mode=755 tmpfs /rw
   mkdir -p /rw/upper /rw/work

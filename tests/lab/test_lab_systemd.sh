@@ -8,7 +8,8 @@
 # classes), a lab unit makes dummy0 ordered as a network manager is
 # (after network-pre.target, before network.target, which it pulls in), and
 # tcsync.service is enabled. Then, under systemd:
-#   - boot: tcsync.service ran in the boot transaction, after
+#   - boot: `systemd-analyze verify` of the installed units says nothing;
+#     tcsync.service ran in the boot transaction, after
 #     network-online.target (as documented), after dummy0 was made, and
 #     succeeded; the kernel's state is the file's (tc -j snapshot kept as
 #     the reference, `tcsync diff` empty); the system is "running";
@@ -102,6 +103,10 @@ is() { if [ "${P[$1]:-}" = "$2" ]; then pass "$1=$2"; else fail "$1 is '${P[$1]:
 
 expect_rc 0 systemctl is-system-running --wait
 expect_contains running
+# As installed, under this systemd (the binary is there, the units load).
+expect_rc 0 systemd-analyze verify --man=no /lib/systemd/system/tcsync.service /lib/systemd/system/tcsync-watch.service \
+  /lib/systemd/system/tcsync-stats.service /lib/systemd/system/tcsync-stats.timer
+if [ -z "$OUT" ]; then pass "systemd-analyze verify: nothing to say"; else fail "systemd-analyze verify said: $OUT"; fi
 show tcsync.service lab-dummy.service network-online.target lab-job.service -p Result -p ExecMainStatus \
   -p ExecMainStartTimestampMonotonic -p ActiveEnterTimestampMonotonic -p ActiveState -p UnitFileState
 is tcsync.service.UnitFileState enabled
