@@ -29,12 +29,12 @@
 #   - tcsync-stats.timer started fires tcsync-stats.service (OnBootSec
 #     passed) and is due again 15 s later; the service succeeds and writes
 #     the textfile with dummy0's qdisc and classes.
-# Time: 101-137 s of VM wall time measured on 2 cores at load 7.5-9.5 (where
-# the busybox-init lab boots in 12 s instead of 4-6, and a process start
-# costs 0.5-1.5 s); ~45 s estimated on an idle machine (not measured: this
-# machine never was). systemd's boot to the run phase is ~10 s more than
-# busybox init's; the rest is ~60 process starts (hence many properties per
-# systemctl call) and >= 10 s of watching.
+# Time: 101-178 s of VM wall time measured on 2 cores at load 7.5-10, where
+# the busybox-init lab's empty script takes 12-14 s (4-6 s idle: docs/lab.md)
+# and systemd's 23-35 s; a process start costs 0.5-1.5 s. ~45-60 s
+# estimated on an idle machine (not measured: this machine never was). The
+# time goes to ~60 process starts (hence many properties per systemctl
+# call), >= 10 s of watching, and the boot.
 source "$(dirname "$0")/../kernel/lib.sh"
 UNITS=$(cd "$(dirname "$0")/../../packaging/systemd" && pwd)
 
