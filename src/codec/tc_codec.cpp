@@ -117,23 +117,6 @@ void write_options(MsgWriter& w, const KindOps* kind, const Options& o, const Ki
   w.nest_end(nest);
 }
 
-// The size of a kind's parameter struct (the attribute action_parms_attr
-// names): a reference sends it zeroed but for the index, as tc does for
-// `action mirred index 7` (the kernel's policies want the whole struct).
-size_t action_parms_size(std::string_view kind) {
-  static const std::pair<std::string_view, size_t> sizes[] = {
-      {"connmark", sizeof(tc_connmark)}, {"csum", sizeof(tc_csum)},       {"gact", sizeof(tc_gact)},
-      {"mirred", sizeof(tc_mirred)},     {"mpls", sizeof(tc_mpls)},       {"nat", sizeof(tc_nat)},
-      {"police", sizeof(tc_police)},     {"sample", sizeof(tc_sample)},   {"skbedit", sizeof(tc_skbedit)},
-      {"skbmod", sizeof(tc_skbmod)},     {"tunnel_key", sizeof(tc_tunnel_key)}, {"vlan", sizeof(tc_vlan)},
-      {"simple", sizeof(tc_defact)},     {"gate", sizeof(tc_gate)},       {"ife", sizeof(tc_ife)},
-      {"ctinfo", sizeof(tc_ctinfo)},     {"bpf", sizeof(tc_act_bpf)},
-  };
-  for (auto& [k, n] : sizes)
-    if (k == kind) return n;
-  return 0;
-}
-
 // One entry of an action list: { KIND, OPTIONS {...}, COOKIE?, FLAGS? }.
 void write_one_action(MsgWriter& w, uint16_t prio, const Action& a, const LinkNames* links, Diagnostics& d,
                       std::span<const uint8_t> cookie) {
@@ -142,7 +125,7 @@ void write_one_action(MsgWriter& w, uint16_t prio, const Action& a, const LinkNa
   if (a.ref) {
     // A reference binds the table's action: the index alone says which.
     size_t opts = w.nest_begin(TCA_ACT_OPTIONS | NLA_F_NESTED);
-    std::vector<uint8_t> parms(std::max<size_t>(action_parms_size(a.kind), sizeof(uint32_t)));
+    std::vector<uint8_t> parms(std::max<size_t>(a.ops ? a.ops->action_parms_size : 0, sizeof(uint32_t)));
     uint32_t index = a.index.value_or(0);
     std::memcpy(parms.data(), &index, sizeof index);
     if (a.ops && a.ops->action_parms_attr) w.attr(a.ops->action_parms_attr, parms.data(), parms.size());
@@ -551,14 +534,10 @@ void decode_actions(std::span<const uint8_t> list, const LinkNames* links, std::
           if (!p && a.ops->action_parms_attr_ex) p = ot.get(a.ops->action_parms_attr_ex);
           if (p) {
             a.index = p->as<TcGen>().index;
-            // struct tc_police keeps its counts elsewhere than tc_gen.
-            if (a.kind == "police") {
-              auto pp = p->as<tc_police>();
-              a.refcnt = pp.refcnt, a.bindcnt = pp.bindcnt;
-            } else {
-              auto g = p->as<TcGen>();
-              a.refcnt = g.refcnt, a.bindcnt = g.bindcnt;
-            }
+            int32_t counts[2] = {};  // refcnt, bindcnt
+            if (size_t at = a.ops->action_counts_at; p->data.size() >= at + sizeof counts)
+              std::memcpy(counts, p->data.data() + at, sizeof counts);
+            a.refcnt = counts[0], a.bindcnt = counts[1];
           }
         }
       });
@@ -682,10 +661,10 @@ bool decode_chain(std::span<const uint8_t> msg, const LinkNames* links, Chain& o
     decode_options(o->data, out, ctx);
     // A flower template's protocol is its eth_type key; tc leaves the key
     // out only for `protocol all`.
-    if (out.kind == "flower") {
+    if (uint16_t pa = out.ops ? out.ops->template_protocol_attr : 0) {
       out.protocol = 0x0003;
-      AttrTable ot(o->data, TCA_FLOWER_KEY_ETH_TYPE);
-      if (auto* e = ot.get(TCA_FLOWER_KEY_ETH_TYPE); e && e->data.size() >= 2) out.protocol = e->be16();
+      AttrTable ot(o->data, pa);
+      if (auto* e = ot.get(pa); e && e->data.size() >= 2) out.protocol = e->be16();
     }
   }
   return true;

@@ -546,7 +546,7 @@ void Loader::qdisc(const Node& n, Device& dev) {
     if (!q.ops) return;
     q.kind = std::string(q.ops->name);
   }
-  bool hook = q.kind == "clsact" || q.kind == "ingress";
+  bool hook = q.ops && q.ops->hooks != KindOps::Hooks::None;
   q.parent = hook ? kHandleIngress : kHandleRoot;
   q.handle = hook ? kHandleIngressQdisc : 0;
   if (auto* p = n.find("parent")) {
@@ -1294,7 +1294,7 @@ void derive_and_check(Device& dev, Diagnostics& d) {
       else p = f.key.parent = it->second->handle;
     } else if (p == kHandleClsactIngress || p == kHandleClsactEgress) {
       if (!hook) d.error(f.loc, "filter parent " + describe_filter_parent(p) + " needs a clsact (or ingress) qdisc declared on " + dev.name);
-      else if (p == kHandleClsactEgress && hook->kind != "clsact") d.error(f.loc, "egress filters need a clsact qdisc, not ingress");
+      else if (p == kHandleClsactEgress && !(hook->ops && hook->ops->hooks == KindOps::Hooks::IngressEgress)) d.error(f.loc, "egress filters need a clsact qdisc, not ingress");
     } else if (p == kHandleIngressQdisc && hook) {
       // "ffff:" is the ingress hook too; kept as written, since the kernel
       // reports each list with the parent it was created with.
@@ -1365,7 +1365,7 @@ void derive_and_check(Device& dev, Diagnostics& d) {
     if (dev.block) {
     } else if (p == kHandleClsactIngress || p == kHandleClsactEgress) {
       if (!hook) d.error(c.loc, "chain parent " + describe_filter_parent(p) + " needs a clsact (or ingress) qdisc declared on " + dev.name);
-      else if (p == kHandleClsactEgress && hook->kind != "clsact") d.error(c.loc, "egress chains need a clsact qdisc, not ingress");
+      else if (p == kHandleClsactEgress && !(hook->ops && hook->ops->hooks == KindOps::Hooks::IngressEgress)) d.error(c.loc, "egress chains need a clsact qdisc, not ingress");
     } else if (!(p == kHandleIngressQdisc && hook) && (handle_minor(p) ? !classes.count(p) && !implicit(p) : !by_handle.count(p)) &&
                !foreign_parent(p)) {
       d.error(c.loc, "chain parent " + format_handle(p) + " is not a qdisc or class declared on " + dev.name);

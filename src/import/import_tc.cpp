@@ -785,7 +785,7 @@ void Importer::qdisc(Cursor& c, Verb v, const TcWord& head) {
       return;
     }
   }
-  bool hook = ops && (ops->name == "clsact" || ops->name == "ingress");
+  bool hook = ops && ops->hooks != KindOps::Hooks::None;
   std::optional<uint32_t> p, h;
   if (parent && !(p = handle_word(*parent, d_, "parent"))) return;
   if (handle && !(h = qdisc_handle_word(*handle, d_))) return;

@@ -396,12 +396,11 @@ class Dumper {
       // the decoder keeps the qdisc (it drops the kernel's defaults). A side
       // bound to a shared block is read as that block (its filters come
       // tagged with the block, not the device).
-      std::string kind = kind_of(m);
-      if (kind == "clsact") {
-        if (!in_block) tg->blocks.push_back({kHandleClsactIngress});
-        if (!eg_block) tg->blocks.push_back({kHandleClsactEgress});
-      } else if (kind == "ingress") {
+      const KindOps* ops = find_kind(ObjType::Qdisc, kind_of(m));
+      auto hooks = ops ? ops->hooks : KindOps::Hooks::None;
+      if (hooks != KindOps::Hooks::None) {
         if (!in_block) tg->blocks.push_back({kHandleClsactIngress});  // one canonical parent for both kinds
+        if (!eg_block && hooks == KindOps::Hooks::IngressEgress) tg->blocks.push_back({kHandleClsactEgress});
       } else if (t.tcm_handle != 0) {
         tg->blocks.push_back({t.tcm_handle});
       }
@@ -607,7 +606,7 @@ class Dumper {
     std::vector<const Filter*> expect;
     for (const Filter& f : want.filters) {
       if (!in_block(f.key.parent, b)) continue;
-      if (f.kind != "flower" || f.fingerprint.empty()) return false;
+      if (!f.ops || !f.ops->terse_dump || f.fingerprint.empty()) return false;
       expect.push_back(&f);
     }
     if (expect.size() != pb.rules.size()) return false;

@@ -15,6 +15,7 @@
 #include <cstring>
 
 #include "base/handle.h"
+#include "model/kind.h"
 #include "netlink/wire.h"
 
 namespace tcsync {
@@ -51,7 +52,8 @@ int probe_qdisc(int fd, const std::string& kind) {
   std::vector<uint8_t> buf;
   MsgWriter w(buf);
   size_t m = w.begin_message(RTM_NEWQDISC, NLM_F_REQUEST | NLM_F_ACK | NLM_F_CREATE | NLM_F_REPLACE, 1);
-  bool hook = kind == "clsact" || kind == "ingress";
+  const KindOps* ops = find_kind(ObjType::Qdisc, kind);
+  bool hook = ops && ops->hooks != KindOps::Hooks::None;
   w.put_struct(tc_header(hook ? kHandleIngress : kHandleRoot, hook ? kHandleIngressQdisc : 0, 0));
   w.attr_str(TCA_KIND, kind);
   w.end_message(m);

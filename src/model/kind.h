@@ -218,6 +218,37 @@ struct KindOps {
   // Actions: a second attribute that carries the same struct when the first
   // is absent (pedit's TCA_PEDIT_PARMS_EX, the form `pedit ex` sends).
   uint16_t action_parms_attr_ex = 0;
+  // Actions: the size of that struct, sent zeroed but for the index when a
+  // rule binds a shared action (`action mirred index 7`), since the kernel's
+  // policies want the whole struct; and where refcnt and bindcnt sit in it
+  // (tc_gen's place, 12, for all but struct tc_police).
+  uint16_t action_parms_size = 0;
+  uint8_t action_counts_at = 12;
+  // Qdiscs that are hooks rather than queues (ingress, clsact): they sit at
+  // parent ffff:fff1 with handle ffff:, and give filters the ingress block,
+  // and clsact the egress block as well.
+  enum class Hooks : uint8_t { None, Ingress, IngressEgress };
+  Hooks hooks = Hooks::None;
+  // Qdiscs whose classes are the device's tx queues (mq, mqprio): a child
+  // qdisc per queue, never a shared one (plan_warnings).
+  bool multiqueue_root = false;
+  // Filters whose rules may carry tcsync's fingerprint cookie (fingerprint.h)
+  // so that a no-op check can trust it; `terse_dump`: the kernel's terse dump
+  // (TCA_DUMP_FLAGS_TERSE) answers for this kind with handle, flags and the
+  // actions' cookies, which proves a block by the cookies alone.
+  bool fingerprinted = false;
+  bool terse_dump = false;
+  // Filters: the option attribute that holds a chain template's protocol
+  // (flower's eth_type key; tc leaves it out only for `protocol all`).
+  uint16_t template_protocol_attr = 0;
+  // Filters: the kind's own hit counters (TCA_U32_PCNT, TCA_MATCHALL_PCNT),
+  // read by `tcsync stats` into lookups (when the kind counts them) and hits.
+  uint16_t counters_attr = 0;
+  // Each sets what its struct holds; a count it does not hold stays absent.
+  void (*read_counters)(std::span<const uint8_t> data, std::optional<uint64_t>& lookups, std::optional<uint64_t>& hits) = nullptr;
+  // Filters that cannot take part in an atomic switch (--atomic), and why
+  // (u32: its tables are shared between chains of one pref); empty: they can.
+  std::string_view no_atomic_switch = {};
   // Filters: the handle the loader derives when the file gives none is
   // `fixed | n`, n counting 1, 2, 3... in file order within (device, parent,
   // chain, pref, protocol, fixed); n must fit `counter_mask`. u32 fixes the

@@ -146,11 +146,10 @@ bool atomize(State& desired, const State& live, bool all, Diagnostics& d) {
         rest.push_back(std::move(f));
         continue;
       }
-      if (f.kind == "u32") {
-        // Both slots would hold u32 lists at the same prefs in different
-        // chains, which the kernel's u32 tables (one list per qdisc, by
-        // pref) cannot keep apart.
-        d.error(f.loc, "u32 rules cannot switch atomically (the kernel shares u32 tables between chains of the same pref); use flower, matchall or fw here, or apply without --atomic");
+      if (f.ops && !f.ops->no_atomic_switch.empty()) {
+        // Both slots hold the same rules at the same prefs, in two chains.
+        d.error(f.loc, f.kind + " rules cannot switch atomically (" + std::string(f.ops->no_atomic_switch) +
+                           "); use flower, matchall or fw here, or apply without --atomic");
         ok = false;
       }
       if (uint32_t m = max_chain(f); m >= kAtomicChainLimit) {

@@ -157,12 +157,9 @@ bool read_filter_stats(std::span<const uint8_t> msg, const Filter& f, ObjStats& 
         out.actions.push_back(c);
         any = true;
       }
-    } else if (f.kind == "u32" && a.type == TCA_U32_PCNT && a.data.size() >= 16) {
-      uint64_t v[2];
-      std::memcpy(v, a.data.data(), sizeof v);
-      out.lookups = v[0], out.hits = v[1], any = true;
-    } else if (f.kind == "matchall" && a.type == TCA_MATCHALL_PCNT && a.data.size() >= 8) {
-      out.hits = a.u64(), any = true;
+    } else if (f.ops && f.ops->read_counters && a.type == f.ops->counters_attr) {
+      f.ops->read_counters(a.data, out.lookups, out.hits);
+      any = any || out.hits;
     }
   }
   return any;

@@ -125,6 +125,7 @@ const KindOps kActionBpf{
     .decode = decode,
     .normalize = normalize,
     .action_parms_attr = TCA_ACT_BPF_PARMS,
+    .action_parms_size = sizeof(tc_act_bpf),
     .tc_words = &kTcWords,
     .reported_only = kReportedOnly,
 };

@@ -59,6 +59,7 @@ const KindOps kActionConnmark{
     .decode = decode,
     .normalize = normalize,
     .action_parms_attr = TCA_CONNMARK_PARMS,
+    .action_parms_size = sizeof(tc_connmark),
     .tc_words = &kTcWords,
     .reported_only = kReportedOnly,
 };

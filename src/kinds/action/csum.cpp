@@ -83,6 +83,7 @@ const KindOps kActionCsum{
     .decode = decode,
     .normalize = normalize,
     .action_parms_attr = TCA_CSUM_PARMS,
+    .action_parms_size = sizeof(tc_csum),
     .tc_words = &kTcWords,
     .reported_only = kReportedOnly,
 };

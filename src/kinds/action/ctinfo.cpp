@@ -112,6 +112,7 @@ const KindOps kActionCtinfo{
     .decode = decode,
     .normalize = normalize,
     .action_parms_attr = TCA_CTINFO_ACT,
+    .action_parms_size = sizeof(tc_ctinfo),
     .tc_words = &kTcWords,
     .reported_only = kReportedOnly,
 };

@@ -161,6 +161,7 @@ const KindOps kActionGact{
     .decode = decode,
     .normalize = normalize,
     .action_parms_attr = TCA_GACT_PARMS,
+    .action_parms_size = sizeof(tc_gact),
     .tc_words = &kTcWords,
     .reported_only = kReportedOnly,
 };

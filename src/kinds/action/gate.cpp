@@ -301,6 +301,7 @@ const KindOps kActionGate{
     .decode = decode,
     .normalize = normalize,
     .action_parms_attr = TCA_GATE_PARMS,
+    .action_parms_size = sizeof(tc_gate),
     .tc_words = &kTcWords,
     .reported_only = kReportedOnly,
 };

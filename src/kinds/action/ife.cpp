@@ -199,6 +199,7 @@ const KindOps kActionIfe{
     .decode = decode,
     .normalize = normalize,
     .action_parms_attr = TCA_IFE_PARMS,
+    .action_parms_size = sizeof(tc_ife),
     .tc_words = &kTcWords,
     .reported_only = kReportedOnly,
 };

@@ -81,6 +81,7 @@ const KindOps kActionMirred{
     .decode = decode,
     .normalize = normalize,
     .action_parms_attr = TCA_MIRRED_PARMS,
+    .action_parms_size = sizeof(tc_mirred),
     .tc_words = &kTcWords,
     .reported_only = kReportedOnly,
 };

@@ -121,6 +121,7 @@ const KindOps kActionMpls{
     .decode = decode,
     .normalize = normalize,
     .action_parms_attr = TCA_MPLS_PARMS,
+    .action_parms_size = sizeof(tc_mpls),
     .tc_words = &kTcWords,
     .reported_only = kReportedOnly,
 };

@@ -88,6 +88,7 @@ const KindOps kActionNat{
     .decode = decode,
     .normalize = normalize,
     .action_parms_attr = TCA_NAT_PARMS,
+    .action_parms_size = sizeof(tc_nat),
     .tc_words = &kTcWords,
     .reported_only = kReportedOnly,
 };

@@ -203,6 +203,8 @@ const KindOps kActionPolice{
     .decode = decode,
     .normalize = normalize,
     .action_parms_attr = TCA_POLICE_TBF,  // struct tc_police starts with the index, as tc_gen does
+    .action_parms_size = sizeof(tc_police),
+    .action_counts_at = offsetof(tc_police, refcnt),  // not tc_gen's place
     .tc_words = &kTcWords,
     .reported_only = kReportedOnly,
 };

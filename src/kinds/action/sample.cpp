@@ -69,6 +69,7 @@ const KindOps kActionSample{
     .decode = decode,
     .normalize = normalize,
     .action_parms_attr = TCA_SAMPLE_PARMS,
+    .action_parms_size = sizeof(tc_sample),
     .tc_words = &kTcWords,
     .reported_only = kReportedOnly,
 };

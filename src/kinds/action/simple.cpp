@@ -100,6 +100,7 @@ const KindOps kActionSimple{
     .decode = decode,
     .normalize = normalize,
     .action_parms_attr = TCA_DEF_PARMS,
+    .action_parms_size = sizeof(tc_defact),
     .tc_words = &kTcWords,
     .reported_only = kReportedOnly,
 };

@@ -103,6 +103,7 @@ const KindOps kActionSkbedit{
     .decode = decode,
     .normalize = normalize,
     .action_parms_attr = TCA_SKBEDIT_PARMS,
+    .action_parms_size = sizeof(tc_skbedit),
     .tc_words = &kTcWords,
     .reported_only = kReportedOnly,
 };

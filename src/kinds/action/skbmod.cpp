@@ -119,6 +119,7 @@ const KindOps kActionSkbmod{
     .decode = decode,
     .normalize = normalize,
     .action_parms_attr = TCA_SKBMOD_PARMS,
+    .action_parms_size = sizeof(tc_skbmod),
     .tc_words = &kTcWords,
     .reported_only = kReportedOnly,
 };

@@ -339,6 +339,7 @@ const KindOps kActionTunnelKey{
     .decode = decode,
     .normalize = normalize,
     .action_parms_attr = TCA_TUNNEL_KEY_PARMS,
+    .action_parms_size = sizeof(tc_tunnel_key),
     .tc_words = &kTcWords,
     .reported_only = kReportedOnly,
 };

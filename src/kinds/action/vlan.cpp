@@ -111,6 +111,7 @@ const KindOps kActionVlan{
     .decode = decode,
     .normalize = normalize,
     .action_parms_attr = TCA_VLAN_PARMS,
+    .action_parms_size = sizeof(tc_vlan),
     .tc_words = &kTcWords,
     .reported_only = kReportedOnly,
 };

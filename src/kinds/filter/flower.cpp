@@ -908,6 +908,9 @@ const KindOps kFilterFlower{
     .normalize = normalize,
     .filter_classid_attr = TCA_FLOWER_CLASSID,
     .filter_actions_attr = TCA_FLOWER_ACT,
+    .fingerprinted = true,
+    .terse_dump = true,  // fl_terse_dump; 6.1 has no other kind's
+    .template_protocol_attr = TCA_FLOWER_KEY_ETH_TYPE,
     .needs_recreate = needs_recreate,
     .reported_only = kReportedOnly,
 };

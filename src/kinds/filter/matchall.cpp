@@ -70,6 +70,14 @@ bool needs_recreate(const Filter&, const Filter&) { return true; }
 // Reported by the kernel, not configuration (kind.h reported_only).
 static const uint16_t kReportedOnly[] = {TCA_MATCHALL_PCNT, TCA_MATCHALL_PAD};
 
+// struct tc_matchall_pcnt: the hits alone (every packet is a lookup).
+static void read_counters(std::span<const uint8_t> data, std::optional<uint64_t>&, std::optional<uint64_t>& hits) {
+  uint64_t v;
+  if (data.size() < sizeof v) return;
+  std::memcpy(&v, data.data(), sizeof v);
+  hits = v;
+}
+
 const KindOps kFilterMatchall{
     .name = "matchall",
     .obj = ObjType::Filter,
@@ -80,6 +88,9 @@ const KindOps kFilterMatchall{
     .normalize = normalize,
     .filter_classid_attr = TCA_MATCHALL_CLASSID,
     .filter_actions_attr = TCA_MATCHALL_ACT,
+    .fingerprinted = true,
+    .counters_attr = TCA_MATCHALL_PCNT,
+    .read_counters = read_counters,
     .check_device = check_device,
     .needs_recreate = needs_recreate,
     .reported_only = kReportedOnly,

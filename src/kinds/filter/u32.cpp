@@ -1472,6 +1472,15 @@ const TcWords kTcWords{.readers = kTcReaders, .examples = kTcExamples};
 // Reported by the kernel, not configuration (kind.h reported_only).
 static const uint16_t kReportedOnly[] = {TCA_U32_PCNT, TCA_U32_PAD};
 
+// struct tc_u32_pcnt starts with the lookups (rcnt) and the hits (rhit);
+// per-key counts follow. The kernel sends it only with CONFIG_CLS_U32_PERF.
+static void read_counters(std::span<const uint8_t> data, std::optional<uint64_t>& lookups, std::optional<uint64_t>& hits) {
+  uint64_t v[2];
+  if (data.size() < sizeof v) return;
+  std::memcpy(v, data.data(), sizeof v);
+  lookups = v[0], hits = v[1];
+}
+
 const KindOps kFilterU32{
     .name = "u32",
     .obj = ObjType::Filter,
@@ -1483,6 +1492,9 @@ const KindOps kFilterU32{
     .filter_classid_attr = TCA_U32_CLASSID,
     .filter_actions_attr = TCA_U32_ACT,
     .old_police_attr = TCA_U32_POLICE,  // tc's `police ...` among the filter's words
+    .counters_attr = TCA_U32_PCNT,
+    .read_counters = read_counters,
+    .no_atomic_switch = "the kernel shares u32 tables between chains of the same pref",  // one list per qdisc, by pref
     .handle_space = handle_space,
     .canonical_key = canonical_key,
     .add_rank = add_rank,

@@ -55,6 +55,7 @@ const KindOps kQdiscClsact{
     .decode = hook_decode,
     .normalize = hook_normalize,
     .options_top_level = true,
+    .hooks = KindOps::Hooks::IngressEgress,
 };
 
 namespace {
@@ -75,6 +76,7 @@ const KindOps kQdiscIngress{
     .decode = hook_decode,
     .normalize = hook_normalize,
     .options_top_level = true,
+    .hooks = KindOps::Hooks::Ingress,
     .tc_words = &kTcIngressWords,
 };
 

@@ -18,6 +18,7 @@ const KindOps kQdiscMq{
     .obj = ObjType::Qdisc,
     .doc = "One child qdisc per transmit queue (root only); its classes MAJOR:1..MAJOR:N are the device's queues (declare none).",
     .can_change = false,  // sch_mq has no ->change (and no options)
+    .multiqueue_root = true,
     .implicit_class = implicit_class,
 };
 

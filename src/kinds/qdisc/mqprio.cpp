@@ -109,6 +109,7 @@ const KindOps kQdiscMqprio{
     .normalize = normalize,
     .can_change = false,  // 6.1: "Change operation not supported by specified qdisc."
     .options_raw = true,
+    .multiqueue_root = true,
     .implicit_class = implicit_class,
     .reject_hint = reject_hint,
 };
