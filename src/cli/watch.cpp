@@ -396,12 +396,15 @@ bool Watcher::repair_filters(const std::string& dev, const std::vector<std::vect
   if (idx == declared_filters_.end()) idx = declared_filters_.emplace(dev, DeclaredFilters(*want)).first;
   FilterRepair fr = plan_filter_events(*want, idx->second, evs);
   if (!fr.fallback.empty()) return full(fr.fallback);
+  size_t steps = fr.plan.steps.size();
   std::erase_if(fr.plan.steps, [&](const Step& st) { return tracker_.conflicted(st.device + " " + st.what()); });
   if (fr.plan.empty()) {
     if (o_.verbose && fr.outside)
       std::fprintf(stderr, "tcsync: watch: a change left alone, outside the files' scope (%zu filter events on %s)\n", fr.outside,
                    dev.c_str());
-    if (o_.verbose) std::fprintf(stderr, "tcsync: watch: %s: targeted: %zu filter events, in sync\n", dev.c_str(), msgs.size());
+    if (o_.verbose)
+      std::fprintf(stderr, "tcsync: watch: %s: targeted: %zu filter events, %s\n", dev.c_str(), msgs.size(),
+                   steps ? "only objects in conflict differ (left alone)" : "in sync");
     return true;
   }
   NetnsLock lock;
