@@ -397,7 +397,11 @@ bool Watcher::repair_filters(const std::string& dev, const std::vector<std::vect
   FilterRepair fr = plan_filter_events(*want, idx->second, evs);
   if (!fr.fallback.empty()) return full(fr.fallback);
   size_t steps = fr.plan.steps.size();
-  std::erase_if(fr.plan.steps, [&](const Step& st) { return tracker_.conflicted(st.device + " " + st.what()); });
+  // Never fight, as sync(): objects in conflict, and a device whose
+  // applies kept failing, are left alone.
+  std::erase_if(fr.plan.steps, [&](const Step& st) {
+    return tracker_.conflicted(st.device + " " + st.what()) || tracker_.conflicted("failed apply on " + st.device);
+  });
   if (fr.plan.empty()) {
     if (o_.verbose && fr.outside)
       std::fprintf(stderr, "tcsync: watch: a change left alone, outside the files' scope (%zu filter events on %s)\n", fr.outside,
