@@ -90,7 +90,7 @@ H=$(t filter show dev v0 parent 1: pref 10 | sed -n 's/.* fh \(8[0-9a-f]*::1\) .
 N0=$(targeted) F0=$(full_replans)
 t filter del dev v0 parent 1: pref 10 protocol ip handle "$H" u32
 wait_event drift v0 5 'pref 10'
-expect_contains_ev '"+ v0: filter u32 1: pref 10 protocol ip handle ::1  [$F:10:9]"'
+expect_contains_ev "\"+ v0: filter u32 1: pref 10 protocol ip handle ::1  [$F:10:9]\""
 wait_event repaired v0
 t filter replace dev v0 parent 1: pref 10 protocol ip handle "$H" u32 match ip dport 22 0xffff classid 1:30
 wait_event drift v0 5 'pref 10'
