@@ -16,6 +16,23 @@ watched by `tcsync watch`. Alternating rounds, per --debounce value:
             noticed the loss at once would need), and `tc filter add` of
             the one rule
 
+With --targeted (the repair from the event alone, no dump; issue #18 at
+100k rules): the set is applied with `tcsync apply` first, then one watch
+(-v) is started and, once it has started (its first plan found v0 in sync),
+its idle CPU is read over 3 s; then per round, each timed from just before
+tc runs to the `repaired` line (and from tc's exit, which at 100k rules
+and under load is most of it):
+
+  deleted   one rule deleted (`tc filter del`)
+  changed   one rule changed (`tc filter replace`, its mirred action
+            redirect -> mirror)
+  foreign   one rule added in the declared list (`tc filter add`, a handle
+            the file does not have)
+
+and watch's stderr must say each was repaired by the targeted path
+("targeted:"), never "full re-plan". At the end `tcsync diff` must be in
+sync.
+
 Each row: best and median of R rounds, wall ms; `event ms` is the figure
 watch reports itself (first event of the burst -> ACKs of the repair), so
 the difference to `filter` is the event's way to watch plus the output.
@@ -68,8 +85,9 @@ def make_veth():
 class Watch:
     """tcsync watch with its stdout read by a thread: (arrival time, event)."""
 
-    def __init__(self, tcsync, yaml, debounce):
-        self.p = subprocess.Popen([tcsync, "--netns", NS, "--format", "json", "watch", "--debounce", str(debounce), yaml],
+    def __init__(self, tcsync, yaml, debounce, verbose=False):
+        self.p = subprocess.Popen([tcsync, "--netns", NS, "--format", "json"] + (["-v"] if verbose else []) +
+                                  ["watch", "--debounce", str(debounce), yaml],
                                   stdout=subprocess.PIPE, stderr=open(os.path.join(WORK, "watch.err"), "w"), text=True)
         PROCS.append(self.p)
         self.q = queue.Queue()
@@ -121,10 +139,85 @@ def stats(xs):
     return "%.1f | %.1f" % (min(xs), statistics.median(xs))
 
 
+def drifts(line):
+    """tc commands that delete, change, and add a foreign neighbour of one rule of the batch."""
+    handle = line[line.index("handle") + 1]
+    rule = ["tc", "-n", NS] + line
+    at = rule.index("add")
+    changed = rule[:at] + ["replace"] + rule[at + 1:]
+    changed[changed.index("redirect")] = "mirror"
+    foreign = list(rule)
+    foreign[foreign.index(handle)] = handle.rsplit(":", 1)[0] + ":ffe"
+    deleted = rule[:at] + ["del"] + rule[at + 1:rule.index("u32") + 1]
+    return deleted, changed, foreign
+
+
+def targeted(a, tcsync, yaml, batch):
+    deb = int(a.debounce.split(",")[-1])
+    # Another rule each round: one rule repaired 5 times within a minute is
+    # a conflict (never fight) and left alone.
+    lines = [l.split() for l in open(batch).read().strip().splitlines()[-a.runs:]]
+    print("# tcsync watch --targeted, u32:%d on v0, %d rounds, debounce %d ms, load %s" % (
+        a.n, a.runs, deb, open("/proc/loadavg").read().split()[0]), flush=True)
+    t0 = time.monotonic()
+    sh(tcsync, "--netns", NS, "apply", yaml)
+    print("  tcsync apply: %.1f s" % (time.monotonic() - t0), flush=True)
+    t0 = time.monotonic()
+    w = Watch(tcsync, yaml, deb, verbose=True)
+    w.wait("started")
+    print("  watch started (its first plan, one dump of v0): %.1f s" % (time.monotonic() - t0), flush=True)
+    w.quiet(0.5)
+    hz = os.sysconf("SC_CLK_TCK")
+    ticks = lambda: sum(int(x) for x in open("/proc/%d/stat" % w.p.pid).read().rsplit(")", 1)[1].split()[11:13])
+    c0 = ticks()
+    w.quiet(5)
+    idle = (ticks() - c0) * 1000 / hz / 5
+    rows = {"deleted": [], "changed": [], "foreign": []}
+    evms = {k: [] for k in rows}
+    after_tc = {k: [] for k in rows}
+    err = os.path.join(WORK, "watch.err")
+    for rnd in range(a.runs):
+        deleted, changed, foreign = drifts(lines[-1 - rnd])
+        for what, cmd in (("deleted", deleted), ("changed", changed), ("foreign", foreign)):
+            t0 = time.monotonic()
+            sh(*cmd)
+            t_tc = time.monotonic()
+            t1, e = w.wait("repaired", device="v0")
+            rows[what].append((t1 - t0) * 1000)
+            after_tc[what].append((t1 - t_tc) * 1000)
+            evms[what].append(e["ms"])
+            w.quiet(0.3)  # its own echo: settled quietly
+        print("  round %d done, load %s" % (rnd + 1, open("/proc/loadavg").read().split()[0]), flush=True)
+    c0 = ticks()
+    w.quiet(3)
+    idle_after = (ticks() - c0) * 1000 / hz / 3
+    w.stop()
+    log = open(err).read()
+    n_targeted = log.count(" steps, ")
+    n_full = log.count("full re-plan")
+    diff = subprocess.run([tcsync, "--netns", NS, "diff", yaml], capture_output=True, text=True)
+    print("| what (u32 %d rules, --debounce %d) | best ms | median ms | from tc's exit, best / median | watch's own ms, best / median |" % (a.n, deb))
+    print("|---|---|---|---|---|")
+    for what, label in (("deleted", "one rule deleted (`tc filter del`)"), ("changed", "one rule changed (`tc filter replace`)"),
+                        ("foreign", "one foreign rule added (`tc filter add`)")):
+        print("| %s -> `repaired` line | %s | %s | %.1f / %.1f |" % (
+            label, stats(rows[what]), stats(after_tc[what]).replace(" |", " /"), min(evms[what]), statistics.median(evms[what])))
+    print("| idle CPU, ms per s (5 s after start, nothing happening) | %.1f | | | |" % idle)
+    print("| idle CPU, ms per s (3 s after the last repair) | %.1f | | | |" % idle_after)
+    print("targeted repairs: %d, full re-plans: %d (of %d drifts); tcsync diff after: exit %d" % (
+        n_targeted, n_full, 3 * a.runs, diff.returncode))
+    if NOT_QUIET:
+        print("events where quiet was expected: %d: %s" % (len(NOT_QUIET), NOT_QUIET[:5]))
+    if n_full or diff.returncode != 0 or n_targeted != 3 * a.runs:
+        print(log[-3000:])
+        sys.exit(1)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=7)
     ap.add_argument("--debounce", default="150,20")
+    ap.add_argument("--targeted", action="store_true", help="deleted/changed/foreign rule and idle CPU, one watch")
     ap.add_argument("tcsync")
     ap.add_argument("n", nargs="?", type=int, default=1000)
     a = ap.parse_args()
@@ -143,6 +236,8 @@ def main():
     rule_del = ["tc", "-n", NS, "filter", "del", "dev", "v0", "ingress", "prio", "10", "protocol", "ip", "handle", handle, "u32"]
     sh("ip", "netns", "add", NS)
     make_veth()
+    if a.targeted:
+        return targeted(a, tcsync, yaml, batch)
     print("# tcsync watch, u32:%d on v0, %d rounds, load %s" % (a.n, a.runs, open("/proc/loadavg").read().split()[0]))
     rows = {}
     for rnd in range(a.runs):

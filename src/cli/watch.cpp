@@ -4,11 +4,18 @@
 //   inotify (the dirs) ─┼──► debounce per device ──► re-plan that device ──► apply ──► drain own echo
 //   signalfd ───────────┘                            (dump of it alone)        (lock held only here)
 //
-// The events only name a device; what changed is read from a fresh dump of
-// that device and planned as `apply` plans, so a repair is exactly the
+// A device in sync at its last full plan is kept so from its filter events
+// alone (targeted repair, watch/filter_events.h): each event carries the
+// rule, compared with the file's rule at its key; a repair is one request,
+// verified by its echo, and no dump. Anything else (qdisc, class, chain,
+// action events, u32 hash tables, a burst, a lost event) re-plans the device
+// from a fresh dump of it, as `apply` plans, so such a repair is exactly the
 // apply of the files to that device. tcsync's own changes come back as
-// events too: they are read and dropped right after the ACKs, then the
-// device is planned once more, which is quiet when nothing else changed.
+// events too: after a full apply they are read and dropped right after the
+// ACKs, then the device is planned once more, which is quiet when nothing
+// else changed; after a targeted one they are read as any event, and settle
+// as "as the file says".
+#include <linux/netlink.h>
 #include <linux/rtnetlink.h>
 #include <poll.h>
 #include <signal.h>
@@ -25,12 +32,15 @@
 #include <map>
 #include <set>
 
+#include "apply/applier.h"
 #include "cli/session.h"
+#include "codec/tc_codec.h"
 #include "kernel/links.h"
 #include "kernel/lock.h"
 #include "kernel/monitor.h"
 #include "kernel/netns.h"
 #include "plan/plan_print.h"
+#include "watch/filter_events.h"
 #include "watch/watch_logic.h"
 
 namespace tcsync {
@@ -65,13 +75,21 @@ class Watcher {
   void on_inotify();
   bool on_signal();  // false: stop
   void read_signals();  // sets stop_ (SIGTERM, SIGINT) and hup_
-  void mark(const std::string& dev, const char* cause);
+  // `full`: the device needs a full re-plan (a dump), whatever filter
+  // events it also has.
+  void mark(const std::string& dev, const char* cause, bool full = true);
+  void mark_filter(const std::string& dev, std::vector<uint8_t>&& msg);
   void mark_all(const char* cause);
   void on_overrun();
   void reload_files(bool from_hup);
   // Work
   void sync(const std::vector<std::string>& devs, const std::string& cause, std::optional<WatchTime> since);
+  // Targeted repair of one device from its filter events; false: they
+  // cannot settle it (said with -v), the caller re-plans it in full.
+  bool repair_filters(const std::string& dev, const std::vector<std::vector<uint8_t>>& msgs, std::optional<WatchTime> since);
   void emit(WatchEvent e);
+  void emit_conflict(const Step& st);
+  const Device* declared_device(const std::string& name) const;  // in the files; null: none
   void notify_status();
   // WATCHDOG=1 when due: from the loop, and from inside a long dump or
   // apply (a 100k-rule re-plan takes longer than WatchdogSec/2).
@@ -94,6 +112,16 @@ class Watcher {
   std::map<std::string, std::string> cause_;     // pending device -> why
   std::map<std::string, WatchTime> since_;       // pending device -> its first event
   RepairTracker tracker_;
+  // Targeted repair: the devices whose last full plan found them in sync
+  // (their filter events alone can keep them so); the pending devices
+  // something other than a filter event touched; each pending device's
+  // filter events (at most kMaxFilterEvents: a longer burst is re-planned
+  // from a dump, so memory stays bounded); the files' filters by key, per
+  // device, built once per load.
+  static constexpr size_t kMaxFilterEvents = 64;
+  std::set<std::string> in_sync_, full_;
+  std::map<std::string, std::vector<std::vector<uint8_t>>> filter_msgs_;
+  std::map<std::string, DeclaredFilters> declared_filters_;
   bool resync_pending_ = false;
   // A stop asked for while applying: the applier stops at its next chunk
   // (and rolls back what it sent, as `apply` does on SIGTERM).
@@ -161,13 +189,23 @@ bool Watcher::open_inputs(std::string& err) {
   return true;
 }
 
-void Watcher::mark(const std::string& dev, const char* cause) {
+void Watcher::mark(const std::string& dev, const char* cause, bool full) {
   auto now = WatchClock::now();
+  if (full) full_.insert(dev), filter_msgs_.erase(dev);
   devices_.touch(dev, now);
   since_.try_emplace(dev, now);
   // "appeared" wins over "drift": the device is new, nothing drifted.
   auto [it, fresh] = cause_.try_emplace(dev, cause);
   if (!fresh && std::strcmp(cause, "appeared") == 0) it->second = cause;
+}
+
+void Watcher::mark_filter(const std::string& dev, std::vector<uint8_t>&& msg) {
+  bool full = full_.count(dev) > 0;
+  mark(dev, "drift", false);
+  if (full) return;  // a dump is due anyway
+  auto& msgs = filter_msgs_[dev];
+  if (msgs.size() < kMaxFilterEvents) msgs.push_back(std::move(msg));
+  else full_.insert(dev), filter_msgs_.erase(dev);
 }
 
 void Watcher::mark_all(const char* cause) {
@@ -223,6 +261,7 @@ void Watcher::on_monitor(const std::set<std::string>* own) {
         if (declared_.count(e.name)) {
           // Its qdiscs went with it: nothing to re-plan until it is back.
           devices_.cancel(e.name), cause_.erase(e.name), since_.erase(e.name);
+          in_sync_.erase(e.name), full_.erase(e.name), filter_msgs_.erase(e.name);
           emit({"device-gone", e.name, {}, "its state is applied again when it reappears", {}, {}, {}});
         }
         break;
@@ -230,7 +269,8 @@ void Watcher::on_monitor(const std::set<std::string>* own) {
         if (e.ifindex == TCM_IFINDEX_MAGIC_BLOCK) {
           if (whole_) mark_all("drift");
         } else if (auto it = links_.find(e.ifindex); it != links_.end() && declared_.count(it->second)) {
-          mark(it->second, "drift");
+          if (!e.msg.empty() && !whole_) mark_filter(it->second, std::move(e.msg));
+          else mark(it->second, "drift");
         }
         break;
       case MonitorEvent::Type::Action:
@@ -288,6 +328,8 @@ void Watcher::reload_files(bool from_hup) {
     if (!from_hup) return;
   } else {
     desired_ = std::move(next);
+    declared_filters_.clear();  // it pointed into the old files
+    in_sync_.clear();
     declared_.clear();
     for (auto& dev : desired_.devices) declared_.insert(dev.name);
     whole_ = !desired_.blocks.empty() || desired_.actions.present;
@@ -301,8 +343,121 @@ void Watcher::reload_files(bool from_hup) {
   notify_status();
 }
 
+bool Watcher::repair_filters(const std::string& dev, const std::vector<std::vector<uint8_t>>& msgs,
+                             std::optional<WatchTime> since) {
+  auto t0 = since.value_or(WatchClock::now());
+  auto full = [&](const std::string& why) {
+    if (o_.verbose) std::fprintf(stderr, "tcsync: watch: %s: full re-plan: %s\n", dev.c_str(), why.c_str());
+    in_sync_.erase(dev);
+    return false;
+  };
+  const Device* want = declared_device(dev);
+  Diagnostics d;
+  std::unique_ptr<Kernel> k = want ? open_kernel(std::nullopt, d) : nullptr;  // in the namespace already
+  std::optional<uint32_t> ifindex = k ? k->links().index_of(dev) : std::nullopt;
+  if (!ifindex) return full("cannot read the device");
+  std::vector<FilterEvent> evs(msgs.size());
+  // A replace or change is notified with the rule as it was before it when
+  // the classifier swaps in a new node (u32_change leaves the handle that
+  // tfilter_notify reports on the old one, docs/verify.md): such a rule is
+  // read back with one get. A plain add (NLM_F_EXCL) shows the new rule.
+  MessageBatch gets;
+  MsgWriter w(gets.buf);
+  std::vector<size_t> reread;
+  for (size_t i = 0; i < msgs.size(); ++i) {
+    Decoded info;
+    if (!decode_filter(msgs[i], &k->links(), evs[i].rule, info) || info.list_head || info.ifindex != *ifindex)
+      return full("a filter event that is no rule (a whole list, a u32 root table)");
+    nlmsghdr nh;
+    std::memcpy(&nh, msgs[i].data(), sizeof nh);
+    evs[i].gone = nh.nlmsg_type == RTM_DELTFILTER;
+    if (evs[i].gone || (nh.nlmsg_flags & NLM_F_EXCL)) continue;
+    const Filter& r = evs[i].rule;
+    gets.offsets.push_back(encode_filter_get(w, r.key, r.kind, *ifindex, r.wire_handle ? r.wire_handle : r.key.handle));
+    reread.push_back(i);
+  }
+  if (!reread.empty()) {
+    std::vector<bool> answered(reread.size());
+    SendOptions so{false, {}};
+    so.on_echo = [&](size_t j, std::span<const uint8_t> m) {
+      Decoded info;
+      Filter f;
+      if (j < reread.size() && decode_filter(m, &k->links(), f, info) && !info.list_head)
+        evs[reread[j]].rule = std::move(f), answered[j] = true;
+    };
+    std::vector<AckResult> got = k->send(gets, so);
+    for (size_t j = 0; j < reread.size(); ++j) {
+      if (answered[j]) continue;
+      if (j < got.size() && got[j].status == AckResult::Status::Failed && got[j].error == ENOENT) evs[reread[j]].gone = true;
+      else return full("a rule read back after its event gave no answer");
+    }
+  }
+  auto idx = declared_filters_.find(dev);
+  if (idx == declared_filters_.end()) idx = declared_filters_.emplace(dev, DeclaredFilters(*want)).first;
+  FilterRepair fr = plan_filter_events(*want, idx->second, evs);
+  if (!fr.fallback.empty()) return full(fr.fallback);
+  size_t steps = fr.plan.steps.size();
+  // Never fight, as sync(): objects in conflict, and a device whose
+  // applies kept failing, are left alone.
+  std::erase_if(fr.plan.steps, [&](const Step& st) {
+    return tracker_.conflicted(st.device + " " + st.what()) || tracker_.conflicted("failed apply on " + st.device);
+  });
+  if (fr.plan.empty()) {
+    if (o_.verbose && fr.outside)
+      std::fprintf(stderr, "tcsync: watch: a change left alone, outside the files' scope (%zu filter events on %s)\n", fr.outside,
+                   dev.c_str());
+    if (o_.verbose)
+      std::fprintf(stderr, "tcsync: watch: %s: targeted: %zu filter events, %s\n", dev.c_str(), msgs.size(),
+                   steps ? "only objects in conflict differ (left alone)" : "in sync");
+    return true;
+  }
+  NetnsLock lock;
+  std::string err;
+  if (!lock.acquire("tcsync watch", false, err)) return full(err);  // the full path says busy and retries
+  std::vector<std::string> lines;
+  for (auto& st : fr.plan.steps) lines.push_back(split_lines(plan_text(Plan{{st}}, PrintOptions{})).front());
+  emit({"drift", dev, lines, {}, {}, "drift", {}});
+  // One request a step, verified by its echo as apply verifies
+  // (docs/verify.md); a failure stops (nothing to roll back but the failed
+  // step) and the device is re-planned in full.
+  ApplyOptions ao;
+  ao.on_error = OnError::Stop;
+  ao.interrupt = &stop_;
+  State before;
+  before.devices.emplace_back().name = dev;
+  ApplyReport rep = apply_plan(*k, desired_, before, fr.plan, ao, d);
+  if (!rep.succeeded() || !rep.verified) {
+    std::string why = rep.succeeded() ? "the kernel's echo differs from the file after the repair" : "the repair failed";
+    for (auto& x : d.all()) why += "; " + x.message;
+    return full(why);
+  }
+  emit({"repaired", dev, {}, {}, {}, "drift", ms_since(t0)});
+  if (o_.verbose)
+    std::fprintf(stderr, "tcsync: watch: %s: targeted: %zu filter events, %zu steps, %zu verified by their echo%s (no dump)\n",
+                 dev.c_str(), msgs.size(), fr.plan.steps.size(), rep.echo_checked, rep.redumped ? ", device read again" : "");
+  ++repairs_;
+  for (auto& st : fr.plan.steps)
+    if (tracker_.record(st.device + " " + st.what(), WatchClock::now())) emit_conflict(st);
+  notify_status();
+  return true;
+}
+
+const Device* Watcher::declared_device(const std::string& name) const {
+  for (auto& d : desired_.devices)
+    if (d.name == name) return &d;
+  return nullptr;
+}
+
+void Watcher::emit_conflict(const Step& st) {
+  emit({"conflict", st.device, {split_lines(plan_text(Plan{{st}}, PrintOptions{})).front()},
+        "repaired " + std::to_string(w_.repair_limit) + " times within " + std::to_string(w_.repair_window_s) +
+            " s: another writer keeps changing it; no longer repaired until SIGHUP (systemctl reload tcsync-watch)",
+        {}, {}, {}});
+}
+
 void Watcher::sync(const std::vector<std::string>& devs, const std::string& cause, std::optional<WatchTime> since) {
   auto t0 = since.value_or(WatchClock::now());
+  for (auto& dev : devs) in_sync_.erase(dev);
   Diagnostics d;
   Session s;
   s.leave_big_to_exit = false;  // a session per event: freed, or memory grows
@@ -354,6 +509,13 @@ void Watcher::sync(const std::vector<std::string>& devs, const std::string& caus
     return tracker_.conflicted(st.device + " " + st.what()) || tracker_.conflicted("failed apply on " + st.device);
   });
   if (s.plan.empty()) {  // in sync: quiet
+    // Its filter events can keep it so from now on; their index is made
+    // here, off the path of the first event (100k rules: milliseconds).
+    for (auto& dev : s.desired.devices) {
+      in_sync_.insert(dev.name);
+      if (auto* want = declared_device(dev.name); want && !declared_filters_.count(dev.name))
+        declared_filters_.emplace(dev.name, DeclaredFilters(*want));
+    }
     // On a scoped device that is what a foreign change outside the scope
     // gives: no event, only a count for whoever asks (-v).
     if (o_.verbose && cause == "drift" && !s.plan.outside.empty())
@@ -441,11 +603,7 @@ void Watcher::sync(const std::vector<std::string>& devs, const std::string& caus
     ++repairs_;
     for (auto& st : s.plan.steps) {
       std::string key = st.device + " " + st.what();
-      if (tracker_.record(key, WatchClock::now()))
-        emit({"conflict", st.device, {split_lines(plan_text(Plan{{st}}, PrintOptions{})).front()},
-              "repaired " + std::to_string(w_.repair_limit) + " times within " + std::to_string(w_.repair_window_s) +
-                  " s: another writer keeps changing it; no longer repaired until SIGHUP (systemctl reload tcsync-watch)",
-              {}, {}, {}});
+      if (tracker_.record(key, WatchClock::now())) emit_conflict(st);
     }
   }
   notify_status();
@@ -532,11 +690,20 @@ int Watcher::run() {
     std::optional<WatchTime> since;
     for (auto& dev : due) {
       auto c = cause_.find(dev);
-      by_cause[c == cause_.end() ? "drift" : c->second].push_back(dev);
-      if (auto s = since_.find(dev); s != since_.end() && (!since || s->second < *since)) since = s->second;
+      std::string cause = c == cause_.end() ? "drift" : c->second;
+      std::optional<WatchTime> first;
+      if (auto s = since_.find(dev); s != since_.end()) first = s->second;
+      bool full = full_.erase(dev) > 0;
+      auto msgs = filter_msgs_.extract(dev);
       cause_.erase(dev), since_.erase(dev);
+      // Only filter events since a plan that found the device in sync:
+      // they settle it alone, without a dump (repair_filters).
+      if (!whole_ && !full && cause == "drift" && msgs && in_sync_.count(dev) && repair_filters(dev, msgs.mapped(), first))
+        continue;
+      by_cause[cause].push_back(dev);
+      if (first && (!since || *first < *since)) since = first;
     }
-    if (whole_) {
+    if (whole_ && !by_cause.empty()) {
       // Blocks and the action table are shared: one re-plan of everything.
       std::string c = by_cause.count("appeared") ? "appeared" : by_cause.begin()->first;
       sync({declared_.begin(), declared_.end()}, c, since);

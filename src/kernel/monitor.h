@@ -1,7 +1,8 @@
 // The rtnetlink monitor of `tcsync watch`: a socket of its own subscribed to
 // the tc and link groups (RTNLGRP_TC, RTNLGRP_LINK), read without blocking.
-// Its events say only *which* device changed; watch then re-plans that
-// device from a fresh dump. An overrun of its receive buffer (ENOBUFS: the
+// Its events say *which* device changed; a filter event also keeps its
+// whole message (the rule, as a dump shows it) for watch's targeted repair
+// (watch/filter_events.h); anything else re-plans the device from a dump. An overrun of its receive buffer (ENOBUFS: the
 // kernel dropped events) is reported as such: the caller resyncs everything.
 #pragma once
 #include <cstdint>
@@ -15,6 +16,9 @@ struct MonitorEvent {
   Type type = Type::Tc;
   uint32_t ifindex = 0;  // LinkNew/LinkDel/Tc; a tc event on a shared block has the block magic
   std::string name;      // LinkNew/LinkDel: the interface name
+  // RTM_NEWTFILTER / RTM_DELTFILTER: the message itself (nlmsghdr on), to
+  // decode with the dump's decoder; empty for every other event.
+  std::vector<uint8_t> msg;
 };
 
 class Monitor {

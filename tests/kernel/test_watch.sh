@@ -2,6 +2,8 @@
 # tcsync watch on the host kernel (htb + u32): the first apply, a device that
 # appears later, a link flap, a device deleted and re-created, a foreign
 # filter and a foreign class change (reported with diff's words, repaired),
+# a deleted, a changed and a foreign rule of a declared u32 list repaired
+# from the event alone (targeted: -v says so, and never "full re-plan"),
 # a typo saved into the file (file-error at FILE:LINE:COL, kernel kept), a
 # valid edit (applied), SIGTERM (exit 0). tc -j is the reference throughout.
 source "$(dirname "$0")/lib.sh"
@@ -33,7 +35,7 @@ F=$TMP/etc/site.yaml
 site 10mbit >"$F"
 
 echo "# start: v0 applied, v2 not there yet"
-start_watch "$F"
+start_watch -v "$F"
 wait_event device-missing v2
 wait_event applied v0 5 '"cause":"start"'
 wait_event started
@@ -78,6 +80,32 @@ OUT=$(t filter show dev v0 parent 1:)
 grep -q "pref 20" <<<"$OUT" && fail "the foreign filter is still there" || pass "the foreign filter is gone"
 snapshot >"$TMP/foreign.json"
 expect_same_file "$TMP/all.json" "$TMP/foreign.json" "tc -j after the repair equals before"
+
+echo "# targeted repair (from the event, no dump): a deleted, a changed, a foreign rule of a declared list"
+targeted() { grep -c "tcsync: watch: v0: targeted: .* steps" "$TMP/watch.err" || true; }
+full_replans() { grep -c "tcsync: watch: v0: full re-plan" "$TMP/watch.err" || true; }
+sleep 0.5  # the verifying re-plan after the last repair: v0 in sync again
+H=$(t filter show dev v0 parent 1: pref 10 | sed -n 's/.* fh \(8[0-9a-f]*::1\) .*/\1/p' | head -1)
+[ -n "$H" ] && pass "pref 10's rule ::1 is $H in the kernel" || fail "no kernel handle for pref 10's rule ::1"
+N0=$(targeted) F0=$(full_replans)
+t filter del dev v0 parent 1: pref 10 protocol ip handle "$H" u32
+wait_event drift v0 5 'pref 10'
+expect_contains_ev "\"+ v0: filter u32 1: pref 10 protocol ip handle ::1  [$F:10:9]\""
+wait_event repaired v0
+t filter replace dev v0 parent 1: pref 10 protocol ip handle "$H" u32 match ip dport 22 0xffff classid 1:30
+wait_event drift v0 5 'pref 10'
+expect_contains_ev '"~ v0: filter u32 1: pref 10 protocol ip handle ::1  (classid 1:30 -> 1:10)'
+wait_event repaired v0
+t filter add dev v0 parent 1: pref 10 protocol ip u32 match ip dport 80 0xffff classid 1:30
+wait_event drift v0 5 'pref 10'
+expect_contains_ev '"- v0: filter u32 1: pref 10 protocol ip handle ::800  (not in the file)"'
+wait_event repaired v0
+sleep 0.3  # the repairs' own echoes: settled quietly
+[ "$(targeted)" = $((N0 + 3)) ] && pass "three targeted repairs (-v)" || fail "targeted repairs: $(targeted), expected $((N0 + 3)); stderr: $(tail -5 "$TMP/watch.err")"
+[ "$(full_replans)" = "$F0" ] && pass "no full re-plan for them" || fail "a full re-plan: $(grep 'full re-plan' "$TMP/watch.err" | tail -3)"
+snapshot >"$TMP/targeted.json"
+expect_same_file "$TMP/all.json" "$TMP/targeted.json" "tc -j after the targeted repairs equals before"
+expect_rc 0 ts diff "$F"
 
 echo "# a foreign change to an owned class: the same words as diff, repaired"
 t class change dev v0 parent 1: classid 1:10 htb rate 5mbit ceil 20mbit
