@@ -4,6 +4,8 @@
 // Golden bodies: the TCA_ACT_OPTIONS payloads tc (iproute2 6.1) sent for
 // `tc actions add action pedit WORDS index N` in the kernel lab (strace -e
 // sendmsg -x -s 4000).
+#include <linux/tc_act/tc_pedit.h>
+
 #include <catch2/catch.hpp>
 
 #include "kinds/registry.h"

@@ -92,7 +92,10 @@ TEST_CASE("sfq: a Plog other than tc's and flag bits no word sets are read and s
   CHECK(live.num(plog) == 25u);
   CHECK(live.num(bits) == 0x40u);
   CHECK(live.num(q.ops->field_index("ecn")) == 1u);
-  CHECK(hex(body(with_opts(q, live))) == hex(held));
+  // Sent back as held, but the default limit 127, which goes as 0 (above).
+  auto expect = held;
+  expect[8] = 0;
+  CHECK(hex(body(with_opts(q, live))) == hex(expect));
   // tc's own (its Plog, flags ecn alone) reads as no field.
   auto tcs = held;
   tcs[41] = Attr{0, body(q)}.as<tc_sfq_qopt_v1>().Plog;
