@@ -15,6 +15,7 @@
 #include "model/kind.h"
 #include "model/model.h"
 #include "action_test_util.h"
+#include "ratespec_test_util.h"
 #include "test_util.h"
 #include "netlink/wire.h"
 
@@ -230,12 +231,8 @@ TEST_CASE("police: the peak rate's own overhead, mpu and link layer are read and
   AttrTable tb(again, TCA_POLICE_MAX);
   REQUIRE(tb.get(TCA_POLICE_TBF));
   auto sent = tb.get(TCA_POLICE_TBF)->as<tc_police>();
-  CHECK(sent.peakrate.overhead == 30);
-  CHECK(sent.peakrate.mpu == 80);
-  CHECK(sent.peakrate.linklayer == TC_LINKLAYER_ATM);
-  CHECK(sent.rate.overhead == 10);
-  CHECK(sent.rate.mpu == 64);
-  CHECK(sent.rate.linklayer == TC_LINKLAYER_ETHERNET);
+  tcsync::test::check_spec(sent.peakrate, {30, 80, TC_LINKLAYER_ATM});
+  tcsync::test::check_spec(sent.rate, {10, 64, TC_LINKLAYER_ETHERNET});
   // tc's own (one set of words) reads as no field; a peak spec without a
   // peak rate is refused.
   Options from_tc;

@@ -12,6 +12,7 @@
 #include "base/units.h"
 #include "kinds/rate_table.h"
 #include "qdisc_test_util.h"
+#include "ratespec_test_util.h"
 
 using namespace tcsync;
 using namespace tcsync::test;
@@ -240,12 +241,8 @@ TEST_CASE("tbf: the peak rate's own overhead, mpu and link layer are read, compa
   q.ops->encode(live, KindCtx{}, w2);
   AttrTable tb(again, TCA_TBF_MAX);
   auto sent = tb.get(TCA_TBF_PARMS)->as<tc_tbf_qopt>();
-  CHECK(sent.peakrate.overhead == 30);
-  CHECK(sent.peakrate.mpu == 80);
-  CHECK(sent.peakrate.linklayer == TC_LINKLAYER_ETHERNET);
-  CHECK(sent.rate.overhead == 10);
-  CHECK(sent.rate.mpu == 64);
-  CHECK(sent.rate.linklayer == TC_LINKLAYER_ETHERNET);
+  check_spec(sent.peakrate, {30, 80, TC_LINKLAYER_ETHERNET});
+  check_spec(sent.rate, {10, 64, TC_LINKLAYER_ETHERNET});
   CHECK(tb.get(TCA_TBF_PBURST)->u32() == mtu);
   // A file that spells it out compares equal to what the kernel holds.
   Qdisc apart = load_qdisc("tbf", "rate: 1mbit, burst: 10k, latency: 50ms, peakrate: 2mbit, mtu: " + std::to_string(mtu) +
