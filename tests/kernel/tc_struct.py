@@ -16,7 +16,8 @@ options back: a qdisc or class as a change (RTM_NEWQDISC / RTM_NEWTCLASS
 without NLM_F_CREATE), or with --recreate deleted and added again (sfq has
 no change); an action as a replace, with that attribute alone. +TYPE:HEX
 adds an option attribute the kernel needs but does not report (red's
-TCA_RED_STAB; police's rate tables).
+TCA_RED_STAB; police's rate tables). Several commands separated by "--"
+run in one process, in order.
 """
 import os
 import socket
@@ -108,19 +109,19 @@ def action(cmd, sock, kind, index, want, specs, extra):
     sys.exit(f"tc_struct: no action {kind} index {index}")
 
 
-def main():
-    if len(sys.argv) < 6 or sys.argv[1] not in ("show", "patch") or sys.argv[2] not in RTM:
+def run(argv):
+    if len(argv) < 6 or argv[1] not in ("show", "patch") or argv[2] not in RTM:
         sys.exit(__doc__)
-    cmd, what, want = sys.argv[1], sys.argv[2], int(sys.argv[5])
-    rest = sys.argv[6:]
+    cmd, what, want = argv[1], argv[2], int(argv[5])
+    rest = argv[6:]
     recreate = "--recreate" in rest
     extra = [a[1:].split(":") for a in rest if a.startswith("+")]
     specs = [a for a in rest if a != "--recreate" and not a.startswith("+")]
     sock = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, 0)  # NETLINK_ROUTE
     sock.bind((0, 0))
     if what == "action":
-        return action(cmd, sock, sys.argv[3], int(sys.argv[4], 0), want, specs, extra)
-    dev, handle = sys.argv[3], parse_handle(sys.argv[4])
+        return action(cmd, sock, argv[3], int(argv[4], 0), want, specs, extra)
+    dev, handle = argv[3], parse_handle(argv[4])
     ifindex = socket.if_nametoindex(dev)
     new, get = RTM[what]
     for msg in talk(sock, get, NLM_F_REQUEST | NLM_F_DUMP, TCMSG.pack(0, ifindex, 0, 0, 0)):
@@ -128,7 +129,7 @@ def main():
         if idx == ifindex and h == handle:
             break
     else:
-        sys.exit(f"tc_struct: no {what} {sys.argv[4]} on {dev}")
+        sys.exit(f"tc_struct: no {what} {argv[4]} on {dev}")
     top = dict(attrs(msg[TCMSG.size:]))
     if want == 0:  # ATTR 0: TCA_OPTIONS is a bare struct (sfq)
         opts = [[0, bytearray(top[TCA_OPTIONS])]]
@@ -150,6 +151,18 @@ def main():
         talk(sock, RTM_DELQDISC, flags, TCMSG.pack(0, ifindex, handle, parent, 0))
         flags |= NLM_F_CREATE | NLM_F_EXCL
     talk(sock, new, flags, req)
+
+
+def main():
+    # Commands separated by "--" run in one process (a Python start costs
+    # seconds in the kernel lab's emulated guest).
+    group = []
+    for a in sys.argv[1:] + ["--"]:
+        if a != "--":
+            group.append(a)
+        elif group:
+            run([sys.argv[0]] + group)
+            group = []
 
 
 if __name__ == "__main__":

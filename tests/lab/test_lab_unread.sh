@@ -66,14 +66,17 @@ if grep -q 'plog\|flag_bits\|sel_flags' "$TMP/tc.yaml"; then fail "tc's state du
 # tc_red_qopt: Plog at 13 (red's change needs TCA_RED_STAB, 2, which the
 # kernel does not report); tc_sfq_qopt_v1: Plog at 41, flags at 43 (sfq has
 # no change: deleted and added); tc_pedit_sel: flags at 21.
-st patch qdisc v0 1: 1 +2:"$(printf '00%.0s' $(seq 256))" 13:B:25
-st patch qdisc v1 2: 0 --recreate 41:B:25 43:B:0x41
-st patch action pedit 7 2 21:B:5
 # tc_police: the rate spec at 20, the peak's at 32 (linklayer 33, overhead
 # 34, mpu 38); police's init needs both rate tables (2, 3) and a cell_log.
 ZEROS1K=$(printf '00%.0s' $(seq 1024))
-st patch action police 9 1 +2:"$ZEROS1K" +3:"$ZEROS1K" 20:B:3 32:B:3 33:B:2 34:'<H':30 38:'<H':80
-raw() { st show qdisc v0 1: 1; st show qdisc v1 2: 0 | cut -c1-96; st show action pedit 7 2 | cut -c1-8,41-; st show action police 9 1 | cut -c1-88; }
+st patch qdisc v0 1: 1 +2:"$(printf '00%.0s' $(seq 256))" 13:B:25 -- patch qdisc v1 2: 0 --recreate 41:B:25 43:B:0x41 -- \
+   patch action pedit 7 2 21:B:5 -- \
+   patch action police 9 1 +2:"$ZEROS1K" +3:"$ZEROS1K" 20:B:3 32:B:3 33:B:2 34:'<H':30 38:'<H':80
+# Counters cut: sfq's RED stats, pedit's and police's refcnt and bindcnt.
+raw() {
+  st show qdisc v0 1: 1 -- show qdisc v1 2: 0 -- show action pedit 7 2 -- show action police 9 1 |
+    awk 'NR == 2 { $0 = substr($0, 1, 96) } NR == 3 { $0 = substr($0, 1, 8) substr($0, 41) } NR == 4 { $0 = substr($0, 1, 88) } 1'
+}
 raw >"$TMP/raw.before"
 echo "--- held structs (red, sfq, pedit, police):"; sed 's/^/    /' "$TMP/raw.before"
 TC_SNAPSHOT_DETAILS=1 snapshot >"$TMP/held.before"
