@@ -80,19 +80,15 @@ raw() {
 raw >"$TMP/raw.before"
 echo "--- held structs (red, sfq, pedit, police):"; sed 's/^/    /' "$TMP/raw.before"
 TC_SNAPSHOT_DETAILS=1 snapshot >"$TMP/held.before"
+# One grep for each list of words: a process costs about a second here.
 expect_rc 2 ts diff "$TMP/tc.yaml"
-expect_contains "plog 25 -> (none)"
-expect_contains "flag_bits 64 -> 0"
-expect_contains "sel_flags 5 -> 0"
-expect_contains "peak_overhead 30 -> (none)"
-expect_contains "peak_linklayer atm -> (none)"
+n=$(grep -oF -e "plog 25 -> (none)" -e "flag_bits 64 -> 0" -e "sel_flags 5 -> 0" -e "peak_overhead 30 -> (none)" -e "peak_linklayer atm -> (none)" <<<"$OUT" | sort -u | wc -l)
+[ "$n" = 5 ] && pass "diff names plog, flag_bits, sel_flags, peak_overhead, peak_linklayer" || { fail "diff names $n of the 5 held fields"; echo "$OUT"; }
 expect_rc 0 ts dump
 echo "$OUT" >"$TMP/held.yaml"
 echo "--- dump:"; sed 's/^/    /' "$TMP/held.yaml"
-for w in "plog: 25" "flag_bits: 64" "sel_flags: 5" "peak_overhead: 30" "peak_linklayer: atm"; do
-  [ "$(grep -c "$w" "$TMP/held.yaml")" -ge 1 ] && pass "dump has: $w" || fail "dump lacks: $w"
-done
-[ "$(grep -o "plog: 25" "$TMP/held.yaml" | wc -l)" = 2 ] && pass "red's and sfq's plog dumped" || fail "red's and sfq's plog dumped"
+n=$(grep -oF -e "plog: 25" -e "flag_bits: 64" -e "sel_flags: 5" -e "peak_overhead: 30" -e "peak_linklayer: atm" "$TMP/held.yaml" | wc -l)
+[ "$n" = 6 ] && pass "dump has plog (red, sfq), flag_bits, sel_flags, peak_overhead, peak_linklayer" || fail "dump has $n of the 6 held fields"
 t qdisc del dev v0 root
 t qdisc del dev v1 root
 t actions flush action pedit
