@@ -45,4 +45,26 @@ uint64_t ratespec_size(uint64_t len, uint16_t overhead, uint16_t mpu, uint8_t li
   return need > overhead ? need - overhead : 0;
 }
 
+uint64_t spec_value(const Options& o, int own, int rates, uint64_t def) {
+  if (auto v = o.num(static_cast<uint16_t>(own))) return *v;
+  return o.num(static_cast<uint16_t>(rates)).value_or(def);
+}
+
+void decode_second_spec(const tc_ratespec& r, SpecFields own, SpecFields rates, Options& o) {
+  o.set(static_cast<uint16_t>(own.overhead), uint64_t{r.overhead});
+  o.set(static_cast<uint16_t>(own.mpu), uint64_t{r.mpu});
+  // As the rate's: whatever is not ATM charges as ethernet.
+  o.set(static_cast<uint16_t>(own.linklayer), uint64_t{r.linklayer == TC_LINKLAYER_ATM ? TC_LINKLAYER_ATM : TC_LINKLAYER_ETHERNET});
+  drop_second_spec_like_rate(o, own, rates);
+}
+
+void drop_second_spec_like_rate(Options& o, SpecFields own, SpecFields rates) {
+  const int owns[] = {own.overhead, own.mpu, own.linklayer}, rate[] = {rates.overhead, rates.mpu, rates.linklayer};
+  const uint64_t defs[] = {0, 0, TC_LINKLAYER_ETHERNET};
+  for (size_t i = 0; i < 3; ++i) {
+    auto f = static_cast<uint16_t>(owns[i]);
+    if (auto v = o.num(f); v && *v == o.num(static_cast<uint16_t>(rate[i])).value_or(defs[i])) o.erase(f);
+  }
+}
+
 }  // namespace tcsync

@@ -32,4 +32,23 @@ uint64_t ratespec_len(uint64_t size, uint16_t overhead, uint16_t mpu, uint8_t li
 // ratespec_len has where sizes share a length.
 uint64_t ratespec_size(uint64_t len, uint16_t overhead, uint16_t mpu, uint8_t linklayer);
 
+// A kind's fields for one rate spec's overhead, mpu and link layer. A kind
+// with a second spec (htb's ceil, tbf's peak rate) has the rate's and the
+// second's own: tc fills both from one set of words, the kernel keeps and
+// reports each as sent (psched_ratecfg_getrate), another netlink tool may
+// send them apart.
+struct SpecFields {
+  int overhead, mpu, linklayer;
+};
+// The second spec's value of one of them: its own field, else the rate's,
+// else DEF.
+uint64_t spec_value(const Options& o, int own, int rates, uint64_t def);
+// Reads the second spec's own fields from the kernel's spec R into O,
+// keeping only those that differ from the rate's (already in O), so a
+// state tc made reads and prints as before.
+void decode_second_spec(const tc_ratespec& r, SpecFields own, SpecFields rates, Options& o);
+// Drops the second spec's own fields that equal the rate's (a file may
+// spell them out): the form decode_second_spec gives.
+void drop_second_spec_like_rate(Options& o, SpecFields own, SpecFields rates);
+
 }  // namespace tcsync

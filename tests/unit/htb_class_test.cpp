@@ -78,3 +78,56 @@ TEST_CASE("htb class: overhead, mpu and linklayer go in both rate specs, mtu set
     }
   }
 }
+
+// The kernel keeps the ceil's spec as sent. tc sends the rate's overhead,
+// mpu and link layer in both; this class had its ceil spec changed over raw
+// netlink (tests/kernel/tc_struct.py: ceil linklayer atm, overhead 24, mpu
+// 96) after `tc class add ... htb rate 10mbit ceil 20mbit overhead 10 mpu
+// 64`, and this is TCA_HTB_PARMS as the kernel (6.18) then reported it.
+const char* kKernelCeilApart =
+    "00010a0000004000d01213000002180000006000a0252600204e00001027000048e801000000000000000000";
+
+TEST_CASE("htb class: the ceil's own overhead, mpu and link layer are read, compared and sent back as held") {
+  std::vector<uint8_t> dump;
+  MsgWriter w(dump);
+  auto parms = unhex(kKernelCeilApart);
+  w.attr(TCA_HTB_PARMS, parms.data(), parms.size());
+  Class c = load_class("rate: 10mbit, ceil: 20mbit, overhead: 10, mpu: 64");
+  Options live;
+  c.ops->decode(dump, KindCtx{}, live);
+  auto num = [&](const Options& o, const char* key) { return o.num(c.ops->field_index(key)); };
+  CHECK(num(live, "overhead") == 10u);
+  CHECK(num(live, "mpu") == 64u);
+  CHECK(num(live, "ceil_overhead") == 24u);
+  CHECK(num(live, "ceil_mpu") == 96u);
+  CHECK(num(live, "ceil_linklayer") == uint64_t{TC_LINKLAYER_ATM});
+  // Sent back as read: the kernel's struct, byte for byte.
+  std::vector<uint8_t> again;
+  MsgWriter w2(again);
+  c.ops->encode(live, KindCtx{}, w2);
+  CHECK(hex(again) == hex(dump));
+  // A file that says nothing of the ceil's spec does not compare equal.
+  CHECK_FALSE(num(c.opts, "ceil_overhead"));
+  // One that spells it out reads as the kernel's.
+  Class apart = load_class("rate: 10mbit, ceil: 20mbit, overhead: 10, mpu: 64, ceil_overhead: 24, ceil_mpu: 96, ceil_linklayer: atm");
+  for (const char* key : {"ceil_overhead", "ceil_mpu", "ceil_linklayer"}) {
+    INFO(key);
+    CHECK(num(apart.opts, key) == num(live, key));
+  }
+  // The specs as held (the file leaves quantum to the kernel).
+  auto apart_body = class_body(apart);
+  AttrTable tb(apart_body, TCA_HTB_MAX);
+  REQUIRE(tb.get(TCA_HTB_PARMS));
+  auto sent = tb.get(TCA_HTB_PARMS)->as<tc_htb_opt>();
+  CHECK(std::memcmp(&sent.rate, parms.data(), sizeof sent.rate) == 0);
+  CHECK(std::memcmp(&sent.ceil, parms.data() + sizeof sent.rate, sizeof sent.ceil) == 0);
+}
+
+TEST_CASE("htb class: a ceil spec equal to the rate's is no field, as tc's classes read") {
+  Class c = load_class("rate: 1mbit, ceil: 2mbit, overhead: 10, mpu: 64, ceil_overhead: 10, ceil_mpu: 64, ceil_linklayer: ethernet");
+  for (const char* key : {"ceil_overhead", "ceil_mpu", "ceil_linklayer"}) CHECK_FALSE(c.opts.has(c.ops->field_index(key)));
+  // The first golden above is tc's class with one set of words: no ceil_*.
+  Options back;
+  c.ops->decode(class_body(load_class(kGolden[0].yaml)), KindCtx{}, back);
+  for (const char* key : {"ceil_overhead", "ceil_mpu", "ceil_linklayer"}) CHECK_FALSE(back.has(c.ops->field_index(key)));
+}

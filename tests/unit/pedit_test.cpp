@@ -4,6 +4,8 @@
 // Golden bodies: the TCA_ACT_OPTIONS payloads tc (iproute2 6.1) sent for
 // `tc actions add action pedit WORDS index N` in the kernel lab (strace -e
 // sendmsg -x -s 4000).
+#include <linux/tc_act/tc_pedit.h>
+
 #include <catch2/catch.hpp>
 
 #include "kinds/registry.h"
@@ -220,4 +222,28 @@ TEST_CASE("pedit: import of tc's munge words gives tc's bytes") {
   std::string diags;
   CHECK(imported_words("pedit munge offset 0 u8 invert", diags).empty());
   CHECK(diags.find("error: pedit 'invert' has no tcsync edit: write the key it makes as {raw: {offset, mask, val}}") != std::string::npos);
+}
+
+// tc_pedit_sel as the kernel lab's 6.1 reported it for `tc actions add
+// action pedit munge ip tos set 0x10 index 7` after its flags byte was set
+// to 5 over raw netlink (tests/kernel/tc_struct.py); tc sends 0. capab,
+// action, refcnt and bindcnt as a fresh action of tcsync's would have them.
+TEST_CASE("pedit: the selector's flags byte is read, compared and sent back as held") {
+  const auto parms = unhex("070000000000000000000000000000000000000001050000ff00ffff0010000000000000000000000000000000000000");
+  std::vector<uint8_t> dump;
+  MsgWriter w(dump);
+  w.attr(TCA_PEDIT_PARMS, parms.data(), parms.size());
+  auto actions = load_actions("[{pedit: {edits: [{ip: tos, set: 0x10}]}, index: 7}]");
+  auto& a = actions.at(0);
+  const auto flags = static_cast<uint16_t>(a.ops->field_index("sel_flags"));
+  CHECK_FALSE(a.opts.has(flags));
+  Options live;
+  a.ops->decode(dump, KindCtx{}, live);
+  CHECK(live.num(flags) == 5u);
+  CHECK(hex(body(a, live)) == hex(dump));
+  // tc's 0 is the default: no field.
+  Options from_tc;
+  a.ops->decode(body(a, a.opts), KindCtx{}, from_tc);
+  CHECK_FALSE(from_tc.has(flags));
+  CHECK(first_opts("[{pedit: {edits: [{ip: tos, set: 0x10}], sel_flags: 5}}]").num(flags) == 5u);
 }

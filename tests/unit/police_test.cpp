@@ -15,6 +15,7 @@
 #include "model/kind.h"
 #include "model/model.h"
 #include "action_test_util.h"
+#include "ratespec_test_util.h"
 #include "test_util.h"
 #include "netlink/wire.h"
 
@@ -201,4 +202,42 @@ TEST_CASE("police: errors") {
         "t.yaml:6:118: error: 'dorp' is not a control: expected pass, reclassify, drop, pipe, stolen, continue, trap, \"goto chain N\" or \"jump N\" (did you mean 'drop'?)");
   CHECK(first_line(load_errors(file_with("[{police: {rate: 1mbit, brust: 10k}}]"))) ==
         "t.yaml:6:98: error: unknown key 'brust' in police action (did you mean 'burst'?)");
+}
+
+// tc_police as the kernel lab's 6.1 reported it for `tc actions add action
+// police rate 1mbit burst 10k peakrate 2mbit mtu 2k overhead 10 mpu 64
+// index 9` after its peak spec was given link layer atm, overhead 30 and
+// mpu 80 over raw netlink (tests/kernel/tc_struct.py); tc sends the rate's
+// in both. refcnt, bindcnt and capab zeroed.
+TEST_CASE("police: the peak rate's own overhead, mpu and link layer are read and sent back as held") {
+  const auto parms = unhex("090000000100000000000000008813000008000000010a000000400048e8010000021e000000500090d00300"
+                           "000000000000000000000000");
+  REQUIRE(parms.size() == sizeof(tc_police));
+  std::vector<uint8_t> dump;
+  MsgWriter w(dump);
+  w.attr(TCA_POLICE_TBF, parms.data(), parms.size());
+  auto actions = load_actions("[{police: {rate: 1mbit, burst: 10k, peakrate: 2mbit, mtu: 2k, overhead: 10, mpu: 64}}]");
+  auto& a = actions.at(0);
+  auto f = [&](const char* key) { return static_cast<uint16_t>(a.ops->field_index(key)); };
+  Options live;
+  a.ops->decode(dump, KindCtx{}, live);
+  CHECK(live.num(f("peak_overhead")) == 30u);
+  CHECK(live.num(f("peak_mpu")) == 80u);
+  CHECK(live.num(f("peak_linklayer")) == uint64_t{TC_LINKLAYER_ATM});
+  CHECK_FALSE(a.opts.has(f("peak_overhead")));
+  // Sent back: the peak spec as held (cell_log is the table's, which the
+  // kernel does not report), the rate's as before.
+  auto again = body(a, live);
+  AttrTable tb(again, TCA_POLICE_MAX);
+  REQUIRE(tb.get(TCA_POLICE_TBF));
+  auto sent = tb.get(TCA_POLICE_TBF)->as<tc_police>();
+  tcsync::test::check_spec(sent.peakrate, {30, 80, TC_LINKLAYER_ATM});
+  tcsync::test::check_spec(sent.rate, {10, 64, TC_LINKLAYER_ETHERNET});
+  // tc's own (one set of words) reads as no field; a peak spec without a
+  // peak rate is refused.
+  Options from_tc;
+  a.ops->decode(body(a, a.opts), KindCtx{}, from_tc);
+  CHECK_FALSE(from_tc.has(f("peak_overhead")));
+  CHECK_FALSE(from_tc.has(f("peak_mpu")));
+  CHECK(error_of("[{police: {rate: 1mbit, burst: 10k, peak_mpu: 80}}]") == "police 'peak_mpu' needs 'peakrate'");
 }

@@ -26,6 +26,12 @@ inline std::vector<uint8_t> body(const Qdisc& q, bool change = false) {
   return buf;
 }
 
+// The qdisc with other options (a decoded kernel report), to encode them.
+inline Qdisc with_opts(Qdisc q, const Options& o) {
+  q.opts = o;
+  return q;
+}
+
 // tc's bytes, and decode(encode(x)) gives x back (the kernel reports more,
 // but never less, than was sent), except input-only fields (red's avpkt).
 // fq_codel's times are not reported as sent

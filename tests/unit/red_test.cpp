@@ -229,3 +229,40 @@ TEST_CASE("red: errors") {
   CHECK(err("limit: 60000, min: 20000, max: 10000, avpkt: 1000").find("error: min must not be more than max") != std::string::npos);
   CHECK(err("limit: 60000, ewma: 3, scell_log: 13").empty());
 }
+
+// tc_red_qopt as the kernel lab's 6.1 reported it for `red limit 400000 min
+// 30000 max 90000 avpkt 1000 probability 0.1` after its Plog was changed
+// from tc's 20 to 25 over raw netlink (tests/kernel/tc_struct.py); max_P is
+// tc's 0.1 * 2^32. The kernel keeps and reports the Plog sent.
+TEST_CASE("red: a Plog other than tc's is read, compared and sent back as held") {
+  const auto held = unhex("801a060030750000905f010005190f00");
+  auto dump = [](std::span<const uint8_t> parms) {
+    std::vector<uint8_t> b;
+    MsgWriter w(b);
+    w.attr(TCA_RED_PARMS, parms.data(), parms.size());
+    w.attr_u32(TCA_RED_MAX_P, 429496729);
+    return b;
+  };
+  Qdisc q = load_qdisc("red", "limit: 400000, min: 30000, max: 90000, avpkt: 1000, probability: 0.1");
+  const auto plog = static_cast<uint16_t>(q.ops->field_index("plog"));
+  CHECK_FALSE(q.opts.has(plog));
+  Options live;
+  q.ops->decode(dump(held), KindCtx{}, live);
+  CHECK(live.num(plog) == 25u);
+  // tc's own Plog (20) reads as no field: tc's states dump as before.
+  auto tcs = held;
+  tcs[13] = 20;
+  Options from_tc;
+  q.ops->decode(dump(tcs), KindCtx{}, from_tc);
+  CHECK_FALSE(from_tc.has(plog));
+  // Sent back as held: the same tc_red_qopt.
+  auto again = body(with_opts(q, live));
+  AttrTable tb(again, TCA_RED_MAX);
+  REQUIRE(tb.get(TCA_RED_PARMS));
+  CHECK(hex(tb.get(TCA_RED_PARMS)->data) == hex(held));
+  // Declared equal to the computed one, it is no field.
+  Qdisc same = load_qdisc("red", "limit: 400000, min: 30000, max: 90000, avpkt: 1000, probability: 0.1, plog: 20");
+  CHECK_FALSE(same.opts.has(plog));
+  Qdisc apart = load_qdisc("red", "limit: 400000, min: 30000, max: 90000, avpkt: 1000, probability: 0.1, plog: 25");
+  CHECK(apart.opts.num(plog) == 25u);
+}

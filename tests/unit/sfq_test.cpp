@@ -76,3 +76,37 @@ TEST_CASE("sfq: RED mode errors") {
   CHECK(load_errors("version: 1\ndevices:\n  v0:\n    qdiscs: [{kind: sfq, handle: \"1:\", redflowlimit: 1000, max: 2000}]\n").find(
             "max is larger than redflowlimit") != std::string::npos);
 }
+
+// tc_sfq_qopt_v1 as the kernel lab's 6.1 reported it for `sfq redflowlimit
+// 100000 min 8000 max 60000 probability 0.2 ecn` after Plog (tc's is other) was
+// set to 25 and the flags byte to 0x41 over raw netlink
+// (tests/kernel/tc_struct.py); the RED stats (counters) zeroed.
+TEST_CASE("sfq: a Plog other than tc's and flag bits no word sets are read and sent back as held") {
+  auto held = unhex("ea050000000000007f000000000400007f0000007f0000000000000000000000401f000060ea00000619004133333333"
+                    "000000000000000000000000000000000000000000000000");
+  REQUIRE(held.size() == sizeof(tc_sfq_qopt_v1));
+  Qdisc q = load_qdisc("sfq", "redflowlimit: 100000, min: 8000, max: 60000, probability: 0.2, ecn: true");
+  const auto plog = static_cast<uint16_t>(q.ops->field_index("plog")), bits = static_cast<uint16_t>(q.ops->field_index("flag_bits"));
+  Options live;
+  q.ops->decode(held, KindCtx{}, live);
+  CHECK(live.num(plog) == 25u);
+  CHECK(live.num(bits) == 0x40u);
+  CHECK(live.num(q.ops->field_index("ecn")) == 1u);
+  // Sent back as held, but the default limit 127, which goes as 0 (above).
+  auto expect = held;
+  expect[8] = 0;
+  CHECK(hex(body(with_opts(q, live))) == hex(expect));
+  // tc's own (its Plog, flags ecn alone) reads as no field.
+  auto tcs = held;
+  tcs[41] = Attr{0, body(q)}.as<tc_sfq_qopt_v1>().Plog;
+  CHECK(tcs[41] != 25);
+  tcs[43] = TC_RED_ECN;
+  Options from_tc;
+  q.ops->decode(tcs, KindCtx{}, from_tc);
+  CHECK_FALSE(from_tc.has(plog));
+  CHECK_FALSE(from_tc.has(bits));
+  CHECK(load_errors("version: 1\ndevices:\n  v0:\n    qdiscs: [{kind: sfq, handle: \"1:\", flag_bits: 3}]\n").find(
+            "error: flag_bits holds the other bits: say ecn and harddrop by their names") != std::string::npos);
+  CHECK(load_errors("version: 1\ndevices:\n  v0:\n    qdiscs: [{kind: sfq, handle: \"1:\", plog: 3}]\n").find(
+            "error: plog is for RED mode") != std::string::npos);
+}

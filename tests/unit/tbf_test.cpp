@@ -12,6 +12,7 @@
 #include "base/units.h"
 #include "kinds/rate_table.h"
 #include "qdisc_test_util.h"
+#include "ratespec_test_util.h"
 
 using namespace tcsync;
 using namespace tcsync::test;
@@ -201,4 +202,77 @@ TEST_CASE("tbf: mtu without peakrate is no state") {
   Options back;
   q.ops->decode(body(q), KindCtx{}, back);
   CHECK(back == q.opts);
+}
+
+// The kernel keeps the peak rate's spec as sent. tc sends the rate's
+// overhead, mpu and link layer in both; this qdisc had its peak spec changed
+// over raw netlink (tests/kernel/tc_struct.py: overhead 30, mpu 80) after
+// `tc qdisc add ... tbf rate 1mbit burst 10k latency 50ms peakrate 2mbit
+// mtu 1540 overhead 10 mpu 64`, and this is TCA_TBF_PARMS as the kernel
+// (6.18) then reported it: mtu still the ticks of tc's 1540 + 10 bytes,
+// which the new spec gives for 1520 + 30.
+const char* kKernelPeakApart = "00010a000000400048e8010000011e000000500090d00300d8360000e28c13006b7a0100";
+
+TEST_CASE("tbf: the peak rate's own overhead, mpu and link layer are read, compared and sent back as held") {
+  std::vector<uint8_t> dump;
+  MsgWriter w(dump);
+  auto parms = unhex(kKernelPeakApart);
+  w.attr(TCA_TBF_PARMS, parms.data(), parms.size());
+  Qdisc q = load_qdisc("tbf", "rate: 1mbit, burst: 10k, latency: 50ms, peakrate: 2mbit, mtu: 1540, overhead: 10, mpu: 64");
+  auto f = [&](const char* key) { return static_cast<uint16_t>(q.ops->field_index(key)); };
+  Options live;
+  q.ops->decode(dump, KindCtx{}, live);
+  CHECK(live.num(f("overhead")) == 10u);
+  CHECK(live.num(f("mpu")) == 64u);
+  CHECK(live.num(f("peak_overhead")) == 30u);
+  CHECK(live.num(f("peak_mpu")) == 80u);
+  CHECK_FALSE(live.has(f("peak_linklayer")));  // ethernet, as the rate's
+  CHECK(live.num(f("mtu")) == 1520u);
+  CHECK_FALSE(q.opts.has(f("peak_overhead")));
+  // mtu is read at the peak spec's charging: sent back as bytes, the kernel
+  // charges them at that spec (psched_l2t_ns) and holds the same ticks.
+  auto peak = *live.num(f("peakrate"));
+  auto mtu = *live.num(f("mtu"));
+  tc_tbf_qopt held{};
+  std::memcpy(&held, parms.data(), sizeof held);
+  CHECK(kernel_xmit_ticks(peak, ratespec_len(mtu, 30, 80, TC_LINKLAYER_ETHERNET)) == held.mtu);
+  std::vector<uint8_t> again;
+  MsgWriter w2(again);
+  q.ops->encode(live, KindCtx{}, w2);
+  AttrTable tb(again, TCA_TBF_MAX);
+  auto sent = tb.get(TCA_TBF_PARMS)->as<tc_tbf_qopt>();
+  check_spec(sent.peakrate, {30, 80, TC_LINKLAYER_ETHERNET});
+  check_spec(sent.rate, {10, 64, TC_LINKLAYER_ETHERNET});
+  CHECK(tb.get(TCA_TBF_PBURST)->u32() == mtu);
+  // A file that spells it out compares equal to what the kernel holds.
+  Qdisc apart = load_qdisc("tbf", "rate: 1mbit, burst: 10k, latency: 50ms, peakrate: 2mbit, mtu: " + std::to_string(mtu) +
+                                      ", overhead: 10, mpu: 64, peak_overhead: 30, peak_mpu: 80");
+  for (const char* key : {"peak_overhead", "peak_mpu", "peak_linklayer", "mtu"}) {
+    INFO(key);
+    CHECK(apart.opts.num(f(key)) == live.num(f(key)));
+  }
+  // A peak link layer of its own goes in the peak spec alone, its table
+  // counting ATM cells.
+  auto atm = body(load_qdisc("tbf", "rate: 1mbit, burst: 10k, limit: 20k, peakrate: 2mbit, mtu: 1540, peak_linklayer: atm"));
+  AttrTable ta(atm, TCA_TBF_MAX);
+  auto q_atm = ta.get(TCA_TBF_PARMS)->as<tc_tbf_qopt>();
+  CHECK(q_atm.peakrate.linklayer == TC_LINKLAYER_ATM);
+  CHECK(q_atm.rate.linklayer == TC_LINKLAYER_ETHERNET);
+}
+
+TEST_CASE("tbf: a peak spec equal to the rate's is no field, and without a peak rate it is refused") {
+  Qdisc q = load_qdisc("tbf", "rate: 1mbit, burst: 10k, limit: 20k, peakrate: 2mbit, mtu: 1540, overhead: 8, peak_overhead: 8, peak_mpu: 0");
+  CHECK_FALSE(q.opts.has(q.ops->field_index("peak_overhead")));
+  CHECK_FALSE(q.opts.has(q.ops->field_index("peak_mpu")));
+  // tc's own peak rate with one set of words reads back with no peak_*.
+  for (auto& g : kGoldenLinklayer) {
+    INFO(g.yaml);
+    Options back;
+    q.ops->decode(unhex(g.tc), KindCtx{}, back);
+    CHECK_FALSE(back.has(q.ops->field_index("peak_overhead")));
+    CHECK_FALSE(back.has(q.ops->field_index("peak_mpu")));
+    CHECK_FALSE(back.has(q.ops->field_index("peak_linklayer")));
+  }
+  CHECK(load_errors("version: 1\ndevices:\n  v0:\n    qdiscs: [{kind: tbf, handle: \"1:\", rate: 1mbit, burst: 10k, limit: 20k, peak_mpu: 80}]\n")
+            .rfind("t.yaml:4:87: error: tbf's 'peak_mpu' needs 'peakrate'\n", 0) == 0);
 }

@@ -38,7 +38,7 @@
 namespace tcsync {
 namespace {
 
-enum : uint16_t { kEdits, kEx, kControl };
+enum : uint16_t { kEdits, kEx, kControl, kSelFlags };
 
 static_assert(sizeof(tc_pedit_sel) == 24 && sizeof(tc_pedit_key) == 24);
 constexpr size_t kMaxKeys = 255;  // nkeys is a u8
@@ -626,6 +626,9 @@ const Field kFields[] = {
     {.key = "edits", .type = FieldType::Custom, .flags = kRequired, .doc = "The edits, in order: {HEADER: FIELD, set|add: V | decrement: true, retain: M} with HEADER eth, ip, ip6, tcp or udp; {offset: N, size: u8|u16|u32, set: V}; or a raw key {raw: {offset, mask, val, htype, cmd}}.", .custom = &kEditsType},
     {.key = "ex", .type = FieldType::Bool, .doc = "tc's `pedit ex` (keys with header types): implied by any eth, ip6, tcp, udp edit or add; true makes ip edits ipv4-typed keys.", },
     {.key = "control", .type = FieldType::Custom, .doc = "Verdict after the action (default pass; also \"goto chain N\", \"jump N\").", .def = TC_ACT_OK, .custom = &kControlType},
+    // tcf_pedit_init copies tc_pedit_sel's flags byte and tcf_pedit_dump
+    // reports it; nothing in the kernel reads it, tc leaves it 0.
+    {.key = "sel_flags", .type = FieldType::Uint, .doc = "The flags byte of the kernel's tc_pedit_sel, which it keeps and reports but does not use (tc always sends 0).", .def = 0, .max = 0xFF},
 };
 
 // Whether the edits the keys print as imply `ex` (an eth, ip6, tcp or udp
@@ -651,6 +654,7 @@ void encode(const Options& o, const KindCtx& ctx, MsgWriter& w) {
   sel.index = ctx.action_index;
   sel.action = static_cast<int>(o.num(kControl).value_or(TC_ACT_OK));
   sel.nkeys = static_cast<unsigned char>(std::min(keys.size(), kMaxKeys));
+  sel.flags = static_cast<unsigned char>(o.num(kSelFlags).value_or(0));
   std::vector<uint8_t> parms(sizeof sel + sel.nkeys * sizeof(tc_pedit_key));
   std::memcpy(parms.data(), &sel, sizeof sel);
   for (size_t i = 0; i < sel.nkeys; ++i) {
@@ -707,6 +711,7 @@ void decode(std::span<const uint8_t> payload, const KindCtx&, Options& o) {
   settle_ex(o, ex, keys);
   o.set(kControl, uint64_t{static_cast<uint32_t>(sel.action)});
   drop_default_control(o, kControl, TC_ACT_OK);
+  if (sel.flags) o.set(kSelFlags, uint64_t{sel.flags});
 }
 
 void normalize(Options& o, const KindCtx&, Diagnostics& d, SourceLoc) {

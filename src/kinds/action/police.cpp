@@ -20,6 +20,8 @@
 #include <linux/pkt_cls.h>
 #include <linux/pkt_sched.h>
 
+#include <string>
+
 #include "kinds/action/action_control.h"
 #include "kinds/registry.h"
 #include "model/kind.h"
@@ -30,7 +32,8 @@
 namespace tcsync {
 namespace {
 
-enum : uint16_t { kRate, kBurst, kMtu, kPeakrate, kAvrate, kOverhead, kMpu, kConform, kExceed, kLinklayer, kPktsRate, kPktsBurst };
+enum : uint16_t { kRate, kBurst, kMtu, kPeakrate, kAvrate, kOverhead, kMpu, kConform, kExceed, kLinklayer, kPktsRate, kPktsBurst,
+                   kPeakOverhead, kPeakMpu, kPeakLinklayer };
 
 const Field kFields[] = {
     {.key = "rate", .type = FieldType::Rate, .doc = "Token rate: traffic above it exceeds."},
@@ -45,7 +48,15 @@ const Field kFields[] = {
     {.key = "linklayer", .type = FieldType::Enum, .doc = "ethernet, or atm: sizes charged as whole 53-byte cells of 48 bytes.", .def = TC_LINKLAYER_ETHERNET, .names = kLinklayerNames},
     {.key = "pkts_rate", .type = FieldType::Uint, .doc = "Packets per second of a packet bucket: packets above it exceed (instead of rate; needs pkts_burst)."},
     {.key = "pkts_burst", .type = FieldType::Uint, .doc = "Size of the packet bucket in packets (with pkts_rate)."},
+    // The kernel keeps a spec of its own for the peak rate; tc fills it
+    // from the rate's words, another netlink tool need not. Absent: the rate's.
+    {.key = "peak_overhead", .type = FieldType::Uint, .doc = "The peak rate's own overhead, where it differs from overhead (tc cannot set it apart; dump shows it only then).", .max = 0xFFFF},
+    {.key = "peak_mpu", .type = FieldType::Size, .doc = "The peak rate's own mpu, where it differs from mpu (tc cannot set it apart; dump shows it only then).", .max = 0xFFFF},
+    {.key = "peak_linklayer", .type = FieldType::Enum, .doc = "The peak rate's own link layer, where it differs from linklayer (tc cannot set it apart; dump shows it only then).", .names = kLinklayerNames},
 };
+
+constexpr SpecFields kRateSpec{kOverhead, kMpu, kLinklayer};
+constexpr SpecFields kPeakSpec{kPeakOverhead, kPeakMpu, kPeakLinklayer};
 
 void encode(const Options& o, const KindCtx& ctx, MsgWriter& w) {
   tc_police p{};
@@ -67,9 +78,11 @@ void encode(const Options& o, const KindCtx& ctx, MsgWriter& w) {
   p.mtu = mtu;
   if (peak) {
     p.peakrate.rate = peak >= (1ull << 32) ? ~0u : static_cast<uint32_t>(peak);
-    p.peakrate.mpu = static_cast<uint16_t>(mpu);
-    p.peakrate.overhead = overhead;
-    tc_rate_table(p.peakrate, peak, mtu, mpu, ptab, linklayer);
+    auto peak_mpu = static_cast<uint32_t>(spec_value(o, kPeakMpu, kMpu, 0));
+    p.peakrate.mpu = static_cast<uint16_t>(peak_mpu);
+    p.peakrate.overhead = static_cast<uint16_t>(spec_value(o, kPeakOverhead, kOverhead, 0));
+    tc_rate_table(p.peakrate, peak, mtu, peak_mpu, ptab,
+                  static_cast<uint8_t>(spec_value(o, kPeakLinklayer, kLinklayer, TC_LINKLAYER_ETHERNET)));
   }
   w.attr(TCA_POLICE_TBF, &p, sizeof p);
   if (rate) {
@@ -109,7 +122,10 @@ void decode(std::span<const uint8_t> payload, const KindCtx&, Options& o) {
     if (p.rate.linklayer == TC_LINKLAYER_ATM) o.set(kLinklayer, uint64_t{TC_LINKLAYER_ATM});
   }
   o.set(kMtu, uint64_t{p.mtu});
-  if (peak) o.set(kPeakrate, peak);
+  if (peak) {
+    o.set(kPeakrate, peak);
+    decode_second_spec(p.peakrate, kPeakSpec, kRateSpec, o);
+  }
   if (auto* r = tb.get(TCA_POLICE_AVRATE); r && r->u32()) o.set(kAvrate, uint64_t{r->u32()});
   // Absent: pass (TC_ACT_OK), which the kernel does not dump.
   if (auto* r = tb.get(TCA_POLICE_RESULT); r && r->u32() != TC_ACT_OK) o.set(kConform, uint64_t{r->u32()});
@@ -139,6 +155,9 @@ void normalize(Options& o, const KindCtx&, Diagnostics& d, SourceLoc loc) {
   if (!rate && o.has(kBurst)) d.error(at(kBurst), "police 'burst' needs 'rate'");
   if (o.has(kPeakrate) && (!rate || !o.has(kMtu))) d.error(at(kPeakrate), "police 'peakrate' needs 'rate' and 'mtu'");
   if (o.num(kPeakrate) == 0u) d.error(at(kPeakrate), "police peakrate must be more than 0");
+  for (uint16_t f : {kPeakOverhead, kPeakMpu, kPeakLinklayer})
+    if (o.has(f) && !o.has(kPeakrate)) d.error(at(f), "police '" + std::string(kFields[f].key) + "' needs 'peakrate'");
+  drop_second_spec_like_rate(o, kPeakSpec, kRateSpec);
   // The kernel takes avrate only from a filter that carries a rate
   // estimator (TCA_RATE, tc's `estimator`), which tcsync cannot declare yet.
   if (o.has(kAvrate))

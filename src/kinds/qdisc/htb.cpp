@@ -46,7 +46,7 @@ void qdisc_normalize(Options& o, const KindCtx& ctx, Diagnostics& d, SourceLoc) 
 }
 
 // ---- class ---------------------------------------------------------------
-enum { kRate, kCeil, kBurst, kCburst, kPrio, kQuantum, kOverhead, kMpu, kLinklayer, kMtu };
+enum { kRate, kCeil, kBurst, kCburst, kPrio, kQuantum, kOverhead, kMpu, kLinklayer, kMtu, kCeilOverhead, kCeilMpu, kCeilLinklayer };
 
 const Field kClassFields[] = {
     {.key = "rate", .type = FieldType::Rate, .flags = kRequired, .doc = "Guaranteed rate."},
@@ -55,29 +55,37 @@ const Field kClassFields[] = {
     {.key = "cburst", .type = FieldType::Size, .doc = "Bytes that may be sent at link speed (default as tc)."},
     {.key = "prio", .type = FieldType::Uint, .doc = "Priority for borrowing, 0 (first) to 7.", .def = 0, .max = 7},
     {.key = "quantum", .type = FieldType::Uint, .flags = kAuto, .doc = "Bytes served per round (default: rate / r2q, computed by the kernel).", .max = 0xFFFFFFFF},
-    {.key = "overhead", .type = FieldType::Uint, .doc = "Bytes the kernel adds to every packet's size before charging it (rate and ceil).", .def = 0, .max = 0xFFFF},
-    {.key = "mpu", .type = FieldType::Uint, .doc = "Smallest size a packet is charged as (rate and ceil).", .def = 0, .max = 0xFFFF},
+    {.key = "overhead", .type = FieldType::Uint, .doc = "Bytes the kernel adds to every packet's size before charging it (rate, and ceil unless ceil_overhead says otherwise).", .def = 0, .max = 0xFFFF},
+    {.key = "mpu", .type = FieldType::Uint, .doc = "Smallest size a packet is charged as (rate, and ceil unless ceil_mpu says otherwise).", .def = 0, .max = 0xFFFF},
     {.key = "linklayer", .type = FieldType::Enum, .doc = "ethernet, or atm: sizes charged as whole 53-byte cells of 48 bytes.", .def = TC_LINKLAYER_ETHERNET, .names = kLinklayerNames},
     {.key = "mtu", .type = FieldType::Size, .flags = kInputOnly, .doc = "tc's largest packet: the default burst and cburst are rate/HZ plus it (default 1600); the kernel does not keep it.", .max = 0xFFFFFFFF},
+    // The kernel keeps a spec of its own for ceil; tc fills it from the
+    // rate's words, another netlink tool need not. Absent: the rate's.
+    {.key = "ceil_overhead", .type = FieldType::Uint, .doc = "The ceil's own overhead, where it differs from overhead (tc cannot set it apart; dump shows it only then).", .max = 0xFFFF},
+    {.key = "ceil_mpu", .type = FieldType::Uint, .doc = "The ceil's own mpu, where it differs from mpu (tc cannot set it apart; dump shows it only then).", .max = 0xFFFF},
+    {.key = "ceil_linklayer", .type = FieldType::Enum, .doc = "The ceil's own link layer, where it differs from linklayer (tc cannot set it apart; dump shows it only then).", .names = kLinklayerNames},
 };
 
-// tc gives rate and ceil the same overhead, mpu and link layer; the kernel
-// keeps them in each spec and charges packets with them.
-tc_ratespec ratespec(uint64_t rate, const Options& o) {
+constexpr SpecFields kRateSpec{kOverhead, kMpu, kLinklayer};
+constexpr SpecFields kCeilSpec{kCeilOverhead, kCeilMpu, kCeilLinklayer};
+
+// The kernel keeps each spec as sent (psched_ratecfg_precompute); the
+// ceil's fields are the rate's unless given apart.
+tc_ratespec ratespec(uint64_t rate, const Options& o, const SpecFields& f) {
   tc_ratespec r{};
   r.rate = rate >= 0xFFFFFFFFull ? 0xFFFFFFFFu : static_cast<uint32_t>(rate);
   // With a link layer set the kernel needs no rate table (TCA_HTB_RTAB).
-  r.linklayer = static_cast<uint8_t>(o.num(kLinklayer).value_or(TC_LINKLAYER_ETHERNET));
-  r.overhead = static_cast<uint16_t>(o.num(kOverhead).value_or(0));
-  r.mpu = static_cast<uint16_t>(o.num(kMpu).value_or(0));
+  r.linklayer = static_cast<uint8_t>(spec_value(o, f.linklayer, kLinklayer, TC_LINKLAYER_ETHERNET));
+  r.overhead = static_cast<uint16_t>(spec_value(o, f.overhead, kOverhead, 0));
+  r.mpu = static_cast<uint16_t>(spec_value(o, f.mpu, kMpu, 0));
   return r;
 }
 
 void class_encode(const Options& o, const KindCtx&, MsgWriter& w) {
   uint64_t rate = o.num(kRate).value_or(0), ceil = o.num(kCeil).value_or(rate);
   tc_htb_opt opt{};
-  opt.rate = ratespec(rate, o);
-  opt.ceil = ratespec(ceil, o);
+  opt.rate = ratespec(rate, o, kRateSpec);
+  opt.ceil = ratespec(ceil, o, kCeilSpec);
   opt.buffer = xmittime_ticks(rate, o.num(kBurst).value_or(0));
   opt.cbuffer = xmittime_ticks(ceil, o.num(kCburst).value_or(0));
   opt.quantum = static_cast<uint32_t>(o.num(kQuantum).value_or(0));
@@ -105,12 +113,14 @@ void class_decode(std::span<const uint8_t> p, const KindCtx&, Options& o) {
   if (opt.rate.overhead) o.set(kOverhead, uint64_t{opt.rate.overhead});
   if (opt.rate.mpu) o.set(kMpu, uint64_t{opt.rate.mpu});
   if (opt.rate.linklayer == TC_LINKLAYER_ATM) o.set(kLinklayer, uint64_t{TC_LINKLAYER_ATM});
+  decode_second_spec(opt.ceil, kCeilSpec, kRateSpec, o);
 }
 
 // Bursts travel as scheduler ticks computed from the rate, so two byte
 // counts can mean the same burst: keep the canonical one (what a dump will
 // show), and fill tc's defaults so a class made by tc compares equal.
 void class_normalize(Options& o, const KindCtx&, Diagnostics& d, SourceLoc loc) {
+  drop_second_spec_like_rate(o, kCeilSpec, kRateSpec);
   auto rate = o.num(kRate);
   if (!rate) return;
   if (*rate == 0) d.error(o.opt(kRate)->loc, "rate must be more than 0");

@@ -30,7 +30,7 @@ namespace {
 
 enum {
   kLimit, kMin, kMax, kAvpkt, kBurst, kBandwidth, kProbability, kEwma, kScellLog,
-  kEcn, kHarddrop, kAdaptive, kNodrop, kEarlyDropBlock, kMarkBlock,
+  kEcn, kHarddrop, kAdaptive, kNodrop, kEarlyDropBlock, kMarkBlock, kPlog,
 };
 
 constexpr uint64_t kDefaultProbability = kDefaultRedProbability;
@@ -53,6 +53,7 @@ const Field kFields[] = {
     // red_change: tcf_qevent_validate_change refuses another block.
     {.key = "early_drop_block", .type = FieldType::Uint, .flags = kRecreate, .doc = "Shared block whose filters see early-dropped packets (qevent early_drop).", .max = 0xFFFFFFFF},
     {.key = "mark_block", .type = FieldType::Uint, .flags = kRecreate, .doc = "Shared block whose filters see ECN-marked packets (qevent mark).", .max = 0xFFFFFFFF},
+    {.key = "plog", .type = FieldType::Uint, .doc = red_plog_doc, .max = 31},
 };
 
 uint32_t u32(const Options& o, int f) { return static_cast<uint32_t>(o.num(f).value_or(0)); }
@@ -64,8 +65,7 @@ void encode(const Options& o, const KindCtx&, MsgWriter& w) {
   q.qth_max = u32(o, kMax);
   q.Wlog = static_cast<uint8_t>(u32(o, kEwma));
   uint32_t max_p = static_cast<uint32_t>(o.num(kProbability).value_or(kDefaultProbability));
-  int plog = red_eval_plog(q.qth_min, q.qth_max, static_cast<double>(max_p) / kTwo32);
-  q.Plog = static_cast<uint8_t>(plog < 0 ? 0 : plog);  // normalize refused -1
+  q.Plog = red_plog_to_send(o, kPlog, q.qth_min, q.qth_max, max_p);
   q.Scell_log = static_cast<uint8_t>(u32(o, kScellLog));
   uint8_t table[256];
   if (o.has(kAvpkt))
@@ -101,7 +101,9 @@ void decode(std::span<const uint8_t> p, const KindCtx&, Options& o) {
   o.set(kScellLog, uint64_t{q.Scell_log});
   // An older kernel without TCA_RED_MAX_P derives max_P from Plog and
   // reports nothing more: the probability stays unknown (absent).
-  if (auto* m = tb.get(TCA_RED_MAX_P); m && m->u32()) o.set(kProbability, uint64_t{m->u32()});
+  auto* m = tb.get(TCA_RED_MAX_P);
+  if (m && m->u32()) o.set(kProbability, uint64_t{m->u32()});
+  red_read_plog(o, kPlog, q.Plog, q.qth_min, q.qth_max, m ? std::optional<uint32_t>(m->u32()) : std::nullopt);
   uint32_t flags = q.flags;
   if (auto* f = tb.get(TCA_RED_FLAGS)) flags = f->as<nla_bitfield32>().value;
   o.set(kEcn, uint64_t{(flags & TC_RED_ECN) != 0});
@@ -132,6 +134,7 @@ void normalize(Options& o, const KindCtx&, Diagnostics& d, SourceLoc loc) {
   uint32_t max_p = static_cast<uint32_t>(o.num(kProbability).value_or(kDefaultProbability));
   if (red_eval_plog(qmin, qmax, static_cast<double>(max_p) / kTwo32) < 0)
     return d.error(loc_of(o, kProbability, loc), "probability is too small for the span from min to max (tc: failed to calculate probability)");
+  red_drop_computed_plog(o, kPlog, qmin, qmax, max_p);
 
   auto avpkt = o.num(kAvpkt);
   if (!avpkt) {
@@ -168,8 +171,12 @@ void normalize(Options& o, const KindCtx&, Diagnostics& d, SourceLoc loc) {
   o.set(kScellLog, uint64_t(clog), loc_of(o, kScellLog, loc_of(o, kBandwidth, loc_of(o, kAvpkt, loc))));
 }
 
-// red_adaptative_algo moves max_P every 500 ms between 1% and 50%.
-bool kernel_tunes(const Options& want, uint16_t f) { return f == kProbability && want.num(kAdaptive).value_or(0); }
+// red_adaptative_algo moves max_P every 500 ms between 1% and 50%, and
+// leaves Plog as sent: the Plog max_P then gives is not the one held, so
+// decode reads one apart, which is no drift either.
+bool kernel_tunes(const Options& want, uint16_t f) {
+  return (f == kProbability || f == kPlog) && want.num(kAdaptive).value_or(0);
+}
 
 // red has one class, 1, holding its child qdisc (a bfifo by default).
 bool implicit_class(const Options&, uint32_t minor) { return minor == 1; }

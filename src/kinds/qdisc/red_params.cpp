@@ -109,4 +109,25 @@ void red_middle_table(uint8_t table[256]) {
   table[255] = 31;
 }
 
+namespace {
+int computed_plog(uint32_t qmin, uint32_t qmax, uint32_t max_p) {
+  int plog = red_eval_plog(qmin, qmax, static_cast<double>(max_p) / kTwo32);
+  return plog < 0 ? 0 : plog;  // normalize refused -1
+}
+}  // namespace
+
+uint8_t red_plog_to_send(const Options& o, int f, uint32_t qmin, uint32_t qmax, uint32_t max_p) {
+  if (auto v = o.num(static_cast<uint16_t>(f))) return static_cast<uint8_t>(*v);
+  return static_cast<uint8_t>(computed_plog(qmin, qmax, max_p));
+}
+
+void red_read_plog(Options& o, int f, uint8_t held, uint32_t qmin, uint32_t qmax, std::optional<uint32_t> max_p) {
+  if (!max_p || !*max_p || held != computed_plog(qmin, qmax, *max_p)) o.set(static_cast<uint16_t>(f), uint64_t{held});
+}
+
+void red_drop_computed_plog(Options& o, int f, uint32_t qmin, uint32_t qmax, uint32_t max_p) {
+  auto field = static_cast<uint16_t>(f);
+  if (auto v = o.num(field); v && *v == static_cast<uint64_t>(computed_plog(qmin, qmax, max_p))) o.erase(field);
+}
+
 }  // namespace tcsync

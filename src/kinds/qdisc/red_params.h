@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "model/kind.h"
 
@@ -24,6 +25,23 @@ int red_eval_ewma(uint32_t qmin, uint32_t burst, uint32_t avpkt);
 
 // Plog: the doublings of prob / (qmax - qmin) until it passes 1; -1: none.
 int red_eval_plog(uint32_t qmin, uint32_t qmax, double prob);
+
+// Plog as a field of its own (red, sfq): the kernel keeps and reports the
+// Plog sent, and uses it only to derive max_P when none is sent. tc
+// computes it from min, max and the probability; another netlink tool may
+// send another. The field is kept only where the kernel's differs from
+// that, so tc's states read and print as before.
+inline constexpr std::string_view red_plog_doc =
+    "The kernel's Plog, where it differs from the one min, max and probability give (tc always sends that one; dump shows it only "
+    "then). The kernel reports it and uses it only for a max_P of 0.";
+// What encode sends: the field, else the computed one.
+uint8_t red_plog_to_send(const Options& o, int f, uint32_t qmin, uint32_t qmax, uint32_t max_p);
+// decode: keeps the kernel's Plog in field F when it differs from what
+// qmin, qmax and MAX_P give; with no max_P reported (an old kernel derives
+// max_P from Plog) always.
+void red_read_plog(Options& o, int f, uint8_t held, uint32_t qmin, uint32_t qmax, std::optional<uint32_t> max_p);
+// normalize: drops a declared Plog equal to the computed one.
+void red_drop_computed_plog(Options& o, int f, uint32_t qmin, uint32_t qmax, uint32_t max_p);
 
 // The 256-byte idle-damping table (TCA_*_STAB) tc sends for Wlog, avpkt and
 // the link rate (bytes/s); returns the Scell_log tc picks, -1 when none fits.

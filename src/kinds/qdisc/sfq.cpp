@@ -20,8 +20,9 @@ namespace {
 
 enum {
   kQuantum, kPerturb, kLimit, kDivisor, kFlows, kDepth, kHeaddrop,
-  kRedflowlimit, kMin, kMax, kAvpkt, kBurst, kProbability, kEwma, kScellLog, kEcn, kHarddrop,
+  kRedflowlimit, kMin, kMax, kAvpkt, kBurst, kProbability, kEwma, kScellLog, kEcn, kHarddrop, kPlog, kFlagBits,
 };
+constexpr uint8_t kNamedFlags = TC_RED_ECN | TC_RED_HARDDROP;
 constexpr uint32_t kDefaultAvpkt = 1000;  // q_sfq.c
 constexpr uint32_t kDefaultLimit = 127;  // SFQ_MAX_DEPTH
 
@@ -45,6 +46,10 @@ const Field kFields[] = {
     {.key = "scell_log", .type = FieldType::Uint, .doc = "RED mode: the kernel's Scell_log (tc leaves it 0).", .def = 0, .max = 31},
     {.key = "ecn", .type = FieldType::Bool, .doc = "RED mode: mark ECN-capable packets instead of dropping them.", .def = 0},
     {.key = "harddrop", .type = FieldType::Bool, .doc = "RED mode: drop, not mark, above max even with ecn.", .def = 0},
+    {.key = "plog", .type = FieldType::Uint, .doc = red_plog_doc, .max = 31},
+    // sfq_change copies the flags byte whole and sfq_dump reports it; only
+    // ecn and harddrop mean anything to it, and tc sets no other.
+    {.key = "flag_bits", .type = FieldType::Uint, .doc = "Bits of the kernel's flags byte other than ecn (1) and harddrop (2): sfq keeps and reports them but does not use them, and tc never sets them.", .def = 0, .max = 0xFF},
 };
 
 uint32_t u32(const Options& o, int f) { return static_cast<uint32_t>(o.num(f).value_or(0)); }
@@ -73,10 +78,9 @@ void encode(const Options& o, const KindCtx&, MsgWriter& w) {
     q.Wlog = static_cast<uint8_t>(v(kEwma));
     q.Scell_log = static_cast<uint8_t>(v(kScellLog));
     q.max_P = static_cast<uint32_t>(o.num(kProbability).value_or(kDefaultRedProbability));
-    int plog = red_eval_plog(q.qth_min, q.qth_max, static_cast<double>(q.max_P) / kTwo32);
-    q.Plog = static_cast<uint8_t>(plog < 0 ? 0 : plog);  // normalize refused -1
+    q.Plog = red_plog_to_send(o, kPlog, q.qth_min, q.qth_max, q.max_P);
   }
-  q.flags = static_cast<uint8_t>((v(kEcn) ? TC_RED_ECN : 0) | (v(kHarddrop) ? TC_RED_HARDDROP : 0));
+  q.flags = static_cast<uint8_t>((v(kEcn) ? TC_RED_ECN : 0) | (v(kHarddrop) ? TC_RED_HARDDROP : 0) | v(kFlagBits));
   w.put_struct(q);
 }
 
@@ -91,17 +95,19 @@ void decode(std::span<const uint8_t> p, const KindCtx&, Options& o) {
   if (p.size() >= sizeof q) {
     o.set(kDepth, uint64_t{q.depth});
     if (q.headdrop) o.set(kHeaddrop, uint64_t{1});
-    // limit (redflowlimit) is never kept; Plog follows from min, max and
-    // max_P as tc computes it; stats are counters.
+    // limit (redflowlimit) is never kept; Plog is read where it differs
+    // from what min, max and max_P give; stats are counters.
     if (q.qth_min) {
       o.set(kMin, uint64_t{q.qth_min});
       o.set(kMax, uint64_t{q.qth_max});
       o.set(kEwma, uint64_t{q.Wlog});
       if (q.Scell_log) o.set(kScellLog, uint64_t{q.Scell_log});
       if (q.max_P) o.set(kProbability, uint64_t{q.max_P});
+      red_read_plog(o, kPlog, q.Plog, q.qth_min, q.qth_max, q.max_P);
     }
     if (q.flags & TC_RED_ECN) o.set(kEcn, uint64_t{1});
     if (q.flags & TC_RED_HARDDROP) o.set(kHarddrop, uint64_t{1});
+    if (q.flags & ~kNamedFlags) o.set(kFlagBits, uint64_t{static_cast<uint8_t>(q.flags & ~kNamedFlags)});
   }
 }
 
@@ -115,7 +121,10 @@ SourceLoc loc_of(const Options& o, int f, SourceLoc fallback) {
 void normalize_red(Options& o, Diagnostics& d, SourceLoc loc) {
   bool red = false;
   for (int f : {kRedflowlimit, kMin, kMax, kAvpkt, kBurst, kProbability, kEwma, kScellLog}) red = red || o.has(f);
-  if (!red) return;
+  if (!red) {
+    if (auto* p = o.opt(kPlog)) d.error(p->loc, "plog is for RED mode: give min, max and ewma (or redflowlimit) too");
+    return;
+  }
   uint32_t limit = u32(o, kRedflowlimit), qmin = u32(o, kMin), qmax = u32(o, kMax);
   if (!qmax && !limit)
     return d.error(loc, "sfq's RED mode needs redflowlimit (tc's form) or min, max and ewma (the kernel's form, as dump prints it)");
@@ -129,6 +138,7 @@ void normalize_red(Options& o, Diagnostics& d, SourceLoc loc) {
   uint32_t max_p = static_cast<uint32_t>(o.num(kProbability).value_or(kDefaultRedProbability));
   if (red_eval_plog(qmin, qmax, static_cast<double>(max_p) / kTwo32) < 0)
     return d.error(loc_of(o, kProbability, loc), "probability is too small for the span from min to max (tc: failed to calculate probability)");
+  red_drop_computed_plog(o, kPlog, qmin, qmax, max_p);
   if (o.has(kEwma)) {
     if (auto* b = o.opt(kBurst)) d.error(b->loc, "give burst or ewma, not both (ewma is computed from burst)");
     return;
@@ -146,6 +156,8 @@ void normalize(Options& o, const KindCtx&, Diagnostics& d, SourceLoc loc) {
     uint64_t n = std::get<uint64_t>(opt->value);
     if (n == 0 || (n & (n - 1))) d.error(opt->loc, "divisor must be a power of two up to 65536");
   }
+  if (auto* b = o.opt(kFlagBits); b && (std::get<uint64_t>(b->value) & kNamedFlags))
+    d.error(b->loc, "flag_bits holds the other bits: say ecn and harddrop by their names");
   normalize_red(o, d, loc);
 }
 

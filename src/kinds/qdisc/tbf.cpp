@@ -1,6 +1,8 @@
 // tbf: a token bucket filter qdisc.
 #include <linux/pkt_sched.h>
 
+#include <string>
+
 #include "kinds/qdisc/qdisc_values.h"
 #include "kinds/registry.h"
 #include "model/kind.h"
@@ -11,7 +13,7 @@
 namespace tcsync {
 namespace {
 
-enum { kRate, kBurst, kLimit, kLatency, kPeakrate, kMtu, kOverhead, kMpu, kLinklayer };
+enum { kRate, kBurst, kLimit, kLatency, kPeakrate, kMtu, kOverhead, kMpu, kLinklayer, kPeakOverhead, kPeakMpu, kPeakLinklayer };
 
 const Field kFields[] = {
     {.key = "rate", .type = FieldType::Rate, .flags = kRequired, .doc = "Rate the bucket fills at."},
@@ -23,18 +25,28 @@ const Field kFields[] = {
     {.key = "overhead", .type = FieldType::Uint, .doc = "Bytes the kernel adds to every packet's size (and to burst and mtu) before charging it.", .def = 0, .max = 0xFFFF},
     {.key = "mpu", .type = FieldType::Size, .doc = "Smallest size a packet is charged as.", .def = 0, .max = 0xFFFF},
     {.key = "linklayer", .type = FieldType::Enum, .doc = "ethernet, or atm: sizes charged as whole 53-byte cells of 48 bytes.", .def = TC_LINKLAYER_ETHERNET, .names = kLinklayerNames},
+    // The kernel keeps a spec of its own for the peak rate; tc fills it
+    // from the rate's words, another netlink tool need not. Absent: the rate's.
+    {.key = "peak_overhead", .type = FieldType::Uint, .doc = "The peak rate's own overhead (charges mtu and the peak bucket), where it differs from overhead (tc cannot set it apart; dump shows it only then).", .max = 0xFFFF},
+    {.key = "peak_mpu", .type = FieldType::Size, .doc = "The peak rate's own mpu, where it differs from mpu (tc cannot set it apart; dump shows it only then).", .max = 0xFFFF},
+    {.key = "peak_linklayer", .type = FieldType::Enum, .doc = "The peak rate's own link layer, where it differs from linklayer (tc cannot set it apart; dump shows it only then).", .names = kLinklayerNames},
 };
+
+constexpr SpecFields kRateSpec{kOverhead, kMpu, kLinklayer};
+constexpr SpecFields kPeakSpec{kPeakOverhead, kPeakMpu, kPeakLinklayer};
 
 // A size as the kernel charges it at the options' rate spec (overhead, mpu,
 // link layer), and back: burst and mtu travel in bytes and come back as
 // ticks of the charged length.
+
 struct Adjust {
   uint16_t overhead, mpu;
   uint8_t linklayer;
-  explicit Adjust(const Options& o)
-      : overhead(static_cast<uint16_t>(o.num(kOverhead).value_or(0))),
-        mpu(static_cast<uint16_t>(o.num(kMpu).value_or(0))),
-        linklayer(static_cast<uint8_t>(o.num(kLinklayer).value_or(TC_LINKLAYER_ETHERNET))) {}
+  // The peak rate's spec is the rate's but for the peak_* fields given.
+  explicit Adjust(const Options& o, const SpecFields& f = kRateSpec)
+      : overhead(static_cast<uint16_t>(spec_value(o, f.overhead, kOverhead, 0))),
+        mpu(static_cast<uint16_t>(spec_value(o, f.mpu, kMpu, 0))),
+        linklayer(static_cast<uint8_t>(spec_value(o, f.linklayer, kLinklayer, TC_LINKLAYER_ETHERNET))) {}
   uint32_t ticks(uint64_t rate, uint64_t size) const { return kernel_xmit_ticks(rate, ratespec_len(size, overhead, mpu, linklayer)); }
   uint64_t bytes(uint64_t rate, uint32_t t) const { return ratespec_size(kernel_xmit_bytes(rate, t), overhead, mpu, linklayer); }
   void apply(tc_ratespec& r) const { r.overhead = overhead, r.mpu = mpu; }
@@ -62,13 +74,13 @@ struct Adjust {
 // the kernel's state is tc's, though TCA_TBF_BURST may be a few bytes less
 // than tc's.
 void encode(const Options& o, const KindCtx&, MsgWriter& w) {
-  const Adjust adj(o);
+  const Adjust adj(o), padj(o, kPeakSpec);
   uint64_t rate = o.num(kRate).value_or(0), peak = o.num(kPeakrate).value_or(0);
   uint64_t burst = o.num(kBurst).value_or(0), mtu = o.num(kMtu).value_or(0);
   // tc's ticks when the size goes in bytes too (the kernel then computes
   // its own from the bytes); else the kernel's own, which it takes as sent.
-  auto ticks = [&](uint64_t r, uint64_t size) {
-    return size < (1ull << 32) ? xmittime_ticks(r, size) : adj.ticks(r, size);
+  auto ticks = [&](const Adjust& a, uint64_t r, uint64_t size) {
+    return size < (1ull << 32) ? xmittime_ticks(r, size) : a.ticks(r, size);
   };
   tc_tbf_qopt q{};
   uint32_t rtab[256], ptab[256];
@@ -77,12 +89,12 @@ void encode(const Options& o, const KindCtx&, MsgWriter& w) {
   tc_rate_table(q.rate, rate, static_cast<uint32_t>(mtu), adj.mpu, rtab, adj.linklayer);
   if (peak) {
     q.peakrate.rate = peak >= (1ull << 32) ? ~0u : static_cast<uint32_t>(peak);
-    adj.apply(q.peakrate);
-    tc_rate_table(q.peakrate, peak, static_cast<uint32_t>(mtu), adj.mpu, ptab, adj.linklayer);
+    padj.apply(q.peakrate);
+    tc_rate_table(q.peakrate, peak, static_cast<uint32_t>(mtu), padj.mpu, ptab, padj.linklayer);
   }
   q.limit = static_cast<uint32_t>(o.num(kLimit).value_or(0));
-  q.buffer = ticks(rate, burst);
-  if (peak) q.mtu = ticks(peak, mtu);
+  q.buffer = ticks(adj, rate, burst);
+  if (peak) q.mtu = ticks(padj, peak, mtu);
   w.attr(TCA_TBF_PARMS, &q, sizeof q);
   if (burst < (1ull << 32)) w.attr_u32(TCA_TBF_BURST, static_cast<uint32_t>(burst));
   if (rate >= (1ull << 32)) w.attr_u64(TCA_TBF_RATE64, rate);
@@ -104,25 +116,26 @@ void decode(std::span<const uint8_t> p, const KindCtx&, Options& o) {
   auto q = a->as<tc_tbf_qopt>();
   uint64_t rate = q.rate.rate, peak = q.peakrate.rate;
   // tc gives the peak rate the same overhead, mpu and link layer; the
-  // rate's are the options'.
+  // rate's are the options', the peak's own are kept where they differ.
   if (q.rate.overhead) o.set(kOverhead, uint64_t{q.rate.overhead});
   if (q.rate.mpu) o.set(kMpu, uint64_t{q.rate.mpu});
   if (q.rate.linklayer == TC_LINKLAYER_ATM) o.set(kLinklayer, uint64_t{TC_LINKLAYER_ATM});
-  const Adjust adj(o);
   if (auto* r = tb.get(TCA_TBF_RATE64)) rate = r->u64();
   if (auto* r = tb.get(TCA_TBF_PRATE64)) peak = r->u64();
+  if (peak) {
+    o.set(kPeakrate, peak);
+    decode_second_spec(q.peakrate, kPeakSpec, kRateSpec, o);
+  }
+  const Adjust adj(o), padj(o, kPeakSpec);
   // Sizes in bytes come only in requests (tcsync's own, read back in
   // tests): the kernel would compute its ticks from them, and so does this.
   uint32_t buffer = q.buffer, mtu = q.mtu;
   if (auto* b = tb.get(TCA_TBF_BURST); b && b->data.size() >= 4) buffer = adj.ticks(rate, b->u32());
-  if (auto* b = tb.get(TCA_TBF_PBURST); b && b->data.size() >= 4) mtu = adj.ticks(peak, b->u32());
+  if (auto* b = tb.get(TCA_TBF_PBURST); b && b->data.size() >= 4) mtu = padj.ticks(peak, b->u32());
   o.set(kRate, rate);
   o.set(kBurst, adj.bytes(rate, buffer));
   o.set(kLimit, uint64_t{q.limit});
-  if (peak) {
-    o.set(kPeakrate, peak);
-    o.set(kMtu, adj.bytes(peak, mtu));
-  }
+  if (peak) o.set(kMtu, padj.bytes(peak, mtu));
 }
 
 void normalize(Options& o, const KindCtx&, Diagnostics& d, SourceLoc loc) {
@@ -146,6 +159,11 @@ void normalize(Options& o, const KindCtx&, Diagnostics& d, SourceLoc loc) {
   // is no state, so it is dropped rather than compared (tdc: "rate 20000
   // mtu 2048"); the table then has tc's default cells.
   if (!peak) o.erase(kMtu);
+  // Without a peak rate the kernel keeps no peak spec (it reports zeros).
+  for (int f : {kPeakOverhead, kPeakMpu, kPeakLinklayer})
+    if (auto* opt = o.opt(static_cast<uint16_t>(f)); opt && !peak)
+      d.error(opt->loc, "tbf's '" + std::string(kFields[f].key) + "' needs 'peakrate'");
+  drop_second_spec_like_rate(o, kPeakSpec, kRateSpec);
   if (lat) {
     // As tc: limit = rate * latency + burst, or less if the peak bucket says so.
     double us = static_cast<double>(std::get<uint64_t>(lat->value));
@@ -160,15 +178,15 @@ void normalize(Options& o, const KindCtx&, Diagnostics& d, SourceLoc loc) {
   // The size the kernel will report: its own ticks for the bytes sent
   // (TCA_TBF_BURST, TCA_TBF_PBURST), read back as decode reads them. A
   // burst of 4 GiB or more goes as the kernel's ticks only.
-  const Adjust adj(o);
-  auto canon = [&](int f, uint64_t r) {
+  const Adjust adj(o), padj(o, kPeakSpec);
+  auto canon = [&](const Adjust& a, int f, uint64_t r) {
     if (auto* opt = o.opt(f)) {
       uint64_t bytes = std::get<uint64_t>(opt->value);
-      o.set(f, adj.bytes(r, adj.ticks(r, bytes)), opt->loc);
+      o.set(f, a.bytes(r, a.ticks(r, bytes)), opt->loc);
     }
   };
-  canon(kBurst, *rate);
-  if (peak) canon(kMtu, *peak);
+  canon(adj, kBurst, *rate);
+  if (peak) canon(padj, kMtu, *peak);
 }
 
 
