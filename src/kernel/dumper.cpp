@@ -7,6 +7,7 @@
 #include <linux/pkt_cls.h>
 
 #include <algorithm>
+#include <ranges>
 #include <optional>
 #include <cstring>
 #include <map>
@@ -272,7 +273,9 @@ class Dumper {
     }
     if (hash_tables.empty()) return ok;
     std::set<FilterKey> holding;  // lists a hash table is now listed in
-    for (Filter& t : tables_seen_)
+    // A walk lists a pref's tables newest first (u32 adds each at the head):
+    // kept oldest first, so that apply makes them in the kernel's order.
+    for (Filter& t : std::views::reverse(tables_seen_))
       if (hash_tables.count({group_of(t), t.key.handle})) {
         holding.insert(FilterKey{t.key.parent, t.key.chain, t.key.pref, t.key.protocol, 0});
         fs.push_back(std::move(t));

@@ -105,7 +105,7 @@ B
 cat >"$TMP/term.tc" <<'B'
 filter add dev v0 parent ffff: protocol ip prio 6 u32 match ip dst 10.9.0.0/16 classid 0
 filter add dev v0 parent ffff: protocol ip prio 6 handle ::5 u32 match ip dst 10.8.0.0/16
-filter replace dev v0 parent ffff: protocol ip prio 6 handle 800::5 u32 match ip dst 10.8.0.0/16 classid 1:5
+filter replace dev v0 parent ffff: protocol ip prio 6 handle 801::5 u32 match ip dst 10.8.0.0/16 classid 1:5
 B
 echo "# hash tables 900: (divisor 1) and 901: (divisor 256), linked from root-table rules; TERMINAL as tc left it"
 expect_rc 0 t -b "$TMP/ht.tc"
@@ -134,7 +134,7 @@ cmp -s <(echo "$OUT") "$TMP/ht.yaml" && pass "explicit tables: second dump ident
 echo "# a file without table 900: (nor its rule, nor the link to it): a difference"
 grep -v -e '"900:"' -e '900::' "$TMP/ht.yaml" >"$TMP/no900.yaml"
 expect_rc 2 ts diff "$TMP/no900.yaml"
-expect_contains "- v0: filter u32 ffff: pref 5 protocol ip handle 900:"
+expect_contains "pref 5 protocol ip handle 900:"
 echo "# a rule of 900: written without 'ht' is still the table's where the file declares it"
 sed -E 's/u32: \{ht: "900:", /u32: {/' "$TMP/ht.yaml" >"$TMP/noht.yaml"
 expect_rc 0 ts diff "$TMP/noht.yaml"
