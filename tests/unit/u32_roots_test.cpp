@@ -300,9 +300,13 @@ TEST_CASE("u32 tables 800: and above: without the table, 900::1 is a rule of the
 }
 
 TEST_CASE("u32 tables 800: and above: an id a declared root has, a link to no declared table", "[u32_roots]") {
-  CHECK(load_errors(kHead + R"(      - {parent: "1:", pref: 5, protocol: ip, handle: "801::1", u32: {match: [{ip: {dst: 10.0.0.1}}]}, classid: "1:13"}
+  CHECK(load_errors(kHead + R"(      - {parent: "1:", pref: 5, protocol: ip, empty: u32, handle: "801:"}
       - {parent: "1:", pref: 6, protocol: ip, handle: "801:", u32: {divisor: 1}}
 )").find("t.yaml:8:9: error: u32 table 801: is the root table of 1: chain 0 pref 5 protocol ip (t.yaml:7:9): give the hash table another id") == 0);
+  // With the table declared, 801::1 is a rule of it, not a root's.
+  CHECK(load_errors(kHead + R"(      - {parent: "1:", pref: 5, protocol: ip, handle: "801::1", u32: {match: [{ip: {dst: 10.0.0.1}}]}, classid: "1:13"}
+      - {parent: "1:", pref: 6, protocol: ip, handle: "801:", u32: {divisor: 1}}
+)").find("t.yaml:7:9: error: rules in u32 table 801: are listed in its own list, 1: chain 0 pref 6 protocol ip") == 0);
   CHECK(load_errors(kHead + R"(      - {parent: "1:", pref: 5, protocol: ip, handle: "::1", u32: {match: [{ip: {dst: 10.0.0.1}}], link: "900:"}}
 )").find("error: 'link' names u32 table 900:, which is not declared on this qdisc") != std::string::npos);
 }

@@ -257,7 +257,11 @@ TEST_CASE("u32: decode(encode(x)) encodes to the same bytes") {
     Filter back;
     back.key.handle = handles[i];
     back.classid = f.classid;
-    u32.decode(bytes, KindCtx{handles[i]}, back.opts);
+    // The classid travels in the options too (the filter codec adds it):
+    // decode reads TC_U32_TERMINAL against it.
+    auto with_classid = bytes;
+    if (f.classid) for (uint8_t b : unhex("08000100 10000100")) with_classid.push_back(b);
+    u32.decode(with_classid, KindCtx{handles[i]}, back.opts);
     CHECK(back.opts == f.opts);
     CHECK(hex(encode(back)) == hex(bytes));
   }
