@@ -146,7 +146,7 @@ blocks:
     chains:
       - {chain: 9}
     filters:
-      - {pref: 10, protocol: ip, handle: "::1", u32: {match: [{u32: {value: "0x0a000001", mask: "0xffffffff", at: 16}}]}}
+      - {pref: 10, protocol: ip, handle: "::1", u32: {match: [{u32: {value: "0x0a000001", mask: "0xffffffff", at: 16}}], terminal: false}}
 )");
   CHECK(write_state_yaml(State{}) == "version: 1\ndevices: {}\n");
 }

@@ -325,7 +325,7 @@ TEST_CASE("u32 tables 800: and above: the dump's reading, handed to the declared
   CHECK(fs[1].opts == s.devices[0].filters[2].opts);
 }
 
-TEST_CASE("u32 terminal: read as the kernel holds it, written only where it differs from the rule's result", "[u32_roots]") {
+TEST_CASE("u32 terminal: read as the kernel holds it, and written where the rule's result does not give it", "[u32_roots]") {
   State s = load_ok(kHead + R"(      - {parent: "1:", pref: 5, protocol: ip, handle: "::1", u32: {match: [{ip: {dst: 10.0.0.1}}], terminal: true}}
       - {parent: "1:", pref: 5, protocol: ip, handle: "::2", u32: {match: [{ip: {dst: 10.0.0.2}}], terminal: false}, classid: "1:13"}
       - {parent: "1:", pref: 5, protocol: ip, handle: "::3", u32: {match: [{ip: {dst: 10.0.0.3}}], terminal: false}}
@@ -334,7 +334,7 @@ TEST_CASE("u32 terminal: read as the kernel holds it, written only where it diff
   std::string y = write_state_yaml(s);
   CHECK(y.find("handle: \"::1\", u32: {match: [{u32: {value: \"0x0a000001\", mask: \"0xffffffff\", at: 16}}], terminal: true}}") != std::string::npos);
   CHECK(y.find("terminal: false}, classid: \"1:13\"") != std::string::npos);
-  CHECK(y.find("handle: \"::3\", u32: {match: [{u32: {value: \"0x0a000003\", mask: \"0xffffffff\", at: 16}}]}}") != std::string::npos);
+  CHECK(y.find("handle: \"::3\", u32: {match: [{u32: {value: \"0x0a000003\", mask: \"0xffffffff\", at: 16}}], terminal: false}}") != std::string::npos);
   CHECK(y.find("handle: \"::4\", u32: {match: [{u32: {value: \"0x0a000004\", mask: \"0xffffffff\", at: 16}}]}, classid") != std::string::npos);
   // A live rule whose flag differs from the file's: a difference.
   State flipped = load_ok(kHead + R"(      - {parent: "1:", pref: 5, protocol: ip, handle: "::1", u32: {match: [{ip: {dst: 10.0.0.1}}]}}

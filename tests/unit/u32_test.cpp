@@ -292,7 +292,7 @@ TEST_CASE("u32: decoding a kernel dump") {
       "0800 0b00 09000000");
   Options p;
   u32.decode(opts, KindCtx{0x00203001}, p);
-  CHECK(p == parse_ok("{ht: \"2:3:\", match: [{ip: {dst: 10.0.0.1}}], link: \"4:\", skip_hw: true}"));
+  CHECK(p == parse_ok("{ht: \"2:3:\", match: [{ip: {dst: 10.0.0.1}}], link: \"4:\", skip_hw: true, terminal: false}"));
   k.handle = 0x00203001;
   CHECK(u32.canonical_key(k, p));
   CHECK(k.handle == 0x00203001);
@@ -333,12 +333,9 @@ TEST_CASE("u32: normalize folds sample into ht and derives terminal") {
   // A handle in a table implies `ht`, as the kernel will report it.
   f = filter("{match: [{ip: {dport: 22}}]}", 0x00203001);
   CHECK(f.opts == parse_ok("{ht: \"2:3:\", match: [{ip: {dport: 22}}]}"));
-  // Rules without classid or actions are not terminal; `false` flags drop,
-  // and so does a `terminal` the rule's result gives anyway.
+  // Rules without classid or actions are not terminal; `false` flags drop.
   f = filter("{link: \"2:\", skip_hw: false, match: []}", 0x00000001, std::nullopt);
-  CHECK(emit(f.opts) == "{link: \"2:\"}");
-  f = filter("{terminal: false}", 0x00000001, std::nullopt);
-  CHECK(emit(f.opts) == "{}");
+  CHECK(emit(f.opts) == "{link: \"2:\", terminal: false}");
   f = filter("{terminal: true}", 0x00000001, std::nullopt);  // classid 0 leaves such a rule
   CHECK(emit(f.opts) == "{terminal: true}");
   f = filter("{terminal: false}", 0x00000001);  // tc's replace leaves such a rule

@@ -918,7 +918,7 @@ const Field kFields[] = {
     {.key = "skip_sw", .type = FieldType::Bool, .flags = kRecreate, .doc = "Match in hardware only."},
     // TC_U32_TERMINAL lives in the selector, which a replace keeps: a rule
     // that gains or loses its classid/actions must be recreated.
-    {.key = "terminal", .type = FieldType::Bool, .flags = kRecreate, .doc = "tc's TC_U32_TERMINAL: a matching rule ends the search. Absent: true when the rule has a classid, actions or police; given only where the kernel holds otherwise."},
+    {.key = "terminal", .type = FieldType::Bool, .flags = kRecreate, .doc = "tc's TC_U32_TERMINAL: a matching rule ends the search. Absent: true when the rule has a classid, actions or police, else false."},
 };
 
 // The table and bucket a rule goes into: `ht`, with the bucket `sample` picks.
@@ -1012,10 +1012,11 @@ void decode(std::span<const uint8_t> payload, const KindCtx&, Options& o) {
     uint32_t offflags = sel.flags & (TC_U32_OFFSET | TC_U32_VAROFFSET | TC_U32_EAT);
     if (offflags || sel.off || sel.offoff || sel.offmask || sel.offshift)
       o.set(kOffset, Words{offflags, sel.off, static_cast<uint32_t>(static_cast<int32_t>(sel.offoff)), sel.offmask, sel.offshift});
-    // Kept where it differs from what the rule's result gives (normalize);
-    // looked at without marking them read: the filter's decoder reads them.
+    // In normalize's form; the result is looked at without marking it read
+    // (the filter's decoder reads it).
     bool result = tb.peek(TCA_U32_CLASSID) || tb.peek(TCA_U32_ACT) || tb.peek(TCA_U32_POLICE);
-    if (bool terminal = sel.flags & TC_U32_TERMINAL; terminal != result) o.set(kTerminal, uint64_t{terminal});
+    if (!(sel.flags & TC_U32_TERMINAL)) o.set(kTerminal, uint64_t{0});
+    else if (!result) o.set(kTerminal, uint64_t{1});
   }
   // Knodes of the kernel's own root table (800:, 801:...) carry no `ht`; a
   // root has one bucket, so a table of 800: or above with a bucket past 0
@@ -1106,9 +1107,15 @@ void normalize(Options& o, const KindCtx& ctx, Diagnostics& d, SourceLoc loc) {
   // police, and so does tcsync when `terminal` is not given; the kernel
   // keeps whatever it was sent (a replace keeps the old selector's: a rule
   // given a classid by `tc filter replace` stays non-terminal; `classid 0`
-  // is terminal with no classid to show). Kept only where it differs from
-  // what the rule's result gives, as decode keeps it: read and compared.
-  if (auto t = o.num(kTerminal); f && t && (*t != 0) == result) o.erase(kTerminal);
+  // is terminal with no classid to show). One form per (flag, result), as
+  // decode reads it: absent, set with a result; 1, set without; 0, unset.
+  // So the flag itself is compared (a rule losing its actions is made again:
+  // a replace would keep the old flag).
+  if (f) {
+    auto t = o.num(kTerminal);
+    if (!t && !result) o.set(kTerminal, uint64_t{0}, loc);
+    else if (t && *t && result) o.erase(kTerminal);
+  }
 }
 
 void handle_space(const Options& o, uint32_t& fixed, uint32_t& counter_mask) {
