@@ -12,6 +12,7 @@
 #include "base/hex.h"
 #include "model/name_cookie.h"
 #include "model/scope.h"
+#include "model/shared_tables.h"
 #include "model/size_table.h"
 #include "netlink/wire.h"
 #include "file/row_table.h"
@@ -1272,6 +1273,10 @@ void derive_and_check(Device& dev, Diagnostics& d) {
                          ", which already holds the qdisc at " + format_location(it->second->loc));
   }
 
+  // `900::1` is a rule of hash table 900: where the file declares that
+  // table, else of its list's root (read so in filter_finish): settled
+  // before handles are counted and compared.
+  home_explicit_table_rules(dev.filters);
   const Qdisc* hook = nullptr;
   if (auto it = by_parent.find(kHandleIngress); it != by_parent.end()) hook = it->second;
   // Filters: parents exist, handles derived, identities unique.

@@ -293,6 +293,10 @@ class Importer {
   };
   std::map<Block, std::map<uint32_t, RootOf>> u32_roots_;
   std::map<Block, uint32_t> u32_next_root_;
+  // Hash tables the batch made with ids of 800: and above (`handle 900:
+  // divisor 1`), per table space: `ht 900:` and handle 900::5 name them,
+  // not a root.
+  std::map<Block, std::set<uint32_t>> u32_high_tables_;
   Block space_of(const Block& b) const { return {b.first, table_space_of(b.second)}; }
   // u32 node ids in use per (block, pref, protocol, table and bucket): a rule
   // without a handle gets the first free id from 0x800.
@@ -662,6 +666,7 @@ void Importer::drop_qdisc_subtree(const std::string& dev, uint32_t handle) {
   std::erase_if(prefs_, [&](auto& e) { return e.first.first.first == dev && handle_major(e.first.first.second) == handle; });
   u32_roots_.erase(space_of({dev, handle}));
   u32_next_root_.erase(space_of({dev, handle}));
+  u32_high_tables_.erase(space_of({dev, handle}));
   for (auto& o : objs_)
     if (!o.dead && o.dev == dev && o.type == ObjType::Qdisc && handle_major(o.parent) == handle && o.parent != kHandleRoot) {
       o.dead = true;
@@ -809,6 +814,7 @@ void Importer::qdisc(Cursor& c, Verb v, const TcWord& head) {
       std::erase_if(prefs_, [&](auto& e) { return e.first.first.first == o->dev && table_space_of(e.first.first.second) == table_space_of(kHandleIngress); });
       u32_roots_.erase(space_of({o->dev, kHandleIngress}));
       u32_next_root_.erase(space_of({o->dev, kHandleIngress}));
+      u32_high_tables_.erase(space_of({o->dev, kHandleIngress}));
     } else {
       drop_qdisc_subtree(o->dev, o->handle);
     }
@@ -1240,13 +1246,16 @@ void Importer::filter(Cursor& c, Verb v, const TcWord& head) {
     // tcsync names it by that pref and no table.
     std::optional<uint32_t> table;
     SourceLoc tloc;
-    if (Node* ht = find(body, "ht")) {
-      if (auto h = parse_u32_handle(ht->scalar); h && (*h >> 20) >= 0x800) {
+    auto& high = u32_high_tables_[space_of(block)];
+    auto root_id = [&](uint32_t h) { return (h >> 20) >= 0x800 && !high.count(h & 0xFFF00000u); };
+    if (hval && find(body, "divisor") && (*hval >> 20) >= 0x800) high.insert(*hval & 0xFFF00000u);
+    else if (Node* ht = find(body, "ht")) {
+      if (auto h = parse_u32_handle(ht->scalar); h && root_id(*h)) {
         table = *h & 0xFFF00000u, tloc = ht->loc;
         std::erase_if(body.map, [](auto& kv) { return kv.first.scalar == "ht"; });
       }
     }
-    if (hval && (*hval >> 20) >= 0x800) {
+    if (hval && root_id(*hval)) {
       if (table && *table != (*hval & 0xFFF00000u)) {
         d_.error(handle->loc, "handle " + handle->text + " is not in table " + ops->format_filter_handle(*table) + " that 'ht' names");
         return;

@@ -7,6 +7,7 @@
 #include <linux/pkt_cls.h>
 
 #include <algorithm>
+#include <ranges>
 #include <optional>
 #include <cstring>
 #include <map>
@@ -135,7 +136,7 @@ struct Block {
 // diff never sees it missing).
 class EmptyLists {
  public:
-  explicit EmptyLists(std::vector<Filter>& out) : out_(out) {}
+  EmptyLists(std::vector<Filter>& out, std::vector<Filter>& tables) : out_(out), tables_(tables) {}
   void head(Filter&& f) {
     end();
     head_ = std::move(f);
@@ -146,16 +147,19 @@ class EmptyLists {
     head_.reset();
   }
   // An entry that is no rule after the head: a kind's own root table (u32's
-  // 801:), which an empty list keeps as its wire_handle (model/shared_tables.h).
-  // The walk of a pref shows every root at it: lists sharing a pref are
-  // sorted out by the dumper's unshare_tables, which asks the kernel.
-  void not_a_rule(const Filter& f) {
-    if (head_ && !head_->wire_handle && f.ops && f.ops->own_table_handle && f.key.handle && f.ops->table_of(f.key.handle) == f.key.handle)
-      head_->wire_handle = f.key.handle;
+  // 801:), which an empty list keeps as its wire_handle (model/shared_tables.h),
+  // or a hash table with an id in the roots' range (900:). The walk of a
+  // pref shows every such table at it; all are kept in `tables` for the
+  // dumper's explicit_tables and unshare_tables, which ask the kernel.
+  void not_a_rule(Filter&& f) {
+    if (!f.ops || !f.ops->own_table_handle || !f.key.handle || f.ops->table_of(f.key.handle) != f.key.handle) return;
+    if (head_ && !head_->wire_handle) head_->wire_handle = f.key.handle;
+    tables_.push_back(std::move(f));
   }
 
  private:
   std::vector<Filter>& out_;
+  std::vector<Filter>& tables_;
   std::optional<Filter> head_;
   size_t rules_before_ = 0;
 };
@@ -201,7 +205,9 @@ class Dumper {
         ok = false;
         continue;
       }
+      tables_seen_.clear();
       for (const Block& b : t.blocks) ok = dump_filters(t, b) && ok;
+      ok = explicit_tables(t.dev->filters, t.ifindex, "'" + t.name + "'", stats_ ? &stats_->places[t.name] : nullptr) && ok;
       ok = unshare_tables(t.dev->filters, t.ifindex, "'" + t.name + "'") && ok;
       ok = no_shared_handles(t.dev->filters, "'" + t.name + "'") && ok;
       oldest_first(t.dev->filters);
@@ -227,6 +233,71 @@ class Dumper {
     for (uint32_t index : want)
       if (live_.block_binders.count(index))
         ok = dump_block(index) && dump_chains(live_.find_block(index), TCM_IFINDEX_MAGIC_BLOCK, index, index) && ok;
+    return ok;
+  }
+
+  // Hash tables with ids in the roots' range (u32's 900:, model/
+  // shared_tables.h): the dump shows them as it shows roots. Every list at
+  // a pref of a table space walks every table of that pref, its own root
+  // among them; only where a pref shows more such ids than it has lists is
+  // each list's root asked (one get a list, never one a rule), and the
+  // other ids join the state as tables, their rules with them.
+  bool explicit_tables(std::vector<Filter>& fs, uint32_t ifindex, const std::string& where, PlaceStats* ps) {
+    if (tables_seen_.empty()) return true;
+    struct List {
+      uint32_t parent, chain;
+      uint16_t protocol;
+      auto operator<=>(const List&) const = default;
+    };
+    using Group = std::tuple<uint32_t, uint16_t, const KindOps*>;  // (qdisc, pref, kind)
+    auto group_of = [](const Filter& f) { return Group{table_space_of(f.key.parent), f.key.pref, f.ops}; };
+    std::map<Group, std::pair<std::set<List>, std::set<uint32_t>>> groups;  // lists, table ids
+    for (const Filter& t : tables_seen_) {
+      auto& [ls, ids] = groups[group_of(t)];
+      ls.insert({t.key.parent, t.key.chain, t.key.protocol});
+      ids.insert(t.key.handle);
+    }
+    bool ok = true;
+    std::set<std::pair<Group, uint32_t>> hash_tables;
+    std::map<FilterKey, uint32_t> root_of;  // (list, handle 0) -> its root, where asked
+    for (auto& [g, lt] : groups) {
+      auto& [ls, ids] = lt;
+      if (ids.size() <= ls.size()) continue;  // one root a list, nothing else
+      std::set<uint32_t> rest = ids;
+      for (const List& l : ls) {
+        uint32_t root = own_table(ifindex, where, l, std::get<1>(g), std::get<2>(g), ok);
+        rest.erase(root);
+        root_of[FilterKey{l.parent, l.chain, std::get<1>(g), l.protocol, 0}] = root;
+      }
+      for (uint32_t id : rest) hash_tables.emplace(g, id);
+    }
+    if (hash_tables.empty()) return ok;
+    std::set<FilterKey> holding;  // lists a hash table is now listed in
+    // A walk lists a pref's tables newest first (u32 adds each at the head):
+    // kept oldest first, so that apply makes them in the kernel's order.
+    for (Filter& t : std::views::reverse(tables_seen_))
+      if (hash_tables.count({group_of(t), t.key.handle})) {
+        holding.insert(FilterKey{t.key.parent, t.key.chain, t.key.pref, t.key.protocol, 0});
+        fs.push_back(std::move(t));
+      }
+    // The walk named an empty list's root by the first id it met: the get's
+    // answer is the root, and a list that lists a table is not empty.
+    std::erase_if(fs, [&](Filter& f) {
+      if (!f.empty_list) return false;
+      if (holding.count(f.key)) return true;
+      if (auto it = root_of.find(f.key); it != root_of.end()) f.wire_handle = it->second;
+      return false;
+    });
+    // Counters were read under the key the rule was first read with (::1).
+    std::vector<FilterKey> read_as;
+    if (ps) for (const Filter& f : fs) read_as.push_back(f.key);
+    home_explicit_table_rules(fs);
+    for (size_t i = 0; i < read_as.size(); ++i)
+      if (!(read_as[i] == fs[i].key))
+        if (auto n = ps->filters.extract(read_as[i])) {
+          n.key() = fs[i].key;
+          ps->filters.insert(std::move(n));
+        }
     return ok;
   }
 
@@ -450,7 +521,7 @@ class Dumper {
   }
 
   bool full_filters(Target& tg, const Block& b) {
-    EmptyLists lists(tg.dev->filters);
+    EmptyLists lists(tg.dev->filters, tables_seen_);
     PlaceStats* ps = stats_ ? &stats_->places[tg.name] : nullptr;
     bool ok = run(RTM_GETTFILTER, tg.ifindex, b.parent, "filters", &tg, [&](std::span<const uint8_t> m) {
       tcmsg t;
@@ -462,7 +533,7 @@ class Dumper {
       if (ps && rule) read_filter_stats(m, f, ps->filters[f.key]);
       if (info.list_head) lists.head(std::move(f));
       else if (rule) tg.dev->filters.push_back(std::move(f));
-      else lists.not_a_rule(f);
+      else lists.not_a_rule(std::move(f));
     });
     lists.end();
     return ok;
@@ -472,7 +543,8 @@ class Dumper {
   // tcm_parent the index (tcm_block_index), as tc sends for `block N`.
   bool dump_block(uint32_t index) {
     Device& dev = live_.get_or_add_block(index);
-    EmptyLists lists(dev.filters);
+    tables_seen_.clear();
+    EmptyLists lists(dev.filters, tables_seen_);
     PlaceStats* ps = stats_ ? &stats_->places[dev.name] : nullptr;
     bool ok = dump(RTM_GETTFILTER, TCM_IFINDEX_MAGIC_BLOCK, index, "filters of " + block_name(index),
                    [&](std::span<const uint8_t> m) {
@@ -486,9 +558,10 @@ class Dumper {
                      if (ps && rule) read_filter_stats(m, f, ps->filters[f.key]);
                      if (info.list_head) lists.head(std::move(f));
                      else if (rule) dev.filters.push_back(std::move(f));
-                     else lists.not_a_rule(f);
+                     else lists.not_a_rule(std::move(f));
                    });
     lists.end();
+    ok = explicit_tables(dev.filters, TCM_IFINDEX_MAGIC_BLOCK, block_name(index), ps) && ok;
     ok = unshare_tables(dev.filters, TCM_IFINDEX_MAGIC_BLOCK, block_name(index)) && ok;
     return no_shared_handles(dev.filters, block_name(index)) && ok;
   }
@@ -695,6 +768,9 @@ class Dumper {
   std::unordered_map<uint32_t, size_t> by_index_;
   std::vector<uint8_t> req_;
   RxBuffer rx_;
+  // The table entries (EmptyLists::not_a_rule) of the device or block
+  // being read, for explicit_tables.
+  std::vector<Filter> tables_seen_;
 };
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <deque>
 
+#include "base/diag.h"
 #include "base/handle.h"
 #include "model/kind.h"
 #include "model/model.h"
@@ -45,6 +46,26 @@ uint32_t kernel_root_of(const Filter& f) {
   if (!f.ops || !f.ops->own_table_handle) return 0;
   uint32_t h = f.wire_handle & kTableBits;
   return h & kRootBit ? h : 0;
+}
+
+void home_explicit_table_rules(std::vector<Filter>& fs) {
+  auto is_table = [](const Filter& f) {
+    return f.ops && f.ops->own_table_handle && !f.empty_list && f.key.handle && f.ops->table_of(f.key.handle) == f.key.handle;
+  };
+  std::set<std::pair<uint32_t, uint32_t>> tables;  // (table space, id)
+  for (const Filter& f : fs)
+    if (is_table(f) && (f.key.handle & kRootBit)) tables.emplace(table_space_of(f.key.parent), f.key.handle);
+  if (tables.empty()) return;  // the common case: one pass, nothing moved
+  for (Filter& f : fs) {
+    if (!f.ops || !f.ops->own_table_handle || f.empty_list || !f.wire_handle || is_table(f)) continue;
+    if (!tables.count({table_space_of(f.key.parent), f.ops->table_of(f.wire_handle)})) continue;
+    f.key.handle = f.wire_handle;
+    f.wire_handle = 0;
+    // The kind makes its options agree with the handle (u32: `ht`); what
+    // it would say again was said when the rule was first read.
+    Diagnostics again;
+    if (f.ops->normalize) f.ops->normalize(f.opts, KindCtx{f.key.handle, 0, nullptr, &again, f.loc, &f}, again, f.loc);
+  }
 }
 
 std::map<uint32_t, std::vector<RootList>> root_lists(const std::vector<Filter>& fs) {

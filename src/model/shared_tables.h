@@ -47,6 +47,17 @@ std::map<uint32_t, size_t> place_tables(const std::vector<uint32_t>& roots,
 // carries it both in live state and as the file declares it. A list that
 // holds only hash tables and their rules shows none.
 
+// Hash tables a file or script gives ids of 800: and above (`handle 900:
+// u32 divisor 1`: the kernel takes any free id) are the same kind of entry
+// as the roots, differing only by id, and their rules (900::1) look like a
+// root table's rules (801::5). Loader and dumper both first read such a
+// rule as its list's root's (wire_handle 900::1, key ::1), then, once the
+// tables are known (declared in the file; in a dump, the ids that a get of
+// each list's root does not answer), hand every rule of a table `fs` holds
+// in its table space back to that table (key 900::1, `ht` 900:, by the
+// kind's normalize).
+void home_explicit_table_rules(std::vector<Filter>& fs);
+
 // The root table of the list `f` is in as `f` shows it, 0 when it shows
 // none (or is not of a kind with kernel-numbered roots).
 uint32_t kernel_root_of(const Filter& f);

@@ -90,6 +90,61 @@ expect_rc 0 ts dump
 cmp -s <(echo "$OUT") "$TMP/1fe6.yaml" && pass "1fe6: second dump identical" || { fail "1fe6: second dump identical"; diff <(echo "$OUT") "$TMP/1fe6.yaml"; }
 t qdisc del dev v1 ingress
 
+# Hash tables a script gives ids of 800: and above: the dump shows them as
+# it shows roots (divisor 1), and a get of the list's root tells them apart.
+cat >"$TMP/ht.tc" <<'B'
+qdisc add dev v0 ingress
+filter add dev v0 parent ffff: protocol ip prio 5 handle 900: u32 divisor 1
+filter add dev v0 parent ffff: protocol ip prio 5 handle 901: u32 divisor 256
+filter add dev v0 parent ffff: protocol ip prio 5 u32 ht 900: match ip dst 10.0.0.1/32 classid 1:1
+filter add dev v0 parent ffff: protocol ip prio 5 u32 ht 901:7: match ip dst 10.0.0.7/32 classid 1:2
+filter add dev v0 parent ffff: protocol ip prio 5 u32 link 900: match ip src 10.1.0.0/16
+filter add dev v0 parent ffff: protocol ip prio 5 u32 link 901: hashkey mask 0x000000ff at 16 match ip src 10.2.0.0/16
+B
+# TC_U32_TERMINAL other than tcsync would set it: read, not recomputed.
+cat >"$TMP/term.tc" <<'B'
+filter add dev v0 parent ffff: protocol ip prio 6 u32 match ip dst 10.9.0.0/16 classid 0
+filter add dev v0 parent ffff: protocol ip prio 6 handle ::5 u32 match ip dst 10.8.0.0/16
+filter replace dev v0 parent ffff: protocol ip prio 6 handle 801::5 u32 match ip dst 10.8.0.0/16 classid 1:5
+B
+echo "# hash tables 900: (divisor 1) and 901: (divisor 256), linked from root-table rules; TERMINAL as tc left it"
+expect_rc 0 t -b "$TMP/ht.tc"
+expect_rc 0 t -b "$TMP/term.tc"
+snapshot >"$TMP/before.json"
+expect_rc 0 ts dump
+echo "$OUT" >"$TMP/ht.yaml"
+sed 's/^/    /' "$TMP/ht.yaml"
+expect_contains 'handle: "900:", u32: {divisor: 1}'
+expect_contains 'handle: "901:", u32: {divisor: 256}'
+expect_contains 'handle: "900::800", u32: {ht: "900:"'
+expect_contains 'handle: "901:7:800", u32: {ht: "901:7:"'
+expect_contains 'link: "900:"'
+expect_contains 'terminal: true}}'         # classid 0: terminal, no classid shown
+expect_contains 'terminal: false}, classid: "1:5"'  # replace kept the old selector's flags
+expect_rc 0 ts diff "$TMP/ht.yaml"
+expect_contains "in sync"
+t qdisc del dev v0 ingress
+expect_rc 0 ts apply "$TMP/ht.yaml"
+snapshot >"$TMP/after.json"
+expect_same_file "$TMP/before.json" "$TMP/after.json" "explicit 900:/901: tables: tc -j state after dump + flush + apply equals tc's"
+expect_rc 0 ts diff "$TMP/ht.yaml"
+expect_contains "in sync"
+expect_rc 0 ts dump
+cmp -s <(echo "$OUT") "$TMP/ht.yaml" && pass "explicit tables: second dump identical" || { fail "explicit tables: second dump identical"; diff <(echo "$OUT") "$TMP/ht.yaml"; }
+echo "# a file without table 900: (nor its rule, nor the link to it): a difference"
+grep -v -e '"900:"' -e '900::' "$TMP/ht.yaml" >"$TMP/no900.yaml"
+expect_rc 2 ts diff "$TMP/no900.yaml"
+expect_contains "pref 5 protocol ip handle 900:"
+echo "# a rule of 900: written without 'ht' is still the table's where the file declares it"
+sed -E 's/u32: \{ht: "900:", /u32: {/' "$TMP/ht.yaml" >"$TMP/noht.yaml"
+expect_rc 0 ts diff "$TMP/noht.yaml"
+expect_contains "in sync"
+t qdisc del dev v0 ingress
+echo "# import gives the tables tc -b gives"
+import_check "$TMP/ht.tc"
+t qdisc del dev v0 ingress
+tc -n "$REF" qdisc del dev v0 ingress
+
 echo "# a root no order gives: a warning, nothing made again"
 cat >"$TMP/far.yaml" <<'Y'
 version: 1

@@ -145,8 +145,8 @@ TEST_CASE("an action dropped from the table goes after the filters that bound it
   REQUIRE(w.actions.present);  // `actions:` left empty: the file still owns the table
   CHECK(plan_of(w, live_of(kWant)) ==
         "- v0: filters u32 ingress pref 2 protocol all (all 1)  (not in the file)\n"
-        "- v0: filter u32 ingress pref 1 protocol all handle ::1  (terminal true -> false, actions 1 -> 0; cannot change in place)\n"
-        "+ v0: filter u32 ingress pref 1 protocol all handle ::1  (terminal true -> false, actions 1 -> 0)\n"
+        "- v0: filter u32 ingress pref 1 protocol all handle ::1  (terminal (none) -> false, actions 1 -> 0; cannot change in place)\n"
+        "+ v0: filter u32 ingress pref 1 protocol all handle ::1  (terminal (none) -> false, actions 1 -> 0)\n"
         "- action mirred index 7  (not in the file)\n");
 }
 
@@ -167,8 +167,8 @@ TEST_CASE("an undeclared table action is kept while something still binds it") {
                            ", actions: [{ref: mirred/7}]}\n      - {parent: ingress, pref: 2, u32: {match: [{u32: {value: 0, mask: 0, at: 0}}]}, actions: [{ref: mirred/7}]}",
                            "}"));
     CHECK(plan_of(w, have) ==
-          "- v0: filter u32 ingress pref 1 protocol all handle ::1  (terminal true -> false, actions 1 -> 0; cannot change in place)\n"
-          "+ v0: filter u32 ingress pref 1 protocol all handle ::1  (terminal true -> false, actions 1 -> 0)\n");
+          "- v0: filter u32 ingress pref 1 protocol all handle ::1  (terminal (none) -> false, actions 1 -> 0; cannot change in place)\n"
+          "+ v0: filter u32 ingress pref 1 protocol all handle ::1  (terminal (none) -> false, actions 1 -> 0)\n");
   }
   SECTION("without an actions: section the table is not the file's") {
     State w = load_ok(kNoTable);

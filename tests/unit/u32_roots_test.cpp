@@ -257,3 +257,91 @@ TEST_CASE("u32 roots: a rule linking to a later list's table waits for it, its l
   auto p = plan_of(f, "version: 1\ndevices:\n  v0: {}\n");
   CHECK(add_prefs(p->plan) == "10 30 40 10 ");
 }
+
+// Hash tables with ids of 800: and above (model/shared_tables.h
+// home_explicit_table_rules): the same entry as a root, another id.
+const std::string kTable900 = kHead + R"(      - {parent: "1:", pref: 5, protocol: ip, handle: "900:", u32: {divisor: 1}}
+      - {parent: "1:", pref: 5, protocol: ip, handle: "901:", u32: {divisor: 256}}
+      - {parent: "1:", pref: 5, protocol: ip, handle: "900::1", u32: {match: [{ip: {dst: 10.0.0.1}}]}, classid: "1:13"}
+      - {parent: "1:", pref: 5, protocol: ip, handle: "901:7:1", u32: {match: [{ip: {dst: 10.0.0.7}}]}, classid: "1:13"}
+      - {parent: "1:", pref: 5, protocol: ip, u32: {ht: "900:", match: [{ip: {dst: 10.0.0.2}}]}, classid: "1:13"}
+      - {parent: "1:", pref: 5, protocol: ip, handle: "::1", u32: {match: [{ip: {src: 10.1.0.0/16}}], link: "900:"}}
+)";
+
+TEST_CASE("u32 tables 800: and above: 900::1 is a rule of table 900: where the file declares it", "[u32_roots]") {
+  State s = load_ok(kTable900);
+  auto& fs = s.devices[0].filters;
+  REQUIRE(fs.size() == 6);
+  CHECK(fs[0].key.handle == 0x90000000u);
+  CHECK(fs[0].wire_handle == 0);
+  CHECK(fs[2].key.handle == 0x90000001u);
+  CHECK(fs[2].wire_handle == 0);
+  CHECK(kernel_root_of(fs[2]) == 0);
+  CHECK(fs[2].opts.has(0));  // `ht`, the kind's first field
+  CHECK(fs[3].key.handle == 0x90107001u);
+  CHECK(fs[4].key.handle == 0x90000002u);  // after 900::1, in its table
+  CHECK(fs[5].key.handle == 0x1u);
+  std::string y = write_state_yaml(s);
+  CHECK(y.find("handle: \"900:\", u32: {divisor: 1}") != std::string::npos);
+  CHECK(y.find("handle: \"900::1\", u32: {ht: \"900:\"") != std::string::npos);
+  CHECK(y.find("handle: \"901:7:1\", u32: {ht: \"901:7:\"") != std::string::npos);
+  CHECK(y.find("link: \"900:\"") != std::string::npos);
+  // Written back and read again: the same state.
+  State again = load_ok(y);
+  CHECK(make_plan(again, s).steps.empty());
+}
+
+TEST_CASE("u32 tables 800: and above: without the table, 900::1 is a rule of the list's root 900:", "[u32_roots]") {
+  State s = load_ok(kHead + R"(      - {parent: "1:", pref: 5, protocol: ip, handle: "900::1", u32: {match: [{ip: {dst: 10.0.0.1}}]}, classid: "1:13"}
+)");
+  auto& f = s.devices[0].filters[0];
+  CHECK(f.key.handle == 0x1u);
+  CHECK(kernel_root_of(f) == 0x90000000u);
+}
+
+TEST_CASE("u32 tables 800: and above: an id a declared root has, a link to no declared table", "[u32_roots]") {
+  CHECK(load_errors(kHead + R"(      - {parent: "1:", pref: 5, protocol: ip, empty: u32, handle: "801:"}
+      - {parent: "1:", pref: 6, protocol: ip, handle: "801:", u32: {divisor: 1}}
+)").find("t.yaml:8:9: error: u32 table 801: is the root table of 1: chain 0 pref 5 protocol ip (t.yaml:7:9): give the hash table another id") == 0);
+  // With the table declared, 801::1 is a rule of it, not a root's.
+  CHECK(load_errors(kHead + R"(      - {parent: "1:", pref: 5, protocol: ip, handle: "801::1", u32: {match: [{ip: {dst: 10.0.0.1}}]}, classid: "1:13"}
+      - {parent: "1:", pref: 6, protocol: ip, handle: "801:", u32: {divisor: 1}}
+)").find("t.yaml:7:9: error: rules in u32 table 801: are listed in its own list, 1: chain 0 pref 6 protocol ip") == 0);
+  CHECK(load_errors(kHead + R"(      - {parent: "1:", pref: 5, protocol: ip, handle: "::1", u32: {match: [{ip: {dst: 10.0.0.1}}], link: "900:"}}
+)").find("error: 'link' names u32 table 900:, which is not declared on this qdisc") != std::string::npos);
+}
+
+TEST_CASE("u32 tables 800: and above: the dump's reading, handed to the declared table", "[u32_roots]") {
+  // As the dumper holds them before it knows 900: is no root: the table,
+  // and its rule read as a root table's (::1, wire 900::1).
+  State s = load_ok(kTable900);
+  std::vector<Filter> fs = {s.devices[0].filters[0], s.devices[0].filters[2]};
+  fs[1].key.handle = 0x1;
+  fs[1].wire_handle = 0x90000001u;
+  fs[1].opts.erase(0);
+  home_explicit_table_rules(fs);
+  CHECK(fs[1].key.handle == 0x90000001u);
+  CHECK(fs[1].wire_handle == 0);
+  CHECK(fs[1].opts == s.devices[0].filters[2].opts);
+}
+
+TEST_CASE("u32 terminal: read as the kernel holds it, and written where the rule's result does not give it", "[u32_roots]") {
+  State s = load_ok(kHead + R"(      - {parent: "1:", pref: 5, protocol: ip, handle: "::1", u32: {match: [{ip: {dst: 10.0.0.1}}], terminal: true}}
+      - {parent: "1:", pref: 5, protocol: ip, handle: "::2", u32: {match: [{ip: {dst: 10.0.0.2}}], terminal: false}, classid: "1:13"}
+      - {parent: "1:", pref: 5, protocol: ip, handle: "::3", u32: {match: [{ip: {dst: 10.0.0.3}}], terminal: false}}
+      - {parent: "1:", pref: 5, protocol: ip, handle: "::4", u32: {match: [{ip: {dst: 10.0.0.4}}], terminal: true}, classid: "1:13"}
+)");
+  std::string y = write_state_yaml(s);
+  CHECK(y.find("handle: \"::1\", u32: {match: [{u32: {value: \"0x0a000001\", mask: \"0xffffffff\", at: 16}}], terminal: true}}") != std::string::npos);
+  CHECK(y.find("terminal: false}, classid: \"1:13\"") != std::string::npos);
+  CHECK(y.find("handle: \"::3\", u32: {match: [{u32: {value: \"0x0a000003\", mask: \"0xffffffff\", at: 16}}], terminal: false}}") != std::string::npos);
+  CHECK(y.find("handle: \"::4\", u32: {match: [{u32: {value: \"0x0a000004\", mask: \"0xffffffff\", at: 16}}]}, classid") != std::string::npos);
+  // A live rule whose flag differs from the file's: a difference.
+  State flipped = load_ok(kHead + R"(      - {parent: "1:", pref: 5, protocol: ip, handle: "::1", u32: {match: [{ip: {dst: 10.0.0.1}}]}}
+      - {parent: "1:", pref: 5, protocol: ip, handle: "::2", u32: {match: [{ip: {dst: 10.0.0.2}}]}, classid: "1:13"}
+      - {parent: "1:", pref: 5, protocol: ip, handle: "::3", u32: {match: [{ip: {dst: 10.0.0.3}}]}}
+      - {parent: "1:", pref: 5, protocol: ip, handle: "::4", u32: {match: [{ip: {dst: 10.0.0.4}}]}, classid: "1:13"}
+)");
+  Plan p = make_plan(s, flipped);
+  CHECK(p.steps.size() == 4);  // ::1 and ::2 deleted and added again
+}

@@ -688,13 +688,11 @@ bool table_handle(const Node& n, const char* key, bool bucket_ok, Value& out, Di
     return false;
   }
   if (ht_id(*h) == 0) {
-    d.error(n.loc, what + " must name a table from 1: to 7ff:, not " + quoted(n.scalar) + (bucket_ok ? " (leave 'ht' out for the root table)" : ""));
+    d.error(n.loc, what + " must name a table from 1: to fff:, not " + quoted(n.scalar) + (bucket_ok ? " (leave 'ht' out for the root table)" : ""));
     return false;
   }
-  if (ht_id(*h) >= kKernelTables) {
-    d.error(n.loc, "u32 table ids 800: and above are the kernel's own: " + what + " must be from 1: to 7ff:, not " + quoted(n.scalar));
-    return false;
-  }
+  // 800: and above: a table the file declares with such an id (the kernel
+  // takes it); check_device refuses a name no declared table has.
   out = uint64_t{*h};
   return true;
 }
@@ -709,14 +707,14 @@ const CustomType kHtType{
     .parse = ht_parse,
     .emit = handle_emit,
     .describe = handle_describe,
-    .json_schema = R"({"description": "The hash table (2:) or table bucket (2:5:) the rule goes into; absent: the root table.", "type": "string", "pattern": "^[0-7]?[0-9a-fA-F]{1,2}:([0-9a-fA-F]{1,2}:)?$"})",
+    .json_schema = R"({"description": "The hash table (2:) or table bucket (2:5:) the rule goes into; absent: the root table.", "type": "string", "pattern": "^[0-9a-fA-F]{1,3}:([0-9a-fA-F]{1,2}:)?$"})",
 };
 const CustomType kLinkType{
     .schema_name = "u32-link",
     .parse = link_parse,
     .emit = handle_emit,
     .describe = handle_describe,
-    .json_schema = R"({"description": "The hash table matching packets continue in, such as 2:.", "type": "string", "pattern": "^[0-7]?[0-9a-fA-F]{1,2}:$"})",
+    .json_schema = R"({"description": "The hash table matching packets continue in, such as 2:.", "type": "string", "pattern": "^[0-9a-fA-F]{1,3}:$"})",
 };
 
 // ---- hashkey: {mask, at} -> sel.hmask (network order), sel.hoff ------------------
@@ -920,7 +918,7 @@ const Field kFields[] = {
     {.key = "skip_sw", .type = FieldType::Bool, .flags = kRecreate, .doc = "Match in hardware only."},
     // TC_U32_TERMINAL lives in the selector, which a replace keeps: a rule
     // that gains or loses its classid/actions must be recreated.
-    {.key = "terminal", .type = FieldType::Bool, .flags = kRecreate, .doc = "Set by tcsync: true when the rule has a classid, actions or police (tc's TC_U32_TERMINAL).", .def = 1},
+    {.key = "terminal", .type = FieldType::Bool, .flags = kRecreate, .doc = "tc's TC_U32_TERMINAL: a matching rule ends the search. Absent: true when the rule has a classid, actions or police, else false."},
 };
 
 // The table and bucket a rule goes into: `ht`, with the bucket `sample` picks.
@@ -1014,12 +1012,19 @@ void decode(std::span<const uint8_t> payload, const KindCtx&, Options& o) {
     uint32_t offflags = sel.flags & (TC_U32_OFFSET | TC_U32_VAROFFSET | TC_U32_EAT);
     if (offflags || sel.off || sel.offoff || sel.offmask || sel.offshift)
       o.set(kOffset, Words{offflags, sel.off, static_cast<uint32_t>(static_cast<int32_t>(sel.offoff)), sel.offmask, sel.offshift});
+    // In normalize's form; the result is looked at without marking it read
+    // (the filter's decoder reads it).
+    bool result = tb.peek(TCA_U32_CLASSID) || tb.peek(TCA_U32_ACT) || tb.peek(TCA_U32_POLICE);
     if (!(sel.flags & TC_U32_TERMINAL)) o.set(kTerminal, uint64_t{0});
+    else if (!result) o.set(kTerminal, uint64_t{1});
   }
-  // Knodes of the kernel's own root table (800:, 801:...) carry no `ht`.
+  // Knodes of the kernel's own root table (800:, 801:...) carry no `ht`; a
+  // root has one bucket, so a table of 800: or above with a bucket past 0
+  // is a hash table of the file's. Bucket 0's rules are sorted out by the
+  // dumper (model/shared_tables.h home_explicit_table_rules).
   if (auto* a = tb.get(TCA_U32_HASH)) {
     uint32_t h = a->u32();
-    if (ht_id(h) && !(ht_id(h) & kKernelTables)) o.set(kHt, uint64_t{h & kTableMask});
+    if (ht_id(h) && (!(ht_id(h) & kKernelTables) || bucket_of(h))) o.set(kHt, uint64_t{h & kTableMask});
   }
   if (auto* a = tb.get(TCA_U32_LINK); a && a->u32()) o.set(kLink, uint64_t{a->u32()});
   if (auto* a = tb.get(TCA_U32_MARK); a && a->data.size() >= 8) {
@@ -1047,12 +1052,10 @@ void normalize(Options& o, const KindCtx& ctx, Diagnostics& d, SourceLoc loc) {
       if (opt.field != kDivisor)
         d.error(opt.loc, "a u32 hash table ('divisor') takes no " + quoted(kFields[opt.field].key) + ": it only holds rules that name it in 'ht'");
     if (result) d.error(loc, "a u32 hash table ('divisor') takes no classid, actions or police: give them to the rules in it");
-    if (handle) {
-      if (handle & ~0xFFF00000u)
-        d.error(loc, "a u32 hash table's handle is a table id such as 2:, not " + u32_handle_str(handle));
-      else if (ht_id(handle) >= kKernelTables)
-        d.error(loc, "u32 table ids 800: and above are the kernel's own: pick a hash table handle from 1: to 7ff:");
-    }
+    // Ids of 800: and above are taken as given (the kernel's own roots come
+    // from the same range: check_device keeps the file's apart).
+    if (handle && (handle & ~0xFFF00000u))
+      d.error(loc, "a u32 hash table's handle is a table id such as 2:, not " + u32_handle_str(handle));
     return;
   }
 
@@ -1081,9 +1084,11 @@ void normalize(Options& o, const KindCtx& ctx, Diagnostics& d, SourceLoc loc) {
       if (table != want)
         d.error(loc, "handle " + u32_handle_str(handle) + " is not in the table 'ht' names (" + u32_handle_str(want) + "): give it as " +
                          u32_handle_str(want | node_of(handle)));
-    } else if (ht_id(table) >= kKernelTables) {
-      d.error(loc, "u32 table ids 800: and above are the kernel's own: leave the table out of the handle (::" + hex_digits(node_of(handle), 1) + ") for the root table");
     } else if (ht_id(table)) {
+      // 1:-7ff:, or a declared table of 800: and above (801::5 of a list's
+      // root never gets here: the loader keeps it as the list's root, and
+      // model/shared_tables' home_explicit_table_rules hands it back when
+      // the file declares that table).
       o.set(kHt, uint64_t{table}, loc);
     } else if (bucket_of(table)) {
       d.error(loc, "handle " + u32_handle_str(handle) + " names a bucket but no table: the root table has one bucket");
@@ -1098,15 +1103,18 @@ void normalize(Options& o, const KindCtx& ctx, Diagnostics& d, SourceLoc loc) {
   if (o.num(kSkipSw) == 0u) o.erase(kSkipSw);
   if (o.has(kSkipHw) && o.has(kSkipSw)) d.error(o.opt(kSkipSw)->loc, "skip_hw and skip_sw exclude each other");
 
-  // TC_U32_TERMINAL: set by tc when the rule has a classid, actions or police.
+  // TC_U32_TERMINAL: tc sets it when the rule has a classid, actions or
+  // police, and so does tcsync when `terminal` is not given; the kernel
+  // keeps whatever it was sent (a replace keeps the old selector's: a rule
+  // given a classid by `tc filter replace` stays non-terminal; `classid 0`
+  // is terminal with no classid to show). One form per (flag, result), as
+  // decode reads it: absent, set with a result; 1, set without; 0, unset.
+  // So the flag itself is compared (a rule losing its actions is made again:
+  // a replace would keep the old flag).
   if (f) {
-    if (auto* t = o.opt(kTerminal)) {
-      bool want = std::get<uint64_t>(t->value) != 0;
-      if (want && !result) d.error(t->loc, "'terminal: true' needs a classid, actions or police");
-      if (!want && result) d.error(t->loc, "'terminal: false' contradicts the rule's classid/actions/police: u32 rules with any are terminal");
-    }
-    if (result) o.erase(kTerminal);
-    else o.set(kTerminal, uint64_t{0}, o.opt(kTerminal) ? o.opt(kTerminal)->loc : loc);
+    auto t = o.num(kTerminal);
+    if (!t && !result) o.set(kTerminal, uint64_t{0}, loc);
+    else if (t && *t && result) o.erase(kTerminal);
   }
 }
 
@@ -1119,8 +1127,10 @@ void handle_space(const Options& o, uint32_t& fixed, uint32_t& counter_mask) {
   counter_mask = 0xFFF;  // node ids: the kernel keeps a bucket's rules in node order
 }
 
-bool canonical_key(FilterKey& k, const Options&) {
-  if (!(ht_id(k.handle) & kKernelTables)) return true;
+bool canonical_key(FilterKey& k, const Options& o) {
+  // A rule that names its table (`ht`, read or declared) or a bucket past 0
+  // (a root has one) is in a hash table, whatever its id.
+  if (!(ht_id(k.handle) & kKernelTables) || (node_of(k.handle) && (bucket_of(k.handle) || o.has(kHt)))) return true;
   // The kernel's implicit root table of this (pref, protocol) is no rule.
   if ((k.handle & 0xFFFFF) == 0) return false;
   k.handle &= 0xFFFFF;  // its rules: table 0, as the loader names them
@@ -1201,6 +1211,12 @@ void check_device(const std::vector<const Filter*>& filters, Diagnostics& d) {
       d.error(f->loc, "u32 root table " + u32_handle_str(root) + " is already the root of " + describe(ot->second) + " (" +
                           format_location(ot->second->loc) + "): each list of a qdisc has its own");
   }
+  // A table of 800: or above is in the id range of the roots: one id names
+  // one table of the qdisc (the kernel refuses the second).
+  for (auto& [at, f] : root_owner)
+    if (auto it = tables.find(at); it != tables.end())
+      d.error(it->second->loc, "u32 table " + u32_handle_str(at.second) + " is the root table of " + describe(f) + " (" + format_location(f->loc) +
+                                   "): give the hash table another id");
   // Where the dump will list each table of a pref shared by several lists.
   using List = std::tuple<uint32_t, uint32_t, uint16_t>;
   std::map<std::pair<uint32_t, uint16_t>, std::vector<List>> lists;  // (qdisc, pref) -> its lists, sorted
@@ -1211,9 +1227,10 @@ void check_device(const std::vector<const Filter*>& filters, Diagnostics& d) {
     std::sort(ls.begin(), ls.end());
     ls.erase(std::unique(ls.begin(), ls.end()), ls.end());
     if (ls.size() < 2) continue;
-    // Root tables: ids the file cannot name (the kernel's), one per list.
+    // Root tables: one per list, named apart from every table id (a table
+    // id has no node bits; a file's table may be 800: too).
     std::vector<uint32_t> roots;
-    for (size_t i = 0; i < ls.size(); ++i) roots.push_back(static_cast<uint32_t>(kKernelTables + i) << 20);
+    for (size_t i = 0; i < ls.size(); ++i) roots.push_back(static_cast<uint32_t>(i + 1));
     auto table_of_rule = [&](const Filter* f) {
       if (auto ht = f->opts.num(kHt)) return static_cast<uint32_t>(*ht) & 0xFFF00000u;
       return roots[static_cast<size_t>(std::lower_bound(ls.begin(), ls.end(), list_of(f)) - ls.begin())];
