@@ -515,6 +515,10 @@ void Watcher::sync(const std::vector<std::string>& devs, const std::string& caus
     return;
   }
   notify_watchdog();  // a dump of 100k rules takes seconds: not a hang
+  // Events queued before the dump are no race (a fighter's last change):
+  // read first, so that only those that come in during it count below.
+  on_monitor();
+  touched_.clear();
   bool read = read_and_plan(s, d, o_, true);
   notify_watchdog();
   // A dump is no snapshot: a device changed while it was read can show a
