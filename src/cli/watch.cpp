@@ -50,6 +50,18 @@ long long unix_ms_now() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
+// Every refused step was refused as existing or as gone: the kernel changed
+// under the apply, it did not refuse what was asked.
+bool raced_apply(const ApplyReport& rep) {
+  size_t n = 0;
+  for (auto& r : rep.results) {
+    if (r.status != AckResult::Status::Failed) continue;
+    if (r.error != EEXIST && r.error != ENOENT) return false;
+    ++n;
+  }
+  return n > 0;
+}
+
 double ms_since(WatchTime t) { return std::chrono::duration<double, std::milli>(WatchClock::now() - t).count(); }
 
 class Watcher {
@@ -84,6 +96,9 @@ class Watcher {
   void reload_files(bool from_hup);
   // Work
   void sync(const std::vector<std::string>& devs, const std::string& cause, std::optional<WatchTime> since);
+  // The re-plan of `devs` met another writer still writing (see sync()):
+  // not a failure; they are planned again once it pauses.
+  void raced(const std::vector<std::string>& devs, const std::string& cause, WatchTime since, const std::string& why);
   // Targeted repair of one device from its filter events; false: they
   // cannot settle it (said with -v), the caller re-plans it in full.
   bool repair_filters(const std::string& dev, const std::vector<std::vector<uint8_t>>& msgs, std::optional<WatchTime> since);
@@ -123,6 +138,11 @@ class Watcher {
   std::map<std::string, std::vector<std::vector<uint8_t>>> filter_msgs_;
   std::map<std::string, DeclaredFilters> declared_filters_;
   bool resync_pending_ = false;
+  // A `resync` event was said and no re-plan has ended since but raced
+  // ones: a burst that overflows the socket again while its re-plans race
+  // it is the same loss, said once.
+  bool resync_said_ = false;
+  std::set<std::string> touched_;  // the devices mark() was called for (sync(): since its dump)
   // A stop asked for while applying: the applier stops at its next chunk
   // (and rolls back what it sent, as `apply` does on SIGTERM).
   std::atomic<int> stop_{0};
@@ -191,6 +211,7 @@ bool Watcher::open_inputs(std::string& err) {
 
 void Watcher::mark(const std::string& dev, const char* cause, bool full) {
   auto now = WatchClock::now();
+  touched_.insert(dev);
   if (full) full_.insert(dev), filter_msgs_.erase(dev);
   devices_.touch(dev, now);
   since_.try_emplace(dev, now);
@@ -216,8 +237,8 @@ void Watcher::on_overrun() {
   // Events were lost: every device is planned again, once the burst is
   // over (debounced like any event: a burst that keeps overflowing the
   // socket is one resync, not one per lost datagram).
-  if (!resync_pending_) emit({"resync", {}, {}, "the event socket overflowed (events lost): every device is planned again", {}, {}, {}});
-  resync_pending_ = true;
+  if (!resync_said_) emit({"resync", {}, {}, "the event socket overflowed (events lost): every device is planned again", {}, {}, {}});
+  resync_pending_ = resync_said_ = true;
   for (auto& dev : declared_) mark(dev, "resync"), cause_[dev] = "resync";
 }
 
@@ -469,6 +490,7 @@ void Watcher::sync(const std::vector<std::string>& devs, const std::string& caus
     for (auto& dev : devs) give_up = tracker_.record("failed apply on " + dev, WatchClock::now()) || give_up;
     e.message += give_up ? "; failed too often: not retried until SIGHUP" : "; planned again in 1 s";
     emit(e);
+    resync_said_ = false;
     if (!give_up)
       for (auto& dev : devs) devices_.schedule(dev, WatchClock::now() + WatchMs(1000)), cause_.try_emplace(dev, "retry");
   };
@@ -493,8 +515,25 @@ void Watcher::sync(const std::vector<std::string>& devs, const std::string& caus
     return;
   }
   notify_watchdog();  // a dump of 100k rules takes seconds: not a hang
+  // Events queued before the dump are no race (a fighter's last change):
+  // read first, so that only those that come in during it count below.
+  on_monitor();
+  touched_.clear();
   bool read = read_and_plan(s, d, o_, true);
   notify_watchdog();
+  // A dump is no snapshot: a device changed while it was read can show a
+  // rule twice or not at all (u32's dump walks by count), so its plan
+  // would add what exists or delete what is gone. Events that came in
+  // meanwhile say so (read now; a change after this is met by the apply,
+  // below): such a re-plan raced another writer (`tc -b` of 100k rules),
+  // which is no failure, and is not applied.
+  touched_.clear();
+  on_monitor();
+  for (auto& dev : devs)
+    if (touched_.count(dev)) {
+      raced(devs, cause, t0, read ? "changed while it was read" : "changed while it was read (the dump was refused)");
+      return;
+    }
   if (!read) {
     // A refused plan (a foreign object in the way of a scoped device) is
     // read fine: said as such, and planned again like any failure.
@@ -509,6 +548,8 @@ void Watcher::sync(const std::vector<std::string>& devs, const std::string& caus
     return tracker_.conflicted(st.device + " " + st.what()) || tracker_.conflicted("failed apply on " + st.device);
   });
   if (s.plan.empty()) {  // in sync: quiet
+    resync_said_ = false;
+    for (auto& dev : devs) devices_.relax(dev);
     // Its filter events can keep it so from now on; their index is made
     // here, off the path of the first event (100k rules: milliseconds).
     for (auto& dev : s.desired.devices) {
@@ -573,6 +614,13 @@ void Watcher::sync(const std::vector<std::string>& devs, const std::string& caus
             {}, {}, {}});
       return;
     }
+    // Refused as existing or as gone (EEXIST, ENOENT) while other events
+    // came in: the other writer made or removed it after the dump (a
+    // `tc -b` still adding). Rolled back, as any failure; not counted.
+    if (!rep.succeeded() && !rep.interrupted_by && raced_apply(rep)) {
+      raced(devs, cause, t0, std::to_string(rep.failed) + " steps refused as existing or gone" + (rep.rolled_back ? ", rolled back" : ""));
+      return;
+    }
     if (!rep.succeeded()) {
       WatchEvent e{"error", {}, {}, std::to_string(rep.failed) + " steps failed" + (rep.rolled_back ? ", rolled back" : ""), {}, {}, {}};
       for (auto& x : d.all()) e.errors.push_back(split_lines(format_diagnostic(x, false)).front());
@@ -586,11 +634,14 @@ void Watcher::sync(const std::vector<std::string>& devs, const std::string& caus
       for (auto& [dev, l] : lines) give_up = tracker_.record("failed apply on " + dev, WatchClock::now()) || give_up;
       e.message += give_up ? "; failed too often: not retried until SIGHUP" : "; planned again in 1 s";
       emit(e);
+      resync_said_ = false;
       if (!give_up)
         for (auto& [dev, l] : lines) devices_.schedule(dev, WatchClock::now() + WatchMs(1000)), cause_.try_emplace(dev, "retry");
       return;
     }
   }
+  resync_said_ = false;
+  for (auto& dev : devs) devices_.relax(dev);
   double ms = ms_since(t0);
   for (auto& [dev, l] : lines) {
     WatchEvent e{repair ? "repaired" : "applied", dev, {}, {}, {}, cause, ms};
@@ -607,6 +658,27 @@ void Watcher::sync(const std::vector<std::string>& devs, const std::string& caus
     }
   }
   notify_status();
+}
+
+void Watcher::raced(const std::vector<std::string>& devs, const std::string& cause, WatchTime since, const std::string& why) {
+  auto now = WatchClock::now();
+  for (auto& dev : devs) {
+    // Due once the writer pauses for --debounce; its events push it on, up
+    // to a cap that each race doubles (Debouncer::stretch), so a long burst
+    // costs a few dumps, not one a --max-delay.
+    devices_.stretch(dev);
+    devices_.touch(dev, now);
+    full_.insert(dev), filter_msgs_.erase(dev);
+    since_.try_emplace(dev, since);
+    // What it was re-planned for stays (a start or a reload is "applied"
+    // when it goes through); a repair is a repair.
+    if (cause == "drift" || cause == "verify" || cause == "retry") cause_.try_emplace(dev, "drift");
+    else cause_[dev] = cause;
+    if (o_.verbose)
+      std::fprintf(stderr, "tcsync: watch: %s: raced another writer (%s): planned again when it pauses (%lld ms quiet, at most %lld ms)\n",
+                   dev.c_str(), why.c_str(), static_cast<long long>(w_.debounce_ms),
+                   static_cast<long long>(devices_.max_wait(dev).count()));
+  }
 }
 
 int Watcher::run() {

@@ -9,7 +9,17 @@ namespace tcsync {
 void Debouncer::touch(const std::string& key, WatchTime now) {
   auto [it, fresh] = keys_.try_emplace(key, Pending{now, now + quiet_});
   if (fresh) return;
-  it->second.due = std::min(now + quiet_, it->second.first + max_wait_);
+  it->second.due = std::min(now + quiet_, it->second.first + max_wait(key));
+}
+
+void Debouncer::stretch(const std::string& key) {
+  int& f = stretch_.try_emplace(key, 1).first->second;
+  f = std::min(f * 2, kMaxStretch);
+}
+
+WatchMs Debouncer::max_wait(const std::string& key) const {
+  auto it = stretch_.find(key);
+  return it == stretch_.end() ? max_wait_ : max_wait_ * it->second;
 }
 
 void Debouncer::schedule(const std::string& key, WatchTime at) {

@@ -21,10 +21,21 @@ using WatchMs = std::chrono::milliseconds;
 // Debounces bursts per key (a device name, or the files): a key is due
 // `quiet` after its last touch, but at most `max_wait` after its first, so
 // a writer that never pauses (a fighter every 100 ms) cannot starve it.
+// A key whose re-plan was raced (the writer was still writing: a `tc -b`
+// of 100k rules) has that cap doubled by each race, up to
+// kMaxStretch * max_wait, and back to max_wait on a re-plan that was not
+// raced: a long burst is then re-planned when it pauses, or a few times in
+// all, not into it every max_wait; a fighter still is every max_wait.
 class Debouncer {
  public:
+  static constexpr int kMaxStretch = 64;
   Debouncer(WatchMs quiet, WatchMs max_wait) : quiet_(quiet), max_wait_(max_wait) {}
   void touch(const std::string& key, WatchTime now);
+  // The re-plan of `key` raced a writer: its cap doubles (pending or not).
+  void stretch(const std::string& key);
+  // It did not: the cap is max_wait again.
+  void relax(const std::string& key) { stretch_.erase(key); }
+  WatchMs max_wait(const std::string& key) const;
   // Due at `at` unless already due sooner (a retry after a busy lock).
   void schedule(const std::string& key, WatchTime at);
   void cancel(const std::string& key) { keys_.erase(key); }
@@ -41,6 +52,7 @@ class Debouncer {
   };
   WatchMs quiet_, max_wait_;
   std::map<std::string, Pending> keys_;
+  std::map<std::string, int> stretch_;  // key -> factor of max_wait (absent: 1)
 };
 
 // Never fight: each object watch repairs is counted; `limit` repairs within

@@ -3,6 +3,11 @@
 # with a tiny receive buffer, 2000 foreign u32 rules added by one `tc -b` on
 # a declared device overflow it; watch reports one resync (not one per lost
 # event), plans the device and removes them: tc -j equals the files' state.
+# Then a burst that re-makes the owned rules: 20k u32 rules declared and in
+# sync, `tc qdisc del` + `tc -b` of the same rules (5-6 s at load 8) while
+# watch watches: its re-plans during the burst race it and are neither
+# applied nor counted as failures; once tc pauses the device is planned
+# once more, and tc's state is the files'.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/watch_lib.sh"
 make_ns
@@ -37,5 +42,41 @@ R=$(count_events resync)
 # request) may overflow once more.
 [ "$R" -ge 1 ] && [ "$R" -le 3 ] && pass "$R resync event(s) for 2000 lost events" || fail "$R resync events"
 expect_rc 0 ts diff "$F"
+stop_watch
+
+echo "# a tc -b burst re-making the owned rules while watching"
+GEN="$(dirname "$0")/../../bench/gen.py"
+python3 "$GEN" u32 20000 "$TMP/burst" >/dev/null
+expect_rc 0 ts apply "$TMP/burst.yaml"
+start_watch -v --rcvbuf 4096 "$TMP/burst.yaml"
+wait_event started "" 60
+snapshot >"$TMP/before.json"
+T0=$(date +%s%N)
+t qdisc del dev v0 clsact
+# tc -b stops at its first error: a watch that added rules under it would
+# make it fail (EEXIST), as the repair it raced did before.
+expect_rc 0 t -b "$TMP/burst.tc"
+echo "    tc qdisc del + tc -b of 20000 rules: $((($(date +%s%N) - T0) / 1000000)) ms"
+# The last re-plan is quiet (tc made the files' state): wait until no
+# re-plan is pending or running, i.e. watch's stderr stops growing.
+prev=-1
+for _ in $(seq 60); do
+  sleep 0.5
+  cur=$(wc -c <"$TMP/watch.err")
+  [ "$cur" = "$prev" ] && ts diff "$TMP/burst.yaml" >/dev/null && break
+  prev=$cur
+done
+snapshot >"$TMP/after.json"
+expect_same_file "$TMP/before.json" "$TMP/after.json" "tc -j after the burst equals the files' state"
+expect_rc 0 ts diff "$TMP/burst.yaml"
+RACED=$(grep -c "v0: raced another writer" "$TMP/watch.err" || true)
+echo "    re-plans that raced tc: $RACED"; grep "raced another writer" "$TMP/watch.err" | sed 's/^/    /'
+[ "$RACED" -ge 1 ] && pass "$RACED re-plan(s) raced the burst, none applied" || fail "no re-plan raced the burst"
+R=$(count_events resync)
+[ "$R" = 1 ] && pass "one resync for the burst" || fail "$R resync events for the burst (want 1)"
+for ev in conflict error drift; do
+  N=$(count_events $ev)
+  [ "$N" = 0 ] && pass "no $ev event" || { fail "$N $ev events"; grep "\"$ev\"" "$EVENTS" | cut -c1-300 | sed 's/^/    /'; }
+done
 stop_watch
 [ "$FAILS" = 0 ] && echo "all checks passed" || { echo "$FAILS check(s) failed"; exit 1; }

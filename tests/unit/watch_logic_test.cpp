@@ -139,3 +139,19 @@ TEST_CASE("watch: an event lists at most kMaxEventErrors errors, then how many m
   CHECK(std::count(text.begin(), text.end(), '\n') == static_cast<long>(kMaxEventErrors) + 2);
   CHECK(text.find("  ... 4076 more\n") != std::string::npos);
 }
+
+TEST_CASE("watch: a raced re-plan stretches the cap of its key until one is not raced") {
+  Debouncer d(150ms, 1000ms);
+  d.stretch("v0");  // raced once: 2 s
+  for (int t = 0; t <= 1900; t += 100) d.touch("v0", at(t));
+  CHECK(d.next_deadline() == at(2000));
+  CHECK(d.max_wait("v2") == 1000ms);  // other keys keep theirs
+  for (int i = 0; i < 10; ++i) d.stretch("v0");
+  CHECK(d.max_wait("v0") == 1000ms * Debouncer::kMaxStretch);  // bounded
+  // A writer that pauses is re-planned at once (quiet), stretched or not.
+  d.take_due(at(2000));
+  d.touch("v0", at(3000));
+  CHECK(d.next_deadline() == at(3150));
+  d.relax("v0");
+  CHECK(d.max_wait("v0") == 1000ms);
+}
