@@ -7,7 +7,6 @@
 #include <linux/pkt_cls.h>
 
 #include <algorithm>
-#include <ranges>
 #include <optional>
 #include <cstring>
 #include <map>
@@ -275,8 +274,10 @@ class Dumper {
     std::set<FilterKey> holding;  // lists a hash table is now listed in
     // A walk lists a pref's tables newest first (u32 adds each at the head):
     // kept oldest first, so that apply makes them in the kernel's order.
-    for (Filter& t : std::views::reverse(tables_seen_))
-      if (hash_tables.count({group_of(t), t.key.handle})) {
+    // (Reverse iterators, not std::views::reverse: clang 14 cannot check
+    // libstdc++ 12's range concepts.)
+    for (auto it = tables_seen_.rbegin(); it != tables_seen_.rend(); ++it)
+      if (Filter& t = *it; hash_tables.count({group_of(t), t.key.handle})) {
         holding.insert(FilterKey{t.key.parent, t.key.chain, t.key.pref, t.key.protocol, 0});
         fs.push_back(std::move(t));
       }
