@@ -99,11 +99,13 @@ void decode(std::span<const uint8_t> p, const KindCtx&, Options& o) {
   o.set(kMax, uint64_t{q.qth_max});
   o.set(kEwma, uint64_t{q.Wlog});
   o.set(kScellLog, uint64_t{q.Scell_log});
-  // An older kernel without TCA_RED_MAX_P derives max_P from Plog and
-  // reports nothing more: the probability stays unknown (absent).
+  // Without TCA_RED_MAX_P (an older kernel), or with 0, the kernel uses
+  // the max_P it derives from Plog (red_maxp: ~0U >> Plog): read that, so
+  // what encode sends back is what the kernel held, and Plog stays held.
   auto* m = tb.get(TCA_RED_MAX_P);
-  if (m && m->u32()) o.set(kProbability, uint64_t{m->u32()});
-  red_read_plog(o, kPlog, q.Plog, q.qth_min, q.qth_max, m ? std::optional<uint32_t>(m->u32()) : std::nullopt);
+  uint32_t max_p = m && m->u32() ? m->u32() : (q.Plog < 32 ? ~0u >> q.Plog : ~0u);
+  o.set(kProbability, uint64_t{max_p});
+  red_read_plog(o, kPlog, q.Plog, q.qth_min, q.qth_max, max_p);
   uint32_t flags = q.flags;
   if (auto* f = tb.get(TCA_RED_FLAGS)) flags = f->as<nla_bitfield32>().value;
   o.set(kEcn, uint64_t{(flags & TC_RED_ECN) != 0});
