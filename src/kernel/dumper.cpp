@@ -151,7 +151,7 @@ class EmptyLists {
   // pref shows every such table at it; all are kept in `tables` for the
   // dumper's explicit_tables and unshare_tables, which ask the kernel.
   void not_a_rule(Filter&& f) {
-    if (!f.ops || !f.ops->own_table_handle || !f.key.handle || f.ops->table_of(f.key.handle) != f.key.handle) return;
+    if (!is_table_entry(f)) return;
     if (head_ && !head_->wire_handle) head_->wire_handle = f.key.handle;
     tables_.push_back(std::move(f));
   }

@@ -48,10 +48,12 @@ uint32_t kernel_root_of(const Filter& f) {
   return h & kRootBit ? h : 0;
 }
 
+bool is_table_entry(const Filter& f) {
+  return f.ops && f.ops->table_of && f.key.handle && f.ops->table_of(f.key.handle) == f.key.handle;
+}
+
 void home_explicit_table_rules(std::vector<Filter>& fs) {
-  auto is_table = [](const Filter& f) {
-    return f.ops && f.ops->own_table_handle && !f.empty_list && f.key.handle && f.ops->table_of(f.key.handle) == f.key.handle;
-  };
+  auto is_table = [](const Filter& f) { return !f.empty_list && is_table_entry(f); };
   std::set<std::pair<uint32_t, uint32_t>> tables;  // (table space, id)
   for (const Filter& f : fs)
     if (is_table(f) && (f.key.handle & kRootBit)) tables.emplace(table_space_of(f.key.parent), f.key.handle);

@@ -58,6 +58,10 @@ std::map<uint32_t, size_t> place_tables(const std::vector<uint32_t>& roots,
 // kind's normalize).
 void home_explicit_table_rules(std::vector<Filter>& fs);
 
+// Whether `f` is a hash table of a kind with shared tables (u32's 2:, a
+// root's 800:, a file's 900:), not a rule: its handle names a table alone.
+bool is_table_entry(const Filter& f);
+
 // The root table of the list `f` is in as `f` shows it, 0 when it shows
 // none (or is not of a kind with kernel-numbered roots).
 uint32_t kernel_root_of(const Filter& f);

@@ -4,6 +4,7 @@
 #include <set>
 
 #include "model/scope.h"
+#include "model/shared_tables.h"
 
 namespace tcsync {
 
@@ -76,7 +77,7 @@ FilterRepair plan_filter_events(const Device& want, const DeclaredFilters& decla
     if (!r.ops) return give_up("a " + r.kind + " filter (no table: compared as bytes by the full plan)");
     // u32 hash tables shape the list: their links and buckets are planned
     // together (model/shared_tables.h).
-    if (r.ops->table_of && r.ops->table_of(r.key.handle) == r.key.handle) return give_up("a u32 hash table");
+    if (is_table_entry(r)) return give_up("a u32 hash table");
     // A list the file does not have is deleted whole by the differ (one
     // request for all its rules): only a dump knows all of them.
     const Filter* list = declared.list_of(r.key);
