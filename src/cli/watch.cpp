@@ -104,7 +104,9 @@ class Watcher {
   bool repair_filters(const std::string& dev, const std::vector<std::vector<uint8_t>>& msgs, std::optional<WatchTime> since);
   void emit(WatchEvent e);
   void emit_conflict(const Step& st);
-  const Device* declared_device(const std::string& name) const;  // in the files; null: none
+  // Never fight: drops the steps on objects in conflict (left as the other
+  // writer has them) and on a device whose applies kept failing.
+  void leave_conflicts(Plan& plan) const;
   void notify_status();
   // WATCHDOG=1 when due: from the loop, and from inside a long dump or
   // apply (a 100k-rule re-plan takes longer than WatchdogSec/2).
@@ -372,7 +374,7 @@ bool Watcher::repair_filters(const std::string& dev, const std::vector<std::vect
     in_sync_.erase(dev);
     return false;
   };
-  const Device* want = declared_device(dev);
+  const Device* want = desired_.find(dev);
   Diagnostics d;
   std::unique_ptr<Kernel> k = want ? open_kernel(std::nullopt, d) : nullptr;  // in the namespace already
   std::optional<uint32_t> ifindex = k ? k->links().index_of(dev) : std::nullopt;
@@ -418,11 +420,7 @@ bool Watcher::repair_filters(const std::string& dev, const std::vector<std::vect
   FilterRepair fr = plan_filter_events(*want, idx->second, evs);
   if (!fr.fallback.empty()) return full(fr.fallback);
   size_t steps = fr.plan.steps.size();
-  // Never fight, as sync(): objects in conflict, and a device whose
-  // applies kept failing, are left alone.
-  std::erase_if(fr.plan.steps, [&](const Step& st) {
-    return tracker_.conflicted(st.device + " " + st.what()) || tracker_.conflicted("failed apply on " + st.device);
-  });
+  leave_conflicts(fr.plan);
   if (fr.plan.empty()) {
     if (o_.verbose && fr.outside)
       std::fprintf(stderr, "tcsync: watch: a change left alone, outside the files' scope (%zu filter events on %s)\n", fr.outside,
@@ -463,10 +461,10 @@ bool Watcher::repair_filters(const std::string& dev, const std::vector<std::vect
   return true;
 }
 
-const Device* Watcher::declared_device(const std::string& name) const {
-  for (auto& d : desired_.devices)
-    if (d.name == name) return &d;
-  return nullptr;
+void Watcher::leave_conflicts(Plan& plan) const {
+  std::erase_if(plan.steps, [&](const Step& st) {
+    return tracker_.conflicted(st.device + " " + st.what()) || tracker_.conflicted("failed apply on " + st.device);
+  });
 }
 
 void Watcher::emit_conflict(const Step& st) {
@@ -542,11 +540,7 @@ void Watcher::sync(const std::vector<std::string>& devs, const std::string& caus
     retry(e);
     return;
   }
-  // Never fight: objects in conflict are left as the other writer has them
-  // (and a device whose applies keep failing is left alone too).
-  std::erase_if(s.plan.steps, [&](const Step& st) {
-    return tracker_.conflicted(st.device + " " + st.what()) || tracker_.conflicted("failed apply on " + st.device);
-  });
+  leave_conflicts(s.plan);
   if (s.plan.empty()) {  // in sync: quiet
     resync_said_ = false;
     for (auto& dev : devs) devices_.relax(dev);
@@ -554,7 +548,7 @@ void Watcher::sync(const std::vector<std::string>& devs, const std::string& caus
     // here, off the path of the first event (100k rules: milliseconds).
     for (auto& dev : s.desired.devices) {
       in_sync_.insert(dev.name);
-      if (auto* want = declared_device(dev.name); want && !declared_filters_.count(dev.name))
+      if (auto* want = desired_.find(dev.name); want && !declared_filters_.count(dev.name))
         declared_filters_.emplace(dev.name, DeclaredFilters(*want));
     }
     // On a scoped device that is what a foreign change outside the scope
