@@ -50,21 +50,23 @@ uint64_t spec_value(const Options& o, int own, int rates, uint64_t def) {
   return o.num(static_cast<uint16_t>(rates)).value_or(def);
 }
 
+namespace {
+constexpr uint64_t kSpecDefaults[] = {0, 0, TC_LINKLAYER_ETHERNET};  // overhead, mpu, link layer
+uint16_t field(SpecFields s, size_t i) { return static_cast<uint16_t>(i == 0 ? s.overhead : i == 1 ? s.mpu : s.linklayer); }
+uint64_t rates_value(const Options& o, SpecFields rates, size_t i) { return o.num(field(rates, i)).value_or(kSpecDefaults[i]); }
+}  // namespace
+
 void decode_second_spec(const tc_ratespec& r, SpecFields own, SpecFields rates, Options& o) {
-  o.set(static_cast<uint16_t>(own.overhead), uint64_t{r.overhead});
-  o.set(static_cast<uint16_t>(own.mpu), uint64_t{r.mpu});
-  // As the rate's: whatever is not ATM charges as ethernet.
-  o.set(static_cast<uint16_t>(own.linklayer), uint64_t{r.linklayer == TC_LINKLAYER_ATM ? TC_LINKLAYER_ATM : TC_LINKLAYER_ETHERNET});
-  drop_second_spec_like_rate(o, own, rates);
+  // As the rate's: whatever is not ATM charges as ethernet. Set only where
+  // it differs (every htb class and police action of a dump comes here).
+  const uint64_t held[] = {r.overhead, r.mpu, r.linklayer == TC_LINKLAYER_ATM ? TC_LINKLAYER_ATM : TC_LINKLAYER_ETHERNET};
+  for (size_t i = 0; i < 3; ++i)
+    if (held[i] != rates_value(o, rates, i)) o.set(field(own, i), held[i]);
 }
 
 void drop_second_spec_like_rate(Options& o, SpecFields own, SpecFields rates) {
-  const int owns[] = {own.overhead, own.mpu, own.linklayer}, rate[] = {rates.overhead, rates.mpu, rates.linklayer};
-  const uint64_t defs[] = {0, 0, TC_LINKLAYER_ETHERNET};
-  for (size_t i = 0; i < 3; ++i) {
-    auto f = static_cast<uint16_t>(owns[i]);
-    if (auto v = o.num(f); v && *v == o.num(static_cast<uint16_t>(rate[i])).value_or(defs[i])) o.erase(f);
-  }
+  for (size_t i = 0; i < 3; ++i)
+    if (auto v = o.num(field(own, i)); v && *v == rates_value(o, rates, i)) o.erase(field(own, i));
 }
 
 }  // namespace tcsync
