@@ -99,11 +99,10 @@ void decode(std::span<const uint8_t> p, const KindCtx&, Options& o) {
   o.set(kMax, uint64_t{q.qth_max});
   o.set(kEwma, uint64_t{q.Wlog});
   o.set(kScellLog, uint64_t{q.Scell_log});
-  // Without TCA_RED_MAX_P (an older kernel), or with 0, the kernel uses
-  // the max_P it derives from Plog (red_maxp: ~0U >> Plog): read that, so
-  // what encode sends back is what the kernel held, and Plog stays held.
+  // Without TCA_RED_MAX_P (an older kernel) the kernel uses the max_P it
+  // derives from Plog.
   auto* m = tb.get(TCA_RED_MAX_P);
-  uint32_t max_p = m && m->u32() ? m->u32() : (q.Plog < 32 ? ~0u >> q.Plog : ~0u);
+  uint32_t max_p = red_held_max_p(m ? m->u32() : 0, q.Plog);
   o.set(kProbability, uint64_t{max_p});
   red_read_plog(o, kPlog, q.Plog, q.qth_min, q.qth_max, max_p);
   uint32_t flags = q.flags;

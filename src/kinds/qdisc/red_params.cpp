@@ -121,8 +121,10 @@ uint8_t red_plog_to_send(const Options& o, int f, uint32_t qmin, uint32_t qmax, 
   return static_cast<uint8_t>(computed_plog(qmin, qmax, max_p));
 }
 
-void red_read_plog(Options& o, int f, uint8_t held, uint32_t qmin, uint32_t qmax, std::optional<uint32_t> max_p) {
-  if (!max_p || !*max_p || held != computed_plog(qmin, qmax, *max_p)) o.set(static_cast<uint16_t>(f), uint64_t{held});
+uint32_t red_held_max_p(uint32_t reported, uint8_t plog) { return reported ? reported : plog < 32 ? ~0u >> plog : ~0u; }
+
+void red_read_plog(Options& o, int f, uint8_t held, uint32_t qmin, uint32_t qmax, uint32_t max_p) {
+  if (held != computed_plog(qmin, qmax, max_p)) o.set(static_cast<uint16_t>(f), uint64_t{held});
 }
 
 void red_drop_computed_plog(Options& o, int f, uint32_t qmin, uint32_t qmax, uint32_t max_p) {

@@ -36,10 +36,14 @@ inline constexpr std::string_view red_plog_doc =
     "then). The kernel reports it and uses it only for a max_P of 0.";
 // What encode sends: the field, else the computed one.
 uint8_t red_plog_to_send(const Options& o, int f, uint32_t qmin, uint32_t qmax, uint32_t max_p);
+// The max_P the kernel uses: the one reported, else (none or 0: an old
+// kernel without TCA_RED_MAX_P, or a request that sent 0) the one it
+// derives from Plog (red_maxp: ~0U >> Plog). decode reads this, so what
+// encode sends back is what the kernel held.
+uint32_t red_held_max_p(uint32_t reported, uint8_t plog);
 // decode: keeps the kernel's Plog in field F when it differs from what
-// qmin, qmax and MAX_P give; with no max_P reported (an old kernel derives
-// max_P from Plog) always.
-void red_read_plog(Options& o, int f, uint8_t held, uint32_t qmin, uint32_t qmax, std::optional<uint32_t> max_p);
+// qmin, qmax and MAX_P (red_held_max_p's) give.
+void red_read_plog(Options& o, int f, uint8_t held, uint32_t qmin, uint32_t qmax, uint32_t max_p);
 // normalize: drops a declared Plog equal to the computed one.
 void red_drop_computed_plog(Options& o, int f, uint32_t qmin, uint32_t qmax, uint32_t max_p);
 

@@ -102,8 +102,9 @@ void decode(std::span<const uint8_t> p, const KindCtx&, Options& o) {
       o.set(kMax, uint64_t{q.qth_max});
       o.set(kEwma, uint64_t{q.Wlog});
       if (q.Scell_log) o.set(kScellLog, uint64_t{q.Scell_log});
-      if (q.max_P) o.set(kProbability, uint64_t{q.max_P});
-      red_read_plog(o, kPlog, q.Plog, q.qth_min, q.qth_max, q.max_P);
+      uint32_t max_p = red_held_max_p(q.max_P, q.Plog);
+      o.set(kProbability, uint64_t{max_p});
+      red_read_plog(o, kPlog, q.Plog, q.qth_min, q.qth_max, max_p);
     }
     if (q.flags & TC_RED_ECN) o.set(kEcn, uint64_t{1});
     if (q.flags & TC_RED_HARDDROP) o.set(kHarddrop, uint64_t{1});
