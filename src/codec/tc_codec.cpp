@@ -421,11 +421,31 @@ Opaque unread_options(std::span<const uint8_t> raw, const AttrReadLog& log, cons
 // kernel, a malformed message), so an object is never rewritten from a
 // partial reading; else the attributes the decoder never asked for. `more`
 // runs while the log is still open (a filter's classid and actions).
+// A kind's decoder sets its fields into one reused Options (its capacity
+// kept from object to object), which the object then takes in one
+// allocation of the right size. A decoder that decodes another object
+// inside (a filter's own police) finds it busy and decodes in place.
+struct ScratchOptions {
+  Options opts;
+  bool busy = false;
+};
+void decode_kind_options(const KindOps& ops, std::span<const uint8_t> raw, const KindCtx& ctx, Options& out) {
+  thread_local ScratchOptions scratch;
+  if (scratch.busy || !out.empty()) {
+    ops.decode(raw, ctx, out);
+    return;
+  }
+  scratch.busy = true;
+  ops.decode(raw, ctx, scratch.opts);
+  scratch.busy = false;
+  out.take_exact(scratch.opts);
+}
+
 template <typename Obj, typename More>
 void decode_options(std::span<const uint8_t> raw, Obj& out, const KindCtx& ctx, More&& more) {
   if (out.ops && out.ops->decode) {
     AttrReadLog log(raw);
-    out.ops->decode(raw, ctx, out.opts);
+    decode_kind_options(*out.ops, raw, ctx, out.opts);
     if (complete(*out.ops, out.opts)) {
       more();
       if (!out.ops->options_raw) out.raw.options = unread_options(raw, log, *out.ops);

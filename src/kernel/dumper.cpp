@@ -868,13 +868,33 @@ bool dump_action_table(NlSocket& sock, const LinkNames& links, ActionTable& out,
   std::vector<uint8_t> req;
   RxBuffer rx;
   bool ok = true;
-  // The dumped rules' actions by (kind, index), built once for all kinds.
-  std::map<std::pair<std::string_view, uint32_t>, const Action*> bound_actions;
-  if (bound)
+  // The dumped rules' actions by (kind, index), built once for all kinds:
+  // one sorted array keyed by the kind's table, not a tree of strings (a
+  // node and a string compare per rule at 100k rules).
+  using Bound = std::tuple<const KindOps*, uint32_t, const Action*>;
+  std::vector<Bound> bound_actions;
+  if (bound) {
     for_each_filter(*bound, [&](const Filter& f) {
       for (auto& a : f.actions)
-        if (a.index) bound_actions.emplace(std::pair<std::string_view, uint32_t>{a.kind, *a.index}, &a);
+        // By the kind's name (a decoder that could not read an action drops
+        // its ops, not its kind).
+        if (a.index)
+          if (const KindOps* ops = a.ops ? a.ops : find_kind(ObjType::Action, a.kind))
+            bound_actions.emplace_back(ops, *a.index, &a);
     });
+    // Stable, so that of two rules naming one index the first dumped wins,
+    // as the map's emplace kept it.
+    std::stable_sort(bound_actions.begin(), bound_actions.end(), [](const Bound& x, const Bound& y) {
+      return std::tie(std::get<0>(x), std::get<1>(x)) < std::tie(std::get<0>(y), std::get<1>(y));
+    });
+  }
+  auto find_bound = [&](const KindOps* ops, uint32_t index) -> const Action* {
+    auto it = std::lower_bound(bound_actions.begin(), bound_actions.end(), std::make_pair(ops, index),
+                               [](const Bound& b, const std::pair<const KindOps*, uint32_t>& k) {
+                                 return std::tie(std::get<0>(b), std::get<1>(b)) < std::tie(k.first, k.second);
+                               });
+    return it != bound_actions.end() && std::get<0>(*it) == ops && std::get<1>(*it) == index ? std::get<2>(*it) : nullptr;
+  };
   for (std::string_view kind : kind_names(ObjType::Action)) {
     if (bound) {
       std::vector<uint32_t> listed;
@@ -882,9 +902,10 @@ bool dump_action_table(NlSocket& sock, const LinkNames& links, ActionTable& out,
         ok = false;
         continue;
       }
+      const KindOps* ops = find_kind(ObjType::Action, kind);
       std::vector<const Action*> found;
       for (uint32_t i : listed)
-        if (auto it = bound_actions.find({kind, i}); it != bound_actions.end()) found.push_back(it->second);
+        if (const Action* a = find_bound(ops, i)) found.push_back(a);
       if (found.size() == listed.size()) {
         // Those a rule owns (refcnt == bindcnt) are in the rules already.
         for (const Action* a : found)

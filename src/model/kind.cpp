@@ -1,6 +1,7 @@
 #include "model/kind.h"
 
 #include <algorithm>
+#include <iterator>
 
 #include "base/handle.h"
 #include "base/units.h"
@@ -50,6 +51,12 @@ void Options::set(uint16_t f, Value v, SourceLoc loc) {
   } else {
     items_.insert(it, Opt{f, loc, std::move(v)});
   }
+}
+void Options::take_exact(Options& from) {
+  items_.clear();
+  items_.reserve(from.items_.size());
+  std::move(from.items_.begin(), from.items_.end(), std::back_inserter(items_));
+  from.items_.clear();
 }
 void Options::erase(uint16_t f) {
   std::erase_if(items_, [f](const Opt& o) { return o.field == f; });
