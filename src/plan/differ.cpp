@@ -803,7 +803,7 @@ struct DevicePlanner {
     }
   }
 
-  // Step 11, the order of the filter adds of steps 9: list by list
+  // Step 11, the order of the filter adds of step 9: list by list
   // (parent, chain, pref, or the place step 7 gives a declared root's
   // list), so lists are created in the same order on every host (u32 root
   // tables get their kernel ids, 800:, 801:..., in that order); within a
