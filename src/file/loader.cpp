@@ -1209,80 +1209,146 @@ class FilterKeyIndex {
   std::vector<const Filter*> slots_;
 };
 
-void derive_and_check(Device& dev, Diagnostics& d) {
+// What a device declares, indexed for the checks below (derive_and_check):
+// its qdiscs by parent and by handle, its classes, its clsact/ingress.
+struct Declared {
+  const Device& dev;
   // A scoped file may hang its objects on a foreign qdisc or class (a tree
   // below someone else's class, filters at someone else's qdisc): those
   // parents are not its to declare.
-  const Ownership own(dev);
-  auto foreign_parent = [&](uint32_t p) { return dev.scoped && !own.owns_tree_of(p); };
-  // Qdiscs: one per parent, handles unique.
+  const Ownership own;
   std::map<uint32_t, const Qdisc*> by_parent, by_handle;
-  for (auto& q : dev.qdiscs) {
-    if (auto [it, ok] = by_parent.emplace(q.parent, &q); !ok)
-      d.error(q.loc, "a second qdisc at " + (q.parent == kHandleRoot ? std::string("root") : q.parent == kHandleIngress ? std::string("ingress") : "parent " + format_handle(q.parent)) +
-                         " of " + dev.name + " (the first is at " + format_location(it->second->loc) + ")");
-    if (auto [it, ok] = by_handle.emplace(q.handle, &q); !ok && q.parent != kHandleIngress)
-      d.error(q.loc, "qdisc handle " + format_handle(q.handle) + " is already used at " + format_location(it->second->loc));
-  }
-  if (by_parent.count(kHandleIngress) && by_parent.size() > 0) {
-    // clsact and ingress both sit at ffff:fff1: already caught as "a second qdisc".
-  }
   std::map<uint32_t, const Class*> classes;
-  for (auto& c : dev.classes) {
-    if (auto [it, ok] = classes.emplace(c.classid, &c); !ok)
-      d.error(c.loc, "class " + format_handle(c.classid) + " is already declared at " + format_location(it->second->loc));
-  }
-  // References: a class hangs off a declared qdisc or class of the same major.
-  for (auto& c : dev.classes) {
-    auto q = by_handle.find(handle_major(c.classid));
-    if (q == by_handle.end())
-      d.error(c.loc, "class " + format_handle(c.classid) + ": no qdisc " + format_handle(handle_major(c.classid)) + " is declared on " + dev.name);
-    else if (q->second->kind != c.kind)
-      d.error(c.loc, "class kind " + quoted(c.kind) + " does not match its qdisc's kind " + quoted(q->second->kind));
-    if (handle_minor(c.parent) && !classes.count(c.parent))
-      d.error(c.loc, "parent class " + format_handle(c.parent) + " is not declared on " + dev.name);
-    else if (handle_major(c.parent) != handle_major(c.classid))
-      d.error(c.loc, "parent " + format_handle(c.parent) + " belongs to another qdisc than class " + format_handle(c.classid));
-  }
+  const Qdisc* hook = nullptr;
+
+  explicit Declared(const Device& d) : dev(d), own(d) {}
+  bool foreign_parent(uint32_t p) const { return dev.scoped && !own.owns_tree_of(p); }
   // A class the parent qdisc makes itself (prio's bands, mq's queues).
-  auto implicit = [&](uint32_t cls) {
+  bool implicit(uint32_t cls) const {
     auto q = by_handle.find(handle_major(cls));
     return q != by_handle.end() && q->second->ops && q->second->ops->implicit_class &&
            q->second->ops->implicit_class(q->second->opts, handle_minor(cls));
-  };
-  auto no_class = [&](uint32_t cls) {
+  }
+  std::string no_class(uint32_t cls) const {
     std::string msg = "parent class " + format_handle(cls) + " is not declared on " + dev.name;
     auto q = by_handle.find(handle_major(cls));
     if (q != by_handle.end() && q->second->ops && q->second->ops->implicit_class)
       msg += " and is not one of the classes " + q->second->kind + " " + format_handle(q->second->handle) + " makes itself";
     return msg;
-  };
+  }
+  // Where a filter or chain (WHAT) may sit: a hook side with a clsact (or
+  // ingress, for the ingress side), "ffff:" with either, or a declared (or
+  // foreign) qdisc or class. A block's all sit in the block.
+  void check_place(uint32_t p, const std::string& what, SourceLoc loc, Diagnostics& d) const {
+    if (dev.block) return;
+    if (p == kHandleClsactIngress || p == kHandleClsactEgress) {
+      if (!hook) d.error(loc, what + " parent " + describe_filter_parent(p) + " needs a clsact (or ingress) qdisc declared on " + dev.name);
+      else if (p == kHandleClsactEgress && !(hook->ops && hook->ops->hooks == KindOps::Hooks::IngressEgress))
+        d.error(loc, "egress " + what + "s need a clsact qdisc, not ingress");
+    } else if (p == kHandleIngressQdisc && hook) {
+      // "ffff:" is the ingress hook too; kept as written, since the kernel
+      // reports each list with the parent it was created with.
+    } else if ((handle_minor(p) ? !classes.count(p) && !implicit(p) : !by_handle.count(p)) && !foreign_parent(p)) {
+      d.error(loc, what + " parent " + format_handle(p) + " is not a qdisc or class declared on " + dev.name);
+    }
+  }
+};
+
+// Qdiscs: one per parent, handles unique. (clsact and ingress both sit at
+// ffff:fff1: a second of them is "a second qdisc" too.)
+void check_qdiscs(Declared& decl, Diagnostics& d) {
+  for (auto& q : decl.dev.qdiscs) {
+    if (auto [it, ok] = decl.by_parent.emplace(q.parent, &q); !ok)
+      d.error(q.loc, "a second qdisc at " + (q.parent == kHandleRoot ? std::string("root") : q.parent == kHandleIngress ? std::string("ingress") : "parent " + format_handle(q.parent)) +
+                         " of " + decl.dev.name + " (the first is at " + format_location(it->second->loc) + ")");
+    if (auto [it, ok] = decl.by_handle.emplace(q.handle, &q); !ok && q.parent != kHandleIngress)
+      d.error(q.loc, "qdisc handle " + format_handle(q.handle) + " is already used at " + format_location(it->second->loc));
+  }
+  if (auto it = decl.by_parent.find(kHandleIngress); it != decl.by_parent.end()) decl.hook = it->second;
+}
+
+// Classes: classids unique; each hangs off a declared qdisc (of its kind)
+// or class of the same major. Needs the qdiscs indexed.
+void check_class_tree(Declared& decl, Diagnostics& d) {
+  const std::string& name = decl.dev.name;
+  for (auto& c : decl.dev.classes) {
+    if (auto [it, ok] = decl.classes.emplace(c.classid, &c); !ok)
+      d.error(c.loc, "class " + format_handle(c.classid) + " is already declared at " + format_location(it->second->loc));
+  }
+  for (auto& c : decl.dev.classes) {
+    auto q = decl.by_handle.find(handle_major(c.classid));
+    if (q == decl.by_handle.end())
+      d.error(c.loc, "class " + format_handle(c.classid) + ": no qdisc " + format_handle(handle_major(c.classid)) + " is declared on " + name);
+    else if (q->second->kind != c.kind)
+      d.error(c.loc, "class kind " + quoted(c.kind) + " does not match its qdisc's kind " + quoted(q->second->kind));
+    if (handle_minor(c.parent) && !decl.classes.count(c.parent))
+      d.error(c.loc, "parent class " + format_handle(c.parent) + " is not declared on " + name);
+    else if (handle_major(c.parent) != handle_major(c.classid))
+      d.error(c.loc, "parent " + format_handle(c.parent) + " belongs to another qdisc than class " + format_handle(c.classid));
+  }
+}
+
+// A qdisc below a class: the class is declared, or one its qdisc makes
+// itself; a qdisc with one class (tbf) holds one qdisc in it, whichever of
+// its names (1:, 1:1, 1:5) the file gives. Needs qdiscs and classes indexed.
+void check_qdisc_parents(const Declared& decl, Diagnostics& d) {
   std::map<uint32_t, const Qdisc*> one_class;  // qdisc major -> the qdisc in its only class
-  for (auto& q : dev.qdiscs) {
-    if (q.parent == kHandleRoot || q.parent == kHandleIngress || classes.count(q.parent)) continue;
-    if (!implicit(q.parent)) {
-      if (!foreign_parent(q.parent)) d.error(q.loc, no_class(q.parent));
+  for (auto& q : decl.dev.qdiscs) {
+    if (q.parent == kHandleRoot || q.parent == kHandleIngress || decl.classes.count(q.parent)) continue;
+    if (!decl.implicit(q.parent)) {
+      if (!decl.foreign_parent(q.parent)) d.error(q.loc, decl.no_class(q.parent));
       continue;
     }
     // tbf 1:'s parents 1:, 1:1 and 1:5 are one class: the kernel grafts
     // the second qdiscs over the first.
     uint32_t major = handle_major(q.parent);
-    if (!implicit(major)) continue;
+    if (!decl.implicit(major)) continue;
     if (auto [it, ok] = one_class.emplace(major, &q); !ok)
-      d.error(q.loc, "parent " + format_handle(q.parent) + " is the one class of " + by_handle.at(major)->kind + " " + format_handle(major) +
+      d.error(q.loc, "parent " + format_handle(q.parent) + " is the one class of " + decl.by_handle.at(major)->kind + " " + format_handle(major) +
                          ", which already holds the qdisc at " + format_location(it->second->loc));
   }
+}
 
-  // `900::1` is a rule of hash table 900: where the file declares that
-  // table, else of its list's root (read so in filter_finish): settled
-  // before handles are counted and compared.
-  home_explicit_table_rules(dev.filters);
-  const Qdisc* hook = nullptr;
-  if (auto it = by_parent.find(kHandleIngress); it != by_parent.end()) hook = it->second;
-  // Filters: parents exist, handles derived, identities unique.
+// A filter list: parent, chain, pref, protocol.
+using ListKey = std::tuple<uint32_t, uint32_t, uint16_t, uint16_t>;
+
+// A rule's handle where the file gives none: the next of a counter per
+// list and fixed part of the kind's handle space (explicit handles move
+// the counter on). False (with an error) when none can be derived.
+bool derive_handle(Filter& f, std::map<std::tuple<uint32_t, uint32_t, uint16_t, uint16_t, uint32_t>, uint32_t>& counters,
+                   Diagnostics& d) {
+  uint32_t fixed = 0, mask = 0xFFFFFFFF;
+  if (f.ops && f.ops->handle_space) f.ops->handle_space(f.opts, fixed, mask);
+  auto ck = std::make_tuple(f.key.parent, f.key.chain, f.key.pref, f.key.protocol, fixed);
+  if (f.key.handle == 0) {
+    // counter_mask 0: the options decide the whole handle (route), or,
+    // with nothing fixed, only the file can give it.
+    if (mask == 0 && fixed == 0) {
+      d.error(f.loc, f.kind + " filter needs a 'handle' here");
+      return false;
+    }
+    uint32_t n = mask ? ++counters[ck] : 0;
+    if (n > mask) {
+      d.error(f.loc, "more than " + std::to_string(mask) + " " + f.kind + " filters in one handle space; give handles or spread them (u32: hash tables)");
+      return false;
+    }
+    f.key.handle = fixed | n;
+  } else {
+    // Later derived handles continue after an explicit one.
+    uint32_t n = f.key.handle & mask;
+    if ((f.key.handle & ~mask) == fixed && n > counters[ck]) counters[ck] = n;
+  }
+  return true;
+}
+
+// Filters: parents exist ("root" becomes the root qdisc's handle), a list
+// holds one kind, at most one empty list each and none beside rules,
+// handles derived, identities unique. Needs the qdiscs and classes indexed
+// and the explicit table rules homed (their handles are compared).
+void check_filters(Device& dev, const Declared& decl, Diagnostics& d) {
   std::map<std::tuple<uint32_t, uint32_t, uint16_t, uint16_t, uint32_t>, uint32_t> counters;
-  std::map<std::tuple<uint32_t, uint32_t, uint16_t, uint16_t>, const Filter*> group_kind;
-  std::map<std::tuple<uint32_t, uint32_t, uint16_t, uint16_t>, const Filter*> empty_lists;
+  std::map<ListKey, const Filter*> group_kind;
+  std::map<ListKey, const Filter*> empty_lists;
   // Files list rules in key order mostly (rule tables by handle): while
   // every key is above the one before, none can repeat an earlier one, and
   // the index (a cache miss per rule at a million rules) is built only at
@@ -1290,21 +1356,12 @@ void derive_and_check(Device& dev, Diagnostics& d) {
   std::optional<FilterKeyIndex> keys;
   const Filter* last = nullptr;
   for (auto& f : dev.filters) {
-    uint32_t p = f.key.parent;
-    if (dev.block) {
-      // A block's filters all sit in the block: nothing to check.
-    } else if (p == kHandleRoot) {
-      auto it = by_parent.find(kHandleRoot);
-      if (it == by_parent.end()) d.error(f.loc, "filter parent root: no root qdisc is declared on " + dev.name);
-      else p = f.key.parent = it->second->handle;
-    } else if (p == kHandleClsactIngress || p == kHandleClsactEgress) {
-      if (!hook) d.error(f.loc, "filter parent " + describe_filter_parent(p) + " needs a clsact (or ingress) qdisc declared on " + dev.name);
-      else if (p == kHandleClsactEgress && !(hook->ops && hook->ops->hooks == KindOps::Hooks::IngressEgress)) d.error(f.loc, "egress filters need a clsact qdisc, not ingress");
-    } else if (p == kHandleIngressQdisc && hook) {
-      // "ffff:" is the ingress hook too; kept as written, since the kernel
-      // reports each list with the parent it was created with.
-    } else if ((handle_minor(p) ? !classes.count(p) && !implicit(p) : !by_handle.count(p)) && !foreign_parent(p)) {
-      d.error(f.loc, "filter parent " + format_handle(p) + " is not a qdisc or class declared on " + dev.name);
+    if (!dev.block && f.key.parent == kHandleRoot) {
+      auto it = decl.by_parent.find(kHandleRoot);
+      if (it == decl.by_parent.end()) d.error(f.loc, "filter parent root: no root qdisc is declared on " + dev.name);
+      else f.key.parent = it->second->handle;
+    } else {
+      decl.check_place(f.key.parent, "filter", f.loc, d);
     }
     auto gk = std::make_tuple(f.key.parent, f.key.chain, f.key.pref, f.key.protocol);
     if (auto [it, ok] = group_kind.try_emplace(gk, &f); !ok && it->second->kind != f.kind)
@@ -1316,27 +1373,7 @@ void derive_and_check(Device& dev, Diagnostics& d) {
                            format_location(it->second->loc));
       continue;
     }
-    uint32_t fixed = 0, mask = 0xFFFFFFFF;
-    if (f.ops && f.ops->handle_space) f.ops->handle_space(f.opts, fixed, mask);
-    auto ck = std::make_tuple(f.key.parent, f.key.chain, f.key.pref, f.key.protocol, fixed);
-    if (f.key.handle == 0) {
-      // counter_mask 0: the options decide the whole handle (route), or,
-      // with nothing fixed, only the file can give it.
-      if (mask == 0 && fixed == 0) {
-        d.error(f.loc, f.kind + " filter needs a 'handle' here");
-        continue;
-      }
-      uint32_t n = mask ? ++counters[ck] : 0;
-      if (n > mask) {
-        d.error(f.loc, "more than " + std::to_string(mask) + " " + f.kind + " filters in one handle space; give handles or spread them (u32: hash tables)");
-        continue;
-      }
-      f.key.handle = fixed | n;
-    } else {
-      // Later derived handles continue after an explicit one.
-      uint32_t n = f.key.handle & mask;
-      if ((f.key.handle & ~mask) == fixed && n > counters[ck]) counters[ck] = n;
-    }
+    if (!derive_handle(f, counters, d)) continue;
     if (!keys && (!last || last->key < f.key)) {
       last = &f;
       continue;
@@ -1359,22 +1396,17 @@ void derive_and_check(Device& dev, Diagnostics& d) {
         if (auto it = empty_lists.find(std::make_tuple(f.key.parent, f.key.chain, f.key.pref, f.key.protocol)); it != empty_lists.end())
           d.error(it->second->loc, "pref " + std::to_string(f.key.pref) + " is declared 'empty' but holds a rule (at " +
                                        format_location(f.loc) + "): leave 'empty' out");
-  // Chains: at places filters may sit, one per (parent, index); a chain's
-  // filters are of its template's kind (the kernel: "Chain template is set
-  // to a different filter kind").
+}
+
+// Chains: at places filters may sit, one per (parent, index); a chain's
+// filters are of its template's kind (the kernel: "Chain template is set
+// to a different filter kind"). After the filters (their parents settled).
+void check_chains(const Device& dev, const Declared& decl, Diagnostics& d) {
   std::map<std::pair<uint32_t, uint32_t>, const Chain*> chains;
   if (dev.atomic && !dev.chains.empty())
     d.error(dev.chains.front().loc, "'chains' and 'atomic: true' do not mix on " + dev.name + " (atomic switching owns the hook's chains)");
   for (auto& c : dev.chains) {
-    uint32_t p = c.parent;
-    if (dev.block) {
-    } else if (p == kHandleClsactIngress || p == kHandleClsactEgress) {
-      if (!hook) d.error(c.loc, "chain parent " + describe_filter_parent(p) + " needs a clsact (or ingress) qdisc declared on " + dev.name);
-      else if (p == kHandleClsactEgress && !(hook->ops && hook->ops->hooks == KindOps::Hooks::IngressEgress)) d.error(c.loc, "egress chains need a clsact qdisc, not ingress");
-    } else if (!(p == kHandleIngressQdisc && hook) && (handle_minor(p) ? !classes.count(p) && !implicit(p) : !by_handle.count(p)) &&
-               !foreign_parent(p)) {
-      d.error(c.loc, "chain parent " + format_handle(p) + " is not a qdisc or class declared on " + dev.name);
-    }
+    decl.check_place(c.parent, "chain", c.loc, d);
     if (auto [it, ok] = chains.emplace(std::make_pair(c.parent, c.index), &c); !ok)
       d.error(c.loc, "chain " + std::to_string(c.index) + " is already declared at " + format_location(it->second->loc));
   }
@@ -1384,7 +1416,11 @@ void derive_and_check(Device& dev, Diagnostics& d) {
       d.error(f.loc, "chain " + std::to_string(f.key.chain) + " has a " + it->second->kind + " template (at " +
                          format_location(it->second->loc) + "): its filters are " + it->second->kind + " filters");
   }
-  // Kind-wide checks (u32 tables and the rules that use them).
+}
+
+// Kind-wide checks (u32 tables and the rules that use them, a kind's
+// classes together), last: they read derived handles.
+void check_kinds(const Device& dev, Diagnostics& d) {
   std::map<const KindOps*, std::vector<const Filter*>> by_kind;
   for (auto& f : dev.filters)
     if (f.ops && f.ops->check_device) by_kind[f.ops].push_back(&f);
@@ -1395,6 +1431,20 @@ void derive_and_check(Device& dev, Diagnostics& d) {
     if (c.ops) classes_by_kind[c.ops].push_back(&c);
   for (auto& [ops, cs] : classes_by_kind)
     if (ops->check_classes) ops->check_classes(cs, d);
+}
+
+void derive_and_check(Device& dev, Diagnostics& d) {
+  Declared decl(dev);
+  check_qdiscs(decl, d);
+  check_class_tree(decl, d);
+  check_qdisc_parents(decl, d);
+  // `900::1` is a rule of hash table 900: where the file declares that
+  // table, else of its list's root (read so in filter_finish): settled
+  // before handles are counted and compared.
+  home_explicit_table_rules(dev.filters);
+  check_filters(dev, decl, d);
+  check_chains(dev, decl, d);
+  check_kinds(dev, d);
 }
 
 // A scoped device or block (`own:`) declares only what it owns: anything

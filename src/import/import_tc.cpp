@@ -280,6 +280,32 @@ class Importer {
   uint32_t block_of(const std::string& dev, uint32_t parent);
   Obj empty_list_obj(const TcWord& dev, const TcWord& head, const FilterKey& key, const std::string& parent_text, const KindOps& ops);
   void forget_prefs(const Block& b, uint32_t chain, std::optional<uint16_t> pref);
+  // One `tc filter` line as filter() reads it, step by step.
+  struct FilterLine {
+    const TcWord& head;
+    // The words before the kind (null when the line lacks one) and the kind.
+    const TcWord *dev = nullptr, *parent = nullptr, *handle = nullptr, *proto = nullptr, *pref = nullptr, *chain = nullptr,
+                 *kindw = nullptr;
+    FilterKey key;
+    std::string parent_text = "root";
+    bool have_pref = false;
+    const KindOps* ops = nullptr;
+    std::optional<uint32_t> hval;
+    std::string handle_text;
+    Node body;   // the kind's options
+    Node extra;  // classid and actions, which follow the kind's body
+    bool u32() const { return ops->own_table_handle != 0; }  // a kind with its own root tables
+  };
+  bool filter_words(Cursor& c, FilterLine& f);
+  bool filter_key(FilterLine& f);
+  bool filter_kind(FilterLine& f);
+  bool filter_handle(FilterLine& f);
+  void delete_filters(const FilterLine& f, const Block& block);
+  bool filter_body(Cursor& c, FilterLine& f);
+  bool home_in_root_table(FilterLine& f, const Block& block);
+  bool only_a_list(const FilterLine& f, const Block& block, const FilterKey& asked);
+  bool u32_node_id(FilterLine& f, const Block& block, const Options& opts);
+  Obj filter_obj(FilterLine& f);
   void write_u32_roots();
   // The prefs in use per (block, chain): the kernel picks one for a filter without.
   std::map<std::pair<Block, uint32_t>, std::set<uint16_t>> prefs_;
@@ -1094,272 +1120,326 @@ const Node* Importer::filter_action(const std::string& kind, const std::string& 
   return nullptr;
 }
 
+// A `tc filter` line, read in steps: the words before the kind, the list
+// they name, the kind and handle; a delete acts there. Else the kind's
+// words, the u32 table the rule lives in, the lists the kernel makes, the
+// node id it gives, and the entry goes in.
 void Importer::filter(Cursor& c, Verb v, const TcWord& head) {
-  const TcWord *dev = nullptr, *parent = nullptr, *handle = nullptr, *proto = nullptr, *pref = nullptr, *chain = nullptr,
-             *kindw = nullptr;
-  while (!c.done() && !kindw) {
-    const TcWord& w = c.take();
-    if (w.text == "dev") {
-      if (!(dev = c.value(w, "a device name"))) return;
-    } else if (w.text == "root" || w.text == "ingress" || w.text == "egress") {
-      parent = &w;
-    } else if (w.text == "parent") {
-      if (!(parent = c.value(w, "a handle such as 1:"))) return;
-    } else if (w.text == "handle") {
-      if (!(handle = c.value(w, "a filter handle"))) return;
-    } else if (matches(w.text, "protocol")) {
-      if (!(proto = c.value(w, "a protocol such as ip"))) return;
-    } else if (matches(w.text, "priority") || matches(w.text, "preference")) {
-      if (!(pref = c.value(w, "a number"))) return;
-    } else if (w.text == "chain") {
-      if (!(chain = c.value(w, "a number"))) return;
-    } else if (w.text == "block" || w.text == "estimator") {
-      d_.error(w.loc, quoted(w.text) + " has no tcsync spelling yet");
-      return;
-    } else {
-      kindw = &w;
-    }
-  }
-  if (!dev) {
-    d_.error(head.loc, "tc filter needs 'dev NAME' (shared blocks are not imported yet)");
-    return;
-  }
-  FilterKey key;
-  key.protocol = 0x0003;  // tc's default: all
-  std::string parent_text = "root";
-  key.parent = kHandleRoot;
-  if (parent) {
-    if (parent->text == "ingress") key.parent = kHandleClsactIngress;
-    else if (parent->text == "egress") key.parent = kHandleClsactEgress;
-    else if (auto h = handle_word(*parent, d_, "parent")) key.parent = *h;
-    else return;
-    parent_text = key.parent == kHandleClsactIngress ? "ingress" : key.parent == kHandleClsactEgress ? "egress" : format_handle(key.parent);
-  }
-  if (chain) {
-    auto n = parse_uint(tc_number(chain->text));
-    if (!n || *n > 0xFFFFFFFF) {
-      d_.error(chain->loc, "chain must be a number, not " + quoted(chain->text));
-      return;
-    }
-    key.chain = static_cast<uint32_t>(*n);
-  }
-  if (proto) {
-    auto p = parse_protocol(lower(proto->text));
-    if (!p) {
-      d_.error(proto->loc, "unknown protocol " + quoted(proto->text) + " (use ip, ipv6, all, arp, 802.1q, 802.1ad or a hex number like 0x88cc)");
-      return;
-    }
-    key.protocol = *p;
-  }
-  bool have_pref = false;
-  if (pref) {
-    auto n = parse_uint(tc_number(pref->text));
-    if (!n || *n == 0 || *n > 0xFFFF) {
-      d_.error(pref->loc, "pref must be a number from 1 to 65535, not " + quoted(pref->text));
-      return;
-    }
-    key.pref = static_cast<uint16_t>(*n);
-    have_pref = true;
-  }
-  const KindOps* ops = kindw ? find_kind(ObjType::Filter, kindw->text) : nullptr;
-  if (kindw && !ops) {
-    auto names = kind_names(ObjType::Filter);
-    std::string list;
-    for (auto nm : names) list += (list.empty() ? "" : ", ") + std::string(nm);
-    std::string msg = "unknown filter kind " + quoted(kindw->text) + " (tcsync knows " + list + ")";
-    if (auto dym = did_you_mean(kindw->text, names); !dym.empty()) msg += "; did you mean " + quoted(dym) + "?";
-    d_.error(kindw->loc, msg);
-    return;
-  }
-  std::optional<uint32_t> hval;
-  std::string handle_text;
-  Node handle_opts = mapping(handle ? handle->loc : head.loc);  // options the handle word carries (fw's mask)
-  if (handle) {
-    handle_text = handle->text;
-    if (ops && tc_words_of(*ops).handle) {
-      auto h = tc_words_of(*ops).handle(*handle, handle_opts, d_);
-      if (!h) return;
-      handle_text = *h;
-    }
-    if (ops && ops->parse_filter_handle) hval = ops->parse_filter_handle(handle_text);
-    else if (auto n = parse_uint(handle_text)) hval = static_cast<uint32_t>(*n);
-    if (!hval) {
-      d_.error(handle->loc, "invalid " + std::string(ops ? ops->name : "filter") + " handle " + quoted(handle->text));
-      return;
-    }
-  }
-  const Block block{dev->text, block_of(dev->text, key.parent)};
+  FilterLine f{head};
+  if (!filter_words(c, f) || !filter_key(f) || !filter_kind(f) || !filter_handle(f)) return;
+  const Block block{f.dev->text, block_of(f.dev->text, f.key.parent)};
   if (v == Verb::Delete) {
-    size_t n = 0;
-    for (auto& o : objs_)
-      if (!o.dead && o.type == ObjType::Filter && o.dev == dev->text && block_of(o.dev, o.key.parent) == block.second &&
-          o.key.chain == key.chain && (!have_pref || o.key.pref == key.pref) && (!proto || o.key.protocol == key.protocol) &&
-          (!hval || o.key.handle == *hval) && (!ops || o.ops == ops))
-        o.dead = true, ++n;
-    if (!n) d_.note(head.loc, "deletes nothing an earlier line added: skipped (tcsync deletes what its file does not list)");
-    else if (!hval) forget_prefs(block, key.chain, have_pref ? std::optional<uint16_t>(key.pref) : std::nullopt);
+    delete_filters(f, block);
     return;
   }
-  if (!ops) {
-    d_.error(dev->loc, "tc filter needs a classifier kind such as u32");
+  if (!f.ops) {
+    d_.error(f.dev->loc, "tc filter needs a classifier kind such as u32");
     return;
   }
-  auto& prefs = prefs_[{block, key.chain}];
-  if (!have_pref) {
+  auto& prefs = prefs_[{block, f.key.chain}];
+  if (!f.have_pref) {
     // The kernel's choice (tc_new_tfilter): just below the first pref from
     // 0x8000 up, 0xC000 when there is none.
     auto it = prefs.lower_bound(0x8000);
-    key.pref = it == prefs.end() ? kDefaultPref : static_cast<uint16_t>(*it - 1);
+    f.key.pref = it == prefs.end() ? kDefaultPref : static_cast<uint16_t>(*it - 1);
   }
-  Node body = std::move(handle_opts);
-  body.loc = kindw->loc;
-  Node extra = mapping(kindw->loc);  // classid and actions follow the kind's body
+  if (!filter_body(c, f)) return;
+  const FilterKey asked = f.key;  // the list the request makes, wherever its rule goes
+  // The kernel makes a classifier instance for each new pref; u32 gives it a
+  // root table named 800:, 801:... in the order instances appear (a kind
+  // with its own root tables: KindOps::own_table_handle).
+  if (!prefs.count(f.key.pref) && f.u32()) {
+    uint32_t& next = u32_next_root_[space_of(block)];
+    if (!next) next = 0x800;
+    u32_roots_[space_of(block)][next++] = {block.second, f.key.pref, f.key.protocol};
+  }
+  prefs.insert(f.key.pref);
+  if (f.u32() && !home_in_root_table(f, block)) return;
+  Options opts;
+  if (!check_fields(*f.ops, f.body, opts)) return;
+  if (only_a_list(f, block, asked)) {
+    note_device(*f.dev);
+    return;
+  }
+  if (f.u32() && f.ops->handle_space && !u32_node_id(f, block, opts)) return;
+  Obj o = filter_obj(f);
+  note_device(*f.dev);
+  Obj* existing = nullptr;
+  if (f.hval)
+    for (auto& e : objs_)
+      if (!e.dead && e.type == ObjType::Filter && e.dev == o.dev && e.key == o.key) existing = &e;
+  if (v == Verb::Change && existing) v = Verb::Replace;  // a filter change restates the rule
+  place(std::move(o), v, head, existing,
+        "filter " + f.parent_text + " pref " + std::to_string(f.key.pref) + " handle " + f.handle_text + " of " + f.dev->text);
+}
+
+// The words before the kind, in any order, each with its value; the first
+// other word is the kind. A device is required (blocks are not imported).
+bool Importer::filter_words(Cursor& c, FilterLine& f) {
+  while (!c.done() && !f.kindw) {
+    const TcWord& w = c.take();
+    if (w.text == "dev") {
+      if (!(f.dev = c.value(w, "a device name"))) return false;
+    } else if (w.text == "root" || w.text == "ingress" || w.text == "egress") {
+      f.parent = &w;
+    } else if (w.text == "parent") {
+      if (!(f.parent = c.value(w, "a handle such as 1:"))) return false;
+    } else if (w.text == "handle") {
+      if (!(f.handle = c.value(w, "a filter handle"))) return false;
+    } else if (matches(w.text, "protocol")) {
+      if (!(f.proto = c.value(w, "a protocol such as ip"))) return false;
+    } else if (matches(w.text, "priority") || matches(w.text, "preference")) {
+      if (!(f.pref = c.value(w, "a number"))) return false;
+    } else if (w.text == "chain") {
+      if (!(f.chain = c.value(w, "a number"))) return false;
+    } else if (w.text == "block" || w.text == "estimator") {
+      d_.error(w.loc, quoted(w.text) + " has no tcsync spelling yet");
+      return false;
+    } else {
+      f.kindw = &w;
+    }
+  }
+  if (!f.dev) {
+    d_.error(f.head.loc, "tc filter needs 'dev NAME' (shared blocks are not imported yet)");
+    return false;
+  }
+  return true;
+}
+
+// The list the words name: parent (tc's default root), chain, protocol
+// (tc's default all) and pref (the kernel picks one later when none).
+bool Importer::filter_key(FilterLine& f) {
+  FilterKey& key = f.key;
+  key.protocol = 0x0003;  // tc's default: all
+  key.parent = kHandleRoot;
+  if (f.parent) {
+    if (f.parent->text == "ingress") key.parent = kHandleClsactIngress;
+    else if (f.parent->text == "egress") key.parent = kHandleClsactEgress;
+    else if (auto h = handle_word(*f.parent, d_, "parent")) key.parent = *h;
+    else return false;
+    f.parent_text = key.parent == kHandleClsactIngress ? "ingress" : key.parent == kHandleClsactEgress ? "egress" : format_handle(key.parent);
+  }
+  if (f.chain) {
+    auto n = parse_uint(tc_number(f.chain->text));
+    if (!n || *n > 0xFFFFFFFF) {
+      d_.error(f.chain->loc, "chain must be a number, not " + quoted(f.chain->text));
+      return false;
+    }
+    key.chain = static_cast<uint32_t>(*n);
+  }
+  if (f.proto) {
+    auto p = parse_protocol(lower(f.proto->text));
+    if (!p) {
+      d_.error(f.proto->loc, "unknown protocol " + quoted(f.proto->text) + " (use ip, ipv6, all, arp, 802.1q, 802.1ad or a hex number like 0x88cc)");
+      return false;
+    }
+    key.protocol = *p;
+  }
+  if (f.pref) {
+    auto n = parse_uint(tc_number(f.pref->text));
+    if (!n || *n == 0 || *n > 0xFFFF) {
+      d_.error(f.pref->loc, "pref must be a number from 1 to 65535, not " + quoted(f.pref->text));
+      return false;
+    }
+    key.pref = static_cast<uint16_t>(*n);
+    f.have_pref = true;
+  }
+  return true;
+}
+
+// The classifier kind, if the line names one (a delete may not).
+bool Importer::filter_kind(FilterLine& f) {
+  f.ops = f.kindw ? find_kind(ObjType::Filter, f.kindw->text) : nullptr;
+  if (!f.kindw || f.ops) return true;
+  auto names = kind_names(ObjType::Filter);
+  std::string list;
+  for (auto nm : names) list += (list.empty() ? "" : ", ") + std::string(nm);
+  std::string msg = "unknown filter kind " + quoted(f.kindw->text) + " (tcsync knows " + list + ")";
+  if (auto dym = did_you_mean(f.kindw->text, names); !dym.empty()) msg += "; did you mean " + quoted(dym) + "?";
+  d_.error(f.kindw->loc, msg);
+  return false;
+}
+
+// The handle in the kind's own words (tc_words' handle: fw's mask lands in
+// the body as an option), and its value.
+bool Importer::filter_handle(FilterLine& f) {
+  f.body = mapping(f.handle ? f.handle->loc : f.head.loc);  // options the handle word carries (fw's mask)
+  if (!f.handle) return true;
+  f.handle_text = f.handle->text;
+  if (f.ops && tc_words_of(*f.ops).handle) {
+    auto h = tc_words_of(*f.ops).handle(*f.handle, f.body, d_);
+    if (!h) return false;
+    f.handle_text = *h;
+  }
+  if (f.ops && f.ops->parse_filter_handle) f.hval = f.ops->parse_filter_handle(f.handle_text);
+  else if (auto n = parse_uint(f.handle_text)) f.hval = static_cast<uint32_t>(*n);
+  if (!f.hval) {
+    d_.error(f.handle->loc, "invalid " + std::string(f.ops ? f.ops->name : "filter") + " handle " + quoted(f.handle->text));
+    return false;
+  }
+  return true;
+}
+
+// `tc filter del`: every filter an earlier line added that the words match
+// goes; a delete by pref (or of all) also ends those prefs' instances.
+void Importer::delete_filters(const FilterLine& f, const Block& block) {
+  const FilterKey& key = f.key;
+  size_t n = 0;
+  for (auto& o : objs_)
+    if (!o.dead && o.type == ObjType::Filter && o.dev == f.dev->text && block_of(o.dev, o.key.parent) == block.second &&
+        o.key.chain == key.chain && (!f.have_pref || o.key.pref == key.pref) && (!f.proto || o.key.protocol == key.protocol) &&
+        (!f.hval || o.key.handle == *f.hval) && (!f.ops || o.ops == f.ops))
+      o.dead = true, ++n;
+  if (!n) d_.note(f.head.loc, "deletes nothing an earlier line added: skipped (tcsync deletes what its file does not list)");
+  else if (!f.hval) forget_prefs(block, key.chain, f.have_pref ? std::optional<uint16_t>(key.pref) : std::nullopt);
+}
+
+// The kind's words, then classid and actions, which may follow in turns.
+bool Importer::filter_body(Cursor& c, FilterLine& f) {
+  f.body.loc = f.kindw->loc;
+  f.extra = mapping(f.kindw->loc);  // classid and actions follow the kind's body
   while (true) {
-    if (!kind_words(*ops, c, body, {"classid", "flowid", "action", "actions", "police"}, false, 0)) return;
-    if (c.done()) break;
+    if (!kind_words(*f.ops, c, f.body, {"classid", "flowid", "action", "actions", "police"}, false, 0)) return false;
+    if (c.done()) return true;
     const TcWord& w = c.peek();
     if (w.text == "classid" || w.text == "flowid") {
       c.take();
       const TcWord* id = c.value(w, "a class id such as 1:10");
-      if (!id || !handle_word(*id, d_, w.text)) return;
-      put(extra, "classid", w.loc, scalar(id->text, id->loc));  // tc takes the last one given
+      if (!id || !handle_word(*id, d_, w.text)) return false;
+      put(f.extra, "classid", w.loc, scalar(id->text, id->loc));  // tc takes the last one given
     } else if (w.text == "action" || w.text == "actions") {
-      if (!actions(c, extra, *ops)) return;
-    } else if (!police(c, extra, *ops)) {
-      return;
+      if (!actions(c, f.extra, *f.ops)) return false;
+    } else if (!police(c, f.extra, *f.ops)) {
+      return false;
     }
   }
-  // The kernel makes a classifier instance for each new pref; u32 gives it a
-  // root table named 800:, 801:... in the order instances appear (a kind
-  // with its own root tables: KindOps::own_table_handle).
-  const bool u32 = ops->own_table_handle != 0;
-  const FilterKey asked = key;  // the list the request makes, wherever its rule goes
-  if (!prefs.count(key.pref) && u32) {
-    uint32_t& next = u32_next_root_[space_of(block)];
-    if (!next) next = 0x800;
-    u32_roots_[space_of(block)][next++] = {block.second, key.pref, key.protocol};
-  }
-  prefs.insert(key.pref);
-  if (u32) {
-    // A rule placed in a root table by its kernel name (`ht 800::`, handle
-    // 800::5) lives in the pref that owns that table, whatever its own pref:
-    // tcsync names it by that pref and no table.
-    std::optional<uint32_t> table;
-    SourceLoc tloc;
-    auto& high = u32_high_tables_[space_of(block)];
-    auto root_id = [&](uint32_t h) { return (h >> 20) >= 0x800 && !high.count(h & 0xFFF00000u); };
-    if (hval && find(body, "divisor") && (*hval >> 20) >= 0x800) high.insert(*hval & 0xFFF00000u);
-    else if (Node* ht = find(body, "ht")) {
-      if (auto h = parse_u32_handle(ht->scalar); h && root_id(*h)) {
-        table = *h & 0xFFF00000u, tloc = ht->loc;
-        std::erase_if(body.map, [](auto& kv) { return kv.first.scalar == "ht"; });
-      }
-    }
-    if (hval && root_id(*hval)) {
-      if (table && *table != (*hval & 0xFFF00000u)) {
-        d_.error(handle->loc, "handle " + handle->text + " is not in table " + ops->format_filter_handle(*table) + " that 'ht' names");
-        return;
-      }
-      table = *hval & 0xFFF00000u, tloc = handle->loc;
-      *hval &= 0xFFFFF;
-      handle_text = ops->format_filter_handle(*hval);
-    }
-    if (table) {
-      auto& roots = u32_roots_[space_of(block)];
-      auto it = roots.find(*table >> 20);
-      if (it != roots.end() && it->second.block != block.second) {
-        // One table space (a clsact's two sides, an htb qdisc and its
-        // classes) numbers its lists' roots together.
-        d_.error(tloc, "u32 table " + ops->format_filter_handle(*table) + " is the root table of the list at pref " +
-                           std::to_string(it->second.pref) + " of another parent of this qdisc (its u32 lists share one numbering)");
-        return;
-      }
-      if (it == roots.end()) {
-        d_.error(tloc, "u32 table " + ops->format_filter_handle(*table) +
-                           " is a root table the kernel makes for each pref, and no line above made this one");
-        return;
-      }
-      key.pref = it->second.pref;
-      key.protocol = it->second.protocol;
+}
+
+// u32: a rule placed in a root table by its kernel name (`ht 800::`,
+// handle 800::5) lives in the pref that owns that table, whatever its own
+// pref: tcsync names it by that pref and no table. Needs the roots the
+// lines so far made (filter()).
+bool Importer::home_in_root_table(FilterLine& f, const Block& block) {
+  std::optional<uint32_t> table;
+  SourceLoc tloc;
+  auto& high = u32_high_tables_[space_of(block)];
+  auto root_id = [&](uint32_t h) { return (h >> 20) >= 0x800 && !high.count(h & 0xFFF00000u); };
+  if (f.hval && find(f.body, "divisor") && (*f.hval >> 20) >= 0x800) high.insert(*f.hval & 0xFFF00000u);
+  else if (Node* ht = find(f.body, "ht")) {
+    if (auto h = parse_u32_handle(ht->scalar); h && root_id(*h)) {
+      table = *h & 0xFFF00000u, tloc = ht->loc;
+      std::erase_if(f.body.map, [](auto& kv) { return kv.first.scalar == "ht"; });
     }
   }
-  Options opts;
-  if (!check_fields(*ops, body, opts)) return;
-  // No options at all: the kernel makes the list alone (u32, fw), and adds
-  // nothing to a list that is there.
-  const bool empty = body.map.empty() && extra.map.empty() && !hval && ops->empty_list != KindOps::EmptyList::Refused;
+  if (f.hval && root_id(*f.hval)) {
+    if (table && *table != (*f.hval & 0xFFF00000u)) {
+      d_.error(f.handle->loc, "handle " + f.handle->text + " is not in table " + f.ops->format_filter_handle(*table) + " that 'ht' names");
+      return false;
+    }
+    table = *f.hval & 0xFFF00000u, tloc = f.handle->loc;
+    *f.hval &= 0xFFFFF;
+    f.handle_text = f.ops->format_filter_handle(*f.hval);
+  }
+  if (!table) return true;
+  auto& roots = u32_roots_[space_of(block)];
+  auto it = roots.find(*table >> 20);
+  if (it != roots.end() && it->second.block != block.second) {
+    // One table space (a clsact's two sides, an htb qdisc and its
+    // classes) numbers its lists' roots together.
+    d_.error(tloc, "u32 table " + f.ops->format_filter_handle(*table) + " is the root table of the list at pref " +
+                       std::to_string(it->second.pref) + " of another parent of this qdisc (its u32 lists share one numbering)");
+    return false;
+  }
+  if (it == roots.end()) {
+    d_.error(tloc, "u32 table " + f.ops->format_filter_handle(*table) +
+                       " is a root table the kernel makes for each pref, and no line above made this one");
+    return false;
+  }
+  f.key.pref = it->second.pref;
+  f.key.protocol = it->second.protocol;
+  return true;
+}
+
+// The lists the line makes as the kernel does: with no options at all the
+// kernel makes the list alone (u32, fw) and adds nothing to a list that is
+// there (true: the line is only that list); a u32 rule placed in another
+// pref's table still made its own list, ASKED. A list that now holds the
+// rule is no longer an empty one.
+bool Importer::only_a_list(const FilterLine& f, const Block& block, const FilterKey& asked) {
+  const bool empty = f.body.map.empty() && f.extra.map.empty() && !f.hval && f.ops->empty_list != KindOps::EmptyList::Refused;
   auto same_list = [&](const Obj& e, const FilterKey& k) {
-    return !e.dead && e.type == ObjType::Filter && e.dev == dev->text && block_of(e.dev, e.key.parent) == block.second &&
+    return !e.dead && e.type == ObjType::Filter && e.dev == f.dev->text && block_of(e.dev, e.key.parent) == block.second &&
            e.key.chain == k.chain && e.key.pref == k.pref && e.key.protocol == k.protocol;
   };
   auto list_held = [&](const FilterKey& k) { return std::any_of(objs_.begin(), objs_.end(), [&](const Obj& e) { return same_list(e, k); }); };
   if (!empty && !list_held(asked)) {
-    // A u32 rule placed in another pref's table still made its own list.
-    if (asked.pref != key.pref || asked.protocol != key.protocol) objs_.push_back(empty_list_obj(*dev, head, asked, parent_text, *ops));
+    if (asked.pref != f.key.pref || asked.protocol != f.key.protocol)
+      objs_.push_back(empty_list_obj(*f.dev, f.head, asked, f.parent_text, *f.ops));
   }
   if (empty) {
-    if (!list_held(key)) objs_.push_back(empty_list_obj(*dev, head, key, parent_text, *ops));
-    note_device(*dev);
-    return;
+    if (!list_held(f.key)) objs_.push_back(empty_list_obj(*f.dev, f.head, f.key, f.parent_text, *f.ops));
+    return true;
   }
   for (auto& e : objs_)
-    if (e.empty_list && same_list(e, key)) e.dead = true;  // the list now holds this rule
-  // u32: a rule without a handle gets the kernel's first free node id from
-  // 0x800 in its table and bucket, so the state tcsync makes equals tc's.
-  if (u32 && ops->handle_space) {
-    uint32_t fixed = 0, mask = 0;
-    ops->handle_space(opts, fixed, mask);
-    if (hval) fixed = *hval & 0xFFFFF000u;
-    const bool root_table = (fixed >> 20) == 0;
-    auto& used = u32_nodes_[{block, root_table ? key.pref : 0u, root_table ? key.protocol : 0u, fixed}];
-    if (!hval && mask) {
-      uint32_t node = 0x800;
-      while (node <= 0xFFF && used.count(node)) ++node;
-      if (node > 0xFFF)
-        for (node = 1; node < 0x800 && used.count(node); ++node) {
-        }
-      if (node == 0x800 && used.count(node)) {
-        d_.error(head.loc, "a 4,096th rule in one u32 bucket: the kernel gives it (and every further one) the bucket's last id " +
-                               ops->format_filter_handle(fixed | 0xFFF) + ", which tcsync cannot carry apart from the rule that has it; "
-                               "spread such rules over a hash table with 'divisor', or over prefs");
-        return;
+    if (e.empty_list && same_list(e, f.key)) e.dead = true;  // the list now holds this rule
+  return false;
+}
+
+// u32: a rule without a handle gets the kernel's first free node id from
+// 0x800 in its table and bucket, so the state tcsync makes equals tc's.
+bool Importer::u32_node_id(FilterLine& f, const Block& block, const Options& opts) {
+  uint32_t fixed = 0, mask = 0;
+  f.ops->handle_space(opts, fixed, mask);
+  if (f.hval) fixed = *f.hval & 0xFFFFF000u;
+  const bool root_table = (fixed >> 20) == 0;
+  auto& used = u32_nodes_[{block, root_table ? f.key.pref : 0u, root_table ? f.key.protocol : 0u, fixed}];
+  if (!f.hval && mask) {
+    uint32_t node = 0x800;
+    while (node <= 0xFFF && used.count(node)) ++node;
+    if (node > 0xFFF)
+      for (node = 1; node < 0x800 && used.count(node); ++node) {
       }
-      hval = fixed | node;
-      handle_text = ops->format_filter_handle(*hval);
+    if (node == 0x800 && used.count(node)) {
+      d_.error(f.head.loc, "a 4,096th rule in one u32 bucket: the kernel gives it (and every further one) the bucket's last id " +
+                               f.ops->format_filter_handle(fixed | 0xFFF) + ", which tcsync cannot carry apart from the rule that has it; "
+                               "spread such rules over a hash table with 'divisor', or over prefs");
+      return false;
     }
-    if (hval && mask) used.insert(*hval & 0xFFF);
+    f.hval = fixed | node;
+    f.handle_text = f.ops->format_filter_handle(*f.hval);
   }
+  if (f.hval && mask) used.insert(*f.hval & 0xFFF);
+  return true;
+}
+
+// The file's entry for the rule: its list's keys where the line gave them
+// (or they differ from tc's defaults), its handle, the kind's body, then
+// classid and actions.
+Obj Importer::filter_obj(FilterLine& f) {
   Obj o;
   o.type = ObjType::Filter;
-  o.dev = dev->text;
-  o.loc = head.loc;
-  o.ops = ops;
-  o.node = mapping(head.loc);
-  SourceLoc ploc = parent ? parent->loc : head.loc;
-  put(o.node, "parent", ploc, scalar(parent_text, ploc));
-  if (chain) put(o.node, "chain", chain->loc, scalar(std::to_string(key.chain), chain->loc));
-  SourceLoc prefloc = pref ? pref->loc : kindw->loc;
-  put(o.node, "pref", prefloc, scalar(std::to_string(key.pref), prefloc));
-  if (proto || key.protocol != 0x0003) {
-    SourceLoc l = proto ? proto->loc : kindw->loc;
-    put(o.node, "protocol", l, scalar(format_protocol(key.protocol), l));
+  o.dev = f.dev->text;
+  o.loc = f.head.loc;
+  o.ops = f.ops;
+  o.node = mapping(f.head.loc);
+  SourceLoc ploc = f.parent ? f.parent->loc : f.head.loc;
+  put(o.node, "parent", ploc, scalar(f.parent_text, ploc));
+  if (f.chain) put(o.node, "chain", f.chain->loc, scalar(std::to_string(f.key.chain), f.chain->loc));
+  SourceLoc prefloc = f.pref ? f.pref->loc : f.kindw->loc;
+  put(o.node, "pref", prefloc, scalar(std::to_string(f.key.pref), prefloc));
+  if (f.proto || f.key.protocol != 0x0003) {
+    SourceLoc l = f.proto ? f.proto->loc : f.kindw->loc;
+    put(o.node, "protocol", l, scalar(format_protocol(f.key.protocol), l));
   }
-  if (hval) {
-    key.handle = *hval;
-    SourceLoc hl = handle ? handle->loc : kindw->loc;
-    put(o.node, "handle", hl, scalar(handle_text, hl));
+  if (f.hval) {
+    f.key.handle = *f.hval;
+    SourceLoc hl = f.handle ? f.handle->loc : f.kindw->loc;
+    put(o.node, "handle", hl, scalar(f.handle_text, hl));
   }
-  put(o.node, std::string(ops->name), kindw->loc, std::move(body));
-  for (auto& kv : extra.map) o.node.map.push_back(std::move(kv));
-  o.key = key;
-  note_device(*dev);
-  Obj* existing = nullptr;
-  if (hval)
-    for (auto& e : objs_)
-      if (!e.dead && e.type == ObjType::Filter && e.dev == o.dev && e.key == key) existing = &e;
-  if (v == Verb::Change && existing) v = Verb::Replace;  // a filter change restates the rule
-  place(std::move(o), v, head, existing,
-        "filter " + parent_text + " pref " + std::to_string(key.pref) + " handle " + handle_text + " of " + dev->text);
+  put(o.node, std::string(f.ops->name), f.kindw->loc, std::move(f.body));
+  for (auto& kv : f.extra.map) o.node.map.push_back(std::move(kv));
+  o.key = f.key;
+  return o;
 }
 
 // `empty: KIND` at KEY's list (no handle, no options).

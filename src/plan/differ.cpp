@@ -413,23 +413,100 @@ struct DevicePlanner {
     }
   }
 
+  // ---- planning a device: run() and its steps, in the order it takes them
+  //
+  // Each step reads what the ones before it decided (passed in, or the step
+  // lists above) and adds to the step lists; run() holds what passes between
+  // them only while it plans, so a big device's indexes are not kept.
+
+  template <class T>
+  using Reasons = std::vector<std::pair<const T*, std::string>>;  // object, why
+
+  // The qdiscs matched by parent: what to add, change or delete.
+  struct QdiscMatch {
+    std::map<uint32_t, const Qdisc*> live;  // by parent
+    Reasons<Qdisc> add, change;             // desired
+    Reasons<Qdisc> del;                     // live
+    std::set<const Qdisc*> needed_hook;     // a foreign clsact/ingress the file's filters use as it is
+  };
+  // The classes matched by classid: desired ones to add or change, live ones to delete.
+  struct ClassMatch {
+    Reasons<Class> add, change, del;
+  };
+
+  // A filter list: parent, chain, pref, protocol.
+  using Group = std::tuple<uint32_t, uint32_t, uint16_t, uint16_t>;
+  static Group group_of(const FilterKey& k) { return Group{k.parent, k.chain, k.pref, k.protocol}; }
+  using KeyedFilter = std::pair<FilterKey, const Filter*>;
+  static bool key_less(const KeyedFilter& a, const KeyedFilter& b) { return a.first < b.first; }
+  // The filters the matching sees: the live ones that stay (not dying with
+  // their qdisc or chain, owned), by key and by list, and the file's lists.
+  struct FilterLists {
+    // The live filters by key: a sorted vector (one allocation, binary
+    // search) rather than a tree of 100k nodes.
+    std::vector<KeyedFilter> live;
+    std::map<Group, std::vector<const Filter*>> live_groups;
+    std::map<Group, std::string> want_kind;  // the file's lists and their classifier kind
+
+    const Filter* find_live(const FilterKey& k) const {
+      auto it = std::lower_bound(live.begin(), live.end(), KeyedFilter{k, nullptr}, key_less);
+      // A key twice in the dump: the last one matches (the other is then
+      // deleted as not in the file).
+      if (it == live.end() || it->first != k) return nullptr;
+      while (std::next(it) != live.end() && std::next(it)->first == k) ++it;
+      return it->second;
+    }
+  };
+  // Where a list's adds go: (parent, chain, pref) of the list tcsync would
+  // make in that turn, and the turn.
+  using Place = std::tuple<uint32_t, uint32_t, uint16_t, size_t>;
+  // u32 root tables (model/shared_tables.h) where the file declares them.
+  struct TableSpaces {
+    std::map<Group, Place> add_place;      // the adds of a space's lists, in the order that gives the roots
+    std::map<Group, std::string> restart;  // live list -> why it goes in this plan
+  };
+
+  static int add_rank_of(const Step& s) {
+    return s.filter->ops && s.filter->ops->add_rank ? s.filter->ops->add_rank(s.filter->opts) : 0;
+  }
+
   void run() {
     own.emplace(want, &have);
-    Dying dying;
-    // ---- qdiscs, matched by parent --------------------------------------
-    std::map<uint32_t, const Qdisc*> live_q;
-    for (auto& q : have.qdiscs) live_q[q.parent] = &q;
-    std::vector<std::pair<const Qdisc*, std::string>> q_add;   // desired, reason
-    std::vector<std::pair<const Qdisc*, std::string>> q_change;
-    std::vector<std::pair<const Qdisc*, std::string>> q_del;   // live, reason
+    QdiscMatch qdiscs = match_qdiscs();
+    Dying dying = dying_below(qdiscs.del);
+    remake_kept_below(qdiscs, dying);
+    ClassMatch classes = match_classes(dying);
+    plan_chains(dying);
+
+    FilterLists lists = index_filters(dying);
+    TableSpaces spaces = plan_table_spaces(lists);
+    std::set<Group> gone = delete_whole_lists(lists, spaces.restart);
+    std::vector<bool> matched = match_filters(lists, gone);
+    delete_unlisted_filters(dying, lists, matched, gone);
+    order_filter_adds(spaces.add_place);
+    order_filter_dels();
+    order_atomic();
+
+    order_class_deletes(classes.del);
+    order_qdisc_deletes(qdiscs.del);
+    order_tree_adds(qdiscs, classes);
+    if (!own->whole()) summarize_outside(qdiscs.needed_hook);
+  }
+
+  // Step 1, the qdiscs: each desired one against the live one at its parent.
+  // A difference the kind cannot change in place re-creates it; a foreign
+  // qdisc in the way is refused, unless it is a clsact/ingress holding
+  // nothing foreign. First because all else hangs below qdiscs.
+  QdiscMatch match_qdiscs() {
+    QdiscMatch m;
+    for (auto& q : have.qdiscs) m.live[q.parent] = &q;
     std::set<const Qdisc*> matched;
-    std::set<const Qdisc*> needed_hook;  // a foreign clsact/ingress the file's filters use as it is
     for (auto& q : want.qdiscs) {
       // A scoped file's clsact/ingress is needed even unowned (scope.h).
       if (q.parent != kHandleIngress && !own->owns(q)) continue;
-      auto it = live_q.find(q.parent);
-      if (it == live_q.end()) {
-        q_add.emplace_back(&q, "new");
+      auto it = m.live.find(q.parent);
+      if (it == m.live.end()) {
+        m.add.emplace_back(&q, "new");
         continue;
       }
       const Qdisc& l = *it->second;
@@ -440,7 +517,7 @@ struct DevicePlanner {
         why += "; " + q.kind + " cannot change in place: re-created with its classes and filters";
       if (!own->owns(l)) {
         if (why.empty()) {
-          needed_hook.insert(&l);
+          m.needed_hook.insert(&l);
           continue;
         }
         // Someone else's qdisc is in the way. Only a clsact/ingress that
@@ -459,16 +536,24 @@ struct DevicePlanner {
       }
       if (why.empty()) continue;
       if (recreate) {
-        q_del.emplace_back(&l, why);
-        q_add.emplace_back(&q, why);
+        m.del.emplace_back(&l, why);
+        m.add.emplace_back(&q, why);
       } else {
-        q_change.emplace_back(&q, why);
+        m.change.emplace_back(&q, why);
       }
     }
     for (auto& l : have.qdiscs)
-      if (!matched.count(&l) && own->owns(l)) q_del.emplace_back(&l, "not in the file");
-    // A removed qdisc takes everything below it; repeat until stable.
-    for (auto& [l, why] : q_del) {
+      if (!matched.count(&l) && own->owns(l)) m.del.emplace_back(&l, "not in the file");
+    return m;
+  }
+
+  // Step 2: what the qdisc deletes take with them. A removed qdisc takes
+  // everything below it, so the subtrees grow until stable; every later
+  // step matches only what survives this.
+  Dying dying_below(const Reasons<Qdisc>& q_del) {
+    Dying dying;
+    for (auto& entry : q_del) {
+      const Qdisc* l = entry.first;
       if (l->parent == kHandleIngress) dying.hook = true;
       else dying.majors.insert(handle_major(l->handle));
     }
@@ -479,32 +564,38 @@ struct DevicePlanner {
         if (l.parent != kHandleIngress && dying.qdisc_dies(l) && !dying.majors.count(handle_major(l.handle)))
           dying.majors.insert(handle_major(l.handle)), grew = true;
     }
+    return dying;
+  }
 
-    // Qdiscs the file keeps below a removed one (a pfifo on a band of a
-    // re-created mqprio) go with it: add them again.
-    {
-      std::set<const Qdisc*> adding;
-      for (auto& [q, why] : q_add) adding.insert(q);
-      for (auto& q : want.qdiscs) {
-        auto it = live_q.find(q.parent);
-        if (adding.count(&q) || it == live_q.end() || it->second->parent == kHandleIngress || !dying.qdisc_dies(*it->second))
-          continue;
-        std::erase_if(q_change, [&](auto& e) { return e.first == &q; });
-        q_add.emplace_back(&q, "re-created with its parent");
-      }
+  // Step 3: qdiscs the file keeps below a removed one (a pfifo on a band of
+  // a re-created mqprio) go with it: add them again, instead of changing
+  // them. Needs step 2's subtrees.
+  void remake_kept_below(QdiscMatch& m, const Dying& dying) {
+    std::set<const Qdisc*> adding;
+    for (auto& entry : m.add) adding.insert(entry.first);
+    for (auto& q : want.qdiscs) {
+      auto it = m.live.find(q.parent);
+      if (adding.count(&q) || it == m.live.end() || it->second->parent == kHandleIngress || !dying.qdisc_dies(*it->second))
+        continue;
+      std::erase_if(m.change, [&](auto& e) { return e.first == &q; });
+      m.add.emplace_back(&q, "re-created with its parent");
     }
+  }
 
-    // ---- classes, matched by classid ------------------------------------
+  // Step 4, the classes: matched by classid among the live ones that
+  // survive the qdisc deletes (a dying one is gone with its qdisc, and its
+  // desired twin is new).
+  ClassMatch match_classes(const Dying& dying) {
+    ClassMatch m;
     std::map<uint32_t, const Class*> live_c;
     for (auto& c : have.classes)
       if (!dying.class_dies(c) && own->owns(c)) live_c[c.classid] = &c;
-    std::vector<std::pair<const Class*, std::string>> c_add, c_change, c_del;
     std::set<const Class*> c_matched;
     for (auto& c : want.classes) {
       if (!own->owns(c)) continue;
       auto it = live_c.find(c.classid);
       if (it == live_c.end()) {
-        c_add.emplace_back(&c, "new");
+        m.add.emplace_back(&c, "new");
         continue;
       }
       const Class& l = *it->second;
@@ -514,68 +605,56 @@ struct DevicePlanner {
       if (by_options) why += "; cannot change in place";
       if (why.empty()) continue;
       if (recreate) {
-        c_del.emplace_back(&l, why);
-        c_add.emplace_back(&c, why);
+        m.del.emplace_back(&l, why);
+        m.add.emplace_back(&c, why);
       } else {
-        c_change.emplace_back(&c, why);
+        m.change.emplace_back(&c, why);
       }
     }
-    for (auto& [id, l] : live_c)
-      if (!c_matched.count(l)) c_del.emplace_back(l, "not in the file");
+    for (auto& entry : live_c)
+      if (!c_matched.count(entry.second)) m.del.emplace_back(entry.second, "not in the file");
+    return m;
+  }
 
-    plan_chains(dying);
-
-    // ---- filters, matched by identity -----------------------------------
-    using Group = std::tuple<uint32_t, uint32_t, uint16_t, uint16_t>;
-    auto group_of = [](const FilterKey& k) { return Group{k.parent, k.chain, k.pref, k.protocol}; };
-    // The live filters by key: a sorted vector (one allocation, binary
-    // search) rather than a tree of 100k nodes.
-    std::vector<std::pair<FilterKey, const Filter*>> live_f;
-    live_f.reserve(have.filters.size());
-    std::map<Group, std::vector<const Filter*>> live_groups;
+  // Step 6 (after plan_chains, step 5, whose deleted chains take their
+  // filters): the live filters that survive, indexed for the matching, and
+  // the file's lists.
+  FilterLists index_filters(const Dying& dying) const {
+    FilterLists lists;
+    lists.live.reserve(have.filters.size());
     {
       std::vector<const Filter*>* group = nullptr;
       const Filter* prev = nullptr;
       for (auto& f : have.filters)
         if (!dying.filter_dies(f) && own->owns(f)) {
-          live_f.emplace_back(f.key, &f);
-          if (!prev || group_of(prev->key) != group_of(f.key)) group = &live_groups[group_of(f.key)];
+          lists.live.emplace_back(f.key, &f);
+          if (!prev || group_of(prev->key) != group_of(f.key)) group = &lists.live_groups[group_of(f.key)];
           group->push_back(&f);
           prev = &f;
         }
     }
-    auto by_key = [](const std::pair<FilterKey, const Filter*>& a, const std::pair<FilterKey, const Filter*>& b) {
-      return a.first < b.first;
-    };
     // Dumps come sorted by list and handle mostly: sort only when needed.
-    if (!std::is_sorted(live_f.begin(), live_f.end(), by_key)) std::stable_sort(live_f.begin(), live_f.end(), by_key);
-    auto find_live = [&](const FilterKey& k) -> const Filter* {
-      auto it = std::lower_bound(live_f.begin(), live_f.end(), std::pair<FilterKey, const Filter*>{k, nullptr}, by_key);
-      // A key twice in the dump: the last one matches (the other is then
-      // deleted as not in the file).
-      if (it == live_f.end() || it->first != k) return nullptr;
-      while (std::next(it) != live_f.end() && std::next(it)->first == k) ++it;
-      return it->second;
-    };
-    std::map<Group, std::string> want_group_kind;
-    {
-      // Rules of one list usually follow each other: look up a group once
-      // per run of them, not once per rule.
-      const Filter* prev = nullptr;
-      for (auto& f : want.filters) {
-        if (prev && group_of(prev->key) == group_of(f.key)) continue;
-        want_group_kind.try_emplace(group_of(f.key), f.kind);
-        prev = &f;
-      }
+    if (!std::is_sorted(lists.live.begin(), lists.live.end(), key_less))
+      std::stable_sort(lists.live.begin(), lists.live.end(), key_less);
+    // Rules of one list usually follow each other: look up a group once
+    // per run of them, not once per rule.
+    const Filter* prev = nullptr;
+    for (auto& f : want.filters) {
+      if (prev && group_of(prev->key) == group_of(f.key)) continue;
+      lists.want_kind.try_emplace(group_of(f.key), f.kind);
+      prev = &f;
     }
-    // u32 root tables (model/shared_tables.h), where the file declares
-    // them: the adds of a table space's lists go in the order that gives
-    // them (add_place), and a space whose live roots differ starts afresh:
-    // every u32 list in it goes in this plan (the kernel numbers a space's
-    // roots anew only once its last list is gone) and the file's come back.
-    using Place = std::tuple<uint32_t, uint32_t, uint16_t, size_t>;
-    std::map<Group, Place> add_place;
-    std::map<Group, std::string> restart;  // live list -> why
+    return lists;
+  }
+
+  // Step 7, u32 root tables (model/shared_tables.h), where the file
+  // declares them: the adds of a table space's lists go in the order that
+  // gives them (add_place), and a space whose live roots differ starts
+  // afresh: every u32 list in it goes in this plan (the kernel numbers a
+  // space's roots anew only once its last list is gone) and the file's come
+  // back. Refused when that would delete foreign u32 lists.
+  TableSpaces plan_table_spaces(const FilterLists& lists) {
+    TableSpaces t;
     for (auto& [space, ls] : root_lists(want.filters)) {
       std::vector<size_t> unreachable;  // warned about by plan_warnings.cpp
       std::vector<size_t> order = root_order(ls, unreachable);
@@ -583,59 +662,71 @@ struct DevicePlanner {
       // List order[i] is made where tcsync would make the i-th list.
       for (size_t i = 0; i < order.size(); ++i) {
         const RootList& l = ls[order[i]];
-        add_place[Group{l.parent, l.chain, l.pref, l.protocol}] = Place{ls[i].parent, ls[i].chain, ls[i].pref, i};
+        t.add_place[Group{l.parent, l.chain, l.pref, l.protocol}] = Place{ls[i].parent, ls[i].chain, ls[i].pref, i};
       }
       if (!unreachable.empty()) continue;  // a fresh start would not reach them either: no plan that never ends
       std::vector<Group> live_lists;
-      for (auto& [g, fs] : live_groups)
+      for (auto& [g, fs] : lists.live_groups)
         if (fs.front()->ops && fs.front()->ops->own_table_handle && table_space_of(std::get<0>(g)) == space) live_lists.push_back(g);
       if (live_lists.empty()) continue;  // made afresh anyway
-      std::string why;
-      for (const RootList& l : ls) {
-        if (!l.root) continue;
-        auto lg = live_groups.find(Group{l.parent, l.chain, l.pref, l.protocol});
-        uint32_t have_root = 0;
-        if (lg != live_groups.end())
-          for (const Filter* f : lg->second)
-            if ((have_root = kernel_root_of(*f))) break;
-        if (have_root == l.root) continue;
-        const KindOps* ops = find_kind(ObjType::Filter, "u32");
-        why = "u32 root table " + (have_root ? format_filter_handle(ops, have_root) : std::string("(none shown)")) + " -> " +
-              format_filter_handle(ops, l.root) + " at pref " + std::to_string(l.pref) +
-              ": the kernel numbers a qdisc's root tables anew only when all its u32 lists go";
+      std::string why = root_table_moved(ls, lists);
+      if (why.empty()) continue;
+      if (refuse_fresh_space(space, why)) continue;
+      for (const Group& g : live_lists) t.restart.emplace(g, why);
+    }
+    return t;
+  }
+  // Why a space's roots differ from the file's: the first declared root
+  // the live list lacks, "" when all are as declared.
+  std::string root_table_moved(const std::vector<RootList>& ls, const FilterLists& lists) const {
+    for (const RootList& l : ls) {
+      if (!l.root) continue;
+      auto lg = lists.live_groups.find(Group{l.parent, l.chain, l.pref, l.protocol});
+      uint32_t have_root = 0;
+      if (lg != lists.live_groups.end())
+        for (const Filter* f : lg->second)
+          if ((have_root = kernel_root_of(*f))) break;
+      if (have_root == l.root) continue;
+      const KindOps* ops = find_kind(ObjType::Filter, "u32");
+      return "u32 root table " + (have_root ? format_filter_handle(ops, have_root) : std::string("(none shown)")) + " -> " +
+             format_filter_handle(ops, l.root) + " at pref " + std::to_string(l.pref) +
+             ": the kernel numbers a qdisc's root tables anew only when all its u32 lists go";
+    }
+    return {};
+  }
+  // Starting afresh deletes every u32 list of the space; one outside a
+  // scoped file's part is not tcsync's to delete (model/scope.h): then the
+  // plan is refused (true).
+  bool refuse_fresh_space(uint32_t space, const std::string& why) {
+    size_t foreign = 0;
+    for (auto& f : have.filters)
+      if (f.ops && f.ops->own_table_handle && table_space_of(f.key.parent) == space && !own->owns(f)) ++foreign;
+    if (!foreign) return false;
+    SourceLoc at = want.loc;
+    for (auto& f : want.filters)
+      if (table_space_of(f.key.parent) == space && kernel_root_of(f)) {
+        at = f.loc;
         break;
       }
-      if (why.empty()) continue;
-      // Starting afresh deletes every u32 list of the space; one outside a
-      // scoped file's part is not tcsync's to delete (model/scope.h).
-      size_t foreign = 0;
-      for (auto& f : have.filters)
-        if (f.ops && f.ops->own_table_handle && table_space_of(f.key.parent) == space && !own->owns(f)) ++foreign;
-      if (foreign) {
-        SourceLoc at = want.loc;
-        for (auto& f : want.filters)
-          if (table_space_of(f.key.parent) == space && kernel_root_of(f)) {
-            at = f.loc;
-            break;
-          }
-        refused.push_back({Severity::Error, at,
-                           why + ", and " + std::to_string(foreign) + " u32 filter(s) of that qdisc on " + want.name +
-                               " are outside this file's scope (" + describe_scope(want) +
-                               "): refused, nothing changed; own them, or leave the root tables undeclared"});
-        continue;
-      }
-      for (const Group& g : live_lists) restart.emplace(g, why);
-    }
-    // A list whose classifier kind changes, or that the file drops entirely,
-    // goes in one request.
-    std::set<Group> group_gone;
-    for (auto& [g, fs] : live_groups) {
-      auto wk = want_group_kind.find(g);
+    refused.push_back({Severity::Error, at,
+                       why + ", and " + std::to_string(foreign) + " u32 filter(s) of that qdisc on " + want.name +
+                           " are outside this file's scope (" + describe_scope(want) +
+                           "): refused, nothing changed; own them, or leave the root tables undeclared"});
+    return true;
+  }
+
+  // Step 8: a list whose classifier kind changes, that the file drops
+  // entirely, or whose table space starts afresh (step 7) goes in one
+  // request. Returns those lists: their rules match nothing below.
+  std::set<Group> delete_whole_lists(const FilterLists& lists, const std::map<Group, std::string>& restart) {
+    std::set<Group> gone;
+    for (auto& [g, fs] : lists.live_groups) {
+      auto wk = lists.want_kind.find(g);
       auto rs = restart.empty() ? restart.end() : restart.find(g);
-      if (wk == want_group_kind.end() || wk->second != fs.front()->kind || rs != restart.end()) {
-        group_gone.insert(g);
+      if (wk == lists.want_kind.end() || wk->second != fs.front()->kind || rs != restart.end()) {
+        gone.insert(g);
         Step s = step(Op::Delete, ObjType::Filter,
-                      wk == want_group_kind.end()     ? "not in the file"
+                      wk == lists.want_kind.end()      ? "not in the file"
                       : wk->second != fs.front()->kind ? "kind " + fs.front()->kind + " -> " + wk->second
                                                        : rs->second,
                       {});
@@ -645,14 +736,21 @@ struct DevicePlanner {
         filter_dels.push_back(std::move(s));
       }
     }
-    // Which live filters a file's filter matched, by position in have.filters.
-    std::vector<bool> f_matched(have.filters.size());
+    return gone;
+  }
+
+  // Step 9: each of the file's filters against the live one of its
+  // identity (none in a list that goes whole): added, kept, replaced, or
+  // deleted and added again where the kind cannot change it in place.
+  // Returns which live filters matched, by position in have.filters.
+  std::vector<bool> match_filters(const FilterLists& lists, const std::set<Group>& gone) {
+    std::vector<bool> matched(have.filters.size());
     // Room for the device's tree steps too: make_plan can then use this
     // list as the plan's own storage (see there).
     filter_adds.reserve(want.filters.size() + want.qdiscs.size() + want.classes.size() + 16);
     for (auto& f : want.filters) {
       if (!own->whole() && !own->owns(f)) continue;
-      const Filter* match = !group_gone.empty() && group_gone.count(group_of(f.key)) ? nullptr : find_live(f.key);
+      const Filter* match = !gone.empty() && gone.count(group_of(f.key)) ? nullptr : lists.find_live(f.key);
       if (!match) {
         Step s = step(Op::Add, ObjType::Filter, "new", f.loc);
         s.filter = &f;
@@ -660,7 +758,7 @@ struct DevicePlanner {
         continue;
       }
       const Filter& l = *match;
-      f_matched[static_cast<size_t>(&l - have.filters.data())] = true;
+      matched[static_cast<size_t>(&l - have.filters.data())] = true;
       bool recreate = false;
       std::vector<std::string> why = filter_differences(f, l, recreate);
       if (why.empty()) {
@@ -683,26 +781,35 @@ struct DevicePlanner {
         filter_adds.push_back(std::move(s));
       }
     }
-    // Single deletes, in reverse dump order: u32 rules before their tables.
+    return matched;
+  }
+
+  // Step 10: the live filters nothing matched (step 9) and nothing deletes
+  // already (dying subtrees and chains, whole lists of step 8) go one by
+  // one, in reverse dump order: u32 rules before their tables.
+  void delete_unlisted_filters(const Dying& dying, const FilterLists& lists, const std::vector<bool>& matched,
+                               const std::set<Group>& gone) {
     for (auto it = have.filters.rbegin(); it != have.filters.rend(); ++it) {
       const Filter& l = *it;
-      if (dying.filter_dies(l) || f_matched[static_cast<size_t>(&l - have.filters.data())] || group_gone.count(group_of(l.key)) ||
+      if (dying.filter_dies(l) || matched[static_cast<size_t>(&l - have.filters.data())] || gone.count(group_of(l.key)) ||
           !own->owns(l))
         continue;
       // An empty list the file fills with rules is no difference: the rules'
       // adds go into it (deleting it first would only re-make it).
-      if (l.empty_list && want_group_kind.count(group_of(l.key))) continue;
+      if (l.empty_list && lists.want_kind.count(group_of(l.key))) continue;
       Step s = step(Op::Delete, ObjType::Filter, "not in the file", {});
       s.filter = &l;
       filter_dels.push_back(std::move(s));
     }
+  }
 
-    // Adds go list by list (parent, chain, pref), so lists are created in
-    // the same order on every host (u32 root tables get their kernel ids,
-    // 800:, 801:..., in that order); within a list, u32 tables first. Then
-    // a filter another one depends on (a u32 table linked from a lower
-    // pref) moves up to just before its first user.
-    auto rank = [](const Step& s) { return s.filter->ops && s.filter->ops->add_rank ? s.filter->ops->add_rank(s.filter->opts) : 0; };
+  // Step 11, the order of the filter adds of step 9: list by list
+  // (parent, chain, pref, or the place step 7 gives a declared root's
+  // list), so lists are created in the same order on every host (u32 root
+  // tables get their kernel ids, 800:, 801:..., in that order); within a
+  // list, u32 tables first. Then a filter another one depends on (a u32
+  // table linked from a lower pref) moves up to just before its first user.
+  void order_filter_adds(const std::map<Group, Place>& add_place) {
     auto place_of = [&](const FilterKey& k) {
       if (!add_place.empty())
         if (auto it = add_place.find(group_of(k)); it != add_place.end()) return it->second;
@@ -710,7 +817,7 @@ struct DevicePlanner {
     };
     auto add_order = [&](auto& a, auto& b) {
       Place x = place_of(a.filter->key), y = place_of(b.filter->key);
-      return x < y || (x == y && rank(a) < rank(b));
+      return x < y || (x == y && add_rank_of(a) < add_rank_of(b));
     };
     // A file usually lists its rules in this order already; the sort would
     // then only cost a buffer as large as the plan (136 MB at 1M rules).
@@ -761,14 +868,21 @@ struct DevicePlanner {
         index();
       }
     }
+  }
+
+  // Step 12, the order of the filter deletes of steps 8-10: whole lists
+  // first, then u32 rules before the tables they link to (order_atomic
+  // then moves the deletes a switch needs after the adds).
+  void order_filter_dels() {
     std::stable_sort(filter_dels.begin(), filter_dels.end(), [&](auto& a, auto& b) {
       if (a.filter_group != b.filter_group) return a.filter_group;  // whole lists first
-      return rank(a) > rank(b);
+      return add_rank_of(a) > add_rank_of(b);
     });
-    order_atomic();
+  }
 
-    // ---- order the tree ---------------------------------------------------
-    // Class deletes: deepest first (a parent htb class refuses while it has children).
+  // Step 13, class deletes of step 4: deepest first (a parent htb class
+  // refuses while it has children).
+  void order_class_deletes(Reasons<Class>& c_del) {
     std::map<uint32_t, const Class*> all_live_c;
     for (auto& c : have.classes) all_live_c[c.classid] = &c;
     auto depth_live = [&](const Class* c) {
@@ -781,13 +895,16 @@ struct DevicePlanner {
       return d;
     };
     std::stable_sort(c_del.begin(), c_del.end(), [&](auto& a, auto& b) { return depth_live(a.first) > depth_live(b.first); });
-    for (auto& [c, why] : c_del) {
-      Step s = step(Op::Delete, ObjType::Class, why, {});
-      s.cls = c;
+    for (auto& entry : c_del) {
+      Step s = step(Op::Delete, ObjType::Class, entry.second, {});
+      s.cls = entry.first;
       class_dels.push_back(std::move(s));
     }
-    // Qdisc deletes: skip those inside a subtree that goes anyway (but keep
-    // the ones being re-created, and roots of dying subtrees).
+  }
+
+  // Step 14, qdisc deletes of step 1: skip those inside a subtree that goes
+  // anyway (but keep the ones being re-created, and roots of dying subtrees).
+  void order_qdisc_deletes(const Reasons<Qdisc>& q_del) {
     for (auto& entry : q_del) {
       const Qdisc* q = entry.first;
       const std::string& why = entry.second;
@@ -800,9 +917,13 @@ struct DevicePlanner {
       s.qdisc = q;
       qdisc_dels.push_back(std::move(s));
     }
+  }
 
-    // Adds and changes of qdiscs and classes, parents first: a node's depth
-    // counts the qdiscs and classes above it in the desired tree.
+  // Step 15, adds and changes of qdiscs and classes (steps 1, 3 and 4),
+  // parents first: a node's depth counts the qdiscs and classes above it in
+  // the desired tree. A kind's follow-up messages (gred's virtual queues)
+  // come right after the qdisc's own, as changes of it.
+  void order_tree_adds(const QdiscMatch& qdiscs, const ClassMatch& classes) {
     std::map<uint32_t, const Class*> want_c;
     for (auto& c : want.classes) want_c[c.classid] = &c;
     std::map<uint32_t, const Qdisc*> want_q;
@@ -823,8 +944,6 @@ struct DevicePlanner {
       Step s;
     };
     std::vector<Ordered> tree;
-    // A kind's follow-up messages (gred's virtual queues) come right after
-    // the qdisc's own, as changes of it.
     std::vector<FollowUp> parts;
     auto follow = [&](const Qdisc* q, int depth) {
       for (auto& p : parts) {
@@ -834,7 +953,7 @@ struct DevicePlanner {
         tree.push_back({depth, std::move(s)});
       }
     };
-    for (auto& [q, why] : q_add) {
+    for (auto& [q, why] : qdiscs.add) {
       Step s = step(Op::Add, ObjType::Qdisc, why, q->loc);
       s.qdisc = q;
       int depth = 2 * depth_of(q->parent, 0);
@@ -843,10 +962,10 @@ struct DevicePlanner {
       if (q->ops && q->ops->follow_ups) q->ops->follow_ups(q->opts, nullptr, parts);
       follow(q, depth);
     }
-    for (auto& [q, why] : q_change) {
+    for (auto& [q, why] : qdiscs.change) {
       int depth = 2 * depth_of(q->parent, 0);
       parts.clear();
-      const Qdisc* l = live_q[q->parent];
+      const Qdisc* l = qdiscs.live.at(q->parent);  // a change is of a matched live qdisc
       bool own = !q->ops || !q->ops->follow_ups || q->ops->follow_ups(q->opts, &l->opts, parts) || parts.empty();
       if (own) {
         Step s = step(Op::Change, ObjType::Qdisc, why, q->loc);
@@ -855,19 +974,18 @@ struct DevicePlanner {
       }
       follow(q, depth);
     }
-    for (auto& [c, why] : c_add) {
+    for (auto& [c, why] : classes.add) {
       Step s = step(Op::Add, ObjType::Class, why, c->loc);
       s.cls = c;
       tree.push_back({2 * depth_of(c->parent, 0) + 1, std::move(s)});
     }
-    for (auto& [c, why] : c_change) {
+    for (auto& [c, why] : classes.change) {
       Step s = step(Op::Change, ObjType::Class, why, c->loc);
       s.cls = c;
       tree.push_back({2 * depth_of(c->parent, 0) + 1, std::move(s)});
     }
     std::stable_sort(tree.begin(), tree.end(), [](auto& a, auto& b) { return a.depth < b.depth; });
     for (auto& o : tree) tree_adds.push_back(std::move(o.s));
-    if (!own->whole()) summarize_outside(needed_hook);
   }
 };
 
