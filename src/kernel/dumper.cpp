@@ -208,6 +208,7 @@ class Dumper {
       for (const Block& b : t.blocks) ok = dump_filters(t, b) && ok;
       ok = explicit_tables(t.dev->filters, t.ifindex, "'" + t.name + "'", stats_ ? &stats_->places[t.name] : nullptr) && ok;
       ok = unshare_tables(t.dev->filters, t.ifindex, "'" + t.name + "'") && ok;
+      ok = table_only_roots(t.dev->filters, t.ifindex, "'" + t.name + "'") && ok;
       ok = no_shared_handles(t.dev->filters, "'" + t.name + "'") && ok;
       oldest_first(t.dev->filters);
       for (const Block& b : t.blocks)
@@ -378,6 +379,42 @@ class Dumper {
           out.push_back(std::move(e));
         }
     fs = std::move(out);
+    return ok;
+  }
+
+  // A list that holds only hash tables and their rules (`tc filter add ...
+  // handle 2: u32 divisor 256` and rules with `ht 2:`) shows its root in
+  // no entry: asked of the kernel, one get such a list, and kept on its
+  // first table (Filter::list_root), so that dump writes it and diff
+  // compares it (model/shared_tables.h). Called once the entries sit in
+  // their lists (unshare_tables), so a list holding nothing else is known.
+  bool table_only_roots(std::vector<Filter>& fs, uint32_t ifindex, const std::string& where) {
+    struct List {
+      uint32_t parent, chain;
+      uint16_t pref, protocol;
+      auto operator<=>(const List&) const = default;
+    };
+    struct Seen {
+      Filter* table = nullptr;  // the list's first hash table
+      bool shows_root = false;
+    };
+    std::map<List, Seen> lists;
+    Seen* cur = nullptr;
+    List cur_list{};
+    for (Filter& f : fs) {
+      if (!f.ops || !f.ops->own_table_handle) continue;
+      List l{f.key.parent, f.key.chain, f.key.pref, f.key.protocol};
+      // A list's entries mostly follow each other: one lookup a run.
+      if (!cur || !(cur_list == l)) cur = &lists[l], cur_list = l;
+      if (kernel_root_of(f)) cur->shows_root = true;
+      else if (!cur->table && is_table_entry(f)) cur->table = &f;
+    }
+    bool ok = true;
+    for (auto& entry : lists) {
+      const Seen& s = entry.second;
+      if (s.shows_root || !s.table) continue;
+      s.table->list_root = own_table(ifindex, where, entry.first, entry.first.pref, s.table->ops, ok);
+    }
     return ok;
   }
 
@@ -564,6 +601,7 @@ class Dumper {
     lists.end();
     ok = explicit_tables(dev.filters, TCM_IFINDEX_MAGIC_BLOCK, block_name(index), ps) && ok;
     ok = unshare_tables(dev.filters, TCM_IFINDEX_MAGIC_BLOCK, block_name(index)) && ok;
+    ok = table_only_roots(dev.filters, TCM_IFINDEX_MAGIC_BLOCK, block_name(index)) && ok;
     return no_shared_handles(dev.filters, block_name(index)) && ok;
   }
 
