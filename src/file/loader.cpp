@@ -765,7 +765,7 @@ bool Loader::filter_fields(const Node& n, Device& dev, Filter& f, const Node*& h
   f.key.protocol = 0x0003;  // ETH_P_ALL, tc's default
   const Node* body = nullptr;
   bool have_parent = false, have_pref = false;
-  static const std::vector<std::string_view> common = {"parent", "chain", "pref", "protocol", "handle", "name", "classid", "flowid", "police", "actions", "raw_attrs", "empty"};
+  static const std::vector<std::string_view> common = {"parent", "chain", "pref", "protocol", "handle", "name", "classid", "flowid", "police", "actions", "raw_attrs", "empty", "root_table"};
   const Node* extra = nullptr;  // a key an empty list cannot have
   const Node* handle_key = nullptr;
   const Node* police = nullptr;
@@ -815,6 +815,15 @@ bool Loader::filter_fields(const Node& n, Device& dev, Filter& f, const Node*& h
       f.kind = v.scalar;
       f.empty_list = true;
       body = &v;
+    } else if (key == "root_table") {
+      // The root of a list that holds only hash tables (model.h
+      // Filter::list_root), said on a table entry; checked for that once
+      // the kind and handle are known (filter_finish).
+      extra = &k;
+      if (!scalar(v, "root_table", d)) continue;
+      auto h = parse_filter_handle(find_kind(ObjType::Filter, "u32"), v.scalar);
+      if (h && (*h & 0xFFFFFu) == 0 && (*h >> 20) >= 0x800) f.list_root = *h;
+      else d.error(v.loc, "'root_table' names the kernel's root table of the entry's list (800: to fff:), not " + quoted(v.scalar));
     } else if (key == "name") {
       extra = &k;  // a label of rules; the kernel keeps none for a list
       if (scalar(v, "name", d)) f.name = v.scalar;
@@ -930,6 +939,11 @@ void Loader::filter_finish(Filter&& f, const Node* handle, Device& dev) {
       }
     }
   }
+  // Only a hash table carries its list's root: a rule shows it in its own
+  // handle (801::5), an empty list as its handle (801:).
+  if (f.list_root && !f.empty_list && !(f.ops && f.ops->own_table_handle && handle && is_table_entry(f)))
+    d.error(f.loc, "'root_table' is given on a u32 hash table entry (handle \"2:\" with divisor), for the list it is in; a rule of the root table "
+                   "says it in its handle (\"801::5\"), an empty list as its handle (\"801:\")");
   if (f.ops && f.ops->normalize && !f.empty_list)
     f.ops->normalize(f.opts, KindCtx{f.key.handle, 0, nullptr, &d, f.loc, &f}, d, f.loc);
   // handle 0 with a given `handle:` key is rejected later with the others.

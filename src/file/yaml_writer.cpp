@@ -170,7 +170,11 @@ static void write_filter(const Filter& f, YamlOut& y, bool on_block, bool show_r
     return;
   }
   y.key("handle");
-  y.str(format_filter_handle(f.ops, root ? f.wire_handle : f.key.handle));
+  y.str(format_filter_handle(f.ops, root && !f.list_root ? f.wire_handle : f.key.handle));
+  if (root && f.list_root) {  // a hash table, for the list it is in (model.h Filter::list_root)
+    y.key("root_table");
+    y.str(format_filter_handle(f.ops, root));
+  }
   y.key(f.kind);
   y.map_begin();
   if (f.ops) write_fields(*f.ops, f.opts, y);

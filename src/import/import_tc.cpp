@@ -1496,13 +1496,24 @@ void Importer::forget_prefs(const Block& b, uint32_t chain, std::optional<uint16
 // u32 root tables as the batch numbered them (u32_roots_), written where
 // tcsync's own order of making the lists would number them otherwise
 // (model/shared_tables.h, as dump decides): in the handle of each rule of a
-// root table (801::5) and as an empty list's handle (801:).
+// root table (801::5) and as an empty list's handle (801:); a list that
+// holds only hash tables, as its first table's root_table (model.h
+// Filter::list_root).
 void Importer::write_u32_roots() {
   std::map<std::string, std::vector<Filter>> lists;  // device -> its u32 entries, as the loader would hold them
   std::map<std::string, std::vector<Obj*>> objs;
+  using List = std::tuple<std::string, uint32_t, uint32_t, uint16_t, uint16_t>;  // (device, block, chain, pref, protocol)
+  auto list_of = [&](const Obj& o) { return List{o.dev, block_of(o.dev, o.key.parent), o.key.chain, o.key.pref, o.key.protocol}; };
+  auto is_table = [](const Obj& o) { return !o.empty_list && o.key.handle && !(o.key.handle & 0xFFFFFu); };
+  std::set<List> showing;  // lists an entry shows the root of (a rule of the root table, an empty list)
+  for (auto& o : objs_)
+    if (!o.dead && o.type == ObjType::Filter && o.ops && o.ops->own_table_handle && (o.empty_list || !(o.key.handle & 0xFFF00000u)))
+      showing.insert(list_of(o));
+  std::set<List> carried;  // table-only lists whose first table carries the root
   for (auto& o : objs_) {
     if (o.dead || o.type != ObjType::Filter || !o.ops || !o.ops->own_table_handle) continue;
-    if (!o.empty_list && (o.key.handle & 0xFFF00000u)) continue;  // a hash table or a rule in one: no root shown
+    bool table_root = is_table(o) && !showing.count(list_of(o)) && carried.insert(list_of(o)).second;
+    if (!o.empty_list && (o.key.handle & 0xFFF00000u) && !table_root) continue;  // a hash table or a rule in one: no root shown
     uint32_t b = block_of(o.dev, o.key.parent);
     auto roots = u32_roots_.find(space_of({o.dev, b}));
     if (roots == u32_roots_.end()) continue;
@@ -1515,7 +1526,8 @@ void Importer::write_u32_roots() {
     f.key.parent = b;
     f.ops = o.ops;
     f.empty_list = o.empty_list;
-    f.wire_handle = (it->first << 20) | (o.empty_list ? 0 : o.key.handle);
+    if (table_root) f.list_root = it->first << 20;
+    else f.wire_handle = (it->first << 20) | (o.empty_list ? 0 : o.key.handle);
     lists[o.dev].push_back(std::move(f));
     objs[o.dev].push_back(&o);
   }
@@ -1524,6 +1536,13 @@ void Importer::write_u32_roots() {
     for (size_t i = 0; i < fs.size(); ++i) {
       if (!moved.count(table_space_of(fs[i].key.parent))) continue;
       Obj& o = *objs[dev][i];
+      if (fs[i].list_root) {
+        // Next to the handle, where dump writes it.
+        auto h = std::find_if(o.node.map.begin(), o.node.map.end(), [](const NodeEntry& e) { return e.first.scalar == "handle"; });
+        NodeEntry e{scalar("root_table", o.loc), scalar(o.ops->format_filter_handle(fs[i].list_root), o.loc)};
+        o.node.map.insert(h == o.node.map.end() ? h : std::next(h), std::move(e));
+        continue;
+      }
       std::string text = o.ops->format_filter_handle(fs[i].wire_handle);
       if (Node* h = find(o.node, "handle")) h->scalar = text;
       else put(o.node, "handle", o.loc, scalar(text, o.loc));

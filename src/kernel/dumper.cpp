@@ -163,6 +163,14 @@ class EmptyLists {
   size_t rules_before_ = 0;
 };
 
+// A rule's key with the handle the kernel names it by (801::5 for the
+// model's ::5): unique in its list, whatever explicit_tables decides later.
+FilterKey kernel_name(const Filter& f) {
+  FilterKey k = f.key;
+  if (f.wire_handle) k.handle = f.wire_handle;
+  return k;
+}
+
 // Whether a terse read's cookies (TerseCheck::Block::rules) are those the
 // file's rule f puts in the kernel: its fingerprint, and its name where
 // name_action says.
@@ -206,8 +214,10 @@ class Dumper {
       }
       tables_seen_.clear();
       for (const Block& b : t.blocks) ok = dump_filters(t, b) && ok;
-      ok = explicit_tables(t.dev->filters, t.ifindex, "'" + t.name + "'", stats_ ? &stats_->places[t.name] : nullptr) && ok;
+      ok = explicit_tables(t.dev->filters, t.ifindex, "'" + t.name + "'") && ok;
+      stats_by_key(t.dev->filters, stats_ ? &stats_->places[t.name] : nullptr);
       ok = unshare_tables(t.dev->filters, t.ifindex, "'" + t.name + "'") && ok;
+      ok = table_only_roots(t.dev->filters, t.ifindex, "'" + t.name + "'") && ok;
       ok = no_shared_handles(t.dev->filters, "'" + t.name + "'") && ok;
       oldest_first(t.dev->filters);
       for (const Block& b : t.blocks)
@@ -241,7 +251,7 @@ class Dumper {
   // among them; only where a pref shows more such ids than it has lists is
   // each list's root asked (one get a list, never one a rule), and the
   // other ids join the state as tables, their rules with them.
-  bool explicit_tables(std::vector<Filter>& fs, uint32_t ifindex, const std::string& where, PlaceStats* ps) {
+  bool explicit_tables(std::vector<Filter>& fs, uint32_t ifindex, const std::string& where) {
     if (tables_seen_.empty()) return true;
     struct List {
       uint32_t parent, chain;
@@ -289,17 +299,24 @@ class Dumper {
       if (auto it = root_of.find(f.key); it != root_of.end()) f.wire_handle = it->second;
       return false;
     });
-    // Counters were read under the key the rule was first read with (::1).
-    std::vector<FilterKey> read_as;
-    if (ps) for (const Filter& f : fs) read_as.push_back(f.key);
     home_explicit_table_rules(fs);
-    for (size_t i = 0; i < read_as.size(); ++i)
-      if (!(read_as[i] == fs[i].key))
-        if (auto n = ps->filters.extract(read_as[i])) {
-          n.key() = fs[i].key;
-          ps->filters.insert(std::move(n));
-        }
     return ok;
+  }
+
+  // Counters are read under each rule's kernel name (801::5, 900::5: one a
+  // rule of a list), not its key: a rule of the list's root table and one
+  // of a hash table with an id in the roots' range both read as ::5 until
+  // explicit_tables tells them apart. Once the keys are final, each rule's
+  // counters move to its key (a root table's rule: ::5).
+  static void stats_by_key(const std::vector<Filter>& fs, PlaceStats* ps) {
+    if (!ps) return;
+    for (const Filter& f : fs) {
+      if (f.empty_list || !f.wire_handle) continue;
+      if (auto n = ps->filters.extract(kernel_name(f))) {
+        n.key() = f.key;
+        ps->filters.insert(std::move(n));
+      }
+    }
   }
 
   // Lists of a kind with shared tables (KindOps::table_of) at one pref
@@ -378,6 +395,42 @@ class Dumper {
           out.push_back(std::move(e));
         }
     fs = std::move(out);
+    return ok;
+  }
+
+  // A list that holds only hash tables and their rules (`tc filter add ...
+  // handle 2: u32 divisor 256` and rules with `ht 2:`) shows its root in
+  // no entry: asked of the kernel, one get such a list, and kept on its
+  // first table (Filter::list_root), so that dump writes it and diff
+  // compares it (model/shared_tables.h). Called once the entries sit in
+  // their lists (unshare_tables), so a list holding nothing else is known.
+  bool table_only_roots(std::vector<Filter>& fs, uint32_t ifindex, const std::string& where) {
+    struct List {
+      uint32_t parent, chain;
+      uint16_t pref, protocol;
+      auto operator<=>(const List&) const = default;
+    };
+    struct Seen {
+      Filter* table = nullptr;  // the list's first hash table
+      bool shows_root = false;
+    };
+    std::map<List, Seen> lists;
+    Seen* cur = nullptr;
+    List cur_list{};
+    for (Filter& f : fs) {
+      if (!f.ops || !f.ops->own_table_handle) continue;
+      List l{f.key.parent, f.key.chain, f.key.pref, f.key.protocol};
+      // A list's entries mostly follow each other: one lookup a run.
+      if (!cur || !(cur_list == l)) cur = &lists[l], cur_list = l;
+      if (kernel_root_of(f)) cur->shows_root = true;
+      else if (!cur->table && is_table_entry(f)) cur->table = &f;
+    }
+    bool ok = true;
+    for (auto& entry : lists) {
+      const Seen& s = entry.second;
+      if (s.shows_root || !s.table) continue;
+      s.table->list_root = own_table(ifindex, where, entry.first, entry.first.pref, s.table->ops, ok);
+    }
     return ok;
   }
 
@@ -531,7 +584,7 @@ class Dumper {
       Decoded info;
       bool rule = decode_filter(m, &links_, f, info);
       f.key.parent = model_parent(b, t.tcm_parent);
-      if (ps && rule) read_filter_stats(m, f, ps->filters[f.key]);
+      if (ps && rule) read_filter_stats(m, f, ps->filters[kernel_name(f)]);
       if (info.list_head) lists.head(std::move(f));
       else if (rule) tg.dev->filters.push_back(std::move(f));
       else lists.not_a_rule(std::move(f));
@@ -556,14 +609,16 @@ class Dumper {
                      Filter f;
                      Decoded info;
                      bool rule = decode_filter(m, &links_, f, info);
-                     if (ps && rule) read_filter_stats(m, f, ps->filters[f.key]);
+                     if (ps && rule) read_filter_stats(m, f, ps->filters[kernel_name(f)]);
                      if (info.list_head) lists.head(std::move(f));
                      else if (rule) dev.filters.push_back(std::move(f));
                      else lists.not_a_rule(std::move(f));
                    });
     lists.end();
-    ok = explicit_tables(dev.filters, TCM_IFINDEX_MAGIC_BLOCK, block_name(index), ps) && ok;
+    ok = explicit_tables(dev.filters, TCM_IFINDEX_MAGIC_BLOCK, block_name(index)) && ok;
+    stats_by_key(dev.filters, ps);
     ok = unshare_tables(dev.filters, TCM_IFINDEX_MAGIC_BLOCK, block_name(index)) && ok;
+    ok = table_only_roots(dev.filters, TCM_IFINDEX_MAGIC_BLOCK, block_name(index)) && ok;
     return no_shared_handles(dev.filters, block_name(index)) && ok;
   }
 

@@ -131,6 +131,13 @@ struct Filter {
   // `empty: KIND`; handle 0, no options, classid or actions; sent without
   // TCA_OPTIONS, deleted as the whole list.
   bool empty_list = false;
+  // A hash table entry (u32's 2:): the root table of the list it is in
+  // (801:), where no other entry of the list shows it (a list that holds
+  // only hash tables and their rules); 0: not said. Not wire_handle, which
+  // is the entry's own kernel name (deletes and replaces send it): a root
+  // belongs to the list, and the model has entries, not lists, so the
+  // first table of such a list carries it (model/shared_tables.h).
+  uint32_t list_root = 0;
 };
 
 // A filter chain created explicitly (tc chain add), optionally with a

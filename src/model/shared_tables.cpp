@@ -44,6 +44,7 @@ constexpr uint32_t kTableBits = 0xFFF00000u;
 
 uint32_t kernel_root_of(const Filter& f) {
   if (!f.ops || !f.ops->own_table_handle) return 0;
+  if (f.list_root) return f.list_root;
   uint32_t h = f.wire_handle & kTableBits;
   return h & kRootBit ? h : 0;
 }

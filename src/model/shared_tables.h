@@ -45,7 +45,9 @@ std::map<uint32_t, size_t> place_tables(const std::vector<uint32_t>& roots,
 // another list. A list's root shows in the handle of a rule in it (801::5)
 // or, for an empty list, as the list's own (801:); Filter::wire_handle
 // carries it both in live state and as the file declares it. A list that
-// holds only hash tables and their rules shows none.
+// holds only hash tables and their rules shows none in its entries: the
+// dumper asks for it, and the first table entry carries it as
+// Filter::list_root (the file's `root_table: "801:"` on that entry).
 
 // Hash tables a file or script gives ids of 800: and above (`handle 900:
 // u32 divisor 1`: the kernel takes any free id) are the same kind of entry

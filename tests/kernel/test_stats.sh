@@ -4,7 +4,8 @@
 # names (htb classes, u32 rules with mirred, on egress and ingress); the
 # Prometheus output is accepted by a real parser (prometheus_client) and
 # written atomically with --output; the dot output renders with graphviz
-# and holds every declared class; a state made by tc alone is counted too.
+# and holds every declared class; a state made by tc alone is counted too,
+# a root table's rule apart from a hash table 900:'s rule of one node id.
 source "$(dirname "$0")/lib.sh"
 PY=/usr/bin/python3
 [ -x "$PY" ] || PY=python3
@@ -87,7 +88,9 @@ get() { awk -v k="$1" '$1 == k {print $2}' "$2"; }
 moved() {
   local b a
   b=$(get "$1" "$2") a=$(get "$1" "$3")
-  if [ -n "$b" ] && [ -n "$a" ] && [ "$((a - b))" = "$4" ]; then pass "$1 moved by $4 ($b -> $a)"
+  # A count that is no number ("-": no counters read) fails, never an
+  # arithmetic error that the `if` swallows.
+  if [[ $b =~ ^[0-9]+$ && $a =~ ^[0-9]+$ ]] && [ "$((a - b))" = "$4" ]; then pass "$1 moved by $4 ($b -> $a)"
   else fail "$1 moved from '$b' to '$a' (want +$4)"; cat "$3" | sed 's/^/    /'; fi
 }
 
@@ -198,6 +201,21 @@ moved "?block_30_pref_4_protocol_ip_handle_::800" "$TMP/t1" "$TMP/t2" 11
 moved "?2:_pref_3_protocol_ip_handle_::800" "$TMP/t1" "$TMP/t2" 0
 expect_rc 0 ts stats --format prometheus
 expect_contains 'tcsync_filter_packets_total{dev="v0",kind="u32",name="2: pref 3 protocol ip handle ::800",parent="2:"} 19'
+
+echo "# a root table's rule and a rule of table 900: with one node id (801::5, 900::5): each its own counters"
+t filter add dev v0 parent 2: pref 7 protocol ip handle 900: u32 divisor 1  # the list's root: 801: (pref 3 has 800:)
+t filter add dev v0 parent 2: pref 7 protocol ip handle 900::5 u32 ht 900: match ip dport 6003 0xffff flowid 2:1 action mirred egress mirror dev v2
+t filter add dev v0 parent 2: pref 7 protocol ip handle 801::5 u32 match ip dport 6004 0xffff flowid 2:1 action mirred egress mirror dev v2
+t filter add dev v0 parent 2: pref 7 protocol ip handle 801::6 u32 link 900: match ip dport 6003 0xffff
+counters >"$TMP/t3"
+send "$NS" 10.77.0.2 6004 7
+counters >"$TMP/t4"
+send "$NS" 10.77.0.2 6003 13
+counters >"$TMP/t5"
+moved "?2:_pref_7_protocol_ip_handle_::5" "$TMP/t3" "$TMP/t4" 7
+moved "?2:_pref_7_protocol_ip_handle_900::5" "$TMP/t3" "$TMP/t4" 0
+moved "?2:_pref_7_protocol_ip_handle_900::5" "$TMP/t4" "$TMP/t5" 13
+moved "?2:_pref_7_protocol_ip_handle_::5" "$TMP/t4" "$TMP/t5" 0
 
 echo "# dot of a tree of 300 leaf classes stays legible: 12 drawn, the rest folded and counted"
 {

@@ -2,7 +2,8 @@
 # u32 root table ids (800:, 801:, ...) are the kernel's, numbered in the
 # order a qdisc's u32 lists are made (model/shared_tables.h). A script that
 # makes them in another order than tcsync (by parent, chain, pref) gets
-# other ids: dump writes them (handle "801::800", an empty list's "801:"),
+# other ids: dump writes them (handle "801::800", an empty list's "801:",
+# root_table: "801:" on the first table of a list holding only tables),
 # apply makes the lists in the order that gives them, import writes what
 # the batch gives, and a live qdisc whose roots differ from the file's has
 # its u32 lists made again (diff says why) rather than a silent match.
@@ -144,6 +145,61 @@ echo "# import gives the tables tc -b gives"
 import_check "$TMP/ht.tc"
 t qdisc del dev v0 ingress
 tc -n "$REF" qdisc del dev v0 ingress
+
+# Lists that hold only hash tables and their rules show their root in no
+# entry: the dumper asks for it and writes it on the list's first table
+# (root_table). Made here in the reverse of tcsync's order: pref 7 800:,
+# pref 6 801:, pref 5 (a rule of its root) 802:; two table-only lists, so
+# neither root follows from the others.
+cat >"$TMP/only.tc" <<'B'
+qdisc add dev v0 root handle 1: htb
+class add dev v0 parent 1: classid 1:1 htb rate 1mbit
+filter add dev v0 parent 1: protocol ip prio 7 handle 3: u32 divisor 16
+filter add dev v0 parent 1: protocol ip prio 6 handle 2: u32 divisor 256
+filter add dev v0 parent 1: protocol ip prio 6 u32 ht 2:1: match ip dst 1.2.3.4/32 classid 1:1
+filter add dev v0 parent 1: protocol ip prio 7 u32 ht 3:2: match ip dst 1.2.3.5/32 classid 1:1
+filter add dev v0 parent 1: protocol ip prio 5 u32 match ip dst 1.2.3.6/32 classid 1:1
+B
+echo "# lists holding only hash tables: dump -> flush -> apply keeps their roots"
+expect_rc 0 t -b "$TMP/only.tc"
+snapshot >"$TMP/before.json"
+OUT=$(t filter get dev v0 parent 1: protocol ip prio 6 handle 801: u32)
+expect_contains "pref 6 u32 chain 0 fh 801: ht divisor 1"
+expect_rc 0 ts dump
+echo "$OUT" >"$TMP/only.yaml"
+sed 's/^/    /' "$TMP/only.yaml"
+expect_contains 'pref: 6, protocol: ip, handle: "2:", root_table: "801:", u32: {divisor: 256}'
+expect_contains 'pref: 7, protocol: ip, handle: "3:", root_table: "800:", u32: {divisor: 16}'
+expect_contains 'pref: 5, protocol: ip, handle: "802::800"'
+t qdisc del dev v0 root
+expect_rc 0 ts apply "$TMP/only.yaml"
+snapshot >"$TMP/after.json"
+expect_same_file "$TMP/before.json" "$TMP/after.json" "table-only lists: tc -j state after dump + flush + apply equals tc's, root ids too"
+expect_rc 0 ts diff "$TMP/only.yaml"
+expect_contains "in sync"
+expect_rc 0 ts dump
+cmp -s <(echo "$OUT") "$TMP/only.yaml" && pass "table-only lists: second dump identical" || { fail "table-only lists: second dump identical"; diff <(echo "$OUT") "$TMP/only.yaml"; }
+echo "# a file giving pref 6 and 7 each other's roots: a difference, the lists made again"
+sed -e 's/root_table: "801:"/root_table: "8XX:"/' -e 's/root_table: "800:"/root_table: "801:"/' -e 's/root_table: "8XX:"/root_table: "800:"/' \
+  "$TMP/only.yaml" >"$TMP/swapped.yaml"
+expect_rc 2 ts diff "$TMP/swapped.yaml"
+expect_contains "(u32 root table 801: -> 800: at pref 6: the kernel numbers a qdisc's root tables anew only when all its u32 lists go)"
+expect_rc 0 ts apply "$TMP/swapped.yaml"
+OUT=$(t filter get dev v0 parent 1: protocol ip prio 6 handle 800: u32)
+expect_contains "pref 6 u32 chain 0 fh 800: ht divisor 1"
+expect_rc 0 ts diff "$TMP/swapped.yaml"
+expect_contains "in sync"
+expect_rc 2 ts diff "$TMP/only.yaml"
+echo "# roots not declared: not compared"
+sed -E -e 's/, root_table: "80[0-9a-f]:"//' -e 's/handle: "80[0-9a-f]::/handle: "::/' "$TMP/only.yaml" >"$TMP/onlyplain.yaml"
+expect_rc 0 ts diff "$TMP/onlyplain.yaml"
+expect_contains "in sync"
+t qdisc del dev v0 root
+echo "# import gives the roots tc -b gives to lists holding only tables"
+import_check "$TMP/only.tc"
+grep -qF 'root_table: "801:"' "$TMP/import.yaml" && pass "import writes root_table" || { fail "import writes root_table"; sed 's/^/    /' "$TMP/import.yaml"; }
+t qdisc del dev v0 root
+tc -n "$REF" qdisc del dev v0 root
 
 echo "# a root no order gives: a warning, nothing made again"
 cat >"$TMP/far.yaml" <<'Y'

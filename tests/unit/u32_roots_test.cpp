@@ -4,6 +4,8 @@
 // the planner makes lists in the order that gives the declared ones.
 #include <catch2/catch.hpp>
 
+#include <cstring>
+
 #include "file/yaml_writer.h"
 #include "import/import_tc.h"
 #include "model/shared_tables.h"
@@ -344,4 +346,95 @@ TEST_CASE("u32 terminal: read as the kernel holds it, and written where the rule
 )");
   Plan p = make_plan(s, flipped);
   CHECK(p.steps.size() == 4);  // ::1 and ::2 deleted and added again
+}
+
+// Lists that hold only hash tables and their rules (model.h
+// Filter::list_root): the root is said on the list's first table.
+// Made pref 7 first (800:), then 6 (801:), then 5 (802:).
+const std::string kTablesOnly = kHead + R"(      - {parent: "1:", pref: 5, protocol: ip, handle: "802::800", u32: {match: [{ip: {dst: 1.2.3.6}}]}, classid: "1:1"}
+      - {parent: "1:", pref: 6, protocol: ip, handle: "2:", root_table: "801:", u32: {divisor: 256}}
+      - {parent: "1:", pref: 6, protocol: ip, handle: "2:1:800", u32: {ht: "2:1:", match: [{ip: {dst: 1.2.3.4}}]}, classid: "1:1"}
+      - {parent: "1:", pref: 7, protocol: ip, handle: "3:", root_table: "800:", u32: {divisor: 16}}
+)";
+
+TEST_CASE("u32 roots: a list holding only hash tables gives its root on a table", "[u32_roots]") {
+  State s = load_ok(kTablesOnly);
+  auto& fs = s.devices[0].filters;
+  REQUIRE(fs.size() == 4);
+  CHECK(fs[1].key.handle == 0x00200000u);
+  CHECK(fs[1].wire_handle == 0);  // the table's own name is still 2:
+  CHECK(fs[1].list_root == 0x80100000u);
+  CHECK(kernel_root_of(fs[1]) == 0x80100000u);
+  CHECK(kernel_root_of(fs[2]) == 0);
+  auto lists = root_lists(fs);
+  REQUIRE(lists.size() == 1);
+  auto& ls = lists.begin()->second;
+  REQUIRE(ls.size() == 3);
+  CHECK(ls[0].root == 0x80200000u);
+  CHECK(ls[1].root == 0x80100000u);
+  CHECK(ls[2].root == 0x80000000u);
+  // Written back where they are, read again: the same state.
+  std::string y = write_state_yaml(s);
+  CHECK(y.find("handle: \"2:\", root_table: \"801:\", u32: {divisor: 256}") != std::string::npos);
+  CHECK(y.find("handle: \"3:\", root_table: \"800:\", u32: {divisor: 16}") != std::string::npos);
+  State again = load_ok(y);
+  CHECK(again.devices[0].filters[3].list_root == 0x80000000u);
+  CHECK(make_plan(again, s).steps.empty());
+  // Made afresh in the order that gives them: 7, 6, 5.
+  auto p = plan_of(kTablesOnly, "version: 1\ndevices:\n  v0: {}\n");
+  CHECK(add_prefs(p->plan) == "7 6 6 5 ");
+}
+
+TEST_CASE("u32 roots: root_table only on a hash table, naming a root", "[u32_roots]") {
+  CHECK(load_errors(kHead + R"(      - {parent: "1:", pref: 6, protocol: ip, handle: "2:", root_table: "2:", u32: {divisor: 256}}
+)").find("t.yaml:7:73: error: 'root_table' names the kernel's root table of the entry's list (800: to fff:), not '2:'") == 0);
+  CHECK(load_errors(kHead + R"(      - {parent: "1:", pref: 6, protocol: ip, handle: "::1", root_table: "801:", u32: {match: [{ip: {dst: 1.2.3.4}}]}}
+)").find("t.yaml:7:9: error: 'root_table' is given on a u32 hash table entry") == 0);
+  CHECK(load_errors(kHead + R"(      - {parent: "1:", pref: 6, protocol: ip, empty: u32, root_table: "801:"}
+)").find("error: an empty u32 list has no 'root_table'") != std::string::npos);
+  // One root a list: the table's and a rule's must agree.
+  CHECK(load_errors(kHead + R"(      - {parent: "1:", pref: 6, protocol: ip, handle: "2:", root_table: "801:", u32: {divisor: 256}}
+      - {parent: "1:", pref: 6, protocol: ip, handle: "802::1", u32: {match: [{ip: {dst: 1.2.3.4}}]}}
+)").find("t.yaml:8:9: error: the u32 list 1: chain 0 pref 6 protocol ip has one root table: 802: here, 801: at t.yaml:7:9") == 0);
+}
+
+TEST_CASE("u32 roots: a table-only list whose live root differs: the qdisc's lists are made again", "[u32_roots]") {
+  std::string live = kTablesOnly;
+  live.replace(live.find("root_table: \"801:\""), 18, "root_table: \"8XX:\"");
+  live.replace(live.find("root_table: \"800:\""), 18, "root_table: \"801:\"");
+  live.replace(live.find("root_table: \"8XX:\""), 18, "root_table: \"800:\"");
+  auto p = plan_of(kTablesOnly, live);
+  CHECK(p->text.find("- v0: filters u32 1: pref 6 protocol ip (all 2)  (u32 root table 800: -> 801: at pref 6: the kernel numbers") !=
+        std::string::npos);
+  CHECK(add_prefs(p->plan) == "7 6 6 5 ");
+  // Not declared in the file: not compared.
+  std::string plain = kTablesOnly;
+  for (auto r : {"root_table: \"801:\", ", "root_table: \"800:\", "}) plain.erase(plain.find(r), std::strlen(r));
+  plain.replace(plain.find("802::800"), 8, "::800");
+  CHECK(plan_of(plain, live)->text.empty());
+}
+
+TEST_CASE("u32 roots: import writes a table-only list's root on its first table", "[u32_roots]") {
+  std::string batch =
+      "qdisc add dev v0 root handle 1: htb\n"
+      "filter add dev v0 parent 1: protocol ip prio 7 handle 3: u32 divisor 16\n"
+      "filter add dev v0 parent 1: protocol ip prio 6 handle 2: u32 divisor 256\n"
+      "filter add dev v0 parent 1: protocol ip prio 6 handle 4: u32 divisor 16\n"
+      "filter add dev v0 parent 1: protocol ip prio 6 u32 ht 2:1: match ip dst 1.2.3.4/32 classid 1:1\n"
+      "filter add dev v0 parent 1: protocol ip prio 5 u32 match ip dst 1.2.3.6/32 classid 1:1\n";
+  std::string yaml;
+  Diagnostics d;
+  REQUIRE(import_tc_text("b.tc", batch, ImportOptions{}, yaml, d));
+  CHECK(yaml.find("handle: \"3:\", root_table: \"800:\"") != std::string::npos);
+  CHECK(yaml.find("handle: \"2:\", root_table: \"801:\"") != std::string::npos);
+  CHECK(yaml.find("handle: \"4:\", u32") != std::string::npos);  // once a list
+  CHECK(yaml.find("handle: \"802::800\"") != std::string::npos);
+  // In tcsync's order: nothing written.
+  std::string in_order =
+      "qdisc add dev v0 root handle 1: htb\n"
+      "filter add dev v0 parent 1: protocol ip prio 5 u32 match ip dst 1.2.3.6/32 classid 1:1\n"
+      "filter add dev v0 parent 1: protocol ip prio 6 handle 2: u32 divisor 256\n";
+  REQUIRE(import_tc_text("b.tc", in_order, ImportOptions{}, yaml, d));
+  CHECK(yaml.find("root_table") == std::string::npos);
+  CHECK(yaml.find("\"80") == std::string::npos);
 }
