@@ -4,7 +4,26 @@
 
 namespace tcsync {
 
-const EnumName kLinklayerNames[2] = {{"ethernet", TC_LINKLAYER_ETHERNET}, {"atm", TC_LINKLAYER_ATM}};
+const EnumName kLinklayerNames[3] = {{"ethernet", TC_LINKLAYER_ETHERNET}, {"atm", TC_LINKLAYER_ATM}, {"unaware", TC_LINKLAYER_UNAWARE}};
+
+bool tc_read_linklayer(TcCursor& c, const TcWord& kw, Node& body) {
+  const TcWord* v = c.value(kw, "ethernet, atm or adsl");
+  if (!v) return false;
+  auto ll = tc_linklayer(v->text);
+  if (!ll) {
+    c.diags().error(v->loc, "linklayer " + quoted(v->text) +
+                                ": tc takes ethernet, atm or adsl (tcsync's 'unaware', the kernel's link layer 0, has no tc word)");
+    return false;
+  }
+  tc_put(body, "linklayer", kw.loc, tc_scalar(std::string(*ll == "adsl" ? "atm" : *ll), v->loc));
+  return true;
+}
+
+uint8_t held_linklayer(uint8_t reported) {
+  reported &= TC_LINKLAYER_MASK;
+  if (reported == TC_LINKLAYER_ATM || reported == TC_LINKLAYER_UNAWARE) return reported;
+  return TC_LINKLAYER_ETHERNET;
+}
 
 namespace {
 constexpr uint64_t kAtmPayload = 48, kAtmCell = 53;
@@ -57,9 +76,9 @@ uint64_t rates_value(const Options& o, SpecFields rates, size_t i) { return o.nu
 }  // namespace
 
 void decode_second_spec(const tc_ratespec& r, SpecFields own, SpecFields rates, Options& o) {
-  // As the rate's: whatever is not ATM charges as ethernet. Set only where
-  // it differs (every htb class and police action of a dump comes here).
-  const uint64_t held[] = {r.overhead, r.mpu, r.linklayer == TC_LINKLAYER_ATM ? TC_LINKLAYER_ATM : TC_LINKLAYER_ETHERNET};
+  // Set only where it differs (every htb class and police action of a
+  // dump comes here).
+  const uint64_t held[] = {r.overhead, r.mpu, held_linklayer(r.linklayer)};
   for (size_t i = 0; i < 3; ++i)
     if (held[i] != rates_value(o, rates, i)) o.set(field(own, i), held[i]);
 }

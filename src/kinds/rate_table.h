@@ -8,14 +8,30 @@
 
 #include <cstdint>
 #include <span>
+#include <string_view>
 
 #include "model/kind.h"
+#include "model/tc_words.h"
 
 namespace tcsync {
 
-// tc's `linklayer` words (tc_util.c get_linklayer; "adsl" is atm too).
-// The kernel keeps the link layer of a rate spec and reports it back.
-extern const EnumName kLinklayerNames[2];
+// tc's `linklayer` words (tc_util.c get_linklayer; "adsl" is atm too), and
+// `unaware`, the kernel's 0, which tc has no word for: the kernel keeps the
+// link layer of a rate spec and reports it back; a 0 sent with a rate table
+// it replaces by the one the table shows (qdisc_get_rtab: ethernet or atm),
+// a 0 sent without one (or police's, whose table keeps the spec as sent) it
+// keeps, reports, and charges as ethernet (psched_l2t_ns).
+extern const EnumName kLinklayerNames[3];
+inline constexpr std::string_view kLinklayerDoc =
+    "ethernet, or atm: sizes charged as whole 53-byte cells of 48 bytes; unaware: the kernel's link layer 0, charged as ethernet "
+    "(tc has no word for it; another netlink tool may send it).";
+// tcsync import: a rate spec's `linklayer WORD` as tc reads it (a prefix of
+// ethernet, atm or adsl); anything else, `unaware` too, is refused as tc
+// refuses it.
+bool tc_read_linklayer(TcCursor& c, const TcWord& kw, Node& body);
+// The field value of a link layer the kernel reports: atm and unaware as
+// such, anything else ethernet (it charges them so).
+uint8_t held_linklayer(uint8_t reported);
 
 // Fills R's cell_log, cell_align and link layer for RATE, and TABLE with the
 // time to send (i + 1) << cell_log bytes, in ticks, for i in 0..255, each

@@ -131,3 +131,30 @@ TEST_CASE("htb class: a ceil spec equal to the rate's is no field, as tc's class
   c.ops->decode(class_body(load_class(kGolden[0].yaml)), KindCtx{}, back);
   for (const char* key : {"ceil_overhead", "ceil_mpu", "ceil_linklayer"}) CHECK_FALSE(back.has(c.ops->field_index(key)));
 }
+
+TEST_CASE("htb class: link layer 0 (unaware) is read, compared and sent back as 0, with no rate table") {
+  Class c = load_class("rate: 10mbit, ceil: 20mbit");
+  auto num = [&](const Options& o, const char* key) { return o.num(c.ops->field_index(key)); };
+  auto sent = class_body(c);
+  AttrTable ts(sent, TCA_HTB_MAX);
+  auto held = ts.get(TCA_HTB_PARMS)->as<tc_htb_opt>();
+  held.rate.linklayer = TC_LINKLAYER_UNAWARE;  // as another tool left it; the ceil's stays ethernet
+  std::vector<uint8_t> dump;
+  MsgWriter w(dump);
+  w.attr(TCA_HTB_PARMS, &held, sizeof held);
+  Options live;
+  c.ops->decode(dump, KindCtx{}, live);
+  CHECK(num(live, "linklayer") == uint64_t{TC_LINKLAYER_UNAWARE});
+  CHECK(num(live, "ceil_linklayer") == uint64_t{TC_LINKLAYER_ETHERNET});
+  CHECK_FALSE(num(c.opts, "linklayer"));  // ethernet: the default, not the kernel's 0
+  std::vector<uint8_t> again;
+  MsgWriter w2(again);
+  c.ops->encode(live, KindCtx{}, w2);
+  CHECK(hex(again) == hex(dump));
+  AttrTable ta(again, TCA_HTB_MAX);
+  CHECK(ta.get(TCA_HTB_RTAB) == nullptr);  // a table would make the kernel guess a link layer
+  // The file's form: both unaware, one key.
+  Class both = load_class("rate: 10mbit, ceil: 20mbit, linklayer: unaware, ceil_linklayer: unaware");
+  CHECK(num(both.opts, "linklayer") == uint64_t{TC_LINKLAYER_UNAWARE});
+  CHECK_FALSE(num(both.opts, "ceil_linklayer"));
+}

@@ -241,3 +241,19 @@ TEST_CASE("police: the peak rate's own overhead, mpu and link layer are read and
   CHECK_FALSE(from_tc.has(f("peak_mpu")));
   CHECK(error_of("[{police: {rate: 1mbit, burst: 10k, peak_mpu: 80}}]") == "police 'peak_mpu' needs 'peakrate'");
 }
+
+TEST_CASE("police: link layer 0 (unaware) is sent as 0 with tc's ethernet table, and reads back") {
+  // The kernel keeps the spec as sent in its copy of the table's (R_tab's),
+  // guessing a link layer only for the request's: it holds and reports 0.
+  auto acts = load_actions("[{police: {rate: 1mbit, burst: 10k, linklayer: unaware}}, {police: {rate: 1mbit, burst: 10k}}]");
+  REQUIRE(acts.size() == 2);
+  auto unaware = body(acts[0], acts[0].opts), eth = body(acts[1], acts[1].opts);
+  AttrTable tu(unaware, TCA_POLICE_MAX), te(eth, TCA_POLICE_MAX);
+  auto pu = tu.get(TCA_POLICE_TBF)->as<tc_police>(), pe = te.get(TCA_POLICE_TBF)->as<tc_police>();
+  CHECK(pu.rate.linklayer == TC_LINKLAYER_UNAWARE);
+  CHECK(pe.rate.linklayer == TC_LINKLAYER_ETHERNET);
+  CHECK(hex(tu.get(TCA_POLICE_RATE)->data) == hex(te.get(TCA_POLICE_RATE)->data));
+  Options back;
+  acts[0].ops->decode(unaware, KindCtx{}, back);
+  CHECK(back.num(acts[0].ops->field_index("linklayer")) == uint64_t{TC_LINKLAYER_UNAWARE});
+}

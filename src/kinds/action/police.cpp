@@ -45,7 +45,7 @@ const Field kFields[] = {
     {.key = "mpu", .type = FieldType::Size, .doc = "Smallest size a packet counts as.", .def = 0},
     {.key = "conform", .type = FieldType::Custom, .doc = "Verdict for conforming packets (tc's conform-exceed X/CONFORM).", .def = TC_ACT_OK, .custom = &kControlType},
     {.key = "exceed", .type = FieldType::Custom, .doc = "Verdict for packets over the limit (tc's conform-exceed EXCEED/...).", .def = TC_ACT_RECLASSIFY, .custom = &kControlType},
-    {.key = "linklayer", .type = FieldType::Enum, .doc = "ethernet, or atm: sizes charged as whole 53-byte cells of 48 bytes.", .def = TC_LINKLAYER_ETHERNET, .names = kLinklayerNames},
+    {.key = "linklayer", .type = FieldType::Enum, .doc = kLinklayerDoc, .def = TC_LINKLAYER_ETHERNET, .names = kLinklayerNames},
     {.key = "pkts_rate", .type = FieldType::Uint, .doc = "Packets per second of a packet bucket: packets above it exceed (instead of rate; needs pkts_burst)."},
     {.key = "pkts_burst", .type = FieldType::Uint, .doc = "Size of the packet bucket in packets (with pkts_rate)."},
     // The kernel keeps a spec of its own for the peak rate; tc fills it
@@ -119,7 +119,7 @@ void decode(std::span<const uint8_t> payload, const KindCtx&, Options& o) {
     o.set(kBurst, xmitsize_bytes(rate, p.burst));
     if (p.rate.overhead) o.set(kOverhead, uint64_t{p.rate.overhead});
     if (p.rate.mpu) o.set(kMpu, uint64_t{p.rate.mpu});
-    if (p.rate.linklayer == TC_LINKLAYER_ATM) o.set(kLinklayer, uint64_t{TC_LINKLAYER_ATM});
+    if (auto ll = held_linklayer(p.rate.linklayer); ll != TC_LINKLAYER_ETHERNET) o.set(kLinklayer, uint64_t{ll});
   }
   o.set(kMtu, uint64_t{p.mtu});
   if (peak) {
@@ -204,7 +204,7 @@ bool tc_conform_exceed(TcCursor& c, const TcWord& kw, Node& body) {
 bool tc_bare_exceed(TcCursor& c, Node& body) { return tc_read_verdict(c, body, "exceed"); }
 const TcAlias kTcAliases[] = {{"buffer", "burst"}, {"maxburst", "burst"}, {"minburst", "mtu"}};
 const TcValueAlias kTcValueAliases[] = {{"adsl", "atm"}};
-const TcReader kTcReaders[] = {{"conform-exceed", tc_conform_exceed}};
+const TcReader kTcReaders[] = {{"conform-exceed", tc_conform_exceed}, {"linklayer", tc_read_linklayer}};
 // m_police.c refuses these twice (duparg).
 const std::string_view kTcOnce[] = {"rate", "burst", "mtu", "mpu", "avrate", "peakrate", "pkts_rate", "pkts_burst"};
 const std::string_view kTcExamples[] = {"rate 1mbit burst 10k drop", "rate 1mbit buffer 10k conform-exceed drop/ok",

@@ -57,7 +57,7 @@ const Field kClassFields[] = {
     {.key = "quantum", .type = FieldType::Uint, .flags = kAuto, .doc = "Bytes served per round (default: rate / r2q, computed by the kernel).", .max = 0xFFFFFFFF},
     {.key = "overhead", .type = FieldType::Uint, .doc = "Bytes the kernel adds to every packet's size before charging it (rate, and ceil unless ceil_overhead says otherwise).", .def = 0, .max = 0xFFFF},
     {.key = "mpu", .type = FieldType::Uint, .doc = "Smallest size a packet is charged as (rate, and ceil unless ceil_mpu says otherwise).", .def = 0, .max = 0xFFFF},
-    {.key = "linklayer", .type = FieldType::Enum, .doc = "ethernet, or atm: sizes charged as whole 53-byte cells of 48 bytes.", .def = TC_LINKLAYER_ETHERNET, .names = kLinklayerNames},
+    {.key = "linklayer", .type = FieldType::Enum, .doc = kLinklayerDoc, .def = TC_LINKLAYER_ETHERNET, .names = kLinklayerNames},
     {.key = "mtu", .type = FieldType::Size, .flags = kInputOnly, .doc = "tc's largest packet: the default burst and cburst are rate/HZ plus it (default 1600); the kernel does not keep it.", .max = 0xFFFFFFFF},
     // The kernel keeps a spec of its own for ceil; tc fills it from the
     // rate's words, another netlink tool need not. Absent: the rate's.
@@ -112,7 +112,7 @@ void class_decode(std::span<const uint8_t> p, const KindCtx&, Options& o) {
   o.set(kQuantum, uint64_t{opt.quantum});
   if (opt.rate.overhead) o.set(kOverhead, uint64_t{opt.rate.overhead});
   if (opt.rate.mpu) o.set(kMpu, uint64_t{opt.rate.mpu});
-  if (opt.rate.linklayer == TC_LINKLAYER_ATM) o.set(kLinklayer, uint64_t{TC_LINKLAYER_ATM});
+  if (auto ll = held_linklayer(opt.rate.linklayer); ll != TC_LINKLAYER_ETHERNET) o.set(kLinklayer, uint64_t{ll});
   decode_second_spec(opt.ceil, kCeilSpec, kRateSpec, o);
 }
 
@@ -166,7 +166,8 @@ const TcValueAlias kTcClassValueAliases[] = {{"adsl", "atm"}};
 const std::string_view kTcClassOnce[] = {"rate", "ceil"};
 const std::string_view kTcClassExamples[] = {"rate 1mbit buffer 15k cbuffer 15k", "rate 1mbit maxburst 15k cmaxburst 15k",
                                              "rate 1mbit linklayer adsl overhead 10 mpu 64 mtu 9000"};
-const TcWords kTcClassWords{.aliases = kTcClassAliases, .value_aliases = kTcClassValueAliases, .once = kTcClassOnce, .examples = kTcClassExamples};
+const TcReader kTcClassReaders[] = {{"linklayer", tc_read_linklayer}};
+const TcWords kTcClassWords{.aliases = kTcClassAliases, .value_aliases = kTcClassValueAliases, .readers = kTcClassReaders, .once = kTcClassOnce, .examples = kTcClassExamples};
 }  // namespace
 
 const KindOps kClassHtb{
