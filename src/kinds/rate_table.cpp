@@ -83,6 +83,27 @@ void decode_second_spec(const tc_ratespec& r, SpecFields own, SpecFields rates, 
     if (held[i] != rates_value(o, rates, i)) o.set(field(own, i), held[i]);
 }
 
+void read_bucket(Options& o, int bytes_f, int ticks_f, const BucketMath& m, uint32_t held) {
+  uint64_t bytes = m.bytes(held);
+  o.set(static_cast<uint16_t>(bytes_f), bytes);
+  if (m.ticks(bytes) != held) o.set(static_cast<uint16_t>(ticks_f), uint64_t{held});
+}
+
+void check_bucket_ticks(Options& o, std::span<const Field> fields, int bytes_f, int ticks_f, const BucketMath& m, Diagnostics& d) {
+  const Opt* t = o.opt(static_cast<uint16_t>(ticks_f));
+  auto bytes = o.num(static_cast<uint16_t>(bytes_f));
+  if (!t || !bytes) return;
+  auto ticks = static_cast<uint32_t>(std::get<uint64_t>(t->value));
+  if (m.ticks(*bytes) == ticks) {
+    o.erase(static_cast<uint16_t>(ticks_f));
+    return;
+  }
+  std::string size_key(fields[static_cast<size_t>(bytes_f)].key);
+  if (uint64_t reads = m.bytes(ticks); reads != *bytes)
+    d.error(t->loc, std::string(fields[static_cast<size_t>(ticks_f)].key) + " " + std::to_string(ticks) + " reads back as " + size_key + " " +
+                        std::to_string(reads) + "b (the smallest size at or above it at this rate spec): give that " + size_key + " with it");
+}
+
 void drop_second_spec_like_rate(Options& o, SpecFields own, SpecFields rates) {
   for (size_t i = 0; i < 3; ++i)
     if (auto v = o.num(field(own, i)); v && *v == rates_value(o, rates, i)) o.erase(field(own, i));

@@ -7,6 +7,7 @@
 #include <linux/pkt_sched.h>
 
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <string_view>
 
@@ -66,5 +67,22 @@ void decode_second_spec(const tc_ratespec& r, SpecFields own, SpecFields rates, 
 // Drops the second spec's own fields that equal the rate's (a file may
 // spell them out): the form decode_second_spec gives.
 void drop_second_spec_like_rate(Options& o, SpecFields own, SpecFields rates);
+
+// A bucket the kernel holds as ticks (tbf's and htb's bursts): a size
+// field, and a ticks field of its own where no size gives the ticks held
+// (a tool that sent ticks alone). The kind's arithmetic at the options'
+// spec: the ticks a size is sent or charged as, and the smallest size
+// giving at least some ticks.
+struct BucketMath {
+  std::function<uint32_t(uint64_t)> ticks;
+  std::function<uint64_t(uint32_t)> bytes;
+};
+// decode: BYTES_F is the size HELD reads as; TICKS_F is HELD where that
+// size gives other ticks.
+void read_bucket(Options& o, int bytes_f, int ticks_f, const BucketMath& m, uint32_t held);
+// normalize: a declared TICKS_F the size gives is dropped (the form decode
+// gives); else the size must be the one decode will read (an error at
+// TICKS_F), or the file would never compare equal to what it made.
+void check_bucket_ticks(Options& o, std::span<const Field> fields, int bytes_f, int ticks_f, const BucketMath& m, Diagnostics& d);
 
 }  // namespace tcsync

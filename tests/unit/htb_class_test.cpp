@@ -158,3 +158,35 @@ TEST_CASE("htb class: link layer 0 (unaware) is read, compared and sent back as 
   CHECK(num(both.opts, "linklayer") == uint64_t{TC_LINKLAYER_UNAWARE});
   CHECK_FALSE(num(both.opts, "ceil_linklayer"));
 }
+
+TEST_CASE("htb class: a bucket held as ticks tc's arithmetic never gives is read, compared and sent back as held") {
+  Class c = load_class("rate: 10mbit, ceil: 20mbit");
+  auto num = [&](const Options& o, const char* key) { return o.num(c.ops->field_index(key)); };
+  CHECK_FALSE(num(c.opts, "burst_ticks"));
+  auto sent = class_body(c);
+  AttrTable ts(sent, TCA_HTB_MAX);
+  auto held = ts.get(TCA_HTB_PARMS)->as<tc_htb_opt>();
+  // tc's 1600 bytes are 20000 ticks at 10mbit and 10000 at 20mbit; a byte
+  // more is 12 or 6 ticks more (whole microseconds): one tick more is none.
+  CHECK(held.buffer == 20000u);
+  CHECK(held.cbuffer == 10000u);
+  held.buffer += 1, held.cbuffer += 1;
+  std::vector<uint8_t> dump;
+  MsgWriter w(dump);
+  w.attr(TCA_HTB_PARMS, &held, sizeof held);
+  Options live;
+  c.ops->decode(dump, KindCtx{}, live);
+  CHECK(num(live, "burst_ticks") == 20001u);
+  CHECK(num(live, "cburst_ticks") == 10001u);
+  CHECK(num(live, "burst") == 1602u);  // the smallest size at or above
+  std::vector<uint8_t> again;
+  MsgWriter w2(again);
+  c.ops->encode(live, KindCtx{}, w2);
+  CHECK(hex(again) == hex(dump));
+  // The dump's form loads as itself; ticks the burst gives are no field.
+  Class dumped = load_class("rate: 10mbit, ceil: 20mbit, burst: 1602, cburst: 1603, burst_ticks: 20001, cburst_ticks: 10001");
+  CHECK(num(dumped.opts, "burst_ticks") == 20001u);
+  CHECK(num(dumped.opts, "cburst_ticks") == 10001u);
+  Class spelled = load_class("rate: 10mbit, burst: 1600, burst_ticks: 20000");
+  CHECK_FALSE(num(spelled.opts, "burst_ticks"));
+}

@@ -46,7 +46,7 @@ void qdisc_normalize(Options& o, const KindCtx& ctx, Diagnostics& d, SourceLoc) 
 }
 
 // ---- class ---------------------------------------------------------------
-enum { kRate, kCeil, kBurst, kCburst, kPrio, kQuantum, kOverhead, kMpu, kLinklayer, kMtu, kCeilOverhead, kCeilMpu, kCeilLinklayer };
+enum { kRate, kCeil, kBurst, kCburst, kPrio, kQuantum, kOverhead, kMpu, kLinklayer, kMtu, kCeilOverhead, kCeilMpu, kCeilLinklayer, kBurstTicks, kCburstTicks };
 
 const Field kClassFields[] = {
     {.key = "rate", .type = FieldType::Rate, .flags = kRequired, .doc = "Guaranteed rate."},
@@ -64,6 +64,10 @@ const Field kClassFields[] = {
     {.key = "ceil_overhead", .type = FieldType::Uint, .doc = "The ceil's own overhead, where it differs from overhead (tc cannot set it apart; dump shows it only then).", .max = 0xFFFF},
     {.key = "ceil_mpu", .type = FieldType::Uint, .doc = "The ceil's own mpu, where it differs from mpu (tc cannot set it apart; dump shows it only then).", .max = 0xFFFF},
     {.key = "ceil_linklayer", .type = FieldType::Enum, .doc = "The ceil's own link layer, where it differs from linklayer (tc cannot set it apart; dump shows it only then).", .names = kLinklayerNames},
+    // The kernel keeps the buckets as the ticks sent; tc computes them from
+    // bytes, another netlink tool may send ticks tc's arithmetic never gives.
+    {.key = "burst_ticks", .type = FieldType::Uint, .doc = "The kernel's bucket in scheduler ticks (64 ns), where no burst in bytes gives it at rate as tc computes ticks (tc always sends those; dump shows it only then, with burst the smallest size above it). Sent as is.", .max = 0xFFFFFFFF},
+    {.key = "cburst_ticks", .type = FieldType::Uint, .doc = "The kernel's ceil bucket in scheduler ticks (64 ns), where no cburst in bytes gives it at ceil as tc computes ticks (tc always sends those; dump shows it only then, with cburst the smallest size above it). Sent as is.", .max = 0xFFFFFFFF},
 };
 
 constexpr SpecFields kRateSpec{kOverhead, kMpu, kLinklayer};
@@ -81,13 +85,19 @@ tc_ratespec ratespec(uint64_t rate, const Options& o, const SpecFields& f) {
   return r;
 }
 
+// A burst at RATE: tc's ticks for a size (xmittime), and back.
+BucketMath bucket_math(uint64_t rate) {
+  return {[rate](uint64_t size) { return xmittime_ticks(rate, size); }, [rate](uint32_t t) { return xmitsize_bytes(rate, t); }};
+}
+
 void class_encode(const Options& o, const KindCtx&, MsgWriter& w) {
   uint64_t rate = o.num(kRate).value_or(0), ceil = o.num(kCeil).value_or(rate);
   tc_htb_opt opt{};
   opt.rate = ratespec(rate, o, kRateSpec);
   opt.ceil = ratespec(ceil, o, kCeilSpec);
-  opt.buffer = xmittime_ticks(rate, o.num(kBurst).value_or(0));
-  opt.cbuffer = xmittime_ticks(ceil, o.num(kCburst).value_or(0));
+  // Ticks held as no size gives them are sent as they are.
+  opt.buffer = static_cast<uint32_t>(o.num(kBurstTicks).value_or(xmittime_ticks(rate, o.num(kBurst).value_or(0))));
+  opt.cbuffer = static_cast<uint32_t>(o.num(kCburstTicks).value_or(xmittime_ticks(ceil, o.num(kCburst).value_or(0))));
   opt.quantum = static_cast<uint32_t>(o.num(kQuantum).value_or(0));
   opt.prio = static_cast<uint32_t>(o.num(kPrio).value_or(0));
   // 64-bit rates go first: the kernel reads them before the parameters.
@@ -106,8 +116,8 @@ void class_decode(std::span<const uint8_t> p, const KindCtx&, Options& o) {
   if (auto* c = tb.get(TCA_HTB_CEIL64)) ceil = c->u64();
   o.set(kRate, rate);
   o.set(kCeil, ceil);
-  o.set(kBurst, xmitsize_bytes(rate, opt.buffer));
-  o.set(kCburst, xmitsize_bytes(ceil, opt.cbuffer));
+  read_bucket(o, kBurst, kBurstTicks, bucket_math(rate), opt.buffer);
+  read_bucket(o, kCburst, kCburstTicks, bucket_math(ceil), opt.cbuffer);
   o.set(kPrio, uint64_t{opt.prio});
   o.set(kQuantum, uint64_t{opt.quantum});
   if (opt.rate.overhead) o.set(kOverhead, uint64_t{opt.rate.overhead});
@@ -139,6 +149,8 @@ void class_normalize(Options& o, const KindCtx&, Diagnostics& d, SourceLoc loc) 
   };
   canon(kBurst, *rate);
   canon(kCburst, ceil);
+  check_bucket_ticks(o, kClassFields, kBurst, kBurstTicks, bucket_math(*rate), d);
+  check_bucket_ticks(o, kClassFields, kCburst, kCburstTicks, bucket_math(ceil), d);
 }
 
 }  // namespace

@@ -61,31 +61,9 @@ struct Adjust {
   void apply(tc_ratespec& r) const { r.overhead = overhead, r.mpu = mpu; }
 };
 
-// decode: a bucket the kernel reports as TICKS is the smallest size that
-// gives at least them (BYTES_F), and the ticks themselves (TICKS_F) where
-// that size gives more: held as sent by a tool that sent ticks alone.
-void read_bucket(Options& o, int bytes_f, int ticks_f, const Adjust& a, uint64_t rate, uint32_t ticks) {
-  uint64_t bytes = a.bytes(rate, ticks);
-  o.set(static_cast<uint16_t>(bytes_f), bytes);
-  if (a.ticks(rate, bytes) != ticks) o.set(static_cast<uint16_t>(ticks_f), uint64_t{ticks});
-}
-
-// normalize: a declared TICKS_F that the size gives is dropped (the form
-// decode gives); else the size must be the one decode will read, or the
-// file would never compare equal to what it made.
-void check_bucket_ticks(Options& o, int bytes_f, int ticks_f, const Adjust& a, uint64_t rate, Diagnostics& d) {
-  const Opt* t = o.opt(static_cast<uint16_t>(ticks_f));
-  auto bytes = o.num(static_cast<uint16_t>(bytes_f));
-  if (!t || !bytes) return;
-  auto ticks = static_cast<uint32_t>(std::get<uint64_t>(t->value));
-  if (a.ticks(rate, *bytes) == ticks) {
-    o.erase(static_cast<uint16_t>(ticks_f));
-    return;
-  }
-  if (uint64_t reads = a.bytes(rate, ticks); reads != *bytes)
-    d.error(t->loc, std::string(kFields[ticks_f].key) + " " + std::to_string(ticks) + " reads back as " + std::string(kFields[bytes_f].key) +
-                        " " + std::to_string(reads) + "b (the smallest size at or above it at this rate spec): give that " +
-                        std::string(kFields[bytes_f].key) + " with it");
+// burst and mtu at their spec: the kernel's ticks for a size it is given.
+BucketMath bucket_math(const Adjust& a, uint64_t rate) {
+  return {[&a, rate](uint64_t size) { return a.ticks(rate, size); }, [&a, rate](uint32_t t) { return a.bytes(rate, t); }};
 }
 
 // What q_tbf.c sends, attribute for attribute:
@@ -172,9 +150,9 @@ void decode(std::span<const uint8_t> p, const KindCtx&, Options& o) {
   if (auto* b = tb.get(TCA_TBF_BURST); b && b->data.size() >= 4) buffer = adj.ticks(rate, b->u32());
   if (auto* b = tb.get(TCA_TBF_PBURST); b && b->data.size() >= 4) mtu = padj.ticks(peak, b->u32());
   o.set(kRate, rate);
-  read_bucket(o, kBurst, kBurstTicks, adj, rate, buffer);
+  read_bucket(o, kBurst, kBurstTicks, bucket_math(adj, rate), buffer);
   o.set(kLimit, uint64_t{q.limit});
-  if (peak) read_bucket(o, kMtu, kMtuTicks, padj, peak, mtu);
+  if (peak) read_bucket(o, kMtu, kMtuTicks, bucket_math(padj, peak), mtu);
 }
 
 void normalize(Options& o, const KindCtx&, Diagnostics& d, SourceLoc loc) {
@@ -226,8 +204,8 @@ void normalize(Options& o, const KindCtx&, Diagnostics& d, SourceLoc loc) {
   };
   canon(adj, kBurst, *rate);
   if (peak) canon(padj, kMtu, *peak);
-  check_bucket_ticks(o, kBurst, kBurstTicks, adj, *rate, d);
-  if (peak) check_bucket_ticks(o, kMtu, kMtuTicks, padj, *peak, d);
+  check_bucket_ticks(o, kFields, kBurst, kBurstTicks, bucket_math(adj, *rate), d);
+  if (peak) check_bucket_ticks(o, kFields, kMtu, kMtuTicks, bucket_math(padj, *peak), d);
 }
 
 
