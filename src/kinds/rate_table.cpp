@@ -83,6 +83,10 @@ void decode_second_spec(const tc_ratespec& r, SpecFields own, SpecFields rates, 
     if (held[i] != rates_value(o, rates, i)) o.set(field(own, i), held[i]);
 }
 
+BucketMath tc_bucket_math(uint64_t rate) {
+  return {[rate](uint64_t size) { return xmittime_ticks(rate, size); }, [rate](uint32_t t) { return xmitsize_bytes(rate, t); }};
+}
+
 void read_bucket(Options& o, int bytes_f, int ticks_f, const BucketMath& m, uint32_t held) {
   uint64_t bytes = m.bytes(held);
   o.set(static_cast<uint16_t>(bytes_f), bytes);

@@ -77,6 +77,9 @@ struct BucketMath {
   std::function<uint32_t(uint64_t)> ticks;
   std::function<uint64_t(uint32_t)> bytes;
 };
+// tc's arithmetic at RATE (xmittime, whole microseconds): htb's and
+// police's bursts, which the kernel keeps as the ticks sent.
+BucketMath tc_bucket_math(uint64_t rate);
 // decode: BYTES_F is the size HELD reads as; TICKS_F is HELD where that
 // size gives other ticks.
 void read_bucket(Options& o, int bytes_f, int ticks_f, const BucketMath& m, uint32_t held);

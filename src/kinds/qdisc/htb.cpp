@@ -85,11 +85,6 @@ tc_ratespec ratespec(uint64_t rate, const Options& o, const SpecFields& f) {
   return r;
 }
 
-// A burst at RATE: tc's ticks for a size (xmittime), and back.
-BucketMath bucket_math(uint64_t rate) {
-  return {[rate](uint64_t size) { return xmittime_ticks(rate, size); }, [rate](uint32_t t) { return xmitsize_bytes(rate, t); }};
-}
-
 void class_encode(const Options& o, const KindCtx&, MsgWriter& w) {
   uint64_t rate = o.num(kRate).value_or(0), ceil = o.num(kCeil).value_or(rate);
   tc_htb_opt opt{};
@@ -116,8 +111,8 @@ void class_decode(std::span<const uint8_t> p, const KindCtx&, Options& o) {
   if (auto* c = tb.get(TCA_HTB_CEIL64)) ceil = c->u64();
   o.set(kRate, rate);
   o.set(kCeil, ceil);
-  read_bucket(o, kBurst, kBurstTicks, bucket_math(rate), opt.buffer);
-  read_bucket(o, kCburst, kCburstTicks, bucket_math(ceil), opt.cbuffer);
+  read_bucket(o, kBurst, kBurstTicks, tc_bucket_math(rate), opt.buffer);
+  read_bucket(o, kCburst, kCburstTicks, tc_bucket_math(ceil), opt.cbuffer);
   o.set(kPrio, uint64_t{opt.prio});
   o.set(kQuantum, uint64_t{opt.quantum});
   if (opt.rate.overhead) o.set(kOverhead, uint64_t{opt.rate.overhead});
@@ -149,8 +144,8 @@ void class_normalize(Options& o, const KindCtx&, Diagnostics& d, SourceLoc loc) 
   };
   canon(kBurst, *rate);
   canon(kCburst, ceil);
-  check_bucket_ticks(o, kClassFields, kBurst, kBurstTicks, bucket_math(*rate), d);
-  check_bucket_ticks(o, kClassFields, kCburst, kCburstTicks, bucket_math(ceil), d);
+  check_bucket_ticks(o, kClassFields, kBurst, kBurstTicks, tc_bucket_math(*rate), d);
+  check_bucket_ticks(o, kClassFields, kCburst, kCburstTicks, tc_bucket_math(ceil), d);
 }
 
 }  // namespace
