@@ -781,15 +781,7 @@ void Importer::qdisc(Cursor& c, Verb v, const TcWord& head) {
         const TcWord* val = c.value(kw, *word == "linklayer" ? "ethernet, atm or adsl" : "a number");
         if (!val) return;
         std::string v = tc_number(val->text);
-        if (*word == "linklayer") {
-          // tc's get_linklayer: a prefix of ethernet, atm or adsl, in that order.
-          v = val->text;
-          for (std::string_view ll : {"ethernet", "atm", "adsl"})
-            if (tc_matches(val->text, ll)) {
-              v = std::string(ll);
-              break;
-            }
-        }
+        if (*word == "linklayer") v = std::string(tc_linklayer(val->text).value_or(val->text));
         put(*stab, std::string(*word), kw.loc, scalar(v, val->loc));
       }
     } else if (w.text == "estimator" || w.text == "ingress_block" || w.text == "egress_block") {

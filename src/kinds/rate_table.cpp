@@ -4,7 +4,26 @@
 
 namespace tcsync {
 
-const EnumName kLinklayerNames[2] = {{"ethernet", TC_LINKLAYER_ETHERNET}, {"atm", TC_LINKLAYER_ATM}};
+const EnumName kLinklayerNames[3] = {{"ethernet", TC_LINKLAYER_ETHERNET}, {"atm", TC_LINKLAYER_ATM}, {"unaware", TC_LINKLAYER_UNAWARE}};
+
+bool tc_read_linklayer(TcCursor& c, const TcWord& kw, Node& body) {
+  const TcWord* v = c.value(kw, "ethernet, atm or adsl");
+  if (!v) return false;
+  auto ll = tc_linklayer(v->text);
+  if (!ll) {
+    c.diags().error(v->loc, "linklayer " + quoted(v->text) +
+                                ": tc takes ethernet, atm or adsl (tcsync's 'unaware', the kernel's link layer 0, has no tc word)");
+    return false;
+  }
+  tc_put(body, "linklayer", kw.loc, tc_scalar(std::string(*ll == "adsl" ? "atm" : *ll), v->loc));
+  return true;
+}
+
+uint8_t held_linklayer(uint8_t reported) {
+  reported &= TC_LINKLAYER_MASK;
+  if (reported == TC_LINKLAYER_ATM || reported == TC_LINKLAYER_UNAWARE) return reported;
+  return TC_LINKLAYER_ETHERNET;
+}
 
 namespace {
 constexpr uint64_t kAtmPayload = 48, kAtmCell = 53;
@@ -57,11 +76,36 @@ uint64_t rates_value(const Options& o, SpecFields rates, size_t i) { return o.nu
 }  // namespace
 
 void decode_second_spec(const tc_ratespec& r, SpecFields own, SpecFields rates, Options& o) {
-  // As the rate's: whatever is not ATM charges as ethernet. Set only where
-  // it differs (every htb class and police action of a dump comes here).
-  const uint64_t held[] = {r.overhead, r.mpu, r.linklayer == TC_LINKLAYER_ATM ? TC_LINKLAYER_ATM : TC_LINKLAYER_ETHERNET};
+  // Set only where it differs (every htb class and police action of a
+  // dump comes here).
+  const uint64_t held[] = {r.overhead, r.mpu, held_linklayer(r.linklayer)};
   for (size_t i = 0; i < 3; ++i)
     if (held[i] != rates_value(o, rates, i)) o.set(field(own, i), held[i]);
+}
+
+BucketMath tc_bucket_math(uint64_t rate) {
+  return {[rate](uint64_t size) { return xmittime_ticks(rate, size); }, [rate](uint32_t t) { return xmitsize_bytes(rate, t); }};
+}
+
+void read_bucket(Options& o, int bytes_f, int ticks_f, const BucketMath& m, uint32_t held) {
+  uint64_t bytes = m.bytes(held);
+  o.set(static_cast<uint16_t>(bytes_f), bytes);
+  if (m.ticks(bytes) != held) o.set(static_cast<uint16_t>(ticks_f), uint64_t{held});
+}
+
+void check_bucket_ticks(Options& o, std::span<const Field> fields, int bytes_f, int ticks_f, const BucketMath& m, Diagnostics& d) {
+  const Opt* t = o.opt(static_cast<uint16_t>(ticks_f));
+  auto bytes = o.num(static_cast<uint16_t>(bytes_f));
+  if (!t || !bytes) return;
+  auto ticks = static_cast<uint32_t>(std::get<uint64_t>(t->value));
+  if (m.ticks(*bytes) == ticks) {
+    o.erase(static_cast<uint16_t>(ticks_f));
+    return;
+  }
+  std::string size_key(fields[static_cast<size_t>(bytes_f)].key);
+  if (uint64_t reads = m.bytes(ticks); reads != *bytes)
+    d.error(t->loc, std::string(fields[static_cast<size_t>(ticks_f)].key) + " " + std::to_string(ticks) + " reads back as " + size_key + " " +
+                        std::to_string(reads) + "b (the smallest size at or above it at this rate spec): give that " + size_key + " with it");
 }
 
 void drop_second_spec_like_rate(Options& o, SpecFields own, SpecFields rates) {

@@ -7,15 +7,32 @@
 #include <linux/pkt_sched.h>
 
 #include <cstdint>
+#include <functional>
 #include <span>
+#include <string_view>
 
 #include "model/kind.h"
+#include "model/tc_words.h"
 
 namespace tcsync {
 
-// tc's `linklayer` words (tc_util.c get_linklayer; "adsl" is atm too).
-// The kernel keeps the link layer of a rate spec and reports it back.
-extern const EnumName kLinklayerNames[2];
+// tc's `linklayer` words (tc_util.c get_linklayer; "adsl" is atm too), and
+// `unaware`, the kernel's 0, which tc has no word for: the kernel keeps the
+// link layer of a rate spec and reports it back; a 0 sent with a rate table
+// it replaces by the one the table shows (qdisc_get_rtab: ethernet or atm),
+// a 0 sent without one (or police's, whose table keeps the spec as sent) it
+// keeps, reports, and charges as ethernet (psched_l2t_ns).
+extern const EnumName kLinklayerNames[3];
+inline constexpr std::string_view kLinklayerDoc =
+    "ethernet, or atm: sizes charged as whole 53-byte cells of 48 bytes; unaware: the kernel's link layer 0, charged as ethernet "
+    "(tc has no word for it; another netlink tool may send it).";
+// tcsync import: a rate spec's `linklayer WORD` as tc reads it (a prefix of
+// ethernet, atm or adsl); anything else, `unaware` too, is refused as tc
+// refuses it.
+bool tc_read_linklayer(TcCursor& c, const TcWord& kw, Node& body);
+// The field value of a link layer the kernel reports: atm and unaware as
+// such, anything else ethernet (it charges them so).
+uint8_t held_linklayer(uint8_t reported);
 
 // Fills R's cell_log, cell_align and link layer for RATE, and TABLE with the
 // time to send (i + 1) << cell_log bytes, in ticks, for i in 0..255, each
@@ -50,5 +67,25 @@ void decode_second_spec(const tc_ratespec& r, SpecFields own, SpecFields rates, 
 // Drops the second spec's own fields that equal the rate's (a file may
 // spell them out): the form decode_second_spec gives.
 void drop_second_spec_like_rate(Options& o, SpecFields own, SpecFields rates);
+
+// A bucket the kernel holds as ticks (tbf's and htb's bursts): a size
+// field, and a ticks field of its own where no size gives the ticks held
+// (a tool that sent ticks alone). The kind's arithmetic at the options'
+// spec: the ticks a size is sent or charged as, and the smallest size
+// giving at least some ticks.
+struct BucketMath {
+  std::function<uint32_t(uint64_t)> ticks;
+  std::function<uint64_t(uint32_t)> bytes;
+};
+// tc's arithmetic at RATE (xmittime, whole microseconds): htb's and
+// police's bursts, which the kernel keeps as the ticks sent.
+BucketMath tc_bucket_math(uint64_t rate);
+// decode: BYTES_F is the size HELD reads as; TICKS_F is HELD where that
+// size gives other ticks.
+void read_bucket(Options& o, int bytes_f, int ticks_f, const BucketMath& m, uint32_t held);
+// normalize: a declared TICKS_F the size gives is dropped (the form decode
+// gives); else the size must be the one decode will read (an error at
+// TICKS_F), or the file would never compare equal to what it made.
+void check_bucket_ticks(Options& o, std::span<const Field> fields, int bytes_f, int ticks_f, const BucketMath& m, Diagnostics& d);
 
 }  // namespace tcsync

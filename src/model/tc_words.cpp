@@ -81,4 +81,10 @@ bool tc_matches(std::string_view arg, std::string_view word) {
   return !arg.empty() && arg.size() <= word.size() && word.substr(0, arg.size()) == arg;
 }
 
+std::optional<std::string_view> tc_linklayer(std::string_view arg) {
+  for (std::string_view ll : {"ethernet", "atm", "adsl"})
+    if (tc_matches(arg, ll)) return ll;
+  return std::nullopt;
+}
+
 }  // namespace tcsync

@@ -118,5 +118,8 @@ std::string tc_number(const std::string& s);
 std::string tc_hex(const std::string& s);
 // tc's abbreviation rule (utils.c matches()): ARG may be any prefix of WORD.
 bool tc_matches(std::string_view arg, std::string_view word);
+// tc's link layer words (tc_util.c get_linklayer): the one of ethernet, atm
+// and adsl, in that order, ARG is a prefix of; nothing for any other word.
+std::optional<std::string_view> tc_linklayer(std::string_view arg);
 
 }  // namespace tcsync

@@ -72,6 +72,27 @@ flush_actions() {
   tc -n "$NS" actions flush action "$1"
 }
 
+# expect_held_round_trip DUMP CMD... [-- CMD...]: a state tc cannot make
+# (tc_struct.py) comes back from its dump. The caller's `raw` (the structs,
+# as tc_struct.py shows them) and `details` (tc's view) wrote
+# $TMP/raw.before and $TMP/tc.before; each CMD flushes, then DUMP is
+# applied: the same structs, the same tc state, and a second dump is DUMP.
+expect_held_round_trip() {
+  local dump=$1 cmd=()
+  shift
+  for a in "$@" --; do
+    if [ "$a" = -- ]; then "${cmd[@]}"; cmd=(); else cmd+=("$a"); fi
+  done
+  expect_rc 0 ts apply "$dump"
+  raw >"$TMP/raw.after"
+  details >"$TMP/tc.after"
+  expect_same_file "$TMP/raw.before" "$TMP/raw.after" "the kernel's structs come back byte for byte"
+  expect_same_file "$TMP/tc.before" "$TMP/tc.after" "tc -d -j state comes back"
+  expect_rc 0 ts dump
+  echo "$OUT" >"$TMP/dump2.yaml"
+  expect_same_file "$dump" "$TMP/dump2.yaml" "a second dump is identical"
+}
+
 pass() { echo "ok - $*"; }
 fail() { echo "not ok - $*"; FAILS=$((FAILS + 1)); }
 

@@ -8,15 +8,18 @@ holds rather than what it would compute. tcsync's own code is not used.
 
 usage: tc_struct.py show  qdisc|class DEV HANDLE ATTR
        tc_struct.py show  action KIND INDEX ATTR
-       tc_struct.py patch qdisc|class|action ... ATTR [--recreate] [+TYPE:HEX]... OFFSET:FMT:VALUE...
+       tc_struct.py patch qdisc|class|action ... ATTR [--recreate] [--alone] [+TYPE:HEX]... OFFSET:FMT:VALUE...
 show prints the payload of attribute ATTR (a number) inside TCA_OPTIONS
 (an action's TCA_ACT_OPTIONS; 0: TCA_OPTIONS is a bare struct) as hex; patch packs each VALUE with struct
 FMT ("B", "<H", "<I") at OFFSET of that payload and sends the object's
 options back: a qdisc or class as a change (RTM_NEWQDISC / RTM_NEWTCLASS
 without NLM_F_CREATE), or with --recreate deleted and added again (sfq has
-no change); an action as a replace, with that attribute alone. +TYPE:HEX
-adds an option attribute the kernel needs but does not report (red's
-TCA_RED_STAB; police's rate tables). Several commands separated by "--"
+no change); an action as a replace, with that attribute alone. --alone
+sends a qdisc's or class's attribute without the others the kernel
+reported (gred takes one virtual queue's TCA_GRED_PARMS in a change
+without its table's). +TYPE:HEX adds an option attribute the kernel needs
+but does not report (red's TCA_RED_STAB; police's rate tables; gred's
+TCA_GRED_STAB and TCA_GRED_MAX_P, without which it derives max_P from Plog). Several commands separated by "--"
 run in one process, in order.
 """
 import os
@@ -114,9 +117,9 @@ def run(argv):
         sys.exit(__doc__)
     cmd, what, want = argv[1], argv[2], int(argv[5])
     rest = argv[6:]
-    recreate = "--recreate" in rest
+    recreate, alone = "--recreate" in rest, "--alone" in rest
     extra = [a[1:].split(":") for a in rest if a.startswith("+")]
-    specs = [a for a in rest if a != "--recreate" and not a.startswith("+")]
+    specs = [a for a in rest if a not in ("--recreate", "--alone") and not a.startswith("+")]
     sock = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, 0)  # NETLINK_ROUTE
     sock.bind((0, 0))
     if what == "action":
@@ -142,6 +145,8 @@ def run(argv):
         print(body.hex())
         return
     patch_body(body, specs)
+    if alone:
+        opts = [[want, body]]
     opts += [[int(t), bytes.fromhex(h)] for t, h in extra]
     # A bare struct (sfq's) is the options themselves, not an attribute.
     options = bytes(body) if want == 0 else b"".join(attr(t, bytes(p)) for t, p in opts)

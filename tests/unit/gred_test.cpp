@@ -44,7 +44,7 @@ std::vector<uint8_t> kernel_dump(const Qdisc& q, uint32_t sch_limit) {
   uint32_t flags[MAX_DPs] = {};
   for (uint32_t i = 0; i < MAX_DPs; ++i) parms[i].DP = MAX_DPs + i;
   const Words* vq = q.opts.words(kVqField);
-  for (uint16_t n = 1; vq && n <= vq->size() / 15; ++n) {
+  for (uint16_t n = 1; vq && n <= vq->size() / 16; ++n) {  // 16 words a VQ (gred.cpp VqWord)
     auto msg = part(q, n);
     AttrTable t(msg, TCA_GRED_MAX);
     auto o = t.get(TCA_GRED_PARMS)->as<tc_gred_qopt>();
@@ -242,4 +242,26 @@ TEST_CASE("gred: import reads the setup and each change line's virtual queue") {
   INFO(formatted(d));
   CHECK(yaml.find("{kind: gred, handle: \"1:\", vqs: 10, default: 1, vq: [{limit: 60kb, min: 10k, max: 25k, avpkt: 1500, dp: 1}, "
                   "{limit: 60kb, min: 15k, max: 25k, avpkt: 1500, dp: 3}]}") != std::string::npos);
+}
+
+TEST_CASE("gred: a virtual queue's Plog other than tc's is read, compared and sent back as held") {
+  Qdisc tc_made = load_qdisc("gred", kVq763a);
+  const std::string vq = "vq: [{dp: 1, limit: 60kb, min: 15kb, max: 25kb, burst: 64, avpkt: 1500, bandwidth: 10mbit, probability: 0.1";
+  Qdisc held = load_qdisc("gred", "vqs: 10, default: 1, " + vq + ", plog: 3}]");
+  // TCA_GRED_PARMS' Plog (byte 41 of tc_gred_qopt, after the attribute's
+  // 4): tc's 17 (0x11) from min, max and probability; the field's 3.
+  CHECK(hex(part(tc_made, 1)).substr(90, 2) == "11");
+  CHECK(hex(part(held, 1)).substr(90, 2) == "03");
+  Qdisc live = live_of(held);
+  CHECK(describe_field(held.ops->fields[kVqField], *live.opts.get(kVqField)) ==
+        "[dp 1: limit 60kb min 15kb max 25kb probability 0.1 prio 8 ewma 8 scell_log 19 plog 3]");
+  bool recreate = false;
+  CHECK(qdisc_differences(held, live, recreate).empty());
+  CHECK_FALSE(qdisc_differences(tc_made, live, recreate).empty());
+  CHECK_FALSE(qdisc_differences(held, live_of(tc_made), recreate).empty());
+  // Sent back as read: the same PARMS.
+  CHECK(hex(part(with_opts(held, live.opts), 1)).substr(0, 94) == hex(part(held, 1)).substr(0, 94));  // up to the prio
+  // tc's own Plog spelled out is no field: the same entry as without it.
+  Qdisc spelled = load_qdisc("gred", "vqs: 10, default: 1, " + vq + ", plog: 17}]");
+  CHECK(*spelled.opts.get(kVqField) == *tc_made.opts.get(kVqField));
 }

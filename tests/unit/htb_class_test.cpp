@@ -131,3 +131,62 @@ TEST_CASE("htb class: a ceil spec equal to the rate's is no field, as tc's class
   c.ops->decode(class_body(load_class(kGolden[0].yaml)), KindCtx{}, back);
   for (const char* key : {"ceil_overhead", "ceil_mpu", "ceil_linklayer"}) CHECK_FALSE(back.has(c.ops->field_index(key)));
 }
+
+TEST_CASE("htb class: link layer 0 (unaware) is read, compared and sent back as 0, with no rate table") {
+  Class c = load_class("rate: 10mbit, ceil: 20mbit");
+  auto num = [&](const Options& o, const char* key) { return o.num(c.ops->field_index(key)); };
+  auto sent = class_body(c);
+  AttrTable ts(sent, TCA_HTB_MAX);
+  auto held = ts.get(TCA_HTB_PARMS)->as<tc_htb_opt>();
+  held.rate.linklayer = TC_LINKLAYER_UNAWARE;  // as another tool left it; the ceil's stays ethernet
+  std::vector<uint8_t> dump;
+  MsgWriter w(dump);
+  w.attr(TCA_HTB_PARMS, &held, sizeof held);
+  Options live;
+  c.ops->decode(dump, KindCtx{}, live);
+  CHECK(num(live, "linklayer") == uint64_t{TC_LINKLAYER_UNAWARE});
+  CHECK(num(live, "ceil_linklayer") == uint64_t{TC_LINKLAYER_ETHERNET});
+  CHECK_FALSE(num(c.opts, "linklayer"));  // ethernet: the default, not the kernel's 0
+  std::vector<uint8_t> again;
+  MsgWriter w2(again);
+  c.ops->encode(live, KindCtx{}, w2);
+  CHECK(hex(again) == hex(dump));
+  AttrTable ta(again, TCA_HTB_MAX);
+  CHECK(ta.get(TCA_HTB_RTAB) == nullptr);  // a table would make the kernel guess a link layer
+  // The file's form: both unaware, one key.
+  Class both = load_class("rate: 10mbit, ceil: 20mbit, linklayer: unaware, ceil_linklayer: unaware");
+  CHECK(num(both.opts, "linklayer") == uint64_t{TC_LINKLAYER_UNAWARE});
+  CHECK_FALSE(num(both.opts, "ceil_linklayer"));
+}
+
+TEST_CASE("htb class: a bucket held as ticks tc's arithmetic never gives is read, compared and sent back as held") {
+  Class c = load_class("rate: 10mbit, ceil: 20mbit");
+  auto num = [&](const Options& o, const char* key) { return o.num(c.ops->field_index(key)); };
+  CHECK_FALSE(num(c.opts, "burst_ticks"));
+  auto sent = class_body(c);
+  AttrTable ts(sent, TCA_HTB_MAX);
+  auto held = ts.get(TCA_HTB_PARMS)->as<tc_htb_opt>();
+  // tc's 1600 bytes are 20000 ticks at 10mbit and 10000 at 20mbit; a byte
+  // more is 12 or 6 ticks more (whole microseconds): one tick more is none.
+  CHECK(held.buffer == 20000u);
+  CHECK(held.cbuffer == 10000u);
+  held.buffer += 1, held.cbuffer += 1;
+  std::vector<uint8_t> dump;
+  MsgWriter w(dump);
+  w.attr(TCA_HTB_PARMS, &held, sizeof held);
+  Options live;
+  c.ops->decode(dump, KindCtx{}, live);
+  CHECK(num(live, "burst_ticks") == 20001u);
+  CHECK(num(live, "cburst_ticks") == 10001u);
+  CHECK(num(live, "burst") == 1602u);  // the smallest size at or above
+  std::vector<uint8_t> again;
+  MsgWriter w2(again);
+  c.ops->encode(live, KindCtx{}, w2);
+  CHECK(hex(again) == hex(dump));
+  // The dump's form loads as itself; ticks the burst gives are no field.
+  Class dumped = load_class("rate: 10mbit, ceil: 20mbit, burst: 1602, cburst: 1603, burst_ticks: 20001, cburst_ticks: 10001");
+  CHECK(num(dumped.opts, "burst_ticks") == 20001u);
+  CHECK(num(dumped.opts, "cburst_ticks") == 10001u);
+  Class spelled = load_class("rate: 10mbit, burst: 1600, burst_ticks: 20000");
+  CHECK_FALSE(num(spelled.opts, "burst_ticks"));
+}

@@ -343,3 +343,15 @@ filter add dev v0 egress prio 9 fw
       - {parent: egress, pref: 9, empty: fw}
 )");
 }
+
+TEST_CASE("import: a rate spec's linklayer is tc's word (a prefix of ethernet, atm or adsl); unaware has none") {
+  auto r = import("qdisc add dev eth0 root handle 1: htb\n"
+                  "class add dev eth0 parent 1: classid 1:1 htb rate 1mbit linklayer ads\n"
+                  "qdisc add dev eth1 root handle 2: tbf rate 1mbit burst 10k limit 20k linklayer eth\n");
+  CHECK(r.ok);
+  CHECK(body(r).find("linklayer: atm") != std::string::npos);
+  CHECK(body(r).find("linklayer: ethernet") != std::string::npos);
+  auto bad = import("qdisc add dev eth0 root handle 2: tbf rate 1mbit burst 10k limit 20k linklayer unaware\n");
+  CHECK_FALSE(bad.ok);
+  CHECK(bad.diags.rfind("b.tc:1:80: error: linklayer 'unaware': tc takes ethernet, atm or adsl (tcsync's 'unaware', the kernel's link layer 0, has no tc word)", 0) == 0);
+}

@@ -241,3 +241,43 @@ TEST_CASE("police: the peak rate's own overhead, mpu and link layer are read and
   CHECK_FALSE(from_tc.has(f("peak_mpu")));
   CHECK(error_of("[{police: {rate: 1mbit, burst: 10k, peak_mpu: 80}}]") == "police 'peak_mpu' needs 'peakrate'");
 }
+
+TEST_CASE("police: link layer 0 (unaware) is sent as 0 with tc's ethernet table, and reads back") {
+  // The kernel keeps the spec as sent in its copy of the table's (R_tab's),
+  // guessing a link layer only for the request's: it holds and reports 0.
+  auto acts = load_actions("[{police: {rate: 1mbit, burst: 10k, linklayer: unaware}}, {police: {rate: 1mbit, burst: 10k}}]");
+  REQUIRE(acts.size() == 2);
+  auto unaware = body(acts[0], acts[0].opts), eth = body(acts[1], acts[1].opts);
+  AttrTable tu(unaware, TCA_POLICE_MAX), te(eth, TCA_POLICE_MAX);
+  auto pu = tu.get(TCA_POLICE_TBF)->as<tc_police>(), pe = te.get(TCA_POLICE_TBF)->as<tc_police>();
+  CHECK(pu.rate.linklayer == TC_LINKLAYER_UNAWARE);
+  CHECK(pe.rate.linklayer == TC_LINKLAYER_ETHERNET);
+  CHECK(hex(tu.get(TCA_POLICE_RATE)->data) == hex(te.get(TCA_POLICE_RATE)->data));
+  Options back;
+  acts[0].ops->decode(unaware, KindCtx{}, back);
+  CHECK(back.num(acts[0].ops->field_index("linklayer")) == uint64_t{TC_LINKLAYER_UNAWARE});
+}
+
+TEST_CASE("police: a bucket held as ticks tc's arithmetic never gives is burst_ticks, sent back as held") {
+  auto acts = load_actions("[{police: {rate: 10mbit, burst: 1600}}]");
+  REQUIRE(acts.size() == 1);
+  auto num = [&](const Options& o, const char* key) { return o.num(acts[0].ops->field_index(key)); };
+  CHECK_FALSE(num(acts[0].opts, "burst_ticks"));
+  auto sent = body(acts[0], acts[0].opts);
+  AttrTable ts(sent, TCA_POLICE_MAX);
+  auto p = ts.get(TCA_POLICE_TBF)->as<tc_police>();
+  CHECK(p.burst == 20000u);  // tc's ticks for 1600 bytes at 10mbit; a byte more is 12 more
+  p.burst += 1;
+  std::vector<uint8_t> dump;
+  MsgWriter w(dump);
+  w.attr(TCA_POLICE_TBF, &p, sizeof p);
+  Options live;
+  acts[0].ops->decode(dump, KindCtx{}, live);
+  CHECK(num(live, "burst_ticks") == 20001u);
+  CHECK(num(live, "burst") == 1602u);
+  auto again = body(acts[0], live);
+  AttrTable ta(again, TCA_POLICE_MAX);
+  CHECK(ta.get(TCA_POLICE_TBF)->as<tc_police>().burst == 20001u);
+  auto dumped = load_actions("[{police: {rate: 10mbit, burst: 1602, burst_ticks: 20001}}]");
+  CHECK(num(dumped[0].opts, "burst_ticks") == 20001u);
+}

@@ -96,13 +96,15 @@ TEST_CASE("tbf: a burst the kernel charges with overhead, mpu and ATM cells read
   // The kernel charges TCA_TBF_BURST as its adjusted length
   // (psched_l2t_ns) and reports that length's ticks: `tc -j` printed burst
   // 11342b for 10k with overhead 10, mpu 64 on atm (214 cells), 1800b for
-  // 1500 with overhead 300, mtu 1748b for 1540 with overhead 8 on atm.
+  // 1500 with overhead 300, mtu 1748b for 1540 with overhead 8 on atm: the
+  // ticks of 33 cells, 1749 bytes, which tc prints rounded down (the ticks
+  // of 1748 bytes no size gives on atm: they would read as mtu_ticks).
   struct Case {
     const char* yaml;
     uint64_t burst_len, mtu_len;
   } cases[] = {{"rate: 1mbit, burst: 10k, limit: 20k, linklayer: atm, overhead: 10, mpu: 64", 11342, 0},
                {"rate: 20000bit, burst: 1500, limit: 1000, overhead: 300", 1800, 0},
-               {"rate: 1mbit, burst: 10k, limit: 20k, peakrate: 2mbit, mtu: 1540, linklayer: atm, overhead: 8, mpu: 96", 11342, 1748}};
+               {"rate: 1mbit, burst: 10k, limit: 20k, peakrate: 2mbit, mtu: 1540, linklayer: atm, overhead: 8, mpu: 96", 11342, 1749}};
   for (auto& c : cases) {
     INFO(c.yaml);
     Qdisc q = load_qdisc("tbf", c.yaml);
@@ -275,4 +277,78 @@ TEST_CASE("tbf: a peak spec equal to the rate's is no field, and without a peak 
   }
   CHECK(load_errors("version: 1\ndevices:\n  v0:\n    qdiscs: [{kind: tbf, handle: \"1:\", rate: 1mbit, burst: 10k, limit: 20k, peak_mpu: 80}]\n")
             .rfind("t.yaml:4:87: error: tbf's 'peak_mpu' needs 'peakrate'\n", 0) == 0);
+}
+
+namespace {
+// What decode reads from the kernel's report of PARMS alone.
+Options decode_parms(const Qdisc& q, const tc_tbf_qopt& parms) {
+  std::vector<uint8_t> dump;
+  MsgWriter w(dump);
+  w.attr(TCA_TBF_PARMS, &parms, sizeof parms);
+  Options o;
+  q.ops->decode(dump, KindCtx{}, o);
+  return o;
+}
+}  // namespace
+
+TEST_CASE("tbf: a bucket held as ticks no byte count gives is read, compared and sent back as ticks alone") {
+  Qdisc q = load_qdisc("tbf", "rate: 1mbit, burst: 10k, limit: 20k, peakrate: 2mbit, mtu: 1540");
+  auto f = [&](const char* key) { return static_cast<uint16_t>(q.ops->field_index(key)); };
+  CHECK_FALSE(q.opts.has(f("burst_ticks")));
+  CHECK_FALSE(q.opts.has(f("mtu_ticks")));
+  // The kernel's ticks for tc's bytes, plus one: at 1mbit a byte is 128
+  // ticks, at 2mbit 64, so no byte count gives them (a tool sent ticks).
+  auto sent = body(q);
+  AttrTable ts(sent, TCA_TBF_MAX);
+  auto held = ts.get(TCA_TBF_PARMS)->as<tc_tbf_qopt>();
+  held.buffer = kernel_xmit_ticks(125000, 10240) + 1;
+  held.mtu = kernel_xmit_ticks(250000, 1540) + 1;
+  Options live = decode_parms(q, held);
+  CHECK(live.num(f("burst_ticks")) == held.buffer);
+  CHECK(live.num(f("mtu_ticks")) == held.mtu);
+  CHECK(live.num(f("burst")) == 10241u);  // the smallest size at or above
+  CHECK(live.num(f("mtu")) == 1541u);
+  // Sent back as the ticks, without the bytes the kernel would compute its own from.
+  auto again = body(with_opts(q, live));
+  AttrTable ta(again, TCA_TBF_MAX);
+  auto back = ta.get(TCA_TBF_PARMS)->as<tc_tbf_qopt>();
+  CHECK(back.buffer == held.buffer);
+  CHECK(back.mtu == held.mtu);
+  CHECK(ta.get(TCA_TBF_BURST) == nullptr);
+  CHECK(ta.get(TCA_TBF_PBURST) == nullptr);
+  // The dump's form loads as itself; ticks a size gives are no field.
+  Qdisc dumped = load_qdisc("tbf", "rate: 1mbit, burst: 10241, limit: 20k, peakrate: 2mbit, mtu: 1541, burst_ticks: " +
+                                       std::to_string(held.buffer) + ", mtu_ticks: " + std::to_string(held.mtu));
+  CHECK(dumped.opts.num(f("burst_ticks")) == held.buffer);
+  CHECK(dumped.opts.num(f("mtu_ticks")) == held.mtu);
+  Qdisc spelled = load_qdisc("tbf", "rate: 1mbit, burst: 10k, limit: 20k, burst_ticks: " + std::to_string(held.buffer - 1));
+  CHECK_FALSE(spelled.opts.has(f("burst_ticks")));
+  // Ticks with a burst they do not read as would never compare equal.
+  CHECK(load_errors("version: 1\ndevices:\n  v0:\n    qdiscs: [{kind: tbf, handle: \"1:\", rate: 1mbit, burst: 10k, limit: 20k, burst_ticks: 7}]\n")
+            .rfind("t.yaml:4:90: error: burst_ticks 7 reads back as burst 1b", 0) == 0);
+  CHECK(load_errors("version: 1\ndevices:\n  v0:\n    qdiscs: [{kind: tbf, handle: \"1:\", rate: 1mbit, burst: 10k, limit: 20k, mtu_ticks: 7}]\n")
+            .rfind("t.yaml:4:88: error: tbf's 'mtu_ticks' needs 'peakrate'", 0) == 0);
+}
+
+TEST_CASE("tbf: link layer 0 (unaware) is read, and sent back without the rate tables the kernel would guess another from") {
+  Qdisc q = load_qdisc("tbf", "rate: 1mbit, burst: 10k, limit: 20k, peakrate: 2mbit, mtu: 1540, linklayer: unaware");
+  auto f = [&](const char* key) { return static_cast<uint16_t>(q.ops->field_index(key)); };
+  auto sent = body(q);
+  AttrTable ts(sent, TCA_TBF_MAX);
+  auto parms = ts.get(TCA_TBF_PARMS)->as<tc_tbf_qopt>();
+  CHECK(parms.rate.linklayer == TC_LINKLAYER_UNAWARE);
+  CHECK(parms.peakrate.linklayer == TC_LINKLAYER_UNAWARE);
+  CHECK(ts.get(TCA_TBF_RTAB) == nullptr);
+  CHECK(ts.get(TCA_TBF_PTAB) == nullptr);
+  // Charged as ethernet: the bucket is the same as tc's.
+  Qdisc eth = load_qdisc("tbf", "rate: 1mbit, burst: 10k, limit: 20k, peakrate: 2mbit, mtu: 1540");
+  auto eth_body = body(eth);
+  AttrTable te(eth_body, TCA_TBF_MAX);
+  CHECK(te.get(TCA_TBF_PARMS)->as<tc_tbf_qopt>().buffer == parms.buffer);
+  Options live = decode_parms(q, parms);
+  CHECK(live.num(f("linklayer")) == uint64_t{TC_LINKLAYER_UNAWARE});
+  CHECK_FALSE(live.has(f("peak_linklayer")));
+  // A peak spec of ethernet under an unaware rate's is a field of its own.
+  parms.peakrate.linklayer = TC_LINKLAYER_ETHERNET;
+  CHECK(decode_parms(q, parms).num(f("peak_linklayer")) == uint64_t{TC_LINKLAYER_ETHERNET});
 }

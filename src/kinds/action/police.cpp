@@ -33,7 +33,7 @@ namespace tcsync {
 namespace {
 
 enum : uint16_t { kRate, kBurst, kMtu, kPeakrate, kAvrate, kOverhead, kMpu, kConform, kExceed, kLinklayer, kPktsRate, kPktsBurst,
-                   kPeakOverhead, kPeakMpu, kPeakLinklayer };
+                   kPeakOverhead, kPeakMpu, kPeakLinklayer, kBurstTicks };
 
 const Field kFields[] = {
     {.key = "rate", .type = FieldType::Rate, .doc = "Token rate: traffic above it exceeds."},
@@ -45,7 +45,7 @@ const Field kFields[] = {
     {.key = "mpu", .type = FieldType::Size, .doc = "Smallest size a packet counts as.", .def = 0},
     {.key = "conform", .type = FieldType::Custom, .doc = "Verdict for conforming packets (tc's conform-exceed X/CONFORM).", .def = TC_ACT_OK, .custom = &kControlType},
     {.key = "exceed", .type = FieldType::Custom, .doc = "Verdict for packets over the limit (tc's conform-exceed EXCEED/...).", .def = TC_ACT_RECLASSIFY, .custom = &kControlType},
-    {.key = "linklayer", .type = FieldType::Enum, .doc = "ethernet, or atm: sizes charged as whole 53-byte cells of 48 bytes.", .def = TC_LINKLAYER_ETHERNET, .names = kLinklayerNames},
+    {.key = "linklayer", .type = FieldType::Enum, .doc = kLinklayerDoc, .def = TC_LINKLAYER_ETHERNET, .names = kLinklayerNames},
     {.key = "pkts_rate", .type = FieldType::Uint, .doc = "Packets per second of a packet bucket: packets above it exceed (instead of rate; needs pkts_burst)."},
     {.key = "pkts_burst", .type = FieldType::Uint, .doc = "Size of the packet bucket in packets (with pkts_rate)."},
     // The kernel keeps a spec of its own for the peak rate; tc fills it
@@ -53,6 +53,9 @@ const Field kFields[] = {
     {.key = "peak_overhead", .type = FieldType::Uint, .doc = "The peak rate's own overhead, where it differs from overhead (tc cannot set it apart; dump shows it only then).", .max = 0xFFFF},
     {.key = "peak_mpu", .type = FieldType::Size, .doc = "The peak rate's own mpu, where it differs from mpu (tc cannot set it apart; dump shows it only then).", .max = 0xFFFF},
     {.key = "peak_linklayer", .type = FieldType::Enum, .doc = "The peak rate's own link layer, where it differs from linklayer (tc cannot set it apart; dump shows it only then).", .names = kLinklayerNames},
+    // The kernel keeps the bucket as the ticks sent; tc computes them from
+    // bytes, another netlink tool may send ticks tc's arithmetic never gives.
+    {.key = "burst_ticks", .type = FieldType::Uint, .doc = "The kernel's bucket in scheduler ticks (64 ns), where no burst in bytes gives it at rate as tc computes ticks (tc always sends those; dump shows it only then, with burst the smallest size above it). Sent as is.", .max = 0xFFFFFFFF},
 };
 
 constexpr SpecFields kRateSpec{kOverhead, kMpu, kLinklayer};
@@ -73,7 +76,7 @@ void encode(const Options& o, const KindCtx& ctx, MsgWriter& w) {
     p.rate.mpu = static_cast<uint16_t>(mpu);
     p.rate.overhead = overhead;
     tc_rate_table(p.rate, rate, mtu, mpu, rtab, linklayer);
-    p.burst = xmittime_ticks(rate, o.num(kBurst).value_or(0));
+    p.burst = static_cast<uint32_t>(o.num(kBurstTicks).value_or(xmittime_ticks(rate, o.num(kBurst).value_or(0))));
   }
   p.mtu = mtu;
   if (peak) {
@@ -116,10 +119,10 @@ void decode(std::span<const uint8_t> payload, const KindCtx&, Options& o) {
   if (auto* r = tb.get(TCA_POLICE_PEAKRATE64)) peak = r->u64();
   if (rate) {
     o.set(kRate, rate);
-    o.set(kBurst, xmitsize_bytes(rate, p.burst));
+    read_bucket(o, kBurst, kBurstTicks, tc_bucket_math(rate), p.burst);
     if (p.rate.overhead) o.set(kOverhead, uint64_t{p.rate.overhead});
     if (p.rate.mpu) o.set(kMpu, uint64_t{p.rate.mpu});
-    if (p.rate.linklayer == TC_LINKLAYER_ATM) o.set(kLinklayer, uint64_t{TC_LINKLAYER_ATM});
+    if (auto ll = held_linklayer(p.rate.linklayer); ll != TC_LINKLAYER_ETHERNET) o.set(kLinklayer, uint64_t{ll});
   }
   o.set(kMtu, uint64_t{p.mtu});
   if (peak) {
@@ -153,6 +156,7 @@ void normalize(Options& o, const KindCtx&, Diagnostics& d, SourceLoc loc) {
     d.error(at(o.num(kPktsRate) == 0u ? kPktsRate : kPktsBurst), "police 'pkts_rate' and 'pkts_burst' must be more than 0");
   if (rate && *rate && !o.has(kBurst)) d.error(at(kRate), "police 'rate' needs 'burst' (the bucket size)");
   if (!rate && o.has(kBurst)) d.error(at(kBurst), "police 'burst' needs 'rate'");
+  if (!rate && o.has(kBurstTicks)) d.error(at(kBurstTicks), "police 'burst_ticks' needs 'rate'");
   if (o.has(kPeakrate) && (!rate || !o.has(kMtu))) d.error(at(kPeakrate), "police 'peakrate' needs 'rate' and 'mtu'");
   if (o.num(kPeakrate) == 0u) d.error(at(kPeakrate), "police peakrate must be more than 0");
   for (uint16_t f : {kPeakOverhead, kPeakMpu, kPeakLinklayer})
@@ -171,6 +175,7 @@ void normalize(Options& o, const KindCtx&, Diagnostics& d, SourceLoc loc) {
       uint64_t bytes = std::get<uint64_t>(b->value);
       o.set(kBurst, xmitsize_bytes(*rate, xmittime_ticks(*rate, bytes)), b->loc);
     }
+  if (rate && *rate) check_bucket_ticks(o, kFields, kBurst, kBurstTicks, tc_bucket_math(*rate), d);
   // So does the packet bucket, in packets: keep the count a dump gives back.
   if (auto pps = o.num(kPktsRate); pps && *pps)
     if (auto* b = o.opt(kPktsBurst)) {
@@ -204,7 +209,7 @@ bool tc_conform_exceed(TcCursor& c, const TcWord& kw, Node& body) {
 bool tc_bare_exceed(TcCursor& c, Node& body) { return tc_read_verdict(c, body, "exceed"); }
 const TcAlias kTcAliases[] = {{"buffer", "burst"}, {"maxburst", "burst"}, {"minburst", "mtu"}};
 const TcValueAlias kTcValueAliases[] = {{"adsl", "atm"}};
-const TcReader kTcReaders[] = {{"conform-exceed", tc_conform_exceed}};
+const TcReader kTcReaders[] = {{"conform-exceed", tc_conform_exceed}, {"linklayer", tc_read_linklayer}};
 // m_police.c refuses these twice (duparg).
 const std::string_view kTcOnce[] = {"rate", "burst", "mtu", "mpu", "avrate", "peakrate", "pkts_rate", "pkts_burst"};
 const std::string_view kTcExamples[] = {"rate 1mbit burst 10k drop", "rate 1mbit buffer 10k conform-exceed drop/ok",

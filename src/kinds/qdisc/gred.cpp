@@ -45,7 +45,7 @@ constexpr uint64_t kDefaultBandwidth = 1250000;  // tc's 10Mbit, in bytes/s
 
 // ---- one virtual queue ------------------------------------------------------------------
 // Its keys, as tc's words (vq is tc's DP).
-enum VqKey { vDp, vLimit, vMin, vMax, vAvpkt, vBurst, vBandwidth, vProbability, vPrio, vEwma, vScellLog, vEcn, vHarddrop, vNodrop, kVqKeys };
+enum VqKey { vDp, vLimit, vMin, vMax, vAvpkt, vBurst, vBandwidth, vProbability, vPrio, vEwma, vScellLog, vEcn, vHarddrop, vNodrop, vPlog, kVqKeys };
 
 const Field kVqFields[] = {
     {.key = "dp", .type = FieldType::Uint, .doc = "The VQ's number (tc's vq or DP), below vqs.", .max = kMaxDps - 1},
@@ -62,14 +62,18 @@ const Field kVqFields[] = {
     {.key = "ecn", .type = FieldType::Bool, .doc = "Mark ECN-capable packets (default: the table's flags)."},
     {.key = "harddrop", .type = FieldType::Bool, .doc = "Drop, not mark, above max (default: the table's flags)."},
     {.key = "nodrop", .type = FieldType::Bool, .doc = "With ecn, queue non-ECN packets (tc has no word for it; default: the table's flags)."},
+    {.key = "plog", .type = FieldType::Uint, .doc = red_plog_doc, .max = 31},
 };
 
-// A VQ's words. The first ten are what the kernel reports and are compared;
-// the rest are what tc sends (its limit and prio before the kernel's
-// clamping and defaulting, avpkt, burst and bandwidth), never compared.
-enum VqWord { wDp, wGiven, wLimit, wMin, wMax, wProbability, wPrio, wEwma, wScellLog, wFlags,
+// A VQ's words. The first eleven are what the kernel reports and are
+// compared; the rest are what tc sends (its limit and prio before the
+// kernel's clamping and defaulting, avpkt, burst and bandwidth), never
+// compared. wPlog is the Plog sent and held: the field when given, else the
+// one min, max and probability give (red_params.h, as red's `plog`).
+enum VqWord { wDp, wGiven, wLimit, wMin, wMax, wProbability, wPrio, wEwma, wScellLog, wFlags, wPlog,
               wLimitSent, wPrioSent, wAvpkt, wBurst, wBandwidth, kVqWords };
 // wGiven: a bit per VqKey the file (or the kernel) gave; the rest is derived.
+// A plog bit only where wPlog differs from the computed one.
 bool given(const uint32_t* e, int k) { return (e[wGiven] >> k) & 1; }
 
 size_t vq_count(const Words& w) { return w.size() / kVqWords; }
@@ -78,6 +82,15 @@ const uint32_t* vq_at(const Words& w, size_t i) { return w.data() + i * kVqWords
 int plog_of(const uint32_t* e) {
   int p = red_eval_plog(e[wMin], e[wMax], static_cast<double>(e[wProbability]) / kTwo32);
   return p < 0 ? 0 : p;  // the loader refused -1
+}
+
+// The entry's Plog is HELD (the kernel's, or the file's plog): with its
+// plog bit where it differs from the one min, max and probability give, so
+// tc's states read and print as before and a file may spell tc's out.
+void set_plog(uint32_t* e, uint32_t held) {
+  bool own = held != static_cast<uint32_t>(plog_of(e));
+  e[wPlog] = held;
+  e[wGiven] = own ? e[wGiven] | 1u << vPlog : e[wGiven] & ~(1u << vPlog);
 }
 
 std::string flag_words(uint32_t flags) {
@@ -96,6 +109,7 @@ std::string vq_text(const uint32_t* e) {
   };
   put(vLimit, e[wLimit]), put(vMin, e[wMin]), put(vMax, e[wMax]);
   put(vProbability, e[wProbability]), put(vPrio, e[wPrio]), put(vEwma, e[wEwma]), put(vScellLog, e[wScellLog]);
+  if (given(e, vPlog)) put(vPlog, e[wPlog]);
   return s + flag_words(e[wFlags]);
 }
 
@@ -138,6 +152,7 @@ bool vq_parse_entry(const Node& n, uint32_t* e, Diagnostics& d) {
       case vEcn: e[wFlags] |= u ? TC_RED_ECN : 0; break;
       case vHarddrop: e[wFlags] |= u ? TC_RED_HARDDROP : 0; break;
       case vNodrop: e[wFlags] |= u ? TC_RED_NODROP : 0; break;
+      case vPlog: e[wPlog] = static_cast<uint32_t>(u); break;
     }
   }
   // tc's required words: vq, limit, min, max (and avpkt, or the kernel's form).
@@ -162,6 +177,7 @@ bool vq_parse_entry(const Node& n, uint32_t* e, Diagnostics& d) {
     d.error(loc(vProbability), "probability is too small for the span from min to max (tc: failed to calculate probability)");
     return false;
   }
+  set_plog(e, given(e, vPlog) ? e[wPlog] : static_cast<uint32_t>(plog_of(e)));
   if (!given(e, vAvpkt)) {
     for (int k : {vBurst, vBandwidth})
       if (at[k]) {
@@ -247,6 +263,7 @@ void vq_emit(const Value& v, YamlOut& y) {
       if (given(e, vBandwidth)) put(vBandwidth, e[wBandwidth]);
     }
     put(vProbability, e[wProbability]), put(vPrio, e[wPrioSent]);
+    if (given(e, vPlog)) put(vPlog, e[wPlog]);
     if (!tc_form) put(vEwma, e[wEwma]), put(vScellLog, e[wScellLog]);
     if (e[wFlags] & TC_RED_ECN) put(vEcn, 1);
     if (e[wFlags] & TC_RED_HARDDROP) put(vHarddrop, 1);
@@ -266,7 +283,7 @@ std::string vq_describe(const Value& v) {
 
 // The words the kernel reports, which are what is compared.
 bool vq_same_entry(const uint32_t* a, const uint32_t* b) {
-  return a[wDp] == b[wDp] && std::equal(a + wLimit, a + wFlags + 1, b + wLimit);
+  return a[wDp] == b[wDp] && std::equal(a + wLimit, a + wPlog + 1, b + wLimit);
 }
 
 const uint32_t* vq_find(const Words* w, uint32_t dp) {
@@ -292,7 +309,7 @@ const CustomType kVqType{
     .parse = vq_parse,
     .emit = vq_emit,
     .describe = vq_describe,
-    .json_schema = R"({"description": "The virtual queues, one mapping each in tc's words: dp, limit, min, max, and avpkt [burst] [bandwidth] (tc's form) or ewma and scell_log (the kernel's); probability, prio, ecn, harddrop, nodrop.", "type": "array", "minItems": 1, "maxItems": 16, "items": {"type": "object", "required": ["dp", "limit", "min", "max"], "additionalProperties": false, "properties": {"dp": {"type": "integer", "minimum": 0, "maximum": 15}, "limit": {"type": ["integer", "string"]}, "min": {"type": ["integer", "string"]}, "max": {"type": ["integer", "string"]}, "avpkt": {"type": ["integer", "string"]}, "burst": {"type": "integer", "minimum": 0}, "bandwidth": {"type": ["integer", "string"]}, "probability": {"type": ["number", "string"]}, "prio": {"type": "integer", "minimum": 0, "maximum": 255}, "ewma": {"type": "integer", "minimum": 0, "maximum": 31}, "scell_log": {"type": "integer", "minimum": 0, "maximum": 31}, "ecn": {"type": "boolean"}, "harddrop": {"type": "boolean"}, "nodrop": {"type": "boolean"}}}})",
+    .json_schema = R"({"description": "The virtual queues, one mapping each in tc's words: dp, limit, min, max, and avpkt [burst] [bandwidth] (tc's form) or ewma and scell_log (the kernel's); probability, prio, ecn, harddrop, nodrop; plog where the kernel's differs from the one min, max and probability give.", "type": "array", "minItems": 1, "maxItems": 16, "items": {"type": "object", "required": ["dp", "limit", "min", "max"], "additionalProperties": false, "properties": {"dp": {"type": "integer", "minimum": 0, "maximum": 15}, "limit": {"type": ["integer", "string"]}, "min": {"type": ["integer", "string"]}, "max": {"type": ["integer", "string"]}, "avpkt": {"type": ["integer", "string"]}, "burst": {"type": "integer", "minimum": 0}, "bandwidth": {"type": ["integer", "string"]}, "probability": {"type": ["number", "string"]}, "prio": {"type": "integer", "minimum": 0, "maximum": 255}, "ewma": {"type": "integer", "minimum": 0, "maximum": 31}, "scell_log": {"type": "integer", "minimum": 0, "maximum": 31}, "ecn": {"type": "boolean"}, "harddrop": {"type": "boolean"}, "nodrop": {"type": "boolean"}, "plog": {"type": "integer", "minimum": 0, "maximum": 31}}}})",
     .same = vq_same,
 };
 
@@ -326,7 +343,7 @@ void encode_vq(const uint32_t* e, MsgWriter& w) {
   q.qth_max = e[wMax];
   q.DP = e[wDp];
   q.Wlog = static_cast<uint8_t>(e[wEwma]);
-  q.Plog = static_cast<uint8_t>(plog_of(e));
+  q.Plog = static_cast<uint8_t>(e[wPlog]);
   q.Scell_log = static_cast<uint8_t>(e[wScellLog]);
   q.prio = static_cast<uint8_t>(e[wPrioSent]);
   uint8_t table[256];
@@ -409,6 +426,7 @@ void decode(std::span<const uint8_t> p, const KindCtx&, Options& o) {
     e[wScellLog] = q.Scell_log;
     e[wFlags] = vq_flags[q.DP];
     for (int k : {vDp, vLimit, vMin, vMax, vProbability, vPrio, vEwma, vScellLog}) e[wGiven] |= 1u << k;
+    set_plog(e, q.Plog);
     w.insert(w.end(), std::begin(e), std::end(e));
   }
   if (!w.empty()) o.set(kVq, std::move(w));

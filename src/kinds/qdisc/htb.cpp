@@ -46,7 +46,7 @@ void qdisc_normalize(Options& o, const KindCtx& ctx, Diagnostics& d, SourceLoc) 
 }
 
 // ---- class ---------------------------------------------------------------
-enum { kRate, kCeil, kBurst, kCburst, kPrio, kQuantum, kOverhead, kMpu, kLinklayer, kMtu, kCeilOverhead, kCeilMpu, kCeilLinklayer };
+enum { kRate, kCeil, kBurst, kCburst, kPrio, kQuantum, kOverhead, kMpu, kLinklayer, kMtu, kCeilOverhead, kCeilMpu, kCeilLinklayer, kBurstTicks, kCburstTicks };
 
 const Field kClassFields[] = {
     {.key = "rate", .type = FieldType::Rate, .flags = kRequired, .doc = "Guaranteed rate."},
@@ -57,13 +57,17 @@ const Field kClassFields[] = {
     {.key = "quantum", .type = FieldType::Uint, .flags = kAuto, .doc = "Bytes served per round (default: rate / r2q, computed by the kernel).", .max = 0xFFFFFFFF},
     {.key = "overhead", .type = FieldType::Uint, .doc = "Bytes the kernel adds to every packet's size before charging it (rate, and ceil unless ceil_overhead says otherwise).", .def = 0, .max = 0xFFFF},
     {.key = "mpu", .type = FieldType::Uint, .doc = "Smallest size a packet is charged as (rate, and ceil unless ceil_mpu says otherwise).", .def = 0, .max = 0xFFFF},
-    {.key = "linklayer", .type = FieldType::Enum, .doc = "ethernet, or atm: sizes charged as whole 53-byte cells of 48 bytes.", .def = TC_LINKLAYER_ETHERNET, .names = kLinklayerNames},
+    {.key = "linklayer", .type = FieldType::Enum, .doc = kLinklayerDoc, .def = TC_LINKLAYER_ETHERNET, .names = kLinklayerNames},
     {.key = "mtu", .type = FieldType::Size, .flags = kInputOnly, .doc = "tc's largest packet: the default burst and cburst are rate/HZ plus it (default 1600); the kernel does not keep it.", .max = 0xFFFFFFFF},
     // The kernel keeps a spec of its own for ceil; tc fills it from the
     // rate's words, another netlink tool need not. Absent: the rate's.
     {.key = "ceil_overhead", .type = FieldType::Uint, .doc = "The ceil's own overhead, where it differs from overhead (tc cannot set it apart; dump shows it only then).", .max = 0xFFFF},
     {.key = "ceil_mpu", .type = FieldType::Uint, .doc = "The ceil's own mpu, where it differs from mpu (tc cannot set it apart; dump shows it only then).", .max = 0xFFFF},
     {.key = "ceil_linklayer", .type = FieldType::Enum, .doc = "The ceil's own link layer, where it differs from linklayer (tc cannot set it apart; dump shows it only then).", .names = kLinklayerNames},
+    // The kernel keeps the buckets as the ticks sent; tc computes them from
+    // bytes, another netlink tool may send ticks tc's arithmetic never gives.
+    {.key = "burst_ticks", .type = FieldType::Uint, .doc = "The kernel's bucket in scheduler ticks (64 ns), where no burst in bytes gives it at rate as tc computes ticks (tc always sends those; dump shows it only then, with burst the smallest size above it). Sent as is.", .max = 0xFFFFFFFF},
+    {.key = "cburst_ticks", .type = FieldType::Uint, .doc = "The kernel's ceil bucket in scheduler ticks (64 ns), where no cburst in bytes gives it at ceil as tc computes ticks (tc always sends those; dump shows it only then, with cburst the smallest size above it). Sent as is.", .max = 0xFFFFFFFF},
 };
 
 constexpr SpecFields kRateSpec{kOverhead, kMpu, kLinklayer};
@@ -86,8 +90,9 @@ void class_encode(const Options& o, const KindCtx&, MsgWriter& w) {
   tc_htb_opt opt{};
   opt.rate = ratespec(rate, o, kRateSpec);
   opt.ceil = ratespec(ceil, o, kCeilSpec);
-  opt.buffer = xmittime_ticks(rate, o.num(kBurst).value_or(0));
-  opt.cbuffer = xmittime_ticks(ceil, o.num(kCburst).value_or(0));
+  // Ticks held as no size gives them are sent as they are.
+  opt.buffer = static_cast<uint32_t>(o.num(kBurstTicks).value_or(xmittime_ticks(rate, o.num(kBurst).value_or(0))));
+  opt.cbuffer = static_cast<uint32_t>(o.num(kCburstTicks).value_or(xmittime_ticks(ceil, o.num(kCburst).value_or(0))));
   opt.quantum = static_cast<uint32_t>(o.num(kQuantum).value_or(0));
   opt.prio = static_cast<uint32_t>(o.num(kPrio).value_or(0));
   // 64-bit rates go first: the kernel reads them before the parameters.
@@ -106,13 +111,13 @@ void class_decode(std::span<const uint8_t> p, const KindCtx&, Options& o) {
   if (auto* c = tb.get(TCA_HTB_CEIL64)) ceil = c->u64();
   o.set(kRate, rate);
   o.set(kCeil, ceil);
-  o.set(kBurst, xmitsize_bytes(rate, opt.buffer));
-  o.set(kCburst, xmitsize_bytes(ceil, opt.cbuffer));
+  read_bucket(o, kBurst, kBurstTicks, tc_bucket_math(rate), opt.buffer);
+  read_bucket(o, kCburst, kCburstTicks, tc_bucket_math(ceil), opt.cbuffer);
   o.set(kPrio, uint64_t{opt.prio});
   o.set(kQuantum, uint64_t{opt.quantum});
   if (opt.rate.overhead) o.set(kOverhead, uint64_t{opt.rate.overhead});
   if (opt.rate.mpu) o.set(kMpu, uint64_t{opt.rate.mpu});
-  if (opt.rate.linklayer == TC_LINKLAYER_ATM) o.set(kLinklayer, uint64_t{TC_LINKLAYER_ATM});
+  if (auto ll = held_linklayer(opt.rate.linklayer); ll != TC_LINKLAYER_ETHERNET) o.set(kLinklayer, uint64_t{ll});
   decode_second_spec(opt.ceil, kCeilSpec, kRateSpec, o);
 }
 
@@ -139,6 +144,8 @@ void class_normalize(Options& o, const KindCtx&, Diagnostics& d, SourceLoc loc) 
   };
   canon(kBurst, *rate);
   canon(kCburst, ceil);
+  check_bucket_ticks(o, kClassFields, kBurst, kBurstTicks, tc_bucket_math(*rate), d);
+  check_bucket_ticks(o, kClassFields, kCburst, kCburstTicks, tc_bucket_math(ceil), d);
 }
 
 }  // namespace
@@ -166,7 +173,8 @@ const TcValueAlias kTcClassValueAliases[] = {{"adsl", "atm"}};
 const std::string_view kTcClassOnce[] = {"rate", "ceil"};
 const std::string_view kTcClassExamples[] = {"rate 1mbit buffer 15k cbuffer 15k", "rate 1mbit maxburst 15k cmaxburst 15k",
                                              "rate 1mbit linklayer adsl overhead 10 mpu 64 mtu 9000"};
-const TcWords kTcClassWords{.aliases = kTcClassAliases, .value_aliases = kTcClassValueAliases, .once = kTcClassOnce, .examples = kTcClassExamples};
+const TcReader kTcClassReaders[] = {{"linklayer", tc_read_linklayer}};
+const TcWords kTcClassWords{.aliases = kTcClassAliases, .value_aliases = kTcClassValueAliases, .readers = kTcClassReaders, .once = kTcClassOnce, .examples = kTcClassExamples};
 }  // namespace
 
 const KindOps kClassHtb{

@@ -13,7 +13,11 @@
 namespace tcsync {
 namespace {
 
-enum { kRate, kBurst, kLimit, kLatency, kPeakrate, kMtu, kOverhead, kMpu, kLinklayer, kPeakOverhead, kPeakMpu, kPeakLinklayer };
+enum { kRate, kBurst, kLimit, kLatency, kPeakrate, kMtu, kOverhead, kMpu, kLinklayer, kPeakOverhead, kPeakMpu, kPeakLinklayer, kBurstTicks, kMtuTicks };
+
+// The most ticks the kernel keeps: it holds the bucket in ns, capped at
+// 2^32 - 1 (tbf_change), and reports ns >> 6.
+constexpr uint64_t kMaxTicks = 0xFFFFFFFFull >> 6;
 
 const Field kFields[] = {
     {.key = "rate", .type = FieldType::Rate, .flags = kRequired, .doc = "Rate the bucket fills at."},
@@ -24,12 +28,17 @@ const Field kFields[] = {
     {.key = "mtu", .type = FieldType::Size, .doc = "Size of the peakrate bucket (with peakrate).", .max = 0xFFFFFFFF},
     {.key = "overhead", .type = FieldType::Uint, .doc = "Bytes the kernel adds to every packet's size (and to burst and mtu) before charging it.", .def = 0, .max = 0xFFFF},
     {.key = "mpu", .type = FieldType::Size, .doc = "Smallest size a packet is charged as.", .def = 0, .max = 0xFFFF},
-    {.key = "linklayer", .type = FieldType::Enum, .doc = "ethernet, or atm: sizes charged as whole 53-byte cells of 48 bytes.", .def = TC_LINKLAYER_ETHERNET, .names = kLinklayerNames},
+    {.key = "linklayer", .type = FieldType::Enum, .doc = kLinklayerDoc, .def = TC_LINKLAYER_ETHERNET, .names = kLinklayerNames},
     // The kernel keeps a spec of its own for the peak rate; tc fills it
     // from the rate's words, another netlink tool need not. Absent: the rate's.
     {.key = "peak_overhead", .type = FieldType::Uint, .doc = "The peak rate's own overhead (charges mtu and the peak bucket), where it differs from overhead (tc cannot set it apart; dump shows it only then).", .max = 0xFFFF},
     {.key = "peak_mpu", .type = FieldType::Size, .doc = "The peak rate's own mpu, where it differs from mpu (tc cannot set it apart; dump shows it only then).", .max = 0xFFFF},
     {.key = "peak_linklayer", .type = FieldType::Enum, .doc = "The peak rate's own link layer, where it differs from linklayer (tc cannot set it apart; dump shows it only then).", .names = kLinklayerNames},
+    // The kernel keeps the buckets as time; tc sends bytes, from which it
+    // computes that time, another netlink tool may send ticks no byte count
+    // gives. Absent: the ticks of burst and mtu.
+    {.key = "burst_ticks", .type = FieldType::Uint, .doc = "The kernel's bucket in scheduler ticks (64 ns), where no burst in bytes gives it at the rate spec (tc always sends bytes; dump shows it only then, with burst the smallest size above it). Sent as ticks.", .max = kMaxTicks},
+    {.key = "mtu_ticks", .type = FieldType::Uint, .doc = "The kernel's peak bucket in scheduler ticks (64 ns), where no mtu in bytes gives it at the peak rate's spec (tc always sends bytes; dump shows it only then, with mtu the smallest size above it). Sent as ticks.", .max = kMaxTicks},
 };
 
 constexpr SpecFields kRateSpec{kOverhead, kMpu, kLinklayer};
@@ -52,6 +61,11 @@ struct Adjust {
   void apply(tc_ratespec& r) const { r.overhead = overhead, r.mpu = mpu; }
 };
 
+// burst and mtu at their spec: the kernel's ticks for a size it is given.
+BucketMath bucket_math(const Adjust& a, uint64_t rate) {
+  return {[&a, rate](uint64_t size) { return a.ticks(rate, size); }, [&a, rate](uint32_t t) { return a.bytes(rate, t); }};
+}
+
 // What q_tbf.c sends, attribute for attribute:
 //   TCA_TBF_PARMS    tc_tbf_qopt: rate and peakrate specs (rate clamped to
 //                    32 bits, cell_log of the table), limit, and the burst
@@ -60,7 +74,8 @@ struct Adjust {
 //                    computes the bucket in ns itself and ignores the ticks
 //   TCA_TBF_RATE64   rates of 2^32 bytes/s and more
 //   TCA_TBF_RTAB     tc's 1 KiB rate table (the kernel uses it only for a
-//                    link layer it does not know, never here)
+//                    link layer of 0, to guess ethernet or atm from it: left
+//                    out for `unaware`, which the kernel then keeps)
 //   TCA_TBF_PRATE64, TCA_TBF_PBURST (u32 mtu in bytes), TCA_TBF_PTAB: the
 //                    same for the peak rate
 // Both rate specs carry tc's overhead, mpu and link layer (the tables
@@ -82,6 +97,7 @@ void encode(const Options& o, const KindCtx&, MsgWriter& w) {
   auto ticks = [&](const Adjust& a, uint64_t r, uint64_t size) {
     return size < (1ull << 32) ? xmittime_ticks(r, size) : a.ticks(r, size);
   };
+  auto burst_ticks = o.num(kBurstTicks), mtu_ticks = o.num(kMtuTicks);
   tc_tbf_qopt q{};
   uint32_t rtab[256], ptab[256];
   q.rate.rate = rate >= (1ull << 32) ? ~0u : static_cast<uint32_t>(rate);
@@ -93,16 +109,17 @@ void encode(const Options& o, const KindCtx&, MsgWriter& w) {
     tc_rate_table(q.peakrate, peak, static_cast<uint32_t>(mtu), padj.mpu, ptab, padj.linklayer);
   }
   q.limit = static_cast<uint32_t>(o.num(kLimit).value_or(0));
-  q.buffer = ticks(adj, rate, burst);
-  if (peak) q.mtu = ticks(padj, peak, mtu);
+  // Ticks held as no size gives them go alone: the kernel keeps them as sent.
+  q.buffer = burst_ticks ? static_cast<uint32_t>(*burst_ticks) : ticks(adj, rate, burst);
+  if (peak) q.mtu = mtu_ticks ? static_cast<uint32_t>(*mtu_ticks) : ticks(padj, peak, mtu);
   w.attr(TCA_TBF_PARMS, &q, sizeof q);
-  if (burst < (1ull << 32)) w.attr_u32(TCA_TBF_BURST, static_cast<uint32_t>(burst));
+  if (!burst_ticks && burst < (1ull << 32)) w.attr_u32(TCA_TBF_BURST, static_cast<uint32_t>(burst));
   if (rate >= (1ull << 32)) w.attr_u64(TCA_TBF_RATE64, rate);
-  w.attr(TCA_TBF_RTAB, rtab, sizeof rtab);
+  if (adj.linklayer != TC_LINKLAYER_UNAWARE) w.attr(TCA_TBF_RTAB, rtab, sizeof rtab);
   if (peak) {
     if (peak >= (1ull << 32)) w.attr_u64(TCA_TBF_PRATE64, peak);
-    if (mtu < (1ull << 32)) w.attr_u32(TCA_TBF_PBURST, static_cast<uint32_t>(mtu));
-    w.attr(TCA_TBF_PTAB, ptab, sizeof ptab);
+    if (!mtu_ticks && mtu < (1ull << 32)) w.attr_u32(TCA_TBF_PBURST, static_cast<uint32_t>(mtu));
+    if (padj.linklayer != TC_LINKLAYER_UNAWARE) w.attr(TCA_TBF_PTAB, ptab, sizeof ptab);
   }
 }
 
@@ -119,7 +136,7 @@ void decode(std::span<const uint8_t> p, const KindCtx&, Options& o) {
   // rate's are the options', the peak's own are kept where they differ.
   if (q.rate.overhead) o.set(kOverhead, uint64_t{q.rate.overhead});
   if (q.rate.mpu) o.set(kMpu, uint64_t{q.rate.mpu});
-  if (q.rate.linklayer == TC_LINKLAYER_ATM) o.set(kLinklayer, uint64_t{TC_LINKLAYER_ATM});
+  if (auto ll = held_linklayer(q.rate.linklayer); ll != TC_LINKLAYER_ETHERNET) o.set(kLinklayer, uint64_t{ll});
   if (auto* r = tb.get(TCA_TBF_RATE64)) rate = r->u64();
   if (auto* r = tb.get(TCA_TBF_PRATE64)) peak = r->u64();
   if (peak) {
@@ -133,9 +150,9 @@ void decode(std::span<const uint8_t> p, const KindCtx&, Options& o) {
   if (auto* b = tb.get(TCA_TBF_BURST); b && b->data.size() >= 4) buffer = adj.ticks(rate, b->u32());
   if (auto* b = tb.get(TCA_TBF_PBURST); b && b->data.size() >= 4) mtu = padj.ticks(peak, b->u32());
   o.set(kRate, rate);
-  o.set(kBurst, adj.bytes(rate, buffer));
+  read_bucket(o, kBurst, kBurstTicks, bucket_math(adj, rate), buffer);
   o.set(kLimit, uint64_t{q.limit});
-  if (peak) o.set(kMtu, padj.bytes(peak, mtu));
+  if (peak) read_bucket(o, kMtu, kMtuTicks, bucket_math(padj, peak), mtu);
 }
 
 void normalize(Options& o, const KindCtx&, Diagnostics& d, SourceLoc loc) {
@@ -160,7 +177,7 @@ void normalize(Options& o, const KindCtx&, Diagnostics& d, SourceLoc loc) {
   // mtu 2048"); the table then has tc's default cells.
   if (!peak) o.erase(kMtu);
   // Without a peak rate the kernel keeps no peak spec (it reports zeros).
-  for (int f : {kPeakOverhead, kPeakMpu, kPeakLinklayer})
+  for (int f : {kPeakOverhead, kPeakMpu, kPeakLinklayer, kMtuTicks})
     if (auto* opt = o.opt(static_cast<uint16_t>(f)); opt && !peak)
       d.error(opt->loc, "tbf's '" + std::string(kFields[f].key) + "' needs 'peakrate'");
   drop_second_spec_like_rate(o, kPeakSpec, kRateSpec);
@@ -187,6 +204,8 @@ void normalize(Options& o, const KindCtx&, Diagnostics& d, SourceLoc loc) {
   };
   canon(adj, kBurst, *rate);
   if (peak) canon(padj, kMtu, *peak);
+  check_bucket_ticks(o, kFields, kBurst, kBurstTicks, bucket_math(adj, *rate), d);
+  if (peak) check_bucket_ticks(o, kFields, kMtu, kMtuTicks, bucket_math(padj, *peak), d);
 }
 
 
@@ -200,7 +219,8 @@ const std::string_view kTcOnce[] = {"rate", "burst", "mtu", "limit", "latency", 
 const std::string_view kTcExamples[] = {"rate 1mbit buffer 10k latency 50ms", "rate 1mbit maxburst 10k limit 100k",
                                         "rate 1mbit burst 10k latency 50ms peakrate 2mbit minburst 1540",
                                         "rate 1mbit burst 10k limit 20k linklayer adsl overhead 10 mpu 64"};
-const TcWords kTcWords{.aliases = kTcAliases, .value_aliases = kTcValueAliases, .once = kTcOnce, .examples = kTcExamples};
+const TcReader kTcReaders[] = {{"linklayer", tc_read_linklayer}};
+const TcWords kTcWords{.aliases = kTcAliases, .value_aliases = kTcValueAliases, .readers = kTcReaders, .once = kTcOnce, .examples = kTcExamples};
 }  // namespace
 
 // Reported by the kernel, not configuration (kind.h reported_only).
