@@ -344,7 +344,7 @@ filter add dev v0 egress prio 9 fw
 )");
 }
 
-TEST_CASE("import: a rate spec's linklayer is tc's word (a prefix of ethernet, atm or adsl); unaware has none") {
+TEST_CASE("import: a rate spec's linklayer is tc's word (a prefix of ethernet, atm or adsl), and unaware is none") {
   auto r = import("qdisc add dev eth0 root handle 1: htb\n"
                   "class add dev eth0 parent 1: classid 1:1 htb rate 1mbit linklayer ads\n"
                   "qdisc add dev eth1 root handle 2: tbf rate 1mbit burst 10k limit 20k linklayer eth\n");
