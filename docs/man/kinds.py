@@ -20,6 +20,11 @@ def value_word(p):
     """A short type word for a field's JSON Schema fragment."""
     if "enum" in p:
         return "|".join(str(e) for e in p["enum"])
+    # An enum that also takes a number (a link layer no word names).
+    words = next((a["enum"] for a in p.get("anyOf", []) if "enum" in a), None)
+    num = next((a for a in p.get("anyOf", []) if a.get("type") == "integer"), None)
+    if words and num:
+        return "|".join(str(e) for e in words) + "|%s..%s" % (num.get("minimum", 0), num["maximum"])
     if p.get("const") is True or p.get("type") == "boolean":
         return "true|false"
     text = json.dumps(p)

@@ -19,11 +19,9 @@ bool tc_read_linklayer(TcCursor& c, const TcWord& kw, Node& body) {
   return true;
 }
 
-uint8_t held_linklayer(uint8_t reported) {
-  reported &= TC_LINKLAYER_MASK;
-  if (reported == TC_LINKLAYER_ATM || reported == TC_LINKLAYER_UNAWARE) return reported;
-  return TC_LINKLAYER_ETHERNET;
-}
+// The kernel keeps any of the 4 bits as sent (charging all but atm as
+// ethernet), and reports it: read as held, so 5 is not a silent ethernet.
+uint8_t held_linklayer(uint8_t reported) { return reported & TC_LINKLAYER_MASK; }
 
 namespace {
 constexpr uint64_t kAtmPayload = 48, kAtmCell = 53;

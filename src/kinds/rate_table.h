@@ -30,8 +30,8 @@ inline constexpr std::string_view kLinklayerDoc =
 // ethernet, atm or adsl); anything else, `unaware` too, is refused as tc
 // refuses it.
 bool tc_read_linklayer(TcCursor& c, const TcWord& kw, Node& body);
-// The field value of a link layer the kernel reports: atm and unaware as
-// such, anything else ethernet (it charges them so).
+// The field value of a link layer the kernel reports: its 4 bits as held
+// (ethernet, atm, unaware by name; any other as its number).
 uint8_t held_linklayer(uint8_t reported);
 
 // Fills R's cell_log, cell_align and link layer for RATE, and TABLE with the

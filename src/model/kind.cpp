@@ -132,6 +132,11 @@ bool parse_field(const Field& f, const Node& n, Value& out, Diagnostics& diags) 
     case FieldType::Enum:
       for (auto& e : f.names)
         if (e.name == s) v = e.value;
+      // An enum with a max takes a number too: a value the kernel keeps
+      // that no word names (a link layer of 5) is dumped as its number.
+      if (!v && f.max != UINT64_MAX && !s.empty() && s.find_first_not_of("0123456789") == std::string::npos &&
+          s.size() < 20 && std::stoull(s) <= f.max)
+        v = std::stoull(s);
       if (!v) {
         std::vector<std::string_view> cands;
         std::string list;
@@ -207,6 +212,9 @@ std::string field_schema(const Field& f) {
     case FieldType::Enum: {
       std::string e;
       for (auto& n : f.names) e += (e.empty() ? "\"" : ", \"") + std::string(n.name) + "\"";
+      if (f.max != UINT64_MAX)
+        return "{" + d + ", \"anyOf\": [{\"enum\": [" + e + "]}, {\"type\": \"integer\", \"minimum\": 0, \"maximum\": " +
+               std::to_string(f.max) + "}]}";
       return "{" + d + ", \"enum\": [" + e + "]}";
     }
     case FieldType::Device: return "{" + d + ", \"type\": \"string\", \"minLength\": 1, \"maxLength\": 15}";

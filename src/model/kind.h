@@ -94,7 +94,7 @@ struct Field {
   uint32_t flags = 0;
   std::string_view doc;
   std::optional<uint64_t> def = std::nullopt;  // value used when absent (compared as declared)
-  uint64_t max = UINT64_MAX;                   // for Uint
+  uint64_t max = UINT64_MAX;                   // for Uint; for Enum: also a number up to it
   std::span<const EnumName> names = {};        // for Enum
   const CustomType* custom = nullptr;          // for Custom
   // The attribute inside TCA_OPTIONS (an action's TCA_ACT_OPTIONS) that

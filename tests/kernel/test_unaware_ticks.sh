@@ -4,7 +4,8 @@
 # - A rate spec's link layer 0 ("unaware"): the kernel keeps it where no
 #   rate table comes with it, charges it as ethernet and reports 0. tcsync
 #   reads it as `linklayer: unaware` (and a second spec's own as
-#   `ceil_linklayer`/`peak_linklayer`), sends it back as 0.
+#   `ceil_linklayer`/`peak_linklayer`), sends it back as 0; another of the
+#   4 bits no word names (5) as its number.
 # - Buckets held as ticks no byte count gives at their spec (a tool that
 #   sends ticks: tbf's without TCA_TBF_BURST, htb's not as tc computes
 #   them): tbf's `burst_ticks`/`mtu_ticks`, htb's `burst_ticks`/
@@ -81,6 +82,30 @@ expect_rc 0 ts apply "$TMP/dump.yaml"
 expect_rc 0 ts apply "$TMP/plain.yaml"
 raw >"$TMP/raw.back"
 expect_same_file "$TMP/raw.tc" "$TMP/raw.back" "held -> tc's file: the structs tc makes"
+
+# A link layer no word names: the kernel keeps the 4 bits as sent (charges
+# all but atm as ethernet) and reports them; read as the number, not as a
+# silent ethernet. The htb class's rate spec at 5, the tbf's peak at 9.
+t qdisc del dev v0 root
+t qdisc del dev v1 root
+t qdisc add dev v0 root handle 1: htb default 10
+t class add dev v0 parent 1: classid 1:10 htb rate 10mbit ceil 20mbit
+t qdisc add dev v1 root handle 2: tbf rate 1mbit burst 10k latency 50ms peakrate 2mbit mtu 1540
+expect_rc 0 ts diff "$TMP/plain.yaml"
+st patch class v0 1:10 1 1:B:5 -- patch qdisc v1 2: 1 13:B:9
+expect_rc 2 ts diff "$TMP/plain.yaml"
+expect_contains "linklayer 5 -> ethernet"
+expect_contains "peak_linklayer 9 -> (none)"
+raw >"$TMP/raw.before"
+details >"$TMP/tc.before"
+expect_rc 0 ts dump
+echo "$OUT" >"$TMP/dump5.yaml"
+n=$(grep -cE "(^|[ {])linklayer: \"?5\"?[,}]|peak_linklayer: \"?9\"?[,}]" "$TMP/dump5.yaml" || true)
+[ "$n" = 2 ] && pass "dump has linklayer: 5 (htb class) and peak_linklayer: 9 (tbf)" || { fail "dump has $n of the 2 link layers"; cat "$TMP/dump5.yaml"; }
+expect_held_round_trip "$TMP/dump5.yaml" t qdisc del dev v0 root -- t qdisc del dev v1 root
+printf 'version: 1\ndevices:\n  v1:\n    qdiscs: [{kind: tbf, handle: "2:", rate: 1mbit, burst: 10kb, limit: 20kb, linklayer: 16}]\n' >"$TMP/ll16.yaml"
+expect_rc 1 ts validate "$TMP/ll16.yaml"
+expect_contains "'linklayer' cannot be '16'"
 
 # burst_ticks with a burst it does not read as is refused at its line.
 printf 'version: 1\ndevices:\n  v1:\n    qdiscs:\n      - {kind: tbf, handle: "2:", rate: 1mbit, burst: 10kb, limit: 20kb,\n         burst_ticks: 7}\n' >"$TMP/bad.yaml"

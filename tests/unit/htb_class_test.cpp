@@ -159,6 +159,30 @@ TEST_CASE("htb class: link layer 0 (unaware) is read, compared and sent back as 
   CHECK_FALSE(num(both.opts, "ceil_linklayer"));
 }
 
+TEST_CASE("htb class: a link layer no word names (the kernel keeps 4 bits) is read and sent back as its number") {
+  Class c = load_class("rate: 10mbit, ceil: 20mbit");
+  auto num = [&](const Options& o, const char* key) { return o.num(c.ops->field_index(key)); };
+  auto sent = class_body(c);
+  AttrTable ts(sent, TCA_HTB_MAX);
+  auto held = ts.get(TCA_HTB_PARMS)->as<tc_htb_opt>();
+  held.rate.linklayer = 5;
+  std::vector<uint8_t> dump;
+  MsgWriter w(dump);
+  w.attr(TCA_HTB_PARMS, &held, sizeof held);
+  Options live;
+  c.ops->decode(dump, KindCtx{}, live);
+  CHECK(num(live, "linklayer") == 5u);  // not ethernet, which the kernel charges it as
+  std::vector<uint8_t> again;
+  MsgWriter w2(again);
+  c.ops->encode(live, KindCtx{}, w2);
+  CHECK(hex(again) == hex(dump));
+  // The file takes the number the dump writes, up to the 4 bits' 15.
+  CHECK(num(load_class("rate: 10mbit, linklayer: 5").opts, "linklayer") == 5u);
+  std::string errs = load_errors("version: 1\ndevices:\n  v0:\n    qdiscs: [{kind: htb, handle: \"1:\"}]\n"
+                                 "    classes: [{classid: \"1:1\", rate: 10mbit, linklayer: 16}]\n");
+  CHECK(errs.find("'linklayer' cannot be '16'") != std::string::npos);
+}
+
 TEST_CASE("htb class: a bucket held as ticks tc's arithmetic never gives is read, compared and sent back as held") {
   Class c = load_class("rate: 10mbit, ceil: 20mbit");
   auto num = [&](const Options& o, const char* key) { return o.num(c.ops->field_index(key)); };

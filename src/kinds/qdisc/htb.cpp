@@ -57,13 +57,13 @@ const Field kClassFields[] = {
     {.key = "quantum", .type = FieldType::Uint, .flags = kAuto, .doc = "Bytes served per round (default: rate / r2q, computed by the kernel).", .max = 0xFFFFFFFF},
     {.key = "overhead", .type = FieldType::Uint, .doc = "Bytes the kernel adds to every packet's size before charging it (rate, and ceil unless ceil_overhead says otherwise).", .def = 0, .max = 0xFFFF},
     {.key = "mpu", .type = FieldType::Uint, .doc = "Smallest size a packet is charged as (rate, and ceil unless ceil_mpu says otherwise).", .def = 0, .max = 0xFFFF},
-    {.key = "linklayer", .type = FieldType::Enum, .doc = kLinklayerDoc, .def = TC_LINKLAYER_ETHERNET, .names = kLinklayerNames},
+    {.key = "linklayer", .type = FieldType::Enum, .doc = kLinklayerDoc, .def = TC_LINKLAYER_ETHERNET, .max = TC_LINKLAYER_MASK, .names = kLinklayerNames},
     {.key = "mtu", .type = FieldType::Size, .flags = kInputOnly, .doc = "tc's largest packet: the default burst and cburst are rate/HZ plus it (default 1600); the kernel does not keep it.", .max = 0xFFFFFFFF},
     // The kernel keeps a spec of its own for ceil; tc fills it from the
     // rate's words, another netlink tool need not. Absent: the rate's.
     {.key = "ceil_overhead", .type = FieldType::Uint, .doc = "The ceil's own overhead, where it differs from overhead (tc cannot set it apart; dump shows it only then).", .max = 0xFFFF},
     {.key = "ceil_mpu", .type = FieldType::Uint, .doc = "The ceil's own mpu, where it differs from mpu (tc cannot set it apart; dump shows it only then).", .max = 0xFFFF},
-    {.key = "ceil_linklayer", .type = FieldType::Enum, .doc = "The ceil's own link layer, where it differs from linklayer (tc cannot set it apart; dump shows it only then).", .names = kLinklayerNames},
+    {.key = "ceil_linklayer", .type = FieldType::Enum, .doc = "The ceil's own link layer, where it differs from linklayer (tc cannot set it apart; dump shows it only then).", .max = TC_LINKLAYER_MASK, .names = kLinklayerNames},
     // The kernel keeps the buckets as the ticks sent; tc computes them from
     // bytes, another netlink tool may send ticks tc's arithmetic never gives.
     {.key = "burst_ticks", .type = FieldType::Uint, .doc = "The kernel's bucket in scheduler ticks (64 ns), where no burst in bytes gives it at rate as tc computes ticks (tc always sends those; dump shows it only then, with burst the smallest size above it). Sent as is.", .max = 0xFFFFFFFF},

@@ -28,12 +28,12 @@ const Field kFields[] = {
     {.key = "mtu", .type = FieldType::Size, .doc = "Size of the peakrate bucket (with peakrate).", .max = 0xFFFFFFFF},
     {.key = "overhead", .type = FieldType::Uint, .doc = "Bytes the kernel adds to every packet's size (and to burst and mtu) before charging it.", .def = 0, .max = 0xFFFF},
     {.key = "mpu", .type = FieldType::Size, .doc = "Smallest size a packet is charged as.", .def = 0, .max = 0xFFFF},
-    {.key = "linklayer", .type = FieldType::Enum, .doc = kLinklayerDoc, .def = TC_LINKLAYER_ETHERNET, .names = kLinklayerNames},
+    {.key = "linklayer", .type = FieldType::Enum, .doc = kLinklayerDoc, .def = TC_LINKLAYER_ETHERNET, .max = TC_LINKLAYER_MASK, .names = kLinklayerNames},
     // The kernel keeps a spec of its own for the peak rate; tc fills it
     // from the rate's words, another netlink tool need not. Absent: the rate's.
     {.key = "peak_overhead", .type = FieldType::Uint, .doc = "The peak rate's own overhead (charges mtu and the peak bucket), where it differs from overhead (tc cannot set it apart; dump shows it only then).", .max = 0xFFFF},
     {.key = "peak_mpu", .type = FieldType::Size, .doc = "The peak rate's own mpu, where it differs from mpu (tc cannot set it apart; dump shows it only then).", .max = 0xFFFF},
-    {.key = "peak_linklayer", .type = FieldType::Enum, .doc = "The peak rate's own link layer, where it differs from linklayer (tc cannot set it apart; dump shows it only then).", .names = kLinklayerNames},
+    {.key = "peak_linklayer", .type = FieldType::Enum, .doc = "The peak rate's own link layer, where it differs from linklayer (tc cannot set it apart; dump shows it only then).", .max = TC_LINKLAYER_MASK, .names = kLinklayerNames},
     // The kernel keeps the buckets as time; tc sends bytes, from which it
     // computes that time, another netlink tool may send ticks no byte count
     // gives. Absent: the ticks of burst and mtu.
