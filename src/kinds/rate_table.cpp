@@ -85,23 +85,29 @@ BucketMath tc_bucket_math(uint64_t rate) {
   return {[rate](uint64_t size) { return xmittime_ticks(rate, size); }, [rate](uint32_t t) { return xmitsize_bytes(rate, t); }};
 }
 
-void read_bucket(Options& o, int bytes_f, int ticks_f, const BucketMath& m, uint32_t held) {
-  uint64_t bytes = m.bytes(held);
+namespace {
+// tc's ticks are 32 bits; police's packet bucket is held as 64 (a size
+// beyond what tc computes reads as the largest tc gives, the ticks apart).
+uint32_t tc_ticks(uint64_t t) { return t > UINT32_MAX ? UINT32_MAX : static_cast<uint32_t>(t); }
+}  // namespace
+
+void read_bucket(Options& o, int bytes_f, int ticks_f, const BucketMath& m, uint64_t held) {
+  uint64_t bytes = m.bytes(tc_ticks(held));
   o.set(static_cast<uint16_t>(bytes_f), bytes);
-  if (m.ticks(bytes) != held) o.set(static_cast<uint16_t>(ticks_f), uint64_t{held});
+  if (m.ticks(bytes) != held) o.set(static_cast<uint16_t>(ticks_f), held);
 }
 
 void check_bucket_ticks(Options& o, std::span<const Field> fields, int bytes_f, int ticks_f, const BucketMath& m, Diagnostics& d) {
   const Opt* t = o.opt(static_cast<uint16_t>(ticks_f));
   auto bytes = o.num(static_cast<uint16_t>(bytes_f));
   if (!t || !bytes) return;
-  auto ticks = static_cast<uint32_t>(std::get<uint64_t>(t->value));
+  uint64_t ticks = std::get<uint64_t>(t->value);
   if (m.ticks(*bytes) == ticks) {
     o.erase(static_cast<uint16_t>(ticks_f));
     return;
   }
   std::string size_key(fields[static_cast<size_t>(bytes_f)].key);
-  if (uint64_t reads = m.bytes(ticks); reads != *bytes)
+  if (uint64_t reads = m.bytes(tc_ticks(ticks)); reads != *bytes)
     d.error(t->loc, std::string(fields[static_cast<size_t>(ticks_f)].key) + " " + std::to_string(ticks) + " reads back as " + size_key + " " +
                         std::to_string(reads) + "b (the smallest size at or above it at this rate spec): give that " + size_key + " with it");
 }

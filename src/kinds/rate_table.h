@@ -82,7 +82,7 @@ struct BucketMath {
 BucketMath tc_bucket_math(uint64_t rate);
 // decode: BYTES_F is the size HELD reads as; TICKS_F is HELD where that
 // size gives other ticks.
-void read_bucket(Options& o, int bytes_f, int ticks_f, const BucketMath& m, uint32_t held);
+void read_bucket(Options& o, int bytes_f, int ticks_f, const BucketMath& m, uint64_t held);
 // normalize: a declared TICKS_F the size gives is dropped (the form decode
 // gives); else the size must be the one decode will read (an error at
 // TICKS_F), or the file would never compare equal to what it made.

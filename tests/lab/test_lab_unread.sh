@@ -62,6 +62,7 @@ t qdisc add dev v1 root handle 2: sfq redflowlimit 100000 min 8000 max 60000 pro
 t actions add action pedit munge ip tos set 0x10 index 7
 t actions add action police rate 1mbit burst 10k peakrate 2mbit mtu 2k overhead 10 mpu 64 index 9
 t actions add action police rate 3mbit burst 20k index 10
+t actions add action police pkts_rate 1000 pkts_burst 200 index 11
 t qdisc add dev v2 root handle 4: gred setup vqs 4 default 0
 t qdisc change dev v2 root handle 4: gred limit 60KB min 15K max 25K avpkt 1500 probability 0.1 vq 0
 st() { ip netns exec "$NS" python3 "$(dirname "$0")/../kernel/tc_struct.py" "$@"; }
@@ -77,6 +78,9 @@ if grep -q 'plog\|flag_bits\|sel_flags\|unaware' "$TMP/tc.yaml"; then fail "tc's
 # with a rate table (the table's copy of the spec is the one it holds), and
 # its bucket (12) one tick more than tc's for 20k, which no size gives (a
 # byte is about 42 ticks at 3mbit).
+# Police 11: its packet bucket (TCA_POLICE_PKTBURST64, 11, u64 ticks) at
+# 3125001, one tick more than tc's 200 packets at 1000/s (15625 a packet),
+# sent with its rate (10) as the kernel needs both.
 # tc_gred_qopt: Plog at 41; gred takes one VQ's parameters alone (--alone:
 # the dumped array starts with VQ 0's), with the idle table (2) and max_P
 # (4, the one held: without it the kernel derives max_P from Plog).
@@ -88,6 +92,7 @@ st patch qdisc v0 1: 1 +2:"$ZEROS256" 13:B:25 -- patch qdisc v1 2: 0 --recreate 
    patch action pedit 7 2 21:B:5 -- \
    patch action police 9 1 +2:"$ZEROS1K" +3:"$ZEROS1K" 20:B:3 32:B:3 33:B:2 34:'<H':30 38:'<H':80 -- \
    patch action police 10 1 +2:"$ZEROS1K" 12:'<I':"$pburst" 20:B:3 21:B:0 -- \
+   patch action police 11 1 +10:e803000000000000 +11:09af2f0000000000 -- \
    patch qdisc v2 4: 1 --alone +2:"$ZEROS256" +4:"$maxp" 41:B:3
 # Counters cut: sfq's RED stats, pedit's and police's refcnt and bindcnt.
 raw() {
@@ -101,13 +106,13 @@ TC_SNAPSHOT_DETAILS=1 snapshot >"$TMP/held.before"
 # One grep for each list of words: a process costs about a second here.
 expect_rc 2 ts diff "$TMP/tc.yaml"
 n=$(grep -oF -e "plog 25 -> (none)" -e "flag_bits 64 -> 0" -e "sel_flags 5 -> 0" -e "peak_overhead 30 -> (none)" -e "peak_linklayer atm -> (none)" \
-     -e "linklayer unaware -> ethernet" -e "plog 3" -e "burst_ticks $pburst -> (none)" <<<"$OUT" | sort -u | wc -l)
-[ "$n" = 8 ] && pass "diff names plog (red, sfq, gred), flag_bits, sel_flags, peak_overhead, peak_linklayer, linklayer, burst_ticks" || { fail "diff names $n of the 8 held fields"; echo "$OUT"; }
+     -e "linklayer unaware -> ethernet" -e "plog 3" -e "burst_ticks $pburst -> (none)" -e "pkts_burst_ticks 3125001 -> (none)" <<<"$OUT" | sort -u | wc -l)
+[ "$n" = 9 ] && pass "diff names plog (red, sfq, gred), flag_bits, sel_flags, peak_overhead, peak_linklayer, linklayer, burst_ticks, pkts_burst_ticks" || { fail "diff names $n of the 9 held fields"; echo "$OUT"; }
 expect_rc 0 ts dump
 echo "$OUT" >"$TMP/held.yaml"
 echo "--- dump:"; sed 's/^/    /' "$TMP/held.yaml"
-n=$(grep -oF -e "plog: 25" -e "flag_bits: 64" -e "sel_flags: 5" -e "peak_overhead: 30" -e "peak_linklayer: atm" -e "linklayer: unaware" -e "plog: 3" -e "burst_ticks: $pburst" "$TMP/held.yaml" | wc -l || true)
-[ "$n" = 9 ] && pass "dump has plog (red, sfq, gred), flag_bits, sel_flags, peak_overhead, peak_linklayer, linklayer, burst_ticks" || fail "dump has $n of the 9 held fields"
+n=$(grep -oF -e "plog: 25" -e "flag_bits: 64" -e "sel_flags: 5" -e "peak_overhead: 30" -e "peak_linklayer: atm" -e "linklayer: unaware" -e "plog: 3" -e "burst_ticks: $pburst" -e "pkts_burst_ticks: 3125001" "$TMP/held.yaml" | wc -l || true)
+[ "$n" = 10 ] && pass "dump has plog (red, sfq, gred), flag_bits, sel_flags, peak_overhead, peak_linklayer, linklayer, burst_ticks, pkts_burst_ticks" || fail "dump has $n of the 10 held fields"
 t qdisc del dev v0 root
 t qdisc del dev v1 root
 t qdisc del dev v2 root

@@ -281,3 +281,41 @@ TEST_CASE("police: a bucket held as ticks tc's arithmetic never gives is burst_t
   auto dumped = load_actions("[{police: {rate: 10mbit, burst: 1602, burst_ticks: 20001}}]");
   CHECK(num(dumped[0].opts, "burst_ticks") == 20001u);
 }
+
+TEST_CASE("police: a packet bucket held as ticks tc never gives is pkts_burst_ticks, 64 bits, sent back as held") {
+  auto acts = load_actions("[{police: {pkts_rate: 1000, pkts_burst: 200}}]");
+  REQUIRE(acts.size() == 1);
+  auto num = [&](const Options& o, const char* key) { return o.num(acts[0].ops->field_index(key)); };
+  CHECK_FALSE(num(acts[0].opts, "pkts_burst_ticks"));
+  auto sent = body(acts[0], acts[0].opts);
+  AttrTable ts(sent, TCA_POLICE_MAX);
+  REQUIRE(ts.get(TCA_POLICE_PKTBURST64));
+  uint64_t tc_ticks = ts.get(TCA_POLICE_PKTBURST64)->u64();
+  const tc_police parms = ts.get(TCA_POLICE_TBF)->as<tc_police>();
+  for (uint64_t held : {tc_ticks + 1, uint64_t{1} << 40}) {  // one tick off; beyond tc's 32 bits
+    INFO(held);
+    std::vector<uint8_t> dump;
+    MsgWriter w(dump);
+    w.attr(TCA_POLICE_TBF, &parms, sizeof parms);
+    w.attr_u64(TCA_POLICE_PKTRATE64, 1000);
+    w.attr_u64(TCA_POLICE_PKTBURST64, held);
+    Options live;
+    acts[0].ops->decode(dump, KindCtx{}, live);
+    CHECK(num(live, "pkts_burst_ticks") == held);
+    auto again = body(acts[0], live);
+    AttrTable ta(again, TCA_POLICE_MAX);
+    CHECK(ta.get(TCA_POLICE_PKTBURST64)->u64() == held);
+  }
+  // tc's own ticks read as no field.
+  std::vector<uint8_t> dump;
+  MsgWriter w(dump);
+  w.attr(TCA_POLICE_TBF, &parms, sizeof parms);
+  w.attr_u64(TCA_POLICE_PKTRATE64, 1000);
+  w.attr_u64(TCA_POLICE_PKTBURST64, tc_ticks);
+  Options live;
+  acts[0].ops->decode(dump, KindCtx{}, live);
+  CHECK_FALSE(num(live, "pkts_burst_ticks"));
+  CHECK(num(live, "pkts_burst") == 200u);
+  // Without pkts_rate it has no bucket to be.
+  CHECK(error_of("[{police: {rate: 1mbit, burst: 10k, pkts_burst_ticks: 5}}]") == "police 'pkts_burst_ticks' needs 'pkts_rate'");
+}

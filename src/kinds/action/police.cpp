@@ -33,7 +33,7 @@ namespace tcsync {
 namespace {
 
 enum : uint16_t { kRate, kBurst, kMtu, kPeakrate, kAvrate, kOverhead, kMpu, kConform, kExceed, kLinklayer, kPktsRate, kPktsBurst,
-                   kPeakOverhead, kPeakMpu, kPeakLinklayer, kBurstTicks };
+                   kPeakOverhead, kPeakMpu, kPeakLinklayer, kBurstTicks, kPktsBurstTicks };
 
 const Field kFields[] = {
     {.key = "rate", .type = FieldType::Rate, .doc = "Token rate: traffic above it exceeds."},
@@ -56,6 +56,9 @@ const Field kFields[] = {
     // The kernel keeps the bucket as the ticks sent; tc computes them from
     // bytes, another netlink tool may send ticks tc's arithmetic never gives.
     {.key = "burst_ticks", .type = FieldType::Uint, .doc = "The kernel's bucket in scheduler ticks (64 ns), where no burst in bytes gives it at rate as tc computes ticks (tc always sends those; dump shows it only then, with burst the smallest size above it). Sent as is.", .max = 0xFFFFFFFF},
+    // The packet bucket likewise, as 64-bit ticks: the kernel keeps them
+    // as ns (ticks << 6) in an s64, so at most 2^57 - 1.
+    {.key = "pkts_burst_ticks", .type = FieldType::Uint, .doc = "The kernel's packet bucket in scheduler ticks (64 ns), where no pkts_burst gives it at pkts_rate as tc computes ticks (dump shows it only then, with pkts_burst the smallest count at or above it). Sent as is.", .max = (1ull << 57) - 1},
 };
 
 constexpr SpecFields kRateSpec{kOverhead, kMpu, kLinklayer};
@@ -100,7 +103,7 @@ void encode(const Options& o, const KindCtx& ctx, MsgWriter& w) {
   if (auto c = o.num(kConform); c && *c != TC_ACT_OK) w.attr_u32(TCA_POLICE_RESULT, static_cast<uint32_t>(*c));
   if (auto pps = o.num(kPktsRate)) {
     w.attr_u64(TCA_POLICE_PKTRATE64, *pps);
-    w.attr_u64(TCA_POLICE_PKTBURST64, xmittime_ticks(*pps, o.num(kPktsBurst).value_or(0)));
+    w.attr_u64(TCA_POLICE_PKTBURST64, o.num(kPktsBurstTicks).value_or(xmittime_ticks(*pps, o.num(kPktsBurst).value_or(0))));
   }
 }
 
@@ -136,7 +139,7 @@ void decode(std::span<const uint8_t> payload, const KindCtx&, Options& o) {
   auto* pburst = tb.get(TCA_POLICE_PKTBURST64);
   if (pps && pburst) {
     o.set(kPktsRate, pps->u64());
-    o.set(kPktsBurst, xmitsize_bytes(pps->u64(), static_cast<uint32_t>(pburst->u64())));
+    read_bucket(o, kPktsBurst, kPktsBurstTicks, tc_bucket_math(pps->u64()), pburst->u64());
   }
 }
 
@@ -182,6 +185,8 @@ void normalize(Options& o, const KindCtx&, Diagnostics& d, SourceLoc loc) {
       uint64_t n = std::get<uint64_t>(b->value);
       o.set(kPktsBurst, xmitsize_bytes(*pps, xmittime_ticks(*pps, n)), b->loc);
     }
+  if (auto pps = o.num(kPktsRate); pps && *pps) check_bucket_ticks(o, kFields, kPktsBurst, kPktsBurstTicks, tc_bucket_math(*pps), d);
+  else if (o.has(kPktsBurstTicks)) d.error(at(kPktsBurstTicks), "police 'pkts_burst_ticks' needs 'pkts_rate'");
 }
 
 }  // namespace
