@@ -55,7 +55,7 @@ int cmd_import(const std::string& file, const CommonOptions& o);
 // apply --confirm's other half (cli/confirm.h): keep the applied state; and
 // the reverter apply starts (internal: sleeps to the deadline).
 int cmd_confirm(const CommonOptions& o);
-int cmd_revert_pending(const std::string& file, long long deadline, const CommonOptions& o);
+int cmd_revert_pending(const std::string& file, long long deadline_ms, const CommonOptions& o);
 
 struct StatsFlags {
   std::string output;      // --output FILE: written atomically (temp + rename), for node_exporter's textfile collector

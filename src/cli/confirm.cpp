@@ -89,7 +89,11 @@ bool arm_revert(const State& before, const State* files, int seconds, const std:
     err = "cannot write " + path + ": " + std::strerror(errno);
     return false;
   }
-  time_t deadline = time(nullptr) + seconds;
+  // In milliseconds: whole seconds of time() would make `--confirm 2`
+  // anything from 1 to 2 seconds.
+  struct timespec now {};
+  clock_gettime(CLOCK_REALTIME, &now);
+  long long deadline_ms = now.tv_sec * 1000LL + now.tv_nsec / 1000000 + seconds * 1000LL;
   std::string log = path.substr(0, path.size() - 5) + ".log";
   // Double fork with setsid: the reverter is no child of ours, in no session
   // of a terminal, and outlives us whatever kills us.
@@ -109,7 +113,7 @@ bool arm_revert(const State& before, const State* files, int seconds, const std:
     close_range(3, ~0U, 0);  // not the applier's sockets (the lock file is O_CLOEXEC anyway)
     std::vector<std::string> args{"tcsync", "--color", "never"};
     if (netns) args.insert(args.end(), {"--netns", *netns});
-    args.insert(args.end(), {"revert-pending", "--deadline", std::to_string(deadline), path});
+    args.insert(args.end(), {"revert-pending", "--deadline-ms", std::to_string(deadline_ms), path});
     std::vector<char*> argv;
     for (auto& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);
@@ -147,7 +151,7 @@ int cmd_confirm(const CommonOptions& o) {
   return 0;
 }
 
-int cmd_revert_pending(const std::string& file, long long deadline, const CommonOptions& o) {
+int cmd_revert_pending(const std::string& file, long long deadline_ms, const CommonOptions& o) {
   signal(SIGHUP, SIG_IGN);
   // Held until this process ends (the fd follows the renames): while it is,
   // the pending file is alive; without it, stale (see held()).
@@ -156,7 +160,7 @@ int cmd_revert_pending(const std::string& file, long long deadline, const Common
     std::printf("nothing to revert: %s is gone (confirmed already)\n", file.c_str());
     return 0;
   }
-  struct timespec at {static_cast<time_t>(deadline), 0};
+  struct timespec at {static_cast<time_t>(deadline_ms / 1000), static_cast<long>(deadline_ms % 1000) * 1000000};
   while (clock_nanosleep(CLOCK_REALTIME, TIMER_ABSTIME, &at, nullptr) == EINTR) {
   }
   std::string claimed = file + ".reverting";

@@ -100,10 +100,10 @@ Exit codes: 0 done or in sync, 1 error, 2 changes pending (diff).)");
 
   auto* confirm = app.add_subcommand("confirm", "Keep the state of the pending `apply --confirm` (no revert)");
   std::string pending_file;
-  long long deadline = 0;
+  long long deadline_ms = 0;
   auto* revert = app.add_subcommand("revert-pending", "Internal: started by apply --confirm");
   revert->group("");  // not in --help
-  revert->add_option("--deadline", deadline)->required();
+  revert->add_option("--deadline-ms", deadline_ms)->required();
   revert->add_option("FILE", pending_file)->required();
 
 
@@ -171,7 +171,7 @@ Exit codes: 0 done or in sync, 1 error, 2 changes pending (diff).)");
     return tcsync::cmd_watch(files, watch_flags, common);
   }
   if (*confirm) return tcsync::cmd_confirm(common);
-  if (*revert) return tcsync::cmd_revert_pending(pending_file, deadline, common);
+  if (*revert) return tcsync::cmd_revert_pending(pending_file, deadline_ms, common);
   if (*import) return tcsync::cmd_import(import_file, common);
   if (*stats) return tcsync::cmd_stats(files, stats_flags, common);
   if (*schema) {

@@ -421,10 +421,12 @@ bool Watcher::repair_filters(const std::string& dev, const std::vector<std::vect
   if (!fr.fallback.empty()) return full(fr.fallback);
   size_t steps = fr.plan.steps.size();
   leave_conflicts(fr.plan);
+  // Said whether or not the same batch also holds drift: events a few
+  // milliseconds apart share a batch on a loaded host.
+  if (o_.verbose && fr.outside)
+    std::fprintf(stderr, "tcsync: watch: a change left alone, outside the files' scope (%zu filter events on %s)\n", fr.outside,
+                 dev.c_str());
   if (fr.plan.empty()) {
-    if (o_.verbose && fr.outside)
-      std::fprintf(stderr, "tcsync: watch: a change left alone, outside the files' scope (%zu filter events on %s)\n", fr.outside,
-                   dev.c_str());
     if (o_.verbose)
       std::fprintf(stderr, "tcsync: watch: %s: targeted: %zu filter events, %s\n", dev.c_str(), msgs.size(),
                    steps ? "only objects in conflict differ (left alone)" : "in sync");

@@ -86,7 +86,7 @@ echo "# the applier killed with SIGKILL once its changes are in (mid-apply or ri
 APPLIER=$!
 REVERTER=""
 for i in $(seq 200); do
-  REVERTER=$(pgrep -f "revert-pending --deadline .* $TMP/run/" || true)
+  REVERTER=$(pgrep -f "revert-pending --deadline-ms .* $TMP/run/" || true)
   [ -n "$REVERTER" ] && break
   sleep 0.02
 done

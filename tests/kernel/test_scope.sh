@@ -187,8 +187,12 @@ expect_same_file "$TMP/all.json" "$TMP/now.json" "tc -j unchanged after the refu
 echo "# watch: a foreign change outside the scope is quiet, inside it is drift and repaired"
 start_watch -v "$F"
 wait_event started
-t filter add dev v0 ingress pref 4 protocol ip u32 match ip src 10.4.0.0/16 classid 1:4
-t filter add dev v0 ingress pref 120 protocol ip u32 match ip src 10.120.0.0/16 classid 1:3
+# One tc batch: both changes reach watch together, as two tc runs a few
+# milliseconds apart do on a loaded host.
+t -b - <<'TC'
+filter add dev v0 ingress pref 4 protocol ip u32 match ip src 10.4.0.0/16 classid 1:4
+filter add dev v0 ingress pref 120 protocol ip u32 match ip src 10.120.0.0/16 classid 1:3
+TC
 wait_event drift v0 5 'pref 120'
 [[ $EV == *'pref 4 '* ]] && fail "the drift names the foreign filter at pref 4: $EV" || pass "the drift leaves pref 4 out"
 wait_event repaired v0
