@@ -4,7 +4,7 @@
 #   scripts/install-deps.sh          what building and running need (the demo)
 #   scripts/install-deps.sh --tests  that, and what the whole test suite needs
 set -euo pipefail
-PKGS=(build-essential cmake pkg-config libnl-3-dev libnl-route-3-dev libyaml-dev libbpf-dev
+PKGS=(build-essential cmake pkg-config libnl-3-dev libyaml-dev libbpf-dev
       libcli11-dev nlohmann-json3-dev libsystemd-dev iproute2)
 if [ "${1:-}" = --tests ]; then
   PKGS+=(catch2 iputils-ping python3 python3-jsonschema python3-yaml
