@@ -2,7 +2,9 @@
 // once, in its own kind_*.cpp: its YAML keys, value types, units, defaults and
 // which changes the kernel can make in place. The loader, the differ, the
 // plan printer, dump and the JSON Schema generator all walk the same table;
-// the kind's encode/decode hooks map the same fields to and from netlink.
+// the kind's encode/decode hooks map the same fields to and from netlink,
+// by the table itself for fields declared as one attribute each (Field::wire,
+// model/field_wire.h).
 #pragma once
 #include <cstdint>
 #include <optional>
