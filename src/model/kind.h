@@ -2,7 +2,9 @@
 // once, in its own kind_*.cpp: its YAML keys, value types, units, defaults and
 // which changes the kernel can make in place. The loader, the differ, the
 // plan printer, dump and the JSON Schema generator all walk the same table;
-// the kind's encode/decode hooks map the same fields to and from netlink.
+// the kind's encode/decode hooks map the same fields to and from netlink,
+// by the table itself for fields declared as one attribute each (Field::wire,
+// model/field_wire.h).
 #pragma once
 #include <cstdint>
 #include <optional>
@@ -88,6 +90,23 @@ enum FieldFlags : uint32_t {
   kNoCompare = 1u << 5,
 };
 
+// How a field travels when it is one attribute of its own (Field::attr)
+// inside TCA_OPTIONS: a number of the attribute's width, in host or network
+// byte order. The generic encoder and decoder (model/field_wire.h) carry
+// such fields, so the kind writes no code for them. None: the kind's own
+// encode/decode carries the field (a struct member, a bit, a nest).
+enum class Wire : uint8_t { None, U8, U16, U32, U64, Be16, Be32 };
+
+// A field whose attribute holds another form than the model (CoDel's
+// 1.024 us units reported as us, fq's bucket count sent as its log, a
+// kernel's "none" value). Shared tables: field_wire.h, codel_time.h...
+struct WireMap {
+  uint64_t (*to_wire)(uint64_t value) = nullptr;  // null: sent as held
+  // The model's value for what the kernel reports; nullopt: the field reads
+  // as absent (fq's ~0 maxrate: no limit). Null: read as reported.
+  std::optional<uint64_t> (*from_wire)(uint64_t wire) = nullptr;
+};
+
 struct Field {
   std::string_view key;
   FieldType type;
@@ -102,6 +121,15 @@ struct Field {
   // spread over several): a kernel refusal naming that attribute
   // (NLMSGERR_ATTR_OFFS) is reported at this field's line and column.
   uint16_t attr = 0;
+  // The attribute's form (Wire above): with `attr`, the generic encoder
+  // sends the field and the generic decoder reads it (model/field_wire.h).
+  Wire wire = Wire::None;
+  const WireMap* map = nullptr;
+  // What a change (KindCtx::change) sends for the field when absent and
+  // without a def (the kernel keeps what a change leaves out): a kernel's
+  // "off" (CoDel's ce_threshold, fq's ~0 maxrate) or the kernel's default
+  // of a kAuto field (pie's tupdate, compared only when declared).
+  std::optional<uint64_t> change_absent = std::nullopt;
 };
 
 // One declared or decoded field value, with the YAML place it came from.

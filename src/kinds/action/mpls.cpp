@@ -17,6 +17,7 @@
 #include "kinds/action/action_control.h"
 #include "kinds/net_types.h"
 #include "kinds/registry.h"
+#include "model/field_wire.h"
 #include "model/kind.h"
 #include "model/tc_words.h"
 
@@ -34,11 +35,11 @@ constexpr uint64_t kDefaultTtl = 255;  // act_mpls.c: ACT_MPLS_TTL_DEFAULT
 
 const Field kFields[] = {
     {.key = "action", .type = FieldType::Enum, .flags = kRequired, .doc = "pop, push (after the Ethernet header or at the start: mac_push), modify or dec_ttl.", .names = kActions},
-    {.key = "protocol", .type = FieldType::Custom, .doc = "pop: the protocol of what follows (needed); push: mpls_uc (default) or mpls_mc.", .custom = &kEthProtoType},
-    {.key = "label", .type = FieldType::Uint, .doc = "The label to push (needed) or set.", .max = 0xFFFFF},
-    {.key = "tc", .type = FieldType::Uint, .doc = "The traffic class bits to push or set.", .max = 7},
-    {.key = "ttl", .type = FieldType::Uint, .doc = "The TTL to push (default 255) or set.", .max = 255},
-    {.key = "bos", .type = FieldType::Uint, .doc = "The bottom-of-stack bit to push or set (0 or 1).", .max = 1},
+    {.key = "protocol", .type = FieldType::Custom, .doc = "pop: the protocol of what follows (needed); push: mpls_uc (default) or mpls_mc.", .custom = &kEthProtoType, .attr = TCA_MPLS_PROTO, .wire = Wire::Be16, .map = &kZeroIsAbsent},
+    {.key = "label", .type = FieldType::Uint, .doc = "The label to push (needed) or set.", .max = 0xFFFFF, .attr = TCA_MPLS_LABEL, .wire = Wire::U32},
+    {.key = "tc", .type = FieldType::Uint, .doc = "The traffic class bits to push or set.", .max = 7, .attr = TCA_MPLS_TC, .wire = Wire::U8},
+    {.key = "ttl", .type = FieldType::Uint, .doc = "The TTL to push (default 255) or set.", .max = 255, .attr = TCA_MPLS_TTL, .wire = Wire::U8, .map = &kZeroIsAbsent},
+    {.key = "bos", .type = FieldType::Uint, .doc = "The bottom-of-stack bit to push or set (0 or 1).", .max = 1, .attr = TCA_MPLS_BOS, .wire = Wire::U8},
     {.key = "control", .type = FieldType::Custom, .doc = "Verdict after the action (default pipe; also \"goto chain N\", \"jump N\").", .def = TC_ACT_PIPE, .custom = &kControlType},
 };
 
@@ -51,17 +52,15 @@ void drop_defaults(Options& o) {
   if (pushes(act) && o.num(kTtl) == kDefaultTtl) o.erase(kTtl);
 }
 
+const uint16_t kTcOrder[] = {kLabel, kProtocol, kTc, kTtl, kBos};
+
 void encode(const Options& o, const KindCtx& ctx, MsgWriter& w) {
   tc_mpls p{};
   p.index = ctx.action_index;
   p.action = static_cast<int>(o.num(kControl).value_or(TC_ACT_PIPE));
   p.m_action = static_cast<int>(o.num(kAction).value_or(TCA_MPLS_ACT_POP));
   w.attr(TCA_MPLS_PARMS, &p, sizeof p);
-  if (auto v = o.num(kLabel)) w.attr_u32(TCA_MPLS_LABEL, static_cast<uint32_t>(*v));
-  if (auto v = o.num(kProtocol)) w.attr_be16(TCA_MPLS_PROTO, static_cast<uint16_t>(*v));
-  if (auto v = o.num(kTc)) w.attr_u8(TCA_MPLS_TC, static_cast<uint8_t>(*v));
-  if (auto v = o.num(kTtl)) w.attr_u8(TCA_MPLS_TTL, static_cast<uint8_t>(*v));
-  if (auto v = o.num(kBos)) w.attr_u8(TCA_MPLS_BOS, static_cast<uint8_t>(*v));
+  encode_fields(kFields, o, ctx, w, kTcOrder);
 }
 
 void decode(std::span<const uint8_t> payload, const KindCtx&, Options& o) {
@@ -71,11 +70,7 @@ void decode(std::span<const uint8_t> payload, const KindCtx&, Options& o) {
     o.set(kControl, uint64_t{static_cast<uint32_t>(p.action)});
     o.set(kAction, uint64_t{static_cast<uint32_t>(p.m_action)});
   }
-  if (auto* a = tb.get(TCA_MPLS_LABEL)) o.set(kLabel, uint64_t{a->u32()});
-  if (auto* a = tb.get(TCA_MPLS_PROTO); a && a->be16()) o.set(kProtocol, uint64_t{a->be16()});
-  if (auto* a = tb.get(TCA_MPLS_TC)) o.set(kTc, uint64_t{a->u8()});
-  if (auto* a = tb.get(TCA_MPLS_TTL); a && a->u8()) o.set(kTtl, uint64_t{a->u8()});
-  if (auto* a = tb.get(TCA_MPLS_BOS)) o.set(kBos, uint64_t{a->u8()});
+  decode_fields(kFields, tb, o);
   drop_defaults(o);
   drop_default_control(o, kControl, TC_ACT_PIPE);
 }

@@ -10,6 +10,7 @@
 
 #include "kinds/action/action_control.h"
 #include "kinds/registry.h"
+#include "model/field_wire.h"
 #include "model/kind.h"
 #include "model/tc_words.h"
 
@@ -19,9 +20,9 @@ namespace {
 enum : uint16_t { kRate, kGroup, kTrunc, kControl };
 
 const Field kFields[] = {
-    {.key = "rate", .type = FieldType::Uint, .flags = kRequired, .doc = "Sample 1 in this many packets.", .max = 0xFFFFFFFF},
-    {.key = "group", .type = FieldType::Uint, .flags = kRequired, .doc = "The psample group the samples go to.", .max = 0xFFFFFFFF},
-    {.key = "trunc", .type = FieldType::Uint, .doc = "Cut samples to this many bytes.", .max = 0xFFFFFFFF},
+    {.key = "rate", .type = FieldType::Uint, .flags = kRequired, .doc = "Sample 1 in this many packets.", .max = 0xFFFFFFFF, .attr = TCA_SAMPLE_RATE, .wire = Wire::U32},
+    {.key = "group", .type = FieldType::Uint, .flags = kRequired, .doc = "The psample group the samples go to.", .max = 0xFFFFFFFF, .attr = TCA_SAMPLE_PSAMPLE_GROUP, .wire = Wire::U32},
+    {.key = "trunc", .type = FieldType::Uint, .doc = "Cut samples to this many bytes.", .max = 0xFFFFFFFF, .attr = TCA_SAMPLE_TRUNC_SIZE, .wire = Wire::U32},
     {.key = "control", .type = FieldType::Custom, .doc = "Verdict after the action (default pipe; also \"goto chain N\", \"jump N\").", .def = TC_ACT_PIPE, .custom = &kControlType},
 };
 
@@ -30,17 +31,13 @@ void encode(const Options& o, const KindCtx& ctx, MsgWriter& w) {
   p.index = ctx.action_index;
   p.action = static_cast<int>(o.num(kControl).value_or(TC_ACT_PIPE));
   w.attr(TCA_SAMPLE_PARMS, &p, sizeof p);
-  if (auto v = o.num(kRate)) w.attr_u32(TCA_SAMPLE_RATE, static_cast<uint32_t>(*v));
-  if (auto v = o.num(kGroup)) w.attr_u32(TCA_SAMPLE_PSAMPLE_GROUP, static_cast<uint32_t>(*v));
-  if (auto v = o.num(kTrunc)) w.attr_u32(TCA_SAMPLE_TRUNC_SIZE, static_cast<uint32_t>(*v));
+  encode_fields(kFields, o, ctx, w);
 }
 
 void decode(std::span<const uint8_t> payload, const KindCtx&, Options& o) {
   AttrTable tb(payload, TCA_SAMPLE_MAX);
   if (auto* a = tb.get(TCA_SAMPLE_PARMS)) o.set(kControl, uint64_t{static_cast<uint32_t>(a->as<tc_sample>().action)});
-  if (auto* a = tb.get(TCA_SAMPLE_RATE)) o.set(kRate, uint64_t{a->u32()});
-  if (auto* a = tb.get(TCA_SAMPLE_PSAMPLE_GROUP)) o.set(kGroup, uint64_t{a->u32()});
-  if (auto* a = tb.get(TCA_SAMPLE_TRUNC_SIZE)) o.set(kTrunc, uint64_t{a->u32()});
+  decode_fields(kFields, tb, o);
   drop_default_control(o, kControl, TC_ACT_PIPE);
 }
 

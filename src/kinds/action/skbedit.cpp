@@ -18,6 +18,7 @@
 
 #include "kinds/action/action_control.h"
 #include "kinds/registry.h"
+#include "model/field_wire.h"
 #include "model/kind.h"
 #include "model/tc_words.h"
 
@@ -30,25 +31,25 @@ const EnumName kPtypes[] = {
     {"host", PACKET_HOST}, {"otherhost", PACKET_OTHERHOST}, {"broadcast", PACKET_BROADCAST}, {"multicast", PACKET_MULTICAST}};
 
 const Field kFields[] = {
-    {.key = "mark", .type = FieldType::Uint, .doc = "Set the firewall mark (skb->mark) to this value.", .max = 0xFFFFFFFF},
-    {.key = "mask", .type = FieldType::Uint, .doc = "Set only these bits of the mark (tc's mark V/M; needs mark).", .max = 0xFFFFFFFF},
-    {.key = "priority", .type = FieldType::Handle, .doc = "Set skb->priority, a class id such as 1:10."},
-    {.key = "queue_mapping", .type = FieldType::Uint, .doc = "Send on this transmit queue.", .max = 0xFFFF},
-    {.key = "ptype", .type = FieldType::Enum, .doc = "Set the packet type: host, otherhost, broadcast or multicast.", .names = kPtypes},
+    {.key = "mark", .type = FieldType::Uint, .doc = "Set the firewall mark (skb->mark) to this value.", .max = 0xFFFFFFFF, .attr = TCA_SKBEDIT_MARK, .wire = Wire::U32},
+    {.key = "mask", .type = FieldType::Uint, .doc = "Set only these bits of the mark (tc's mark V/M; needs mark).", .max = 0xFFFFFFFF, .attr = TCA_SKBEDIT_MASK, .wire = Wire::U32},
+    {.key = "priority", .type = FieldType::Handle, .doc = "Set skb->priority, a class id such as 1:10.", .attr = TCA_SKBEDIT_PRIORITY, .wire = Wire::U32},
+    {.key = "queue_mapping", .type = FieldType::Uint, .doc = "Send on this transmit queue.", .max = 0xFFFF, .attr = TCA_SKBEDIT_QUEUE_MAPPING, .wire = Wire::U16},
+    {.key = "ptype", .type = FieldType::Enum, .doc = "Set the packet type: host, otherhost, broadcast or multicast.", .names = kPtypes, .attr = TCA_SKBEDIT_PTYPE, .wire = Wire::U16},
     {.key = "inheritdsfield", .type = FieldType::Bool, .doc = "Set skb->priority from the IP DS field.", .def = 0},
     {.key = "control", .type = FieldType::Custom, .doc = "Verdict after the action (default pipe; also \"goto chain N\", \"jump N\").", .def = TC_ACT_PIPE, .custom = &kControlType},
 };
+
+// tc's order (above), which the declared fields take between the struct
+// and the flags.
+const uint16_t kTcOrder[] = {kQueueMapping, kPriority, kMark, kMask, kPtype};
 
 void encode(const Options& o, const KindCtx& ctx, MsgWriter& w) {
   tc_skbedit p{};
   p.index = ctx.action_index;
   p.action = static_cast<int>(o.num(kControl).value_or(TC_ACT_PIPE));
   w.attr(TCA_SKBEDIT_PARMS, &p, sizeof p);
-  if (auto q = o.num(kQueueMapping)) w.attr_u16(TCA_SKBEDIT_QUEUE_MAPPING, static_cast<uint16_t>(*q));
-  if (auto v = o.num(kPriority)) w.attr_u32(TCA_SKBEDIT_PRIORITY, static_cast<uint32_t>(*v));
-  if (auto v = o.num(kMark)) w.attr_u32(TCA_SKBEDIT_MARK, static_cast<uint32_t>(*v));
-  if (auto v = o.num(kMask)) w.attr_u32(TCA_SKBEDIT_MASK, static_cast<uint32_t>(*v));
-  if (auto v = o.num(kPtype)) w.attr_u16(TCA_SKBEDIT_PTYPE, static_cast<uint16_t>(*v));
+  encode_fields(kFields, o, ctx, w, kTcOrder);
   if (o.num(kInheritDsfield).value_or(0)) w.attr_u64(TCA_SKBEDIT_FLAGS, SKBEDIT_F_INHERITDSFIELD);
 }
 
@@ -57,11 +58,7 @@ void decode(std::span<const uint8_t> payload, const KindCtx&, Options& o) {
   // The default verdict reads as absent, as the file gives it.
   if (auto* a = tb.get(TCA_SKBEDIT_PARMS); a && a->as<tc_skbedit>().action != TC_ACT_PIPE)
     o.set(kControl, uint64_t{static_cast<uint32_t>(a->as<tc_skbedit>().action)});
-  if (auto* a = tb.get(TCA_SKBEDIT_QUEUE_MAPPING)) o.set(kQueueMapping, uint64_t{a->u16()});
-  if (auto* a = tb.get(TCA_SKBEDIT_PRIORITY)) o.set(kPriority, uint64_t{a->u32()});
-  if (auto* a = tb.get(TCA_SKBEDIT_MARK)) o.set(kMark, uint64_t{a->u32()});
-  if (auto* a = tb.get(TCA_SKBEDIT_MASK)) o.set(kMask, uint64_t{a->u32()});
-  if (auto* a = tb.get(TCA_SKBEDIT_PTYPE)) o.set(kPtype, uint64_t{a->u16()});
+  decode_fields(kFields, tb, o);
   if (auto* a = tb.get(TCA_SKBEDIT_FLAGS); a && (a->u64() & SKBEDIT_F_INHERITDSFIELD)) o.set(kInheritDsfield, uint64_t{1});
 }
 

@@ -29,6 +29,7 @@
 #include "kinds/action/action_control.h"
 #include "kinds/net_types.h"
 #include "kinds/registry.h"
+#include "model/field_wire.h"
 #include "model/kind.h"
 #include "model/tc_words.h"
 #include "yaml/yaml_out.h"
@@ -130,10 +131,10 @@ const Field kFields[] = {
     {.key = "action", .type = FieldType::Enum, .flags = kRequired, .doc = "set the tunnel metadata, or unset (release) it.", .names = kActions},
     {.key = "src_ip", .type = FieldType::Custom, .doc = "Outer source address (IPv4 or IPv6; set needs both).", .custom = &kIpAddrType},
     {.key = "dst_ip", .type = FieldType::Custom, .doc = "Outer destination address (IPv4 or IPv6).", .custom = &kIpAddrType},
-    {.key = "id", .type = FieldType::Uint, .doc = "Tunnel key id (VNI).", .max = 0xFFFFFFFF},
-    {.key = "dst_port", .type = FieldType::Uint, .doc = "Outer UDP destination port.", .max = 0xFFFF},
-    {.key = "tos", .type = FieldType::Uint, .doc = "Outer TOS / traffic class.", .max = 0xFF},
-    {.key = "ttl", .type = FieldType::Uint, .doc = "Outer TTL / hop limit.", .max = 0xFF},
+    {.key = "id", .type = FieldType::Uint, .doc = "Tunnel key id (VNI).", .max = 0xFFFFFFFF, .attr = TCA_TUNNEL_KEY_ENC_KEY_ID, .wire = Wire::Be32},
+    {.key = "dst_port", .type = FieldType::Uint, .doc = "Outer UDP destination port.", .max = 0xFFFF, .attr = TCA_TUNNEL_KEY_ENC_DST_PORT, .wire = Wire::Be16, .map = &kZeroIsAbsent},
+    {.key = "tos", .type = FieldType::Uint, .doc = "Outer TOS / traffic class.", .max = 0xFF, .attr = TCA_TUNNEL_KEY_ENC_TOS, .wire = Wire::U8, .map = &kZeroIsAbsent},
+    {.key = "ttl", .type = FieldType::Uint, .doc = "Outer TTL / hop limit.", .max = 0xFF, .attr = TCA_TUNNEL_KEY_ENC_TTL, .wire = Wire::U8, .map = &kZeroIsAbsent},
     {.key = "csum", .type = FieldType::Bool, .doc = "Compute the outer UDP checksum (false: tc's nocsum).", .def = 1},
     {.key = "control", .type = FieldType::Custom, .doc = "Verdict after the action (default pipe; also \"goto chain N\", \"jump N\").", .def = TC_ACT_PIPE, .custom = &kControlType},
     {.key = "geneve_opts", .type = FieldType::Custom, .doc = "Geneve options, as tc's CLASS:TYPE:DATA[,...] in hex.", .custom = &kGeneveOptsType},
@@ -156,10 +157,7 @@ void put_ip(MsgWriter& w, const Words* ip, uint16_t v4, uint16_t v6) {
 void encode(const Options& o, const KindCtx& ctx, MsgWriter& w) {
   put_ip(w, o.words(kSrcIp), TCA_TUNNEL_KEY_ENC_IPV4_SRC, TCA_TUNNEL_KEY_ENC_IPV6_SRC);
   put_ip(w, o.words(kDstIp), TCA_TUNNEL_KEY_ENC_IPV4_DST, TCA_TUNNEL_KEY_ENC_IPV6_DST);
-  if (auto v = o.num(kId)) w.attr_be32(TCA_TUNNEL_KEY_ENC_KEY_ID, static_cast<uint32_t>(*v));
-  if (auto v = o.num(kDstPort)) w.attr_be16(TCA_TUNNEL_KEY_ENC_DST_PORT, static_cast<uint16_t>(*v));
-  if (auto v = o.num(kTos)) w.attr_u8(TCA_TUNNEL_KEY_ENC_TOS, static_cast<uint8_t>(*v));
-  if (auto v = o.num(kTtl)) w.attr_u8(TCA_TUNNEL_KEY_ENC_TTL, static_cast<uint8_t>(*v));
+  encode_fields(kFields, o, ctx, w);  // id, dst_port, tos, ttl
   if (auto* g = o.str(kGeneveOpts)) {
     size_t opts = w.nest_begin(TCA_TUNNEL_KEY_ENC_OPTS);
     for (auto& opt : parse_geneve(*g).value_or(std::vector<GeneveOpt>{})) {
@@ -207,11 +205,8 @@ void decode(std::span<const uint8_t> payload, const KindCtx&, Options& o) {
   };
   ip(TCA_TUNNEL_KEY_ENC_IPV4_SRC, TCA_TUNNEL_KEY_ENC_IPV6_SRC, kSrcIp);
   ip(TCA_TUNNEL_KEY_ENC_IPV4_DST, TCA_TUNNEL_KEY_ENC_IPV6_DST, kDstIp);
-  if (auto* a = tb.get(TCA_TUNNEL_KEY_ENC_KEY_ID)) o.set(kId, uint64_t{a->be32()});
-  if (auto* a = tb.get(TCA_TUNNEL_KEY_ENC_DST_PORT); a && a->be16()) o.set(kDstPort, uint64_t{a->be16()});
+  decode_fields(kFields, tb, o);
   if (auto* a = tb.get(TCA_TUNNEL_KEY_NO_CSUM); a && a->u8()) o.set(kCsum, uint64_t{0});
-  if (auto* a = tb.get(TCA_TUNNEL_KEY_ENC_TOS); a && a->u8()) o.set(kTos, uint64_t{a->u8()});
-  if (auto* a = tb.get(TCA_TUNNEL_KEY_ENC_TTL); a && a->u8()) o.set(kTtl, uint64_t{a->u8()});
   if (auto* a = tb.get(TCA_TUNNEL_KEY_ENC_OPTS)) {
     std::vector<GeneveOpt> geneve;
     AttrIter it(a->data);

@@ -7,6 +7,7 @@
 #include "kinds/registry.h"
 #include "model/kind.h"
 #include "kinds/qdisc/qdisc_values.h"
+#include "model/field_wire.h"
 #include "base/units.h"
 #include "yaml/yaml_reader.h"
 #include "yaml/yaml_out.h"
@@ -60,79 +61,53 @@ const EnumName kFlowModeNames[] = {
 const EnumName kAckNames[] = {{"off", CAKE_ACK_NONE}, {"on", CAKE_ACK_FILTER}, {"aggressive", CAKE_ACK_AGGRESSIVE}};
 
 const Field kFields[] = {
-    {.key = "bandwidth", .type = FieldType::Custom, .doc = "Rate to shape to, or unlimited.", .def = 0, .custom = &kBandwidthType},
-    {.key = "diffserv", .type = FieldType::Enum, .doc = "How DSCP marks map to tins.", .def = CAKE_DIFFSERV_DIFFSERV3, .names = kDiffservNames},
-    {.key = "atm", .type = FieldType::Enum, .doc = "Link layer cell framing for the overhead: noatm, atm (ADSL) or ptm (VDSL2).", .def = CAKE_ATM_NONE, .names = kAtmNames},
-    {.key = "flow_mode", .type = FieldType::Enum, .doc = "Flow isolation: by host, by flow, or both.", .def = CAKE_FLOW_TRIPLE, .names = kFlowModeNames},
+    {.key = "bandwidth", .type = FieldType::Custom, .doc = "Rate to shape to, or unlimited.", .def = 0, .custom = &kBandwidthType, .attr = TCA_CAKE_BASE_RATE64, .wire = Wire::U64},
+    {.key = "diffserv", .type = FieldType::Enum, .doc = "How DSCP marks map to tins.", .def = CAKE_DIFFSERV_DIFFSERV3, .names = kDiffservNames, .attr = TCA_CAKE_DIFFSERV_MODE, .wire = Wire::U32},
+    {.key = "atm", .type = FieldType::Enum, .doc = "Link layer cell framing for the overhead: noatm, atm (ADSL) or ptm (VDSL2).", .def = CAKE_ATM_NONE, .names = kAtmNames, .attr = TCA_CAKE_ATM, .wire = Wire::U32},
+    {.key = "flow_mode", .type = FieldType::Enum, .doc = "Flow isolation: by host, by flow, or both.", .def = CAKE_FLOW_TRIPLE, .names = kFlowModeNames, .attr = TCA_CAKE_FLOW_MODE, .wire = Wire::U32},
     {.key = "overhead", .type = FieldType::Custom, .doc = "Bytes added to each packet for shaping (tc's presets set it); absent: raw, the kernel's packet length.", .custom = &kSignedType},
-    {.key = "mpu", .type = FieldType::Uint, .doc = "Smallest packet size counted for shaping.", .def = 0, .max = 256},
-    {.key = "rtt", .type = FieldType::Time, .doc = "Round trip time the AQM is tuned for (tc's datacentre: 100us ... interplanetary: 1h).", .def = 100000, .max = 0xFFFFFFFF},
-    {.key = "target", .type = FieldType::Time, .flags = kAuto, .doc = "AQM delay target (default: rtt / 20, as tc).", .max = 0xFFFFFFFF},
-    {.key = "autorate_ingress", .type = FieldType::Bool, .doc = "Estimate the bandwidth from arriving traffic.", .def = 0},
-    {.key = "memlimit", .type = FieldType::Size, .doc = "Most memory the queue uses; absent: derived from bandwidth.", .def = 0, .max = 0xFFFFFFFF},
-    {.key = "fwmark", .type = FieldType::Uint, .doc = "Mask over the firewall mark that picks the tin.", .def = 0, .max = 0xFFFFFFFF},
-    {.key = "nat", .type = FieldType::Bool, .doc = "Look up NAT to isolate hosts behind it.", .def = 0},
-    {.key = "wash", .type = FieldType::Bool, .doc = "Clear DSCP marks after tin selection.", .def = 0},
-    {.key = "split_gso", .type = FieldType::Bool, .doc = "Split GSO super-packets into single packets.", .def = 1},
-    {.key = "ingress", .type = FieldType::Bool, .doc = "Count dropped packets against the shaper (cake on an ingress/ifb device).", .def = 0},
-    {.key = "ack_filter", .type = FieldType::Enum, .doc = "Drop redundant TCP ACKs: off, on, aggressive.", .def = CAKE_ACK_NONE, .names = kAckNames},
+    {.key = "mpu", .type = FieldType::Uint, .doc = "Smallest packet size counted for shaping.", .def = 0, .max = 256, .attr = TCA_CAKE_MPU, .wire = Wire::U32},
+    {.key = "rtt", .type = FieldType::Time, .doc = "Round trip time the AQM is tuned for (tc's datacentre: 100us ... interplanetary: 1h).", .def = 100000, .max = 0xFFFFFFFF, .attr = TCA_CAKE_RTT, .wire = Wire::U32},
+    {.key = "target", .type = FieldType::Time, .flags = kAuto, .doc = "AQM delay target (default: rtt / 20, as tc).", .max = 0xFFFFFFFF, .attr = TCA_CAKE_TARGET, .wire = Wire::U32},
+    {.key = "autorate_ingress", .type = FieldType::Bool, .doc = "Estimate the bandwidth from arriving traffic.", .def = 0, .attr = TCA_CAKE_AUTORATE, .wire = Wire::U32},
+    {.key = "memlimit", .type = FieldType::Size, .doc = "Most memory the queue uses; absent: derived from bandwidth.", .def = 0, .max = 0xFFFFFFFF, .attr = TCA_CAKE_MEMORY, .wire = Wire::U32},
+    {.key = "fwmark", .type = FieldType::Uint, .doc = "Mask over the firewall mark that picks the tin.", .def = 0, .max = 0xFFFFFFFF, .attr = TCA_CAKE_FWMARK, .wire = Wire::U32},
+    {.key = "nat", .type = FieldType::Bool, .doc = "Look up NAT to isolate hosts behind it.", .def = 0, .attr = TCA_CAKE_NAT, .wire = Wire::U32},
+    {.key = "wash", .type = FieldType::Bool, .doc = "Clear DSCP marks after tin selection.", .def = 0, .attr = TCA_CAKE_WASH, .wire = Wire::U32},
+    {.key = "split_gso", .type = FieldType::Bool, .doc = "Split GSO super-packets into single packets.", .def = 1, .attr = TCA_CAKE_SPLIT_GSO, .wire = Wire::U32},
+    {.key = "ingress", .type = FieldType::Bool, .doc = "Count dropped packets against the shaper (cake on an ingress/ifb device).", .def = 0, .attr = TCA_CAKE_INGRESS, .wire = Wire::U32},
+    {.key = "ack_filter", .type = FieldType::Enum, .doc = "Drop redundant TCP ACKs: off, on, aggressive.", .def = CAKE_ACK_NONE, .names = kAckNames, .attr = TCA_CAKE_ACK_FILTER, .wire = Wire::U32},
 };
 
 uint64_t target_for(uint64_t rtt) { return rtt / 20 ? rtt / 20 : 1; }
 
+// tc's order, in three runs of declared fields with tc's own steps between.
+const uint16_t kTcFirst[] = {kBandwidth, kDiffserv, kAtm, kFlowMode};
+const uint16_t kTcThen[] = {kMpu, kRtt};
+const uint16_t kTcLast[] = {kMemlimit, kFwmark, kNat, kWash, kSplitGso, kIngress, kAckFilter};
+
 void encode(const Options& o, const KindCtx& ctx, MsgWriter& w) {
-  auto val = [&](int f) { return wire_value(kFields, o, f, ctx); };
-  auto put = [&](int f, uint16_t attr) {
-    if (auto v = val(f)) w.attr_u32(attr, static_cast<uint32_t>(*v));
-  };
-  // tc's order; tc says autorate 0 whenever it names a bandwidth.
-  if (auto b = val(kBandwidth)) w.attr_u64(TCA_CAKE_BASE_RATE64, *b);
-  put(kDiffserv, TCA_CAKE_DIFFSERV_MODE);
-  put(kAtm, TCA_CAKE_ATM);
-  put(kFlowMode, TCA_CAKE_FLOW_MODE);
+  encode_fields(kFields, o, ctx, w, kTcFirst);
   if (auto ov = o.num(kOverhead)) w.attr_u32(TCA_CAKE_OVERHEAD, static_cast<uint32_t>(*ov));
   else if (ctx.change) w.attr_u32(TCA_CAKE_RAW, 0);  // back to raw: clears the kernel's overhead flag
-  put(kMpu, TCA_CAKE_MPU);
-  // As tc: naming an rtt also sets the target to rtt / 20.
-  auto rtt = val(kRtt);
-  put(kRtt, TCA_CAKE_RTT);
+  encode_fields(kFields, o, ctx, w, kTcThen);
+  // As tc: naming an rtt also sets the target to rtt / 20; tc says
+  // autorate 0 whenever it names a bandwidth.
+  auto rtt = field_sent_value(kFields[kRtt], o, kRtt, ctx);
   if (auto t = o.num(kTarget)) w.attr_u32(TCA_CAKE_TARGET, static_cast<uint32_t>(*t));
   else if (rtt) w.attr_u32(TCA_CAKE_TARGET, static_cast<uint32_t>(target_for(*rtt)));
-  if (auto a = val(kAutorate)) w.attr_u32(TCA_CAKE_AUTORATE, static_cast<uint32_t>(*a));
+  if (auto a = field_sent_value(kFields[kAutorate], o, kAutorate, ctx)) w.attr_u32(TCA_CAKE_AUTORATE, static_cast<uint32_t>(*a));
   else if (o.has(kBandwidth)) w.attr_u32(TCA_CAKE_AUTORATE, 0);
-  put(kMemlimit, TCA_CAKE_MEMORY);
-  put(kFwmark, TCA_CAKE_FWMARK);
-  put(kNat, TCA_CAKE_NAT);
-  put(kWash, TCA_CAKE_WASH);
-  put(kSplitGso, TCA_CAKE_SPLIT_GSO);
-  put(kIngress, TCA_CAKE_INGRESS);
-  put(kAckFilter, TCA_CAKE_ACK_FILTER);
+  encode_fields(kFields, o, ctx, w, kTcLast);
 }
 
 void decode(std::span<const uint8_t> p, const KindCtx&, Options& o) {
   AttrTable tb(p, TCA_CAKE_MAX);
-  auto u32 = [&](int f, uint16_t attr) {
-    if (auto* a = tb.get(attr)) o.set(f, uint64_t{a->u32()});
-  };
-  if (auto* a = tb.get(TCA_CAKE_BASE_RATE64)) o.set(kBandwidth, a->u64());
-  u32(kDiffserv, TCA_CAKE_DIFFSERV_MODE);
-  u32(kAtm, TCA_CAKE_ATM);
-  u32(kFlowMode, TCA_CAKE_FLOW_MODE);
+  decode_fields(kFields, tb, o);
   // The kernel reports TCA_CAKE_RAW (a flag) when no overhead is set, and
   // TCA_CAKE_OVERHEAD (0) beside it: read, and meaning nothing then.
   auto* overhead = tb.get(TCA_CAKE_OVERHEAD);
   if (!tb.get(TCA_CAKE_RAW) && overhead) o.set(kOverhead, uint64_t{overhead->u32()});
-  u32(kMpu, TCA_CAKE_MPU);
-  u32(kRtt, TCA_CAKE_RTT);
-  u32(kTarget, TCA_CAKE_TARGET);
-  u32(kAutorate, TCA_CAKE_AUTORATE);
-  u32(kMemlimit, TCA_CAKE_MEMORY);
-  u32(kFwmark, TCA_CAKE_FWMARK);
-  u32(kNat, TCA_CAKE_NAT);
-  u32(kWash, TCA_CAKE_WASH);
-  u32(kSplitGso, TCA_CAKE_SPLIT_GSO);
-  u32(kIngress, TCA_CAKE_INGRESS);
-  u32(kAckFilter, TCA_CAKE_ACK_FILTER);
 }
 
 void normalize(Options& o, const KindCtx&, Diagnostics& d, SourceLoc) {

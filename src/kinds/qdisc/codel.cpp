@@ -1,14 +1,15 @@
 // codel: the Controlled-Delay AQM on a single queue (tc-codel(8)).
 //
 // sch_codel has ->change, and a change keeps what it does not name: an
-// absent field is sent as its default then (wire_value), ce_threshold as
-// CoDel's "off" value. The kernel reports every option, ce_threshold only
-// when set; times come back in CoDel's units (codel_time.h).
+// absent field is sent as its default then (Field::def), ce_threshold as
+// CoDel's "off" value (Field::change_absent). The kernel reports every
+// option, ce_threshold only when set; times come back in CoDel's units
+// (codel_time.h).
 #include <linux/pkt_sched.h>
 
 #include "kinds/registry.h"
 #include "kinds/qdisc/codel_time.h"
-#include "kinds/qdisc/qdisc_values.h"
+#include "model/field_wire.h"
 #include "model/kind.h"
 #include "model/tc_words.h"
 
@@ -18,37 +19,19 @@ namespace {
 enum { kLimit, kTarget, kInterval, kEcn, kCeThreshold };
 
 const Field kFields[] = {
-    {.key = "limit", .type = FieldType::Uint, .doc = "Most packets the queue holds.", .def = 1000, .max = 0xFFFFFFFF},
-    {.key = "target", .type = FieldType::Time, .doc = "Acceptable standing queue delay (kept in units of 1.024 us).", .def = 5000, .max = 0xFFFFFFFF},
-    {.key = "interval", .type = FieldType::Time, .doc = "Width of the moving window over which the delay is judged (kept in units of 1.024 us).", .def = 100000, .max = 0xFFFFFFFF},
-    {.key = "ecn", .type = FieldType::Bool, .doc = "Mark ECN-capable packets instead of dropping them.", .def = 0},
-    {.key = "ce_threshold", .type = FieldType::Time, .doc = "Queue delay above which packets are CE-marked (DCTCP style); absent: off.", .max = 0xFFFFFFFF},
+    {.key = "limit", .type = FieldType::Uint, .doc = "Most packets the queue holds.", .def = 1000, .max = 0xFFFFFFFF, .attr = TCA_CODEL_LIMIT, .wire = Wire::U32},
+    {.key = "target", .type = FieldType::Time, .doc = "Acceptable standing queue delay (kept in units of 1.024 us).", .def = 5000, .max = 0xFFFFFFFF, .attr = TCA_CODEL_TARGET, .wire = Wire::U32, .map = &kCodelTime},
+    {.key = "interval", .type = FieldType::Time, .doc = "Width of the moving window over which the delay is judged (kept in units of 1.024 us).", .def = 100000, .max = 0xFFFFFFFF, .attr = TCA_CODEL_INTERVAL, .wire = Wire::U32, .map = &kCodelTime},
+    {.key = "ecn", .type = FieldType::Bool, .doc = "Mark ECN-capable packets instead of dropping them.", .def = 0, .attr = TCA_CODEL_ECN, .wire = Wire::U32, .map = &kNonZeroIsTrue},
+    {.key = "ce_threshold", .type = FieldType::Time, .doc = "Queue delay above which packets are CE-marked (DCTCP style); absent: off.", .max = 0xFFFFFFFF,
+     .attr = TCA_CODEL_CE_THRESHOLD, .wire = Wire::U32, .map = &kCodelTime, .change_absent = kCodelCeOffUs},
 };
 
-void encode(const Options& o, const KindCtx& ctx, MsgWriter& w) {
-  auto put = [&](int f, uint16_t attr) {
-    if (auto v = wire_value(kFields, o, f, ctx)) w.attr_u32(attr, static_cast<uint32_t>(*v));
-  };
-  // tc's order.
-  put(kLimit, TCA_CODEL_LIMIT);
-  put(kInterval, TCA_CODEL_INTERVAL);
-  put(kTarget, TCA_CODEL_TARGET);
-  put(kEcn, TCA_CODEL_ECN);
-  if (auto ce = o.num(kCeThreshold)) w.attr_u32(TCA_CODEL_CE_THRESHOLD, static_cast<uint32_t>(*ce));
-  else if (ctx.change) w.attr_u32(TCA_CODEL_CE_THRESHOLD, kCodelCeOffUs);
-}
+// tc's order. A change sends the defaults of absent fields (codel_change
+// keeps what it is not given), ce_threshold as CoDel's "off".
+const uint16_t kTcOrder[] = {kLimit, kInterval, kTarget, kEcn, kCeThreshold};
 
-void decode(std::span<const uint8_t> p, const KindCtx&, Options& o) {
-  AttrTable tb(p, TCA_CODEL_MAX);
-  auto time = [&](int f, uint16_t attr) {
-    if (auto* a = tb.get(attr)) o.set(f, codel_dumped_us(a->u32()));
-  };
-  if (auto* a = tb.get(TCA_CODEL_LIMIT)) o.set(kLimit, uint64_t{a->u32()});
-  time(kTarget, TCA_CODEL_TARGET);
-  time(kInterval, TCA_CODEL_INTERVAL);
-  if (auto* a = tb.get(TCA_CODEL_ECN)) o.set(kEcn, uint64_t{a->u32() != 0});
-  time(kCeThreshold, TCA_CODEL_CE_THRESHOLD);
-}
+void encode(const Options& o, const KindCtx& ctx, MsgWriter& w) { encode_fields(kFields, o, ctx, w, kTcOrder); }
 
 void normalize(Options& o, const KindCtx&, Diagnostics&, SourceLoc) {
   for (int f : {kTarget, kInterval, kCeThreshold})
@@ -74,7 +57,7 @@ const KindOps kQdiscCodel{
     .doc = "CoDel (Controlled Delay) active queue management on one queue.",
     .fields = kFields,
     .encode = encode,
-    .decode = decode,
+    .decode = decode_declared<kFields>,
     .normalize = normalize,
     .tc_words = &kTcWords,
 };

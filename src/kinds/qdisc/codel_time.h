@@ -5,6 +5,9 @@
 // a unit, so what dump prints goes back in as the same unit.
 #pragma once
 #include <cstdint>
+#include <optional>
+
+#include "model/kind.h"
 
 namespace tcsync {
 
@@ -16,5 +19,10 @@ inline uint64_t codel_dumped_us(uint64_t dumped) { return codel_canon_us((dumped
 // into units as (us * 1000) >> 10 into a u32, and this many us land exactly
 // on CODEL_DISABLED_THRESHOLD (INT_MAX units).
 constexpr uint32_t kCodelCeOffUs = 2199023255u;
+
+// A time field in CoDel's units (Field::map): sent as the us it holds,
+// read as the smallest us of the unit the kernel reports.
+inline std::optional<uint64_t> codel_read_us(uint64_t dumped) { return codel_dumped_us(dumped); }
+inline constexpr WireMap kCodelTime{.from_wire = codel_read_us};
 
 }  // namespace tcsync

@@ -10,7 +10,7 @@
 
 #include "kinds/registry.h"
 #include "kinds/qdisc/pie_time.h"
-#include "kinds/qdisc/qdisc_values.h"
+#include "model/field_wire.h"
 #include "model/kind.h"
 #include "model/tc_words.h"
 
@@ -22,58 +22,23 @@ enum { kLimit, kFlows, kTarget, kTupdate, kAlpha, kBeta, kQuantum, kMemoryLimit,
 // fq_pie_init: limit 10240, flows 1024, ecn_prob 10, memory_limit 32 MB,
 // quantum the device's MTU plus header; the PIE defaults (pie.cpp).
 const Field kFields[] = {
-    {.key = "limit", .type = FieldType::Uint, .doc = "Most packets the queue holds.", .def = 10240, .max = 0xFFFFFFFF},
-    {.key = "flows", .type = FieldType::Uint, .flags = kRecreate, .doc = "Number of flow queues (1 to 65536); set when created only.", .def = 1024, .max = 65536},
-    {.key = "target", .type = FieldType::Time, .doc = "Target queue delay (kept in 64 ns ticks and reported in whole us, rounded down).", .def = 15000, .max = 0xFFFFFFFF},
-    {.key = "tupdate", .type = FieldType::Time, .flags = kAuto, .doc = "How often the drop probabilities are recomputed (default 15ms; the kernel keeps jiffies and reports whole ticks: give a multiple of its tick).", .max = 0xFFFFFFFF},
-    {.key = "alpha", .type = FieldType::Uint, .doc = "Weight of the delay's distance from target in the probability update (tc takes 0 to 32).", .def = 2, .max = 0xFFFFFFFF},
-    {.key = "beta", .type = FieldType::Uint, .doc = "Weight of the delay's trend in the probability update (tc takes 0 to 32).", .def = 20, .max = 0xFFFFFFFF},
-    {.key = "quantum", .type = FieldType::Size, .flags = kAuto, .doc = "Bytes a flow may send per round (default: the device's MTU plus header; at least 256).", .max = 0xFFFFFFFF},
-    {.key = "memory_limit", .type = FieldType::Size, .doc = "Most bytes of memory the queues use.", .def = 32u << 20, .max = 0xFFFFFFFF},
-    {.key = "ecn_prob", .type = FieldType::Uint, .doc = "Drop probability in percent below which ECN-capable packets are marked (tc takes 0 to 99).", .def = 10, .max = 0xFFFFFFFF},
-    {.key = "ecn", .type = FieldType::Bool, .doc = "Mark ECN-capable packets instead of dropping them.", .def = 0},
-    {.key = "bytemode", .type = FieldType::Bool, .doc = "Scale the drop probability by packet size.", .def = 0},
-    {.key = "dq_rate_estimator", .type = FieldType::Bool, .doc = "Estimate the queue delay from the dequeue rate instead of timestamps.", .def = 0},
+    {.key = "limit", .type = FieldType::Uint, .doc = "Most packets the queue holds.", .def = 10240, .max = 0xFFFFFFFF, .attr = TCA_FQ_PIE_LIMIT, .wire = Wire::U32},
+    {.key = "flows", .type = FieldType::Uint, .flags = kRecreate, .doc = "Number of flow queues (1 to 65536); set when created only.", .def = 1024, .max = 65536, .attr = TCA_FQ_PIE_FLOWS, .wire = Wire::U32},
+    {.key = "target", .type = FieldType::Time, .doc = "Target queue delay (kept in 64 ns ticks and reported in whole us, rounded down).", .def = 15000, .max = 0xFFFFFFFF, .attr = TCA_FQ_PIE_TARGET, .wire = Wire::U32, .map = &kPieTarget},
+    {.key = "tupdate", .type = FieldType::Time, .flags = kAuto, .doc = "How often the drop probabilities are recomputed (default 15ms; the kernel keeps jiffies and reports whole ticks: give a multiple of its tick).", .max = 0xFFFFFFFF, .attr = TCA_FQ_PIE_TUPDATE, .wire = Wire::U32, .change_absent = 15000},
+    {.key = "alpha", .type = FieldType::Uint, .doc = "Weight of the delay's distance from target in the probability update (tc takes 0 to 32).", .def = 2, .max = 0xFFFFFFFF, .attr = TCA_FQ_PIE_ALPHA, .wire = Wire::U32},
+    {.key = "beta", .type = FieldType::Uint, .doc = "Weight of the delay's trend in the probability update (tc takes 0 to 32).", .def = 20, .max = 0xFFFFFFFF, .attr = TCA_FQ_PIE_BETA, .wire = Wire::U32},
+    {.key = "quantum", .type = FieldType::Size, .flags = kAuto, .doc = "Bytes a flow may send per round (default: the device's MTU plus header; at least 256).", .max = 0xFFFFFFFF, .attr = TCA_FQ_PIE_QUANTUM, .wire = Wire::U32},
+    {.key = "memory_limit", .type = FieldType::Size, .doc = "Most bytes of memory the queues use.", .def = 32u << 20, .max = 0xFFFFFFFF, .attr = TCA_FQ_PIE_MEMORY_LIMIT, .wire = Wire::U32},
+    {.key = "ecn_prob", .type = FieldType::Uint, .doc = "Drop probability in percent below which ECN-capable packets are marked (tc takes 0 to 99).", .def = 10, .max = 0xFFFFFFFF, .attr = TCA_FQ_PIE_ECN_PROB, .wire = Wire::U32},
+    {.key = "ecn", .type = FieldType::Bool, .doc = "Mark ECN-capable packets instead of dropping them.", .def = 0, .attr = TCA_FQ_PIE_ECN, .wire = Wire::U32},
+    {.key = "bytemode", .type = FieldType::Bool, .doc = "Scale the drop probability by packet size.", .def = 0, .attr = TCA_FQ_PIE_BYTEMODE, .wire = Wire::U32},
+    {.key = "dq_rate_estimator", .type = FieldType::Bool, .doc = "Estimate the queue delay from the dequeue rate instead of timestamps.", .def = 0, .attr = TCA_FQ_PIE_DQ_RATE_ESTIMATOR, .wire = Wire::U32},
 };
 
-void encode(const Options& o, const KindCtx& ctx, MsgWriter& w) {
-  auto put = [&](int f, uint16_t attr) {
-    if (auto v = wire_value(kFields, o, f, ctx)) w.attr_u32(attr, static_cast<uint32_t>(*v));
-  };
-  // tc's order.
-  put(kLimit, TCA_FQ_PIE_LIMIT);
-  if (!ctx.change) put(kFlows, TCA_FQ_PIE_FLOWS);
-  put(kTarget, TCA_FQ_PIE_TARGET);
-  if (auto v = o.num(kTupdate)) w.attr_u32(TCA_FQ_PIE_TUPDATE, static_cast<uint32_t>(*v));
-  else if (ctx.change) w.attr_u32(TCA_FQ_PIE_TUPDATE, 15000);
-  put(kAlpha, TCA_FQ_PIE_ALPHA);
-  put(kBeta, TCA_FQ_PIE_BETA);
-  put(kQuantum, TCA_FQ_PIE_QUANTUM);
-  put(kMemoryLimit, TCA_FQ_PIE_MEMORY_LIMIT);
-  put(kEcnProb, TCA_FQ_PIE_ECN_PROB);
-  put(kEcn, TCA_FQ_PIE_ECN);
-  put(kBytemode, TCA_FQ_PIE_BYTEMODE);
-  put(kDqRateEstimator, TCA_FQ_PIE_DQ_RATE_ESTIMATOR);
-}
-
-void decode(std::span<const uint8_t> p, const KindCtx&, Options& o) {
-  AttrTable tb(p, TCA_FQ_PIE_MAX);
-  auto u32 = [&](int f, uint16_t attr) {
-    if (auto* a = tb.get(attr)) o.set(f, uint64_t{a->u32()});
-  };
-  u32(kLimit, TCA_FQ_PIE_LIMIT);
-  u32(kFlows, TCA_FQ_PIE_FLOWS);
-  if (auto* a = tb.get(TCA_FQ_PIE_TARGET)) o.set(kTarget, pie_canon_us(a->u32()));
-  u32(kTupdate, TCA_FQ_PIE_TUPDATE);
-  u32(kAlpha, TCA_FQ_PIE_ALPHA);
-  u32(kBeta, TCA_FQ_PIE_BETA);
-  u32(kQuantum, TCA_FQ_PIE_QUANTUM);
-  u32(kMemoryLimit, TCA_FQ_PIE_MEMORY_LIMIT);
-  u32(kEcnProb, TCA_FQ_PIE_ECN_PROB);
-  u32(kEcn, TCA_FQ_PIE_ECN);
-  u32(kBytemode, TCA_FQ_PIE_BYTEMODE);
-  u32(kDqRateEstimator, TCA_FQ_PIE_DQ_RATE_ESTIMATOR);
-}
+// tc's order is the table's; flows, a kRecreate field, is left out of a
+// change, and tupdate's kernel default is sent for it when absent
+// (Field::change_absent: it is kAuto, so it has no def).
 
 void normalize(Options& o, const KindCtx&, Diagnostics& d, SourceLoc) {
   if (auto* opt = o.opt(kTarget)) o.set(kTarget, pie_canon_us(pie_dumped_us(std::get<uint64_t>(opt->value))), opt->loc);
@@ -101,8 +66,8 @@ const KindOps kQdiscFqPie{
     .obj = ObjType::Qdisc,
     .doc = "Flow queueing with PIE active queue management on each flow.",
     .fields = kFields,
-    .encode = encode,
-    .decode = decode,
+    .encode = encode_declared<kFields>,
+    .decode = decode_declared<kFields>,
     .normalize = normalize,
     .options_nested = true,
     .tc_words = &kTcWords,

@@ -9,7 +9,7 @@
 #include <algorithm>
 
 #include "kinds/registry.h"
-#include "kinds/qdisc/qdisc_values.h"
+#include "model/field_wire.h"
 #include "model/kind.h"
 #include "model/tc_words.h"
 
@@ -18,31 +18,16 @@ namespace {
 
 enum { kLimit, kQuantum, kHhLimit, kResetTimeout, kAdmitBytes, kEvictTimeout, kNonHhWeight };
 
-// hhf_init's defaults.
+// hhf_init's defaults; tc sends them in the attributes' order, the table's.
 const Field kFields[] = {
-    {.key = "limit", .type = FieldType::Uint, .doc = "Most packets the queue holds.", .def = 1000, .max = 0xFFFFFFFF},
-    {.key = "quantum", .type = FieldType::Uint, .flags = kAuto, .doc = "Bytes a queue may send per round (default: the device's MTU plus header; at least 256).", .max = 0xFFFFFFFF},
-    {.key = "hh_limit", .type = FieldType::Uint, .doc = "Most heavy-hitter flows tracked at once.", .def = 2048, .max = 0xFFFFFFFF},
-    {.key = "reset_timeout", .type = FieldType::Time, .doc = "Period after which the heavy-hitter filter is reset (the kernel keeps jiffies: give a multiple of its tick).", .def = 40000, .max = 0xFFFFFFFF},
-    {.key = "admit_bytes", .type = FieldType::Uint, .doc = "Bytes a flow sends in a period before it counts as a heavy hitter.", .def = 131072, .max = 0xFFFFFFFF},
-    {.key = "evict_timeout", .type = FieldType::Time, .doc = "Idle time after which a heavy hitter is no longer one (the kernel keeps jiffies).", .def = 1000000, .max = 0xFFFFFFFF},
-    {.key = "non_hh_weight", .type = FieldType::Uint, .doc = "How many times the quantum the other flows get against heavy hitters.", .def = 2, .max = 0xFFFFFFFF},
+    {.key = "limit", .type = FieldType::Uint, .doc = "Most packets the queue holds.", .def = 1000, .max = 0xFFFFFFFF, .attr = TCA_HHF_BACKLOG_LIMIT, .wire = Wire::U32},
+    {.key = "quantum", .type = FieldType::Uint, .flags = kAuto, .doc = "Bytes a queue may send per round (default: the device's MTU plus header; at least 256).", .max = 0xFFFFFFFF, .attr = TCA_HHF_QUANTUM, .wire = Wire::U32},
+    {.key = "hh_limit", .type = FieldType::Uint, .doc = "Most heavy-hitter flows tracked at once.", .def = 2048, .max = 0xFFFFFFFF, .attr = TCA_HHF_HH_FLOWS_LIMIT, .wire = Wire::U32},
+    {.key = "reset_timeout", .type = FieldType::Time, .doc = "Period after which the heavy-hitter filter is reset (the kernel keeps jiffies: give a multiple of its tick).", .def = 40000, .max = 0xFFFFFFFF, .attr = TCA_HHF_RESET_TIMEOUT, .wire = Wire::U32},
+    {.key = "admit_bytes", .type = FieldType::Uint, .doc = "Bytes a flow sends in a period before it counts as a heavy hitter.", .def = 131072, .max = 0xFFFFFFFF, .attr = TCA_HHF_ADMIT_BYTES, .wire = Wire::U32},
+    {.key = "evict_timeout", .type = FieldType::Time, .doc = "Idle time after which a heavy hitter is no longer one (the kernel keeps jiffies).", .def = 1000000, .max = 0xFFFFFFFF, .attr = TCA_HHF_EVICT_TIMEOUT, .wire = Wire::U32},
+    {.key = "non_hh_weight", .type = FieldType::Uint, .doc = "How many times the quantum the other flows get against heavy hitters.", .def = 2, .max = 0xFFFFFFFF, .attr = TCA_HHF_NON_HH_WEIGHT, .wire = Wire::U32},
 };
-
-const uint16_t kAttr[] = {TCA_HHF_BACKLOG_LIMIT, TCA_HHF_QUANTUM,       TCA_HHF_HH_FLOWS_LIMIT, TCA_HHF_RESET_TIMEOUT,
-                          TCA_HHF_ADMIT_BYTES,   TCA_HHF_EVICT_TIMEOUT, TCA_HHF_NON_HH_WEIGHT};
-
-void encode(const Options& o, const KindCtx& ctx, MsgWriter& w) {
-  // tc's order is the attributes' order.
-  for (int f = kLimit; f <= kNonHhWeight; ++f)
-    if (auto v = wire_value(kFields, o, f, ctx)) w.attr_u32(kAttr[f], static_cast<uint32_t>(*v));
-}
-
-void decode(std::span<const uint8_t> p, const KindCtx&, Options& o) {
-  AttrTable tb(p, TCA_HHF_MAX);
-  for (int f = kLimit; f <= kNonHhWeight; ++f)
-    if (auto* a = tb.get(kAttr[f])) o.set(static_cast<uint16_t>(f), uint64_t{a->u32()});
-}
 
 void normalize(Options& o, const KindCtx&, Diagnostics& d, SourceLoc loc) {
   // hhf_change: quantum = max(256, value), and refuses a non-heavy-hitter
@@ -65,8 +50,8 @@ const KindOps kQdiscHhf{
     .obj = ObjType::Qdisc,
     .doc = "Heavy-Hitter Filter: heavy flows get a queue of their own, weighted against the others.",
     .fields = kFields,
-    .encode = encode,
-    .decode = decode,
+    .encode = encode_declared<kFields>,
+    .decode = decode_declared<kFields>,
     .normalize = normalize,
     .tc_words = &kTcWords,
 };

@@ -7,7 +7,7 @@
 
 #include "kinds/registry.h"
 #include "kinds/qdisc/pie_time.h"
-#include "kinds/qdisc/qdisc_values.h"
+#include "model/field_wire.h"
 #include "model/kind.h"
 #include "model/tc_words.h"
 
@@ -18,48 +18,23 @@ enum { kLimit, kTarget, kTupdate, kAlpha, kBeta, kEcn, kBytemode, kDqRateEstimat
 
 // pie_params_init: limit 1000, target 15 ms, tupdate 15 ms, alpha 2, beta 20.
 const Field kFields[] = {
-    {.key = "limit", .type = FieldType::Uint, .doc = "Most packets the queue holds.", .def = 1000, .max = 0xFFFFFFFF},
-    {.key = "target", .type = FieldType::Time, .doc = "Target queue delay (kept in 64 ns ticks and reported in whole us, rounded down).", .def = 15000, .max = 0xFFFFFFFF},
+    {.key = "limit", .type = FieldType::Uint, .doc = "Most packets the queue holds.", .def = 1000, .max = 0xFFFFFFFF, .attr = TCA_PIE_LIMIT, .wire = Wire::U32},
+    {.key = "target", .type = FieldType::Time, .doc = "Target queue delay (kept in 64 ns ticks and reported in whole us, rounded down).", .def = 15000, .max = 0xFFFFFFFF, .attr = TCA_PIE_TARGET, .wire = Wire::U32, .map = &kPieTarget},
     // usecs_to_jiffies rounds up; the kernel reports whole ticks (16ms for
     // the default 15ms at HZ=250): only a value given is compared.
-    {.key = "tupdate", .type = FieldType::Time, .flags = kAuto, .doc = "How often the drop probability is recomputed (default 15ms; the kernel keeps jiffies and reports whole ticks: give a multiple of its tick).", .max = 0xFFFFFFFF},
-    {.key = "alpha", .type = FieldType::Uint, .doc = "Weight of the delay's distance from target in the probability update (tc takes 0 to 32).", .def = 2, .max = 0xFFFFFFFF},
-    {.key = "beta", .type = FieldType::Uint, .doc = "Weight of the delay's trend in the probability update (tc takes 0 to 32).", .def = 20, .max = 0xFFFFFFFF},
-    {.key = "ecn", .type = FieldType::Bool, .doc = "Mark ECN-capable packets instead of dropping them (below a 10% drop probability).", .def = 0},
-    {.key = "bytemode", .type = FieldType::Bool, .doc = "Scale the drop probability by packet size.", .def = 0},
-    {.key = "dq_rate_estimator", .type = FieldType::Bool, .doc = "Estimate the queue delay from the dequeue rate instead of timestamps.", .def = 0},
+    {.key = "tupdate", .type = FieldType::Time, .flags = kAuto, .doc = "How often the drop probability is recomputed (default 15ms; the kernel keeps jiffies and reports whole ticks: give a multiple of its tick).", .max = 0xFFFFFFFF, .attr = TCA_PIE_TUPDATE, .wire = Wire::U32, .change_absent = 15000},
+    {.key = "alpha", .type = FieldType::Uint, .doc = "Weight of the delay's distance from target in the probability update (tc takes 0 to 32).", .def = 2, .max = 0xFFFFFFFF, .attr = TCA_PIE_ALPHA, .wire = Wire::U32},
+    {.key = "beta", .type = FieldType::Uint, .doc = "Weight of the delay's trend in the probability update (tc takes 0 to 32).", .def = 20, .max = 0xFFFFFFFF, .attr = TCA_PIE_BETA, .wire = Wire::U32},
+    {.key = "ecn", .type = FieldType::Bool, .doc = "Mark ECN-capable packets instead of dropping them (below a 10% drop probability).", .def = 0, .attr = TCA_PIE_ECN, .wire = Wire::U32},
+    {.key = "bytemode", .type = FieldType::Bool, .doc = "Scale the drop probability by packet size.", .def = 0, .attr = TCA_PIE_BYTEMODE, .wire = Wire::U32},
+    {.key = "dq_rate_estimator", .type = FieldType::Bool, .doc = "Estimate the queue delay from the dequeue rate instead of timestamps.", .def = 0, .attr = TCA_PIE_DQ_RATE_ESTIMATOR, .wire = Wire::U32},
 };
 
-void encode(const Options& o, const KindCtx& ctx, MsgWriter& w) {
-  auto put = [&](int f, uint16_t attr) {
-    if (auto v = wire_value(kFields, o, f, ctx)) w.attr_u32(attr, static_cast<uint32_t>(*v));
-  };
-  // tc's order.
-  put(kLimit, TCA_PIE_LIMIT);
-  if (auto v = o.num(kTupdate)) w.attr_u32(TCA_PIE_TUPDATE, static_cast<uint32_t>(*v));
-  else if (ctx.change) w.attr_u32(TCA_PIE_TUPDATE, 15000);
-  put(kTarget, TCA_PIE_TARGET);
-  put(kAlpha, TCA_PIE_ALPHA);
-  put(kBeta, TCA_PIE_BETA);
-  put(kEcn, TCA_PIE_ECN);
-  put(kBytemode, TCA_PIE_BYTEMODE);
-  put(kDqRateEstimator, TCA_PIE_DQ_RATE_ESTIMATOR);
-}
+// tc's order. A change sends tupdate's kernel default when it is absent
+// (Field::change_absent): it is kAuto, so it has no def.
+const uint16_t kTcOrder[] = {kLimit, kTupdate, kTarget, kAlpha, kBeta, kEcn, kBytemode, kDqRateEstimator};
 
-void decode(std::span<const uint8_t> p, const KindCtx&, Options& o) {
-  AttrTable tb(p, TCA_PIE_MAX);
-  auto u32 = [&](int f, uint16_t attr) {
-    if (auto* a = tb.get(attr)) o.set(f, uint64_t{a->u32()});
-  };
-  u32(kLimit, TCA_PIE_LIMIT);
-  if (auto* a = tb.get(TCA_PIE_TARGET)) o.set(kTarget, pie_canon_us(a->u32()));
-  u32(kTupdate, TCA_PIE_TUPDATE);
-  u32(kAlpha, TCA_PIE_ALPHA);
-  u32(kBeta, TCA_PIE_BETA);
-  u32(kEcn, TCA_PIE_ECN);
-  u32(kBytemode, TCA_PIE_BYTEMODE);
-  u32(kDqRateEstimator, TCA_PIE_DQ_RATE_ESTIMATOR);
-}
+void encode(const Options& o, const KindCtx& ctx, MsgWriter& w) { encode_fields(kFields, o, ctx, w, kTcOrder); }
 
 void normalize(Options& o, const KindCtx&, Diagnostics&, SourceLoc) {
   if (auto* opt = o.opt(kTarget)) o.set(kTarget, pie_canon_us(pie_dumped_us(std::get<uint64_t>(opt->value))), opt->loc);
@@ -86,7 +61,7 @@ const KindOps kQdiscPie{
     .doc = "PIE (Proportional Integral controller-Enhanced) active queue management.",
     .fields = kFields,
     .encode = encode,
-    .decode = decode,
+    .decode = decode_declared<kFields>,
     .normalize = normalize,
     .tc_words = &kTcWords,
 };

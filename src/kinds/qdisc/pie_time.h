@@ -8,6 +8,9 @@
 #pragma once
 #include <cstdint>
 #include <initializer_list>
+#include <optional>
+
+#include "model/kind.h"
 
 namespace tcsync {
 
@@ -23,5 +26,10 @@ inline uint64_t pie_canon_us(uint64_t dumped) {
     if (pie_dumped_us(us) == dumped) return us;
   return dumped;
 }
+
+// The target field (Field::map): sent as the us it holds, read as the
+// smallest us the kernel dumps as it reports.
+inline std::optional<uint64_t> pie_read_us(uint64_t dumped) { return pie_canon_us(dumped); }
+inline constexpr WireMap kPieTarget{.from_wire = pie_read_us};
 
 }  // namespace tcsync

@@ -141,12 +141,6 @@ const CustomType kSignedType{
     .json_schema = R"({"description": "A whole number, may be negative.", "anyOf": [{"type": "integer", "minimum": -2147483648, "maximum": 2147483647}, {"type": "string", "pattern": "^-?[0-9]+$"}]})",
 };
 
-std::optional<uint64_t> wire_value(std::span<const Field> fields, const Options& o, int f, const KindCtx& ctx) {
-  if (auto v = o.num(static_cast<uint16_t>(f))) return v;
-  if (ctx.change && fields[f].def) return fields[f].def;
-  return std::nullopt;
-}
-
 void normalize_default_class(Options& o, int f, const KindCtx& ctx, Diagnostics& d) {
   auto* opt = o.opt(static_cast<uint16_t>(f));
   if (!opt) return;

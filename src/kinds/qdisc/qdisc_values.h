@@ -1,6 +1,6 @@
 // Value types and helpers shared by the qdiscs (netem, sfq, cake, fq_codel,
 // fq; htb and hfsc's default class): probabilities as the kernel's 32-bit fractions, signed
-// overheads, and what to send on a change.
+// overheads. What to send on a change: model/field_wire.h.
 #pragma once
 #include <optional>
 #include <span>
@@ -29,10 +29,6 @@ int32_t as_s32(uint64_t v);
 extern const CustomType kTimeNsType;
 std::optional<uint64_t> parse_time_ns(const std::string& s);
 std::string format_time_ns(uint64_t ns);
-
-// What an encoder sends for field f: the declared value; on a change also
-// the field's default, since the kernel keeps what a change leaves out.
-std::optional<uint64_t> wire_value(std::span<const Field> fields, const Options& o, int f, const KindCtx& ctx);
 
 // The implicit_class of a qdisc with one class (tbf, netem, cbs): their
 // find() answers that class for any minor, so `parent 1:` (minor 0, as

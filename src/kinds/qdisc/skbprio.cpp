@@ -6,7 +6,7 @@
 #include <linux/pkt_sched.h>
 
 #include "kinds/registry.h"
-#include "kinds/qdisc/qdisc_values.h"
+#include "model/field_wire.h"
 #include "model/kind.h"
 
 namespace tcsync {
@@ -20,7 +20,7 @@ const Field kFields[] = {
 
 // A change keeps the limit unless told: send the default then.
 void encode(const Options& o, const KindCtx& ctx, MsgWriter& w) {
-  if (auto l = wire_value(kFields, o, kLimit, ctx)) w.put_struct(tc_skbprio_qopt{static_cast<uint32_t>(*l)});
+  if (auto l = field_sent_value(kFields[kLimit], o, kLimit, ctx)) w.put_struct(tc_skbprio_qopt{static_cast<uint32_t>(*l)});
 }
 
 void decode(std::span<const uint8_t> p, const KindCtx&, Options& o) {

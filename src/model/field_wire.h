@@ -1,0 +1,67 @@
+// Fields bound to their TCA_* attribute (Field::wire, Field::attr): the
+// generic encoder and decoder of a kind's TCA_OPTIONS body, so that a kind
+// whose options are each one attribute of a fixed width declares them in
+// its table and writes no encode/decode of its own (issue #15; systemd's
+// netlink type tables work the same way). A kind with more (a struct, a
+// nest, a bit in a flags word) calls these for its declared fields and
+// writes only the rest by hand. docs/adding-a-kind.md shows both.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <span>
+
+#include "model/kind.h"
+#include "netlink/wire.h"
+
+namespace tcsync {
+
+// What a field sends, before its WireMap: the declared value; on a change
+// (KindCtx::change) of an absent field its def, else its change_absent,
+// since the kernel keeps what a change leaves out.
+std::optional<uint64_t> field_sent_value(const Field& f, const Options& o, uint16_t idx, const KindCtx& ctx);
+
+// Writes field `idx` as its attribute, if it has a value to send (above)
+// and a wire form. A kRecreate field is left out of a change: the differ
+// only changes in place when it is equal, and some kernels refuse it on a
+// live object (fq_codel's and fq_pie's flows: EINVAL).
+void encode_field(std::span<const Field> fields, uint16_t idx, const Options& o, const KindCtx& ctx, MsgWriter& w);
+
+// Writes the declared fields in `order` (field indexes: tc's order, where
+// a test or a kernel cares), or every field with a wire form in table
+// order when `order` is empty.
+void encode_fields(std::span<const Field> fields, const Options& o, const KindCtx& ctx, MsgWriter& w,
+                   std::span<const uint16_t> order = {});
+
+// Reads every field with a wire form from its attribute in `tb`. Each is
+// asked for with AttrTable::get, which marks it read: what no field (and
+// no hand-written part) asks for is kept raw by the codec, never dropped.
+void decode_fields(std::span<const Field> fields, const AttrTable& tb, Options& o);
+
+// The largest attribute a table's fields name: the size of its AttrTable.
+uint16_t fields_max_attr(std::span<const Field> fields);
+
+// A kind's whole encode and decode, when its table says everything (the
+// fields in table order): `.encode = encode_declared<kFields>`. Templates
+// because KindOps' hooks get no table (and null hooks already mean "no
+// options": mq), so each kind gets its own plain function from its table.
+template <const auto& kFields>
+void encode_declared(const Options& o, const KindCtx& ctx, MsgWriter& w) {
+  encode_fields(kFields, o, ctx, w);
+}
+template <const auto& kFields>
+void decode_declared(std::span<const uint8_t> payload, const KindCtx&, Options& o) {
+  AttrTable tb(payload, fields_max_attr(kFields));
+  decode_fields(kFields, tb, o);
+}
+
+// Wire maps shared by kinds (Field::map).
+// A value 0 from the kernel reads as absent: its "not set" (tunnel_key's
+// tos and ttl, mpls' ttl and protocol).
+extern const WireMap kZeroIsAbsent;
+// ~0 from the kernel reads as absent: its "none" (fq's maxrate and
+// ce_threshold); give change_absent = ~0u to send it for an absent field.
+extern const WireMap kAllOnesIsAbsent;
+// A Bool the kernel keeps as !!value (codel's ecn): any nonzero reads as 1.
+extern const WireMap kNonZeroIsTrue;
+
+}  // namespace tcsync

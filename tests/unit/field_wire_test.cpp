@@ -1,0 +1,138 @@
+// The declared wire forms (model/field_wire.h): a field table alone
+// encodes and decodes TCA_OPTIONS, each field as its own attribute.
+#include <catch2/catch.hpp>
+
+#include <set>
+
+#include "model/field_wire.h"
+#include "model/kind.h"
+#include "netlink/wire.h"
+#include "test_util.h"
+
+using namespace tcsync;
+using namespace tcsync::test;
+
+namespace {
+
+std::optional<uint64_t> half(uint64_t v) { return v ? std::optional<uint64_t>(v / 2) : std::nullopt; }
+uint64_t twice(uint64_t v) { return v * 2; }
+const WireMap kTwice{.to_wire = twice, .from_wire = half};
+
+enum : uint16_t { kA, kB, kC, kD, kE, kF, kG, kH, kI, kNone };
+const Field kFields[] = {
+    {.key = "a", .type = FieldType::Uint, .def = 7, .attr = 1, .wire = Wire::U8},
+    {.key = "b", .type = FieldType::Uint, .attr = 2, .wire = Wire::U16},
+    {.key = "c", .type = FieldType::Uint, .attr = 3, .wire = Wire::U32, .change_absent = 0xFFFFFFFF},
+    {.key = "d", .type = FieldType::Uint, .attr = 4, .wire = Wire::U64},
+    {.key = "e", .type = FieldType::Uint, .attr = 5, .wire = Wire::Be16},
+    {.key = "f", .type = FieldType::Uint, .attr = 6, .wire = Wire::Be32},
+    {.key = "g", .type = FieldType::Uint, .attr = 7, .wire = Wire::U32, .map = &kTwice},
+    {.key = "h", .type = FieldType::Uint, .flags = kRecreate, .def = 9, .attr = 8, .wire = Wire::U32},
+    {.key = "i", .type = FieldType::Uint, .attr = 9, .wire = Wire::U32, .map = &kZeroIsAbsent},
+    {.key = "none", .type = FieldType::Uint, .attr = 10},  // the kind's own code carries it
+};
+
+std::string encoded(const Options& o, bool change, std::span<const uint16_t> order = {}) {
+  std::vector<uint8_t> buf;
+  MsgWriter w(buf);
+  KindCtx ctx;
+  ctx.change = change;
+  encode_fields(kFields, o, ctx, w, order);
+  return hex(buf);
+}
+
+}  // namespace
+
+TEST_CASE("field wire: each form sends its width and byte order, in table order") {
+  Options o;
+  o.set(kA, uint64_t{0x11});
+  o.set(kB, uint64_t{0x2233});
+  o.set(kC, uint64_t{0x44556677});
+  o.set(kD, uint64_t{0x0102030405060708});
+  o.set(kE, uint64_t{0x0a0b});
+  o.set(kF, uint64_t{0x0c0d0e0f});
+  o.set(kG, uint64_t{5});
+  o.set(kNone, uint64_t{1});
+  CHECK(encoded(o, false) ==
+        "050001001100000006000200332200000800030077665544"
+        "0c000400080706050403020106000500"
+        "0a0b000008000600"
+        "0c0d0e0f080007000a000000");
+  // An order lists the fields to send, first to last.
+  const uint16_t order[] = {kE, kA};
+  CHECK(encoded(o, false, order) == "060005000a0b00000500010011000000");
+}
+
+TEST_CASE("field wire: a change sends def or change_absent for an absent field, never a kRecreate one") {
+  Options none;
+  CHECK(encoded(none, false).empty());
+  // a's def 7, c's "off" ~0; h is kRecreate: the kernel keeps it.
+  CHECK(encoded(none, true) == "050001000700000008000300ffffffff");
+  Options h;
+  h.set(kH, uint64_t{3});
+  CHECK(encoded(h, false) == "0800080003000000");
+  CHECK(encoded(h, true) == "050001000700000008000300ffffffff");
+}
+
+TEST_CASE("field wire: decode reads each form, through its map, and marks only what it asks for") {
+  std::vector<uint8_t> buf;
+  MsgWriter w(buf);
+  w.attr_u8(1, 0x11);
+  w.attr_u16(2, 0x2233);
+  w.attr_u32(3, 0x44556677);
+  w.attr_u64(4, 0x0102030405060708);
+  w.attr_be16(5, 0x0a0b);
+  w.attr_be32(6, 0x0c0d0e0f);
+  w.attr_u32(7, 10);
+  w.attr_u32(9, 0);  // zero: absent
+  w.attr_u32(10, 1);
+  w.attr_u32(11, 1);
+  AttrReadLog log(buf);
+  Options o;
+  AttrTable tb(buf, fields_max_attr(kFields));
+  decode_fields(kFields, tb, o);
+  CHECK(o.num(kA) == 0x11u);
+  CHECK(o.num(kB) == 0x2233u);
+  CHECK(o.num(kC) == 0x44556677u);
+  CHECK(o.num(kD) == 0x0102030405060708u);
+  CHECK(o.num(kE) == 0x0a0bu);
+  CHECK(o.num(kF) == 0x0c0d0e0fu);
+  CHECK(o.num(kG) == 5u);
+  CHECK_FALSE(o.has(kH));
+  CHECK_FALSE(o.has(kI));
+  CHECK_FALSE(o.has(kNone));
+  for (uint16_t t = 1; t <= 9; ++t) CHECK(log.asked(t));
+  // No wire form, no question: the codec keeps these raw.
+  CHECK_FALSE(log.asked(10));
+  CHECK_FALSE(log.asked(11));
+  CHECK(fields_max_attr(kFields) == 9);
+}
+
+TEST_CASE("field wire: what the declared kinds send, they read back") {
+  Options o;
+  o.set(kA, uint64_t{1});
+  o.set(kG, uint64_t{21});
+  o.set(kI, uint64_t{4});
+  std::vector<uint8_t> buf;
+  MsgWriter w(buf);
+  encode_declared<kFields>(o, KindCtx{}, w);
+  Options back;
+  decode_declared<kFields>(buf, KindCtx{}, back);
+  CHECK(back == o);
+}
+
+TEST_CASE("field wire: every kind's declared fields name an attribute of their own") {
+  int declared = 0;
+  for (const KindOps* k : all_kinds()) {
+    std::set<uint16_t> attrs;
+    for (const Field& f : k->fields) {
+      if (f.wire == Wire::None) continue;
+      INFO(obj_type_name(k->obj) << " " << k->name << " " << f.key);
+      CHECK(f.attr != 0);
+      CHECK(attrs.insert(f.attr).second);
+      CHECK(f.type != FieldType::Device);  // a name, not a number: the kind's own code
+      ++declared;
+    }
+  }
+  CHECK(declared >= 60);
+}
