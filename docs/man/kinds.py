@@ -70,7 +70,7 @@ def render(schema):
         out += ["### class %s" % name, "", c["description"], ""]
         out += (fields(c["properties"], c.get("required", []), {"kind", "classid", "parent"}) or ["No options."]) + [""]
     common = {"name", "parent", "chain", "pref", "prio", "protocol", "handle", "classid", "flowid", "police", "actions", "raw_attrs", "empty", "root_table"}
-    # The kinds with a police of their own (KindOps::old_police_attr), as the schema allows it.
+    # The kinds with a police of their own (FilterOps::old_police_attr), as the schema allows it.
     police = {k["required"][0] for k in d["filter"]["then"]["anyOf"]}
     out += ["## Filter kinds", "", "A filter names its classifier by a key: **u32: {...}**, and so on; "
             "**empty: KIND** instead is a list of that kind with no rule in it (the kernel keeps one "

@@ -315,8 +315,8 @@ ApplyReport apply_plan(Kernel& k, const State& desired, const State& before, con
           d.note(st.loc, "in this object");
         }
         if (st.op != Op::Delete && st.qdisc && r.status == AckResult::Status::Failed)
-          if (const KindOps* k = st.qdisc->ops; k && k->reject_hint)
-            if (auto hint = k->reject_hint(st.qdisc->opts, r.error); !hint.empty()) d.note(st.loc, hint);
+          if (auto* reject_hint = qdisc_ops(st.qdisc->ops).reject_hint)
+            if (auto hint = reject_hint(st.qdisc->opts, r.error); !hint.empty()) d.note(st.loc, hint);
       }
     }
   }

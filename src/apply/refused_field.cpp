@@ -50,13 +50,14 @@ RefusedField refused_field(const Step& st, std::span<const uint8_t> msg, uint32_
   if (st.filter && st.filter->ops) {
     const Filter& f = *st.filter;
     // [TCA_OPTIONS, actions attr, N (the N-th action, from 1), TCA_ACT_OPTIONS, T]
-    if (f.ops->filter_actions_attr && p[1] == f.ops->filter_actions_attr) {
+    const FilterOps& fo = filter_ops(*f.ops);
+    if (fo.actions_attr && p[1] == fo.actions_attr) {
       if (p.size() >= 4 && p[2] >= 1 && p[2] <= f.actions.size()) return in_action(f.actions[p[2] - 1], p.subspan(3));
       return {};
     }
     // [TCA_OPTIONS, the filter's own police (old_police_attr), T]: a field
     // of it that names the attribute, else the police as a whole.
-    if (f.ops->old_police_attr && p[1] == f.ops->old_police_attr && f.police) {
+    if (fo.old_police_attr && p[1] == fo.old_police_attr && f.police) {
       if (p.size() >= 3)
         if (auto r = field_of(&kActionPolice, *f.police, p[2]); !r.key.empty()) return r;
       return {"police", f.police_loc};

@@ -91,7 +91,7 @@ void write_options(MsgWriter& w, const KindOps* kind, const Options& o, const Ki
     return;
   }
   const KindOps& ops = *kind;
-  if (ops.options_top_level) {
+  if (qdisc_ops(ops).options_top_level) {
     ops.encode(o, ctx, w);
     // A TCA_OPTIONS the kernel reported with content (decode_kind keeps it).
     if (!unread.empty()) write_raw_options(w, unread);
@@ -125,10 +125,11 @@ void write_one_action(MsgWriter& w, uint16_t prio, const Action& a, const LinkNa
   if (a.ref) {
     // A reference binds the table's action: the index alone says which.
     size_t opts = w.nest_begin(TCA_ACT_OPTIONS | NLA_F_NESTED);
-    std::vector<uint8_t> parms(std::max<size_t>(a.ops ? a.ops->action_parms_size : 0, sizeof(uint32_t)));
+    const ActionOps& ao = action_ops(a.ops);
+    std::vector<uint8_t> parms(std::max<size_t>(ao.parms_size, sizeof(uint32_t)));
     uint32_t index = a.index.value_or(0);
     std::memcpy(parms.data(), &index, sizeof index);
-    if (a.ops && a.ops->action_parms_attr) w.attr(a.ops->action_parms_attr, parms.data(), parms.size());
+    if (ao.parms_attr) w.attr(ao.parms_attr, parms.data(), parms.size());
     w.nest_end(opts);
     w.nest_end(one);
     return;
@@ -149,12 +150,12 @@ void write_one_action(MsgWriter& w, uint16_t prio, const Action& a, const LinkNa
     w.put_raw(a.raw.options.data(), a.raw.options.size());
     // The index the model holds goes into the raw parameter struct, where
     // the kind reads it (keep_parms took the dumped one out).
-    if (a.index && a.ops && a.ops->action_parms_attr) {
+    if (uint16_t parms = action_ops(a.ops).parms_attr; a.index && parms) {
       std::span<const uint8_t> body(w.buffer().data() + at, w.size() - at);
       AttrIter it(body);
       Attr p;
       while (it.next(p))
-        if (p.type == a.ops->action_parms_attr && p.data.size() >= sizeof(uint32_t))
+        if (p.type == parms && p.data.size() >= sizeof(uint32_t))
           std::memcpy(w.buffer().data() + (p.data.data() - w.buffer().data()), &*a.index, sizeof(uint32_t));
     }
     w.nest_end(opts);
@@ -236,7 +237,7 @@ size_t encode_class(MsgWriter& w, Op op, const Class& c, uint32_t ifindex, const
   return off;
 }
 
-// A filter's own police (KindOps::old_police_attr), as tc's parse_police
+// A filter's own police (FilterOps::old_police_attr), as tc's parse_police
 // writes it: the police action's attributes straight inside the kind's
 // attribute (no TCA_ACT_OPTIONS, no NLA_F_NESTED), by the police table's
 // own encoder. Index 0: the kernel picks one for the filter.
@@ -275,9 +276,10 @@ size_t encode_filter(MsgWriter& w, Op op, const Filter& f, uint32_t ifindex, con
     KindCtx ctx{handle, 0, links, &d, f.loc, &f};
     ctx.programs = programs;
     if (f.ops->encode) f.ops->encode(f.opts, ctx, w);
-    if (f.classid && f.ops->filter_classid_attr) w.attr_u32(f.ops->filter_classid_attr, *f.classid);
-    if (f.police && f.ops->old_police_attr) write_old_police(w, f.ops->old_police_attr, *f.police, links, d, f.police_loc);
-    if (!f.actions.empty() && f.ops->filter_actions_attr) write_actions(w, f.ops->filter_actions_attr, f, links, d);
+    const FilterOps& fo = filter_ops(*f.ops);
+    if (f.classid && fo.classid_attr) w.attr_u32(fo.classid_attr, *f.classid);
+    if (f.police && fo.old_police_attr) write_old_police(w, fo.old_police_attr, *f.police, links, d, f.police_loc);
+    if (!f.actions.empty() && fo.actions_attr) write_actions(w, fo.actions_attr, f, links, d);
     w.put_raw(f.raw.options.data(), f.raw.options.size());
     w.nest_end(nest);
   } else if (op != Op::Delete) {
@@ -478,7 +480,7 @@ Opaque unread_tc_attrs(std::span<const uint8_t> attrs, const AttrReadLog& log) {
   return select_attrs(attrs, [&](uint16_t t) { return !log.asked(t) && !reported_only_tc(t); });
 }
 
-// A filter's own police (KindOps::old_police_attr, looked at without
+// A filter's own police (FilterOps::old_police_attr, looked at without
 // marking it read), read by the police table's decoder (the kernel dumps
 // it as it was sent: tcf_exts_dump, TCA_OLD_COMPAT). Read only when the
 // table accounts for every attribute in it (the caller then marks the
@@ -501,12 +503,13 @@ void decode_kind(const AttrTable& tb, std::span<const uint8_t> attrs, ObjType ty
   if (auto* k = tb.get(TCA_KIND)) out.kind = k->str();
   out.ops = find_kind(type, out.kind);
   auto* o = tb.get(TCA_OPTIONS);
-  if (out.ops && out.ops->options_top_level && out.ops->decode) out.ops->decode(attrs, ctx, out.opts);
+  bool top_level = qdisc_ops(out.ops).options_top_level;
+  if (top_level && out.ops->decode) out.ops->decode(attrs, ctx, out.opts);
   else if (o) decode_options(o->data, out, ctx);
   else if (out.ops && !complete(*out.ops, out.opts)) out.ops = nullptr;
   // A top-level kind (clsact) reports an empty TCA_OPTIONS; any other
   // content is unread.
-  if (out.ops && out.ops->options_top_level && o && o->data.size()) out.raw.options.assign(o->data.begin(), o->data.end());
+  if (top_level && out.ops && o && o->data.size()) out.raw.options.assign(o->data.begin(), o->data.end());
 }
 
 // The head every action's parameter struct starts with (uapi's tc_gen
@@ -548,22 +551,22 @@ void decode_actions(std::span<const uint8_t> list, const LinkNames* links, std::
     a.ops = find_kind(ObjType::Action, a.kind);
     if (auto* o = tb.get(TCA_ACT_OPTIONS)) {
       decode_options(o->data, a, ctx, [&] {
-        if (a.ops->action_parms_attr) {
-          AttrTable ot(o->data, std::max(a.ops->action_parms_attr, a.ops->action_parms_attr_ex));
-          auto* p = ot.get(a.ops->action_parms_attr);
-          if (!p && a.ops->action_parms_attr_ex) p = ot.get(a.ops->action_parms_attr_ex);
+        if (const ActionOps& ao = action_ops(*a.ops); ao.parms_attr) {
+          AttrTable ot(o->data, std::max(ao.parms_attr, ao.parms_attr_ex));
+          auto* p = ot.get(ao.parms_attr);
+          if (!p && ao.parms_attr_ex) p = ot.get(ao.parms_attr_ex);
           if (p) {
             a.index = p->as<TcGen>().index;
             int32_t counts[2] = {};  // refcnt, bindcnt
-            if (size_t at = a.ops->action_counts_at; p->data.size() >= at + sizeof counts)
+            if (size_t at = ao.counts_at; p->data.size() >= at + sizeof counts)
               std::memcpy(counts, p->data.data() + at, sizeof counts);
             a.refcnt = counts[0], a.bindcnt = counts[1];
           }
         }
       });
     }
-    if (a.ops && !a.ops->decode && a.ops->action_parms_attr)
-      if (auto* o = tb.get(TCA_ACT_OPTIONS)) keep_parms(o->data, a.ops->action_parms_attr, a.raw.options);
+    if (uint16_t parms = action_ops(a.ops).parms_attr; parms && !a.ops->decode)
+      if (auto* o = tb.get(TCA_ACT_OPTIONS)) keep_parms(o->data, parms, a.raw.options);
     if (auto* c = tb.get(TCA_ACT_COOKIE)) a.cookie.assign(c->data.begin(), c->data.end());
     // The kernel reports TCA_ACT_FLAGS only when some flag is set.
     uint32_t flags = 0;
@@ -681,7 +684,7 @@ bool decode_chain(std::span<const uint8_t> msg, const LinkNames* links, Chain& o
     decode_options(o->data, out, ctx);
     // A flower template's protocol is its eth_type key; tc leaves the key
     // out only for `protocol all`.
-    if (uint16_t pa = out.ops ? out.ops->template_protocol_attr : 0) {
+    if (uint16_t pa = filter_ops(out.ops).template_protocol_attr) {
       out.protocol = 0x0003;
       AttrTable ot(o->data, pa);
       if (auto* e = ot.get(pa); e && e->data.size() >= 2) out.protocol = e->be16();
@@ -719,14 +722,14 @@ bool decode_filter(std::span<const uint8_t> msg, const LinkNames* links, Filter&
     ctx.handle = out.key.handle;
     ctx.links = links;
     decode_options(o->data, out, ctx, [&] {
-      uint16_t max = std::max({out.ops->filter_classid_attr, out.ops->filter_actions_attr, out.ops->old_police_attr});
-      AttrTable ot(o->data, max);
-      if (out.ops->filter_classid_attr)
-        if (auto* c = ot.get(out.ops->filter_classid_attr)) out.classid = c->u32();
-      if (out.ops->filter_actions_attr)
-        if (auto* a = ot.get(out.ops->filter_actions_attr)) decode_actions(a->data, links, out.actions, true);
-      if (out.ops->old_police_attr)
-        if ((out.police = read_old_police(ot.peek(out.ops->old_police_attr)))) ot.get(out.ops->old_police_attr);
+      const FilterOps& fo = filter_ops(*out.ops);
+      AttrTable ot(o->data, std::max({fo.classid_attr, fo.actions_attr, fo.old_police_attr}));
+      if (fo.classid_attr)
+        if (auto* c = ot.get(fo.classid_attr)) out.classid = c->u32();
+      if (fo.actions_attr)
+        if (auto* a = ot.get(fo.actions_attr)) decode_actions(a->data, links, out.actions, true);
+      if (fo.old_police_attr)
+        if ((out.police = read_old_police(ot.peek(fo.old_police_attr)))) ot.get(fo.old_police_attr);
     });
     if (!out.ops) return true;
     // tcsync's own fingerprint and name are not the user's cookies
@@ -741,9 +744,9 @@ bool decode_filter(std::span<const uint8_t> msg, const LinkNames* links, Filter&
       Opaque().swap(held);
     }
   }
-  if (out.ops && out.ops->canonical_key) {
+  if (auto* canonical_key = filter_ops(out.ops).canonical_key) {
     uint32_t wire = out.key.handle;
-    if (!out.ops->canonical_key(out.key, out.opts)) return false;
+    if (!canonical_key(out.key, out.opts)) return false;
     if (out.key.handle != wire) out.wire_handle = wire;
   }
   return true;

@@ -19,7 +19,7 @@ const char* op_name(Op op);
 // Each call appends one complete message (seq 0: the sender numbers them)
 // and returns its offset in the buffer. Errors (a device in a mirred action
 // that does not exist) go to diags, located at the offending YAML line.
-// `part`: one of the kind's follow-up messages (KindOps::follow_ups), a
+// `part`: one of the kind's follow-up messages (QdiscOps::follow_ups), a
 // change that carries only what the kind writes for it; 0: the qdisc's own.
 size_t encode_qdisc(MsgWriter& w, Op op, const Qdisc& q, uint32_t ifindex, const LinkNames* links, Diagnostics& d,
                     uint16_t part = 0);

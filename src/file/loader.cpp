@@ -547,7 +547,7 @@ void Loader::qdisc(const Node& n, Device& dev) {
     if (!q.ops) return;
     q.kind = std::string(q.ops->name);
   }
-  bool hook = q.ops && q.ops->hooks != KindOps::Hooks::None;
+  bool hook = qdisc_ops(q.ops).hooks != QdiscOps::Hooks::None;
   q.parent = hook ? kHandleIngress : kHandleRoot;
   q.handle = hook ? kHandleIngressQdisc : 0;
   if (auto* p = n.find("parent")) {
@@ -832,7 +832,7 @@ bool Loader::filter_fields(const Node& n, Device& dev, Filter& f, const Node*& h
       if (f.classid) d.error(k.loc, "give 'classid' or 'flowid', not both");
       else if (auto h = handle_value(v, key, d)) f.classid = *h;
     } else if (key == "police") {
-      // The filter's own police (KindOps::old_police_attr): the police
+      // The filter's own police (FilterOps::old_police_attr): the police
       // action's fields, read by its table.
       extra = police = &k;
       f.police_loc = v.loc;
@@ -883,9 +883,9 @@ bool Loader::filter_fields(const Node& n, Device& dev, Filter& f, const Node*& h
   if (f.empty_list) {
     // An empty u32 list's handle names its root table, as the kernel
     // numbered it (801:): model/shared_tables.h. No other has a handle.
-    if (handle && f.ops && f.ops->own_table_handle) {
+    if (handle && filter_ops(f.ops).own_table_handle) {
       auto h = scalar(*handle, "handle", d) ? parse_filter_handle(f.ops, handle->scalar) : std::nullopt;
-      if (h && f.ops->table_of(*h) == *h && (*h >> 20) >= 0x800) f.wire_handle = *h;
+      if (h && filter_ops(f.ops).table_of(*h) == *h && (*h >> 20) >= 0x800) f.wire_handle = *h;
       else d.error(handle->loc, "an empty " + f.kind + " list's handle names its root table (800: to fff:), not " + quoted(handle->scalar));
     } else if (handle) {
       extra = handle_key;
@@ -893,14 +893,16 @@ bool Loader::filter_fields(const Node& n, Device& dev, Filter& f, const Node*& h
     handle = nullptr;
     if (extra) d.error(extra->loc, "an empty " + f.kind + " list has no " + quoted(extra->scalar) + ": it holds no rule");
     // A kind with no table may be one the kernel makes empty: it is the authority.
-    if (f.ops && f.ops->empty_list == KindOps::EmptyList::Refused)
+    // (An unknown kind was reported where it was read.)
+    auto empty = f.ops ? filter_ops(f.ops).empty_list : FilterOps::EmptyList::Allowed;
+    if (empty == FilterOps::EmptyList::Refused)
       d.error(body->loc, "the kernel makes no empty " + f.kind + " list (it needs the rule's options): only u32 and fw lists can be empty");
-    else if (f.ops && f.ops->empty_list == KindOps::EmptyList::NotOnBlock && dev.block)
+    else if (empty == FilterOps::EmptyList::NotOnBlock && dev.block)
       d.error(body->loc, "the kernel makes no empty " + f.kind + " list on a shared block (it needs a mark there)");
     return true;
   }
   if (police) {
-    if (!f.ops || !f.ops->old_police_attr)
+    if (!filter_ops(f.ops).old_police_attr)
       d.error(police->loc, "a " + f.kind + " filter has no police of its own (tc's 'police' among its words): use a police action, 'actions: [{police: {...}}]'");
     else if (!f.actions.empty())
       d.error(police->loc, "give a filter 'police' or 'actions', not both: the kernel keeps the filter's own police and drops its actions");
@@ -931,9 +933,10 @@ void Loader::filter_finish(Filter&& f, const Node* handle, Device& dev) {
     // A rule in a list's root table may name the table as the kernel
     // numbered it (801::5): the list's root, declared (model/shared_tables.h);
     // the rule itself is ::5, as when the file leaves the table out.
-    if (f.ops && f.ops->own_table_handle && f.ops->canonical_key && !f.empty_list) {
+    const FilterOps& fo = filter_ops(f.ops);
+    if (fo.own_table_handle && fo.canonical_key && !f.empty_list) {
       FilterKey k = f.key;
-      if (f.ops->canonical_key(k, f.opts) && k.handle != f.key.handle) {
+      if (fo.canonical_key(k, f.opts) && k.handle != f.key.handle) {
         f.wire_handle = f.key.handle;
         f.key.handle = k.handle;
       }
@@ -941,7 +944,7 @@ void Loader::filter_finish(Filter&& f, const Node* handle, Device& dev) {
   }
   // Only a hash table carries its list's root: a rule shows it in its own
   // handle (801::5), an empty list as its handle (801:).
-  if (f.list_root && !f.empty_list && !(f.ops && f.ops->own_table_handle && handle && is_table_entry(f)))
+  if (f.list_root && !f.empty_list && !(filter_ops(f.ops).own_table_handle && handle && is_table_entry(f)))
     d.error(f.loc, "'root_table' is given on a u32 hash table entry (handle \"2:\" with divisor), for the list it is in; a rule of the root table "
                    "says it in its handle (\"801::5\"), an empty list as its handle (\"801:\")");
   if (f.ops && f.ops->normalize && !f.empty_list)
@@ -1240,13 +1243,14 @@ struct Declared {
   // A class the parent qdisc makes itself (prio's bands, mq's queues).
   bool implicit(uint32_t cls) const {
     auto q = by_handle.find(handle_major(cls));
-    return q != by_handle.end() && q->second->ops && q->second->ops->implicit_class &&
-           q->second->ops->implicit_class(q->second->opts, handle_minor(cls));
+    if (q == by_handle.end()) return false;
+    auto* implicit_class = qdisc_ops(q->second->ops).implicit_class;
+    return implicit_class && implicit_class(q->second->opts, handle_minor(cls));
   }
   std::string no_class(uint32_t cls) const {
     std::string msg = "parent class " + format_handle(cls) + " is not declared on " + dev.name;
     auto q = by_handle.find(handle_major(cls));
-    if (q != by_handle.end() && q->second->ops && q->second->ops->implicit_class)
+    if (q != by_handle.end() && qdisc_ops(q->second->ops).implicit_class)
       msg += " and is not one of the classes " + q->second->kind + " " + format_handle(q->second->handle) + " makes itself";
     return msg;
   }
@@ -1257,7 +1261,7 @@ struct Declared {
     if (dev.block) return;
     if (p == kHandleClsactIngress || p == kHandleClsactEgress) {
       if (!hook) d.error(loc, what + " parent " + describe_filter_parent(p) + " needs a clsact (or ingress) qdisc declared on " + dev.name);
-      else if (p == kHandleClsactEgress && !(hook->ops && hook->ops->hooks == KindOps::Hooks::IngressEgress))
+      else if (p == kHandleClsactEgress && qdisc_ops(hook->ops).hooks != QdiscOps::Hooks::IngressEgress)
         d.error(loc, "egress " + what + "s need a clsact qdisc, not ingress");
     } else if (p == kHandleIngressQdisc && hook) {
       // "ffff:" is the ingress hook too; kept as written, since the kernel
@@ -1332,7 +1336,7 @@ using ListKey = std::tuple<uint32_t, uint32_t, uint16_t, uint16_t>;
 bool derive_handle(Filter& f, std::map<std::tuple<uint32_t, uint32_t, uint16_t, uint16_t, uint32_t>, uint32_t>& counters,
                    Diagnostics& d) {
   uint32_t fixed = 0, mask = 0xFFFFFFFF;
-  if (f.ops && f.ops->handle_space) f.ops->handle_space(f.opts, fixed, mask);
+  if (auto* space = filter_ops(f.ops).handle_space) space(f.opts, fixed, mask);
   auto ck = std::make_tuple(f.key.parent, f.key.chain, f.key.pref, f.key.protocol, fixed);
   if (f.key.handle == 0) {
     // counter_mask 0: the options decide the whole handle (route), or,
@@ -1437,14 +1441,13 @@ void check_chains(const Device& dev, const Declared& decl, Diagnostics& d) {
 void check_kinds(const Device& dev, Diagnostics& d) {
   std::map<const KindOps*, std::vector<const Filter*>> by_kind;
   for (auto& f : dev.filters)
-    if (f.ops && f.ops->check_device) by_kind[f.ops].push_back(&f);
-  for (auto& [ops, fs] : by_kind)
-    if (ops->check_device) ops->check_device(fs, d);
+    if (filter_ops(f.ops).check_device) by_kind[f.ops].push_back(&f);
+  for (auto& [ops, fs] : by_kind) filter_ops(ops).check_device(fs, d);
   std::map<const KindOps*, std::vector<const Class*>> classes_by_kind;
   for (auto& c : dev.classes)
     if (c.ops) classes_by_kind[c.ops].push_back(&c);
   for (auto& [ops, cs] : classes_by_kind)
-    if (ops->check_classes) ops->check_classes(cs, d);
+    if (auto* check = class_ops(ops).check_classes) check(cs, d);
 }
 
 void derive_and_check(Device& dev, Diagnostics& d) {

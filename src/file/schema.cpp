@@ -67,10 +67,10 @@ std::string yaml_json_schema() {
         break;
     }
   }
-  // The kinds with a police of their own (KindOps::old_police_attr).
+  // The kinds with a police of their own (FilterOps::old_police_attr).
   std::string police_kinds;
   for (auto* k : all_kinds())
-    if (k->obj == ObjType::Filter && k->old_police_attr)
+    if (k->obj == ObjType::Filter && filter_ops(k).old_police_attr)
       police_kinds += std::string(police_kinds.empty() ? "" : ", ") + "{\"required\": [\"" + std::string(k->name) + "\"]}";
   std::string filter_kinds, action_kinds;
   for (auto* k : all_kinds()) {

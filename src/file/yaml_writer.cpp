@@ -184,7 +184,7 @@ static void write_filter(const Filter& f, YamlOut& y, bool on_block, bool show_r
     y.key("classid");
     y.str(format_handle(*f.classid));
   }
-  if (f.police) {  // the filter's own (KindOps::old_police_attr), in the police action's fields
+  if (f.police) {  // the filter's own (FilterOps::old_police_attr), in the police action's fields
     y.key("police");
     y.map_begin();
     write_fields(kActionPolice, *f.police, y);

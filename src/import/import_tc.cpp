@@ -258,8 +258,8 @@ class Importer {
   void qdisc(Cursor& c, Verb v, const TcWord& head);
   void klass(Cursor& c, Verb v, const TcWord& head);
   void filter(Cursor& c, Verb v, const TcWord& head);
-  bool actions(Cursor& c, Node& filter_node, const KindOps& filter_ops);
-  bool police(Cursor& c, Node& filter_node, const KindOps& filter_ops);
+  bool actions(Cursor& c, Node& filter_node, const KindOps& filter_kind);
+  bool police(Cursor& c, Node& filter_node, const KindOps& filter_kind);
   // The action entry of a filter above that made action KIND INDEX.
   const Node* filter_action(const std::string& kind, const std::string& index) const;
   void table(Cursor& c, Verb v, const TcWord& head);
@@ -294,7 +294,7 @@ class Importer {
     std::string handle_text;
     Node body;   // the kind's options
     Node extra;  // classid and actions, which follow the kind's body
-    bool u32() const { return ops->own_table_handle != 0; }  // a kind with its own root tables
+    bool u32() const { return filter_ops(ops).own_table_handle != 0; }  // a kind with its own root tables
   };
   bool filter_words(Cursor& c, FilterLine& f);
   bool filter_key(FilterLine& f);
@@ -808,7 +808,7 @@ void Importer::qdisc(Cursor& c, Verb v, const TcWord& head) {
       return;
     }
   }
-  bool hook = ops && ops->hooks != KindOps::Hooks::None;
+  bool hook = qdisc_ops(ops).hooks != QdiscOps::Hooks::None;
   std::optional<uint32_t> p, h;
   if (parent && !(p = handle_word(*parent, d_, "parent"))) return;
   if (handle && !(h = qdisc_handle_word(*handle, d_))) return;
@@ -973,13 +973,13 @@ bool knows_word(const KindOps& ops, std::string_view word) {
 }
 
 // `police WORDS` among a filter's words: its own police
-// (KindOps::old_police_attr), read with the police action's words. tc's
+// (FilterOps::old_police_attr), read with the police action's words. tc's
 // parse_police stops at the first word it does not know (flowid, action,
 // match...) and goes back to the filter's.
-bool Importer::police(Cursor& c, Node& fnode, const KindOps& filter_ops) {
+bool Importer::police(Cursor& c, Node& fnode, const KindOps& filter_kind) {
   const TcWord& pw = c.take();
-  if (!filter_ops.old_police_attr) {
-    d_.error(pw.loc, "a " + std::string(filter_ops.name) + " filter has no police of its own: write 'action police ...'");
+  if (!filter_ops(filter_kind).old_police_attr) {
+    d_.error(pw.loc, "a " + std::string(filter_kind.name) + " filter has no police of its own: write 'action police ...'");
     return false;
   }
   Node body = mapping(pw.loc);
@@ -998,7 +998,7 @@ bool Importer::police(Cursor& c, Node& fnode, const KindOps& filter_ops) {
   return true;
 }
 
-bool Importer::actions(Cursor& c, Node& fnode, const KindOps& filter_ops) {
+bool Importer::actions(Cursor& c, Node& fnode, const KindOps& filter_kind) {
   Node* seq = find(fnode, "actions");
   if (!seq) {
     Node s;
@@ -1056,7 +1056,7 @@ bool Importer::actions(Cursor& c, Node& fnode, const KindOps& filter_ops) {
     }
     // tc goes back to the filter's words after an action; a word neither
     // knows is reported against the action, where it most likely belongs.
-    if (!c.done() && !knows_word(filter_ops, c.peek().text)) {
+    if (!c.done() && !knows_word(filter_kind, c.peek().text)) {
       static const std::string_view kFilterWords[] = {"action", "actions", "classid", "flowid", "police"};
       const TcWord& w = c.peek();
       if (std::find(std::begin(kFilterWords), std::end(kFilterWords), w.text) == std::end(kFilterWords)) {
@@ -1139,7 +1139,7 @@ void Importer::filter(Cursor& c, Verb v, const TcWord& head) {
   const FilterKey asked = f.key;  // the list the request makes, wherever its rule goes
   // The kernel makes a classifier instance for each new pref; u32 gives it a
   // root table named 800:, 801:... in the order instances appear (a kind
-  // with its own root tables: KindOps::own_table_handle).
+  // with its own root tables: FilterOps::own_table_handle).
   if (!prefs.count(f.key.pref) && f.u32()) {
     uint32_t& next = u32_next_root_[space_of(block)];
     if (!next) next = 0x800;
@@ -1153,7 +1153,7 @@ void Importer::filter(Cursor& c, Verb v, const TcWord& head) {
     note_device(*f.dev);
     return;
   }
-  if (f.u32() && f.ops->handle_space && !u32_node_id(f, block, opts)) return;
+  if (f.u32() && filter_ops(f.ops).handle_space && !u32_node_id(f, block, opts)) return;
   Obj o = filter_obj(f);
   note_device(*f.dev);
   Obj* existing = nullptr;
@@ -1263,7 +1263,7 @@ bool Importer::filter_handle(FilterLine& f) {
     if (!h) return false;
     f.handle_text = *h;
   }
-  if (f.ops && f.ops->parse_filter_handle) f.hval = f.ops->parse_filter_handle(f.handle_text);
+  if (auto* parse = filter_ops(f.ops).parse_handle) f.hval = parse(f.handle_text);
   else if (auto n = parse_uint(f.handle_text)) f.hval = static_cast<uint32_t>(*n);
   if (!f.hval) {
     d_.error(f.handle->loc, "invalid " + std::string(f.ops ? f.ops->name : "filter") + " handle " + quoted(f.handle->text));
@@ -1325,12 +1325,12 @@ bool Importer::home_in_root_table(FilterLine& f, const Block& block) {
   }
   if (f.hval && root_id(*f.hval)) {
     if (table && *table != (*f.hval & 0xFFF00000u)) {
-      d_.error(f.handle->loc, "handle " + f.handle->text + " is not in table " + f.ops->format_filter_handle(*table) + " that 'ht' names");
+      d_.error(f.handle->loc, "handle " + f.handle->text + " is not in table " + filter_ops(f.ops).format_handle(*table) + " that 'ht' names");
       return false;
     }
     table = *f.hval & 0xFFF00000u, tloc = f.handle->loc;
     *f.hval &= 0xFFFFF;
-    f.handle_text = f.ops->format_filter_handle(*f.hval);
+    f.handle_text = filter_ops(f.ops).format_handle(*f.hval);
   }
   if (!table) return true;
   auto& roots = u32_roots_[space_of(block)];
@@ -1338,12 +1338,12 @@ bool Importer::home_in_root_table(FilterLine& f, const Block& block) {
   if (it != roots.end() && it->second.block != block.second) {
     // One table space (a clsact's two sides, an htb qdisc and its
     // classes) numbers its lists' roots together.
-    d_.error(tloc, "u32 table " + f.ops->format_filter_handle(*table) + " is the root table of the list at pref " +
+    d_.error(tloc, "u32 table " + filter_ops(f.ops).format_handle(*table) + " is the root table of the list at pref " +
                        std::to_string(it->second.pref) + " of another parent of this qdisc (its u32 lists share one numbering)");
     return false;
   }
   if (it == roots.end()) {
-    d_.error(tloc, "u32 table " + f.ops->format_filter_handle(*table) +
+    d_.error(tloc, "u32 table " + filter_ops(f.ops).format_handle(*table) +
                        " is a root table the kernel makes for each pref, and no line above made this one");
     return false;
   }
@@ -1358,7 +1358,7 @@ bool Importer::home_in_root_table(FilterLine& f, const Block& block) {
 // pref's table still made its own list, ASKED. A list that now holds the
 // rule is no longer an empty one.
 bool Importer::only_a_list(const FilterLine& f, const Block& block, const FilterKey& asked) {
-  const bool empty = f.body.map.empty() && f.extra.map.empty() && !f.hval && f.ops->empty_list != KindOps::EmptyList::Refused;
+  const bool empty = f.body.map.empty() && f.extra.map.empty() && !f.hval && filter_ops(f.ops).empty_list != FilterOps::EmptyList::Refused;
   auto same_list = [&](const Obj& e, const FilterKey& k) {
     return !e.dead && e.type == ObjType::Filter && e.dev == f.dev->text && block_of(e.dev, e.key.parent) == block.second &&
            e.key.chain == k.chain && e.key.pref == k.pref && e.key.protocol == k.protocol;
@@ -1381,7 +1381,7 @@ bool Importer::only_a_list(const FilterLine& f, const Block& block, const Filter
 // 0x800 in its table and bucket, so the state tcsync makes equals tc's.
 bool Importer::u32_node_id(FilterLine& f, const Block& block, const Options& opts) {
   uint32_t fixed = 0, mask = 0;
-  f.ops->handle_space(opts, fixed, mask);
+  filter_ops(f.ops).handle_space(opts, fixed, mask);
   if (f.hval) fixed = *f.hval & 0xFFFFF000u;
   const bool root_table = (fixed >> 20) == 0;
   auto& used = u32_nodes_[{block, root_table ? f.key.pref : 0u, root_table ? f.key.protocol : 0u, fixed}];
@@ -1393,12 +1393,12 @@ bool Importer::u32_node_id(FilterLine& f, const Block& block, const Options& opt
       }
     if (node == 0x800 && used.count(node)) {
       d_.error(f.head.loc, "a 4,096th rule in one u32 bucket: the kernel gives it (and every further one) the bucket's last id " +
-                               f.ops->format_filter_handle(fixed | 0xFFF) + ", which tcsync cannot carry apart from the rule that has it; "
+                               filter_ops(f.ops).format_handle(fixed | 0xFFF) + ", which tcsync cannot carry apart from the rule that has it; "
                                "spread such rules over a hash table with 'divisor', or over prefs");
       return false;
     }
     f.hval = fixed | node;
-    f.handle_text = f.ops->format_filter_handle(*f.hval);
+    f.handle_text = filter_ops(f.ops).format_handle(*f.hval);
   }
   if (f.hval && mask) used.insert(*f.hval & 0xFFF);
   return true;
@@ -1499,11 +1499,11 @@ void Importer::write_u32_roots() {
   auto is_table = [](const Obj& o) { return !o.empty_list && o.key.handle && !(o.key.handle & 0xFFFFFu); };
   std::set<List> showing;  // lists an entry shows the root of (a rule of the root table, an empty list)
   for (auto& o : objs_)
-    if (!o.dead && o.type == ObjType::Filter && o.ops && o.ops->own_table_handle && (o.empty_list || !(o.key.handle & 0xFFF00000u)))
+    if (!o.dead && o.type == ObjType::Filter && filter_ops(o.ops).own_table_handle && (o.empty_list || !(o.key.handle & 0xFFF00000u)))
       showing.insert(list_of(o));
   std::set<List> carried;  // table-only lists whose first table carries the root
   for (auto& o : objs_) {
-    if (o.dead || o.type != ObjType::Filter || !o.ops || !o.ops->own_table_handle) continue;
+    if (o.dead || o.type != ObjType::Filter || !filter_ops(o.ops).own_table_handle) continue;
     bool table_root = is_table(o) && !showing.count(list_of(o)) && carried.insert(list_of(o)).second;
     if (!o.empty_list && (o.key.handle & 0xFFF00000u) && !table_root) continue;  // a hash table or a rule in one: no root shown
     uint32_t b = block_of(o.dev, o.key.parent);
@@ -1531,11 +1531,11 @@ void Importer::write_u32_roots() {
       if (fs[i].list_root) {
         // Next to the handle, where dump writes it.
         auto h = std::find_if(o.node.map.begin(), o.node.map.end(), [](const NodeEntry& e) { return e.first.scalar == "handle"; });
-        NodeEntry e{scalar("root_table", o.loc), scalar(o.ops->format_filter_handle(fs[i].list_root), o.loc)};
+        NodeEntry e{scalar("root_table", o.loc), scalar(filter_ops(o.ops).format_handle(fs[i].list_root), o.loc)};
         o.node.map.insert(h == o.node.map.end() ? h : std::next(h), std::move(e));
         continue;
       }
-      std::string text = o.ops->format_filter_handle(fs[i].wire_handle);
+      std::string text = filter_ops(o.ops).format_handle(fs[i].wire_handle);
       if (Node* h = find(o.node, "handle")) h->scalar = text;
       else put(o.node, "handle", o.loc, scalar(text, o.loc));
     }

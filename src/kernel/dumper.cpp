@@ -319,7 +319,7 @@ class Dumper {
     }
   }
 
-  // Lists of a kind with shared tables (KindOps::table_of) at one pref
+  // Lists of a kind with shared tables (FilterOps::table_of) at one pref
   // under one qdisc (any parent, chain or protocol) each list every such
   // list's entries: u32_walk picks tables by prio alone. Each entry is kept
   // once, in the list model/shared_tables.h places its table in: a root
@@ -340,7 +340,7 @@ class Dumper {
     // not one per rule (100k u32 rules on a clsact pass here on every dump).
     const Filter* prev = nullptr;
     for (const Filter& f : fs) {
-      if (!f.ops || !f.ops->table_of) continue;
+      if (!filter_ops(f.ops).table_of) continue;
       if (prev && list_of(*prev) == list_of(f) && prev->key.pref == f.key.pref && prev->ops == f.ops) continue;
       prev = &f;
       auto& ls = lists[group_of(f)];
@@ -358,11 +358,12 @@ class Dumper {
       std::vector<uint32_t> tables;
       for (const Filter& f : fs) {
         if (f.ops != std::get<2>(g) || f.empty_list || group_of(f) != g || list_of(f) != ls.front()) continue;
-        uint32_t table = f.ops->table_of(f.wire_handle ? f.wire_handle : f.key.handle);
+        const FilterOps& fo = filter_ops(*f.ops);
+        uint32_t table = fo.table_of(f.wire_handle ? f.wire_handle : f.key.handle);
         tables.push_back(table);
-        if (f.ops->depends_on)
-          for (uint32_t to : f.ops->depends_on(f.opts))
-            if (f.ops->table_of(to) != table) links.emplace_back(table, f.ops->table_of(to));
+        if (fo.depends_on)
+          for (uint32_t to : fo.depends_on(f.opts))
+            if (fo.table_of(to) != table) links.emplace_back(table, fo.table_of(to));
       }
       placed[g] = place_tables(roots, links, tables);
     }
@@ -370,14 +371,15 @@ class Dumper {
     out.reserve(fs.size());
     std::set<std::pair<Group, size_t>> nonempty;
     for (Filter& f : fs) {
-      auto g = f.ops && f.ops->table_of ? lists.find(group_of(f)) : lists.end();
+      auto* table_of = filter_ops(f.ops).table_of;
+      auto g = table_of ? lists.find(group_of(f)) : lists.end();
       if (g == lists.end()) {
         out.push_back(std::move(f));
         continue;
       }
       if (f.empty_list) continue;  // a head read as empty is a list with entries elsewhere
       const auto& where_at = placed[g->first];
-      auto at = where_at.find(f.ops->table_of(f.wire_handle ? f.wire_handle : f.key.handle));
+      auto at = where_at.find(table_of(f.wire_handle ? f.wire_handle : f.key.handle));
       size_t owner = at == where_at.end() ? 0 : at->second;
       if (g->second[owner] != list_of(f)) continue;  // the owner's copy is the one kept
       nonempty.emplace(g->first, owner);
@@ -418,7 +420,7 @@ class Dumper {
     Seen* cur = nullptr;
     List cur_list{};
     for (Filter& f : fs) {
-      if (!f.ops || !f.ops->own_table_handle) continue;
+      if (!filter_ops(f.ops).own_table_handle) continue;
       List l{f.key.parent, f.key.chain, f.key.pref, f.key.protocol};
       // A list's entries mostly follow each other: one lookup a run.
       if (!cur || !(cur_list == l)) cur = &lists[l], cur_list = l;
@@ -456,12 +458,12 @@ class Dumper {
     return ok;
   }
 
-  // The root table of one list, by a get of KindOps::own_table_handle; 0
+  // The root table of one list, by a get of FilterOps::own_table_handle; 0
   // when the kernel does not answer.
   uint32_t own_table(uint32_t ifindex, const std::string& where, const auto& list, uint16_t pref, const KindOps* ops, bool& ok) {
     req_.clear();
     MsgWriter w(req_);
-    encode_filter_get(w, FilterKey{list.parent, list.chain, pref, list.protocol, 0}, ops->name, ifindex, ops->own_table_handle);
+    encode_filter_get(w, FilterKey{list.parent, list.chain, pref, list.protocol, 0}, ops->name, ifindex, filter_ops(ops).own_table_handle);
     uint32_t root = 0;
     DumpOutcome out;
     if (!run_get(sock_, req_, rx_, [&](std::span<const uint8_t> m) {
@@ -488,7 +490,7 @@ class Dumper {
   static void oldest_first(std::span<Filter> fs) {
     for (size_t i = 0; i < fs.size();) {
       size_t j = i + 1;
-      if (fs[i].ops && fs[i].ops->newest_first) {
+      if (filter_ops(fs[i].ops).newest_first) {
         auto list = [](const Filter& f) { return std::tie(f.key.parent, f.key.chain, f.key.pref, f.key.protocol, f.ops); };
         while (j < fs.size() && list(fs[j]) == list(fs[i])) ++j;
         std::reverse(fs.begin() + static_cast<std::ptrdiff_t>(i), fs.begin() + static_cast<std::ptrdiff_t>(j));
@@ -522,10 +524,10 @@ class Dumper {
       // bound to a shared block is read as that block (its filters come
       // tagged with the block, not the device).
       const KindOps* ops = find_kind(ObjType::Qdisc, kind_of(m));
-      auto hooks = ops ? ops->hooks : KindOps::Hooks::None;
-      if (hooks != KindOps::Hooks::None) {
+      auto hooks = qdisc_ops(ops).hooks;
+      if (hooks != QdiscOps::Hooks::None) {
         if (!in_block) tg->blocks.push_back({kHandleClsactIngress});  // one canonical parent for both kinds
-        if (!eg_block && hooks == KindOps::Hooks::IngressEgress) tg->blocks.push_back({kHandleClsactEgress});
+        if (!eg_block && hooks == QdiscOps::Hooks::IngressEgress) tg->blocks.push_back({kHandleClsactEgress});
       } else if (t.tcm_handle != 0) {
         tg->blocks.push_back({t.tcm_handle});
       }
@@ -735,7 +737,7 @@ class Dumper {
     std::vector<const Filter*> expect;
     for (const Filter& f : want.filters) {
       if (!in_block(f.key.parent, b)) continue;
-      if (!f.ops || !f.ops->terse_dump || f.fingerprint.empty()) return false;
+      if (!filter_ops(f.ops).terse_dump || f.fingerprint.empty()) return false;
       expect.push_back(&f);
     }
     if (expect.size() != pb.rules.size()) return false;

@@ -53,7 +53,7 @@ int probe_qdisc(int fd, const std::string& kind) {
   MsgWriter w(buf);
   size_t m = w.begin_message(RTM_NEWQDISC, NLM_F_REQUEST | NLM_F_ACK | NLM_F_CREATE | NLM_F_REPLACE, 1);
   const KindOps* ops = find_kind(ObjType::Qdisc, kind);
-  bool hook = ops && ops->hooks != KindOps::Hooks::None;
+  bool hook = qdisc_ops(ops).hooks != QdiscOps::Hooks::None;
   w.put_struct(tc_header(hook ? kHandleIngress : kHandleRoot, hook ? kHandleIngressQdisc : 0, 0));
   w.attr_str(TCA_KIND, kind);
   w.end_message(m);

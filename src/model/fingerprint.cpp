@@ -61,7 +61,7 @@ bool is_fingerprint(const Opaque& cookie) {
 }
 
 bool fingerprint_eligible(const Filter& f) {
-  if (!f.ops || !f.ops->fingerprinted || f.actions.empty()) return false;
+  if (!filter_ops(f.ops).fingerprinted || f.actions.empty()) return false;
   // Rules with bytes no table reads are rare: they are always read in full.
   if (!f.raw.empty()) return false;
   for (const Action& a : f.actions)

@@ -191,18 +191,174 @@ struct KindCtx {
   // Filters: the programs bpf filters name, opened by the kernel edge
   // (bpf_program.h); null offline, and encode reports an error then.
   const BpfPrograms* programs = nullptr;
-  // Qdiscs: the follow-up message being written (KindOps::follow_ups), 1
+  // Qdiscs: the follow-up message being written (QdiscOps::follow_ups), 1
   // and up; 0: the object's own message.
   uint16_t part = 0;
 };
 
-// A message that follows a qdisc's own (KindOps::follow_ups): its number
+// A message that follows a qdisc's own (QdiscOps::follow_ups): its number
 // (KindCtx::part) and what it changes, in the plan's words.
 struct FollowUp {
   uint16_t part;
   std::string why;
 };
 
+// What only qdiscs have. A kind points to its own (`KindOps::qdisc`); one
+// without any of these points to none and reads the defaults (qdisc_ops).
+struct QdiscOps {
+  // The kernel implements ->change (htb does not: "Change operation not
+  // supported"), so option changes need no delete + add.
+  bool can_change = true;
+  // encode writes attributes of the message itself, beside TCA_KIND
+  // (clsact's TCA_INGRESS_BLOCK), and decode reads the message's attributes;
+  // TCA_OPTIONS is neither sent nor read.
+  bool options_top_level = false;
+  // Qdiscs that are hooks rather than queues (ingress, clsact): they sit at
+  // parent ffff:fff1 with handle ffff:, and give filters the ingress block,
+  // and clsact the egress block as well.
+  enum class Hooks : uint8_t { None, Ingress, IngressEgress };
+  Hooks hooks = Hooks::None;
+  // Qdiscs whose classes are the device's tx queues (mq, mqprio): a child
+  // qdisc per queue, never a shared one (plan_warnings).
+  bool multiqueue_root = false;
+  // Classes the qdisc makes itself, never declared (prio's bands 1:1..1:N,
+  // mq's and mqprio's queues): true when `minor` is one of them, so a child
+  // qdisc may hang off it.
+  bool (*implicit_class)(const Options& o, uint32_t minor) = nullptr;
+  // Whether changing `have` into `want` needs delete + add although each
+  // changed field could change in place (gred: ClassOps has the same hook).
+  bool (*options_need_recreate)(const Options& want, const Options& have) = nullptr;
+  // What the kernel takes only as changes of a live qdisc, one a message
+  // (gred's virtual queues: init refuses them, change takes one per
+  // message). Lists the follow-up messages an add (`have` null) or a change
+  // from `have` needs, in the order to send them (encode writes each with
+  // ctx.change and ctx.part), and returns whether the change needs the
+  // object's own message as well (an add always sends it).
+  bool (*follow_ups)(const Options& want, const Options* have, std::vector<FollowUp>& out) = nullptr;
+  // Fields the kernel itself retunes while the qdisc runs, given the
+  // desired options (red with `adaptive` moves max_P every 500 ms): the
+  // live value is the kernel's, not drift, so it is not compared.
+  bool (*kernel_tunes)(const Options& want, uint16_t field) = nullptr;
+  // A note printed under a kernel refusal whose own text says too little
+  // (mqprio's bare EINVAL); empty: none.
+  std::string (*reject_hint)(const Options& o, int error) = nullptr;
+};
+
+// What only classes have (KindOps::cls; class_ops).
+struct ClassOps {
+  // Checks across all of one device's classes of this kind (drr: classes
+  // are flat; hfsc: a class with children needs a link-share curve).
+  void (*check_classes)(const std::vector<const Class*>& classes, Diagnostics& d) = nullptr;
+  // Whether changing `have` into `want` needs delete + add although each
+  // changed field could change in place (hfsc: a change keeps any service
+  // curve it does not name, so a curve cannot be removed).
+  bool (*options_need_recreate)(const Options& want, const Options& have) = nullptr;
+};
+
+// What only filters have (KindOps::filter; filter_ops).
+struct FilterOps {
+  // The kernel adds to the head of a (pref, protocol) list and matches in
+  // list order, newest first (cls_basic): the dump lists the newest first,
+  // so the dumper reverses such lists, and applying a dump adds them in the
+  // order they were made and the list comes back the same.
+  bool newest_first = false;
+  // The attributes that carry classid and the action list.
+  uint16_t classid_attr = 0;
+  uint16_t actions_attr = 0;
+  // The attribute of the filter's own police (TCA_U32_POLICE...), policing's
+  // form from before actions: tc's `police ...` among the filter's words. It
+  // nests the police action's own attributes directly (no TCA_ACT_OPTIONS),
+  // both ways (tcf_exts_dump, TCA_OLD_COMPAT); 0: the kind has none. The
+  // codec, loader, differ, dump, schema and import all read this one member
+  // (model.h Filter::police).
+  uint16_t old_police_attr = 0;
+  // Filters whose rules may carry tcsync's fingerprint cookie
+  // (fingerprint.h) so that a no-op check can trust it; `terse_dump`: the
+  // kernel's terse dump (TCA_DUMP_FLAGS_TERSE) answers for this kind with
+  // handle, flags and the actions' cookies, which proves a block by the
+  // cookies alone.
+  bool fingerprinted = false;
+  bool terse_dump = false;
+  // The option attribute that holds a chain template's protocol (flower's
+  // eth_type key; tc leaves it out only for `protocol all`).
+  uint16_t template_protocol_attr = 0;
+  // The kind's own hit counters (TCA_U32_PCNT, TCA_MATCHALL_PCNT), read by
+  // `tcsync stats` into lookups (when the kind counts them) and hits.
+  uint16_t counters_attr = 0;
+  // Each sets what its struct holds; a count it does not hold stays absent.
+  void (*read_counters)(std::span<const uint8_t> data, std::optional<uint64_t>& lookups, std::optional<uint64_t>& hits) = nullptr;
+  // Filters that cannot take part in an atomic switch (--atomic), and why
+  // (u32: its tables are shared between chains of one pref); empty: they can.
+  std::string_view no_atomic_switch = {};
+  // The handle the loader derives when the file gives none is `fixed | n`,
+  // n counting 1, 2, 3... in file order within (device, parent, chain,
+  // pref, protocol, fixed); n must fit `counter_mask`. u32 fixes the hash
+  // table and bucket and numbers the 12-bit node id (the kernel matches
+  // nodes of a bucket in node order, so file order is match order).
+  // counter_mask 0: the handle is `fixed` (route derives it from its
+  // realms, as the kernel does), or must be given when `fixed` is 0.
+  void (*handle_space)(const Options& o, uint32_t& fixed, uint32_t& counter_mask) = nullptr;
+  // Maps a decoded key to the form the loader produces (u32: the
+  // kernel-named root table 800: becomes 0) and returns false for entries
+  // that are not rules (u32's implicit root hash table).
+  bool (*canonical_key)(FilterKey& k, const Options& o) = nullptr;
+  // The order of adds within a device (lower first; deletes go the other
+  // way). u32 hash tables (0) come before the rules that fill or link to
+  // them (1), and are deleted after them.
+  int (*add_rank)(const Options& o) = nullptr;
+  // Handles of filters (same device and parent) that must exist before this
+  // one is added (u32: the tables named by `ht` and `link`).
+  std::vector<uint32_t> (*depends_on)(const Options& o) = nullptr;
+  // Checks across all of one device's filters of this kind (u32: a rule's
+  // table is declared, at the same parent, pref and protocol).
+  void (*check_device)(const std::vector<const Filter*>& filters, Diagnostics& d) = nullptr;
+  // Handles with their own notation (u32's "800::1"); default is a number,
+  // printed as 0x-hex like tc.
+  std::optional<uint32_t> (*parse_handle)(std::string_view s) = nullptr;
+  std::string (*format_handle)(uint32_t h) = nullptr;
+  // Whether changing `have` into `want` needs delete + add although every
+  // changed field could change in place on its own (flower: a replace must
+  // keep the mask; matchall: the kernel refuses any replace).
+  bool (*needs_recreate)(const Filter& want, const Filter& have) = nullptr;
+  // Filters whose lists under one qdisc share one space of tables (u32's
+  // tc_u_common: a clsact's ingress and egress, an htb qdisc and its
+  // classes), so that the kernel's dump of one such list shows every list's
+  // entries at its pref. `table_of(handle)`: the table an entry (as the
+  // kernel names it) hangs in; `own_table_handle`: the handle a
+  // RTM_GETTFILTER of one list answers with that list's own root table.
+  // The dumper keeps each entry once, in the list it belongs to.
+  uint32_t (*table_of)(uint32_t handle) = nullptr;
+  uint32_t own_table_handle = 0;
+  // Whether the kernel makes a (pref, protocol) list of this kind with no
+  // rule, from a request without TCA_OPTIONS (`empty: KIND`): u32 and fw
+  // do; fw not on a shared block (fw_change needs a mark there); the others
+  // answer EINVAL.
+  enum class EmptyList : uint8_t { Refused, Allowed, NotOnBlock };
+  EmptyList empty_list = EmptyList::Refused;
+};
+
+// What only actions have (KindOps::action; action_ops).
+struct ActionOps {
+  // The attribute whose payload starts with struct tc_gen (index, capab,
+  // action, refcnt, bindcnt), read by the generic action decoder.
+  uint16_t parms_attr = 0;
+  // A second attribute that carries the same struct when the first is
+  // absent (pedit's TCA_PEDIT_PARMS_EX, the form `pedit ex` sends).
+  uint16_t parms_attr_ex = 0;
+  // The size of that struct, sent zeroed but for the index when a rule
+  // binds a shared action (`action mirred index 7`), since the kernel's
+  // policies want the whole struct; and where refcnt and bindcnt sit in it
+  // (tc_gen's place, 12, for all but struct tc_police).
+  uint16_t parms_size = 0;
+  uint8_t counts_at = 12;
+};
+
+// A kind: what every object type has, and a pointer to what only its own
+// type has. Four pointers rather than one std::variant of them: a kind's
+// initializer names what it sets (`.filter = &kFilterU32Ops`), a kind with
+// nothing of its type's sets nothing, and readers ask for their type's by
+// name (filter_ops(k)) without a visit. A kind sets at most its own type's
+// pointer (kind_test.cpp checks every kind).
 struct KindOps {
   std::string_view name;
   ObjType obj;
@@ -216,154 +372,44 @@ struct KindOps {
   // Fills derived values and checks cross-field rules on a loaded object, so
   // the desired form compares equal to what the kernel will report.
   void (*normalize)(Options& o, const KindCtx& ctx, Diagnostics& diags, SourceLoc loc) = nullptr;
-  // Qdiscs: the kernel implements ->change (htb does not: "Change operation
-  // not supported"), so option changes need no delete + add.
-  bool can_change = true;
   // TCA_OPTIONS carries a bare struct (the fifos), not nested attributes.
   bool options_raw = false;
-  // Qdiscs: encode writes attributes of the message itself, beside TCA_KIND
-  // (clsact's TCA_INGRESS_BLOCK), and decode reads the message's attributes;
-  // TCA_OPTIONS is neither sent nor read.
-  bool options_top_level = false;
   // TCA_OPTIONS goes with NLA_F_NESTED, as tc sends it for the kinds whose
   // kernel parses the nest strictly (ets, fq_pie: nla_parse_nested refuses
   // it without, "NLA_F_NESTED is missing"); most parse leniently and tc
   // leaves it off.
   bool options_nested = false;
-  // Filters: the kernel adds to the head of a (pref, protocol) list and
-  // matches in list order, newest first (cls_basic): the dump lists the
-  // newest first, so the dumper reverses such lists, and applying a dump
-  // adds them in the order they were made and the list comes back the same.
-  bool newest_first = false;
-  // Filters: the attributes that carry classid and the action list.
-  uint16_t filter_classid_attr = 0;
-  uint16_t filter_actions_attr = 0;
-  // Filters: the attribute of the filter's own police (TCA_U32_POLICE...),
-  // policing's form from before actions: tc's `police ...` among the
-  // filter's words. It nests the police action's own attributes directly
-  // (no TCA_ACT_OPTIONS), both ways (tcf_exts_dump, TCA_OLD_COMPAT); 0: the
-  // kind has none. The codec, loader, differ, dump, schema and import all
-  // read this one member (model.h Filter::police).
-  uint16_t old_police_attr = 0;
-  // Actions: the attribute whose payload starts with struct tc_gen (index,
-  // capab, action, refcnt, bindcnt), read by the generic action decoder.
-  uint16_t action_parms_attr = 0;
-  // Actions: a second attribute that carries the same struct when the first
-  // is absent (pedit's TCA_PEDIT_PARMS_EX, the form `pedit ex` sends).
-  uint16_t action_parms_attr_ex = 0;
-  // Actions: the size of that struct, sent zeroed but for the index when a
-  // rule binds a shared action (`action mirred index 7`), since the kernel's
-  // policies want the whole struct; and where refcnt and bindcnt sit in it
-  // (tc_gen's place, 12, for all but struct tc_police).
-  uint16_t action_parms_size = 0;
-  uint8_t action_counts_at = 12;
-  // Qdiscs that are hooks rather than queues (ingress, clsact): they sit at
-  // parent ffff:fff1 with handle ffff:, and give filters the ingress block,
-  // and clsact the egress block as well.
-  enum class Hooks : uint8_t { None, Ingress, IngressEgress };
-  Hooks hooks = Hooks::None;
-  // Qdiscs whose classes are the device's tx queues (mq, mqprio): a child
-  // qdisc per queue, never a shared one (plan_warnings).
-  bool multiqueue_root = false;
-  // Filters whose rules may carry tcsync's fingerprint cookie (fingerprint.h)
-  // so that a no-op check can trust it; `terse_dump`: the kernel's terse dump
-  // (TCA_DUMP_FLAGS_TERSE) answers for this kind with handle, flags and the
-  // actions' cookies, which proves a block by the cookies alone.
-  bool fingerprinted = false;
-  bool terse_dump = false;
-  // Filters: the option attribute that holds a chain template's protocol
-  // (flower's eth_type key; tc leaves it out only for `protocol all`).
-  uint16_t template_protocol_attr = 0;
-  // Filters: the kind's own hit counters (TCA_U32_PCNT, TCA_MATCHALL_PCNT),
-  // read by `tcsync stats` into lookups (when the kind counts them) and hits.
-  uint16_t counters_attr = 0;
-  // Each sets what its struct holds; a count it does not hold stays absent.
-  void (*read_counters)(std::span<const uint8_t> data, std::optional<uint64_t>& lookups, std::optional<uint64_t>& hits) = nullptr;
-  // Filters that cannot take part in an atomic switch (--atomic), and why
-  // (u32: its tables are shared between chains of one pref); empty: they can.
-  std::string_view no_atomic_switch = {};
-  // Filters: the handle the loader derives when the file gives none is
-  // `fixed | n`, n counting 1, 2, 3... in file order within (device, parent,
-  // chain, pref, protocol, fixed); n must fit `counter_mask`. u32 fixes the
-  // hash table and bucket and numbers the 12-bit node id (the kernel matches
-  // nodes of a bucket in node order, so file order is match order).
-  // counter_mask 0: the handle is `fixed` (route derives it from its
-  // realms, as the kernel does), or must be given when `fixed` is 0.
-  void (*handle_space)(const Options& o, uint32_t& fixed, uint32_t& counter_mask) = nullptr;
-  // Filters: maps a decoded key to the form the loader produces (u32: the
-  // kernel-named root table 800: becomes 0) and returns false for entries
-  // that are not rules (u32's implicit root hash table).
-  bool (*canonical_key)(FilterKey& k, const Options& o) = nullptr;
-  // Filters: the order of adds within a device (lower first; deletes go the
-  // other way). u32 hash tables (0) come before the rules that fill or link
-  // to them (1), and are deleted after them.
-  int (*add_rank)(const Options& o) = nullptr;
-  // Filters: handles of filters (same device and parent) that must exist
-  // before this one is added (u32: the tables named by `ht` and `link`).
-  std::vector<uint32_t> (*depends_on)(const Options& o) = nullptr;
-  // Filters: checks across all of one device's filters of this kind (u32: a
-  // rule's table is declared, at the same parent, pref and protocol).
-  void (*check_device)(const std::vector<const Filter*>& filters, Diagnostics& d) = nullptr;
-  // Filters whose handles have their own notation (u32's "800::1"); default
-  // is a number, printed as 0x-hex like tc.
-  std::optional<uint32_t> (*parse_filter_handle)(std::string_view s) = nullptr;
-  std::string (*format_filter_handle)(uint32_t h) = nullptr;
-  // Filters: whether changing `have` into `want` needs delete + add although
-  // every changed field could change in place on its own (flower: a replace
-  // must keep the mask; matchall: the kernel refuses any replace).
-  bool (*needs_recreate)(const Filter& want, const Filter& have) = nullptr;
-  // Classes: checks across all of one device's classes of this kind (drr:
-  // classes are flat; hfsc: a class with children needs a link-share curve).
-  void (*check_classes)(const std::vector<const Class*>& classes, Diagnostics& d) = nullptr;
-  // Qdiscs: classes the qdisc makes itself, never declared (prio's bands
-  // 1:1..1:N, mq's and mqprio's queues): true when `minor` is one of them,
-  // so a child qdisc may hang off it.
-  bool (*implicit_class)(const Options& o, uint32_t minor) = nullptr;
-  // Qdiscs and classes: whether changing `have` into `want` needs delete +
-  // add although each changed field could change in place (hfsc: a change
-  // keeps any service curve it does not name, so a curve cannot be removed).
-  bool (*options_need_recreate)(const Options& want, const Options& have) = nullptr;
-  // Qdiscs: what the kernel takes only as changes of a live qdisc, one a
-  // message (gred's virtual queues: init refuses them, change takes one per
-  // message). Lists the follow-up messages an add (`have` null) or a change
-  // from `have` needs, in the order to send them (encode writes each with
-  // ctx.change and ctx.part), and returns whether the change needs the
-  // object's own message as well (an add always sends it).
-  bool (*follow_ups)(const Options& want, const Options* have, std::vector<FollowUp>& out) = nullptr;
-  // Qdiscs: fields the kernel itself retunes while the qdisc runs, given
-  // the desired options (red with `adaptive` moves max_P every 500 ms): the
-  // live value is the kernel's, not drift, so it is not compared.
-  bool (*kernel_tunes)(const Options& want, uint16_t field) = nullptr;
   // tc's spellings that are not the table's keys (aliases, multi-word forms
   // such as u32's selectors, bare values), for `tcsync import`: tc_words.h.
   const TcWords* tc_words = nullptr;
-
-  // Qdiscs: a note printed under a kernel refusal whose own text says too
-  // little (mqprio's bare EINVAL); empty: none.
-  std::string (*reject_hint)(const Options& o, int error) = nullptr;
   // Attributes inside TCA_OPTIONS that the kernel reports and that are not
   // configuration (timestamps, counters, padding, hardware counts): never
   // kept as unread (model.h Raw), never sent back.
   std::span<const uint16_t> reported_only = {};
-  // Filters whose lists under one qdisc share one space of tables (u32's
-  // tc_u_common: a clsact's ingress and egress, an htb qdisc and its
-  // classes), so that the kernel's dump of one such list shows every list's
-  // entries at its pref. `table_of(handle)`: the table an entry (as the
-  // kernel names it) hangs in; `own_table_handle`: the handle a
-  // RTM_GETTFILTER of one list answers with that list's own root table.
-  // The dumper keeps each entry once, in the list it belongs to.
-  uint32_t (*table_of)(uint32_t handle) = nullptr;
-  uint32_t own_table_handle = 0;
-  // Filters: whether the kernel makes a (pref, protocol) list of this kind
-  // with no rule, from a request without TCA_OPTIONS (`empty: KIND`): u32
-  // and fw do; fw not on a shared block (fw_change needs a mark there); the
-  // others answer EINVAL.
-  enum class EmptyList : uint8_t { Refused, Allowed, NotOnBlock };
-  EmptyList empty_list = EmptyList::Refused;
+  // The object type's own part; null: all its defaults.
+  const QdiscOps* qdisc = nullptr;
+  const ClassOps* cls = nullptr;
+  const FilterOps* filter = nullptr;
+  const ActionOps* action = nullptr;
 
   int field_index(std::string_view key) const;
   std::vector<std::string_view> keys() const;
 };
+
+// A kind's own type's part, or the defaults when it declares none (or `k`
+// is null: a kind tcsync does not know), so readers need no null checks.
+inline constexpr QdiscOps kNoQdiscOps{};
+inline constexpr ClassOps kNoClassOps{};
+inline constexpr FilterOps kNoFilterOps{};
+inline constexpr ActionOps kNoActionOps{};
+inline const QdiscOps& qdisc_ops(const KindOps* k) { return k && k->qdisc ? *k->qdisc : kNoQdiscOps; }
+inline const ClassOps& class_ops(const KindOps* k) { return k && k->cls ? *k->cls : kNoClassOps; }
+inline const FilterOps& filter_ops(const KindOps* k) { return k && k->filter ? *k->filter : kNoFilterOps; }
+inline const ActionOps& action_ops(const KindOps* k) { return k && k->action ? *k->action : kNoActionOps; }
+inline const QdiscOps& qdisc_ops(const KindOps& k) { return qdisc_ops(&k); }
+inline const ClassOps& class_ops(const KindOps& k) { return class_ops(&k); }
+inline const FilterOps& filter_ops(const KindOps& k) { return filter_ops(&k); }
+inline const ActionOps& action_ops(const KindOps& k) { return action_ops(&k); }
 
 // Registry: every kind compiled in, looked up by object type and name
 // (defined in kinds/registry.cpp; kinds/kinds.def lists them).

@@ -52,7 +52,7 @@ std::string describe(const Chain& c, bool on_block) {
 std::string block_name(uint32_t index) { return "block " + std::to_string(index); }
 
 std::pair<uint32_t, uint32_t> bound_blocks(const Qdisc& q) {
-  if (!q.ops || !q.ops->options_top_level) return {0, 0};
+  if (!qdisc_ops(q.ops).options_top_level) return {0, 0};
   // Both hook kinds list ingress_block first, clsact egress_block second.
   auto in = q.opts.num(0);
   auto eg = q.ops->fields.size() > 1 ? q.opts.num(1) : std::nullopt;
@@ -60,7 +60,7 @@ std::pair<uint32_t, uint32_t> bound_blocks(const Qdisc& q) {
 }
 
 std::string format_filter_handle(const KindOps* ops, uint32_t h) {
-  if (ops && ops->format_filter_handle) return ops->format_filter_handle(h);
+  if (auto* format = filter_ops(ops).format_handle) return format(h);
   // "0x%x" without printf: a plan prints one per rule.
   char b[16] = {'0', 'x'};
   auto r = std::to_chars(b + 2, b + sizeof b, h, 16);
@@ -68,7 +68,7 @@ std::string format_filter_handle(const KindOps* ops, uint32_t h) {
 }
 
 std::optional<uint32_t> parse_filter_handle(const KindOps* ops, std::string_view s) {
-  if (ops && ops->parse_filter_handle) return ops->parse_filter_handle(s);
+  if (auto* parse = filter_ops(ops).parse_handle) return parse(s);
   auto v = parse_uint(s);
   if (!v || *v > 0xFFFFFFFFu) return std::nullopt;
   return static_cast<uint32_t>(*v);

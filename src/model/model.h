@@ -109,7 +109,7 @@ struct Filter {
   Options opts;
   std::optional<uint32_t> classid;  // the kind's classid/flowid attribute
   std::vector<Action> actions;
-  // The filter's own police (KindOps::old_police_attr): the police action's
+  // The filter's own police (FilterOps::old_police_attr): the police action's
   // fields, read and checked by its table; absent: none. The kernel picks
   // its index, and keeps either it or `actions`, never both.
   std::optional<Options> police;

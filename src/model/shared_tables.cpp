@@ -43,14 +43,15 @@ constexpr uint32_t kTableBits = 0xFFF00000u;
 }  // namespace
 
 uint32_t kernel_root_of(const Filter& f) {
-  if (!f.ops || !f.ops->own_table_handle) return 0;
+  if (!filter_ops(f.ops).own_table_handle) return 0;
   if (f.list_root) return f.list_root;
   uint32_t h = f.wire_handle & kTableBits;
   return h & kRootBit ? h : 0;
 }
 
 bool is_table_entry(const Filter& f) {
-  return f.ops && f.ops->table_of && f.key.handle && f.ops->table_of(f.key.handle) == f.key.handle;
+  auto* table_of = filter_ops(f.ops).table_of;
+  return table_of && f.key.handle && table_of(f.key.handle) == f.key.handle;
 }
 
 void home_explicit_table_rules(std::vector<Filter>& fs) {
@@ -60,8 +61,9 @@ void home_explicit_table_rules(std::vector<Filter>& fs) {
     if (is_table(f) && (f.key.handle & kRootBit)) tables.emplace(table_space_of(f.key.parent), f.key.handle);
   if (tables.empty()) return;  // the common case: one pass, nothing moved
   for (Filter& f : fs) {
-    if (!f.ops || !f.ops->own_table_handle || f.empty_list || !f.wire_handle || is_table(f)) continue;
-    if (!tables.count({table_space_of(f.key.parent), f.ops->table_of(f.wire_handle)})) continue;
+    const FilterOps& fo = filter_ops(f.ops);
+    if (!fo.own_table_handle || f.empty_list || !f.wire_handle || is_table(f)) continue;
+    if (!tables.count({table_space_of(f.key.parent), fo.table_of(f.wire_handle)})) continue;
     f.key.handle = f.wire_handle;
     f.wire_handle = 0;
     // The kind makes its options agree with the handle (u32: `ht`); what
@@ -75,7 +77,7 @@ std::map<uint32_t, std::vector<RootList>> root_lists(const std::vector<Filter>& 
   std::map<uint32_t, std::vector<RootList>> out;
   RootList* cur = nullptr;
   for (const Filter& f : fs) {
-    if (!f.ops || !f.ops->own_table_handle) continue;
+    if (!filter_ops(f.ops).own_table_handle) continue;
     RootList l{f.key.parent, f.key.chain, f.key.pref, f.key.protocol, 0};
     // A list's entries usually follow each other: one search a run.
     if (!cur || !(*cur == l)) {

@@ -146,9 +146,9 @@ bool atomize(State& desired, const State& live, bool all, Diagnostics& d) {
         rest.push_back(std::move(f));
         continue;
       }
-      if (f.ops && !f.ops->no_atomic_switch.empty()) {
+      if (std::string_view why = filter_ops(f.ops).no_atomic_switch; !why.empty()) {
         // Both slots hold the same rules at the same prefs, in two chains.
-        d.error(f.loc, f.kind + " rules cannot switch atomically (" + std::string(f.ops->no_atomic_switch) +
+        d.error(f.loc, f.kind + " rules cannot switch atomically (" + std::string(why) +
                            "); use flower, matchall or fw here, or apply without --atomic");
         ok = false;
       }

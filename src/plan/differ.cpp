@@ -41,11 +41,12 @@ void Step::append_what(std::string& out) const {
 
 std::vector<std::string> diff_options(const KindOps& ops, const Options& want, const Options& have, bool& recreate) {
   std::vector<std::string> out;
+  auto* kernel_tunes = qdisc_ops(ops).kernel_tunes;
   for (size_t i = 0; i < ops.fields.size(); ++i) {
     const Field& f = ops.fields[i];
     if (f.flags & (kReadOnly | kInputOnly | kNoCompare)) continue;
     auto idx = static_cast<uint16_t>(i);
-    if (ops.kernel_tunes && ops.kernel_tunes(want, idx)) continue;
+    if (kernel_tunes && kernel_tunes(want, idx)) continue;
     Value s1, s2;
     const Value* w = effective_value(f, want, idx, s1);
     if (!w && (f.flags & kAuto)) continue;  // the kernel's choice is not drift
@@ -131,7 +132,7 @@ bool same_action(const Action& want, const Action& have, std::vector<std::string
   return ok;
 }
 
-// A filter's own police (KindOps::old_police_attr) against the live one,
+// A filter's own police (FilterOps::old_police_attr) against the live one,
 // by the police table's fields: "police rate 1mbit -> 2mbit". A filter
 // replace sends the whole new police, so nothing here needs delete + add.
 void diff_police(const std::optional<Options>& want, const std::optional<Options>& have, std::vector<std::string>& why) {
@@ -165,9 +166,9 @@ std::vector<std::string> qdisc_differences(const Qdisc& q, const Qdisc& l, bool&
     if (q.ops && l.ops) d = diff_options(*q.ops, q.opts, l.opts, recreate);
     bool opts_differ = !d.empty();
     diff_raw(q.raw, l.raw, d);
-    if (opts_differ && !recreate && q.ops == l.ops && q.ops->options_need_recreate && q.ops->options_need_recreate(q.opts, l.opts))
-      recreate = true;
-    if (!d.empty() && (!q.ops || !l.ops || !q.ops->can_change)) recreate = true;
+    auto* need_recreate = qdisc_ops(q.ops).options_need_recreate;
+    if (opts_differ && !recreate && q.ops == l.ops && need_recreate && need_recreate(q.opts, l.opts)) recreate = true;
+    if (!d.empty() && (!q.ops || !l.ops || !qdisc_ops(q.ops).can_change)) recreate = true;
   }
   return d;
 }
@@ -182,7 +183,8 @@ std::vector<std::string> class_differences(const Class& c, const Class& l, bool&
     if (c.ops && l.ops) d = diff_options(*c.ops, c.opts, l.opts, recreate);
     bool opts_differ = !d.empty();
     diff_raw(c.raw, l.raw, d);
-    if (opts_differ && !recreate && c.ops == l.ops && c.ops->options_need_recreate && c.ops->options_need_recreate(c.opts, l.opts)) {
+    auto* need_recreate = class_ops(c.ops).options_need_recreate;
+    if (opts_differ && !recreate && c.ops == l.ops && need_recreate && need_recreate(c.opts, l.opts)) {
       recreate = true;
       if (by_options) *by_options = true;
     }
@@ -211,7 +213,8 @@ std::vector<std::string> filter_differences(const Filter& f, const Filter& l, bo
   } else {
     for (size_t i = 0; i < f.actions.size(); ++i) same_action(f.actions[i], l.actions[i], why);
   }
-  if (!why.empty() && f.ops && f.ops == l.ops && f.ops->needs_recreate && f.ops->needs_recreate(f, l)) recreate = true;
+  auto* needs_recreate = filter_ops(f.ops).needs_recreate;
+  if (!why.empty() && f.ops == l.ops && needs_recreate && needs_recreate(f, l)) recreate = true;
   return why;
 }
 
@@ -467,7 +470,8 @@ struct DevicePlanner {
   };
 
   static int add_rank_of(const Step& s) {
-    return s.filter->ops && s.filter->ops->add_rank ? s.filter->ops->add_rank(s.filter->opts) : 0;
+    auto* add_rank = filter_ops(s.filter->ops).add_rank;
+    return add_rank ? add_rank(s.filter->opts) : 0;
   }
 
   void run() {
@@ -513,7 +517,7 @@ struct DevicePlanner {
       matched.insert(&l);
       bool recreate = false;
       std::string why = join(qdisc_differences(q, l, recreate));
-      if (!why.empty() && l.kind == q.kind && l.handle == q.handle && (!q.ops || !l.ops || !q.ops->can_change))
+      if (!why.empty() && l.kind == q.kind && l.handle == q.handle && (!q.ops || !l.ops || !qdisc_ops(q.ops).can_change))
         why += "; " + q.kind + " cannot change in place: re-created with its classes and filters";
       if (!own->owns(l)) {
         if (why.empty()) {
@@ -667,7 +671,7 @@ struct DevicePlanner {
       if (!unreachable.empty()) continue;  // a fresh start would not reach them either: no plan that never ends
       std::vector<Group> live_lists;
       for (auto& [g, fs] : lists.live_groups)
-        if (fs.front()->ops && fs.front()->ops->own_table_handle && table_space_of(std::get<0>(g)) == space) live_lists.push_back(g);
+        if (filter_ops(fs.front()->ops).own_table_handle && table_space_of(std::get<0>(g)) == space) live_lists.push_back(g);
       if (live_lists.empty()) continue;  // made afresh anyway
       std::string why = root_table_moved(ls, lists);
       if (why.empty()) continue;
@@ -700,7 +704,7 @@ struct DevicePlanner {
   bool refuse_fresh_space(uint32_t space, const std::string& why) {
     size_t foreign = 0;
     for (auto& f : have.filters)
-      if (f.ops && f.ops->own_table_handle && table_space_of(f.key.parent) == space && !own->owns(f)) ++foreign;
+      if (filter_ops(f.ops).own_table_handle && table_space_of(f.key.parent) == space && !own->owns(f)) ++foreign;
     if (!foreign) return false;
     SourceLoc at = want.loc;
     for (auto& f : want.filters)
@@ -837,12 +841,13 @@ struct DevicePlanner {
     };
     // Only kinds with dependencies (u32) need the index.
     bool any_deps = std::any_of(filter_adds.begin(), filter_adds.end(),
-                                [](const Step& s) { return s.filter->ops && s.filter->ops->depends_on; });
+                                [](const Step& s) { return filter_ops(s.filter->ops).depends_on; });
     if (any_deps) index();
     for (size_t i = 0; any_deps && i < filter_adds.size(); ++i) {
       const Filter* f = filter_adds[i].filter;
-      if (!f->ops || !f->ops->depends_on) continue;
-      for (uint32_t h : f->ops->depends_on(f->opts)) {
+      auto* depends_on = filter_ops(f->ops).depends_on;
+      if (!depends_on) continue;
+      for (uint32_t h : depends_on(f->opts)) {
         auto it = pos.find(Where{f->key.parent, h, f->ops});
         if (it == pos.end() || it->second <= i) continue;
         if (!add_place.empty() && add_place.count(group_of(f->key)) && i > 0 &&
@@ -959,14 +964,15 @@ struct DevicePlanner {
       int depth = 2 * depth_of(q->parent, 0);
       tree.push_back({depth, std::move(s)});
       parts.clear();
-      if (q->ops && q->ops->follow_ups) q->ops->follow_ups(q->opts, nullptr, parts);
+      if (auto* follow_ups = qdisc_ops(q->ops).follow_ups) follow_ups(q->opts, nullptr, parts);
       follow(q, depth);
     }
     for (auto& [q, why] : qdiscs.change) {
       int depth = 2 * depth_of(q->parent, 0);
       parts.clear();
       const Qdisc* l = qdiscs.live.at(q->parent);  // a change is of a matched live qdisc
-      bool own = !q->ops || !q->ops->follow_ups || q->ops->follow_ups(q->opts, &l->opts, parts) || parts.empty();
+      auto* follow_ups = qdisc_ops(q->ops).follow_ups;
+      bool own = !follow_ups || follow_ups(q->opts, &l->opts, parts) || parts.empty();
       if (own) {
         Step s = step(Op::Change, ObjType::Qdisc, why, q->loc);
         s.qdisc = q;

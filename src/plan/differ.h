@@ -35,7 +35,7 @@ struct Step {
   ObjType type = ObjType::Qdisc;
   // A delete of a whole (parent, chain, pref, protocol) list: one request.
   bool filter_group = false;
-  // A qdisc's follow-up message (KindOps::follow_ups), 1 and up; 0: its own.
+  // A qdisc's follow-up message (QdiscOps::follow_ups), 1 and up; 0: its own.
   uint8_t part = 0;
   uint32_t group_size = 0;
   uint32_t block = 0;  // a shared block's filters: its index

@@ -8,7 +8,7 @@
 namespace tcsync {
 namespace {
 
-bool is_multiqueue_root(const Qdisc& q) { return q.ops && q.ops->multiqueue_root; }
+bool is_multiqueue_root(const Qdisc& q) { return qdisc_ops(q.ops).multiqueue_root; }
 
 const Qdisc* qdisc_with_handle(const Device* dev, uint32_t handle) {
   if (!dev) return nullptr;

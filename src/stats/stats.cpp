@@ -140,7 +140,8 @@ bool read_filter_stats(std::span<const uint8_t> msg, const Filter& f, ObjStats& 
   while (it.next(a))
     if (a.type == TCA_OPTIONS) options = a.data;
   if (options.empty()) return false;
-  uint16_t acts = f.ops ? f.ops->filter_actions_attr : 0;
+  const FilterOps& fo = filter_ops(f.ops);
+  uint16_t acts = fo.actions_attr;
   bool any = false;
   AttrIter ot(options);
   while (ot.next(a)) {
@@ -157,8 +158,8 @@ bool read_filter_stats(std::span<const uint8_t> msg, const Filter& f, ObjStats& 
         out.actions.push_back(c);
         any = true;
       }
-    } else if (f.ops && f.ops->read_counters && a.type == f.ops->counters_attr) {
-      f.ops->read_counters(a.data, out.lookups, out.hits);
+    } else if (fo.read_counters && a.type == fo.counters_attr) {
+      fo.read_counters(a.data, out.lookups, out.hits);
       any = any || out.hits;
     }
   }

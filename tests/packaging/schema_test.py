@@ -135,7 +135,7 @@ bad = {"version": 1, "devices": {"v0": {"classes": [{"classid": 110, "rate": "1m
 check(bool(errors(bad)), "a handle read as a number (1:50 unquoted is 110 in YAML 1.1) is rejected")
 
 # A filter's own police: the police action's fields, on the kinds that take
-# it (KindOps::old_police_attr), never with actions.
+# it (FilterOps::old_police_attr), never with actions.
 def police_filter(kind, **more):
     f = {"parent": "ingress", "pref": 1, kind: {}, "police": {"rate": "1mbit", "burst": "10k", "exceed": "drop"}}
     f.update(more)

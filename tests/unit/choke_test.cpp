@@ -55,7 +55,7 @@ TEST_CASE("choke: options are tc's bytes") {
                "0a0a0a0a0b0b0b0b0b0b0b0b0b0b0c0c0c0c0c0c0c0c0c0d0d0d0d0d0d0d0d0d0e0e0e0e0e0e0e0e0e0f0f0f0f0f0f0f0f0f10101010101010101011"
                "111111111111111112121212121212121213131313131313131314141414141414141415151515151515151516161616161616161617171717171717"
                "1717171818181818181818181919191919191919191a1a1a1a1a1a1a1a1a1b1b1b1b1b1b1b1b1b1f0800030099999919");
-  CHECK(kQdiscChoke.can_change);
+  CHECK(qdisc_ops(kQdiscChoke).can_change);
 }
 
 TEST_CASE("choke: the kernel's form loads without tc's words") {

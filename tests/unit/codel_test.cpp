@@ -18,7 +18,7 @@ TEST_CASE("codel: options are tc's bytes") {
   check_golden("codel", "target: 100ms, interval: 20ms, ecn: true, ce_threshold: 20ms",
                "08000300204e000008000100a0860100080004000100000008000500204e0000", false);
   check_golden("codel", "ecn: false", "0800040000000000");
-  CHECK(kQdiscCodel.can_change);
+  CHECK(qdisc_ops(kQdiscCodel).can_change);
 }
 
 TEST_CASE("codel: times read back as the kernel reports them") {

@@ -1,4 +1,4 @@
-// A filter's own police (KindOps::old_police_attr): tc's `police ...` among
+// A filter's own police (FilterOps::old_police_attr): tc's `police ...` among
 // a filter's words, the form from before actions. The police action's own
 // table reads, writes and checks it; these tests hold the generic parts
 // around it: where it goes in TCA_OPTIONS, how a dump reads back, diff's

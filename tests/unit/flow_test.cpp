@@ -42,8 +42,8 @@ TEST_CASE("flow: dropping what a change would keep is delete + add") {
   State b = load_ok(file_with("pref: 1, handle: 1, flow: {keys: [dst]}"));
   State c = load_ok(file_with("pref: 1, handle: 1, flow: {keys: [src], rshift: 4}"));
   const Filter& fa = a.devices[0].filters[0];
-  CHECK(fa.ops->needs_recreate(b.devices[0].filters[0], fa));
-  CHECK_FALSE(fa.ops->needs_recreate(c.devices[0].filters[0], fa));
+  CHECK(filter_ops(fa.ops).needs_recreate(b.devices[0].filters[0], fa));
+  CHECK_FALSE(filter_ops(fa.ops).needs_recreate(c.devices[0].filters[0], fa));
 }
 
 TEST_CASE("flow: errors") {

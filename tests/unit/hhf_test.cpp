@@ -20,7 +20,7 @@ TEST_CASE("hhf: options are tc's bytes") {
   check_golden("hhf", "evict_timeout: 0.5s", "0800060020a10700");
   check_golden("hhf", "non_hh_weight: 10", "080007000a000000");
   check_golden("hhf", "hh_limit: 100", "0800030064000000");
-  CHECK(kQdiscHhf.can_change);
+  CHECK(qdisc_ops(kQdiscHhf).can_change);
 }
 
 TEST_CASE("hhf: a change restores defaults, keeps the kernel's quantum") {

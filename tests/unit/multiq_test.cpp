@@ -22,6 +22,6 @@ TEST_CASE("multiq: options are tc's bytes") {
   q.ops->decode(report, KindCtx{}, back);
   CHECK(back.num(static_cast<uint16_t>(kQdiscMultiq.field_index("bands"))) == 4u);
   CHECK(back.num(static_cast<uint16_t>(kQdiscMultiq.field_index("max_bands"))) == 8u);
-  CHECK(kQdiscMultiq.implicit_class(back, 4));
-  CHECK(!kQdiscMultiq.implicit_class(back, 5));
+  CHECK(qdisc_ops(kQdiscMultiq).implicit_class(back, 4));
+  CHECK(!qdisc_ops(kQdiscMultiq).implicit_class(back, 5));
 }

@@ -13,7 +13,7 @@ TEST_CASE("pfifo_fast: no options either way") {
   Qdisc q = load_qdisc("pfifo_fast", "");
   CHECK(q.ops == &kQdiscPfifoFast);
   CHECK(!q.ops->encode);
-  CHECK(!q.ops->can_change);
+  CHECK(!qdisc_ops(q.ops).can_change);
   tc_prio_qopt report{3, {1, 2, 2, 2, 1, 2, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1}};
   std::vector<uint8_t> p(reinterpret_cast<uint8_t*>(&report), reinterpret_cast<uint8_t*>(&report) + sizeof report);
   Options back;

@@ -13,5 +13,5 @@ TEST_CASE("pfifo_head_drop: options are tc's bytes") {
   check_golden("pfifo_head_drop", "", "");
   check_golden("pfifo_head_drop", "limit: 100", "64000000");
   CHECK(kQdiscPfifoHeadDrop.options_raw);
-  CHECK(kQdiscPfifoHeadDrop.can_change);  // fifo_hd_init is its ->change
+  CHECK(qdisc_ops(kQdiscPfifoHeadDrop).can_change);  // fifo_hd_init is its ->change
 }

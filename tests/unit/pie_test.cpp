@@ -16,7 +16,7 @@ TEST_CASE("pie: options are tc's bytes") {
   check_golden("pie", "limit: 100, target: 20ms, tupdate: 32ms, alpha: 4, beta: 30, ecn: true, bytemode: true, dq_rate_estimator: true",
                "080002006400000008000300007d000008000100204e00000800040004000000080005001e000000080006000100000008000700010000000800080001000000");
   check_golden("pie", "ecn: false, bytemode: false, dq_rate_estimator: false", "080006000000000008000700000000000800080000000000");
-  CHECK(kQdiscPie.can_change);
+  CHECK(qdisc_ops(kQdiscPie).can_change);
 }
 
 TEST_CASE("pie: the target compares as the kernel reports it") {

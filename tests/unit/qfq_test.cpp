@@ -41,7 +41,7 @@ TEST_CASE("qfq: class options are tc's bytes") {
   live.set(1, uint64_t{1514});
   bool recreate = false;
   CHECK(diff_options(kClassQfq, cs[1].opts, live, recreate).empty());
-  CHECK_FALSE(kQdiscQfq.can_change);
+  CHECK_FALSE(qdisc_ops(kQdiscQfq).can_change);
 }
 
 TEST_CASE("qfq: classes are flat, weights and maxpkt in the kernel's range") {

@@ -22,7 +22,7 @@ TEST_CASE("sfb: options are tc's bytes") {
   check_golden("sfb", "decrement: 0.1", "28000100c027090060ea00001900000014000000210000009a190000000000000a00000014000000");
   check_golden("sfb", "penalty_rate: 4000", "28000100c027090060ea00001900000014000000210000000300000000000000a00f000014000000");
   check_golden("sfb", "penalty_burst: 64", "28000100c027090060ea000019000000140000002100000003000000000000000a00000040000000");
-  CHECK(kQdiscSfb.can_change);
+  CHECK(qdisc_ops(kQdiscSfb).can_change);
 }
 
 TEST_CASE("sfb: probabilities print as they read back") {

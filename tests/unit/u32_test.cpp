@@ -280,7 +280,7 @@ TEST_CASE("u32: decoding a kernel dump") {
   u32.decode(opts, KindCtx{0x80000001}, o);
   CHECK(o == parse_ok("{match: [{ip: {dst: 10.0.0.1}}]}"));
   FilterKey k{.handle = 0x80000001};
-  CHECK(u32.canonical_key(k, o));
+  CHECK(filter_ops(u32).canonical_key(k, o));
   CHECK(k.handle == 0x00000001);
 
   // The same rule made link-only (no TC_U32_TERMINAL) in table 2:3:, skip_hw.
@@ -294,36 +294,36 @@ TEST_CASE("u32: decoding a kernel dump") {
   u32.decode(opts, KindCtx{0x00203001}, p);
   CHECK(p == parse_ok("{ht: \"2:3:\", match: [{ip: {dst: 10.0.0.1}}], link: \"4:\", skip_hw: true, terminal: false}"));
   k.handle = 0x00203001;
-  CHECK(u32.canonical_key(k, p));
+  CHECK(filter_ops(u32).canonical_key(k, p));
   CHECK(k.handle == 0x00203001);
 
   // The implicit root table 800: (divisor 1) is not a rule; table 2: is.
   Options root, table;
   u32.decode(unhex("0800 0400 01000000"), KindCtx{0x80000000}, root);
   k.handle = 0x80000000;
-  CHECK_FALSE(u32.canonical_key(k, root));
+  CHECK_FALSE(filter_ops(u32).canonical_key(k, root));
   k.handle = 0x80100000;  // the second pref's root, 801:
-  CHECK_FALSE(u32.canonical_key(k, root));
+  CHECK_FALSE(filter_ops(u32).canonical_key(k, root));
   u32.decode(unhex("0800 0400 00010000 0800 0900 00000000"), KindCtx{0x00200000}, table);  // an unknown attribute too
   CHECK(table == parse_ok("{divisor: 256}"));
   k.handle = 0x00200000;
-  CHECK(u32.canonical_key(k, table));
+  CHECK(filter_ops(u32).canonical_key(k, table));
   CHECK(k.handle == 0x00200000);
 }
 
 TEST_CASE("u32: handle spaces") {
   uint32_t fixed = 1, mask = 1;
-  u32.handle_space(parse_ok("{match: [{ip: {dport: 22}}]}"), fixed, mask);
+  filter_ops(u32).handle_space(parse_ok("{match: [{ip: {dport: 22}}]}"), fixed, mask);
   CHECK((fixed == 0 && mask == 0xFFF));
-  u32.handle_space(parse_ok("{ht: \"2:5:\"}"), fixed, mask);
+  filter_ops(u32).handle_space(parse_ok("{ht: \"2:5:\"}"), fixed, mask);
   CHECK((fixed == 0x00205000 && mask == 0xFFF));
   // tc: ht 2: sample ip dst 10.0.0.7 divisor 256 -> TCA_U32_HASH 00207000;
   // sample u32 0x12345678 0xffff0000 at 0 divisor 16 -> bucket 4.
-  u32.handle_space(parse_ok("{ht: \"2:\", sample: {ip: {dst: 10.0.0.7}}}"), fixed, mask);
+  filter_ops(u32).handle_space(parse_ok("{ht: \"2:\", sample: {ip: {dst: 10.0.0.7}}}"), fixed, mask);
   CHECK((fixed == 0x00207000 && mask == 0xFFF));
-  u32.handle_space(parse_ok("{ht: \"2:\", sample: {u32: {value: 0x12345678, mask: 0xffff0000}, divisor: 16}}"), fixed, mask);
+  filter_ops(u32).handle_space(parse_ok("{ht: \"2:\", sample: {u32: {value: 0x12345678, mask: 0xffff0000}, divisor: 16}}"), fixed, mask);
   CHECK((fixed == 0x00204000 && mask == 0xFFF));
-  u32.handle_space(parse_ok("{divisor: 256}"), fixed, mask);
+  filter_ops(u32).handle_space(parse_ok("{divisor: 256}"), fixed, mask);
   CHECK(mask == 0);
 }
 

@@ -116,6 +116,11 @@ const TcWords kTcWords{.readers = kTcReaders, .bare = tc_bare_control, .examples
 
 }  // namespace
 
+constexpr ActionOps kActionBpfOps{
+    .parms_attr = TCA_ACT_BPF_PARMS,
+    .parms_size = sizeof(tc_act_bpf),
+};
+
 const KindOps kActionBpf{
     .name = "bpf",
     .obj = ObjType::Action,
@@ -124,10 +129,9 @@ const KindOps kActionBpf{
     .encode = encode,
     .decode = decode,
     .normalize = normalize,
-    .action_parms_attr = TCA_ACT_BPF_PARMS,
-    .action_parms_size = sizeof(tc_act_bpf),
     .tc_words = &kTcWords,
     .reported_only = kReportedOnly,
+    .action = &kActionBpfOps,
 };
 
 }  // namespace tcsync

@@ -50,6 +50,11 @@ const std::string_view kTcExamples[] = {"zone 2 pipe"};
 const TcWords kTcWords{.bare = tc_bare_control, .examples = kTcExamples};
 }  // namespace
 
+constexpr ActionOps kActionConnmarkOps{
+    .parms_attr = TCA_CONNMARK_PARMS,
+    .parms_size = sizeof(tc_connmark),
+};
+
 const KindOps kActionConnmark{
     .name = "connmark",
     .obj = ObjType::Action,
@@ -58,10 +63,9 @@ const KindOps kActionConnmark{
     .encode = encode,
     .decode = decode,
     .normalize = normalize,
-    .action_parms_attr = TCA_CONNMARK_PARMS,
-    .action_parms_size = sizeof(tc_connmark),
     .tc_words = &kTcWords,
     .reported_only = kReportedOnly,
+    .action = &kActionConnmarkOps,
 };
 
 }  // namespace tcsync

@@ -74,6 +74,11 @@ const std::string_view kTcExamples[] = {"iph and udp ok", "ipv4h tcp"};
 const TcWords kTcWords{.aliases = kTcAliases, .readers = kTcReaders, .bare = tc_bare_control, .examples = kTcExamples};
 }  // namespace
 
+constexpr ActionOps kActionCsumOps{
+    .parms_attr = TCA_CSUM_PARMS,
+    .parms_size = sizeof(tc_csum),
+};
+
 const KindOps kActionCsum{
     .name = "csum",
     .obj = ObjType::Action,
@@ -82,10 +87,9 @@ const KindOps kActionCsum{
     .encode = encode,
     .decode = decode,
     .normalize = normalize,
-    .action_parms_attr = TCA_CSUM_PARMS,
-    .action_parms_size = sizeof(tc_csum),
     .tc_words = &kTcWords,
     .reported_only = kReportedOnly,
+    .action = &kActionCsumOps,
 };
 
 }  // namespace tcsync

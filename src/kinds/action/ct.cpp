@@ -239,6 +239,10 @@ const std::string_view kTcExamples[] = {"commit nat src addr 10.0.0.1-10.0.0.9 p
 const TcWords kTcWords{.readers = kTcReaders, .bare = tc_bare_control, .examples = kTcExamples};
 }  // namespace
 
+constexpr ActionOps kActionCtOps{
+    .parms_attr = TCA_CT_PARMS,
+};
+
 const KindOps kActionCt{
     .name = "ct",
     .obj = ObjType::Action,
@@ -247,9 +251,9 @@ const KindOps kActionCt{
     .encode = encode,
     .decode = decode,
     .normalize = normalize,
-    .action_parms_attr = TCA_CT_PARMS,
     .tc_words = &kTcWords,
     .reported_only = kReportedOnly,
+    .action = &kActionCtOps,
 };
 
 }  // namespace tcsync

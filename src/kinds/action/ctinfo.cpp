@@ -103,6 +103,11 @@ const TcWords kTcWords{.readers = kTcReaders, .bare = tc_bare_control, .examples
 
 }  // namespace
 
+constexpr ActionOps kActionCtinfoOps{
+    .parms_attr = TCA_CTINFO_ACT,
+    .parms_size = sizeof(tc_ctinfo),
+};
+
 const KindOps kActionCtinfo{
     .name = "ctinfo",
     .obj = ObjType::Action,
@@ -111,10 +116,9 @@ const KindOps kActionCtinfo{
     .encode = encode,
     .decode = decode,
     .normalize = normalize,
-    .action_parms_attr = TCA_CTINFO_ACT,
-    .action_parms_size = sizeof(tc_ctinfo),
     .tc_words = &kTcWords,
     .reported_only = kReportedOnly,
+    .action = &kActionCtinfoOps,
 };
 
 }  // namespace tcsync

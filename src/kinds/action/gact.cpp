@@ -152,6 +152,11 @@ const std::string_view kTcExamples[] = {"drop", "ok", "pipe", "goto chain 0"};
 const TcWords kTcWords{.bare = tc_bare_control, .examples = kTcExamples};
 }  // namespace
 
+constexpr ActionOps kActionGactOps{
+    .parms_attr = TCA_GACT_PARMS,
+    .parms_size = sizeof(tc_gact),
+};
+
 const KindOps kActionGact{
     .name = "gact",
     .obj = ObjType::Action,
@@ -160,10 +165,9 @@ const KindOps kActionGact{
     .encode = encode,
     .decode = decode,
     .normalize = normalize,
-    .action_parms_attr = TCA_GACT_PARMS,
-    .action_parms_size = sizeof(tc_gact),
     .tc_words = &kTcWords,
     .reported_only = kReportedOnly,
+    .action = &kActionGactOps,
 };
 
 }  // namespace tcsync

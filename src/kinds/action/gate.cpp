@@ -292,6 +292,11 @@ const TcWords kTcWords{.readers = kTcReaders, .bare = tc_bare_control, .examples
 
 }  // namespace
 
+constexpr ActionOps kActionGateOps{
+    .parms_attr = TCA_GATE_PARMS,
+    .parms_size = sizeof(tc_gate),
+};
+
 const KindOps kActionGate{
     .name = "gate",
     .obj = ObjType::Action,
@@ -300,10 +305,9 @@ const KindOps kActionGate{
     .encode = encode,
     .decode = decode,
     .normalize = normalize,
-    .action_parms_attr = TCA_GATE_PARMS,
-    .action_parms_size = sizeof(tc_gate),
     .tc_words = &kTcWords,
     .reported_only = kReportedOnly,
+    .action = &kActionGateOps,
 };
 
 }  // namespace tcsync

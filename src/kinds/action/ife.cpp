@@ -190,6 +190,11 @@ const TcWords kTcWords{.readers = kTcReaders, .bare = tc_bare_control, .examples
 
 }  // namespace
 
+constexpr ActionOps kActionIfeOps{
+    .parms_attr = TCA_IFE_PARMS,
+    .parms_size = sizeof(tc_ife),
+};
+
 const KindOps kActionIfe{
     .name = "ife",
     .obj = ObjType::Action,
@@ -198,10 +203,9 @@ const KindOps kActionIfe{
     .encode = encode,
     .decode = decode,
     .normalize = normalize,
-    .action_parms_attr = TCA_IFE_PARMS,
-    .action_parms_size = sizeof(tc_ife),
     .tc_words = &kTcWords,
     .reported_only = kReportedOnly,
+    .action = &kActionIfeOps,
 };
 
 }  // namespace tcsync

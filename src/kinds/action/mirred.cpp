@@ -72,6 +72,11 @@ const std::string_view kTcOnce[] = {"dev"};
 const TcWords kTcWords{.bare = tc_bare_control, .once = kTcOnce, .examples = kTcExamples};
 }  // namespace
 
+constexpr ActionOps kActionMirredOps{
+    .parms_attr = TCA_MIRRED_PARMS,
+    .parms_size = sizeof(tc_mirred),
+};
+
 const KindOps kActionMirred{
     .name = "mirred",
     .obj = ObjType::Action,
@@ -80,10 +85,9 @@ const KindOps kActionMirred{
     .encode = encode,
     .decode = decode,
     .normalize = normalize,
-    .action_parms_attr = TCA_MIRRED_PARMS,
-    .action_parms_size = sizeof(tc_mirred),
     .tc_words = &kTcWords,
     .reported_only = kReportedOnly,
+    .action = &kActionMirredOps,
 };
 
 }  // namespace tcsync

@@ -107,6 +107,11 @@ const std::string_view kTcExamples[] = {"pop protocol ip pipe"};
 const TcWords kTcWords{.bare = tc_bare_control, .examples = kTcExamples};
 }  // namespace
 
+constexpr ActionOps kActionMplsOps{
+    .parms_attr = TCA_MPLS_PARMS,
+    .parms_size = sizeof(tc_mpls),
+};
+
 const KindOps kActionMpls{
     .name = "mpls",
     .obj = ObjType::Action,
@@ -115,10 +120,9 @@ const KindOps kActionMpls{
     .encode = encode,
     .decode = decode,
     .normalize = normalize,
-    .action_parms_attr = TCA_MPLS_PARMS,
-    .action_parms_size = sizeof(tc_mpls),
     .tc_words = &kTcWords,
     .reported_only = kReportedOnly,
+    .action = &kActionMplsOps,
 };
 
 }  // namespace tcsync

@@ -79,6 +79,11 @@ const std::string_view kTcExamples[] = {"ingress 10.0.0.1 10.0.0.2 pass", "egres
 const TcWords kTcWords{.readers = kTcReaders, .bare = tc_bare_control, .examples = kTcExamples};
 }  // namespace
 
+constexpr ActionOps kActionNatOps{
+    .parms_attr = TCA_NAT_PARMS,
+    .parms_size = sizeof(tc_nat),
+};
+
 const KindOps kActionNat{
     .name = "nat",
     .obj = ObjType::Action,
@@ -87,10 +92,9 @@ const KindOps kActionNat{
     .encode = encode,
     .decode = decode,
     .normalize = normalize,
-    .action_parms_attr = TCA_NAT_PARMS,
-    .action_parms_size = sizeof(tc_nat),
     .tc_words = &kTcWords,
     .reported_only = kReportedOnly,
+    .action = &kActionNatOps,
 };
 
 }  // namespace tcsync

@@ -787,6 +787,11 @@ const std::string_view kTcExamples[] = {"munge ip ttl set 5 pipe", "ex munge off
 const TcWords kTcWords{.readers = kTcReaders, .bare = tc_bare_control, .examples = kTcExamples};
 }  // namespace
 
+constexpr ActionOps kActionPeditOps{
+    .parms_attr = TCA_PEDIT_PARMS,
+    .parms_attr_ex = TCA_PEDIT_PARMS_EX,
+};
+
 const KindOps kActionPedit{
     .name = "pedit",
     .obj = ObjType::Action,
@@ -795,10 +800,9 @@ const KindOps kActionPedit{
     .encode = encode,
     .decode = decode,
     .normalize = normalize,
-    .action_parms_attr = TCA_PEDIT_PARMS,
-    .action_parms_attr_ex = TCA_PEDIT_PARMS_EX,
     .tc_words = &kTcWords,
     .reported_only = kReportedOnly,
+    .action = &kActionPeditOps,
 };
 
 }  // namespace tcsync

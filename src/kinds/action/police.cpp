@@ -223,6 +223,12 @@ const std::string_view kTcExamples[] = {"rate 1mbit burst 10k drop", "rate 1mbit
 const TcWords kTcWords{.aliases = kTcAliases, .value_aliases = kTcValueAliases, .readers = kTcReaders, .bare = tc_bare_exceed, .once = kTcOnce, .examples = kTcExamples};
 }  // namespace
 
+constexpr ActionOps kActionPoliceOps{
+    .parms_attr = TCA_POLICE_TBF,  // struct tc_police starts with the index, as tc_gen does
+    .parms_size = sizeof(tc_police),
+    .counts_at = offsetof(tc_police, refcnt),  // not tc_gen's place
+};
+
 const KindOps kActionPolice{
     .name = "police",
     .obj = ObjType::Action,
@@ -231,11 +237,9 @@ const KindOps kActionPolice{
     .encode = encode,
     .decode = decode,
     .normalize = normalize,
-    .action_parms_attr = TCA_POLICE_TBF,  // struct tc_police starts with the index, as tc_gen does
-    .action_parms_size = sizeof(tc_police),
-    .action_counts_at = offsetof(tc_police, refcnt),  // not tc_gen's place
     .tc_words = &kTcWords,
     .reported_only = kReportedOnly,
+    .action = &kActionPoliceOps,
 };
 
 }  // namespace tcsync

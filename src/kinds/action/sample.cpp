@@ -57,6 +57,11 @@ const std::string_view kTcExamples[] = {"rate 10 group 5 trunc_size 128 pipe"};
 const TcWords kTcWords{.aliases = kTcAliases, .bare = tc_bare_control, .examples = kTcExamples};
 }  // namespace
 
+constexpr ActionOps kActionSampleOps{
+    .parms_attr = TCA_SAMPLE_PARMS,
+    .parms_size = sizeof(tc_sample),
+};
+
 const KindOps kActionSample{
     .name = "sample",
     .obj = ObjType::Action,
@@ -65,10 +70,9 @@ const KindOps kActionSample{
     .encode = encode,
     .decode = decode,
     .normalize = normalize,
-    .action_parms_attr = TCA_SAMPLE_PARMS,
-    .action_parms_size = sizeof(tc_sample),
     .tc_words = &kTcWords,
     .reported_only = kReportedOnly,
+    .action = &kActionSampleOps,
 };
 
 }  // namespace tcsync

@@ -91,6 +91,11 @@ const TcWords kTcWords{.bare = tc_bare_control, .examples = kTcExamples};
 
 }  // namespace
 
+constexpr ActionOps kActionSimpleOps{
+    .parms_attr = TCA_DEF_PARMS,
+    .parms_size = sizeof(tc_defact),
+};
+
 const KindOps kActionSimple{
     .name = "simple",
     .obj = ObjType::Action,
@@ -99,10 +104,9 @@ const KindOps kActionSimple{
     .encode = encode,
     .decode = decode,
     .normalize = normalize,
-    .action_parms_attr = TCA_DEF_PARMS,
-    .action_parms_size = sizeof(tc_defact),
     .tc_words = &kTcWords,
     .reported_only = kReportedOnly,
+    .action = &kActionSimpleOps,
 };
 
 }  // namespace tcsync

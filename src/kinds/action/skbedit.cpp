@@ -91,6 +91,11 @@ const std::string_view kTcExamples[] = {"mark 5 pipe", "mark 0x10/0xff"};
 const TcWords kTcWords{.readers = kTcReaders, .bare = tc_bare_control, .examples = kTcExamples};
 }  // namespace
 
+constexpr ActionOps kActionSkbeditOps{
+    .parms_attr = TCA_SKBEDIT_PARMS,
+    .parms_size = sizeof(tc_skbedit),
+};
+
 const KindOps kActionSkbedit{
     .name = "skbedit",
     .obj = ObjType::Action,
@@ -99,10 +104,9 @@ const KindOps kActionSkbedit{
     .encode = encode,
     .decode = decode,
     .normalize = normalize,
-    .action_parms_attr = TCA_SKBEDIT_PARMS,
-    .action_parms_size = sizeof(tc_skbedit),
     .tc_words = &kTcWords,
     .reported_only = kReportedOnly,
+    .action = &kActionSkbeditOps,
 };
 
 }  // namespace tcsync

@@ -110,6 +110,11 @@ const std::string_view kTcExamples[] = {"set dmac 02:00:00:00:00:01 set etype 0x
 const TcWords kTcWords{.readers = kTcReaders, .bare = tc_bare_control, .examples = kTcExamples};
 }  // namespace
 
+constexpr ActionOps kActionSkbmodOps{
+    .parms_attr = TCA_SKBMOD_PARMS,
+    .parms_size = sizeof(tc_skbmod),
+};
+
 const KindOps kActionSkbmod{
     .name = "skbmod",
     .obj = ObjType::Action,
@@ -118,10 +123,9 @@ const KindOps kActionSkbmod{
     .encode = encode,
     .decode = decode,
     .normalize = normalize,
-    .action_parms_attr = TCA_SKBMOD_PARMS,
-    .action_parms_size = sizeof(tc_skbmod),
     .tc_words = &kTcWords,
     .reported_only = kReportedOnly,
+    .action = &kActionSkbmodOps,
 };
 
 }  // namespace tcsync

@@ -325,6 +325,11 @@ const std::string_view kTcExamples[] = {"set src_ip 10.0.0.1 dst_ip 10.0.0.2 id 
 const TcWords kTcWords{.readers = kTcReaders, .bare = tc_bare_control, .examples = kTcExamples};
 }  // namespace
 
+constexpr ActionOps kActionTunnelKeyOps{
+    .parms_attr = TCA_TUNNEL_KEY_PARMS,
+    .parms_size = sizeof(tc_tunnel_key),
+};
+
 const KindOps kActionTunnelKey{
     .name = "tunnel_key",
     .obj = ObjType::Action,
@@ -333,10 +338,9 @@ const KindOps kActionTunnelKey{
     .encode = encode,
     .decode = decode,
     .normalize = normalize,
-    .action_parms_attr = TCA_TUNNEL_KEY_PARMS,
-    .action_parms_size = sizeof(tc_tunnel_key),
     .tc_words = &kTcWords,
     .reported_only = kReportedOnly,
+    .action = &kActionTunnelKeyOps,
 };
 
 }  // namespace tcsync

@@ -102,6 +102,11 @@ const std::string_view kTcExamples[] = {"pop pass"};
 const TcWords kTcWords{.bare = tc_bare_control, .examples = kTcExamples};
 }  // namespace
 
+constexpr ActionOps kActionVlanOps{
+    .parms_attr = TCA_VLAN_PARMS,
+    .parms_size = sizeof(tc_vlan),
+};
+
 const KindOps kActionVlan{
     .name = "vlan",
     .obj = ObjType::Action,
@@ -110,10 +115,9 @@ const KindOps kActionVlan{
     .encode = encode,
     .decode = decode,
     .normalize = normalize,
-    .action_parms_attr = TCA_VLAN_PARMS,
-    .action_parms_size = sizeof(tc_vlan),
     .tc_words = &kTcWords,
     .reported_only = kReportedOnly,
+    .action = &kActionVlanOps,
 };
 
 }  // namespace tcsync

@@ -60,6 +60,13 @@ const std::string_view kTcExamples[] = {"match meta(nf_mark eq 5) classid 1:1"};
 const TcWords kTcWords{.readers = kTcReaders, .examples = kTcExamples};
 }  // namespace
 
+constexpr FilterOps kFilterBasicOps{
+    .newest_first = true,
+    .classid_attr = TCA_BASIC_CLASSID,
+    .actions_attr = TCA_BASIC_ACT,
+    .old_police_attr = TCA_BASIC_POLICE,  // tc's `police ...` among the filter's words
+};
+
 const KindOps kFilterBasic{
     .name = "basic",
     .obj = ObjType::Filter,
@@ -67,12 +74,9 @@ const KindOps kFilterBasic{
     .fields = kFields,
     .encode = encode,
     .decode = decode,
-    .newest_first = true,
-    .filter_classid_attr = TCA_BASIC_CLASSID,
-    .filter_actions_attr = TCA_BASIC_ACT,
-    .old_police_attr = TCA_BASIC_POLICE,  // tc's `police ...` among the filter's words
     .tc_words = &kTcWords,
     .reported_only = kReportedOnly,
+    .filter = &kFilterBasicOps,
 };
 
 }  // namespace tcsync

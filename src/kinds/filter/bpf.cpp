@@ -205,6 +205,12 @@ const TcWords kTcWords{.aliases = kTcAliases, .readers = kTcReaders, .examples =
 
 }  // namespace
 
+constexpr FilterOps kFilterBpfOps{
+    .newest_first = true,  // cls_bpf_change: list_add_rcu, so a list is dumped (and tried) newest first
+    .classid_attr = TCA_BPF_CLASSID,
+    .actions_attr = TCA_BPF_ACT,
+};
+
 const KindOps kFilterBpf{
     .name = "bpf",
     .obj = ObjType::Filter,
@@ -213,10 +219,8 @@ const KindOps kFilterBpf{
     .encode = encode,
     .decode = decode,
     .normalize = normalize,
-    .newest_first = true,  // cls_bpf_change: list_add_rcu, so a list is dumped (and tried) newest first
-    .filter_classid_attr = TCA_BPF_CLASSID,
-    .filter_actions_attr = TCA_BPF_ACT,
     .tc_words = &kTcWords,
+    .filter = &kFilterBpfOps,
 };
 
 bool is_bpf_filter(const Filter& f) { return f.ops == &kFilterBpf && !f.opts.has(kBytecode); }

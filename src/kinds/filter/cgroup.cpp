@@ -54,6 +54,12 @@ const TcWords kTcWords{.readers = kTcReaders, .examples = kTcExamples};
 
 }  // namespace
 
+constexpr FilterOps kFilterCgroupOps{
+    .classid_attr = 0,
+    .actions_attr = TCA_CGROUP_ACT,
+    .old_police_attr = TCA_CGROUP_POLICE,  // tc's `police ...` among the filter's words
+};
+
 const KindOps kFilterCgroup{
     .name = "cgroup",
     .obj = ObjType::Filter,
@@ -61,10 +67,8 @@ const KindOps kFilterCgroup{
     .fields = kFields,
     .encode = encode,
     .decode = decode,
-    .filter_classid_attr = 0,
-    .filter_actions_attr = TCA_CGROUP_ACT,
-    .old_police_attr = TCA_CGROUP_POLICE,  // tc's `police ...` among the filter's words
     .tc_words = &kTcWords,
+    .filter = &kFilterCgroupOps,
 };
 
 }  // namespace tcsync

@@ -243,6 +243,13 @@ const TcWords kTcWords{.readers = kTcReaders, .examples = kTcExamples};
 
 }  // namespace
 
+constexpr FilterOps kFilterFlowOps{
+    .classid_attr = 0,
+    .actions_attr = TCA_FLOW_ACT,
+    .old_police_attr = TCA_FLOW_POLICE,  // tc's `police ...` among the filter's words
+    .needs_recreate = needs_recreate,
+};
+
 const KindOps kFilterFlow{
     .name = "flow",
     .obj = ObjType::Filter,
@@ -251,11 +258,8 @@ const KindOps kFilterFlow{
     .encode = encode,
     .decode = decode,
     .normalize = normalize,
-    .filter_classid_attr = 0,
-    .filter_actions_attr = TCA_FLOW_ACT,
-    .old_police_attr = TCA_FLOW_POLICE,  // tc's `police ...` among the filter's words
-    .needs_recreate = needs_recreate,
     .tc_words = &kTcWords,
+    .filter = &kFilterFlowOps,
 };
 
 }  // namespace tcsync

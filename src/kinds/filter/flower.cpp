@@ -898,6 +898,15 @@ bool needs_recreate(const Filter& want, const Filter& have) { return flower_need
 // Reported by the kernel, not configuration (kind.h reported_only).
 static const uint16_t kReportedOnly[] = {TCA_FLOWER_IN_HW_COUNT};
 
+constexpr FilterOps kFilterFlowerOps{
+    .classid_attr = TCA_FLOWER_CLASSID,
+    .actions_attr = TCA_FLOWER_ACT,
+    .fingerprinted = true,
+    .terse_dump = true,  // fl_terse_dump; 6.1 has no other kind's
+    .template_protocol_attr = TCA_FLOWER_KEY_ETH_TYPE,
+    .needs_recreate = needs_recreate,
+};
+
 const KindOps kFilterFlower{
     .name = "flower",
     .obj = ObjType::Filter,
@@ -906,13 +915,8 @@ const KindOps kFilterFlower{
     .encode = encode,
     .decode = decode,
     .normalize = normalize,
-    .filter_classid_attr = TCA_FLOWER_CLASSID,
-    .filter_actions_attr = TCA_FLOWER_ACT,
-    .fingerprinted = true,
-    .terse_dump = true,  // fl_terse_dump; 6.1 has no other kind's
-    .template_protocol_attr = TCA_FLOWER_KEY_ETH_TYPE,
-    .needs_recreate = needs_recreate,
     .reported_only = kReportedOnly,
+    .filter = &kFilterFlowerOps,
 };
 
 }  // namespace tcsync

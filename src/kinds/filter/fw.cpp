@@ -60,6 +60,13 @@ const std::string_view kTcExamples[] = {"classid 1:1"};
 const TcWords kTcWords{.handle = tc_handle, .examples = kTcExamples};
 }  // namespace
 
+constexpr FilterOps kFilterFwOps{
+    .classid_attr = TCA_FW_CLASSID,
+    .actions_attr = TCA_FW_ACT,
+    .old_police_attr = TCA_FW_POLICE,  // tc's `police ...` among the filter's words
+    .empty_list = FilterOps::EmptyList::NotOnBlock,  // the "old method" fw_change still takes
+};
+
 const KindOps kFilterFw{
     .name = "fw",
     .obj = ObjType::Filter,
@@ -68,11 +75,8 @@ const KindOps kFilterFw{
     .encode = encode,
     .decode = decode,
     .normalize = normalize,
-    .filter_classid_attr = TCA_FW_CLASSID,
-    .filter_actions_attr = TCA_FW_ACT,
-    .old_police_attr = TCA_FW_POLICE,  // tc's `police ...` among the filter's words
     .tc_words = &kTcWords,
-    .empty_list = KindOps::EmptyList::NotOnBlock,  // the "old method" fw_change still takes
+    .filter = &kFilterFwOps,
 };
 
 }  // namespace tcsync

@@ -78,6 +78,16 @@ static void read_counters(std::span<const uint8_t> data, std::optional<uint64_t>
   hits = v;
 }
 
+constexpr FilterOps kFilterMatchallOps{
+    .classid_attr = TCA_MATCHALL_CLASSID,
+    .actions_attr = TCA_MATCHALL_ACT,
+    .fingerprinted = true,
+    .counters_attr = TCA_MATCHALL_PCNT,
+    .read_counters = read_counters,
+    .check_device = check_device,
+    .needs_recreate = needs_recreate,
+};
+
 const KindOps kFilterMatchall{
     .name = "matchall",
     .obj = ObjType::Filter,
@@ -86,14 +96,8 @@ const KindOps kFilterMatchall{
     .encode = encode,
     .decode = decode,
     .normalize = normalize,
-    .filter_classid_attr = TCA_MATCHALL_CLASSID,
-    .filter_actions_attr = TCA_MATCHALL_ACT,
-    .fingerprinted = true,
-    .counters_attr = TCA_MATCHALL_PCNT,
-    .read_counters = read_counters,
-    .check_device = check_device,
-    .needs_recreate = needs_recreate,
     .reported_only = kReportedOnly,
+    .filter = &kFilterMatchallOps,
 };
 
 }  // namespace tcsync

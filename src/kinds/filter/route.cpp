@@ -85,6 +85,14 @@ const TcWords kTcWords{.readers = kTcReaders, .examples = kTcExamples};
 
 }  // namespace
 
+constexpr FilterOps kFilterRouteOps{
+    .classid_attr = TCA_ROUTE4_CLASSID,
+    .actions_attr = TCA_ROUTE4_ACT,
+    .old_police_attr = TCA_ROUTE4_POLICE,  // tc's `police ...` among the filter's words
+    .handle_space = handle_space,
+    .needs_recreate = needs_recreate,
+};
+
 const KindOps kFilterRoute{
     .name = "route",
     .obj = ObjType::Filter,
@@ -93,12 +101,8 @@ const KindOps kFilterRoute{
     .encode = encode,
     .decode = decode,
     .normalize = normalize,
-    .filter_classid_attr = TCA_ROUTE4_CLASSID,
-    .filter_actions_attr = TCA_ROUTE4_ACT,
-    .old_police_attr = TCA_ROUTE4_POLICE,  // tc's `police ...` among the filter's words
-    .handle_space = handle_space,
-    .needs_recreate = needs_recreate,
     .tc_words = &kTcWords,
+    .filter = &kFilterRouteOps,
 };
 
 }  // namespace tcsync

@@ -1498,16 +1498,9 @@ static void read_counters(std::span<const uint8_t> data, std::optional<uint64_t>
   lookups = v[0], hits = v[1];
 }
 
-const KindOps kFilterU32{
-    .name = "u32",
-    .obj = ObjType::Filter,
-    .doc = "The universal 32-bit key classifier: selectors on packet words, hash tables for large rule sets.",
-    .fields = kFields,
-    .encode = encode,
-    .decode = decode,
-    .normalize = normalize,
-    .filter_classid_attr = TCA_U32_CLASSID,
-    .filter_actions_attr = TCA_U32_ACT,
+constexpr FilterOps kFilterU32Ops{
+    .classid_attr = TCA_U32_CLASSID,
+    .actions_attr = TCA_U32_ACT,
     .old_police_attr = TCA_U32_POLICE,  // tc's `police ...` among the filter's words
     .counters_attr = TCA_U32_PCNT,
     .read_counters = read_counters,
@@ -1517,13 +1510,24 @@ const KindOps kFilterU32{
     .add_rank = add_rank,
     .depends_on = depends_on,
     .check_device = check_device,
-    .parse_filter_handle = parse_u32_handle,
-    .format_filter_handle = format_u32_handle,
-    .tc_words = &kTcWords,
-    .reported_only = kReportedOnly,
+    .parse_handle = parse_u32_handle,
+    .format_handle = format_u32_handle,
     .table_of = [](uint32_t h) { return h & 0xFFF00000u; },
     .own_table_handle = 0xFFF00000u,  // TC_U32_ROOT: u32_get answers tp->root
-    .empty_list = KindOps::EmptyList::Allowed,  // u32_change: no options, no handle: the list alone
+    .empty_list = FilterOps::EmptyList::Allowed,  // u32_change: no options, no handle: the list alone
+};
+
+const KindOps kFilterU32{
+    .name = "u32",
+    .obj = ObjType::Filter,
+    .doc = "The universal 32-bit key classifier: selectors on packet words, hash tables for large rule sets.",
+    .fields = kFields,
+    .encode = encode,
+    .decode = decode,
+    .normalize = normalize,
+    .tc_words = &kTcWords,
+    .reported_only = kReportedOnly,
+    .filter = &kFilterU32Ops,
 };
 
 }  // namespace tcsync

@@ -63,6 +63,10 @@ const std::string_view kTcExamples[] = {"hicredit 30 locredit -1470 idleslope 20
 const TcWords kTcWords{.once = kTcOnce, .examples = kTcExamples};
 }  // namespace
 
+constexpr QdiscOps kQdiscCbsOps{
+    .implicit_class = one_class_any_minor,  // one class (1:1) holds the inner qdisc
+};
+
 const KindOps kQdiscCbs{
     .name = "cbs",
     .obj = ObjType::Qdisc,
@@ -70,8 +74,8 @@ const KindOps kQdiscCbs{
     .fields = kFields,
     .encode = encode,
     .decode = decode,
-    .implicit_class = one_class_any_minor,  // one class (1:1) holds the inner qdisc
     .tc_words = &kTcWords,
+    .qdisc = &kQdiscCbsOps,
 };
 
 }  // namespace tcsync

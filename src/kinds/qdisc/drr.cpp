@@ -45,11 +45,19 @@ void check_classes(const std::vector<const Class*>& cs, Diagnostics& d) {
 
 }  // namespace
 
+constexpr QdiscOps kQdiscDrrOps{
+    .can_change = false,  // sch_drr has no ->change (and no options to change)
+};
+
 const KindOps kQdiscDrr{
     .name = "drr",
     .obj = ObjType::Qdisc,
     .doc = "Deficit round robin over its classes (classify with filters; unclassified packets are dropped).",
-    .can_change = false,  // sch_drr has no ->change (and no options to change)
+    .qdisc = &kQdiscDrrOps,
+};
+
+constexpr ClassOps kClassDrrOps{
+    .check_classes = check_classes,
 };
 
 const KindOps kClassDrr{
@@ -60,7 +68,7 @@ const KindOps kClassDrr{
     .encode = class_encode,
     .decode = class_decode,
     .normalize = class_normalize,
-    .check_classes = check_classes,
+    .cls = &kClassDrrOps,
 };
 
 }  // namespace tcsync

@@ -65,6 +65,10 @@ const std::string_view kTcExamples[] = {"delta 100 clockid CLOCK_TAI deadline_mo
 const TcWords kTcWords{.value_aliases = kTcValues, .once = kTcOnce, .examples = kTcExamples};
 }  // namespace
 
+constexpr QdiscOps kQdiscEtfOps{
+    .can_change = false,
+};
+
 const KindOps kQdiscEtf{
     .name = "etf",
     .obj = ObjType::Qdisc,
@@ -72,8 +76,8 @@ const KindOps kQdiscEtf{
     .fields = kFields,
     .encode = encode,
     .decode = decode,
-    .can_change = false,
     .tc_words = &kTcWords,
+    .qdisc = &kQdiscEtfOps,
 };
 
 }  // namespace tcsync

@@ -232,6 +232,11 @@ const std::string_view kTcExamples[] = {"bands 4 strict 1 quanta 1000 500 prioma
 const TcWords kTcWords{.readers = kTcReaders, .once = kTcOnce, .examples = kTcExamples};
 }  // namespace
 
+constexpr QdiscOps kQdiscEtsOps{
+    .implicit_class = implicit_class,
+    .kernel_tunes = kernel_tunes,
+};
+
 const KindOps kQdiscEts{
     .name = "ets",
     .obj = ObjType::Qdisc,
@@ -241,9 +246,8 @@ const KindOps kQdiscEts{
     .decode = decode,
     .normalize = normalize,
     .options_nested = true,
-    .implicit_class = implicit_class,
-    .kernel_tunes = kernel_tunes,
     .tc_words = &kTcWords,
+    .qdisc = &kQdiscEtsOps,
 };
 
 }  // namespace tcsync

@@ -46,6 +46,11 @@ const Field kIngressFields[] = {
 };
 }  // namespace
 
+constexpr QdiscOps kQdiscClsactOps{
+    .options_top_level = true,
+    .hooks = QdiscOps::Hooks::IngressEgress,
+};
+
 const KindOps kQdiscClsact{
     .name = "clsact",
     .obj = ObjType::Qdisc,
@@ -54,8 +59,7 @@ const KindOps kQdiscClsact{
     .encode = hook_encode,
     .decode = hook_decode,
     .normalize = hook_normalize,
-    .options_top_level = true,
-    .hooks = KindOps::Hooks::IngressEgress,
+    .qdisc = &kQdiscClsactOps,
 };
 
 namespace {
@@ -67,6 +71,11 @@ const std::string_view kTcIngressExamples[] = {"handle ffff:"};
 const TcWords kTcIngressWords{.readers = kTcIngressReaders, .examples = kTcIngressExamples};
 }  // namespace
 
+constexpr QdiscOps kQdiscIngressOps{
+    .options_top_level = true,
+    .hooks = QdiscOps::Hooks::Ingress,
+};
+
 const KindOps kQdiscIngress{
     .name = "ingress",
     .obj = ObjType::Qdisc,
@@ -75,9 +84,8 @@ const KindOps kQdiscIngress{
     .encode = hook_encode,
     .decode = hook_decode,
     .normalize = hook_normalize,
-    .options_top_level = true,
-    .hooks = KindOps::Hooks::Ingress,
     .tc_words = &kTcIngressWords,
+    .qdisc = &kQdiscIngressOps,
 };
 
 // pfifo/bfifo: TCA_OPTIONS is a bare struct tc_fifo_qopt { __u32 limit; }.

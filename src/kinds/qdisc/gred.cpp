@@ -570,6 +570,11 @@ const std::string_view kTcExamples[] = {
 const TcWords kTcWords{.readers = kTcReaders, .keyed_lists = kTcKeyedLists, .examples = kTcExamples};
 }  // namespace
 
+constexpr QdiscOps kQdiscGredOps{
+    .options_need_recreate = options_need_recreate,
+    .follow_ups = follow_ups,
+};
+
 const KindOps kQdiscGred{
     .name = "gred",
     .obj = ObjType::Qdisc,
@@ -578,9 +583,8 @@ const KindOps kQdiscGred{
     .encode = encode,
     .decode = decode,
     .normalize = normalize,
-    .options_need_recreate = options_need_recreate,
-    .follow_ups = follow_ups,
     .tc_words = &kTcWords,
+    .qdisc = &kQdiscGredOps,
 };
 
 }  // namespace tcsync

@@ -291,6 +291,11 @@ const KindOps kQdiscHfsc{
     .options_raw = true,
 };
 
+constexpr ClassOps kClassHfscOps{
+    .check_classes = check_classes,
+    .options_need_recreate = class_need_recreate,
+};
+
 const KindOps kClassHfsc{
     .name = "hfsc",
     .obj = ObjType::Class,
@@ -299,8 +304,7 @@ const KindOps kClassHfsc{
     .encode = class_encode,
     .decode = class_decode,
     .normalize = class_normalize,
-    .check_classes = check_classes,
-    .options_need_recreate = class_need_recreate,
+    .cls = &kClassHfscOps,
 };
 
 }  // namespace tcsync

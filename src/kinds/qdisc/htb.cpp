@@ -153,6 +153,10 @@ void class_normalize(Options& o, const KindCtx&, Diagnostics& d, SourceLoc loc) 
 // Reported by the kernel, not configuration (kind.h reported_only).
 static const uint16_t kReportedOnly[] = {TCA_HTB_PAD};
 
+constexpr QdiscOps kQdiscHtbOps{
+    .can_change = false,  // sch_htb has no ->change: "Change operation not supported"
+};
+
 const KindOps kQdiscHtb{
     .name = "htb",
     .obj = ObjType::Qdisc,
@@ -161,8 +165,8 @@ const KindOps kQdiscHtb{
     .encode = qdisc_encode,
     .decode = qdisc_decode,
     .normalize = qdisc_normalize,
-    .can_change = false,  // sch_htb has no ->change: "Change operation not supported"
     .reported_only = kReportedOnly,
+    .qdisc = &kQdiscHtbOps,
 };
 
 namespace {

@@ -13,13 +13,17 @@ bool implicit_class(const Options&, uint32_t minor) { return minor >= 1 && minor
 
 }  // namespace
 
+constexpr QdiscOps kQdiscMqOps{
+    .can_change = false,  // sch_mq has no ->change (and no options)
+    .multiqueue_root = true,
+    .implicit_class = implicit_class,
+};
+
 const KindOps kQdiscMq{
     .name = "mq",
     .obj = ObjType::Qdisc,
     .doc = "One child qdisc per transmit queue (root only); its classes MAJOR:1..MAJOR:N are the device's queues (declare none).",
-    .can_change = false,  // sch_mq has no ->change (and no options)
-    .multiqueue_root = true,
-    .implicit_class = implicit_class,
+    .qdisc = &kQdiscMqOps,
 };
 
 }  // namespace tcsync

@@ -99,6 +99,13 @@ static std::string reject_hint(const Options& o, int error) {
   return "mqprio with hw 1 (the default, as in tc) needs a device that offloads mqprio; on veth, dummy and other software devices use hw: 0";
 }
 
+constexpr QdiscOps kQdiscMqprioOps{
+    .can_change = false,  // 6.1: "Change operation not supported by specified qdisc."
+    .multiqueue_root = true,
+    .implicit_class = implicit_class,
+    .reject_hint = reject_hint,
+};
+
 const KindOps kQdiscMqprio{
     .name = "mqprio",
     .obj = ObjType::Qdisc,
@@ -107,11 +114,8 @@ const KindOps kQdiscMqprio{
     .encode = encode,
     .decode = decode,
     .normalize = normalize,
-    .can_change = false,  // 6.1: "Change operation not supported by specified qdisc."
     .options_raw = true,
-    .multiqueue_root = true,
-    .implicit_class = implicit_class,
-    .reject_hint = reject_hint,
+    .qdisc = &kQdiscMqprioOps,
 };
 
 }  // namespace tcsync

@@ -36,6 +36,10 @@ bool implicit_class(const Options& o, uint32_t minor) { return minor >= 1 && min
 
 }  // namespace
 
+constexpr QdiscOps kQdiscMultiqOps{
+    .implicit_class = implicit_class,
+};
+
 const KindOps kQdiscMultiq{
     .name = "multiq",
     .obj = ObjType::Qdisc,
@@ -44,7 +48,7 @@ const KindOps kQdiscMultiq{
     .encode = encode,
     .decode = decode,
     .options_raw = true,
-    .implicit_class = implicit_class,
+    .qdisc = &kQdiscMultiqOps,
 };
 
 }  // namespace tcsync

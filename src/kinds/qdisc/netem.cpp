@@ -365,6 +365,10 @@ const std::string_view kTcExamples[] = {
 const TcWords kTcWords{.readers = kTcReaders, .examples = kTcExamples};
 }  // namespace
 
+constexpr QdiscOps kQdiscNetemOps{
+    .implicit_class = one_class_any_minor,  // one class (1:1) holds the inner qdisc
+};
+
 const KindOps kQdiscNetem{
     .name = "netem",
     .obj = ObjType::Qdisc,
@@ -374,9 +378,9 @@ const KindOps kQdiscNetem{
     .decode = decode,
     .normalize = normalize,
     .options_raw = true,
-    .implicit_class = one_class_any_minor,  // one class (1:1) holds the inner qdisc
     .tc_words = &kTcWords,
     .reported_only = kReportedOnly,
+    .qdisc = &kQdiscNetemOps,
 };
 
 }  // namespace tcsync

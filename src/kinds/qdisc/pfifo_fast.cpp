@@ -21,13 +21,17 @@ void decode(std::span<const uint8_t>, const KindCtx&, Options&) {}
 
 }  // namespace
 
+constexpr QdiscOps kQdiscPfifoFastOps{
+    .can_change = false,  // no ->change
+};
+
 const KindOps kQdiscPfifoFast{
     .name = "pfifo_fast",
     .obj = ObjType::Qdisc,
     .doc = "The kernel's default three-band priority fifo; takes no options (its bands and priority map are the kernel's, reported but constant).",
     .decode = decode,
-    .can_change = false,  // no ->change
     .options_raw = true,
+    .qdisc = &kQdiscPfifoFastOps,
 };
 
 }  // namespace tcsync

@@ -142,6 +142,10 @@ const std::string_view kTcExamples[] = {"priomap 1 2 2 2 1 2 0 0 1 1 1 1 1 1 1 1
 const TcWords kTcWords{.readers = kTcReaders, .examples = kTcExamples};
 }  // namespace
 
+constexpr QdiscOps kQdiscPrioOps{
+    .implicit_class = implicit_class,
+};
+
 const KindOps kQdiscPrio{
     .name = "prio",
     .obj = ObjType::Qdisc,
@@ -151,8 +155,8 @@ const KindOps kQdiscPrio{
     .decode = decode,
     .normalize = normalize,
     .options_raw = true,
-    .implicit_class = implicit_class,
     .tc_words = &kTcWords,
+    .qdisc = &kQdiscPrioOps,
 };
 
 }  // namespace tcsync

@@ -71,11 +71,19 @@ void check_classes(const std::vector<const Class*>& cs, Diagnostics& d) {
 
 }  // namespace
 
+constexpr QdiscOps kQdiscQfqOps{
+    .can_change = false,  // sch_qfq has no ->change (and no options)
+};
+
 const KindOps kQdiscQfq{
     .name = "qfq",
     .obj = ObjType::Qdisc,
     .doc = "Quick Fair Queueing: weighted fair queueing over its classes (classify with filters; unclassified packets are dropped).",
-    .can_change = false,  // sch_qfq has no ->change (and no options)
+    .qdisc = &kQdiscQfqOps,
+};
+
+constexpr ClassOps kClassQfqOps{
+    .check_classes = check_classes,
 };
 
 const KindOps kClassQfq{
@@ -86,7 +94,7 @@ const KindOps kClassQfq{
     .encode = class_encode,
     .decode = class_decode,
     .normalize = class_normalize,
-    .check_classes = check_classes,
+    .cls = &kClassQfqOps,
 };
 
 }  // namespace tcsync

@@ -191,6 +191,11 @@ const std::string_view kTcExamples[] = {"limit 400000 min 30000 max 90000 avpkt 
 const TcWords kTcWords{.aliases = kTcAliases, .examples = kTcExamples};
 }  // namespace
 
+constexpr QdiscOps kQdiscRedOps{
+    .implicit_class = implicit_class,
+    .kernel_tunes = kernel_tunes,
+};
+
 const KindOps kQdiscRed{
     .name = "red",
     .obj = ObjType::Qdisc,
@@ -199,9 +204,8 @@ const KindOps kQdiscRed{
     .encode = encode,
     .decode = decode,
     .normalize = normalize,
-    .implicit_class = implicit_class,
-    .kernel_tunes = kernel_tunes,
     .tc_words = &kTcWords,
+    .qdisc = &kQdiscRedOps,
 };
 
 }  // namespace tcsync

@@ -137,6 +137,10 @@ const TcWords kTcWords{.examples = kTcExamples};
 
 }  // namespace
 
+constexpr QdiscOps kQdiscSfbOps{
+    .implicit_class = implicit_class,
+};
+
 const KindOps kQdiscSfb{
     .name = "sfb",
     .obj = ObjType::Qdisc,
@@ -145,8 +149,8 @@ const KindOps kQdiscSfb{
     .encode = encode,
     .decode = decode,
     .normalize = normalize,
-    .implicit_class = implicit_class,
     .tc_words = &kTcWords,
+    .qdisc = &kQdiscSfbOps,
 };
 
 }  // namespace tcsync

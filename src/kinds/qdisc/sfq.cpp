@@ -168,6 +168,10 @@ const TcWords kTcWords{.examples = kTcExamples};
 
 }  // namespace
 
+constexpr QdiscOps kQdiscSfqOps{
+    .can_change = false,
+};
+
 const KindOps kQdiscSfq{
     .name = "sfq",
     .obj = ObjType::Qdisc,
@@ -176,9 +180,9 @@ const KindOps kQdiscSfq{
     .encode = encode,
     .decode = decode,
     .normalize = normalize,
-    .can_change = false,
     .options_raw = true,
     .tc_words = &kTcWords,
+    .qdisc = &kQdiscSfqOps,
 };
 
 }  // namespace tcsync

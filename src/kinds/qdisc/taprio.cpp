@@ -347,6 +347,10 @@ const TcWords kTcWords{.aliases = kTcAliases, .value_aliases = kTcValues, .reade
 
 constexpr uint16_t kReportedOnly[] = {TCA_TAPRIO_PAD};
 
+constexpr QdiscOps kQdiscTaprioOps{
+    .implicit_class = implicit_class,
+};
+
 const KindOps kQdiscTaprio{
     .name = "taprio",
     .obj = ObjType::Qdisc,
@@ -355,9 +359,9 @@ const KindOps kQdiscTaprio{
     .encode = encode,
     .decode = decode,
     .normalize = normalize,
-    .implicit_class = implicit_class,
     .tc_words = &kTcWords,
     .reported_only = kReportedOnly,
+    .qdisc = &kQdiscTaprioOps,
 };
 
 }  // namespace tcsync

@@ -226,6 +226,10 @@ const TcWords kTcWords{.aliases = kTcAliases, .value_aliases = kTcValueAliases, 
 // Reported by the kernel, not configuration (kind.h reported_only).
 static const uint16_t kReportedOnly[] = {TCA_TBF_PAD};
 
+constexpr QdiscOps kQdiscTbfOps{
+    .implicit_class = one_class_any_minor,  // one class (1:1) holds the inner qdisc
+};
+
 const KindOps kQdiscTbf{
     .name = "tbf",
     .obj = ObjType::Qdisc,
@@ -234,9 +238,9 @@ const KindOps kQdiscTbf{
     .encode = encode,
     .decode = decode,
     .normalize = normalize,
-    .implicit_class = one_class_any_minor,  // one class (1:1) holds the inner qdisc
     .tc_words = &kTcWords,
     .reported_only = kReportedOnly,
+    .qdisc = &kQdiscTbfOps,
 };
 
 }  // namespace tcsync
