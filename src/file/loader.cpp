@@ -1159,13 +1159,18 @@ void Loader::chain(const Node& n, Device& dev) {
         continue;
       }
       auto& [tk, tv] = v.map.front();
-      // cls_flower is the only classifier with template operations; the
-      // others get "Chain templates are not supported with specified classifier".
-      if (tk.scalar != "flower") {
-        d.error(tk.loc, "chain templates exist for flower only (the kernel has no " + quoted(tk.scalar) + " templates)");
+      // Only classifiers with template operations (FilterOps::
+      // template_protocol_attr: cls_flower) take one; the others get "Chain
+      // templates are not supported with specified classifier".
+      c.ops = find_kind(ObjType::Filter, tk.scalar);
+      if (!c.ops || !filter_ops(c.ops).template_protocol_attr) {
+        std::string with;
+        for (const KindOps* k : all_kinds())
+          if (k->obj == ObjType::Filter && filter_ops(k).template_protocol_attr) with += (with.empty() ? "" : ", ") + std::string(k->name);
+        d.error(tk.loc, "chain templates exist for " + with + " only (the kernel has no " + quoted(tk.scalar) + " templates)");
+        c.ops = nullptr;
         continue;
       }
-      c.ops = find_kind(ObjType::Filter, tk.scalar);
       c.kind = std::string(c.ops->name);
       if (tv.is_scalar() && tv.plain && (tv.scalar.empty() || tv.scalar == "~" || tv.scalar == "null")) continue;
       if (!tv.is_map()) {

@@ -667,11 +667,13 @@ class Dumper {
   }
 
   // TerseCheck (dumper.h), first step: a terse dump of block b into out;
-  // true when it held only flower rules, each with a fingerprint cookie.
-  // `tried`: it held flower rules (a block read in full after it counts as
-  // a fallback; blocks of other kinds are merely read in full).
+  // true when it held only rules of one kind with a terse dump (FilterOps::
+  // terse_dump: flower), each with a fingerprint cookie. `tried`: it held
+  // such rules (a block read in full after it counts as a fallback; blocks
+  // of other kinds are merely read in full).
   bool read_terse(Target& tg, const Block& b, TerseCheck::Block& out, bool& tried) {
     bool ok = true;
+    const KindOps* terse = nullptr;  // the block's kind, from its first message
     req_.clear();
     MsgWriter w(req_);
     encode_dump_request(w, RTM_GETTFILTER, tg.ifindex, b.parent, true);
@@ -683,7 +685,8 @@ class Dumper {
       // A list of another kind (its head comes first) would end the terse
       // dump early, silently: tcf_fill_node fails for kinds without it.
       auto* kind = tb.get(TCA_KIND);
-      if (!kind || kind->str() != "flower") {
+      if (kind && !terse) terse = find_kind(ObjType::Filter, kind->str());
+      if (!kind || !terse || !filter_ops(terse).terse_dump || kind->str() != terse->name) {
         ok = false;
         return;
       }
@@ -700,8 +703,9 @@ class Dumper {
       // first later action that holds a name, if one does (name_cookie.h).
       Opaque cookies;
       if (opts) {
-        AttrTable ot(opts->data, TCA_FLOWER_ACT);
-        if (auto* acts = ot.get(TCA_FLOWER_ACT)) {
+        uint16_t acts_attr = filter_ops(terse).actions_attr;
+        AttrTable ot(opts->data, acts_attr);
+        if (auto* acts = ot.get(acts_attr)) {
           AttrIter ai(acts->data);
           Attr one;
           for (uint8_t pos = 0; ai.next(one); ++pos) {
