@@ -552,7 +552,7 @@ class Dumper {
       Class c;
       Decoded info;
       if (decode_class(m, &links_, c, info)) {
-        if (ps) read_object_stats(m, ps->classes[c.classid]);
+        if (ps) read_object_stats(m, ps->classes[c.classid], c.ops);
         tg.dev->classes.push_back(std::move(c));
       }
     });

@@ -24,6 +24,7 @@ struct Node;
 struct Filter;
 struct FilterKey;
 struct Class;
+struct ClassXstats;  // class_xstats.h
 
 enum class ObjType : uint8_t { Qdisc, Class, Filter, Action };
 const char* obj_type_name(ObjType t);
@@ -253,6 +254,10 @@ struct ClassOps {
   // changed field could change in place (hfsc: a change keeps any service
   // curve it does not name, so a curve cannot be removed).
   bool (*options_need_recreate)(const Options& want, const Options& have) = nullptr;
+  // Reads the class's TCA_XSTATS, a struct of the kind's own (htb's
+  // tc_htb_xstats: lends, borrows, giants), for `tcsync stats`; null: the
+  // bytes are only kept (stats.h ObjStats::xstats).
+  void (*read_xstats)(std::span<const uint8_t> data, ClassXstats& out) = nullptr;
 };
 
 // What only filters have (KindOps::filter; filter_ops).

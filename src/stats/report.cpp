@@ -217,8 +217,7 @@ void row_text(const StatRow& r, std::ostream& out) {
     return;
   }
   counters_text(r.stats->c, out);
-  if (r.stats->htb)
-    out << " lended " << r.stats->htb->lends << " borrowed " << r.stats->htb->borrows << " giants " << r.stats->htb->giants;
+  if (auto& h = r.stats->kind_xstats.htb) out << " lended " << h->lends << " borrowed " << h->borrows << " giants " << h->giants;
   out << "\n";
 }
 
@@ -295,10 +294,10 @@ void row_json(const StatRow& r, std::string& s) {
     } else {
       s += ", \"counters\": ";
       counters_json(r.stats->c, s);
-      if (r.stats->htb)
-        s += ", \"htb\": {\"lends\": " + std::to_string(r.stats->htb->lends) + ", \"borrows\": " +
-             std::to_string(r.stats->htb->borrows) + ", \"giants\": " + std::to_string(r.stats->htb->giants) +
-             ", \"tokens\": " + std::to_string(r.stats->htb->tokens) + ", \"ctokens\": " + std::to_string(r.stats->htb->ctokens) + "}";
+      if (auto& h = r.stats->kind_xstats.htb)
+        s += ", \"htb\": {\"lends\": " + std::to_string(h->lends) + ", \"borrows\": " + std::to_string(h->borrows) +
+             ", \"giants\": " + std::to_string(h->giants) + ", \"tokens\": " + std::to_string(h->tokens) +
+             ", \"ctokens\": " + std::to_string(h->ctokens) + "}";
     }
   }
   s += "}";
@@ -556,7 +555,7 @@ void write_stats_prometheus(const StatsReport& r, std::ostream& out) {
       e.family(type, name, kind, help, [&](const ObjStats& s) { return pick(s.c); });
     });
   auto htb = [&](const char* name, const char* help, auto f) {
-    e.family(StatRow::Type::Class, name, "counter", help, [&](const ObjStats& s) { return s.htb ? Count(f(*s.htb)) : Count(); });
+    e.family(StatRow::Type::Class, name, "counter", help, [&](const ObjStats& s) { return s.kind_xstats.htb ? Count(f(*s.kind_xstats.htb)) : Count(); });
   };
   htb("tcsync_class_lends_total", "htb: packets the class sent within its own rate.", [](const HtbXstats& h) { return uint64_t{h.lends}; });
   htb("tcsync_class_borrows_total", "htb: packets the class sent on tokens borrowed from its parent.",

@@ -41,13 +41,6 @@ std::span<const uint8_t> tc_attrs(std::span<const uint8_t> msg) {
   if (len > msg.size() || len < hdr) return {};
   return msg.subspan(hdr, len - hdr);
 }
-
-void read_htb(std::span<const uint8_t> x, ObjStats& out) {
-  if (x.size() < sizeof(tc_htb_xstats)) return;
-  tc_htb_xstats h;
-  std::memcpy(&h, x.data(), sizeof h);
-  out.htb = HtbXstats{h.lends, h.borrows, h.giants, h.tokens, h.ctokens};
-}
 }  // namespace
 
 const ObjStats* StatsTable::qdisc(const std::string& place, uint32_t parent) const {
@@ -105,17 +98,16 @@ void read_stats2(std::span<const uint8_t> nest, Counters& c) {
   // A kernel sends an estimator's nest even when none runs: all zeros.
 }
 
-bool read_object_stats(std::span<const uint8_t> msg, ObjStats& out) {
+bool read_object_stats(std::span<const uint8_t> msg, ObjStats& out, const KindOps* cls) {
   auto attrs = tc_attrs(msg);
   AttrIter it(attrs);
   Attr a;
   bool any = false, stats2 = false;
-  std::span<const uint8_t> old, kind;
+  std::span<const uint8_t> old;
   while (it.next(a)) {
     if (a.type == TCA_STATS2) read_stats2(a.data, out.c), stats2 = any = true;
     else if (a.type == TCA_STATS) old = a.data;
     else if (a.type == TCA_XSTATS) out.xstats.assign(a.data.begin(), a.data.end()), any = true;
-    else if (a.type == TCA_KIND) kind = a.data;
   }
   if (!stats2 && !old.empty()) {
     // The old struct only: a kernel before gnet_stats (2.6.x), or a kind
@@ -127,8 +119,7 @@ bool read_object_stats(std::span<const uint8_t> msg, ObjStats& out) {
     if (s.bps || s.pps) c.rate = true, c.bps = s.bps, c.pps = s.pps;
     any = true;
   }
-  if (!out.xstats.empty() && std::string_view(reinterpret_cast<const char*>(kind.data()), kind.size()).starts_with("htb"))
-    read_htb(out.xstats, out);
+  if (auto* read = class_ops(cls).read_xstats; read && !out.xstats.empty()) read(out.xstats, out.kind_xstats);
   return any;
 }
 

@@ -6,7 +6,8 @@
 // What is read, from the same messages the dump decodes anyway:
 //   qdisc, class: TCA_STATS2 (TCA_STATS_BASIC, BASIC_HW, QUEUE, RATE_EST,
 //                 RATE_EST64, PKT64), or the old TCA_STATS when there is no
-//                 STATS2; TCA_XSTATS kept as the kind's bytes (htb's read).
+//                 STATS2; TCA_XSTATS kept as the kind's bytes, and read by a
+//                 class's kind where it can (htb's).
 //   filter:       its actions' TCA_ACT_STATS (same nest), in the filter's
 //                 order; and the classifier's own hit count where it
 //                 reports one (u32's TCA_U32_PCNT, only with
@@ -19,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "model/class_xstats.h"
 #include "model/model.h"
 
 namespace tcsync {
@@ -35,20 +37,13 @@ struct Counters {
   bool operator==(const Counters&) const = default;
 };
 
-// htb's TCA_XSTATS of a class (struct tc_htb_xstats): why a class waited.
-struct HtbXstats {
-  uint32_t lends = 0, borrows = 0, giants = 0;
-  int32_t tokens = 0, ctokens = 0;
-  bool operator==(const HtbXstats&) const = default;
-};
-
 struct ObjStats {
   Counters c;                        // qdisc, class: the object's own; filter: unused
   std::optional<uint64_t> hits;      // a filter's own hit count (u32 PCNT rhit, matchall)
   std::optional<uint64_t> lookups;   // u32 PCNT rcnt: packets that reached the rule
   std::vector<Counters> actions;     // a filter's actions, in its order
-  std::optional<HtbXstats> htb;
   std::vector<uint8_t> xstats;       // TCA_XSTATS as the kernel sent it (kind-specific)
+  ClassXstats kind_xstats;           // what a class's kind read from them (ClassOps::read_xstats)
   // A filter's packets as people count them: its own hits when the kernel
   // reports them, else its first action's (every match runs it).
   std::optional<uint64_t> filter_packets() const;
@@ -70,8 +65,10 @@ struct StatsTable {
 };
 
 // The counters of one tc message (nlmsghdr + tcmsg + attributes): a qdisc
-// or a class. False when the message carries none.
-bool read_object_stats(std::span<const uint8_t> msg, ObjStats& out);
+// or a class; `cls`: a class's kind, which reads its TCA_XSTATS (null for
+// a qdisc, or a kind tcsync does not know). False when the message carries
+// none.
+bool read_object_stats(std::span<const uint8_t> msg, ObjStats& out, const KindOps* cls = nullptr);
 // A filter message, whose classifier `f` was decoded from it (its ops say
 // where the action list is).
 bool read_filter_stats(std::span<const uint8_t> msg, const Filter& f, ObjStats& out);

@@ -72,7 +72,7 @@ TEST_CASE("stats: a class's TCA_STATS2 and htb xstats are read field by field") 
     w.attr(TCA_XSTATS, &x, sizeof x);
   });
   ObjStats s;
-  REQUIRE(read_object_stats(msg, s));
+  REQUIRE(read_object_stats(msg, s, find_kind(ObjType::Class, "htb")));
   const Counters& c = s.c;
   CHECK(c.basic);
   CHECK(c.bytes == 123456789012ull);
@@ -89,8 +89,40 @@ TEST_CASE("stats: a class's TCA_STATS2 and htb xstats are read field by field") 
   CHECK(c.drops == 3);
   CHECK(c.requeues == 4);
   CHECK(c.overlimits == 5);
-  REQUIRE(s.htb);
-  CHECK(*s.htb == HtbXstats{11, 12, 13, -14, 15});
+  REQUIRE(s.kind_xstats.htb);
+  CHECK(*s.kind_xstats.htb == HtbXstats{11, 12, 13, -14, 15});
+}
+
+TEST_CASE("stats: xstats are read by the class's kind, kept as bytes by one that reads none") {
+  // The same bytes under a kind without ClassOps::read_xstats (drr), and
+  // as a qdisc's (no class kind): kept, never read as htb's.
+  tc_htb_xstats x{};
+  x.lends = 7;
+  auto msg = tc_message(RTM_NEWTCLASS, 0x10010, 0x10001, [&](MsgWriter& w) {
+    w.attr_str(TCA_KIND, "drr");
+    w.attr(TCA_XSTATS, &x, sizeof x);
+  });
+  const KindOps* drr = find_kind(ObjType::Class, "drr");
+  REQUIRE(drr);
+  CHECK(!class_ops(drr).read_xstats);
+  ObjStats s;
+  REQUIRE(read_object_stats(msg, s, drr));
+  CHECK(s.xstats.size() == sizeof x);
+  CHECK(s.kind_xstats == ClassXstats{});
+  ObjStats q;
+  REQUIRE(read_object_stats(msg, q));
+  CHECK(q.kind_xstats == ClassXstats{});
+  // htb's reader wants its whole struct: a short one stays bytes.
+  auto short_msg = tc_message(RTM_NEWTCLASS, 0x10010, 0x10001, [&](MsgWriter& w) {
+    w.attr_str(TCA_KIND, "htb");
+    w.attr(TCA_XSTATS, &x, sizeof x - 1);
+  });
+  ObjStats h;
+  REQUIRE(read_object_stats(short_msg, h, find_kind(ObjType::Class, "htb")));
+  CHECK(!h.kind_xstats.htb);
+  REQUIRE(read_object_stats(msg, h, find_kind(ObjType::Class, "htb")));
+  REQUIRE(h.kind_xstats.htb);
+  CHECK(h.kind_xstats.htb->lends == 7);
 }
 
 TEST_CASE("stats: the old TCA_STATS struct is read when there is no TCA_STATS2") {
@@ -111,7 +143,7 @@ TEST_CASE("stats: the old TCA_STATS struct is read when there is no TCA_STATS2")
   CHECK(s.c.backlog == 5);
   CHECK(s.c.rate);
   CHECK(s.c.bps == 100);
-  CHECK(!s.htb);
+  CHECK(!s.kind_xstats.htb);
 
   ObjStats none;
   CHECK_FALSE(read_object_stats(tc_message(RTM_NEWQDISC, 0x10000, TC_H_ROOT, [](MsgWriter& w) { w.attr_str(TCA_KIND, "tbf"); }),

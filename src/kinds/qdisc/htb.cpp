@@ -1,9 +1,12 @@
 // htb: the hierarchical token bucket qdisc and its classes.
 #include <linux/pkt_sched.h>
 
+#include <cstring>
+
 #include "base/handle.h"
 #include "kinds/qdisc/qdisc_values.h"
 #include "kinds/registry.h"
+#include "model/class_xstats.h"
 #include "model/kind.h"
 #include "base/units.h"
 #include "kinds/rate_table.h"
@@ -181,6 +184,21 @@ const TcReader kTcClassReaders[] = {{"linklayer", tc_read_linklayer}};
 const TcWords kTcClassWords{.aliases = kTcClassAliases, .value_aliases = kTcClassValueAliases, .readers = kTcClassReaders, .once = kTcClassOnce, .examples = kTcClassExamples};
 }  // namespace
 
+namespace {
+// tc_htb_xstats of a class (htb_dump_class_stats); a shorter one (another
+// kernel's struct) is left as bytes.
+void class_read_xstats(std::span<const uint8_t> x, ClassXstats& out) {
+  if (x.size() < sizeof(tc_htb_xstats)) return;
+  tc_htb_xstats h;
+  std::memcpy(&h, x.data(), sizeof h);
+  out.htb = HtbXstats{h.lends, h.borrows, h.giants, h.tokens, h.ctokens};
+}
+}  // namespace
+
+constexpr ClassOps kClassHtbOps{
+    .read_xstats = class_read_xstats,
+};
+
 const KindOps kClassHtb{
     .name = "htb",
     .obj = ObjType::Class,
@@ -191,6 +209,7 @@ const KindOps kClassHtb{
     .normalize = class_normalize,
     .tc_words = &kTcClassWords,
     .reported_only = kReportedOnly,
+    .cls = &kClassHtbOps,
 };
 
 }  // namespace tcsync
