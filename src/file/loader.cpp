@@ -207,6 +207,7 @@ struct Loader {
   void filter(const Node& n, Device& dev);
   bool filter_fields(const Node& n, Device& dev, Filter& f, const Node*& handle);
   void filter_finish(Filter&& f, const Node* handle, Device& dev);
+  void root_table_misplaced(SourceLoc at);
   void filter_row(const RowTable& t, FilterRows& rows, Device& dev);
   bool plan_rows(const RowTable& t, const Filter& f, const Node* handle, FilterRows& rows);
   void chain(const Node& n, Device& dev);
@@ -767,6 +768,7 @@ bool Loader::filter_fields(const Node& n, Device& dev, Filter& f, const Node*& h
   bool have_parent = false, have_pref = false;
   static const std::vector<std::string_view> common = {"parent", "chain", "pref", "protocol", "handle", "name", "classid", "flowid", "police", "actions", "raw_attrs", "empty", "root_table"};
   const Node* extra = nullptr;  // a key an empty list cannot have
+  const Node* root_table = nullptr;
   const Node* handle_key = nullptr;
   const Node* police = nullptr;
   for (auto& [k, v] : n.map) {
@@ -817,13 +819,11 @@ bool Loader::filter_fields(const Node& n, Device& dev, Filter& f, const Node*& h
       body = &v;
     } else if (key == "root_table") {
       // The root of a list that holds only hash tables (model.h
-      // Filter::list_root), said on a table entry; checked for that once
-      // the kind and handle are known (filter_finish).
+      // Filter::list_root), said on a table entry; read in the kind's
+      // notation once the kind is known (below), checked for being on a
+      // table once the handle is (filter_finish).
       extra = &k;
-      if (!scalar(v, "root_table", d)) continue;
-      auto h = parse_filter_handle(find_kind(ObjType::Filter, "u32"), v.scalar);
-      if (h && (*h & 0xFFFFFu) == 0 && (*h >> 20) >= 0x800) f.list_root = *h;
-      else d.error(v.loc, "'root_table' names the kernel's root table of the entry's list (800: to fff:), not " + quoted(v.scalar));
+      if (scalar(v, "root_table", d)) root_table = &v;
     } else if (key == "name") {
       extra = &k;  // a label of rules; the kernel keeps none for a list
       if (scalar(v, "name", d)) f.name = v.scalar;
@@ -870,6 +870,15 @@ bool Loader::filter_fields(const Node& n, Device& dev, Filter& f, const Node*& h
       unknown_key(d, k, "a filter", cands);
     }
   }
+  if (root_table && filter_ops(f.ops).own_table_handle) {
+    auto h = parse_filter_handle(f.ops, root_table->scalar);
+    if (h && names_root_table(f.ops, *h)) f.list_root = *h;
+    else d.error(root_table->loc, "'root_table' names the kernel's root table of the entry's list (800: to fff:), not " + quoted(root_table->scalar));
+  } else if (root_table && body && !f.empty_list) {
+    // A kind without kernel-numbered roots has no notation for one: said
+    // as for a u32 entry that is no table (filter_finish).
+    root_table_misplaced(f.loc);
+  }
   if (dev.block) f.key.parent = dev.block;  // tcm_parent carries the block index
   else if (!have_parent) d.error(n.loc, "filter needs 'parent' (a qdisc or class handle such as \"1:\", or ingress/egress)");
   if (!body) {
@@ -885,7 +894,7 @@ bool Loader::filter_fields(const Node& n, Device& dev, Filter& f, const Node*& h
     // numbered it (801:): model/shared_tables.h. No other has a handle.
     if (handle && filter_ops(f.ops).own_table_handle) {
       auto h = scalar(*handle, "handle", d) ? parse_filter_handle(f.ops, handle->scalar) : std::nullopt;
-      if (h && filter_ops(f.ops).table_of(*h) == *h && (*h >> 20) >= 0x800) f.wire_handle = *h;
+      if (h && names_root_table(f.ops, *h)) f.wire_handle = *h;
       else d.error(handle->loc, "an empty " + f.kind + " list's handle names its root table (800: to fff:), not " + quoted(handle->scalar));
     } else if (handle) {
       extra = handle_key;
@@ -921,6 +930,11 @@ bool Loader::filter_fields(const Node& n, Device& dev, Filter& f, const Node*& h
   return true;
 }
 
+void Loader::root_table_misplaced(SourceLoc at) {
+  d.error(at, "'root_table' is given on a u32 hash table entry (handle \"2:\" with divisor), for the list it is in; a rule of the root table "
+              "says it in its handle (\"801::5\"), an empty list as its handle (\"801:\")");
+}
+
 // The handle (its syntax is the kind's), the kind's normalize hook, and the
 // filter joins the device.
 void Loader::filter_finish(Filter&& f, const Node* handle, Device& dev) {
@@ -944,9 +958,7 @@ void Loader::filter_finish(Filter&& f, const Node* handle, Device& dev) {
   }
   // Only a hash table carries its list's root: a rule shows it in its own
   // handle (801::5), an empty list as its handle (801:).
-  if (f.list_root && !f.empty_list && !(filter_ops(f.ops).own_table_handle && handle && is_table_entry(f)))
-    d.error(f.loc, "'root_table' is given on a u32 hash table entry (handle \"2:\" with divisor), for the list it is in; a rule of the root table "
-                   "says it in its handle (\"801::5\"), an empty list as its handle (\"801:\")");
+  if (f.list_root && !f.empty_list && !(handle && is_table_entry(f))) root_table_misplaced(f.loc);
   if (f.ops && f.ops->normalize && !f.empty_list)
     f.ops->normalize(f.opts, KindCtx{f.key.handle, 0, nullptr, &d, f.loc, &f}, d, f.loc);
   // handle 0 with a given `handle:` key is rejected later with the others.

@@ -49,6 +49,11 @@ uint32_t kernel_root_of(const Filter& f) {
   return h & kRootBit ? h : 0;
 }
 
+bool names_root_table(const KindOps* ops, uint32_t h) {
+  const FilterOps& fo = filter_ops(ops);
+  return fo.own_table_handle && fo.table_of && fo.table_of(h) == h && (h & kRootBit);
+}
+
 bool is_table_entry(const Filter& f) {
   auto* table_of = filter_ops(f.ops).table_of;
   return table_of && f.key.handle && table_of(f.key.handle) == f.key.handle;
@@ -78,7 +83,7 @@ std::map<uint32_t, std::vector<RootList>> root_lists(const std::vector<Filter>& 
   RootList* cur = nullptr;
   for (const Filter& f : fs) {
     if (!filter_ops(f.ops).own_table_handle) continue;
-    RootList l{f.key.parent, f.key.chain, f.key.pref, f.key.protocol, 0};
+    RootList l{f.key.parent, f.key.chain, f.key.pref, f.key.protocol, 0, f.ops};
     // A list's entries usually follow each other: one search a run.
     if (!cur || !(*cur == l)) {
       auto& ls = out[table_space_of(f.key.parent)];

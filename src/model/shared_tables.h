@@ -23,6 +23,7 @@
 namespace tcsync {
 
 struct Filter;
+struct KindOps;
 
 // The qdisc whose table space a list at `parent` uses: a clsact's (or
 // ingress's) sides and its `ffff:` are one qdisc; else the parent's major.
@@ -68,11 +69,17 @@ bool is_table_entry(const Filter& f);
 // none (or is not of a kind with kernel-numbered roots).
 uint32_t kernel_root_of(const Filter& f);
 
-// One list of a table space, with the root its entries show (0: none).
+// Whether `h` names a table the kernel numbers as a list's root (800: to
+// fff:) in a kind whose lists have such roots; false for any other kind.
+bool names_root_table(const KindOps* ops, uint32_t h);
+
+// One list of a table space, with the root its entries show (0: none),
+// and their kind, whose notation the root is written in.
 struct RootList {
   uint32_t parent, chain;
   uint16_t pref, protocol;
   uint32_t root;
+  const KindOps* ops = nullptr;
   auto operator<=>(const RootList& o) const { return std::tie(parent, chain, pref, protocol) <=> std::tie(o.parent, o.chain, o.pref, o.protocol); }
   bool operator==(const RootList& o) const { return (*this <=> o) == 0; }
 };

@@ -686,14 +686,17 @@ struct DevicePlanner {
     for (const RootList& l : ls) {
       if (!l.root) continue;
       auto lg = lists.live_groups.find(Group{l.parent, l.chain, l.pref, l.protocol});
+      const Filter* shown = nullptr;  // the live entry that shows its list's root
       uint32_t have_root = 0;
       if (lg != lists.live_groups.end())
         for (const Filter* f : lg->second)
-          if ((have_root = kernel_root_of(*f))) break;
+          if ((have_root = kernel_root_of(*f))) {
+            shown = f;
+            break;
+          }
       if (have_root == l.root) continue;
-      const KindOps* ops = find_kind(ObjType::Filter, "u32");
-      return "u32 root table " + (have_root ? format_filter_handle(ops, have_root) : std::string("(none shown)")) + " -> " +
-             format_filter_handle(ops, l.root) + " at pref " + std::to_string(l.pref) +
+      return "u32 root table " + (shown ? format_filter_handle(shown->ops, have_root) : std::string("(none shown)")) + " -> " +
+             format_filter_handle(l.ops, l.root) + " at pref " + std::to_string(l.pref) +
              ": the kernel numbers a qdisc's root tables anew only when all its u32 lists go";
     }
     return {};

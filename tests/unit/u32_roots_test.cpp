@@ -107,6 +107,20 @@ TEST_CASE("u32 roots: one root per list, and one list per root", "[u32_roots]") 
   CHECK(load_errors(shared).find("t.yaml:8:9: error: u32 root table 801: is already the root of 1: chain 0 pref 8 protocol ip (t.yaml:7:9)") == 0);
 }
 
+TEST_CASE("u32 roots: a root table is named in the notation of a kind that has them", "[u32_roots]") {
+  const KindOps* u32 = find_kind(ObjType::Filter, "u32");
+  const KindOps* fw = find_kind(ObjType::Filter, "fw");
+  REQUIRE(u32);
+  REQUIRE(fw);
+  CHECK(names_root_table(u32, 0x80000000u));  // 800:
+  CHECK(names_root_table(u32, 0xFFF00000u));  // fff:
+  CHECK_FALSE(names_root_table(u32, 0x7FF00000u));  // 7ff: a table tcsync or a script numbers
+  CHECK_FALSE(names_root_table(u32, 0x80100005u));  // 801::5, a rule
+  CHECK_FALSE(names_root_table(u32, 0x80100800u));  // 801::800
+  CHECK_FALSE(names_root_table(fw, 0x80000000u));  // fw has no tables
+  CHECK_FALSE(names_root_table(nullptr, 0x80000000u));
+}
+
 TEST_CASE("u32 roots: the order that gives declared roots, the others fill in", "[u32_roots]") {
   std::vector<RootList> ls = {{0x10000, 0, 8, 0, 0}, {0x10000, 0, 9, 0, 0x80200000u}, {0x10000, 0, 999, 0, 0x80000000u}};
   std::vector<size_t> unreachable;
@@ -392,6 +406,12 @@ TEST_CASE("u32 roots: root_table only on a hash table, naming a root", "[u32_roo
 )").find("t.yaml:7:9: error: 'root_table' is given on a u32 hash table entry") == 0);
   CHECK(load_errors(kHead + R"(      - {parent: "1:", pref: 6, protocol: ip, empty: u32, root_table: "801:"}
 )").find("error: an empty u32 list has no 'root_table'") != std::string::npos);
+  // A kind without kernel-numbered roots has none to name: refused as a
+  // root_table on no table, in any notation.
+  CHECK(load_errors(kHead + R"(      - {parent: "1:", pref: 6, protocol: ip, handle: "5", root_table: "801:", fw: {}, classid: "1:1"}
+)").find("t.yaml:7:9: error: 'root_table' is given on a u32 hash table entry") == 0);
+  CHECK(load_errors(kHead + R"(      - {parent: "1:", pref: 6, protocol: ip, handle: "5", root_table: "2:", fw: {}, classid: "1:1"}
+)").find("t.yaml:7:9: error: 'root_table' is given on a u32 hash table entry") == 0);
   // One root a list: the table's and a rule's must agree.
   CHECK(load_errors(kHead + R"(      - {parent: "1:", pref: 6, protocol: ip, handle: "2:", root_table: "801:", u32: {divisor: 256}}
       - {parent: "1:", pref: 6, protocol: ip, handle: "802::1", u32: {match: [{ip: {dst: 1.2.3.4}}]}}
