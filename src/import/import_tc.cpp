@@ -258,7 +258,9 @@ class Importer {
   void qdisc(Cursor& c, Verb v, const TcWord& head);
   void klass(Cursor& c, Verb v, const TcWord& head);
   void filter(Cursor& c, Verb v, const TcWord& head);
-  bool actions(Cursor& c, Node& filter_node, const KindOps& filter_kind);
+  // `filter_kind`: the filter whose words may follow the actions; null for
+  // `tc actions`, where none do.
+  bool actions(Cursor& c, Node& filter_node, const KindOps* filter_kind);
   bool police(Cursor& c, Node& filter_node, const KindOps& filter_kind);
   // The action entry of a filter above that made action KIND INDEX.
   const Node* filter_action(const std::string& kind, const std::string& index) const;
@@ -492,8 +494,7 @@ void Importer::table(Cursor& c, Verb v, const TcWord& head) {
     return;
   }
   Node tmp = mapping(head.loc);
-  const KindOps* any_filter = find_kind(ObjType::Filter, "u32");
-  if (!any_filter || !actions(c, tmp, *any_filter)) return;
+  if (!actions(c, tmp, nullptr)) return;
   if (!c.done()) {
     d_.error(c.peek().loc, "unknown word " + quoted(c.peek().text) + " after an action of tc actions");
     return;
@@ -966,6 +967,17 @@ void Importer::klass(Cursor& c, Verb v, const TcWord& head) {
 
 // ---- filters -----------------------------------------------------------------------------
 
+// The action kind tc makes of a verdict word where a kind goes
+// (ActionOps::tc_verdict_kind), found once.
+const KindOps* tc_verdict_kind() {
+  static const KindOps* kind = [] {
+    for (const KindOps* k : all_kinds())
+      if (k->obj == ObjType::Action && action_ops(k).tc_verdict_kind) return k;
+    return static_cast<const KindOps*>(nullptr);
+  }();
+  return kind;
+}
+
 // Whether OPS reads WORD (a key, an alias, a reader's word, a bare enum value).
 bool knows_word(const KindOps& ops, std::string_view word) {
   const TcWords& tw = tc_words_of(ops);
@@ -998,7 +1010,7 @@ bool Importer::police(Cursor& c, Node& fnode, const KindOps& filter_kind) {
   return true;
 }
 
-bool Importer::actions(Cursor& c, Node& fnode, const KindOps& filter_kind) {
+bool Importer::actions(Cursor& c, Node& fnode, const KindOps* filter_kind) {
   Node* seq = find(fnode, "actions");
   if (!seq) {
     Node s;
@@ -1017,14 +1029,16 @@ bool Importer::actions(Cursor& c, Node& fnode, const KindOps& filter_kind) {
     if (ops) {
       c.take();
     } else {
-      // `action drop`: tc's short form of gact, read by gact's own bare verdict.
-      const KindOps* gact = find_kind(ObjType::Action, "gact");
+      // `action drop`: tc's short form of the verdict kind (gact), read by
+      // that kind's own bare verdict.
+      const KindOps* verdict_kind = tc_verdict_kind();
       size_t at = c.pos();
       Node scratch_body = mapping(kw.loc);
-      bool verdict = gact && gact->tc_words && gact->tc_words->bare && gact->tc_words->bare(c, scratch_body);
+      bool verdict = verdict_kind && verdict_kind->tc_words && verdict_kind->tc_words->bare &&
+                     verdict_kind->tc_words->bare(c, scratch_body);
       c.rewind(at);
       if (verdict) {
-        ops = gact;
+        ops = verdict_kind;
       } else {
         auto names = kind_names(ObjType::Action);
         std::string list;
@@ -1056,7 +1070,7 @@ bool Importer::actions(Cursor& c, Node& fnode, const KindOps& filter_kind) {
     }
     // tc goes back to the filter's words after an action; a word neither
     // knows is reported against the action, where it most likely belongs.
-    if (!c.done() && !knows_word(filter_kind, c.peek().text)) {
+    if (!c.done() && !(filter_kind && knows_word(*filter_kind, c.peek().text))) {
       static const std::string_view kFilterWords[] = {"action", "actions", "classid", "flowid", "police"};
       const TcWord& w = c.peek();
       if (std::find(std::begin(kFilterWords), std::end(kFilterWords), w.text) == std::end(kFilterWords)) {
@@ -1300,7 +1314,7 @@ bool Importer::filter_body(Cursor& c, FilterLine& f) {
       if (!id || !handle_word(*id, d_, w.text)) return false;
       put(f.extra, "classid", w.loc, scalar(id->text, id->loc));  // tc takes the last one given
     } else if (w.text == "action" || w.text == "actions") {
-      if (!actions(c, f.extra, *f.ops)) return false;
+      if (!actions(c, f.extra, f.ops)) return false;
     } else if (!police(c, f.extra, *f.ops)) {
       return false;
     }

@@ -356,6 +356,9 @@ struct ActionOps {
   // (tc_gen's place, 12, for all but struct tc_police).
   uint16_t parms_size = 0;
   uint8_t counts_at = 12;
+  // tc reads a verdict word where an action kind goes (`action drop`) as
+  // this kind (m_action.c names gact), for `tcsync import`: set by one kind.
+  bool tc_verdict_kind = false;
 };
 
 // A kind: what every object type has, and a pointer to what only its own

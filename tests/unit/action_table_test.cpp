@@ -320,6 +320,27 @@ actions delete action mirred index 8
   CHECK(d2.all()[0].message == "a table action needs 'index N': the kernel's own number is nothing a file can name");
 }
 
+TEST_CASE("import: tc actions add reads a bare verdict as tc's verdict kind, and no filter's words after it") {
+  // `action drop` is gact's (ActionOps::tc_verdict_kind), as tc reads it.
+  std::string yaml;
+  Diagnostics d;
+  REQUIRE(import_tc_text("t.tc", "actions add action drop index 3\n", ImportOptions{}, yaml, d));
+  CHECK(yaml.find("actions:\n  - {gact: {control: drop}, index: 3, percpu_stats: true}\n") != std::string::npos);
+  // No filter follows a table action: a word after it is the action's
+  // (here one only u32 knows).
+  std::string y2;
+  Diagnostics d2;
+  CHECK_FALSE(import_tc_text("u.tc", "actions add action mirred egress redirect dev v1 divisor 1 index 7\n", ImportOptions{}, y2, d2));
+  REQUIRE(d2.all().size() == 1);
+  CHECK(d2.all()[0].message == "unknown word 'divisor' for mirred action");
+  // A word that is neither a kind nor a verdict.
+  std::string y3;
+  Diagnostics d3;
+  CHECK_FALSE(import_tc_text("v.tc", "actions add action dorp index 3\n", ImportOptions{}, y3, d3));
+  REQUIRE(d3.all().size() == 1);
+  CHECK(d3.all()[0].message.find("unknown action kind 'dorp' (tcsync knows ") == 0);
+}
+
 TEST_CASE("a saved dump as the live side (diff --against): refs resolved, table actions counted") {
   State have = load_ok(kWant);
   as_live(have);

@@ -2,7 +2,11 @@
 // type's part, and the parts the generic codec needs are there.
 #include <catch2/catch.hpp>
 
+#include <string_view>
+#include <vector>
+
 #include "model/kind.h"
+#include "model/tc_words.h"
 
 using namespace tcsync;
 
@@ -38,4 +42,17 @@ TEST_CASE("kind ops: a kind without its type's part, or no kind, reads the defau
   // A qdisc's kind read as a filter's has no filter part.
   CHECK(filter_ops(find_kind(ObjType::Qdisc, "clsact")).actions_attr == 0);
   CHECK(qdisc_ops(find_kind(ObjType::Qdisc, "clsact")).hooks == QdiscOps::Hooks::IngressEgress);
+}
+
+TEST_CASE("kind ops: one action kind is tc's verdict kind, and reads the verdict alone", "[kind]") {
+  // tcsync import reads `action drop` as that kind (m_action.c: gact).
+  std::vector<std::string_view> verdict_kinds;
+  for (const KindOps* k : all_kinds())
+    if (action_ops(k).tc_verdict_kind) {
+      verdict_kinds.push_back(k->name);
+      CHECK(k->obj == ObjType::Action);
+      CHECK((k->tc_words && k->tc_words->bare));
+    }
+  CHECK(verdict_kinds == std::vector<std::string_view>{"gact"});
+  CHECK_FALSE(action_ops(find_kind(ObjType::Action, "mirred")).tc_verdict_kind);
 }

@@ -155,6 +155,7 @@ const TcWords kTcWords{.bare = tc_bare_control, .examples = kTcExamples};
 constexpr ActionOps kActionGactOps{
     .parms_attr = TCA_GACT_PARMS,
     .parms_size = sizeof(tc_gact),
+    .tc_verdict_kind = true,  // tc's `action drop` is gact's (m_action.c)
 };
 
 const KindOps kActionGact{
