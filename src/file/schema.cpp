@@ -72,6 +72,12 @@ std::string yaml_json_schema() {
   for (auto* k : all_kinds())
     if (k->obj == ObjType::Filter && filter_ops(k).old_police_attr)
       police_kinds += std::string(police_kinds.empty() ? "" : ", ") + "{\"required\": [\"" + std::string(k->name) + "\"]}";
+  // The kinds a chain template may be of (FilterOps::template_protocol_attr).
+  std::string template_kinds;
+  for (auto* k : all_kinds())
+    if (k->obj == ObjType::Filter && filter_ops(k).template_protocol_attr)
+      template_kinds += std::string(template_kinds.empty() ? "" : ", ") + "\"" + std::string(k->name) +
+                        "\": {\"$ref\": \"#/$defs/filter/properties/" + std::string(k->name) + "\"}";
   std::string filter_kinds, action_kinds;
   for (auto* k : all_kinds()) {
     if (k->obj == ObjType::Filter) filter_kinds += std::string(filter_kinds.empty() ? "" : ", ") + "{\"required\": [\"" + std::string(k->name) + "\"]}";
@@ -159,7 +165,7 @@ std::string yaml_json_schema() {
         "protocol": {"type": "string"},
         "raw_attrs": {"$ref": "#/$defs/raw"},
         "template": {"type": "object", "additionalProperties": false, "minProperties": 1, "maxProperties": 1,
-                     "properties": {"flower": {"$ref": "#/$defs/filter/properties/flower"}}}
+                     "properties": {)" + template_kinds + R"(}}
       }
     },
     "qdisc": {"oneOf": [
