@@ -17,11 +17,12 @@ namespace tcsync {
 
 // What a field sends, before its WireMap: the declared value; on a change
 // (KindCtx::change) of an absent field its def, else its change_absent,
-// since the kernel keeps what a change leaves out.
+// since the kernel keeps what a change leaves out; on an add too its def
+// when def_always_sent.
 std::optional<uint64_t> field_sent_value(const Field& f, const Options& o, uint16_t idx, const KindCtx& ctx);
 
-// Writes field `idx` as its attribute, if it has a value to send (above)
-// and a wire form. A kRecreate field is left out of a change: the differ
+// Writes field `idx` as its attribute, if it has a value to send (above),
+// a wire form, and its map does not say the value is unsent. A kRecreate field is left out of a change: the differ
 // only changes in place when it is equal, and some kernels refuse it on a
 // live object (fq_codel's and fq_pie's flows: EINVAL).
 void encode_field(std::span<const Field> fields, uint16_t idx, const Options& o, const KindCtx& ctx, MsgWriter& w);
@@ -63,5 +64,11 @@ extern const WireMap kZeroIsAbsent;
 extern const WireMap kAllOnesIsAbsent;
 // A Bool the kernel keeps as !!value (codel's ecn): any nonzero reads as 1.
 extern const WireMap kNonZeroIsTrue;
+// 0 is the kernel's own value when the attribute is absent: never sent, and
+// read as absent (flow's divisor, gate's flags; normalize drops a declared 0).
+extern const WireMap kZeroIsUnset;
+// The field's def reads as absent; any value is sent as declared (vlan's
+// protocol: tc sends a given 802.1Q, the kernel dumps it for every push).
+extern const WireMap kDefIsAbsent;
 
 }  // namespace tcsync

@@ -93,10 +93,11 @@ enum FieldFlags : uint32_t {
 
 // How a field travels when it is one attribute of its own (Field::attr)
 // inside TCA_OPTIONS: a number of the attribute's width, in host or network
-// byte order. The generic encoder and decoder (model/field_wire.h) carry
+// byte order, or Str: a NUL-terminated string (a Device field's name: fw's
+// and u32's indev). The generic encoder and decoder (model/field_wire.h) carry
 // such fields, so the kind writes no code for them. None: the kind's own
 // encode/decode carries the field (a struct member, a bit, a nest).
-enum class Wire : uint8_t { None, U8, U16, U32, U64, Be16, Be32 };
+enum class Wire : uint8_t { None, U8, U16, U32, U64, Be16, Be32, Str };
 
 // A field whose attribute holds another form than the model (CoDel's
 // 1.024 us units reported as us, fq's bucket count sent as its log, a
@@ -106,6 +107,12 @@ struct WireMap {
   // The model's value for what the kernel reports; nullopt: the field reads
   // as absent (fq's ~0 maxrate: no limit). Null: read as reported.
   std::optional<uint64_t> (*from_wire)(uint64_t wire) = nullptr;
+  // A value on the wire that is never sent: the kernel's own when the
+  // attribute is absent, which tc leaves out (flow's divisor 0, fw's mask ~0).
+  std::optional<uint64_t> unsent = std::nullopt;
+  // The field's def, when the kernel reports it, reads as absent, as
+  // normalize drops a declared one (vlan's 802.1Q, gate's TAI clock).
+  bool def_is_absent = false;
 };
 
 struct Field {
@@ -131,6 +138,9 @@ struct Field {
   // "off" (CoDel's ce_threshold, fq's ~0 maxrate) or the kernel's default
   // of a kAuto field (pie's tupdate, compared only when declared).
   std::optional<uint64_t> change_absent = std::nullopt;
+  // An add sends the def for an absent field too, not only a change: tc
+  // always sends the attribute (ctinfo's zone, flow's mode).
+  bool def_always_sent = false;
 };
 
 // One declared or decoded field value, with the YAML place it came from.

@@ -32,13 +32,32 @@ const Field kFields[] = {
     {.key = "none", .type = FieldType::Uint, .attr = 10},  // the kind's own code carries it
 };
 
-std::string encoded(const Options& o, bool change, std::span<const uint16_t> order = {}) {
+std::string encoded(const Options& o, bool change, std::span<const uint16_t> order = {}, std::span<const Field> fields = kFields) {
   std::vector<uint8_t> buf;
   MsgWriter w(buf);
   KindCtx ctx;
   ctx.change = change;
-  encode_fields(kFields, o, ctx, w, order);
+  encode_fields(fields, o, ctx, w, order);
   return hex(buf);
+}
+
+// The rules for defaults the kernel keeps when the attribute is absent
+// (flow, fw, ctinfo, vlan) and a device's name.
+const WireMap kOnesUnsent{.unsent = 0xFFFFFFFF};
+enum : uint16_t { kUnset, kOnes, kAlways, kDefAbsent, kDev };
+const Field kDefFields[] = {
+    {.key = "unset", .type = FieldType::Uint, .def = 0, .attr = 1, .wire = Wire::U32, .map = &kZeroIsUnset},
+    {.key = "ones", .type = FieldType::Uint, .def = 0xFFFFFFFF, .attr = 2, .wire = Wire::U32, .map = &kOnesUnsent},
+    {.key = "always", .type = FieldType::Uint, .def = 0, .attr = 3, .wire = Wire::U16, .map = &kZeroIsAbsent, .def_always_sent = true},
+    {.key = "def_absent", .type = FieldType::Uint, .def = 0x8100, .attr = 4, .wire = Wire::Be16, .map = &kDefIsAbsent},
+    {.key = "dev", .type = FieldType::Device, .attr = 5, .wire = Wire::Str},
+};
+
+Options decoded(std::span<const Field> fields, const std::vector<uint8_t>& buf) {
+  Options o;
+  AttrTable tb(buf, fields_max_attr(fields));
+  decode_fields(fields, tb, o);
+  return o;
 }
 
 }  // namespace
@@ -130,9 +149,56 @@ TEST_CASE("field wire: every kind's declared fields name an attribute of their o
       INFO(obj_type_name(k->obj) << " " << k->name << " " << f.key);
       CHECK(f.attr != 0);
       CHECK(attrs.insert(f.attr).second);
-      CHECK(f.type != FieldType::Device);  // a name, not a number: the kind's own code
+      CHECK((f.type == FieldType::Device) == (f.wire == Wire::Str));  // a device goes by its name
       ++declared;
     }
   }
   CHECK(declared >= 60);
+}
+
+TEST_CASE("field wire: an unsent value is never sent, a def_always_sent def always is, a device goes by name") {
+  Options defs;
+  defs.set(kUnset, uint64_t{0});
+  defs.set(kOnes, uint64_t{0xFFFFFFFF});
+  // unset and ones hold the kernel's own values: not sent; always sends its
+  // def 0 although absent, on an add too.
+  CHECK(encoded(defs, false, {}, kDefFields) == "0600030000000000");
+  // A change sends def_absent's def (the kernel keeps what it leaves out),
+  // never an unsent one.
+  CHECK(encoded(Options{}, true, {}, kDefFields) == "06000300000000000600040081000000");
+  Options o;
+  o.set(kUnset, uint64_t{5});
+  o.set(kOnes, uint64_t{0xFF});
+  o.set(kAlways, uint64_t{2});
+  o.set(kDefAbsent, uint64_t{0x8100});  // declared: sent as tc sends it
+  o.set(kDev, std::string("v0"));
+  CHECK(encoded(o, false, {}, kDefFields) ==
+        "0800010005000000" "08000200ff000000" "0600030002000000" "0600040081000000" "0700050076300000");
+}
+
+TEST_CASE("field wire: a kernel's default reads as absent where the map says so, a device as its name") {
+  std::vector<uint8_t> buf;
+  MsgWriter w(buf);
+  w.attr_u32(1, 0);
+  w.attr_u32(2, 0xFFFFFFFF);  // no from_wire: read as reported
+  w.attr_u16(3, 0);
+  w.attr_be16(4, 0x8100);
+  w.attr_str(5, "eth1");
+  Options o = decoded(kDefFields, buf);
+  CHECK_FALSE(o.has(kUnset));
+  CHECK(o.num(kOnes) == 0xFFFFFFFFu);
+  CHECK_FALSE(o.has(kAlways));
+  CHECK_FALSE(o.has(kDefAbsent));
+  REQUIRE(o.str(kDev));
+  CHECK(*o.str(kDev) == "eth1");
+
+  std::vector<uint8_t> other;
+  MsgWriter w2(other);
+  w2.attr_u32(1, 7);
+  w2.attr_u16(3, 4);
+  w2.attr_be16(4, 0x88a8);
+  Options p = decoded(kDefFields, other);
+  CHECK(p.num(kUnset) == 7u);
+  CHECK(p.num(kAlways) == 4u);
+  CHECK(p.num(kDefAbsent) == 0x88a8u);
 }

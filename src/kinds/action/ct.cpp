@@ -28,6 +28,7 @@
 #include "kinds/action/action_control.h"
 #include "kinds/net_types.h"
 #include "kinds/registry.h"
+#include "model/field_wire.h"
 #include "model/kind.h"
 #include "base/units.h"
 #include "yaml/yaml_reader.h"
@@ -89,7 +90,8 @@ const Field kFields[] = {
     {.key = "commit", .type = FieldType::Bool, .doc = "Commit the connection to the conntrack table (tc's commit).", .def = 0},
     {.key = "force", .type = FieldType::Bool, .doc = "With commit: a connection seen in the other direction is replaced by a new one.", .def = 0},
     {.key = "clear", .type = FieldType::Bool, .doc = "Drop the packet's conntrack state instead (alone: no other key but control).", .def = 0},
-    {.key = "zone", .type = FieldType::Uint, .doc = "Conntrack zone to look up and commit in.", .def = 0, .max = 0xFFFF},
+    {.key = "zone", .type = FieldType::Uint, .doc = "Conntrack zone to look up and commit in.", .def = 0, .max = 0xFFFF,
+     .attr = TCA_CT_ZONE, .wire = Wire::U16, .map = &kZeroIsAbsent},
     {.key = "mark", .type = FieldType::Custom, .doc = "Set the connection's mark on commit, optionally /MASK: 5, 0x10/0xff.", .custom = &kMarkType},
     {.key = "label", .type = FieldType::Custom, .doc = "Set the connection's 128-bit label on commit (hex), optionally /MASK.", .custom = &kCtLabelType},
     {.key = "nat", .type = FieldType::Enum, .doc = "restore: apply the NAT the connection already has; src or dst (with commit and nat_addr): set up source or destination NAT.", .names = kNatNames},
@@ -112,7 +114,7 @@ uint16_t ct_flags(const Options& o) {
 }
 
 void encode(const Options& o, const KindCtx& ctx, MsgWriter& w) {
-  if (auto v = o.num(kZone)) w.attr_u16(TCA_CT_ZONE, static_cast<uint16_t>(*v));
+  encode_fields(kFields, o, ctx, w);
   if (auto* m = o.words(kMark); m && m->size() == 2) {
     w.attr_u32(TCA_CT_MARK, (*m)[0]);
     w.attr_u32(TCA_CT_MARK_MASK, (*m)[1]);
@@ -150,7 +152,7 @@ void decode(std::span<const uint8_t> payload, const KindCtx&, Options& o) {
   if (f & TCA_CT_ACT_CLEAR) o.set(kClear, uint64_t{1});
   if (f & TCA_CT_ACT_NAT)
     o.set(kNat, (f & TCA_CT_ACT_NAT_SRC) ? kNatSrc : (f & TCA_CT_ACT_NAT_DST) ? kNatDst : kNatRestore);
-  if (auto* a = tb.get(TCA_CT_ZONE); a && a->u16()) o.set(kZone, uint64_t{a->u16()});
+  decode_fields(kFields, tb, o);
   if (auto* a = tb.get(TCA_CT_MARK); a && a->data.size() >= 4) {
     auto* m = tb.get(TCA_CT_MARK_MASK);
     o.set(kMark, Words{a->u32(), m && m->data.size() >= 4 ? m->u32() : 0xFFFFFFFFu});

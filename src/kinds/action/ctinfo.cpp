@@ -16,6 +16,7 @@
 #include "base/units.h"
 #include "kinds/action/action_control.h"
 #include "kinds/registry.h"
+#include "model/field_wire.h"
 #include "model/kind.h"
 #include "model/tc_words.h"
 #include "yaml/yaml_reader.h"
@@ -26,32 +27,33 @@ namespace {
 enum : uint16_t { kDscp, kDscpStatemask, kCpmark, kZone, kControl };
 
 const Field kFields[] = {
-    {.key = "dscp", .type = FieldType::Uint, .doc = "Copy the conntrack mark's bits under this mask (6 contiguous bits) to the DSCP.", .max = 0xFFFFFFFF},
-    {.key = "dscp_statemask", .type = FieldType::Uint, .doc = "Only when the conntrack mark has these bits set (needs dscp; must not overlap it).", .def = 0, .max = 0xFFFFFFFF},
-    {.key = "cpmark", .type = FieldType::Uint, .doc = "Copy the conntrack mark under this mask to the firewall mark (tc's cpmark alone: 0xffffffff).", .max = 0xFFFFFFFF},
-    {.key = "zone", .type = FieldType::Uint, .doc = "Conntrack zone to look the connection up in.", .def = 0, .max = 0xFFFF},
+    {.key = "dscp", .type = FieldType::Uint, .doc = "Copy the conntrack mark's bits under this mask (6 contiguous bits) to the DSCP.", .max = 0xFFFFFFFF,
+     .attr = TCA_CTINFO_PARMS_DSCP_MASK, .wire = Wire::U32},
+    {.key = "dscp_statemask", .type = FieldType::Uint, .doc = "Only when the conntrack mark has these bits set (needs dscp; must not overlap it).", .def = 0, .max = 0xFFFFFFFF,
+     .attr = TCA_CTINFO_PARMS_DSCP_STATEMASK, .wire = Wire::U32, .map = &kZeroIsUnset},
+    {.key = "cpmark", .type = FieldType::Uint, .doc = "Copy the conntrack mark under this mask to the firewall mark (tc's cpmark alone: 0xffffffff).", .max = 0xFFFFFFFF,
+     .attr = TCA_CTINFO_PARMS_CPMARK_MASK, .wire = Wire::U32},
+    {.key = "zone", .type = FieldType::Uint, .doc = "Conntrack zone to look the connection up in.", .def = 0, .max = 0xFFFF,
+     .attr = TCA_CTINFO_ZONE, .wire = Wire::U16, .map = &kZeroIsAbsent, .def_always_sent = true},
     {.key = "control", .type = FieldType::Custom, .doc = "Verdict after the action (default pipe; also \"goto chain N\", \"jump N\").", .def = TC_ACT_PIPE, .custom = &kControlType},
 };
+
+// tc's order, which the declared fields take after the struct.
+const uint16_t kTcOrder[] = {kZone, kDscp, kDscpStatemask, kCpmark};
 
 void encode(const Options& o, const KindCtx& ctx, MsgWriter& w) {
   tc_ctinfo p{};
   p.index = ctx.action_index;
   p.action = static_cast<int>(o.num(kControl).value_or(TC_ACT_PIPE));
   w.attr(TCA_CTINFO_ACT, &p, sizeof p);
-  w.attr_u16(TCA_CTINFO_ZONE, static_cast<uint16_t>(o.num(kZone).value_or(0)));
-  if (auto v = o.num(kDscp)) w.attr_u32(TCA_CTINFO_PARMS_DSCP_MASK, static_cast<uint32_t>(*v));
-  if (auto v = o.num(kDscpStatemask); v && *v) w.attr_u32(TCA_CTINFO_PARMS_DSCP_STATEMASK, static_cast<uint32_t>(*v));
-  if (auto v = o.num(kCpmark)) w.attr_u32(TCA_CTINFO_PARMS_CPMARK_MASK, static_cast<uint32_t>(*v));
+  encode_fields(kFields, o, ctx, w, kTcOrder);
 }
 
 void decode(std::span<const uint8_t> payload, const KindCtx&, Options& o) {
   AttrTable tb(payload, TCA_CTINFO_MAX);
   if (auto* a = tb.get(TCA_CTINFO_ACT); a && a->as<tc_ctinfo>().action != TC_ACT_PIPE)
     o.set(kControl, uint64_t{static_cast<uint32_t>(a->as<tc_ctinfo>().action)});
-  if (auto* a = tb.get(TCA_CTINFO_ZONE); a && a->u16()) o.set(kZone, uint64_t{a->u16()});
-  if (auto* a = tb.get(TCA_CTINFO_PARMS_DSCP_MASK)) o.set(kDscp, uint64_t{a->u32()});
-  if (auto* a = tb.get(TCA_CTINFO_PARMS_DSCP_STATEMASK); a && a->u32()) o.set(kDscpStatemask, uint64_t{a->u32()});
-  if (auto* a = tb.get(TCA_CTINFO_PARMS_CPMARK_MASK)) o.set(kCpmark, uint64_t{a->u32()});
+  decode_fields(kFields, tb, o);
 }
 
 void normalize(Options& o, const KindCtx&, Diagnostics& d, SourceLoc) {

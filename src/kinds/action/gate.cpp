@@ -32,6 +32,7 @@
 #include "base/units.h"
 #include "kinds/action/action_control.h"
 #include "kinds/registry.h"
+#include "model/field_wire.h"
 #include "model/kind.h"
 #include "model/tc_words.h"
 #include "yaml/yaml_out.h"
@@ -147,26 +148,30 @@ const EnumName kClocks[] = {{"tai", CLOCK_TAI}, {"realtime", CLOCK_REALTIME}, {"
 const Field kFields[] = {
     {.key = "entries", .type = FieldType::Custom, .flags = kRequired,
      .doc = "The schedule, in order: \"open|close INTERVAL_NS [IPV [MAX_OCTETS]]\" (tc's sched-entry; -1: wildcard).", .custom = &kEntriesType},
-    {.key = "priority", .type = FieldType::Uint, .doc = "Internal priority value (ipv) of the gate; absent: wildcard (-1).", .max = 0x7FFFFFFF},
-    {.key = "base_time", .type = FieldType::Uint, .doc = "Start of the schedule, ns since the clock's epoch (0: now).", .def = 0},
-    {.key = "cycle_time", .type = FieldType::Uint, .flags = kAuto, .doc = "Length of one cycle in ns; absent: the sum of the entries' intervals (the kernel's)."},
-    {.key = "cycle_time_ext", .type = FieldType::Uint, .doc = "Extension of the last cycle before a new schedule, ns.", .def = 0},
-    {.key = "clockid", .type = FieldType::Enum, .doc = "Clock of the schedule: tai (default), realtime, monotonic or boottime.", .def = CLOCK_TAI, .names = kClocks},
-    {.key = "flags", .type = FieldType::Uint, .doc = "Gate flags (TCA_GATE_FLAGS).", .def = 0, .max = 0xFFFFFFFF},
+    {.key = "priority", .type = FieldType::Uint, .doc = "Internal priority value (ipv) of the gate; absent: wildcard (-1).", .max = 0x7FFFFFFF,
+     .attr = TCA_GATE_PRIORITY, .wire = Wire::U32, .map = &kAllOnesIsAbsent},
+    {.key = "base_time", .type = FieldType::Uint, .doc = "Start of the schedule, ns since the clock's epoch (0: now).", .def = 0,
+     .attr = TCA_GATE_BASE_TIME, .wire = Wire::U64, .map = &kZeroIsUnset},
+    {.key = "cycle_time", .type = FieldType::Uint, .flags = kAuto, .doc = "Length of one cycle in ns; absent: the sum of the entries' intervals (the kernel's).",
+     .attr = TCA_GATE_CYCLE_TIME, .wire = Wire::U64, .map = &kZeroIsUnset},
+    {.key = "cycle_time_ext", .type = FieldType::Uint, .doc = "Extension of the last cycle before a new schedule, ns.", .def = 0,
+     .attr = TCA_GATE_CYCLE_TIME_EXT, .wire = Wire::U64, .map = &kZeroIsUnset},
+    {.key = "clockid", .type = FieldType::Enum, .doc = "Clock of the schedule: tai (default), realtime, monotonic or boottime.", .def = CLOCK_TAI, .names = kClocks,
+     .attr = TCA_GATE_CLOCKID, .wire = Wire::U32, .map = &kDefIsAbsent},
+    {.key = "flags", .type = FieldType::Uint, .doc = "Gate flags (TCA_GATE_FLAGS).", .def = 0, .max = 0xFFFFFFFF,
+     .attr = TCA_GATE_FLAGS, .wire = Wire::U32, .map = &kZeroIsUnset},
     {.key = "control", .type = FieldType::Custom, .doc = "Verdict after the action for packets that pass (default pipe; also \"goto chain N\", \"jump N\").", .def = TC_ACT_PIPE, .custom = &kControlType},
 };
+
+// tc's order, which the declared fields take between the struct and the list.
+const uint16_t kTcOrder[] = {kPriority, kFlags, kBaseTime, kCycleTime, kCycleTimeExt, kClockid};
 
 void encode(const Options& o, const KindCtx& ctx, MsgWriter& w) {
   tc_gate p{};
   p.index = ctx.action_index;
   p.action = static_cast<int>(o.num(kControl).value_or(TC_ACT_PIPE));
   w.attr(TCA_GATE_PARMS, &p, sizeof p);
-  if (auto v = o.num(kPriority)) w.attr_u32(TCA_GATE_PRIORITY, static_cast<uint32_t>(*v));
-  if (auto v = o.num(kFlags); v && *v) w.attr_u32(TCA_GATE_FLAGS, static_cast<uint32_t>(*v));
-  if (auto v = o.num(kBaseTime); v && *v) w.attr_u64(TCA_GATE_BASE_TIME, *v);
-  if (auto v = o.num(kCycleTime); v && *v) w.attr_u64(TCA_GATE_CYCLE_TIME, *v);
-  if (auto v = o.num(kCycleTimeExt); v && *v) w.attr_u64(TCA_GATE_CYCLE_TIME_EXT, *v);
-  if (auto v = o.num(kClockid)) w.attr_u32(TCA_GATE_CLOCKID, static_cast<uint32_t>(*v));
+  encode_fields(kFields, o, ctx, w, kTcOrder);
   size_t list = w.nest_begin(TCA_GATE_ENTRY_LIST | NLA_F_NESTED);
   if (auto* e = o.words(kEntries)) {
     for (size_t i = 0; i + 4 <= e->size(); i += 4) {
@@ -185,12 +190,7 @@ void decode(std::span<const uint8_t> payload, const KindCtx&, Options& o) {
   AttrTable tb(payload, TCA_GATE_MAX);
   if (auto* a = tb.get(TCA_GATE_PARMS); a && a->as<tc_gate>().action != TC_ACT_PIPE)
     o.set(kControl, uint64_t{static_cast<uint32_t>(a->as<tc_gate>().action)});
-  if (auto* a = tb.get(TCA_GATE_PRIORITY); a && a->u32() != kWildcard) o.set(kPriority, uint64_t{a->u32()});
-  if (auto* a = tb.get(TCA_GATE_FLAGS); a && a->u32()) o.set(kFlags, uint64_t{a->u32()});
-  if (auto* a = tb.get(TCA_GATE_BASE_TIME); a && a->u64()) o.set(kBaseTime, a->u64());
-  if (auto* a = tb.get(TCA_GATE_CYCLE_TIME); a && a->u64()) o.set(kCycleTime, a->u64());
-  if (auto* a = tb.get(TCA_GATE_CYCLE_TIME_EXT); a && a->u64()) o.set(kCycleTimeExt, a->u64());
-  if (auto* a = tb.get(TCA_GATE_CLOCKID); a && a->u32() != CLOCK_TAI) o.set(kClockid, uint64_t{a->u32()});
+  decode_fields(kFields, tb, o);
   if (auto* a = tb.get(TCA_GATE_ENTRY_LIST)) {
     Words w;
     AttrIter it(a->data);

@@ -24,6 +24,7 @@
 
 #include "kinds/action/action_control.h"
 #include "kinds/registry.h"
+#include "model/field_wire.h"
 #include "model/kind.h"
 #include "kinds/rate_table.h"
 #include "base/units.h"
@@ -40,10 +41,12 @@ const Field kFields[] = {
     {.key = "burst", .type = FieldType::Size, .doc = "Bucket size (needed with rate)."},
     {.key = "mtu", .type = FieldType::Size, .flags = kAuto, .doc = "Largest packet that can conform (default: 2040 bytes with rate, unlimited without; needed with peakrate)."},
     {.key = "peakrate", .type = FieldType::Rate, .doc = "Rate of a second bucket of mtu bytes (needs rate and mtu)."},
-    {.key = "avrate", .type = FieldType::Rate, .doc = "Exceed when the rate estimator reads more than this (instead of rate)."},
+    {.key = "avrate", .type = FieldType::Rate, .doc = "Exceed when the rate estimator reads more than this (instead of rate).",
+     .attr = TCA_POLICE_AVRATE, .wire = Wire::U32, .map = &kZeroIsAbsent},
     {.key = "overhead", .type = FieldType::Uint, .doc = "Bytes added to every packet's size.", .def = 0, .max = 0xFFFF},
     {.key = "mpu", .type = FieldType::Size, .doc = "Smallest size a packet counts as.", .def = 0},
-    {.key = "conform", .type = FieldType::Custom, .doc = "Verdict for conforming packets (tc's conform-exceed X/CONFORM).", .def = TC_ACT_OK, .custom = &kControlType},
+    {.key = "conform", .type = FieldType::Custom, .doc = "Verdict for conforming packets (tc's conform-exceed X/CONFORM).", .def = TC_ACT_OK, .custom = &kControlType,
+     .attr = TCA_POLICE_RESULT, .wire = Wire::U32, .map = &kZeroIsUnset},  // TC_ACT_OK is 0, which the kernel does not dump
     {.key = "exceed", .type = FieldType::Custom, .doc = "Verdict for packets over the limit (tc's conform-exceed EXCEED/...).", .def = TC_ACT_RECLASSIFY, .custom = &kControlType},
     {.key = "linklayer", .type = FieldType::Enum, .doc = kLinklayerDoc, .def = TC_LINKLAYER_ETHERNET, .max = TC_LINKLAYER_MASK, .names = kLinklayerNames},
     {.key = "pkts_rate", .type = FieldType::Uint, .doc = "Packets per second of a packet bucket: packets above it exceed (instead of rate; needs pkts_burst)."},
@@ -99,8 +102,7 @@ void encode(const Options& o, const KindCtx& ctx, MsgWriter& w) {
     w.attr(TCA_POLICE_PEAKRATE, ptab, sizeof ptab);
     if (peak >= (1ull << 32)) w.attr_u64(TCA_POLICE_PEAKRATE64, peak);
   }
-  if (auto av = o.num(kAvrate)) w.attr_u32(TCA_POLICE_AVRATE, static_cast<uint32_t>(*av));
-  if (auto c = o.num(kConform); c && *c != TC_ACT_OK) w.attr_u32(TCA_POLICE_RESULT, static_cast<uint32_t>(*c));
+  encode_fields(kFields, o, ctx, w);
   if (auto pps = o.num(kPktsRate)) {
     w.attr_u64(TCA_POLICE_PKTRATE64, *pps);
     w.attr_u64(TCA_POLICE_PKTBURST64, o.num(kPktsBurstTicks).value_or(xmittime_ticks(*pps, o.num(kPktsBurst).value_or(0))));
@@ -132,9 +134,7 @@ void decode(std::span<const uint8_t> payload, const KindCtx&, Options& o) {
     o.set(kPeakrate, peak);
     decode_second_spec(p.peakrate, kPeakSpec, kRateSpec, o);
   }
-  if (auto* r = tb.get(TCA_POLICE_AVRATE); r && r->u32()) o.set(kAvrate, uint64_t{r->u32()});
-  // Absent: pass (TC_ACT_OK), which the kernel does not dump.
-  if (auto* r = tb.get(TCA_POLICE_RESULT); r && r->u32() != TC_ACT_OK) o.set(kConform, uint64_t{r->u32()});
+  decode_fields(kFields, tb, o);
   auto* pps = tb.get(TCA_POLICE_PKTRATE64);
   auto* pburst = tb.get(TCA_POLICE_PKTBURST64);
   if (pps && pburst) {

@@ -15,6 +15,7 @@
 #include "kinds/action/action_control.h"
 #include "kinds/net_types.h"
 #include "kinds/registry.h"
+#include "model/field_wire.h"
 #include "model/kind.h"
 #include "model/tc_words.h"
 
@@ -32,8 +33,10 @@ constexpr uint64_t kDot1q = 0x8100;
 
 const Field kFields[] = {
     {.key = "action", .type = FieldType::Enum, .flags = kRequired, .doc = "pop, push or modify the outer tag; pop_eth or push_eth the Ethernet header.", .names = kActions},
-    {.key = "id", .type = FieldType::Uint, .doc = "VLAN id to push or set (push, modify).", .max = 4095},
-    {.key = "protocol", .type = FieldType::Custom, .doc = "Tag protocol for push and modify: 802.1q or 802.1ad.", .def = kDot1q, .custom = &kEthProtoType},
+    {.key = "id", .type = FieldType::Uint, .doc = "VLAN id to push or set (push, modify).", .max = 4095,
+     .attr = TCA_VLAN_PUSH_VLAN_ID, .wire = Wire::U16},
+    {.key = "protocol", .type = FieldType::Custom, .doc = "Tag protocol for push and modify: 802.1q or 802.1ad.", .def = kDot1q, .custom = &kEthProtoType,
+     .attr = TCA_VLAN_PUSH_VLAN_PROTOCOL, .wire = Wire::Be16, .map = &kDefIsAbsent},  // dumped for every push and modify
     {.key = "priority", .type = FieldType::Uint, .doc = "VLAN priority (PCP) to push or set; absent: not given (the kernel leaves it out of its dump then; a given 0 is kept).", .max = 7},
     {.key = "dst_mac", .type = FieldType::Custom, .doc = "Destination MAC of the pushed Ethernet header (push_eth).", .custom = &kMacAddrType},
     {.key = "src_mac", .type = FieldType::Custom, .doc = "Source MAC of the pushed Ethernet header (push_eth).", .custom = &kMacAddrType},
@@ -48,8 +51,7 @@ void encode(const Options& o, const KindCtx& ctx, MsgWriter& w) {
   p.action = static_cast<int>(o.num(kControl).value_or(TC_ACT_PIPE));
   p.v_action = static_cast<int>(o.num(kAction).value_or(TCA_VLAN_ACT_POP));
   w.attr(TCA_VLAN_PARMS, &p, sizeof p);
-  if (auto v = o.num(kId)) w.attr_u16(TCA_VLAN_PUSH_VLAN_ID, static_cast<uint16_t>(*v));
-  if (auto v = o.num(kProtocol)) w.attr_be16(TCA_VLAN_PUSH_VLAN_PROTOCOL, static_cast<uint16_t>(*v));
+  encode_fields(kFields, o, ctx, w);
   if (auto v = o.num(kPriority)) w.attr_u8(TCA_VLAN_PUSH_VLAN_PRIORITY, static_cast<uint8_t>(*v));
   uint8_t mac[6];
   if (auto v = o.num(kDstMac)) mac_to_bytes(*v, mac), w.attr(TCA_VLAN_PUSH_ETH_DST, mac, 6);
@@ -63,9 +65,7 @@ void decode(std::span<const uint8_t> payload, const KindCtx&, Options& o) {
     o.set(kControl, uint64_t{static_cast<uint32_t>(p.action)});
     o.set(kAction, uint64_t{static_cast<uint32_t>(p.v_action)});
   }
-  if (auto* a = tb.get(TCA_VLAN_PUSH_VLAN_ID)) o.set(kId, uint64_t{a->u16()});
-  // Dumped for every push and modify: the default is not a declared value.
-  if (auto* a = tb.get(TCA_VLAN_PUSH_VLAN_PROTOCOL); a && a->be16() != kDot1q) o.set(kProtocol, uint64_t{a->be16()});
+  decode_fields(kFields, tb, o);
   // act_vlan keeps a priority for every push (0 when not given) and for a
   // modify only when given (tcfv_push_prio_exists), and dumps what it
   // keeps: a push's 0 is the default, a modify's 0 was given (tdc ba5b).

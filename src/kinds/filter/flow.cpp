@@ -26,6 +26,7 @@
 #include "base/units.h"
 #include "kinds/filter/ematch.h"
 #include "kinds/registry.h"
+#include "model/field_wire.h"
 #include "model/kind.h"
 #include "model/model.h"
 #include "model/tc_words.h"
@@ -108,32 +109,43 @@ const CustomType kKeysType{
 
 const EnumName kModes[] = {{"map", FLOW_MODE_MAP}, {"hash", FLOW_MODE_HASH}};
 
+// mask and xor go together (below): they are read as declared and sent by hand.
 const Field kFields[] = {
-    {.key = "keys", .type = FieldType::Custom, .flags = kRequired, .doc = "The flow keys (map mode: one).", .custom = &kKeysType},
-    {.key = "mode", .type = FieldType::Enum, .doc = "map (one key's value) or hash (of all keys).", .def = FLOW_MODE_MAP, .names = kModes},
-    {.key = "baseclass", .type = FieldType::Handle, .flags = kAuto, .doc = "First class of the range; absent: the qdisc's handle, minor 1."},
-    {.key = "divisor", .type = FieldType::Uint, .doc = "Number of classes (value modulo divisor); 0: none.", .def = 0, .max = 0xFFFFFFFF},
-    {.key = "mask", .type = FieldType::Uint, .doc = "Map mode: AND the key's value with this (tc's and/or words).", .def = 0xFFFFFFFF, .max = 0xFFFFFFFF},
-    {.key = "xor", .type = FieldType::Uint, .doc = "Map mode: then XOR it with this (tc's or/xor words).", .def = 0, .max = 0xFFFFFFFF},
-    {.key = "rshift", .type = FieldType::Uint, .doc = "Map mode: then shift it right by this many bits.", .def = 0, .max = 0xFFFFFFFF},
-    {.key = "addend", .type = FieldType::Uint, .doc = "Map mode: then add this (32-bit wrap; tc's -N is 2^32-N).", .def = 0, .max = 0xFFFFFFFF},
-    {.key = "perturb", .type = FieldType::Uint, .doc = "Hash mode: change the hash's seed every this many seconds; 0: never.", .def = 0, .max = 0xFFFFFFFF},
+    {.key = "keys", .type = FieldType::Custom, .flags = kRequired, .doc = "The flow keys (map mode: one).", .custom = &kKeysType,
+     .attr = TCA_FLOW_KEYS, .wire = Wire::U32, .map = &kZeroIsAbsent},
+    {.key = "mode", .type = FieldType::Enum, .doc = "map (one key's value) or hash (of all keys).", .def = FLOW_MODE_MAP, .names = kModes,
+     .attr = TCA_FLOW_MODE, .wire = Wire::U32, .map = &kZeroIsAbsent, .def_always_sent = true},  // FLOW_MODE_MAP is 0
+    {.key = "baseclass", .type = FieldType::Handle, .flags = kAuto, .doc = "First class of the range; absent: the qdisc's handle, minor 1.",
+     .attr = TCA_FLOW_BASECLASS, .wire = Wire::U32},
+    {.key = "divisor", .type = FieldType::Uint, .doc = "Number of classes (value modulo divisor); 0: none.", .def = 0, .max = 0xFFFFFFFF,
+     .attr = TCA_FLOW_DIVISOR, .wire = Wire::U32, .map = &kZeroIsUnset},
+    {.key = "mask", .type = FieldType::Uint, .doc = "Map mode: AND the key's value with this (tc's and/or words).", .def = 0xFFFFFFFF, .max = 0xFFFFFFFF,
+     .attr = TCA_FLOW_MASK, .wire = Wire::U32, .map = &kAllOnesIsAbsent},
+    {.key = "xor", .type = FieldType::Uint, .doc = "Map mode: then XOR it with this (tc's or/xor words).", .def = 0, .max = 0xFFFFFFFF,
+     .attr = TCA_FLOW_XOR, .wire = Wire::U32, .map = &kZeroIsAbsent},
+    {.key = "rshift", .type = FieldType::Uint, .doc = "Map mode: then shift it right by this many bits.", .def = 0, .max = 0xFFFFFFFF,
+     .attr = TCA_FLOW_RSHIFT, .wire = Wire::U32, .map = &kZeroIsUnset},
+    {.key = "addend", .type = FieldType::Uint, .doc = "Map mode: then add this (32-bit wrap; tc's -N is 2^32-N).", .def = 0, .max = 0xFFFFFFFF,
+     .attr = TCA_FLOW_ADDEND, .wire = Wire::U32, .map = &kZeroIsUnset},
+    {.key = "perturb", .type = FieldType::Uint, .doc = "Hash mode: change the hash's seed every this many seconds; 0: never.", .def = 0, .max = 0xFFFFFFFF,
+     .attr = TCA_FLOW_PERTURB, .wire = Wire::U32, .map = &kZeroIsUnset},
     {.key = "match", .type = FieldType::Custom, .doc = "Ematch expression packets must also match (tc's grammar).", .custom = &ematch::kMatchType},
 };
 
+// The usual order (tc's is its words'), the ematches between the two.
+const uint16_t kBeforeMatch[] = {kKeys, kRshift, kAddend, kDivisor, kBaseclass, kPerturb};
+const uint16_t kAfterMatch[] = {kMode};
+
 void encode(const Options& o, const KindCtx& ctx, MsgWriter& w) {
-  if (auto v = o.num(kKeys)) w.attr_u32(TCA_FLOW_KEYS, static_cast<uint32_t>(*v));
-  for (auto [f, attr] : {std::pair{kRshift, TCA_FLOW_RSHIFT}, {kAddend, TCA_FLOW_ADDEND}, {kDivisor, TCA_FLOW_DIVISOR}})
-    if (auto v = o.num(f); v && *v) w.attr_u32(attr, static_cast<uint32_t>(*v));
-  if (auto v = o.num(kBaseclass)) w.attr_u32(TCA_FLOW_BASECLASS, static_cast<uint32_t>(*v));
-  if (auto v = o.num(kPerturb); v && *v) w.attr_u32(TCA_FLOW_PERTURB, static_cast<uint32_t>(*v));
+  encode_fields(kFields, o, ctx, w, kBeforeMatch);
   if (const std::string* m = o.str(kMatch)) {
     size_t nest = w.nest_begin(TCA_FLOW_EMATCHES);
     ematch::ParseError err;
     if (!ematch::encode_tree(*m, w, err) && ctx.diags) ctx.diags->error(ctx.loc, "match: " + err.message);
     w.nest_end(nest);
   }
-  w.attr_u32(TCA_FLOW_MODE, static_cast<uint32_t>(o.num(kMode).value_or(FLOW_MODE_MAP)));
+  encode_fields(kFields, o, ctx, w, kAfterMatch);
+  // tc sends both when either differs from its default.
   uint64_t mask = o.num(kMask).value_or(0xFFFFFFFF), x = o.num(kXor).value_or(0);
   if (mask != 0xFFFFFFFF || x != 0) {
     w.attr_u32(TCA_FLOW_MASK, static_cast<uint32_t>(mask));
@@ -143,13 +155,7 @@ void encode(const Options& o, const KindCtx& ctx, MsgWriter& w) {
 
 void decode(std::span<const uint8_t> payload, const KindCtx&, Options& o) {
   AttrTable tb(payload, TCA_FLOW_MAX);
-  if (auto* a = tb.get(TCA_FLOW_KEYS); a && a->u32()) o.set(kKeys, uint64_t{a->u32()});
-  if (auto* a = tb.get(TCA_FLOW_MODE); a && a->u32() != FLOW_MODE_MAP) o.set(kMode, uint64_t{a->u32()});
-  if (auto* a = tb.get(TCA_FLOW_BASECLASS)) o.set(kBaseclass, uint64_t{a->u32()});
-  if (auto* a = tb.get(TCA_FLOW_MASK); a && a->u32() != 0xFFFFFFFF) o.set(kMask, uint64_t{a->u32()});
-  for (auto [f, attr] : {std::pair{kXor, TCA_FLOW_XOR}, {kRshift, TCA_FLOW_RSHIFT}, {kAddend, TCA_FLOW_ADDEND}, {kDivisor, TCA_FLOW_DIVISOR},
-                         {kPerturb, TCA_FLOW_PERTURB}})
-    if (auto* a = tb.get(attr); a && a->u32()) o.set(f, uint64_t{a->u32()});
+  decode_fields(kFields, tb, o);
   if (auto* a = tb.get(TCA_FLOW_EMATCHES)) {
     auto text = ematch::decode_tree(a->data);
     if (!text) o.set(kMatch, std::string("<ematch tree tcsync cannot read>"));

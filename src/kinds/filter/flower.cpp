@@ -33,6 +33,7 @@
 #include "kinds/net_types.h"
 #include "base/handle.h"
 #include "kinds/registry.h"
+#include "model/field_wire.h"
 #include "model/kind.h"
 #include "model/model.h"
 #include "base/units.h"
@@ -517,16 +518,16 @@ const CustomType kIpFlagsType{
 constexpr uint32_t kKey = 0;
 
 const Field kFields[] = {
-    {.key = "indev", .type = FieldType::Device, .flags = kKey, .doc = "Match packets received on this device.", .attr = TCA_FLOWER_INDEV},
-    {.key = "vlan_id", .type = FieldType::Uint, .flags = kKey, .doc = "VLAN id (protocol 802.1q or 802.1ad).", .max = 4095, .attr = TCA_FLOWER_KEY_VLAN_ID},
-    {.key = "vlan_prio", .type = FieldType::Uint, .flags = kKey, .doc = "VLAN priority (protocol 802.1q or 802.1ad).", .max = 7, .attr = TCA_FLOWER_KEY_VLAN_PRIO},
-    {.key = "vlan_ethtype", .type = FieldType::Custom, .flags = kKey, .doc = "Ethernet type inside the VLAN tag: ip, ipv6, or 802.1q/802.1ad for an inner tag.", .custom = &kEthTypeType, .attr = TCA_FLOWER_KEY_VLAN_ETH_TYPE},
-    {.key = "cvlan_id", .type = FieldType::Uint, .flags = kKey, .doc = "Inner VLAN id (vlan_ethtype 802.1q or 802.1ad).", .max = 4095, .attr = TCA_FLOWER_KEY_CVLAN_ID},
-    {.key = "cvlan_prio", .type = FieldType::Uint, .flags = kKey, .doc = "Inner VLAN priority.", .max = 7, .attr = TCA_FLOWER_KEY_CVLAN_PRIO},
-    {.key = "cvlan_ethtype", .type = FieldType::Custom, .flags = kKey, .doc = "Ethernet type inside the inner VLAN tag.", .custom = &kEthTypeType, .attr = TCA_FLOWER_KEY_CVLAN_ETH_TYPE},
+    {.key = "indev", .type = FieldType::Device, .flags = kKey, .doc = "Match packets received on this device.", .attr = TCA_FLOWER_INDEV, .wire = Wire::Str},
+    {.key = "vlan_id", .type = FieldType::Uint, .flags = kKey, .doc = "VLAN id (protocol 802.1q or 802.1ad).", .max = 4095, .attr = TCA_FLOWER_KEY_VLAN_ID, .wire = Wire::U16},
+    {.key = "vlan_prio", .type = FieldType::Uint, .flags = kKey, .doc = "VLAN priority (protocol 802.1q or 802.1ad).", .max = 7, .attr = TCA_FLOWER_KEY_VLAN_PRIO, .wire = Wire::U8},
+    {.key = "vlan_ethtype", .type = FieldType::Custom, .flags = kKey, .doc = "Ethernet type inside the VLAN tag: ip, ipv6, or 802.1q/802.1ad for an inner tag.", .custom = &kEthTypeType, .attr = TCA_FLOWER_KEY_VLAN_ETH_TYPE, .wire = Wire::Be16},
+    {.key = "cvlan_id", .type = FieldType::Uint, .flags = kKey, .doc = "Inner VLAN id (vlan_ethtype 802.1q or 802.1ad).", .max = 4095, .attr = TCA_FLOWER_KEY_CVLAN_ID, .wire = Wire::U16},
+    {.key = "cvlan_prio", .type = FieldType::Uint, .flags = kKey, .doc = "Inner VLAN priority.", .max = 7, .attr = TCA_FLOWER_KEY_CVLAN_PRIO, .wire = Wire::U8},
+    {.key = "cvlan_ethtype", .type = FieldType::Custom, .flags = kKey, .doc = "Ethernet type inside the inner VLAN tag.", .custom = &kEthTypeType, .attr = TCA_FLOWER_KEY_CVLAN_ETH_TYPE, .wire = Wire::Be16},
     {.key = "dst_mac", .type = FieldType::Custom, .flags = kKey, .doc = "Destination MAC address, optionally /BITS or /MASK.", .custom = &kMacType, .attr = TCA_FLOWER_KEY_ETH_DST},
     {.key = "src_mac", .type = FieldType::Custom, .flags = kKey, .doc = "Source MAC address, optionally /BITS or /MASK.", .custom = &kMacType, .attr = TCA_FLOWER_KEY_ETH_SRC},
-    {.key = "ip_proto", .type = FieldType::Custom, .flags = kKey, .doc = "IP protocol: tcp, udp, sctp, icmp, icmpv6 or a number (protocol ip or ipv6).", .custom = &kIpProtoType, .attr = TCA_FLOWER_KEY_IP_PROTO},
+    {.key = "ip_proto", .type = FieldType::Custom, .flags = kKey, .doc = "IP protocol: tcp, udp, sctp, icmp, icmpv6 or a number (protocol ip or ipv6).", .custom = &kIpProtoType, .attr = TCA_FLOWER_KEY_IP_PROTO, .wire = Wire::U8},
     {.key = "ip_tos", .type = FieldType::Custom, .flags = kKey, .doc = "IP TOS byte, optionally /MASK.", .custom = &kTosType, .attr = TCA_FLOWER_KEY_IP_TOS},
     {.key = "ip_ttl", .type = FieldType::Custom, .flags = kKey, .doc = "IP TTL, optionally /MASK.", .custom = &kTtlType, .attr = TCA_FLOWER_KEY_IP_TTL},
     {.key = "dst_ip", .type = FieldType::Custom, .flags = kKey, .doc = "Destination address or prefix (IPv4 with protocol ip, IPv6 with ipv6).", .custom = &kIpType},
@@ -540,10 +541,10 @@ const Field kFields[] = {
     {.key = "ct_zone", .type = FieldType::Custom, .flags = kKey, .doc = "Conntrack zone, optionally /MASK.", .custom = &kCtZoneType, .attr = TCA_FLOWER_KEY_CT_ZONE},
     {.key = "ct_mark", .type = FieldType::Custom, .flags = kKey, .doc = "Conntrack mark, optionally /MASK.", .custom = &kCtMarkType, .attr = TCA_FLOWER_KEY_CT_MARK},
     {.key = "ct_label", .type = FieldType::Custom, .flags = kKey, .doc = "Conntrack label (128 bits in hex), optionally /MASK.", .custom = &kCtLabelType, .attr = TCA_FLOWER_KEY_CT_LABELS},
-    {.key = "enc_key_id", .type = FieldType::Uint, .flags = kKey, .doc = "Tunnel key id (VNI) of decapsulated packets.", .max = 0xFFFFFFFF, .attr = TCA_FLOWER_KEY_ENC_KEY_ID},
+    {.key = "enc_key_id", .type = FieldType::Uint, .flags = kKey, .doc = "Tunnel key id (VNI) of decapsulated packets.", .max = 0xFFFFFFFF, .attr = TCA_FLOWER_KEY_ENC_KEY_ID, .wire = Wire::Be32},
     {.key = "enc_dst_ip", .type = FieldType::Custom, .flags = kKey, .doc = "Tunnel destination address or prefix.", .custom = &kIpType},
     {.key = "enc_src_ip", .type = FieldType::Custom, .flags = kKey, .doc = "Tunnel source address or prefix.", .custom = &kIpType},
-    {.key = "enc_dst_port", .type = FieldType::Uint, .flags = kKey, .doc = "Tunnel UDP destination port.", .max = 0xFFFF, .attr = TCA_FLOWER_KEY_ENC_UDP_DST_PORT},
+    {.key = "enc_dst_port", .type = FieldType::Uint, .flags = kKey, .doc = "Tunnel UDP destination port.", .max = 0xFFFF, .attr = TCA_FLOWER_KEY_ENC_UDP_DST_PORT, .wire = Wire::Be16},
     {.key = "ip_flags", .type = FieldType::Custom, .flags = kKey, .doc = "Fragment flags: frag, nofrag, firstfrag, nofirstfrag, joined by /.", .custom = &kIpFlagsType, .attr = TCA_FLOWER_KEY_FLAGS},
     {.key = "skip_hw", .type = FieldType::Bool, .doc = "Do not offload to hardware.", .def = 0},
     {.key = "skip_sw", .type = FieldType::Bool, .doc = "Match in hardware only.", .def = 0},
@@ -628,19 +629,18 @@ void put_port(MsgWriter& w, const Options& o, uint16_t f, bool dst) {
   if ((*v)[2] != 0xFFFF) w.attr_be16(attrs->mask, static_cast<uint16_t>((*v)[2]));  // none: the kernel's all-ones
 }
 
+// The declared keys that tc sends first, in its order; the other declared
+// ones (ip_proto, enc_key_id, enc_dst_port) go one by one between the masked
+// keys, as tc sends them.
+const uint16_t kTcFirst[] = {kIndev, kVlanId, kVlanPrio, kVlanEthtype, kCvlanId, kCvlanPrio, kCvlanEthtype};
+
 void encode(const Options& o, const KindCtx& ctx, MsgWriter& w) {
   const uint16_t proto = ctx.filter ? ctx.filter->key.protocol : ETH_P_ALL;
   const uint16_t inner = inner_type(o, proto);
-  if (auto* s = o.str(kIndev)) w.attr_str(TCA_FLOWER_INDEV, *s);
-  if (auto v = o.num(kVlanId)) w.attr_u16(TCA_FLOWER_KEY_VLAN_ID, static_cast<uint16_t>(*v));
-  if (auto v = o.num(kVlanPrio)) w.attr_u8(TCA_FLOWER_KEY_VLAN_PRIO, static_cast<uint8_t>(*v));
-  if (auto v = o.num(kVlanEthtype)) w.attr_be16(TCA_FLOWER_KEY_VLAN_ETH_TYPE, static_cast<uint16_t>(*v));
-  if (auto v = o.num(kCvlanId)) w.attr_u16(TCA_FLOWER_KEY_CVLAN_ID, static_cast<uint16_t>(*v));
-  if (auto v = o.num(kCvlanPrio)) w.attr_u8(TCA_FLOWER_KEY_CVLAN_PRIO, static_cast<uint8_t>(*v));
-  if (auto v = o.num(kCvlanEthtype)) w.attr_be16(TCA_FLOWER_KEY_CVLAN_ETH_TYPE, static_cast<uint16_t>(*v));
+  encode_fields(kFields, o, ctx, w, kTcFirst);
   put_mac(w, o, kDstMac, TCA_FLOWER_KEY_ETH_DST, TCA_FLOWER_KEY_ETH_DST_MASK);
   put_mac(w, o, kSrcMac, TCA_FLOWER_KEY_ETH_SRC, TCA_FLOWER_KEY_ETH_SRC_MASK);
-  if (auto v = o.num(kIpProto)) w.attr_u8(TCA_FLOWER_KEY_IP_PROTO, static_cast<uint8_t>(*v));
+  encode_field(kFields, kIpProto, o, ctx, w);
   put_masked8(w, o, kIpTos, TCA_FLOWER_KEY_IP_TOS, TCA_FLOWER_KEY_IP_TOS_MASK);
   put_masked8(w, o, kIpTtl, TCA_FLOWER_KEY_IP_TTL, TCA_FLOWER_KEY_IP_TTL_MASK);
   put_ip(w, o, kDstIp, TCA_FLOWER_KEY_IPV4_DST, TCA_FLOWER_KEY_IPV4_DST_MASK, TCA_FLOWER_KEY_IPV6_DST, TCA_FLOWER_KEY_IPV6_DST_MASK);
@@ -667,10 +667,10 @@ void encode(const Options& o, const KindCtx& ctx, MsgWriter& w) {
     w.attr_u32(TCA_FLOWER_KEY_CT_MARK_MASK, (*v)[1]);
   }
   if (auto* v = o.words(kCtLabel)) put_ct_label(w, *v, TCA_FLOWER_KEY_CT_LABELS, TCA_FLOWER_KEY_CT_LABELS_MASK);
-  if (auto v = o.num(kEncKeyId)) w.attr_be32(TCA_FLOWER_KEY_ENC_KEY_ID, static_cast<uint32_t>(*v));
+  encode_field(kFields, kEncKeyId, o, ctx, w);
   put_ip(w, o, kEncDstIp, TCA_FLOWER_KEY_ENC_IPV4_DST, TCA_FLOWER_KEY_ENC_IPV4_DST_MASK, TCA_FLOWER_KEY_ENC_IPV6_DST, TCA_FLOWER_KEY_ENC_IPV6_DST_MASK);
   put_ip(w, o, kEncSrcIp, TCA_FLOWER_KEY_ENC_IPV4_SRC, TCA_FLOWER_KEY_ENC_IPV4_SRC_MASK, TCA_FLOWER_KEY_ENC_IPV6_SRC, TCA_FLOWER_KEY_ENC_IPV6_SRC_MASK);
-  if (auto v = o.num(kEncDstPort)) w.attr_be16(TCA_FLOWER_KEY_ENC_UDP_DST_PORT, static_cast<uint16_t>(*v));
+  encode_field(kFields, kEncDstPort, o, ctx, w);
   // tc's tail: flags always, then ip_flags, then the protocol as the key's type.
   uint32_t flags = (o.num(kSkipHw).value_or(0) ? TCA_CLS_FLAGS_SKIP_HW : 0) | (o.num(kSkipSw).value_or(0) ? TCA_CLS_FLAGS_SKIP_SW : 0);
   w.attr_u32(TCA_FLOWER_FLAGS, flags);
@@ -744,16 +744,9 @@ void decode(std::span<const uint8_t> payload, const KindCtx&, Options& o) {
   // The filter's protocol, which the message header carries too (tcm_info):
   // the model keeps it there, so it is read, not unread.
   tb.get(TCA_FLOWER_KEY_ETH_TYPE);
-  if (auto* a = tb.get(TCA_FLOWER_INDEV)) o.set(kIndev, a->str());
-  if (auto* a = tb.get(TCA_FLOWER_KEY_VLAN_ID)) o.set(kVlanId, uint64_t{a->u16()});
-  if (auto* a = tb.get(TCA_FLOWER_KEY_VLAN_PRIO)) o.set(kVlanPrio, uint64_t{a->u8()});
-  if (auto* a = tb.get(TCA_FLOWER_KEY_VLAN_ETH_TYPE)) o.set(kVlanEthtype, uint64_t{a->be16()});
-  if (auto* a = tb.get(TCA_FLOWER_KEY_CVLAN_ID)) o.set(kCvlanId, uint64_t{a->u16()});
-  if (auto* a = tb.get(TCA_FLOWER_KEY_CVLAN_PRIO)) o.set(kCvlanPrio, uint64_t{a->u8()});
-  if (auto* a = tb.get(TCA_FLOWER_KEY_CVLAN_ETH_TYPE)) o.set(kCvlanEthtype, uint64_t{a->be16()});
+  decode_fields(kFields, tb, o);
   get_mac(tb, o, kDstMac, TCA_FLOWER_KEY_ETH_DST, TCA_FLOWER_KEY_ETH_DST_MASK);
   get_mac(tb, o, kSrcMac, TCA_FLOWER_KEY_ETH_SRC, TCA_FLOWER_KEY_ETH_SRC_MASK);
-  if (auto* a = tb.get(TCA_FLOWER_KEY_IP_PROTO)) o.set(kIpProto, uint64_t{a->u8()});
   get_masked(tb, o, kIpTos, TCA_FLOWER_KEY_IP_TOS, TCA_FLOWER_KEY_IP_TOS_MASK, 1, false, 0xFF);
   get_masked(tb, o, kIpTtl, TCA_FLOWER_KEY_IP_TTL, TCA_FLOWER_KEY_IP_TTL_MASK, 1, false, 0xFF);
   get_ip(tb, o, kDstIp, TCA_FLOWER_KEY_IPV4_DST, TCA_FLOWER_KEY_IPV4_DST_MASK, TCA_FLOWER_KEY_IPV6_DST, TCA_FLOWER_KEY_IPV6_DST_MASK);
@@ -770,10 +763,8 @@ void decode(std::span<const uint8_t> payload, const KindCtx&, Options& o) {
   get_masked(tb, o, kCtMark, TCA_FLOWER_KEY_CT_MARK, TCA_FLOWER_KEY_CT_MARK_MASK, 4, false, 0xFFFFFFFF);
   if (auto* a = tb.get(TCA_FLOWER_KEY_CT_LABELS); a && a->data.size() == 16)
     o.set(kCtLabel, ct_label_words(*a, tb.get(TCA_FLOWER_KEY_CT_LABELS_MASK)));
-  if (auto* a = tb.get(TCA_FLOWER_KEY_ENC_KEY_ID)) o.set(kEncKeyId, uint64_t{a->be32()});
   get_ip(tb, o, kEncDstIp, TCA_FLOWER_KEY_ENC_IPV4_DST, TCA_FLOWER_KEY_ENC_IPV4_DST_MASK, TCA_FLOWER_KEY_ENC_IPV6_DST, TCA_FLOWER_KEY_ENC_IPV6_DST_MASK);
   get_ip(tb, o, kEncSrcIp, TCA_FLOWER_KEY_ENC_IPV4_SRC, TCA_FLOWER_KEY_ENC_IPV4_SRC_MASK, TCA_FLOWER_KEY_ENC_IPV6_SRC, TCA_FLOWER_KEY_ENC_IPV6_SRC_MASK);
-  if (auto* a = tb.get(TCA_FLOWER_KEY_ENC_UDP_DST_PORT)) o.set(kEncDstPort, uint64_t{a->be16()});
   get_masked(tb, o, kIpFlags, TCA_FLOWER_KEY_FLAGS, TCA_FLOWER_KEY_FLAGS_MASK, 4, true, 0);
   // IN_HW / NOT_IN_HW are the kernel's status, not configuration.
   if (auto* a = tb.get(TCA_FLOWER_FLAGS)) {

@@ -14,6 +14,7 @@
 #include <linux/pkt_cls.h>
 
 #include "kinds/registry.h"
+#include "model/field_wire.h"
 #include "model/kind.h"
 #include "model/tc_words.h"
 
@@ -22,24 +23,16 @@ namespace {
 
 enum : uint16_t { kMask, kIndev };
 
+// The kernel's mask when none is sent (and it dumps none then).
+const WireMap kAllOnesUnsent{.unsent = 0xFFFFFFFF};
+
+// In tc's order: the mask, then the device.
 const Field kFields[] = {
     {.key = "mask", .type = FieldType::Uint, .flags = kRecreate,
      .doc = "Bits of the mark compared with the handle (tc's handle V/MASK); one mask per pref and protocol.",
-     .def = 0xFFFFFFFF, .max = 0xFFFFFFFF},
-    {.key = "indev", .type = FieldType::Device, .doc = "Match only packets received on this device."},
+     .def = 0xFFFFFFFF, .max = 0xFFFFFFFF, .attr = TCA_FW_MASK, .wire = Wire::U32, .map = &kAllOnesUnsent},
+    {.key = "indev", .type = FieldType::Device, .doc = "Match only packets received on this device.", .attr = TCA_FW_INDEV, .wire = Wire::Str},
 };
-
-void encode(const Options& o, const KindCtx&, MsgWriter& w) {
-  // tc's order: the mask, then the device.
-  if (auto m = o.num(kMask); m && *m != 0xFFFFFFFF) w.attr_u32(TCA_FW_MASK, static_cast<uint32_t>(*m));
-  if (auto* dev = o.str(kIndev)) w.attr_str(TCA_FW_INDEV, *dev);
-}
-
-void decode(std::span<const uint8_t> payload, const KindCtx&, Options& o) {
-  AttrTable tb(payload, TCA_FW_MAX);
-  if (auto* a = tb.get(TCA_FW_INDEV)) o.set(kIndev, a->str());
-  if (auto* a = tb.get(TCA_FW_MASK)) o.set(kMask, uint64_t{a->u32()});
-}
 
 void normalize(Options& o, const KindCtx&, Diagnostics&, SourceLoc) {
   if (o.num(kMask) == 0xFFFFFFFFu) o.erase(kMask);
@@ -72,8 +65,8 @@ const KindOps kFilterFw{
     .obj = ObjType::Filter,
     .doc = "Matches the packet's firewall mark: the filter's handle is the mark (tc-fw(8)).",
     .fields = kFields,
-    .encode = encode,
-    .decode = decode,
+    .encode = encode_declared<kFields>,
+    .decode = decode_declared<kFields>,
     .normalize = normalize,
     .tc_words = &kTcWords,
     .filter = &kFilterFwOps,

@@ -23,6 +23,7 @@
 #include <linux/pkt_cls.h>
 
 #include "kinds/registry.h"
+#include "model/field_wire.h"
 #include "model/kind.h"
 #include "model/model.h"
 #include "model/tc_words.h"
@@ -34,25 +35,26 @@ namespace {
 enum : uint16_t { kTo, kFrom, kFromif };
 
 const Field kFields[] = {
-    {.key = "to", .type = FieldType::Uint, .flags = kRecreate, .doc = "Destination realm of the route (0-255).", .max = 0xFF},
-    {.key = "from", .type = FieldType::Uint, .flags = kRecreate, .doc = "Source realm of the route (0-255; not with fromif).", .max = 0xFF},
+    {.key = "to", .type = FieldType::Uint, .flags = kRecreate, .doc = "Destination realm of the route (0-255).", .max = 0xFF,
+     .attr = TCA_ROUTE4_TO, .wire = Wire::U32},
+    {.key = "from", .type = FieldType::Uint, .flags = kRecreate, .doc = "Source realm of the route (0-255; not with fromif).", .max = 0xFF,
+     .attr = TCA_ROUTE4_FROM, .wire = Wire::U32},
     {.key = "fromif", .type = FieldType::Device, .flags = kRecreate, .doc = "Device the packet came in on (not with from; the filter then needs its handle)."},
 };
 
 void encode(const Options& o, const KindCtx& ctx, MsgWriter& w) {
-  if (auto v = o.num(kFrom)) w.attr_u32(TCA_ROUTE4_FROM, static_cast<uint32_t>(*v));
+  encode_field(kFields, kFrom, o, ctx, w);
   if (auto* dev = o.str(kFromif)) {
     auto idx = ctx.links ? ctx.links->index_of(*dev) : std::nullopt;
     if (idx) w.attr_u32(TCA_ROUTE4_IIF, *idx);
     else if (ctx.diags) ctx.diags->error(o.opt(kFromif)->loc, "route 'fromif' device '" + *dev + "' does not exist");
   }
-  if (auto v = o.num(kTo)) w.attr_u32(TCA_ROUTE4_TO, static_cast<uint32_t>(*v));
+  encode_field(kFields, kTo, o, ctx, w);
 }
 
 void decode(std::span<const uint8_t> payload, const KindCtx& ctx, Options& o) {
   AttrTable tb(payload, TCA_ROUTE4_MAX);
-  if (auto* a = tb.get(TCA_ROUTE4_TO)) o.set(kTo, uint64_t{a->u32()});
-  if (auto* a = tb.get(TCA_ROUTE4_FROM)) o.set(kFrom, uint64_t{a->u32()});
+  decode_fields(kFields, tb, o);
   if (auto* a = tb.get(TCA_ROUTE4_IIF))
     o.set(kFromif, ctx.links ? ctx.links->name_of(a->u32()) : "ifindex" + std::to_string(a->u32()));
 }

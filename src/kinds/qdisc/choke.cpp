@@ -19,6 +19,7 @@
 
 #include "kinds/registry.h"
 #include "kinds/qdisc/red_params.h"
+#include "model/field_wire.h"
 #include "model/kind.h"
 #include "model/tc_words.h"
 
@@ -36,7 +37,8 @@ const Field kFields[] = {
     {.key = "avpkt", .type = FieldType::Size, .flags = kInputOnly, .doc = "Average packet size (default 1000), for ewma, plog and scell_log as tc computes them (input only: the kernel does not report it).", .max = 0xFFFFFFFF},
     {.key = "burst", .type = FieldType::Uint, .flags = kInputOnly, .doc = "Packets a burst may hold before the average follows (default: (2 * min + max) / 3); needs bandwidth (input only).", .max = 0xFFFFFFFF},
     {.key = "bandwidth", .type = FieldType::Rate, .flags = kInputOnly, .doc = "Link rate for the idle-time average; tc's form needs it (input only: without it the idle-damping table is a middle one).", .max = 0xFFFFFFFF},
-    {.key = "probability", .type = FieldType::Custom, .doc = "Drop probability at max (default 0.02).", .def = kDefaultRedProbability, .custom = &kRedProbabilityType},
+    {.key = "probability", .type = FieldType::Custom, .doc = "Drop probability at max (default 0.02).", .def = kDefaultRedProbability, .custom = &kRedProbabilityType,
+     .attr = TCA_CHOKE_MAX_P, .wire = Wire::U32, .map = &kZeroIsAbsent, .def_always_sent = true},
     {.key = "ewma", .type = FieldType::Uint, .doc = "The kernel's Wlog: the average's weight is 2^-ewma (computed from avpkt and burst when not given).", .max = 31},
     {.key = "plog", .type = FieldType::Uint, .doc = "The kernel's Plog, which it reports but does not use while max_P is set (computed from min, max, avpkt and probability when not given).", .max = 31},
     {.key = "scell_log", .type = FieldType::Uint, .doc = "The kernel's Scell_log: idle time cell size (computed from avpkt and bandwidth when not given).", .max = 31},
@@ -47,7 +49,7 @@ const Field kFields[] = {
 uint32_t u32(const Options& o, int f) { return static_cast<uint32_t>(o.num(f).value_or(0)); }
 uint32_t avpkt_of(const Options& o) { return static_cast<uint32_t>(o.num(kAvpkt).value_or(kDefaultAvpkt)); }
 
-void encode(const Options& o, const KindCtx&, MsgWriter& w) {
+void encode(const Options& o, const KindCtx& ctx, MsgWriter& w) {
   tc_red_qopt q{};
   q.limit = u32(o, kLimit);
   q.qth_min = u32(o, kMin);
@@ -62,7 +64,7 @@ void encode(const Options& o, const KindCtx&, MsgWriter& w) {
   else red_middle_table(table);
   w.attr(TCA_CHOKE_PARMS, &q, sizeof q);
   w.attr(TCA_CHOKE_STAB, table, sizeof table);
-  w.attr_u32(TCA_CHOKE_MAX_P, static_cast<uint32_t>(o.num(kProbability).value_or(kDefaultRedProbability)));
+  encode_fields(kFields, o, ctx, w);
 }
 
 void decode(std::span<const uint8_t> p, const KindCtx&, Options& o) {
@@ -80,7 +82,7 @@ void decode(std::span<const uint8_t> p, const KindCtx&, Options& o) {
   // The kernel keeps every flag bit it is given; choke acts on these two.
   o.set(kEcn, uint64_t{(q.flags & TC_RED_ECN) != 0});
   o.set(kHarddrop, uint64_t{(q.flags & TC_RED_HARDDROP) != 0});
-  if (auto* m = tb.get(TCA_CHOKE_MAX_P); m && m->u32()) o.set(kProbability, uint64_t{m->u32()});
+  decode_fields(kFields, tb, o);
 }
 
 SourceLoc loc_of(const Options& o, int f, SourceLoc fallback) {

@@ -4,6 +4,7 @@
 
 #include "base/handle.h"
 #include "kinds/registry.h"
+#include "model/field_wire.h"
 #include "model/kind.h"
 #include "model/model.h"
 #include "base/units.h"
@@ -14,19 +15,9 @@ namespace {
 enum { kQuantum };
 
 const Field kClassFields[] = {
-    {.key = "quantum", .type = FieldType::Size, .flags = kAuto, .doc = "Bytes served per round (default: the device's MTU with its link-layer header, computed by the kernel).", .max = 0xFFFFFFFF},
+    {.key = "quantum", .type = FieldType::Size, .flags = kAuto, .doc = "Bytes served per round (default: the device's MTU with its link-layer header, computed by the kernel).", .max = 0xFFFFFFFF,
+     .attr = TCA_DRR_QUANTUM, .wire = Wire::U32},
 };
-
-// tc sends TCA_OPTIONS even when empty (no quantum): the kernel then picks
-// psched_mtu() on add and keeps the old quantum on change.
-void class_encode(const Options& o, const KindCtx&, MsgWriter& w) {
-  if (auto q = o.num(kQuantum)) w.attr_u32(TCA_DRR_QUANTUM, static_cast<uint32_t>(*q));
-}
-
-void class_decode(std::span<const uint8_t> p, const KindCtx&, Options& o) {
-  AttrTable tb(p, TCA_DRR_MAX);
-  if (auto* a = tb.get(TCA_DRR_QUANTUM)) o.set(kQuantum, uint64_t{a->u32()});
-}
 
 void class_normalize(Options& o, const KindCtx&, Diagnostics& d, SourceLoc) {
   if (auto* q = o.opt(kQuantum); q && std::get<uint64_t>(q->value) == 0)
@@ -65,8 +56,10 @@ const KindOps kClassDrr{
     .obj = ObjType::Class,
     .doc = "A class of a drr qdisc (drr classes are flat: their parent is the qdisc).",
     .fields = kClassFields,
-    .encode = class_encode,
-    .decode = class_decode,
+    // tc sends TCA_OPTIONS even when empty (no quantum): the kernel then
+    // picks psched_mtu() on add and keeps the old quantum on change.
+    .encode = encode_declared<kClassFields>,
+    .decode = decode_declared<kClassFields>,
     .normalize = class_normalize,
     .cls = &kClassDrrOps,
 };

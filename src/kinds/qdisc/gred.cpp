@@ -28,6 +28,7 @@
 
 #include "kinds/qdisc/red_params.h"
 #include "kinds/registry.h"
+#include "model/field_wire.h"
 #include "model/kind.h"
 #include "model/tc_words.h"
 #include "yaml/yaml_out.h"
@@ -319,7 +320,8 @@ const Field kFields[] = {
     {.key = "vqs", .type = FieldType::Uint, .flags = kRequired, .doc = "Number of virtual queues, 1 to 16 (tc's DPs).", .max = kMaxDps},
     {.key = "default", .type = FieldType::Uint, .flags = kRequired, .doc = "Virtual queue of packets whose tc_index names none, below vqs.", .max = kMaxDps - 1},
     {.key = "grio", .type = FieldType::Bool, .doc = "Serve the virtual queues by priority (RIO-like), not alike.", .def = 0},
-    {.key = "limit", .type = FieldType::Size, .flags = kAuto, .doc = "Bytes the whole qdisc may hold (default: the device's txqueuelen times its MTU, computed by the kernel).", .max = 0xFFFFFFFF},
+    {.key = "limit", .type = FieldType::Size, .flags = kAuto, .doc = "Bytes the whole qdisc may hold (default: the device's txqueuelen times its MTU, computed by the kernel).", .max = 0xFFFFFFFF,
+     .attr = TCA_GRED_LIMIT, .wire = Wire::U32},
     {.key = "ecn", .type = FieldType::Bool, .doc = "Mark ECN-capable packets instead of dropping them (every VQ).", .def = 0},
     {.key = "harddrop", .type = FieldType::Bool, .doc = "Drop, not mark, above max even with ecn (every VQ).", .def = 0},
     {.key = "adaptive", .type = FieldType::Bool, .doc = "The RED flag TC_RED_ADAPTATIVE in the table's flags (tc has no word for it).", .def = 0},
@@ -373,7 +375,7 @@ void encode(const Options& o, const KindCtx& ctx, MsgWriter& w) {
   s.grio = static_cast<uint8_t>(o.num(kGrio).value_or(0));
   s.flags = static_cast<uint8_t>(table_flags(o));
   w.attr(TCA_GRED_DPS, &s, sizeof s);
-  if (auto l = o.num(kLimit)) w.attr_u32(TCA_GRED_LIMIT, static_cast<uint32_t>(*l));
+  encode_fields(kFields, o, ctx, w);
 }
 
 void decode(std::span<const uint8_t> p, const KindCtx&, Options& o) {
@@ -390,7 +392,7 @@ void decode(std::span<const uint8_t> p, const KindCtx&, Options& o) {
     o.set(kAdaptive, uint64_t{(s.flags & TC_RED_ADAPTATIVE) != 0});
     o.set(kNodrop, uint64_t{(s.flags & TC_RED_NODROP) != 0});
   }
-  if (auto* l = tb.get(TCA_GRED_LIMIT)) o.set(kLimit, uint64_t{l->u32()});
+  decode_fields(kFields, tb, o);
   // Each VQ's own flags, in the list the kernel dumps after the arrays.
   uint32_t vq_flags[kMaxDps];
   std::fill(std::begin(vq_flags), std::end(vq_flags), flags & kVqFlags);

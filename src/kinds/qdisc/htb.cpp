@@ -7,6 +7,7 @@
 #include "kinds/qdisc/qdisc_values.h"
 #include "kinds/registry.h"
 #include "model/class_xstats.h"
+#include "model/field_wire.h"
 #include "model/kind.h"
 #include "base/units.h"
 #include "kinds/rate_table.h"
@@ -21,16 +22,17 @@ enum { kQDefault, kQR2q, kQDirectQlen };
 const Field kQdiscFields[] = {
     {.key = "default", .type = FieldType::Handle, .doc = "Class for unclassified traffic, as 1:30 (or :30); absent: sent directly.", .def = 0},
     {.key = "r2q", .type = FieldType::Uint, .doc = "Divisor from rate to quantum for classes without a quantum.", .def = 10, .max = 0xFFFFFFFF},
-    {.key = "direct_qlen", .type = FieldType::Uint, .flags = kAuto, .doc = "Queue length for directly sent packets (default: txqueuelen).", .max = 0xFFFFFFFF},
+    {.key = "direct_qlen", .type = FieldType::Uint, .flags = kAuto, .doc = "Queue length for directly sent packets (default: txqueuelen).", .max = 0xFFFFFFFF,
+     .attr = TCA_HTB_DIRECT_QLEN, .wire = Wire::U32},
 };
 
-void qdisc_encode(const Options& o, const KindCtx&, MsgWriter& w) {
+void qdisc_encode(const Options& o, const KindCtx& ctx, MsgWriter& w) {
   tc_htb_glob g{};
   g.version = 3;  // TC_HTB_PROTOVER
   g.rate2quantum = static_cast<uint32_t>(o.num(kQR2q).value_or(10));
   g.defcls = handle_minor(static_cast<uint32_t>(o.num(kQDefault).value_or(0)));
   w.attr(TCA_HTB_INIT, &g, sizeof g);
-  if (auto q = o.num(kQDirectQlen)) w.attr_u32(TCA_HTB_DIRECT_QLEN, static_cast<uint32_t>(*q));
+  encode_fields(kQdiscFields, o, ctx, w);
 }
 
 void qdisc_decode(std::span<const uint8_t> p, const KindCtx& ctx, Options& o) {
@@ -41,7 +43,7 @@ void qdisc_decode(std::span<const uint8_t> p, const KindCtx& ctx, Options& o) {
     // htb finds the class as TC_H_MAKE(major, defcls): only the minor counts.
     if (handle_minor(g.defcls)) o.set(kQDefault, uint64_t{handle_major(ctx.handle) | handle_minor(g.defcls)});
   }
-  if (auto* a = tb.get(TCA_HTB_DIRECT_QLEN)) o.set(kQDirectQlen, uint64_t{a->u32()});
+  decode_fields(kQdiscFields, tb, o);
 }
 
 void qdisc_normalize(Options& o, const KindCtx& ctx, Diagnostics& d, SourceLoc) {

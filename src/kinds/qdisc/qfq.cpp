@@ -7,6 +7,7 @@
 
 #include "base/handle.h"
 #include "kinds/registry.h"
+#include "model/field_wire.h"
 #include "model/kind.h"
 #include "model/model.h"
 
@@ -21,22 +22,11 @@ constexpr uint64_t kMinLmax = 512, kMaxLmax = 1 << 16;
 constexpr uint64_t kOneFp = 1ull << 30;
 
 const Field kClassFields[] = {
-    {.key = "weight", .type = FieldType::Uint, .doc = "Share of the link, 1 to 1024 (the weights of a qdisc's classes add up to at most 65536).", .def = 1, .max = kMaxWeight},
-    {.key = "maxpkt", .type = FieldType::Size, .flags = kAuto, .doc = "Largest packet of the class in bytes, 512 to 65536 (default: the device's MTU with its link-layer header, computed by the kernel).", .max = kMaxLmax},
+    {.key = "weight", .type = FieldType::Uint, .doc = "Share of the link, 1 to 1024 (the weights of a qdisc's classes add up to at most 65536).", .def = 1, .max = kMaxWeight,
+     .attr = TCA_QFQ_WEIGHT, .wire = Wire::U32},
+    {.key = "maxpkt", .type = FieldType::Size, .flags = kAuto, .doc = "Largest packet of the class in bytes, 512 to 65536 (default: the device's MTU with its link-layer header, computed by the kernel).", .max = kMaxLmax,
+     .attr = TCA_QFQ_LMAX, .wire = Wire::U32},
 };
-
-// tc sends TCA_OPTIONS even when empty; the kernel takes weight 1 and the
-// device's MTU for what is left out, on add and on change alike.
-void class_encode(const Options& o, const KindCtx&, MsgWriter& w) {
-  if (auto v = o.num(kWeight)) w.attr_u32(TCA_QFQ_WEIGHT, static_cast<uint32_t>(*v));
-  if (auto v = o.num(kMaxpkt)) w.attr_u32(TCA_QFQ_LMAX, static_cast<uint32_t>(*v));
-}
-
-void class_decode(std::span<const uint8_t> p, const KindCtx&, Options& o) {
-  AttrTable tb(p, TCA_QFQ_MAX);
-  if (auto* a = tb.get(TCA_QFQ_WEIGHT)) o.set(kWeight, uint64_t{a->u32()});
-  if (auto* a = tb.get(TCA_QFQ_LMAX)) o.set(kMaxpkt, uint64_t{a->u32()});
-}
 
 void class_normalize(Options& o, const KindCtx&, Diagnostics& d, SourceLoc) {
   if (auto* w = o.opt(kWeight)) {
@@ -91,8 +81,10 @@ const KindOps kClassQfq{
     .obj = ObjType::Class,
     .doc = "A class of a qfq qdisc (qfq classes are flat: their parent is the qdisc).",
     .fields = kClassFields,
-    .encode = class_encode,
-    .decode = class_decode,
+    // tc sends TCA_OPTIONS even when empty; the kernel takes weight 1 and
+    // the device's MTU for what is left out, on add and on change alike.
+    .encode = encode_declared<kClassFields>,
+    .decode = decode_declared<kClassFields>,
     .normalize = class_normalize,
     .cls = &kClassQfqOps,
 };
