@@ -138,12 +138,12 @@ std::string attr_types(std::span<const uint8_t> buf) {
 
 AttrTable::AttrTable(std::span<const uint8_t> buf, uint16_t max_type)
     : max_(std::min<uint16_t>(max_type, kTypes - 1)), log_(AttrReadLog::for_buffer(buf)) {
-  if (max_ >= kInline) heap_ = std::make_unique<Attr[]>(max_ + 1u);
-  Attr* slots = heap_ ? heap_.get() : inline_;
+  if (max_ >= kInline) heap_ = std::make_unique<Slot[]>(max_ + 1u);
+  Slot* slots = heap_ ? heap_.get() : inline_;
   AttrIter it(buf);
   Attr a;
   while (it.next(a))
-    if (a.type <= max_) slots[a.type] = a, present_[a.type / 64] |= uint64_t{1} << (a.type % 64);  // unknown: skipped
+    if (a.type <= max_) slots[a.type].attr = a, present_[a.type / 64] |= uint64_t{1} << (a.type % 64);  // unknown: skipped
 }
 
 std::string hexdump(std::span<const uint8_t> data) {

@@ -142,14 +142,21 @@ class AttrTable {
   // The attribute, not marked: for a look that must not decide what stays
   // unread (a reader that may yet leave it whole as raw bytes).
   const Attr* peek(uint16_t type) const {
-    return type <= max_ && (present_[type / 64] >> (type % 64) & 1) ? &slots()[type] : nullptr;
+    return type <= max_ && (present_[type / 64] >> (type % 64) & 1) ? &slots()[type].attr : nullptr;
   }
 
  private:
   static constexpr uint16_t kInline = 32;
-  const Attr* slots() const { return heap_ ? heap_.get() : inline_; }
-  Attr inline_[kInline];
-  std::unique_ptr<Attr[]> heap_;  // max_type >= kInline
+  // A slot is read only once written (present_ says which), so none is
+  // initialized: zeroing 32 Attrs for each of a rule's seven or so tables
+  // was a tenth of the user time of a 100k u32 dump.
+  union Slot {
+    Slot() {}
+    Attr attr;
+  };
+  const Slot* slots() const { return heap_ ? heap_.get() : inline_; }
+  Slot inline_[kInline];
+  std::unique_ptr<Slot[]> heap_;  // max_type >= kInline
   uint64_t present_[kTypes / 64] = {};
   uint16_t max_;
   AttrReadLog* log_;

@@ -1,5 +1,6 @@
 #include "plan/action_table.h"
 
+#include <algorithm>
 #include <map>
 #include <set>
 #include <string>
@@ -101,15 +102,30 @@ State desired_form(State out) {
     std::erase_if(out.actions.actions, [](const Action& a) { return !a.index || !a.standalone(); });
     for (auto& a : out.actions.actions) table.insert({a.kind, *a.index});
   }
-  auto uses = bindings(out);
+  // The filters' actions with an index, sorted so that those naming one
+  // (kind, index) stand together: a run's length is how many filters bind
+  // it. Not counted in a tree keyed by strings: every dump passes here,
+  // with an action a rule at 100k rules; the index sits beside the pointer,
+  // so the sort touches no Action.
+  std::vector<std::pair<uint32_t, Action*>> indexed;
   for_each_filter(out, [&](Filter& f) {
-    for (auto& a : f.actions) {
-      if (!a.index) continue;
-      Key k{a.kind, *a.index};
-      if (table.count(k)) a.ref = true;
-      else if (!(a.standalone() || a.bindcnt > 1 || uses[k] > 1)) a.index.reset();
-    }
+    for (auto& a : f.actions)
+      if (a.index) indexed.emplace_back(*a.index, &a);
   });
+  auto before = [](const std::pair<uint32_t, Action*>& x, const std::pair<uint32_t, Action*>& y) {
+    return x.first != y.first ? x.first < y.first : x.second->kind < y.second->kind;
+  };
+  std::sort(indexed.begin(), indexed.end(), before);
+  for (size_t i = 0; i < indexed.size();) {
+    size_t end = i + 1;
+    while (end < indexed.size() && !before(indexed[i], indexed[end])) ++end;
+    const size_t uses = end - i;
+    for (; i < end; ++i) {
+      Action& a = *indexed[i].second;
+      if (!table.empty() && table.count({a.kind, *a.index})) a.ref = true;
+      else if (!(a.standalone() || a.bindcnt > 1 || uses > 1)) a.index.reset();
+    }
+  }
   return out;
 }
 

@@ -64,8 +64,7 @@ class DocOut {
   template <class F>
   void item(F&& write) {
     item_begin();
-    YamlOut y(out_, style_);
-    write(y);
+    write(flow_);
     item_end();
   }
 
@@ -75,9 +74,11 @@ class DocOut {
   void indent(size_t depth);
   void close(char bracket, const char* empty_yaml);
   std::ostream& os_;
-  YamlOut::Style style_;
   bool json_;
   std::string out_;
+  // One writer for every item: its stack keeps its capacity (a YamlOut an
+  // item allocated one a rule).
+  YamlOut flow_;
   std::vector<bool> empty_;  // per open container
 };
 
