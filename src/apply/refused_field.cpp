@@ -59,8 +59,8 @@ RefusedField refused_field(const Step& st, std::span<const uint8_t> msg, uint32_
     // of it that names the attribute, else the police as a whole.
     if (fo.old_police_attr && p[1] == fo.old_police_attr && f.police) {
       if (p.size() >= 3)
-        if (auto r = field_of(&kActionPolice, *f.police, p[2]); !r.key.empty()) return r;
-      return {"police", f.police_loc};
+        if (auto r = field_of(&kActionPolice, f.police->opts, p[2]); !r.key.empty()) return r;
+      return {"police", f.police->loc};
     }
     return field_of(f.ops, f.opts, p[1]);
   }

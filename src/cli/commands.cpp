@@ -569,7 +569,7 @@ bool write_atomically(const std::string& path, const std::function<void(std::ost
 
 // One reading: the declared devices (all, or --dev, without files) with
 // their counters, joined to the files' objects (the report's rows point
-// into the table).
+// into the table, the live state and the files' state).
 struct Reading {
   State live;
   StatsTable table;

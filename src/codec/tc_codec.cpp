@@ -142,12 +142,12 @@ void write_one_action(MsgWriter& w, uint16_t prio, const Action& a, const LinkNa
   if (a.ops && a.ops->encode) {
     size_t opts = w.nest_begin(TCA_ACT_OPTIONS | NLA_F_NESTED);
     a.ops->encode(a.opts, ctx, w);
-    w.put_raw(a.raw.options.data(), a.raw.options.size());
+    w.put_raw(a.raw.options().data(), a.raw.options().size());
     w.nest_end(opts);
   } else if (!a.ops || !a.ops->encode) {
     size_t opts = w.nest_begin(TCA_ACT_OPTIONS | NLA_F_NESTED);
     size_t at = w.size();
-    w.put_raw(a.raw.options.data(), a.raw.options.size());
+    w.put_raw(a.raw.options().data(), a.raw.options().size());
     // The index the model holds goes into the raw parameter struct, where
     // the kind reads it (keep_parms took the dumped one out).
     if (uint16_t parms = action_ops(a.ops).parms_attr; a.index && parms) {
@@ -166,7 +166,7 @@ void write_one_action(MsgWriter& w, uint16_t prio, const Action& a, const LinkNa
     nla_bitfield32 flags{TCA_ACT_FLAGS_NO_PERCPU_STATS, TCA_ACT_FLAGS_NO_PERCPU_STATS};
     w.attr(TCA_ACT_FLAGS, &flags, sizeof flags);
   }
-  w.put_raw(a.raw.attrs.data(), a.raw.attrs.size());
+  w.put_raw(a.raw.attrs().data(), a.raw.attrs().size());
   w.nest_end(one);
 }
 
@@ -210,9 +210,9 @@ size_t encode_qdisc(MsgWriter& w, Op op, const Qdisc& q, uint32_t ifindex, const
     ctx.part = part;
     // The unread bytes go with the qdisc's own message, not its follow-ups.
     static const Opaque kNone;
-    write_options(w, q.ops, q.opts, ctx, part ? kNone : q.raw.options);
-    if (!part && !q.raw.attrs.empty()) {
-      auto attrs = with_stab_table(q.raw.attrs);
+    write_options(w, q.ops, q.opts, ctx, part ? kNone : q.raw.options());
+    if (!part && !q.raw.attrs().empty()) {
+      auto attrs = with_stab_table(q.raw.attrs());
       w.put_raw(attrs.data(), attrs.size());
     }
   }
@@ -230,8 +230,8 @@ size_t encode_class(MsgWriter& w, Op op, const Class& c, uint32_t ifindex, const
   w.attr_str(TCA_KIND, c.kind);
   if (op != Op::Delete) {
     KindCtx ctx{c.classid, 0, links, &d, c.loc};
-    write_options(w, c.ops, c.opts, ctx, c.raw.options);
-    w.put_raw(c.raw.attrs.data(), c.raw.attrs.size());
+    write_options(w, c.ops, c.opts, ctx, c.raw.options());
+    w.put_raw(c.raw.attrs().data(), c.raw.attrs().size());
   }
   w.end_message(off);
   return off;
@@ -278,14 +278,14 @@ size_t encode_filter(MsgWriter& w, Op op, const Filter& f, uint32_t ifindex, con
     if (f.ops->encode) f.ops->encode(f.opts, ctx, w);
     const FilterOps& fo = filter_ops(*f.ops);
     if (f.classid && fo.classid_attr) w.attr_u32(fo.classid_attr, *f.classid);
-    if (f.police && fo.old_police_attr) write_old_police(w, fo.old_police_attr, *f.police, links, d, f.police_loc);
+    if (f.police && fo.old_police_attr) write_old_police(w, fo.old_police_attr, f.police->opts, links, d, f.police->loc);
     if (!f.actions.empty() && fo.actions_attr) write_actions(w, fo.actions_attr, f, links, d);
-    w.put_raw(f.raw.options.data(), f.raw.options.size());
+    w.put_raw(f.raw.options().data(), f.raw.options().size());
     w.nest_end(nest);
   } else if (op != Op::Delete) {
-    write_raw_options(w, f.raw.options);
+    write_raw_options(w, f.raw.options());
   }
-  if (op != Op::Delete) w.put_raw(f.raw.attrs.data(), f.raw.attrs.size());
+  if (op != Op::Delete) w.put_raw(f.raw.attrs().data(), f.raw.attrs().size());
   w.end_message(off);
   return off;
 }
@@ -323,13 +323,13 @@ size_t encode_chain(MsgWriter& w, Op op, const Chain& c, uint32_t ifindex, const
     size_t nest = w.nest_begin(TCA_OPTIONS);
     KindCtx ctx{0, 0, links, &d, c.loc, &shape};
     if (c.ops->encode) c.ops->encode(c.opts, ctx, w);
-    w.put_raw(c.raw.options.data(), c.raw.options.size());
+    w.put_raw(c.raw.options().data(), c.raw.options().size());
     w.nest_end(nest);
   } else if (op != Op::Delete && !c.kind.empty()) {
     w.attr_str(TCA_KIND, c.kind);
-    write_raw_options(w, c.raw.options);
+    write_raw_options(w, c.raw.options());
   }
-  if (op != Op::Delete) w.put_raw(c.raw.attrs.data(), c.raw.attrs.size());
+  if (op != Op::Delete) w.put_raw(c.raw.attrs().data(), c.raw.attrs().size());
   w.end_message(off);
   return off;
 }
@@ -418,7 +418,7 @@ Opaque unread_options(std::span<const uint8_t> raw, const AttrReadLog& log, cons
 }
 
 // Reads TCA_OPTIONS through the kind's table. What the table leaves unread
-// is kept in out.raw.options: everything when the kind has no table or the
+// is kept in out.raw.options(): everything when the kind has no table or the
 // table cannot account for it (a required field missing: a newer or odd
 // kernel, a malformed message), so an object is never rewritten from a
 // partial reading; else the attributes the decoder never asked for. `more`
@@ -450,7 +450,7 @@ void decode_options(std::span<const uint8_t> raw, Obj& out, const KindCtx& ctx, 
     decode_kind_options(*out.ops, raw, ctx, out.opts);
     if (complete(*out.ops, out.opts)) {
       more();
-      if (!out.ops->options_raw) out.raw.options = unread_options(raw, log, *out.ops);
+      if (!out.ops->options_raw) out.raw.set_options(unread_options(raw, log, *out.ops));
       return;
     }
     out.ops = nullptr;
@@ -458,10 +458,10 @@ void decode_options(std::span<const uint8_t> raw, Obj& out, const KindCtx& ctx, 
   } else if (out.ops) {  // a table with no options to read (mq)
     AttrReadLog log(raw);
     more();
-    out.raw.options = unread_options(raw, log, *out.ops);
+    out.raw.set_options(unread_options(raw, log, *out.ops));
     return;
   }
-  out.raw.options.assign(raw.begin(), raw.end());
+  out.raw.set_options(Opaque(raw.begin(), raw.end()));
 }
 template <typename Obj>
 void decode_options(std::span<const uint8_t> raw, Obj& out, const KindCtx& ctx) {
@@ -509,7 +509,7 @@ void decode_kind(const AttrTable& tb, std::span<const uint8_t> attrs, ObjType ty
   else if (out.ops && !complete(*out.ops, out.opts)) out.ops = nullptr;
   // A top-level kind (clsact) reports an empty TCA_OPTIONS; any other
   // content is unread.
-  if (top_level && out.ops && o && o->data.size()) out.raw.options.assign(o->data.begin(), o->data.end());
+  if (top_level && out.ops && o && o->data.size()) out.raw.set_options(Opaque(o->data.begin(), o->data.end()));
 }
 
 // The head every action's parameter struct starts with (uapi's tc_gen
@@ -526,12 +526,13 @@ struct TcGen {
 // verdict and the kind's own flags with it; the index and the reference
 // counts are the kernel's and go (the model holds the index, when one was
 // asked for), so the bytes are the same wherever and however often it is bound.
-void keep_parms(std::span<const uint8_t> options, uint16_t parms_attr, Opaque& raw) {
+void keep_parms(std::span<const uint8_t> options, uint16_t parms_attr, Raw& raw) {
   Opaque p = select_attrs(options, [&](uint16_t t) { return t == parms_attr; });
   if (p.size() < 4 + sizeof(TcGen)) return;
   std::memset(p.data() + 4 + offsetof(TcGen, index), 0, sizeof(uint32_t));
   std::memset(p.data() + 4 + offsetof(TcGen, refcnt), 0, 2 * sizeof(int32_t));
-  raw.insert(raw.begin(), p.begin(), p.end());
+  p.insert(p.end(), raw.options().begin(), raw.options().end());
+  raw.set_options(std::move(p));
 }
 
 // in_filter: the list of a filter, whose offload flags the kernel copies
@@ -566,7 +567,7 @@ void decode_actions(std::span<const uint8_t> list, const LinkNames* links, std::
       });
     }
     if (uint16_t parms = action_ops(a.ops).parms_attr; parms && !a.ops->decode)
-      if (auto* o = tb.get(TCA_ACT_OPTIONS)) keep_parms(o->data, parms, a.raw.options);
+      if (auto* o = tb.get(TCA_ACT_OPTIONS)) keep_parms(o->data, parms, a.raw);
     if (auto* c = tb.get(TCA_ACT_COOKIE)) a.cookie.assign(c->data.begin(), c->data.end());
     // The kernel reports TCA_ACT_FLAGS only when some flag is set.
     uint32_t flags = 0;
@@ -575,7 +576,7 @@ void decode_actions(std::span<const uint8_t> list, const LinkNames* links, std::
     a.percpu_stats = !(flags & TCA_ACT_FLAGS_NO_PERCPU_STATS);
     // Flags the model has no word for (skip_hw, skip_sw) travel as the
     // kernel's attribute; sent after tcsync's own, the kernel takes it.
-    a.raw.attrs = select_attrs(one.data, [&](uint16_t t) {
+    a.raw.set_attrs(select_attrs(one.data, [&](uint16_t t) {
       if (t == TCA_ACT_FLAGS) {
         uint32_t modelled = TCA_ACT_FLAGS_NO_PERCPU_STATS;
         if (in_filter) modelled |= TCA_ACT_FLAGS_SKIP_HW | TCA_ACT_FLAGS_SKIP_SW;
@@ -583,7 +584,7 @@ void decode_actions(std::span<const uint8_t> list, const LinkNames* links, std::
       }
       return !log.asked(t) && t != TCA_ACT_INDEX && t != TCA_ACT_STATS && t != TCA_ACT_PAD &&
              t != TCA_ACT_USED_HW_STATS && t != TCA_ACT_IN_HW_COUNT;
-    });
+    }));
     out.push_back(std::move(a));
   }
 }
@@ -633,7 +634,7 @@ bool decode_qdisc(std::span<const uint8_t> msg, const LinkNames* links, Qdisc& o
   ctx.handle = out.handle;
   ctx.links = links;
   decode_kind(tb, v.attrs, ObjType::Qdisc, out, ctx);
-  out.raw.attrs = unread_tc_attrs(v.attrs, log);
+  out.raw.set_attrs(unread_tc_attrs(v.attrs, log));
   // Handle 0 is the kernel's default qdisc (noqueue, pfifo_fast, mq and its
   // children): not configuration, and it cannot be deleted anyway.
   return out.handle != 0;
@@ -653,7 +654,7 @@ bool decode_class(std::span<const uint8_t> msg, const LinkNames* links, Class& o
   ctx.handle = out.classid;
   ctx.links = links;
   decode_kind(tb, v.attrs, ObjType::Class, out, ctx);
-  out.raw.attrs = unread_tc_attrs(v.attrs, log);
+  out.raw.set_attrs(unread_tc_attrs(v.attrs, log));
   // Classless qdiscs with an inner qdisc (tbf's 1:1) and qdiscs whose
   // classes are implicit (prio's bands, mq's queues) report slots as classes
   // of a kind with no class table: not objects anyone declares. hfsc's root
@@ -677,7 +678,7 @@ bool decode_chain(std::span<const uint8_t> msg, const LinkNames* links, Chain& o
   if (out.kind.empty()) return true;  // no template
   out.ops = find_kind(ObjType::Filter, out.kind);
   auto* o = tb.get(TCA_OPTIONS);
-  out.raw.attrs = unread_tc_attrs(v.attrs, log);
+  out.raw.set_attrs(unread_tc_attrs(v.attrs, log));
   if (o) {
     KindCtx ctx;
     ctx.links = links;
@@ -716,7 +717,7 @@ bool decode_filter(std::span<const uint8_t> msg, const LinkNames* links, Filter&
   if (auto* k = tb.get(TCA_KIND)) out.kind = k->str();
   out.ops = find_kind(ObjType::Filter, out.kind);
   auto* o = tb.get(TCA_OPTIONS);
-  out.raw.attrs = unread_tc_attrs(v.attrs, log);
+  out.raw.set_attrs(unread_tc_attrs(v.attrs, log));
   if (o) {
     KindCtx ctx;
     ctx.handle = out.key.handle;
@@ -729,7 +730,10 @@ bool decode_filter(std::span<const uint8_t> msg, const LinkNames* links, Filter&
       if (fo.actions_attr)
         if (auto* a = ot.get(fo.actions_attr)) decode_actions(a->data, links, out.actions, true);
       if (fo.old_police_attr)
-        if ((out.police = read_old_police(ot.peek(fo.old_police_attr)))) ot.get(fo.old_police_attr);
+        if (auto p = read_old_police(ot.peek(fo.old_police_attr))) {
+          out.police.emplace(FilterPolice{std::move(*p), {}});
+          ot.get(fo.old_police_attr);
+        }
     });
     if (!out.ops) return true;
     // tcsync's own fingerprint and name are not the user's cookies

@@ -39,8 +39,9 @@ bool scalar(const Node& n, std::string_view key, Diagnostics& d) {
 // `raw_options` and `raw_attrs`: kernel attribute bytes that no kind table
 // reads (model.h Raw), in hex as dump writes them, sent back as they are.
 // `whole`: the bytes must be whole attributes (a table's leftovers); a kind
-// without a table may carry a bare struct (multiq, the fifos).
-bool parse_raw(const Node& v, std::string_view key, Opaque& out, Diagnostics& d, bool whole = true) {
+// without a table may carry a bare struct (multiq, the fifos). The key
+// names the part the bytes set.
+bool parse_raw(const Node& v, std::string_view key, Raw& raw, Diagnostics& d, bool whole = true) {
   if (!scalar(v, key, d)) return false;
   auto bytes = from_hex(v.scalar);
   if (!bytes) {
@@ -53,16 +54,18 @@ bool parse_raw(const Node& v, std::string_view key, Opaque& out, Diagnostics& d,
     d.error(v.loc, quoted(key) + " is not a run of netlink attributes (the lengths do not add up)");
     return false;
   }
-  out = std::move(*bytes);
+  if (key == "raw_options") raw.set_options(std::move(*bytes));
+  else raw.set_attrs(std::move(*bytes));
   return true;
 }
 
 // `stab: {...}` joins a qdisc's raw attributes as the TCA_STAB the kernel
 // reports (model/size_table.h), in attribute-type order, which is where the
 // kernel's dump puts it among the others: so diff compares like with like.
-void add_stab(const Node& n, Opaque& attrs, Diagnostics& d) {
+void add_stab(const Node& n, Raw& raw, Diagnostics& d) {
   auto stab = parse_stab(n, d);
   if (!stab) return;
+  Opaque attrs = raw.attrs();
   AttrIter it(attrs);
   size_t pos = 0, at = attrs.size();
   for (Attr a; it.next(a);) {
@@ -74,6 +77,7 @@ void add_stab(const Node& n, Opaque& attrs, Diagnostics& d) {
     pos += nl_align(a.data.size() + 4);
   }
   attrs.insert(attrs.begin() + static_cast<std::ptrdiff_t>(std::min(at, attrs.size())), stab->begin(), stab->end());
+  raw.set_attrs(std::move(attrs));
 }
 
 // Fills `o` from the entries of `map` that belong to the kind; the caller has
@@ -91,7 +95,7 @@ void parse_kind_fields(const KindOps& ops, const Node& map, const std::vector<st
   for (auto& [k, v] : map.map) {
     if (std::find(common.begin(), common.end(), k.scalar) != common.end()) continue;
     if (raw && k.scalar == "raw_options") {
-      parse_raw(v, "raw_options", raw->options, d);
+      parse_raw(v, "raw_options", *raw, d);
       continue;
     }
     int idx = ops.field_index(k.scalar);
@@ -118,7 +122,7 @@ bool tableless(const Node* kind, const Node& map) {
 void parse_tableless(const Node& map, const std::vector<std::string_view>& common, Raw& raw, Diagnostics& d,
                      std::string_view where) {
   for (auto& [k, v] : map.map) {
-    if (k.scalar == "raw_options") parse_raw(v, "raw_options", raw.options, d, false);
+    if (k.scalar == "raw_options") parse_raw(v, "raw_options", raw, d, false);
     else if (std::find(common.begin(), common.end(), k.scalar) == common.end())
       d.error(k.loc, "unknown key " + quoted(k.scalar) + " in " + std::string(where) +
                          ": tcsync has no table for this kind; raw_options (as dump writes it) holds its options");
@@ -576,8 +580,8 @@ void Loader::qdisc(const Node& n, Device& dev) {
   }
   if (no_table) parse_tableless(n, common, q.raw, d, q.kind + " qdisc");
   else parse_kind_fields(*q.ops, n, common, q.opts, d, q.kind + " qdisc", &q.raw);
-  if (auto* r = n.find("raw_attrs")) parse_raw(*r, "raw_attrs", q.raw.attrs, d);
-  if (auto* st = n.find("stab")) add_stab(*st, q.raw.attrs, d);
+  if (auto* r = n.find("raw_attrs")) parse_raw(*r, "raw_attrs", q.raw, d);
+  if (auto* st = n.find("stab")) add_stab(*st, q.raw, d);
   if (q.ops && q.ops->normalize) q.ops->normalize(q.opts, KindCtx{q.handle, 0, nullptr, &d, q.loc}, d, q.loc);
   dev.qdiscs.push_back(std::move(q));
 }
@@ -606,7 +610,7 @@ void Loader::klass(const Node& n, Device& dev) {
   if (no_table) {
     c.kind = k->scalar;
     parse_tableless(n, common, c.raw, d, c.kind + " class");
-    if (auto* r = n.find("raw_attrs")) parse_raw(*r, "raw_attrs", c.raw.attrs, d);
+    if (auto* r = n.find("raw_attrs")) parse_raw(*r, "raw_attrs", c.raw, d);
     dev.classes.push_back(std::move(c));
     return;
   }
@@ -625,7 +629,7 @@ void Loader::klass(const Node& n, Device& dev) {
   if (!c.ops) return;
   c.kind = std::string(c.ops->name);
   parse_kind_fields(*c.ops, n, common, c.opts, d, c.kind + " class", &c.raw);
-  if (auto* r = n.find("raw_attrs")) parse_raw(*r, "raw_attrs", c.raw.attrs, d);
+  if (auto* r = n.find("raw_attrs")) parse_raw(*r, "raw_attrs", c.raw, d);
   if (c.ops->normalize) c.ops->normalize(c.opts, KindCtx{c.classid, 0, nullptr, &d, c.loc}, d, c.loc);
   dev.classes.push_back(std::move(c));
 }
@@ -700,7 +704,7 @@ bool Loader::action_fields(const Node& n, Action& a) {
       for (size_t i = 0; i < s.size(); i += 2) a.cookie.push_back(static_cast<uint8_t>(std::stoul(s.substr(i, 2), nullptr, 16)));
       cookie = &v;
     } else if (key == "raw_attrs") {
-      parse_raw(v, key, a.raw.attrs, d);
+      parse_raw(v, key, a.raw, d);
     } else if (k.scalar == "percpu_stats") {
       if (!scalar(v, "percpu_stats", d)) continue;
       if (v.scalar == "true") a.percpu_stats = true;
@@ -835,9 +839,10 @@ bool Loader::filter_fields(const Node& n, Device& dev, Filter& f, const Node*& h
       // The filter's own police (FilterOps::old_police_attr): the police
       // action's fields, read by its table.
       extra = police = &k;
-      f.police_loc = v.loc;
-      if (v.is_map()) parse_kind_fields(kActionPolice, v, {}, f.police.emplace(), d, "a filter's police");
-      else d.error(v.loc, "'police' must be a mapping of the police action's fields, such as {rate: 1mbit, burst: 10k, exceed: drop}");
+      if (v.is_map()) {
+        auto& p = f.police.emplace(FilterPolice{{}, v.loc});
+        parse_kind_fields(kActionPolice, v, {}, p.opts, d, "a filter's police");
+      } else d.error(v.loc, "'police' must be a mapping of the police action's fields, such as {rate: 1mbit, burst: 10k, exceed: drop}");
     } else if (key == "actions") {
       extra = &k;
       if (!v.is_seq()) {
@@ -851,7 +856,7 @@ bool Loader::filter_fields(const Node& n, Device& dev, Filter& f, const Node*& h
       }
     } else if (key == "raw_attrs") {
       extra = &k;  // sent, but an empty list reports none back: diff would never settle
-      parse_raw(v, key, f.raw.attrs, d);
+      parse_raw(v, key, f.raw, d);
     } else if (auto* ops = find_kind(ObjType::Filter, key); ops || tableless(&k, v)) {
       if (body && f.empty_list) {
         d.error(k.loc, "a filter has one kind: " + quoted(f.kind) + " and " + quoted(key) + " given");
@@ -915,7 +920,7 @@ bool Loader::filter_fields(const Node& n, Device& dev, Filter& f, const Node*& h
       d.error(police->loc, "a " + f.kind + " filter has no police of its own (tc's 'police' among its words): use a police action, 'actions: [{police: {...}}]'");
     else if (!f.actions.empty())
       d.error(police->loc, "give a filter 'police' or 'actions', not both: the kernel keeps the filter's own police and drops its actions");
-    if (f.police) kActionPolice.normalize(*f.police, KindCtx{0, 0, nullptr, &d, f.police_loc}, d, f.police_loc);
+    if (f.police) kActionPolice.normalize(f.police->opts, KindCtx{0, 0, nullptr, &d, f.police->loc}, d, f.police->loc);
   }
   if (body->is_scalar() && body->plain && (body->scalar.empty() || body->scalar == "~" || body->scalar == "null")) {
     // `matchall:` with no options
@@ -1163,7 +1168,7 @@ void Loader::chain(const Node& n, Device& dev) {
       if (auto p = parse_protocol(v.scalar)) c.protocol = *p;
       else d.error(v.loc, "unknown protocol " + quoted(v.scalar) + " (use ip, ipv6, all, arp, 802.1q, 802.1ad or a hex number like 0x88cc)");
     } else if (key == "raw_attrs") {
-      parse_raw(v, key, c.raw.attrs, d);
+      parse_raw(v, key, c.raw, d);
     } else if (key == "template") {
       have_template = true;
       if (!v.is_map() || v.map.size() != 1) {

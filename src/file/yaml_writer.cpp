@@ -47,26 +47,26 @@ static void write_fields(const KindOps& ops, const Options& o, YamlOut& y) {
 // A kind without a table (no `ops`) always has the key, empty or not: it
 // is how the loader knows the kind's options are raw.
 static void write_raw_options(const Raw& raw, YamlOut& y, const KindOps* ops) {
-  if (raw.options.empty() && ops) return;
+  if (raw.options().empty() && ops) return;
   y.key("raw_options");
-  y.str(to_hex(raw.options));
+  y.str(to_hex(raw.options()));
 }
 static void write_raw_attrs(const Raw& raw, YamlOut& y) {
-  if (raw.attrs.empty()) return;
+  if (raw.attrs().empty()) return;
   y.key("raw_attrs");
-  y.str(to_hex(raw.attrs));
+  y.str(to_hex(raw.attrs()));
 }
 
 // A qdisc's raw attributes, its size table (TCA_STAB) spelled as `stab`
 // when it is a spec model/size_table.h reads; the rest as hex.
 static void write_qdisc_attrs(const Raw& raw, YamlOut& y) {
-  if (raw.attrs.empty()) return;
+  if (raw.attrs().empty()) return;
   Opaque rest;
-  AttrIter it(raw.attrs);
+  AttrIter it(raw.attrs());
   size_t pos = 0;
   for (Attr a; it.next(a);) {
-    size_t whole = std::min(nl_align(a.data.size() + 4), raw.attrs.size() - pos);
-    if (!(a.type == TCA_STAB && emit_stab(a.data, y))) rest.insert(rest.end(), raw.attrs.begin() + pos, raw.attrs.begin() + pos + whole);
+    size_t whole = std::min(nl_align(a.data.size() + 4), raw.attrs().size() - pos);
+    if (!(a.type == TCA_STAB && emit_stab(a.data, y))) rest.insert(rest.end(), raw.attrs().begin() + pos, raw.attrs().begin() + pos + whole);
     pos += whole;
   }
   if (rest.empty()) return;
@@ -187,7 +187,7 @@ static void write_filter(const Filter& f, YamlOut& y, bool on_block, bool show_r
   if (f.police) {  // the filter's own (FilterOps::old_police_attr), in the police action's fields
     y.key("police");
     y.map_begin();
-    write_fields(kActionPolice, *f.police, y);
+    write_fields(kActionPolice, f.police->opts, y);
     y.map_end();
   }
   if (!f.actions.empty()) {

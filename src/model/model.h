@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "base/boxed.h"
 #include "base/diag.h"
 #include "model/kind.h"
 
@@ -30,29 +31,50 @@ using Opaque = std::vector<uint8_t>;
 //   attrs:   beside TCA_KIND in the message (an action's entry): TCA_STAB,
 //            an action's hw_stats or skip_hw flags...
 // Files carry them as hex (`raw_options`, `raw_attrs`), as dump writes them.
-struct Raw {
-  Opaque options;
-  Opaque attrs;
-  bool empty() const { return options.empty() && attrs.empty(); }
-  bool operator==(const Raw&) const = default;
+// Most objects have neither: both parts live in one allocation made only
+// when one is set, so an object without them pays one pointer (1M rules).
+class Raw {
+ public:
+  const Opaque& options() const { return parts_ ? parts_->options : kNone; }
+  const Opaque& attrs() const { return parts_ ? parts_->attrs : kNone; }
+  bool empty() const { return !parts_; }
+  void set_options(Opaque bytes) { set(&Parts::options, std::move(bytes)); }
+  void set_attrs(Opaque bytes) { set(&Parts::attrs, std::move(bytes)); }
+  bool operator==(const Raw& o) const { return options() == o.options() && attrs() == o.attrs(); }
+
+ private:
+  struct Parts {
+    Opaque options;
+    Opaque attrs;
+  };
+  // Keeps `parts_` null whenever both parts are empty, so empty() is a test.
+  void set(Opaque Parts::*part, Opaque bytes) {
+    if (!parts_ && bytes.empty()) return;
+    if (!parts_) parts_.emplace();
+    (*parts_).*part = std::move(bytes);
+    if (parts_->options.empty() && parts_->attrs.empty()) parts_.reset();
+  }
+  static inline const Opaque kNone{};
+  Boxed<Parts> parts_;
 };
 
 struct Action {
   std::string kind;
   const KindOps* ops = nullptr;  // null: no table for the kind, see raw
   Options opts;
+  Opaque cookie;  // TCA_ACT_COOKIE, up to 16 bytes
+  Raw raw;
+  // The 8-byte members come first, then these smaller ones, packed.
   std::optional<uint32_t> index;  // shared/explicit index; absent = kernel's
-  Opaque cookie;                  // TCA_ACT_COOKIE, up to 16 bytes
   // Per-CPU statistics (the kernel's default; off unless asked, since their
   // allocation is most of an action insert's cost: tcsync sends
   // TCA_ACT_FLAGS_NO_PERCPU_STATS otherwise). Desired: absent = not declared
   // (off, and not compared); live: always set, from TCA_ACT_FLAGS.
   std::optional<bool> percpu_stats;
-  Raw raw;
-  SourceLoc loc;
   // Desired: `ref: KIND/N`, the action N of the table (ActionTable) that the
   // filter binds; the table, not the filter, declares its options.
   bool ref = false;
+  SourceLoc loc;
   // Live: the kernel's reference counts (tc_gen). An action made by `tc
   // actions add` (RTM_NEWACTION) holds one reference no filter does, so
   // refcnt > bindcnt marks a table action; bindcnt > 1: several filters share it.
@@ -93,6 +115,12 @@ struct Class {
   SourceLoc loc;
 };
 
+// A filter's own police (Filter::police) and where the file declares it.
+struct FilterPolice {
+  Options opts;
+  SourceLoc loc;
+};
+
 struct FilterKey {
   uint32_t parent = 0;
   uint32_t chain = 0;
@@ -110,10 +138,10 @@ struct Filter {
   std::optional<uint32_t> classid;  // the kind's classid/flowid attribute
   std::vector<Action> actions;
   // The filter's own police (FilterOps::old_police_attr): the police action's
-  // fields, read and checked by its table; absent: none. The kernel picks
-  // its index, and keeps either it or `actions`, never both.
-  std::optional<Options> police;
-  SourceLoc police_loc;
+  // fields, read and checked by its table; absent: none (nearly every rule,
+  // hence boxed). The kernel picks its index, and keeps either it or
+  // `actions`, never both.
+  Boxed<FilterPolice> police;
   std::string name;  // optional label from the file, for plans and errors
   Raw raw;
   SourceLoc loc;
@@ -121,9 +149,6 @@ struct Filter {
   // differs (u32 rules of a root table: 800::5 in the kernel, ::5 here).
   // Replace and delete must send the kernel's own name.
   uint32_t wire_handle = 0;
-  // tcsync's fingerprint of the rule (fingerprint.h), sent and read as the
-  // first action's cookie; empty: none. Never a user cookie, never drift.
-  Opaque fingerprint;
   // Not a rule: a (parent, chain, pref, protocol) list of this kind that the
   // kernel holds with no rule in it (u32 keeps its root table there; `tc
   // filter add ... u32` with no options makes one, and u32 rules placed in
@@ -138,6 +163,10 @@ struct Filter {
   // belongs to the list, and the model has entries, not lists, so the
   // first table of such a list carries it (model/shared_tables.h).
   uint32_t list_root = 0;
+  // tcsync's fingerprint of the rule (fingerprint.h), sent and read as the
+  // first action's cookie; empty: none. Never a user cookie, never drift.
+  // Last, so that the 4- and 1-byte members above share 8-byte slots.
+  Opaque fingerprint;
 };
 
 // A filter chain created explicitly (tc chain add), optionally with a

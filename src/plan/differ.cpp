@@ -67,9 +67,9 @@ std::vector<std::string> diff_options(const KindOps& ops, const Options& want, c
 // spells it (model/size_table.h).
 void diff_raw(const Raw& want, const Raw& have, std::vector<std::string>& why) {
   auto types = [](const Opaque& o) { return o.empty() ? std::string("(none)") : "attrs " + attr_types(o); };
-  if (want.options != have.options)
-    why.push_back("unread options " + types(have.options) + " -> " + types(want.options));
-  if (want.attrs == have.attrs) return;
+  if (want.options() != have.options())
+    why.push_back("unread options " + types(have.options()) + " -> " + types(want.options()));
+  if (want.attrs() == have.attrs()) return;
   // (the TCA_STAB attribute as YAML or "(none)", the other attributes)
   auto split = [](const Opaque& o) {
     std::pair<std::string, Opaque> out{"(none)", {}};
@@ -84,8 +84,8 @@ void diff_raw(const Raw& want, const Raw& have, std::vector<std::string>& why) {
     }
     return out;
   };
-  auto [w_stab, w_rest] = split(want.attrs);
-  auto [h_stab, h_rest] = split(have.attrs);
+  auto [w_stab, w_rest] = split(want.attrs());
+  auto [h_stab, h_rest] = split(have.attrs());
   if (w_stab != h_stab) why.push_back("stab " + h_stab + " -> " + w_stab);
   if (w_rest != h_rest) why.push_back("unread attributes " + types(h_rest) + " -> " + types(w_rest));
 }
@@ -135,17 +135,17 @@ bool same_action(const Action& want, const Action& have, std::vector<std::string
 // A filter's own police (FilterOps::old_police_attr) against the live one,
 // by the police table's fields: "police rate 1mbit -> 2mbit". A filter
 // replace sends the whole new police, so nothing here needs delete + add.
-void diff_police(const std::optional<Options>& want, const std::optional<Options>& have, std::vector<std::string>& why) {
+void diff_police(const FilterPolice* want, const FilterPolice* have, std::vector<std::string>& why) {
   if (!want && !have) return;
   if (want && have) {
     bool recreate = false;
-    for (auto& x : diff_options(kActionPolice, *want, *have, recreate)) why.push_back("police " + x);
+    for (auto& x : diff_options(kActionPolice, want->opts, have->opts, recreate)) why.push_back("police " + x);
     return;
   }
-  auto text = [](const std::optional<Options>& p) {
+  auto text = [](const FilterPolice* p) {
     if (!p) return std::string("(none)");
     std::string s;
-    for (auto& o : p->items()) {
+    for (auto& o : p->opts.items()) {
       const Field& f = kActionPolice.fields[o.field];
       s += (s.empty() ? "" : ", ") + std::string(f.key) + " " + describe_field(f, o.value);
     }
@@ -195,11 +195,11 @@ std::vector<std::string> class_differences(const Class& c, const Class& l, bool&
 std::vector<std::string> filter_differences(const Filter& f, const Filter& l, bool& recreate) {
   std::vector<std::string> why;
   if (f.ops && l.ops) why = diff_options(*f.ops, f.opts, l.opts, recreate);
-  else if (f.raw.options != l.raw.options || !l.ops || !f.ops) recreate = true;  // a kind without a table
+  else if (f.raw.options() != l.raw.options() || !l.ops || !f.ops) recreate = true;  // a kind without a table
   diff_raw(f.raw, l.raw, why);
   if (f.classid != l.classid)
     why.push_back("classid " + (l.classid ? format_handle(*l.classid) : "(none)") + " -> " + (f.classid ? format_handle(*f.classid) : "(none)"));
-  diff_police(f.police, l.police, why);
+  diff_police(f.police.get(), l.police.get(), why);
   // The kernel keeps the name (name_cookie.h): a rename is a change, and a
   // long name equals its abbreviation. Unnamed rules (most of a big
   // file) compare nothing here.

@@ -13,22 +13,7 @@
 
 namespace tcsync {
 
-std::string StatRow::label() const { return name.empty() ? id : name; }
-
-std::string_view StatRow::action_kind(size_t i) const {
-  return actions && i < actions->size() ? std::string_view((*actions)[i].kind) : std::string_view();
-}
-
-size_t StatsReport::missing() const {
-  return static_cast<size_t>(std::count_if(declared.begin(), declared.end(), [](const StatRow& r) { return !r.live; }));
-}
-
 namespace {
-
-std::string where_of(const SourceLoc& loc) {
-  if (!loc.known()) return {};
-  return SourceFiles::instance().path(loc.file) + ":" + std::to_string(loc.line);
-}
 
 std::string qdisc_parent_text(uint32_t parent) {
   if (parent == kHandleRoot) return "root";
@@ -53,34 +38,67 @@ std::string rate_text(const Obj& o) {
   return s;
 }
 
-// The row builders fill a row already in its vector: a row is a dozen
-// strings, and 100k of them moved once more cost as much as building them.
-void qdisc_row(StatRow& r, const std::string& place, const Qdisc& q) {
-  r.type = StatRow::Type::Qdisc;
-  r.place = place, r.kind = q.kind, r.id = format_handle(q.handle), r.parent = qdisc_parent_text(q.parent);
-  r.handle = q.handle, r.parent_handle = q.parent, r.rate = rate_text(q);
-}
+}  // namespace
 
-void class_row(StatRow& r, const std::string& place, const Class& c) {
-  r.type = StatRow::Type::Class;
-  r.place = place, r.kind = c.kind, r.id = format_handle(c.classid), r.parent = format_handle(c.parent);
-  r.handle = c.classid, r.parent_handle = c.parent, r.rate = rate_text(c);
-}
+std::string_view StatRow::kind() const { return qdisc ? qdisc->kind : cls ? cls->kind : filter->kind; }
 
-// Runs for every rule (100k rows): the id is built in one string.
-void filter_row(StatRow& r, const std::string& place, const Filter& f, bool on_block) {
-  r.type = StatRow::Type::Filter;
-  r.place = place, r.kind = f.kind, r.name = f.name;
-  r.parent = on_block ? place : describe_filter_parent(f.key.parent);
-  std::string& id = r.id;
+std::string_view StatRow::name() const { return filter ? std::string_view(filter->name) : std::string_view(); }
+
+std::string StatRow::id() const {
+  if (qdisc) return format_handle(qdisc->handle);
+  if (cls) return format_handle(cls->classid);
+  const Filter& f = *filter;
+  std::string id = parent();
   id.reserve(64);
-  id += r.parent;
   if (f.key.chain) id += " chain ", id += std::to_string(f.key.chain);
   id += " pref ", id += std::to_string(f.key.pref);
   id += " protocol ", id += format_protocol(f.key.protocol);
   id += " handle ", id += format_filter_handle(f.ops, f.key.handle);
-  if (f.classid) r.target = format_handle(*f.classid);
-  r.actions = &f.actions;
+  return id;
+}
+
+std::string StatRow::parent() const {
+  if (qdisc) return qdisc_parent_text(qdisc->parent);
+  if (cls) return format_handle(cls->parent);
+  return on_block ? std::string(place) : describe_filter_parent(filter->key.parent);
+}
+
+std::string StatRow::target() const { return filter && filter->classid ? format_handle(*filter->classid) : std::string(); }
+
+std::string StatRow::where() const {
+  if (!decl.known()) return {};
+  return SourceFiles::instance().path(decl.file) + ":" + std::to_string(decl.line);
+}
+
+std::string StatRow::rate() const { return qdisc ? rate_text(*qdisc) : cls ? rate_text(*cls) : std::string(); }
+
+std::string StatRow::label() const { return name().empty() ? id() : std::string(name()); }
+
+std::string_view StatRow::action_kind(size_t i) const {
+  return filter && i < filter->actions.size() ? std::string_view(filter->actions[i].kind) : std::string_view();
+}
+
+size_t StatsReport::missing() const {
+  return static_cast<size_t>(std::count_if(declared.begin(), declared.end(), [](const StatRow& r) { return !r.live; }));
+}
+
+namespace {
+
+void qdisc_row(StatRow& r, std::string_view place, const Qdisc& q) {
+  r.type = StatRow::Type::Qdisc;
+  r.place = place, r.qdisc = &q;
+  r.handle = q.handle, r.parent_handle = q.parent;
+}
+
+void class_row(StatRow& r, std::string_view place, const Class& c) {
+  r.type = StatRow::Type::Class;
+  r.place = place, r.cls = &c;
+  r.handle = c.classid, r.parent_handle = c.parent;
+}
+
+void filter_row(StatRow& r, std::string_view place, const Filter& f, bool on_block) {
+  r.type = StatRow::Type::Filter;
+  r.place = place, r.filter = &f, r.on_block = on_block;
   r.parent_handle = f.key.parent;
 }
 
@@ -120,14 +138,14 @@ void join_place(const Device* want, const Device* have, const StatsTable& t, Sta
       auto it = q_live.find(q.parent);
       StatRow& r = out.declared.emplace_back();
       qdisc_row(r, place, it != q_live.end() && !q.handle ? *it->second : q);
-      r.where = where_of(q.loc), r.live = it != q_live.end();
+      r.decl = q.loc, r.live = it != q_live.end();
       if (r.live) attach(r, t.qdisc(place, q.parent));
     }
     for (auto& c : want->classes) {
       c_decl.insert(c.classid);
       StatRow& r = out.declared.emplace_back();
       class_row(r, place, c);
-      r.where = where_of(c.loc), r.live = c_live.count(c.classid) > 0;
+      r.decl = c.loc, r.live = c_live.count(c.classid) > 0;
       if (r.live) attach(r, t.cls(place, c.classid));
     }
     for (auto& f : want->filters) {
@@ -135,7 +153,7 @@ void join_place(const Device* want, const Device* have, const StatsTable& t, Sta
       f_decl.insert(f.key);
       StatRow& r = out.declared.emplace_back();
       filter_row(r, place, f, on_block);
-      r.where = where_of(f.loc), r.live = f_live.count(f.key) > 0;
+      r.decl = f.loc, r.live = f_live.count(f.key) > 0;
       if (r.live) attach(r, filter_stats(f.key));
     }
   }
@@ -185,12 +203,15 @@ void counters_text(const Counters& c, std::ostream& out, bool queues = true) {
 }
 
 void row_text(const StatRow& r, std::ostream& out) {
-  out << "  " << type_name(r.type) << " " << r.kind << " " << r.id;
-  if (r.type == StatRow::Type::Class) out << " parent " << r.parent;
-  if (r.type == StatRow::Type::Qdisc) out << " " << (r.parent == "root" || r.parent == "ingress" ? "" : "parent ") << r.parent;
-  if (!r.name.empty()) out << " \"" << r.name << "\"";
-  if (!r.target.empty()) out << " -> " << r.target;
-  if (!r.where.empty()) out << "  (" << r.where << ")";
+  out << "  " << type_name(r.type) << " " << r.kind() << " " << r.id();
+  if (r.type == StatRow::Type::Class) out << " parent " << r.parent();
+  if (r.type == StatRow::Type::Qdisc) {
+    std::string parent = r.parent();
+    out << " " << (parent == "root" || parent == "ingress" ? "" : "parent ") << parent;
+  }
+  if (!r.name().empty()) out << " \"" << r.name() << "\"";
+  if (std::string t = r.target(); !t.empty()) out << " -> " << t;
+  if (std::string w = r.where(); !w.empty()) out << "  (" << w << ")";
   out << "\n   ";
   if (!r.live) {
     out << " not in the kernel\n";
@@ -222,7 +243,7 @@ void row_text(const StatRow& r, std::ostream& out) {
 }
 
 void rows_text(const std::vector<StatRow>& rows, std::ostream& out) {
-  std::string place;
+  std::string_view place;
   bool first = true;
   for (auto& r : rows) {
     if (first || r.place != place) out << r.place << ":\n";
@@ -256,7 +277,7 @@ void counters_json(const Counters& c, std::string& s) {
 }
 
 void row_json(const StatRow& r, std::string& s) {
-  auto str = [&](const char* k, const std::string& v) {
+  auto str = [&](const char* k, std::string_view v) {
     s += ", \"";
     s += k;
     s += "\": ";
@@ -266,13 +287,13 @@ void row_json(const StatRow& r, std::string& s) {
   s += type_name(r.type);
   s += "\"";
   str("place", r.place);
-  str("kind", r.kind);
-  str("id", r.id);
-  str("parent", r.parent);
-  if (!r.name.empty()) str("name", r.name);
-  if (!r.target.empty()) str("classid", r.target);
-  if (!r.rate.empty()) str("rate", r.rate);
-  if (!r.where.empty()) str("where", r.where);
+  str("kind", r.kind());
+  str("id", r.id());
+  str("parent", r.parent());
+  if (!r.name().empty()) str("name", r.name());
+  if (std::string t = r.target(); !t.empty()) str("classid", t);
+  if (std::string rate = r.rate(); !rate.empty()) str("rate", rate);
+  if (std::string w = r.where(); !w.empty()) str("where", w);
   s += ", \"live\": ";
   s += r.live ? "true" : "false";
   if (r.stats) {
@@ -316,13 +337,13 @@ class Exposition {
         if (!row.stats) continue;
         std::string l;
         label(l, "dev", row.place);
-        label(l, "kind", row.kind);
+        label(l, "kind", row.kind());
         if (row.type == StatRow::Type::Filter) {
           label(l, "name", row.label());
         } else {
-          label(l, row.type == StatRow::Type::Qdisc ? "handle" : "classid", row.id);
+          label(l, row.type == StatRow::Type::Qdisc ? "handle" : "classid", row.id());
         }
-        label(l, "parent", row.parent);
+        label(l, "parent", row.parent());
         if (r.with_files) label(l, "declared", rows == &r.declared ? "true" : "false");
         rows_.push_back({&row, std::move(l)});
       }
@@ -580,7 +601,7 @@ void write_stats_dot(const StatsReport& r, std::ostream& out, size_t leaf_limit)
   for (auto& x : r.declared) rows.push_back(&x);
   for (auto& x : r.undeclared)
     if (x.live) rows.push_back(&x);
-  std::vector<std::string> places;
+  std::vector<std::string_view> places;
   for (auto* x : rows)
     if (std::find(places.begin(), places.end(), x->place) == places.end()) places.push_back(x->place);
   out << "digraph tcsync {\n  rankdir=TB;\n  node [shape=box, fontname=\"monospace\", fontsize=10];\n"
@@ -602,11 +623,11 @@ void write_stats_dot(const StatsReport& r, std::ostream& out, size_t leaf_limit)
     }
     out << "  subgraph cluster_" << p << " {\n    label=\"" << dot_escape(place) << "\";\n    style=rounded;\n";
     auto box = [&](const StatRow& x, const std::string& id) {
-      std::string l = x.kind + " " + x.id;
-      if (!x.rate.empty()) l += "\n" + x.rate;
+      std::string l = std::string(x.kind()) + " " + x.id();
+      if (std::string rate = x.rate(); !rate.empty()) l += "\n" + rate;
       std::string c = counters_line(x);
       if (!c.empty()) l += "\n" + c;
-      if (!x.where.empty()) l += "\n" + x.where;
+      if (std::string w = x.where(); !w.empty()) l += "\n" + w;
       out << "    " << id << " [label=\"" << dot_escape(l) << "\"" << (x.live ? "" : ", style=dashed")
           << (x.type == StatRow::Type::Qdisc ? ", shape=box3d" : "") << "];\n";
     };
@@ -648,20 +669,20 @@ void write_stats_dot(const StatsReport& r, std::ostream& out, size_t leaf_limit)
     size_t fi = 0;
     for (auto* f : filters) {
       std::string id = p + "_f" + std::to_string(fi++);
-      std::string l = f->label() + "\n" + f->kind;
-      if (f->actions)
-        for (auto& a : *f->actions) l += " " + a.kind;
+      std::string l = f->label() + "\n" + std::string(f->kind());
+      for (auto& a : f->filter->actions) l += " " + a.kind;
       std::string c = counters_line(*f);
       if (!c.empty()) l += "\n" + c;
-      if (!f->where.empty()) l += "\n" + f->where;
+      if (std::string w = f->where(); !w.empty()) l += "\n" + w;
       out << "    " << id << " [label=\"" << dot_escape(l) << "\", shape=note" << (f->live ? "" : ", style=dashed") << "];\n";
       // Fed from the qdisc/class it hangs at, feeding the class it names.
       uint32_t at = f->parent_handle;
       bool hook = at == kHandleClsactIngress || at == kHandleClsactEgress || at == kHandleIngress;
       edge(hook ? 0xFFFF0000u : at, id, " [style=dashed]");
-      if (!f->target.empty())
+      // A class's id is its classid formatted as the target is: compared as numbers.
+      if (f->filter->classid)
         for (auto* k : rows)
-          if (k->place == place && k->type == StatRow::Type::Class && k->id == f->target && drawn.count(k->handle))
+          if (k->place == place && k->type == StatRow::Type::Class && k->handle == *f->filter->classid && drawn.count(k->handle))
             out << "    " << id << " -> " << drawn[k->handle] << " [color=blue];\n";
     }
     out << "  }\n";
@@ -678,7 +699,7 @@ Totals totals(const StatRow& r) {
   if (r.type == StatRow::Type::Filter) return {r.stats->filter_packets().value_or(0), r.stats->filter_bytes().value_or(0)};
   return {r.stats->c.packets, r.stats->c.bytes};
 }
-std::string row_key(const StatRow& r) { return r.place + "\n" + type_name(r.type) + "\n" + r.id; }
+std::string row_key(const StatRow& r) { return std::string(r.place) + "\n" + type_name(r.type) + "\n" + r.id(); }
 }  // namespace
 
 void write_stats_watch(const StatsReport& now, const StatsReport* before, double secs, std::ostream& out) {
@@ -720,14 +741,14 @@ void write_stats_watch(const StatsReport& now, const StatsReport* before, double
   for (auto& l : lines) {
     // A rule the kernel keeps no counter for (u32 without an action): "-".
     bool counted = l.row->type != StatRow::Type::Filter || l.row->stats->filter_packets();
-    std::string name = l.row->kind + " " + l.row->label();
+    std::string name = std::string(l.row->kind()) + " " + l.row->label();
     if (name.size() > 34) name = name.substr(0, 33) + "~";
     std::string pps = before && counted ? rate(l.pps) : "-", bps = before && counted ? rate(l.bps) : "-";
     std::string pk = counted ? std::to_string(l.t.packets) : "-", by = counted ? std::to_string(l.t.bytes) : "-";
-    std::snprintf(buf, sizeof buf, "%-10s %-7s %-34s %12s %12s %14s %14s", l.row->place.c_str(), type_name(l.row->type),
+    std::snprintf(buf, sizeof buf, "%-10s %-7s %-34s %12s %12s %14s %14s", std::string(l.row->place).c_str(), type_name(l.row->type),
                   name.c_str(), pps.c_str(), bps.c_str(), pk.c_str(), by.c_str());
     out << buf;
-    if (!l.row->where.empty()) out << "  " << l.row->where;
+    if (std::string w = l.row->where(); !w.empty()) out << "  " << w;
     out << "\n";
   }
 }

@@ -16,30 +16,39 @@
 
 namespace tcsync {
 
+// One object of the report. It holds no text of its own: it points at the
+// object in the State it was joined from (which must outlive it), and the
+// words printed (id, parent, rate, FILE:LINE...) are formatted as they are
+// written. 100k rules would otherwise hold 100k copies of eight strings.
 struct StatRow {
   enum class Type : uint8_t { Qdisc, Class, Filter };
   Type type = Type::Qdisc;
-  std::string place;    // the device, or "block N"
-  std::string kind;
-  std::string id;       // qdisc: handle "1:"; class: classid "1:10"; filter: "1: pref 10 protocol ip handle 800::800"
-  std::string parent;   // qdisc: "root", "ingress", "1:10"; class: its parent; filter: the place it hangs at
-  std::string name;     // a filter's name from the file; else empty
-  std::string target;   // a filter's classid ("1:10"), empty when none
-  std::string where;    // FILE:LINE of the declaration; empty: not declared
-  std::string rate;     // a class's (or qdisc's) configured rate/ceil, for people ("300Mbit/900Mbit")
-  // A filter's actions (their kinds, in order), in the State the report
-  // was joined from; null for qdiscs and classes. A pointer, not a copy:
-  // 100k rules would otherwise cost 100k vectors.
-  const std::vector<Action>* actions = nullptr;
-  uint32_t handle = 0;        // qdisc handle / classid
-  uint32_t parent_handle = 0; // qdisc/class parent; filter: key.parent
-  bool live = false;          // the kernel holds it
+  bool live = false;      // the kernel holds it
+  bool on_block = false;  // a filter of a shared block: it hangs at the block
+  std::string_view place; // the device, or "block N" (the Device's name)
+  // The object, by type; the other two are null.
+  const Qdisc* qdisc = nullptr;
+  const Class* cls = nullptr;
+  const Filter* filter = nullptr;
+  SourceLoc decl;              // where the files declare it; unknown: not declared
+  uint32_t handle = 0;         // qdisc handle / classid
+  uint32_t parent_handle = 0;  // qdisc/class parent; filter: key.parent
   // The kernel's counters, in the StatsTable the report was joined from
   // (which must outlive it); null when it reported none.
   const ObjStats* stats = nullptr;
+
+  std::string_view kind() const;
+  std::string_view name() const;  // a filter's name from the file; else empty
+  // qdisc: handle "1:"; class: classid "1:10"; filter: "1: pref 10 protocol ip handle 800::800"
+  std::string id() const;
+  // qdisc: "root", "ingress", "1:10"; class: its parent; filter: the place it hangs at
+  std::string parent() const;
+  std::string target() const;  // a filter's classid ("1:10"), empty when none
+  std::string where() const;   // FILE:LINE of the declaration; empty: not declared
+  std::string rate() const;    // a class's (or qdisc's) configured rate/ceil, for people ("300Mbit/900Mbit")
   // The label a metric or a picture names it by: the file's name, else the identity.
   std::string label() const;
-  // The kind of action i, or "" past the filter's actions.
+  // The kind of a filter's action i, or "" past its actions (and for others).
   std::string_view action_kind(size_t i) const;
 };
 

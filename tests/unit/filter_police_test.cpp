@@ -162,8 +162,8 @@ TEST_CASE("filter police: TCA_OPTIONS carry the police nest as tc sends it") {
     REQUIRE(decode_filter(msg, &links, back, info));
     REQUIRE(back.police);
     bool recreate = false;
-    CHECK(diff_options(kActionPolice, *f.police, *back.police, recreate).empty());
-    CHECK(back.raw.options.empty());
+    CHECK(diff_options(kActionPolice, f.police->opts, back.police->opts, recreate).empty());
+    CHECK(back.raw.options().empty());
     back.key = f.key;
     CHECK(hex(encode(back)) == hex(msg));
   }
@@ -215,7 +215,7 @@ TEST_CASE("filter police: the kernel's dump reads back, and what the police tabl
   Filter live;
   REQUIRE(decode_filter(dump(false), &links, live, info));
   REQUIRE(live.police);
-  CHECK(live.raw.options.empty());
+  CHECK(live.raw.options().empty());
   bool recreate = false;
   CHECK(filter_differences(want, live, recreate).empty());
   CHECK_FALSE(recreate);
@@ -232,7 +232,7 @@ TEST_CASE("filter police: the kernel's dump reads back, and what the police tabl
   Filter odd;
   REQUIRE(decode_filter(dump(true), &links, odd, info));
   CHECK_FALSE(odd.police);
-  AttrIter it(odd.raw.options);
+  AttrIter it(odd.raw.options());
   Attr a;
   REQUIRE(it.next(a));
   CHECK(a.type == TCA_FW_POLICE);

@@ -147,7 +147,7 @@ TEST_CASE("gred: the kernel's arrays read back as the vq list, and a dump applie
   Qdisc live = live_of(want);
   bool recreate = false;
   CHECK(qdisc_differences(want, live, recreate).empty());
-  CHECK(live.raw.options.empty());
+  CHECK(live.raw.options().empty());
   // The kernel's form (dump): ewma and scell_log, no avpkt; the same state,
   // and the same PARMS (the idle table is the middle one, never reported).
   std::string text = describe_field(want.ops->fields[kVqField], *live.opts.get(kVqField));

@@ -63,8 +63,8 @@ TEST_CASE("raw: unread attributes are kept, written, loaded and sent back as the
   REQUIRE(q.ops);
   CHECK(q.opts.num(0) == 125000u);  // the table still reads what it knows
   // Exactly the unknown attribute: not TCA_TBF_PARMS, not the padding.
-  CHECK(to_hex(q.raw.options) == "08002a0007000000");
-  CHECK(attr_types(q.raw.attrs) == "8");
+  CHECK(to_hex(q.raw.options()) == "08002a0007000000");
+  CHECK(attr_types(q.raw.attrs()) == "8");
 
   std::string y;
   YamlOut out(y);
@@ -116,7 +116,7 @@ TEST_CASE("raw: a kind without a table keeps its whole options") {
   REQUIRE(decode_qdisc(msg, nullptr, q, info));
   CHECK_FALSE(q.ops);
   CHECK(q.kind == "zzz");
-  CHECK(attr_types(q.raw.options) == std::to_string(TCA_TBF_PARMS) + ", " + std::to_string(TCA_TBF_PAD));
+  CHECK(attr_types(q.raw.options()) == std::to_string(TCA_TBF_PARMS) + ", " + std::to_string(TCA_TBF_PAD));
 }
 
 TEST_CASE("raw: hex that is not whole attributes is an error at its place") {
@@ -139,14 +139,14 @@ TEST_CASE("raw: a file may name a kind without a table when raw_options holds it
   const Qdisc& q = dev.qdiscs.at(0);
   CHECK_FALSE(q.ops);
   CHECK(q.kind == "nextqdisc");
-  CHECK(to_hex(q.raw.options) == "0500010003000000");
+  CHECK(to_hex(q.raw.options()) == "0500010003000000");
   const Filter& f = dev.filters.at(0);
   CHECK_FALSE(f.ops);
   CHECK(f.kind == "tcindex");
-  CHECK(to_hex(f.raw.options) == "0800010001000000");
+  CHECK(to_hex(f.raw.options()) == "0800010001000000");
   REQUIRE(f.actions.size() == 1);
   CHECK(f.actions[0].kind == "xt");
-  CHECK(to_hex(f.actions[0].raw.attrs) == "0800080001000000");
+  CHECK(to_hex(f.actions[0].raw.attrs()) == "0800080001000000");
 
   // Sent as they were: TCA_OPTIONS holds exactly the file's bytes.
   std::vector<uint8_t> buf;

@@ -275,20 +275,20 @@ TEST_CASE("stats: counters are named by the file's names and lines, the rest lis
   Fixture fx;
   StatsReport r = join_stats(&fx.desired, fx.live, fx.table);
   REQUIRE(r.declared.size() == 5);  // qdisc, three classes, the rule
-  CHECK(r.declared[0].where == "t.yaml:5");
+  CHECK(r.declared[0].where() == "t.yaml:5");
   CHECK(r.declared[0].stats->c.packets == 50);
-  CHECK(r.declared[2].id == "1:10");
-  CHECK(r.declared[2].where == "t.yaml:8");
-  CHECK(r.declared[2].rate == "300mbit/900mbit");
+  CHECK(r.declared[2].id() == "1:10");
+  CHECK(r.declared[2].where() == "t.yaml:8");
+  CHECK(r.declared[2].rate() == "300mbit/900mbit");
   CHECK(r.declared[2].stats->c.packets == 30);
-  CHECK(r.declared[3].id == "1:30");
+  CHECK(r.declared[3].id() == "1:30");
   CHECK_FALSE(r.declared[3].live);  // declared, not in the kernel
   CHECK(r.missing() == 1);
-  CHECK(r.declared[4].name == "we\"b\\n");
-  CHECK(r.declared[4].where == "t.yaml:11");
+  CHECK(r.declared[4].name() == "we\"b\\n");
+  CHECK(r.declared[4].where() == "t.yaml:11");
   CHECK(r.declared[4].stats->filter_packets() == 7u);
   REQUIRE(r.undeclared.size() == 1);
-  CHECK(r.undeclared[0].id == "1:99");
+  CHECK(r.undeclared[0].id() == "1:99");
   CHECK(r.undeclared[0].stats->c.packets == 5);
 
   std::ostringstream text;

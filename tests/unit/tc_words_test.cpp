@@ -332,7 +332,7 @@ TEST_CASE("tc words: what a kind sends, its decoder reads: nothing unread in any
           Qdisc back;
           Decoded info;
           if (!decode_qdisc(buf, &links, back, info)) continue;
-          INFO("qdisc " << back.kind << " unread " << attr_types(back.raw.options) << " / " << attr_types(back.raw.attrs));
+          INFO("qdisc " << back.kind << " unread " << attr_types(back.raw.options()) << " / " << attr_types(back.raw.attrs()));
           CHECK(back.raw.empty());
           ++objects;
         }
@@ -343,7 +343,7 @@ TEST_CASE("tc words: what a kind sends, its decoder reads: nothing unread in any
           Class back;
           Decoded info;
           if (!decode_class(buf, &links, back, info)) continue;
-          INFO("class " << back.kind << " unread " << attr_types(back.raw.options));
+          INFO("class " << back.kind << " unread " << attr_types(back.raw.options()));
           CHECK(back.raw.empty());
           ++objects;
         }
@@ -354,10 +354,10 @@ TEST_CASE("tc words: what a kind sends, its decoder reads: nothing unread in any
           Filter back;
           Decoded info;
           if (!decode_filter(buf, &links, back, info)) continue;
-          INFO("filter " << back.kind << " unread " << attr_types(back.raw.options));
+          INFO("filter " << back.kind << " unread " << attr_types(back.raw.options()));
           CHECK(back.raw.empty());
           for (const Action& a : back.actions) {
-            INFO("action " << a.kind << " unread " << attr_types(a.raw.options) << " / " << attr_types(a.raw.attrs));
+            INFO("action " << a.kind << " unread " << attr_types(a.raw.options()) << " / " << attr_types(a.raw.attrs()));
             CHECK(a.raw.empty());
           }
           ++objects;
