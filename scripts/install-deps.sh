@@ -9,6 +9,7 @@ PKGS=(build-essential cmake pkg-config libnl-3-dev libyaml-dev libbpf-dev
 if [ "${1:-}" = --tests ]; then
   PKGS+=(catch2 iputils-ping python3 python3-jsonschema python3-yaml
          python3-prometheus-client graphviz  # stats: a real exposition parser; dot -Tsvg of the tree
+         strace  # test_echo_verify: the size of each sendmsg
          clang-14 libclang-rt-14-dev  # clang: the sanitizer and libFuzzer build, and BPF test programs (-target bpf)
          ansible-core debhelper dpkg-dev go-md2man systemd  # packaging tests: playbook run, .deb, man pages, systemd-analyze
          qemu-system-x86 linux-image-amd64 busybox-static cpio kmod)  # the kernel lab: tests/lab, docs/lab.md

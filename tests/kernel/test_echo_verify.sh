@@ -15,6 +15,18 @@ expect_rc 0 ts -v apply "$TMP/a.yaml"
 expect_contains "tcsync: verify: 2003 steps by their echo (0 of them read back), 0 without one"
 expect_rc 0 ts diff "$TMP/a.yaml"
 
+# 1b. Filter requests go in datagrams of at most 3584 bytes: the kernel
+# builds each filter's notification (the echo) as large as the datagram
+# that carried it (batch_sender.cpp kFilterDatagram). The 2000 rules went
+# out in many sendmsgs, none larger; the state is the file's.
+t qdisc del dev v0 root 2>/dev/null || true
+t qdisc del dev v0 ingress 2>/dev/null || true
+strace -f -e trace=sendmsg -o "$TMP/st" "$TCSYNC" --netns "$NS" -q apply "$TMP/a.yaml" >/dev/null 2>&1 || fail "apply under strace"
+read -r n big max < <(awk '/sendmsg\(/ && / = [0-9]+$/ {n++; v=$NF+0; if (v>m) m=v; if (v>3584) b++} END {print n+0, b+0, m+0}' "$TMP/st")
+if [ "$n" -ge 20 ] && [ "$big" -eq 0 ]; then pass "2003 steps in $n sendmsgs, the largest $max bytes (none over 3584)"
+else fail "sendmsgs: $n, $big over 3584 bytes (largest $max)"; fi
+expect_rc 0 ts diff "$TMP/a.yaml"
+
 # 2. A change of 1% of the rules (their classid): u32 echoes a replaced rule
 # as it was before (its change leaves the reported node on the old one), so
 # each is read back with one get; still no dump.
