@@ -25,11 +25,17 @@ void hook_encode(const Options& o, const KindCtx&, MsgWriter& w) {
 }
 
 // The kernel reports a block only when one is bound (index 0 = the hook's own).
-void hook_decode(std::span<const uint8_t> attrs, const KindCtx&, Options& o) {
+// ingress has no egress_block field: an egress block it reported (no
+// kernel's ingress_dump does) is left unread, so the codec keeps it raw
+// instead of setting a field its table does not have.
+void read_blocks(std::span<const uint8_t> attrs, Options& o, bool egress) {
   AttrTable tb(attrs, TCA_EGRESS_BLOCK);
   if (auto* a = tb.get(TCA_INGRESS_BLOCK); a && a->data.size() >= 4 && a->u32()) o.set(kIngressBlock, uint64_t{a->u32()});
+  if (!egress) return;
   if (auto* a = tb.get(TCA_EGRESS_BLOCK); a && a->data.size() >= 4 && a->u32()) o.set(kEgressBlock, uint64_t{a->u32()});
 }
+void hook_decode(std::span<const uint8_t> attrs, const KindCtx&, Options& o) { read_blocks(attrs, o, true); }
+void ingress_decode(std::span<const uint8_t> attrs, const KindCtx&, Options& o) { read_blocks(attrs, o, false); }
 
 void hook_normalize(Options& o, const KindCtx&, Diagnostics& d, SourceLoc) {
   for (uint16_t f : {uint16_t{kIngressBlock}, uint16_t{kEgressBlock}})
@@ -82,7 +88,7 @@ const KindOps kQdiscIngress{
     .doc = "Hook for ingress filters (parent ingress, handle ffff:).",
     .fields = kIngressFields,
     .encode = hook_encode,
-    .decode = hook_decode,
+    .decode = ingress_decode,
     .normalize = hook_normalize,
     .tc_words = &kTcIngressWords,
     .qdisc = &kQdiscIngressOps,
