@@ -14,8 +14,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 B=build/sanitize
 SAN="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
-cmake -S . -B $B -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_COMPILER=clang++-14 -DTCSYNC_FUZZ=ON \
-  -DCMAKE_CXX_FLAGS="$SAN -O1" -DCMAKE_EXE_LINKER_FLAGS="$SAN" >/dev/null
+# Line tables only (-gline-tables-only, not Debug's -g): enough for the
+# sanitizers' stack traces, and the build (most of this script's time in
+# CI) is about a quarter shorter.
+cmake -S . -B $B -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG=-gline-tables-only -DCMAKE_CXX_COMPILER=clang++-14 \
+  -DTCSYNC_FUZZ=ON -DCMAKE_CXX_FLAGS="$SAN -O1" -DCMAKE_EXE_LINKER_FLAGS="$SAN" >/dev/null
 cmake --build $B -j"$(nproc)" --target unit_tests fuzz_loader fuzz_decoder >/dev/null
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 echo "== unit tests under ASan+UBSan"
