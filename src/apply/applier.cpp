@@ -10,6 +10,7 @@
 #include <linux/rtnetlink.h>
 
 #include "apply/refused_field.h"
+#include "apply/verify_by_dump.h"
 #include "plan/action_table.h"
 #include "base/handle.h"
 #include "codec/tc_codec.h"
@@ -55,6 +56,16 @@ enum class Echo : uint8_t { None, Same, Differs, Stale };
 class EchoCheck {
  public:
   EchoCheck(const Plan& plan, const LinkNames& links) : plan_(plan), links_(links), seen_(plan.steps.size()) {}
+
+  // The steps of these devices go without NLM_F_ECHO: the devices are read
+  // back whole after the apply (verify_by_dump.h).
+  void read_whole(const std::set<std::string>& devices) {
+    if (devices.empty()) return;
+    unechoed.assign(plan_.steps.size(), 0);
+    for (size_t i = 0; i < plan_.steps.size(); ++i)
+      if (!plan_.steps[i].block && devices.count(plan_.steps[i].device)) unechoed[i] = 1;
+  }
+  std::vector<uint8_t> unechoed;  // per step; empty: all echo
 
   // `reread`: the message answers a get sent after the apply (read_back),
   // not the request's own echo.
@@ -183,7 +194,10 @@ class EchoCheck {
         }
         continue;
       }
-      if (seen_[i] == Echo::None) {
+      if (seen_[i] == Echo::None && i < unechoed.size() && unechoed[i]) {
+        ++rep.dump_checked;
+        unproven.insert(plan_.steps[i].device);
+      } else if (seen_[i] == Echo::None) {
         if (++rep.echo_missing <= 5) rep.echo_missing_steps.push_back(i);
         const Step& st = plan_.steps[i];
         if (st.block || st.action) whole = true;
@@ -228,6 +242,7 @@ std::vector<AckResult> send_chunked(Kernel& k, MessageBatch& batch, const ApplyO
     for (size_t i = first; i < last; ++i) part.offsets.push_back(batch.offsets[i] - from);
     SendOptions so{stop_on_error, {}};
     if (echo) so.on_echo = [echo, first](size_t i, std::span<const uint8_t> m) { echo->on_echo(first + i, m); };
+    if (echo && !echo->unechoed.empty()) so.unechoed = std::span<const uint8_t>(echo->unechoed).subspan(first, last - first);
     auto got = k.send(part, so);
     if (o.progress) o.progress(last, batch.size());
     bool failed = false;
@@ -294,6 +309,7 @@ ApplyReport apply_plan(Kernel& k, const State& desired, const State& before, con
     return rep;
   }
   EchoCheck echo(plan, k.links());
+  if (o.verify) echo.read_whole(devices_verified_by_dump(plan, desired, before));
   rep.results = send_chunked(k, batch, o, o.on_error != OnError::Continue, &rep.interrupted_by, o.verify ? &echo : nullptr);
   if (!rep.interrupted_by) retry_unbinding(k, plan, batch, rep.results, o, o.on_error != OnError::Continue);
   for (size_t i = 0; i < rep.results.size(); ++i) {

@@ -29,6 +29,9 @@
 //  - a request the kernel acknowledged without an echo we could read: a
 //    qdisc its dumps hide (tc_qdisc_dump_ignore), an echo past the receive
 //    slot (16 KiB), a message the decoder does not take as an object.
+// Where a device's requests are most of it (an apply from empty), its
+// requests go without NLM_F_ECHO and the device is read back with one dump
+// instead, where the kernel's dump of it is linear (verify_by_dump.h).
 // What echoes do not see: another writer changing other objects meanwhile
 // (the netns lock keeps other tcsyncs out; `tcsync diff` looks at all).
 #pragma once
@@ -75,6 +78,7 @@ struct ApplyReport {
   Plan remaining;                  // what the echoes (or a fresh dump) still differ in
   size_t echo_checked = 0;         // steps verified by their echo
   size_t echo_missing = 0;         // acknowledged steps an echo could not verify
+  size_t dump_checked = 0;         // steps sent without an echo, their device read back whole
   std::vector<size_t> echo_missing_steps;  // the first few of them (plan indexes), for -v
   size_t read_back = 0;            // of echo_checked: replaced rules echoed as before, read back one by one
   bool redumped = false;           // verify read devices again (echo_missing, or no echoes)

@@ -98,7 +98,7 @@ class Sender {
   }
 
   bool wants_echo(size_t i) const {
-    if (!opts_.on_echo) return false;
+    if (!opts_.on_echo || (i < opts_.unechoed.size() && opts_.unechoed[i])) return false;
     uint16_t type = msg_type(i);
     // RTM_NEWCHAIN is left out: tc_ctl_chain notifies with flags of its own
     // (no NLM_F_ECHO), so a chain add is never echoed.

@@ -294,6 +294,14 @@ struct FilterOps {
   // cookies alone.
   bool fingerprinted = false;
   bool terse_dump = false;
+  // The classifier's walk resumes a dump where the last skb stopped
+  // (flower: its idr from the last handle; matchall and cgroup hold one
+  // rule), so reading a list back costs what its rules cost. Others skip
+  // from the first rule again for every skb of a dump (u32, basic, fw...):
+  // reading back 100k of them is quadratic. The applier verifies a device
+  // whose requests are most of it by one dump only when each of its kinds
+  // resumes (apply/verify_by_dump.h).
+  bool walk_resumes = false;
   // The option attribute that holds a chain template's protocol (flower's
   // eth_type key; tc leaves it out only for `protocol all`).
   uint16_t template_protocol_attr = 0;

@@ -37,6 +37,10 @@ struct SendOptions {
   // its request's index, before that request's ACK is read. (Deletes are
   // never echoed: their ACK is the proof.) The span lives only for the call.
   std::function<void(size_t index, std::span<const uint8_t> msg)> on_echo;
+  // With on_echo: a nonzero byte at a request's index sends it without
+  // NLM_F_ECHO (the applier reads such a device back with one dump
+  // instead: apply/verify_by_dump.h). Shorter than the batch: the rest echo.
+  std::span<const uint8_t> unechoed;
 };
 
 }  // namespace tcsync

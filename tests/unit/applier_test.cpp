@@ -9,6 +9,7 @@
 #include <linux/rtnetlink.h>
 
 #include "apply/applier.h"
+#include "apply/verify_by_dump.h"
 #include "plan/plan_print.h"
 #include "test_util.h"
 
@@ -29,6 +30,7 @@ struct FakeKernel : Kernel {
   // Echoes: each RTM_NEW* request comes back as its own bytes (a request
   // decodes as the object it asks for), through `tamper` first.
   bool echo = false;
+  size_t echoed = 0;  // messages echoed
   std::function<void(std::vector<uint8_t>&)> tamper;
   const LinkNames& links() const override { return names; }
   std::vector<std::vector<std::string>> dumped_devices;  // what each dump asked for
@@ -47,6 +49,8 @@ struct FakeKernel : Kernel {
       uint16_t type;
       std::memcpy(&type, m.data() + 4, 2);
       if (type != RTM_NEWQDISC && type != RTM_NEWTCLASS && type != RTM_NEWTFILTER) continue;
+      if (i < o.unechoed.size() && o.unechoed[i]) continue;  // sent without NLM_F_ECHO
+      ++echoed;
       if (tamper) tamper(m);
       o.on_echo(i, m);
     }
@@ -327,4 +331,69 @@ devices:
   CHECK(f->key.pref == 10);
   CHECK_FALSE(f->actions[0].index.has_value());  // not "index 1": that is the new pass action
   CHECK(r.rollback_ok);  // drop as action 3 is the state before, the kernel's numbering aside
+}
+
+namespace {
+// A clsact on v0 and N rules of one kind, each its own pref (matchall), or
+// one u32 list.
+std::string rules(const char* kind, int n, const char* dev = "v0") {
+  std::string y = std::string("version: 1\ndevices:\n  ") + dev + ":\n    qdiscs: [{kind: clsact}]\n    filters:\n";
+  for (int i = 1; i <= n; ++i) {
+    if (std::string(kind) == "matchall")
+      y += "      - {parent: ingress, pref: " + std::to_string(i) + ", classid: \"1:" + std::to_string(i) + "\", matchall: {}}\n";
+    else
+      y += "      - {parent: ingress, pref: 10, protocol: ip, u32: {match: [{ip: {src: 10.0." + std::to_string(i / 256) +
+           "." + std::to_string(i % 256) + "/32}}]}}\n";
+  }
+  return y;
+}
+}  // namespace
+
+TEST_CASE("a device whose requests are most of it is verified by one dump, not by echoes") {
+  State want = load_ok(rules("matchall", 300)), before = load_ok(kEmpty);
+  Plan plan = make_plan(want, before);
+  REQUIRE(plan.steps.size() == 301);
+  CHECK(devices_verified_by_dump(plan, want, before) == std::set<std::string>{"v0"});
+  FakeKernel k;
+  k.echo = true;
+  k.dumps = {load_ok(rules("matchall", 300))};
+  Diagnostics d;
+  ApplyReport r = apply_plan(k, want, before, plan, ApplyOptions{}, d);
+  CHECK(k.echoed == 0);  // none asked for
+  CHECK(r.dump_checked == 301);
+  CHECK(r.echo_checked == 0);
+  CHECK(r.echo_missing == 0);
+  REQUIRE(k.dumped_devices.size() == 1);
+  CHECK(k.dumped_devices[0] == std::vector<std::string>{"v0"});
+  CHECK(r.verified);
+}
+
+TEST_CASE("what the dump shows unlike the file is reported as what remains") {
+  State want = load_ok(rules("matchall", 300)), before = load_ok(kEmpty);
+  Plan plan = make_plan(want, before);
+  FakeKernel k;
+  k.echo = true;
+  k.dumps = {load_ok(rules("matchall", 299))};  // the kernel "lost" pref 300
+  Diagnostics d;
+  ApplyReport r = apply_plan(k, want, before, plan, ApplyOptions{}, d);
+  CHECK(r.succeeded());
+  CHECK_FALSE(r.verified);
+  REQUIRE(r.remaining.steps.size() == 1);
+  CHECK(text(r.remaining).find("+ v0: filter matchall ingress pref 300") == 0);
+}
+
+TEST_CASE("a u32 list, or a small change, is verified by its echoes") {
+  // u32's dump walks its list from the start for every skb: echoes stay.
+  State want = load_ok(rules("u32", 300)), before = load_ok(kEmpty);
+  Plan plan = make_plan(want, before);
+  CHECK(devices_verified_by_dump(plan, want, before).empty());
+  // 256 of 600 matchall rules changed: under half the device.
+  State big = load_ok(rules("matchall", 600));
+  State changed = big;
+  for (size_t i = 0; i < 256; ++i) changed.devices[0].filters[i].key.pref += 1000;
+  Plan small = make_plan(changed, big);
+  CHECK(devices_verified_by_dump(small, changed, big).empty());
+  // Fewer than kDumpVerifyMinSteps requests: echoes, whatever the share.
+  State few = load_ok(rules("matchall", 100));
+  CHECK(devices_verified_by_dump(make_plan(few, before), few, before).empty());
 }

@@ -58,6 +58,7 @@ constexpr FilterOps kFilterCgroupOps{
     .classid_attr = 0,
     .actions_attr = TCA_CGROUP_ACT,
     .old_police_attr = TCA_CGROUP_POLICE,  // tc's `police ...` among the filter's words
+    .walk_resumes = true,  // one rule
 };
 
 const KindOps kFilterCgroup{

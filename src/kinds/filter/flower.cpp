@@ -894,6 +894,7 @@ constexpr FilterOps kFilterFlowerOps{
     .actions_attr = TCA_FLOWER_ACT,
     .fingerprinted = true,
     .terse_dump = true,  // fl_terse_dump; 6.1 has no other kind's
+    .walk_resumes = true,
     .template_protocol_attr = TCA_FLOWER_KEY_ETH_TYPE,
     .needs_recreate = needs_recreate,
 };

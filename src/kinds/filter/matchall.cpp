@@ -82,6 +82,7 @@ constexpr FilterOps kFilterMatchallOps{
     .classid_attr = TCA_MATCHALL_CLASSID,
     .actions_attr = TCA_MATCHALL_ACT,
     .fingerprinted = true,
+    .walk_resumes = true,
     .counters_attr = TCA_MATCHALL_PCNT,
     .read_counters = read_counters,
     .check_device = check_device,
