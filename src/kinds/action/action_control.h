@@ -55,12 +55,14 @@ struct TcGenHead {
 // An action's `control` field declared as the member it is: tc_gen's
 // `action` in the kind's parameters struct `parms` (field_wire.h), with
 // the kind's default verdict `def` (pipe or pass), which reads as absent
-// from the kernel as normalize drops it from the file.
-constexpr Field control_field(const WireStruct& parms, uint32_t def) {
+// from the kernel as normalize drops it from the file; `doc`: when the
+// usual words do not say it.
+constexpr Field control_field(const WireStruct& parms, uint32_t def, std::string_view doc = {}) {
   return {.key = "control",
           .type = FieldType::Custom,
-          .doc = def == TC_ACT_PIPE ? "Verdict after the action (default pipe; also \"goto chain N\", \"jump N\")."
-                                    : "Verdict after the action (default pass; also \"goto chain N\", \"jump N\").",
+          .doc = !doc.empty()          ? doc
+                 : def == TC_ACT_PIPE ? "Verdict after the action (default pipe; also \"goto chain N\", \"jump N\")."
+                                      : "Verdict after the action (default pass; also \"goto chain N\", \"jump N\").",
           .def = def,
           .custom = &kControlType,
           .wire = Wire::U32,
