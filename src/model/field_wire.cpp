@@ -1,6 +1,8 @@
 #include "model/field_wire.h"
 
 #include <algorithm>
+#include <cstring>
+#include <vector>
 
 namespace tcsync {
 
@@ -40,11 +42,76 @@ uint64_t get(const Attr& a, Wire wire) {
   return 0;
 }
 
+size_t width(Wire wire) {
+  switch (wire) {
+    case Wire::U8: return 1;
+    case Wire::U16: case Wire::Be16: return 2;
+    case Wire::U32: case Wire::Be32: return 4;
+    case Wire::U64: return 8;
+    case Wire::None: case Wire::Str: break;
+  }
+  return 0;
+}
+
+// A member of a struct's bytes: what lies past a short struct's end reads
+// as zero, as Attr::as reads a whole struct.
+uint64_t member_get(std::span<const uint8_t> data, const Field& f) {
+  uint8_t b[8] = {};
+  size_t n = width(f.wire);
+  if (f.offset < data.size()) std::memcpy(b, data.data() + f.offset, std::min(n, data.size() - f.offset));
+  return get(Attr{0, std::span<const uint8_t>(b, n)}, f.wire);
+}
+
+void member_put(std::span<uint8_t> data, const Field& f, uint64_t v) {
+  uint8_t b[8] = {};
+  switch (f.wire) {
+    case Wire::U8: b[0] = static_cast<uint8_t>(v); break;
+    case Wire::U16: { uint16_t x = static_cast<uint16_t>(v); std::memcpy(b, &x, 2); break; }
+    case Wire::Be16: { uint16_t x = __builtin_bswap16(static_cast<uint16_t>(v)); std::memcpy(b, &x, 2); break; }
+    case Wire::U32: { uint32_t x = static_cast<uint32_t>(v); std::memcpy(b, &x, 4); break; }
+    case Wire::Be32: { uint32_t x = __builtin_bswap32(static_cast<uint32_t>(v)); std::memcpy(b, &x, 4); break; }
+    case Wire::U64: std::memcpy(b, &v, 8); break;
+    case Wire::None: case Wire::Str: return;
+  }
+  size_t n = width(f.wire);
+  if (f.offset + n <= data.size()) std::memcpy(data.data() + f.offset, b, n);
+}
+
+// What a member holds when its field is absent: the struct is sent whole,
+// so an add too sends the def, else change_absent, else 0.
+uint64_t member_value(const Field& f, const Options& o, uint16_t idx, const KindCtx& ctx) {
+  if (auto v = field_sent_value(f, o, idx, ctx)) return *v;
+  return f.def.value_or(f.change_absent.value_or(0));
+}
+
+// Sets field `idx` from what its attribute or member holds, through its map.
+void set_from_wire(const Field& f, uint16_t idx, uint64_t wire, Options& o) {
+  if (f.map && f.map->def_is_absent && f.def == wire) return;
+  if (!f.map || !f.map->from_wire) o.set(idx, wire);
+  else if (auto v = f.map->from_wire(wire)) o.set(idx, *v);
+}
+
 }  // namespace
+
+void encode_struct(std::span<const Field> fields, const WireStruct& s, const Options& o, const KindCtx& ctx, MsgWriter& w) {
+  std::vector<uint8_t> data(s.size);
+  if (s.action_parms && data.size() >= sizeof ctx.action_index) std::memcpy(data.data(), &ctx.action_index, sizeof ctx.action_index);
+  for (uint16_t idx = 0; idx < fields.size(); ++idx) {
+    const Field& f = fields[idx];
+    if (f.in != &s) continue;
+    uint64_t v = member_value(f, o, idx, ctx);
+    if (f.bit) {
+      if (v) member_put(data, f, member_get(data, f) | f.bit);
+      continue;
+    }
+    member_put(data, f, f.map && f.map->to_wire ? f.map->to_wire(v) : v);
+  }
+  w.attr(s.attr, data.data(), data.size());
+}
 
 void encode_field(std::span<const Field> fields, uint16_t idx, const Options& o, const KindCtx& ctx, MsgWriter& w) {
   const Field& f = fields[idx];
-  if (f.wire == Wire::None || (ctx.change && (f.flags & kRecreate))) return;
+  if (f.wire == Wire::None || f.in || (ctx.change && (f.flags & kRecreate))) return;
   if (f.wire == Wire::Str) {
     if (auto* s = o.str(idx)) w.attr_str(f.attr, *s);
     return;
@@ -57,6 +124,11 @@ void encode_field(std::span<const Field> fields, uint16_t idx, const Options& o,
 }
 
 void encode_fields(std::span<const Field> fields, const Options& o, const KindCtx& ctx, MsgWriter& w, std::span<const uint16_t> order) {
+  for (uint16_t idx = 0; idx < fields.size(); ++idx) {
+    const WireStruct* s = fields[idx].in;
+    bool first = s && std::none_of(fields.begin(), fields.begin() + idx, [s](const Field& f) { return f.in == s; });
+    if (first) encode_struct(fields, *s, o, ctx, w);
+  }
   if (!order.empty()) {
     for (uint16_t idx : order) encode_field(fields, idx, o, ctx, w);
     return;
@@ -68,23 +140,24 @@ void decode_fields(std::span<const Field> fields, const AttrTable& tb, Options& 
   for (uint16_t idx = 0; idx < fields.size(); ++idx) {
     const Field& f = fields[idx];
     if (f.wire == Wire::None) continue;
-    const Attr* a = tb.get(f.attr);
+    const Attr* a = tb.get(f.in ? f.in->attr : f.attr);
     if (!a) continue;
-    if (f.wire == Wire::Str) {
+    if (f.in && f.bit) {
+      if (member_get(a->data, f) & f.bit) o.set(idx, uint64_t{1});
+    } else if (f.in) {
+      set_from_wire(f, idx, member_get(a->data, f), o);
+    } else if (f.wire == Wire::Str) {
       o.set(idx, a->str());
-      continue;
+    } else {
+      set_from_wire(f, idx, get(*a, f.wire), o);
     }
-    uint64_t wire = get(*a, f.wire);
-    if (f.map && f.map->def_is_absent && f.def == wire) continue;
-    if (!f.map || !f.map->from_wire) o.set(idx, wire);
-    else if (auto v = f.map->from_wire(wire)) o.set(idx, *v);
   }
 }
 
 uint16_t fields_max_attr(std::span<const Field> fields) {
   uint16_t max = 0;
   for (auto& f : fields)
-    if (f.wire != Wire::None) max = std::max(max, f.attr);
+    if (f.wire != Wire::None) max = std::max(max, f.in ? f.in->attr : f.attr);
   return max;
 }
 

@@ -1,10 +1,12 @@
-// Fields bound to their TCA_* attribute (Field::wire, Field::attr): the
+// Fields bound to their TCA_* attribute (Field::wire, Field::attr) or to a
+// member of a struct an attribute carries (Field::in, Field::offset): the
 // generic encoder and decoder of a kind's TCA_OPTIONS body, so that a kind
-// whose options are each one attribute of a fixed width declares them in
-// its table and writes no encode/decode of its own (issue #15; systemd's
-// netlink type tables work the same way). A kind with more (a struct, a
-// nest, a bit in a flags word) calls these for its declared fields and
-// writes only the rest by hand. docs/adding-a-kind.md shows both.
+// whose options are each one attribute of a fixed width, or a member (an
+// action's parameters: its verdict in tc_gen), declares them in its table
+// and writes no encode/decode of its own (issue #15; systemd's netlink
+// type tables work the same way). A kind with more (a nest, a value made
+// of several members) calls these for its declared fields and writes only
+// the rest by hand. docs/adding-a-kind.md shows both.
 #pragma once
 #include <cstdint>
 #include <optional>
@@ -21,19 +23,29 @@ namespace tcsync {
 // when def_always_sent.
 std::optional<uint64_t> field_sent_value(const Field& f, const Options& o, uint16_t idx, const KindCtx& ctx);
 
+// Writes struct `s` whole: zeros, the index in an action's parameters (tc_gen),
+// and each member a field of `fields` names (Field::in): its value to send
+// (above), else its def, else its change_absent, else 0; a bit field sets
+// its bit when true.
+void encode_struct(std::span<const Field> fields, const WireStruct& s, const Options& o, const KindCtx& ctx, MsgWriter& w);
+
 // Writes field `idx` as its attribute, if it has a value to send (above),
-// a wire form, and its map does not say the value is unsent. A kRecreate field is left out of a change: the differ
+// a wire form, and its map does not say the value is unsent; a struct
+// member goes with its struct. A kRecreate field is left out of a change: the differ
 // only changes in place when it is equal, and some kernels refuse it on a
 // live object (fq_codel's and fq_pie's flows: EINVAL).
 void encode_field(std::span<const Field> fields, uint16_t idx, const Options& o, const KindCtx& ctx, MsgWriter& w);
 
-// Writes the declared fields in `order` (field indexes: tc's order, where
-// a test or a kernel cares), or every field with a wire form in table
-// order when `order` is empty.
+// Writes the structs the fields are members of, in table order of their
+// first member (tc sends an action's parameters first), then the declared
+// attributes in `order` (field indexes: tc's order, where a test or a
+// kernel cares), or every field with a wire form in table order when
+// `order` is empty.
 void encode_fields(std::span<const Field> fields, const Options& o, const KindCtx& ctx, MsgWriter& w,
                    std::span<const uint16_t> order = {});
 
-// Reads every field with a wire form from its attribute in `tb`. Each is
+// Reads every field with a wire form from its attribute (or its struct's)
+// in `tb`. Each is
 // asked for with AttrTable::get, which marks it read: what no field (and
 // no hand-written part) asks for is kept raw by the codec, never dropped.
 void decode_fields(std::span<const Field> fields, const AttrTable& tb, Options& o);
@@ -48,6 +60,11 @@ uint16_t fields_max_attr(std::span<const Field> fields);
 template <const auto& kFields>
 void encode_declared(const Options& o, const KindCtx& ctx, MsgWriter& w) {
   encode_fields(kFields, o, ctx, w);
+}
+// The same with tc's order of the attributes (encode_fields' `order`).
+template <const auto& kFields, const auto& kOrder>
+void encode_declared_in_order(const Options& o, const KindCtx& ctx, MsgWriter& w) {
+  encode_fields(kFields, o, ctx, w, kOrder);
 }
 template <const auto& kFields>
 void decode_declared(std::span<const uint8_t> payload, const KindCtx&, Options& o) {

@@ -92,11 +92,12 @@ enum FieldFlags : uint32_t {
 };
 
 // How a field travels when it is one attribute of its own (Field::attr)
-// inside TCA_OPTIONS: a number of the attribute's width, in host or network
-// byte order, or Str: a NUL-terminated string (a Device field's name: fw's
-// and u32's indev). The generic encoder and decoder (model/field_wire.h) carry
-// such fields, so the kind writes no code for them. None: the kind's own
-// encode/decode carries the field (a struct member, a bit, a nest).
+// inside TCA_OPTIONS, or a member of a struct (Field::in): a number of the
+// attribute's (member's) width, in host or network byte order, or Str: a
+// NUL-terminated string (a Device field's name: fw's and u32's indev). The
+// generic encoder and decoder (model/field_wire.h) carry such fields, so
+// the kind writes no code for them. None: the kind's own encode/decode
+// carries the field (a nest, a value made of several members).
 enum class Wire : uint8_t { None, U8, U16, U32, U64, Be16, Be32, Str };
 
 // A field whose attribute holds another form than the model (CoDel's
@@ -115,6 +116,19 @@ struct WireMap {
   bool def_is_absent = false;
 };
 
+// A struct that one attribute carries whole (an action's TCA_X_PARMS,
+// cbs's TCA_CBS_PARMS), whose members are fields (Field::in): the generic
+// encoder (model/field_wire.h) sends it zeroed but for what its fields
+// say, before the kind's attributes; the decoder reads the members from
+// it, a short struct's missing tail as zeros (an older kernel's).
+struct WireStruct {
+  uint16_t attr;
+  uint16_t size;
+  // An action's parameters, which start with struct tc_gen: its index is
+  // KindCtx::action_index, the kernel's choice when 0.
+  bool action_parms = false;
+};
+
 struct Field {
   std::string_view key;
   FieldType type;
@@ -130,13 +144,26 @@ struct Field {
   // (NLMSGERR_ATTR_OFFS) is reported at this field's line and column.
   uint16_t attr = 0;
   // The attribute's form (Wire above): with `attr`, the generic encoder
-  // sends the field and the generic decoder reads it (model/field_wire.h).
+  // sends the field and the generic decoder reads it (model/field_wire.h);
+  // with `in`, the form of its member.
   Wire wire = Wire::None;
+  // The struct whose member the field is, at byte `offset` (offsetof), of
+  // the width `wire` says (not Str). Such a field leaves `attr` 0: the
+  // struct's attribute carries others too (every action's its verdict),
+  // so a refusal naming it names no one field.
+  const WireStruct* in = nullptr;
+  uint16_t offset = 0;
+  // A Bool that is one bit of its member (csum's update_flags): the bit
+  // is set when the field is true, and reads as true when set (absent when
+  // clear); fields may share the member, one bit each. The map is not used.
+  uint64_t bit = 0;
   const WireMap* map = nullptr;
   // What a change (KindCtx::change) sends for the field when absent and
   // without a def (the kernel keeps what a change leaves out): a kernel's
   // "off" (CoDel's ce_threshold, fq's ~0 maxrate) or the kernel's default
-  // of a kAuto field (pie's tupdate, compared only when declared).
+  // of a kAuto field (pie's tupdate, compared only when declared). A struct
+  // member (`in`) is always sent: it goes on an add too (mpls's m_action:
+  // tc's pop; 0 without it).
   std::optional<uint64_t> change_absent = std::nullopt;
   // An add sends the def for an absent field too, not only a change: tc
   // always sends the attribute (ctinfo's zone, flow's mode).

@@ -2,6 +2,7 @@
 // encodes and decodes TCA_OPTIONS, each field as its own attribute.
 #include <catch2/catch.hpp>
 
+#include <cstddef>
 #include <set>
 
 #include "model/field_wire.h"
@@ -140,20 +141,129 @@ TEST_CASE("field wire: what the declared kinds send, they read back") {
   CHECK(back == o);
 }
 
-TEST_CASE("field wire: every kind's declared fields name an attribute of their own") {
-  int declared = 0;
+TEST_CASE("field wire: every kind's declared fields name an attribute of their own, or a member") {
+  int declared = 0, members = 0;
   for (const KindOps* k : all_kinds()) {
-    std::set<uint16_t> attrs;
+    std::set<uint16_t> attrs, structs;
     for (const Field& f : k->fields) {
       if (f.wire == Wire::None) continue;
       INFO(obj_type_name(k->obj) << " " << k->name << " " << f.key);
-      CHECK(f.attr != 0);
-      CHECK(attrs.insert(f.attr).second);
       CHECK((f.type == FieldType::Device) == (f.wire == Wire::Str));  // a device goes by its name
+      if (f.in) {
+        // A member leaves attr 0: its struct's attribute carries others too.
+        CHECK(f.attr == 0);
+        CHECK(f.in->attr != 0);
+        structs.insert(f.in->attr);
+        CHECK(f.offset < f.in->size);
+        CHECK((f.bit == 0 || f.type == FieldType::Bool));
+        // An action's parameters are the ones the codec reads the index from.
+        if (f.in->action_parms) {
+          CHECK(f.in->attr == action_ops(k).parms_attr);
+          CHECK(f.in->size == action_ops(k).parms_size);
+        }
+        ++members;
+        continue;
+      }
+      CHECK(f.attr != 0);
+      CHECK(f.bit == 0);
+      CHECK(attrs.insert(f.attr).second);
       ++declared;
     }
+    for (uint16_t s : structs) CHECK_FALSE(attrs.count(s));
   }
   CHECK(declared >= 60);
+  CHECK(members >= 25);
+}
+
+namespace {
+
+// A struct in attribute 2, an action's parameters: tc_gen (index, capab,
+// action, refcnt, bindcnt), then a u16, a be32 and a flags word.
+struct TestParms {
+  uint32_t index, capab;
+  int32_t action, refcnt, bindcnt;
+  uint16_t zone;
+  uint32_t addr, flags;
+};
+constexpr WireStruct kStruct{.attr = 2, .size = sizeof(TestParms), .action_parms = true};
+enum : uint16_t { kSZone, kSAddr, kSBit0, kSBit2, kSVerdict, kSCapab, kSAttr };
+const Field kStructFields[] = {
+    {.key = "zone", .type = FieldType::Uint, .def = 0, .wire = Wire::U16, .in = &kStruct, .offset = offsetof(TestParms, zone), .map = &kZeroIsAbsent},
+    {.key = "addr", .type = FieldType::Uint, .wire = Wire::Be32, .in = &kStruct, .offset = offsetof(TestParms, addr)},
+    {.key = "bit0", .type = FieldType::Bool, .def = 0, .wire = Wire::U32, .in = &kStruct, .offset = offsetof(TestParms, flags), .bit = 1},
+    {.key = "bit2", .type = FieldType::Bool, .def = 0, .wire = Wire::U32, .in = &kStruct, .offset = offsetof(TestParms, flags), .bit = 4},
+    {.key = "verdict", .type = FieldType::Uint, .def = 3, .wire = Wire::U32, .in = &kStruct, .offset = offsetof(TestParms, action), .map = &kDefIsAbsent},
+    {.key = "capab", .type = FieldType::Uint, .wire = Wire::U32, .in = &kStruct, .offset = offsetof(TestParms, capab), .change_absent = 1},
+    // An attribute of its own, numbered before the struct's: sent after it.
+    {.key = "attr", .type = FieldType::Uint, .attr = 1, .wire = Wire::U32},
+};
+
+KindCtx action_ctx(uint32_t index) {
+  KindCtx ctx;
+  ctx.action_index = index;
+  return ctx;
+}
+
+}  // namespace
+
+TEST_CASE("field wire: a struct goes whole before the attributes, each member at its offset") {
+  std::vector<uint8_t> buf;
+  MsgWriter w(buf);
+  // Nothing declared: the index, verdict's def, capab's change_absent (a
+  // member is always sent, on an add too), zeros.
+  encode_declared<kStructFields>(Options{}, action_ctx(5), w);
+  CHECK(test::hex(buf) == "24000200" "05000000" "01000000" "03000000" "00000000" "00000000" "00000000" "00000000" "00000000");
+
+  Options o;
+  const std::pair<uint16_t, uint64_t> values[] = {{kSZone, 0x1234}, {kSAddr, 0x0a000001}, {kSBit0, 1}, {kSBit2, 1},
+                                                  {kSVerdict, 2},   {kSCapab, 7},           {kSAttr, 9}};
+  for (auto& v : values) o.set(v.first, v.second);
+  buf.clear();
+  encode_declared<kStructFields>(o, action_ctx(0), w);
+  CHECK(test::hex(buf) == "24000200" "00000000" "07000000" "02000000" "00000000" "00000000" "34120000" "0a000001" "05000000"
+                          "0800010009000000");
+  Options back;
+  decode_declared<kStructFields>(buf, KindCtx{}, back);
+  CHECK(back == o);
+
+  // A false bit leaves its bit clear; the other bit stays.
+  o.set(kSBit0, uint64_t{0});
+  buf.clear();
+  encode_struct(kStructFields, kStruct, o, action_ctx(0), w);
+  CHECK(test::hex(buf).substr(64, 8) == "04000000");
+}
+
+TEST_CASE("field wire: members read from their struct, a short one's tail as zeros, through their maps") {
+  std::vector<uint8_t> buf;
+  MsgWriter w(buf);
+  TestParms p{};
+  p.action = 3;  // the def: absent
+  p.capab = 6;
+  p.flags = 0x6;  // bit 2 only (bit 1 is no field's)
+  w.attr(2, &p, sizeof p);
+  AttrReadLog log(buf);
+  Options o = decoded(kStructFields, buf);
+  CHECK(log.asked(2));
+  CHECK(log.asked(1));
+  CHECK_FALSE(o.has(kSZone));
+  CHECK_FALSE(o.has(kSVerdict));
+  CHECK_FALSE(o.has(kSBit0));
+  CHECK(o.num(kSBit2) == 1u);
+  CHECK(o.num(kSCapab) == 6u);
+  CHECK(o.num(kSAddr) == 0u);
+  CHECK(fields_max_attr(kStructFields) == 2);
+
+  // An older kernel's shorter struct: what it lacks reads as 0.
+  std::vector<uint8_t> shorter;
+  MsgWriter w2(shorter);
+  p.action = 1;
+  p.zone = 9;
+  w2.attr(2, &p, offsetof(TestParms, zone) + 1);
+  Options s = decoded(kStructFields, shorter);
+  CHECK(s.num(kSVerdict) == 1u);
+  CHECK(s.num(kSZone) == 9u);  // its low byte was there
+  CHECK(s.num(kSAddr) == 0u);
+  CHECK_FALSE(s.has(kSBit2));
 }
 
 TEST_CASE("field wire: an unsent value is never sent, a def_always_sent def always is, a device goes by name") {

@@ -4,6 +4,7 @@
 // side (the offset the kernel really sends) is tests/kernel/test_kernel_reject.sh.
 #include <linux/pkt_cls.h>
 #include <linux/rtnetlink.h>
+#include <linux/tc_act/tc_connmark.h>
 
 #include <catch2/catch.hpp>
 
@@ -41,7 +42,8 @@ size_t offset_of(std::span<const uint8_t> msg, size_t hdr, std::vector<uint16_t>
   return 0;
 }
 
-const char* kFile =
+// One rule on v0's ingress; the filter's kind and actions follow.
+const std::string kIngressRule =
     "version: 1\n"
     "devices:\n"
     "  v0:\n"
@@ -49,27 +51,34 @@ const char* kFile =
     "    filters:\n"
     "      - parent: ingress\n"
     "        pref: 1\n"
-    "        protocol: ip\n"
+    "        protocol: ip\n";
+const std::string kFile = kIngressRule +
     "        flower:\n"
     "          ip_proto: tcp\n"
     "          ct_state: +trk+est\n"
     "        actions:\n"
     "          - gact: {control: drop}\n";
 
-}  // namespace
-
-TEST_CASE("refused field: the attribute the kernel names points at its field") {
-  State s = load_ok(kFile);
-  const Filter& f = s.devices[0].filters[0];
+// The request that adds the file's first filter, and its step.
+std::vector<uint8_t> add_request(const Filter& f, Step& st) {
   std::vector<uint8_t> buf;
   MsgWriter w(buf);
   Diagnostics d;
   test::FakeLinks links;
   encode_filter(w, Op::Add, f, 2, &links, d);
   REQUIRE(d.error_count() == 0);
-  Step st;
   st.op = Op::Add;
   st.filter = &f;
+  return buf;
+}
+
+}  // namespace
+
+TEST_CASE("refused field: the attribute the kernel names points at its field") {
+  State s = load_ok(kFile);
+  const Filter& f = s.devices[0].filters[0];
+  Step st;
+  std::vector<uint8_t> buf = add_request(f, st);
 
   size_t off = offset_of(buf, sizeof(tcmsg), {TCA_OPTIONS, TCA_FLOWER_KEY_CT_STATE});
   REQUIRE(off != 0);
@@ -95,4 +104,18 @@ TEST_CASE("refused field: the attribute the kernel names points at its field") {
   CHECK(refused_field(st, buf, static_cast<uint32_t>(off + 1)).key.empty());
   st.op = Op::Delete;
   CHECK(refused_field(st, buf, static_cast<uint32_t>(offset_of(buf, sizeof(tcmsg), {TCA_OPTIONS, TCA_FLOWER_KEY_CT_STATE}))).key.empty());
+}
+
+TEST_CASE("refused field: a struct shared by several fields names none of them") {
+  // connmark's zone and verdict are both members of TCA_CONNMARK_PARMS: a
+  // refusal of that attribute is the action's, not the zone's.
+  State s = load_ok(kIngressRule +
+      "        matchall: {}\n"
+      "        actions:\n"
+      "          - connmark: {zone: 3, control: drop}\n");
+  Step st;
+  std::vector<uint8_t> buf = add_request(s.devices[0].filters[0], st);
+  size_t off = offset_of(buf, sizeof(tcmsg), {TCA_OPTIONS, TCA_MATCHALL_ACT, 1, TCA_ACT_OPTIONS, TCA_CONNMARK_PARMS});
+  REQUIRE(off != 0);
+  CHECK(refused_field(st, buf, static_cast<uint32_t>(off)).key.empty());
 }

@@ -8,12 +8,16 @@
 //   "jump 2"        TC_ACT_JUMP | 2         skip the next 2 actions
 // Values are kept as the kernel's 32 bits (TC_ACT_UNSPEC as 0xffffffff).
 #pragma once
+#include <linux/pkt_cls.h>
+
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <span>
 #include <string>
 #include <string_view>
 
+#include "model/field_wire.h"
 #include "model/kind.h"
 #include "model/tc_words.h"
 
@@ -40,6 +44,31 @@ constexpr bool control_is_goto_chain(uint64_t v) { return (v & 0xF0000000u) == 0
 // equal and dump leaves it out.
 inline void drop_default_control(Options& o, uint16_t field, uint32_t def) {
   if (o.num(field) == def) o.erase(field);
+}
+
+// The head of every action's parameters struct (uapi's tc_gen macro), for
+// the place of its members.
+struct TcGenHead {
+  tc_gen;
+};
+
+// An action's `control` field declared as the member it is: tc_gen's
+// `action` in the kind's parameters struct `parms` (field_wire.h), with
+// the kind's default verdict `def` (pipe or pass), which reads as absent
+// from the kernel as normalize drops it from the file; `doc`: when the
+// usual words do not say it.
+constexpr Field control_field(const WireStruct& parms, uint32_t def, std::string_view doc = {}) {
+  return {.key = "control",
+          .type = FieldType::Custom,
+          .doc = !doc.empty()          ? doc
+                 : def == TC_ACT_PIPE ? "Verdict after the action (default pipe; also \"goto chain N\", \"jump N\")."
+                                      : "Verdict after the action (default pass; also \"goto chain N\", \"jump N\").",
+          .def = def,
+          .custom = &kControlType,
+          .wire = Wire::U32,
+          .in = &parms,
+          .offset = offsetof(TcGenHead, action),
+          .map = &kDefIsAbsent};
 }
 
 // tc's verdict words at the cursor ("drop", "ok", "goto chain 5", "jump 2"),

@@ -8,6 +8,7 @@
 
 #include "kinds/action/action_control.h"
 #include "kinds/registry.h"
+#include "model/field_wire.h"
 #include "model/kind.h"
 #include "model/tc_words.h"
 
@@ -16,28 +17,13 @@ namespace {
 
 enum : uint16_t { kZone, kControl };
 
+constexpr WireStruct kParms{.attr = TCA_CONNMARK_PARMS, .size = sizeof(tc_connmark), .action_parms = true};
+
 const Field kFields[] = {
-    {.key = "zone", .type = FieldType::Uint, .doc = "Conntrack zone to look the connection up in.", .def = 0, .max = 0xFFFF},
-    {.key = "control", .type = FieldType::Custom, .doc = "Verdict after the action (default pipe; also \"goto chain N\", \"jump N\").", .def = TC_ACT_PIPE, .custom = &kControlType},
+    {.key = "zone", .type = FieldType::Uint, .doc = "Conntrack zone to look the connection up in.", .def = 0, .max = 0xFFFF,
+     .wire = Wire::U16, .in = &kParms, .offset = offsetof(tc_connmark, zone), .map = &kZeroIsAbsent},
+    control_field(kParms, TC_ACT_PIPE),
 };
-
-void encode(const Options& o, const KindCtx& ctx, MsgWriter& w) {
-  tc_connmark p{};
-  p.index = ctx.action_index;
-  p.action = static_cast<int>(o.num(kControl).value_or(TC_ACT_PIPE));
-  p.zone = static_cast<uint16_t>(o.num(kZone).value_or(0));
-  w.attr(TCA_CONNMARK_PARMS, &p, sizeof p);
-}
-
-void decode(std::span<const uint8_t> payload, const KindCtx&, Options& o) {
-  AttrTable tb(payload, TCA_CONNMARK_MAX);
-  auto* a = tb.get(TCA_CONNMARK_PARMS);
-  if (!a) return;
-  auto p = a->as<tc_connmark>();
-  o.set(kControl, uint64_t{static_cast<uint32_t>(p.action)});
-  if (p.zone) o.set(kZone, uint64_t{p.zone});
-  drop_default_control(o, kControl, TC_ACT_PIPE);
-}
 
 void normalize(Options& o, const KindCtx&, Diagnostics&, SourceLoc) { drop_default_control(o, kControl, TC_ACT_PIPE); }
 
@@ -51,8 +37,8 @@ const TcWords kTcWords{.bare = tc_bare_control, .examples = kTcExamples};
 }  // namespace
 
 constexpr ActionOps kActionConnmarkOps{
-    .parms_attr = TCA_CONNMARK_PARMS,
-    .parms_size = sizeof(tc_connmark),
+    .parms_attr = kParms.attr,
+    .parms_size = kParms.size,
 };
 
 const KindOps kActionConnmark{
@@ -60,8 +46,8 @@ const KindOps kActionConnmark{
     .obj = ObjType::Action,
     .doc = "Copy the connection's conntrack mark (in a zone) to the packet's mark.",
     .fields = kFields,
-    .encode = encode,
-    .decode = decode,
+    .encode = encode_declared<kFields>,
+    .decode = decode_declared<kFields>,
     .normalize = normalize,
     .tc_words = &kTcWords,
     .reported_only = kReportedOnly,

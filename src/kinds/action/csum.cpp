@@ -2,12 +2,13 @@
 //
 //   TCA_CSUM_PARMS  struct tc_csum (tc_gen, update_flags)
 // One Bool field per header tc names (ip4h, icmp, igmp, tcp, udp, udplite,
-// sctp); tc sends their bits in update_flags.
+// sctp), each a bit of update_flags.
 #include <linux/pkt_cls.h>
 #include <linux/tc_act/tc_csum.h>
 
 #include "kinds/action/action_control.h"
 #include "kinds/registry.h"
+#include "model/field_wire.h"
 #include "model/kind.h"
 #include "model/tc_words.h"
 
@@ -16,40 +17,25 @@ namespace {
 
 enum : uint16_t { kIp4h, kIcmp, kIgmp, kTcp, kUdp, kUdplite, kSctp, kControl };
 constexpr uint16_t kTargets = kControl;
-const uint32_t kBits[kTargets] = {TCA_CSUM_UPDATE_FLAG_IPV4HDR, TCA_CSUM_UPDATE_FLAG_ICMP, TCA_CSUM_UPDATE_FLAG_IGMP,
-                                  TCA_CSUM_UPDATE_FLAG_TCP,     TCA_CSUM_UPDATE_FLAG_UDP,  TCA_CSUM_UPDATE_FLAG_UDPLITE,
-                                  TCA_CSUM_UPDATE_FLAG_SCTP};
+
+constexpr WireStruct kParms{.attr = TCA_CSUM_PARMS, .size = sizeof(tc_csum), .action_parms = true};
+
+// A header's field: a bit of update_flags.
+constexpr Field target(std::string_view key, std::string_view doc, uint32_t bit) {
+  return {.key = key, .type = FieldType::Bool, .doc = doc, .def = 0,
+          .wire = Wire::U32, .in = &kParms, .offset = offsetof(tc_csum, update_flags), .bit = bit};
+}
 
 const Field kFields[] = {
-    {.key = "ip4h", .type = FieldType::Bool, .doc = "Update the IPv4 header checksum.", .def = 0},
-    {.key = "icmp", .type = FieldType::Bool, .doc = "Update the ICMP checksum.", .def = 0},
-    {.key = "igmp", .type = FieldType::Bool, .doc = "Update the IGMP checksum.", .def = 0},
-    {.key = "tcp", .type = FieldType::Bool, .doc = "Update the TCP checksum.", .def = 0},
-    {.key = "udp", .type = FieldType::Bool, .doc = "Update the UDP checksum.", .def = 0},
-    {.key = "udplite", .type = FieldType::Bool, .doc = "Update the UDP-Lite checksum.", .def = 0},
-    {.key = "sctp", .type = FieldType::Bool, .doc = "Update the SCTP CRC32c.", .def = 0},
-    {.key = "control", .type = FieldType::Custom, .doc = "Verdict after the action (default pass; also \"goto chain N\", \"jump N\").", .def = TC_ACT_OK, .custom = &kControlType},
+    target("ip4h", "Update the IPv4 header checksum.", TCA_CSUM_UPDATE_FLAG_IPV4HDR),
+    target("icmp", "Update the ICMP checksum.", TCA_CSUM_UPDATE_FLAG_ICMP),
+    target("igmp", "Update the IGMP checksum.", TCA_CSUM_UPDATE_FLAG_IGMP),
+    target("tcp", "Update the TCP checksum.", TCA_CSUM_UPDATE_FLAG_TCP),
+    target("udp", "Update the UDP checksum.", TCA_CSUM_UPDATE_FLAG_UDP),
+    target("udplite", "Update the UDP-Lite checksum.", TCA_CSUM_UPDATE_FLAG_UDPLITE),
+    target("sctp", "Update the SCTP CRC32c.", TCA_CSUM_UPDATE_FLAG_SCTP),
+    control_field(kParms, TC_ACT_OK),
 };
-
-void encode(const Options& o, const KindCtx& ctx, MsgWriter& w) {
-  tc_csum p{};
-  p.index = ctx.action_index;
-  p.action = static_cast<int>(o.num(kControl).value_or(TC_ACT_OK));
-  for (uint16_t f = 0; f < kTargets; ++f)
-    if (o.num(f).value_or(0)) p.update_flags |= kBits[f];
-  w.attr(TCA_CSUM_PARMS, &p, sizeof p);
-}
-
-void decode(std::span<const uint8_t> payload, const KindCtx&, Options& o) {
-  AttrTable tb(payload, TCA_CSUM_MAX);
-  auto* a = tb.get(TCA_CSUM_PARMS);
-  if (!a) return;
-  auto p = a->as<tc_csum>();
-  o.set(kControl, uint64_t{static_cast<uint32_t>(p.action)});
-  for (uint16_t f = 0; f < kTargets; ++f)
-    if (p.update_flags & kBits[f]) o.set(f, uint64_t{1});
-  drop_default_control(o, kControl, TC_ACT_OK);
-}
 
 void normalize(Options& o, const KindCtx&, Diagnostics& d, SourceLoc loc) {
   drop_default_control(o, kControl, TC_ACT_OK);
@@ -75,8 +61,8 @@ const TcWords kTcWords{.aliases = kTcAliases, .readers = kTcReaders, .bare = tc_
 }  // namespace
 
 constexpr ActionOps kActionCsumOps{
-    .parms_attr = TCA_CSUM_PARMS,
-    .parms_size = sizeof(tc_csum),
+    .parms_attr = kParms.attr,
+    .parms_size = kParms.size,
 };
 
 const KindOps kActionCsum{
@@ -84,8 +70,8 @@ const KindOps kActionCsum{
     .obj = ObjType::Action,
     .doc = "Recompute the checksums of the headers named (ip4h, icmp, igmp, tcp, udp, udplite, sctp).",
     .fields = kFields,
-    .encode = encode,
-    .decode = decode,
+    .encode = encode_declared<kFields>,
+    .decode = decode_declared<kFields>,
     .normalize = normalize,
     .tc_words = &kTcWords,
     .reported_only = kReportedOnly,

@@ -26,6 +26,8 @@ namespace {
 
 enum : uint16_t { kDscp, kDscpStatemask, kCpmark, kZone, kControl };
 
+constexpr WireStruct kParms{.attr = TCA_CTINFO_ACT, .size = sizeof(tc_ctinfo), .action_parms = true};
+
 const Field kFields[] = {
     {.key = "dscp", .type = FieldType::Uint, .doc = "Copy the conntrack mark's bits under this mask (6 contiguous bits) to the DSCP.", .max = 0xFFFFFFFF,
      .attr = TCA_CTINFO_PARMS_DSCP_MASK, .wire = Wire::U32},
@@ -35,26 +37,11 @@ const Field kFields[] = {
      .attr = TCA_CTINFO_PARMS_CPMARK_MASK, .wire = Wire::U32},
     {.key = "zone", .type = FieldType::Uint, .doc = "Conntrack zone to look the connection up in.", .def = 0, .max = 0xFFFF,
      .attr = TCA_CTINFO_ZONE, .wire = Wire::U16, .map = &kZeroIsAbsent, .def_always_sent = true},
-    {.key = "control", .type = FieldType::Custom, .doc = "Verdict after the action (default pipe; also \"goto chain N\", \"jump N\").", .def = TC_ACT_PIPE, .custom = &kControlType},
+    control_field(kParms, TC_ACT_PIPE),
 };
 
 // tc's order, which the declared fields take after the struct.
 const uint16_t kTcOrder[] = {kZone, kDscp, kDscpStatemask, kCpmark};
-
-void encode(const Options& o, const KindCtx& ctx, MsgWriter& w) {
-  tc_ctinfo p{};
-  p.index = ctx.action_index;
-  p.action = static_cast<int>(o.num(kControl).value_or(TC_ACT_PIPE));
-  w.attr(TCA_CTINFO_ACT, &p, sizeof p);
-  encode_fields(kFields, o, ctx, w, kTcOrder);
-}
-
-void decode(std::span<const uint8_t> payload, const KindCtx&, Options& o) {
-  AttrTable tb(payload, TCA_CTINFO_MAX);
-  if (auto* a = tb.get(TCA_CTINFO_ACT); a && a->as<tc_ctinfo>().action != TC_ACT_PIPE)
-    o.set(kControl, uint64_t{static_cast<uint32_t>(a->as<tc_ctinfo>().action)});
-  decode_fields(kFields, tb, o);
-}
 
 void normalize(Options& o, const KindCtx&, Diagnostics& d, SourceLoc) {
   drop_default_control(o, kControl, TC_ACT_PIPE);
@@ -106,8 +93,8 @@ const TcWords kTcWords{.readers = kTcReaders, .bare = tc_bare_control, .examples
 }  // namespace
 
 constexpr ActionOps kActionCtinfoOps{
-    .parms_attr = TCA_CTINFO_ACT,
-    .parms_size = sizeof(tc_ctinfo),
+    .parms_attr = kParms.attr,
+    .parms_size = kParms.size,
 };
 
 const KindOps kActionCtinfo{
@@ -115,8 +102,8 @@ const KindOps kActionCtinfo{
     .obj = ObjType::Action,
     .doc = "Restores DSCP and firewall mark from the conntrack mark (tc-ctinfo(8)).",
     .fields = kFields,
-    .encode = encode,
-    .decode = decode,
+    .encode = encode_declared_in_order<kFields, kTcOrder>,
+    .decode = decode_declared<kFields>,
     .normalize = normalize,
     .tc_words = &kTcWords,
     .reported_only = kReportedOnly,

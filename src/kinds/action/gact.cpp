@@ -9,6 +9,7 @@
 
 #include "kinds/action/action_control.h"
 #include "kinds/registry.h"
+#include "model/field_wire.h"
 #include "model/kind.h"
 #include "base/units.h"
 #include "yaml/yaml_reader.h"
@@ -105,16 +106,16 @@ const CustomType kRandomType{
     .json_schema = R"({"description": "A second verdict taken at random (netrand: 1 in value packets) or deterministically (determ: every value-th packet).", "type": "object", "properties": {"type": {"enum": ["netrand", "determ"]}, "value": {"anyOf": [{"type": "integer", "minimum": 0, "maximum": 10000}, {"type": "string"}]}, "control": {"type": "string"}}, "required": ["type", "value", "control"], "additionalProperties": false})",
 };
 
+constexpr WireStruct kParms{.attr = TCA_GACT_PARMS, .size = sizeof(tc_gact), .action_parms = true};
+
 const Field kFields[] = {
-    {.key = "control", .type = FieldType::Custom, .flags = kRequired, .doc = "The verdict: pass, drop, reclassify, pipe, stolen, continue, trap, \"goto chain N\" or \"jump N\".", .custom = &kControlType},
+    {.key = "control", .type = FieldType::Custom, .flags = kRequired, .doc = "The verdict: pass, drop, reclassify, pipe, stolen, continue, trap, \"goto chain N\" or \"jump N\".", .custom = &kControlType,
+     .wire = Wire::U32, .in = &kParms, .offset = offsetof(TcGenHead, action)},
     {.key = "random", .type = FieldType::Custom, .doc = "A second verdict for some packets: {type: netrand|determ, value: N, control: VERDICT}.", .custom = &kRandomType},
 };
 
 void encode(const Options& o, const KindCtx& ctx, MsgWriter& w) {
-  tc_gact p{};
-  p.index = ctx.action_index;
-  p.action = static_cast<int>(o.num(kControl).value_or(TC_ACT_OK));
-  w.attr(TCA_GACT_PARMS, &p, sizeof p);
+  encode_fields(kFields, o, ctx, w);  // the struct
   if (auto* r = o.words(kRandom); r && r->size() == 3) {
     tc_gact_p pp{};
     pp.ptype = static_cast<uint16_t>((*r)[0]);
@@ -126,7 +127,7 @@ void encode(const Options& o, const KindCtx& ctx, MsgWriter& w) {
 
 void decode(std::span<const uint8_t> payload, const KindCtx&, Options& o) {
   AttrTable tb(payload, TCA_GACT_MAX);
-  if (auto* a = tb.get(TCA_GACT_PARMS)) o.set(kControl, uint64_t{static_cast<uint32_t>(a->as<tc_gact>().action)});
+  decode_fields(kFields, tb, o);
   if (auto* a = tb.get(TCA_GACT_PROB)) {
     auto pp = a->as<tc_gact_p>();
     if (pp.ptype != PGACT_NONE) o.set(kRandom, Words{pp.ptype, pp.pval, static_cast<uint32_t>(pp.paction)});
@@ -153,8 +154,8 @@ const TcWords kTcWords{.bare = tc_bare_control, .examples = kTcExamples};
 }  // namespace
 
 constexpr ActionOps kActionGactOps{
-    .parms_attr = TCA_GACT_PARMS,
-    .parms_size = sizeof(tc_gact),
+    .parms_attr = kParms.attr,
+    .parms_size = kParms.size,
     .tc_verdict_kind = true,  // tc's `action drop` is gact's (m_action.c)
 };
 

@@ -145,6 +145,8 @@ const CustomType kEntriesType{
 
 const EnumName kClocks[] = {{"tai", CLOCK_TAI}, {"realtime", CLOCK_REALTIME}, {"monotonic", CLOCK_MONOTONIC}, {"boottime", CLOCK_BOOTTIME}};
 
+constexpr WireStruct kParms{.attr = TCA_GATE_PARMS, .size = sizeof(tc_gate), .action_parms = true};
+
 const Field kFields[] = {
     {.key = "entries", .type = FieldType::Custom, .flags = kRequired,
      .doc = "The schedule, in order: \"open|close INTERVAL_NS [IPV [MAX_OCTETS]]\" (tc's sched-entry; -1: wildcard).", .custom = &kEntriesType},
@@ -160,17 +162,13 @@ const Field kFields[] = {
      .attr = TCA_GATE_CLOCKID, .wire = Wire::U32, .map = &kDefIsAbsent},
     {.key = "flags", .type = FieldType::Uint, .doc = "Gate flags (TCA_GATE_FLAGS).", .def = 0, .max = 0xFFFFFFFF,
      .attr = TCA_GATE_FLAGS, .wire = Wire::U32, .map = &kZeroIsUnset},
-    {.key = "control", .type = FieldType::Custom, .doc = "Verdict after the action for packets that pass (default pipe; also \"goto chain N\", \"jump N\").", .def = TC_ACT_PIPE, .custom = &kControlType},
+    control_field(kParms, TC_ACT_PIPE, "Verdict after the action for packets that pass (default pipe; also \"goto chain N\", \"jump N\")."),
 };
 
-// tc's order, which the declared fields take between the struct and the list.
+// tc's order, which the declared attributes take between the struct and the list.
 const uint16_t kTcOrder[] = {kPriority, kFlags, kBaseTime, kCycleTime, kCycleTimeExt, kClockid};
 
 void encode(const Options& o, const KindCtx& ctx, MsgWriter& w) {
-  tc_gate p{};
-  p.index = ctx.action_index;
-  p.action = static_cast<int>(o.num(kControl).value_or(TC_ACT_PIPE));
-  w.attr(TCA_GATE_PARMS, &p, sizeof p);
   encode_fields(kFields, o, ctx, w, kTcOrder);
   size_t list = w.nest_begin(TCA_GATE_ENTRY_LIST | NLA_F_NESTED);
   if (auto* e = o.words(kEntries)) {
@@ -188,8 +186,6 @@ void encode(const Options& o, const KindCtx& ctx, MsgWriter& w) {
 
 void decode(std::span<const uint8_t> payload, const KindCtx&, Options& o) {
   AttrTable tb(payload, TCA_GATE_MAX);
-  if (auto* a = tb.get(TCA_GATE_PARMS); a && a->as<tc_gate>().action != TC_ACT_PIPE)
-    o.set(kControl, uint64_t{static_cast<uint32_t>(a->as<tc_gate>().action)});
   decode_fields(kFields, tb, o);
   if (auto* a = tb.get(TCA_GATE_ENTRY_LIST)) {
     Words w;
@@ -293,8 +289,8 @@ const TcWords kTcWords{.readers = kTcReaders, .bare = tc_bare_control, .examples
 }  // namespace
 
 constexpr ActionOps kActionGateOps{
-    .parms_attr = TCA_GATE_PARMS,
-    .parms_size = sizeof(tc_gate),
+    .parms_attr = kParms.attr,
+    .parms_size = kParms.size,
 };
 
 const KindOps kActionGate{

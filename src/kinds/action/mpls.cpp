@@ -33,14 +33,17 @@ const EnumName kActions[] = {{"pop", TCA_MPLS_ACT_POP},
                              {"mac_push", TCA_MPLS_ACT_MAC_PUSH}};
 constexpr uint64_t kDefaultTtl = 255;  // act_mpls.c: ACT_MPLS_TTL_DEFAULT
 
+constexpr WireStruct kParms{.attr = TCA_MPLS_PARMS, .size = sizeof(tc_mpls), .action_parms = true};
+
 const Field kFields[] = {
-    {.key = "action", .type = FieldType::Enum, .flags = kRequired, .doc = "pop, push (after the Ethernet header or at the start: mac_push), modify or dec_ttl.", .names = kActions},
+    {.key = "action", .type = FieldType::Enum, .flags = kRequired, .doc = "pop, push (after the Ethernet header or at the start: mac_push), modify or dec_ttl.", .names = kActions,
+     .wire = Wire::U32, .in = &kParms, .offset = offsetof(tc_mpls, m_action), .change_absent = TCA_MPLS_ACT_POP},
     {.key = "protocol", .type = FieldType::Custom, .doc = "pop: the protocol of what follows (needed); push: mpls_uc (default) or mpls_mc.", .custom = &kEthProtoType, .attr = TCA_MPLS_PROTO, .wire = Wire::Be16, .map = &kZeroIsAbsent},
     {.key = "label", .type = FieldType::Uint, .doc = "The label to push (needed) or set.", .max = 0xFFFFF, .attr = TCA_MPLS_LABEL, .wire = Wire::U32},
     {.key = "tc", .type = FieldType::Uint, .doc = "The traffic class bits to push or set.", .max = 7, .attr = TCA_MPLS_TC, .wire = Wire::U8},
     {.key = "ttl", .type = FieldType::Uint, .doc = "The TTL to push (default 255) or set.", .max = 255, .attr = TCA_MPLS_TTL, .wire = Wire::U8, .map = &kZeroIsAbsent},
     {.key = "bos", .type = FieldType::Uint, .doc = "The bottom-of-stack bit to push or set (0 or 1).", .max = 1, .attr = TCA_MPLS_BOS, .wire = Wire::U8},
-    {.key = "control", .type = FieldType::Custom, .doc = "Verdict after the action (default pipe; also \"goto chain N\", \"jump N\").", .def = TC_ACT_PIPE, .custom = &kControlType},
+    control_field(kParms, TC_ACT_PIPE),
 };
 
 bool pushes(std::optional<uint64_t> a) { return a == TCA_MPLS_ACT_PUSH || a == TCA_MPLS_ACT_MAC_PUSH; }
@@ -54,25 +57,10 @@ void drop_defaults(Options& o) {
 
 const uint16_t kTcOrder[] = {kLabel, kProtocol, kTc, kTtl, kBos};
 
-void encode(const Options& o, const KindCtx& ctx, MsgWriter& w) {
-  tc_mpls p{};
-  p.index = ctx.action_index;
-  p.action = static_cast<int>(o.num(kControl).value_or(TC_ACT_PIPE));
-  p.m_action = static_cast<int>(o.num(kAction).value_or(TCA_MPLS_ACT_POP));
-  w.attr(TCA_MPLS_PARMS, &p, sizeof p);
-  encode_fields(kFields, o, ctx, w, kTcOrder);
-}
-
-void decode(std::span<const uint8_t> payload, const KindCtx&, Options& o) {
-  AttrTable tb(payload, TCA_MPLS_MAX);
-  if (auto* a = tb.get(TCA_MPLS_PARMS)) {
-    auto p = a->as<tc_mpls>();
-    o.set(kControl, uint64_t{static_cast<uint32_t>(p.action)});
-    o.set(kAction, uint64_t{static_cast<uint32_t>(p.m_action)});
-  }
-  decode_fields(kFields, tb, o);
+// The kernel's defaults read as absent (above).
+void decode(std::span<const uint8_t> payload, const KindCtx& ctx, Options& o) {
+  decode_declared<kFields>(payload, ctx, o);
   drop_defaults(o);
-  drop_default_control(o, kControl, TC_ACT_PIPE);
 }
 
 void normalize(Options& o, const KindCtx&, Diagnostics& d, SourceLoc loc) {
@@ -108,8 +96,8 @@ const TcWords kTcWords{.bare = tc_bare_control, .examples = kTcExamples};
 }  // namespace
 
 constexpr ActionOps kActionMplsOps{
-    .parms_attr = TCA_MPLS_PARMS,
-    .parms_size = sizeof(tc_mpls),
+    .parms_attr = kParms.attr,
+    .parms_size = kParms.size,
 };
 
 const KindOps kActionMpls{
@@ -117,7 +105,7 @@ const KindOps kActionMpls{
     .obj = ObjType::Action,
     .doc = "Pop, push (mac_push: before the Ethernet header) or modify an MPLS label stack entry, or decrement its TTL.",
     .fields = kFields,
-    .encode = encode,
+    .encode = encode_declared_in_order<kFields, kTcOrder>,
     .decode = decode,
     .normalize = normalize,
     .tc_words = &kTcWords,

@@ -19,27 +19,14 @@ namespace {
 
 enum : uint16_t { kRate, kGroup, kTrunc, kControl };
 
+constexpr WireStruct kParms{.attr = TCA_SAMPLE_PARMS, .size = sizeof(tc_sample), .action_parms = true};
+
 const Field kFields[] = {
     {.key = "rate", .type = FieldType::Uint, .flags = kRequired, .doc = "Sample 1 in this many packets.", .max = 0xFFFFFFFF, .attr = TCA_SAMPLE_RATE, .wire = Wire::U32},
     {.key = "group", .type = FieldType::Uint, .flags = kRequired, .doc = "The psample group the samples go to.", .max = 0xFFFFFFFF, .attr = TCA_SAMPLE_PSAMPLE_GROUP, .wire = Wire::U32},
     {.key = "trunc", .type = FieldType::Uint, .doc = "Cut samples to this many bytes.", .max = 0xFFFFFFFF, .attr = TCA_SAMPLE_TRUNC_SIZE, .wire = Wire::U32},
-    {.key = "control", .type = FieldType::Custom, .doc = "Verdict after the action (default pipe; also \"goto chain N\", \"jump N\").", .def = TC_ACT_PIPE, .custom = &kControlType},
+    control_field(kParms, TC_ACT_PIPE),
 };
-
-void encode(const Options& o, const KindCtx& ctx, MsgWriter& w) {
-  tc_sample p{};
-  p.index = ctx.action_index;
-  p.action = static_cast<int>(o.num(kControl).value_or(TC_ACT_PIPE));
-  w.attr(TCA_SAMPLE_PARMS, &p, sizeof p);
-  encode_fields(kFields, o, ctx, w);
-}
-
-void decode(std::span<const uint8_t> payload, const KindCtx&, Options& o) {
-  AttrTable tb(payload, TCA_SAMPLE_MAX);
-  if (auto* a = tb.get(TCA_SAMPLE_PARMS)) o.set(kControl, uint64_t{static_cast<uint32_t>(a->as<tc_sample>().action)});
-  decode_fields(kFields, tb, o);
-  drop_default_control(o, kControl, TC_ACT_PIPE);
-}
 
 void normalize(Options& o, const KindCtx&, Diagnostics& d, SourceLoc) {
   drop_default_control(o, kControl, TC_ACT_PIPE);
@@ -58,8 +45,8 @@ const TcWords kTcWords{.aliases = kTcAliases, .bare = tc_bare_control, .examples
 }  // namespace
 
 constexpr ActionOps kActionSampleOps{
-    .parms_attr = TCA_SAMPLE_PARMS,
-    .parms_size = sizeof(tc_sample),
+    .parms_attr = kParms.attr,
+    .parms_size = kParms.size,
 };
 
 const KindOps kActionSample{
@@ -67,8 +54,8 @@ const KindOps kActionSample{
     .obj = ObjType::Action,
     .doc = "Send 1 in rate packets to a psample group (optionally truncated).",
     .fields = kFields,
-    .encode = encode,
-    .decode = decode,
+    .encode = encode_declared<kFields>,
+    .decode = decode_declared<kFields>,
     .normalize = normalize,
     .tc_words = &kTcWords,
     .reported_only = kReportedOnly,

@@ -15,6 +15,7 @@
 
 #include "kinds/action/action_control.h"
 #include "kinds/registry.h"
+#include "model/field_wire.h"
 #include "model/kind.h"
 #include "model/tc_words.h"
 #include "yaml/yaml_out.h"
@@ -54,16 +55,15 @@ const CustomType kSdataType{
     .json_schema = R"({"description": "The string the action logs for each packet, at most 31 bytes.", "type": "string", "maxLength": 31})",
 };
 
+constexpr WireStruct kParms{.attr = TCA_DEF_PARMS, .size = sizeof(tc_defact), .action_parms = true};
+
 const Field kFields[] = {
     {.key = "sdata", .type = FieldType::Custom, .doc = "The string logged for each packet (at most 31 bytes); required.", .custom = &kSdataType},
-    {.key = "control", .type = FieldType::Custom, .doc = "Verdict after the action (default pipe; also \"goto chain N\", \"jump N\").", .def = TC_ACT_PIPE, .custom = &kControlType},
+    control_field(kParms, TC_ACT_PIPE),
 };
 
 void encode(const Options& o, const KindCtx& ctx, MsgWriter& w) {
-  tc_defact p{};
-  p.index = ctx.action_index;
-  p.action = static_cast<int>(o.num(kControl).value_or(TC_ACT_PIPE));
-  w.attr(TCA_DEF_PARMS, &p, sizeof p);
+  encode_fields(kFields, o, ctx, w);  // the struct
   if (auto* s = o.str(kSdata)) {
     // tc's length: the whole buffer, zeros after the string.
     char buf[kMaxData] = {};
@@ -74,8 +74,7 @@ void encode(const Options& o, const KindCtx& ctx, MsgWriter& w) {
 
 void decode(std::span<const uint8_t> payload, const KindCtx&, Options& o) {
   AttrTable tb(payload, TCA_DEF_MAX);
-  if (auto* a = tb.get(TCA_DEF_PARMS); a && a->as<tc_defact>().action != TC_ACT_PIPE)
-    o.set(kControl, uint64_t{static_cast<uint32_t>(a->as<tc_defact>().action)});
+  decode_fields(kFields, tb, o);
   if (auto* a = tb.get(TCA_DEF_DATA)) o.set(kSdata, a->str());
 }
 
@@ -92,8 +91,8 @@ const TcWords kTcWords{.bare = tc_bare_control, .examples = kTcExamples};
 }  // namespace
 
 constexpr ActionOps kActionSimpleOps{
-    .parms_attr = TCA_DEF_PARMS,
-    .parms_size = sizeof(tc_defact),
+    .parms_attr = kParms.attr,
+    .parms_size = kParms.size,
 };
 
 const KindOps kActionSimple{

@@ -30,37 +30,28 @@ enum : uint16_t { kMark, kMask, kPriority, kQueueMapping, kPtype, kInheritDsfiel
 const EnumName kPtypes[] = {
     {"host", PACKET_HOST}, {"otherhost", PACKET_OTHERHOST}, {"broadcast", PACKET_BROADCAST}, {"multicast", PACKET_MULTICAST}};
 
+constexpr WireStruct kParms{.attr = TCA_SKBEDIT_PARMS, .size = sizeof(tc_skbedit), .action_parms = true};
+
+// inheritdsfield is the one flag of TCA_SKBEDIT_FLAGS, sent only when set.
+uint64_t inherit_to_wire(uint64_t v) { return v ? SKBEDIT_F_INHERITDSFIELD : 0; }
+std::optional<uint64_t> inherit_from_wire(uint64_t w) {
+  return (w & SKBEDIT_F_INHERITDSFIELD) ? std::optional<uint64_t>(1) : std::nullopt;
+}
+const WireMap kInheritFlag{.to_wire = inherit_to_wire, .from_wire = inherit_from_wire, .unsent = 0};
+
 const Field kFields[] = {
     {.key = "mark", .type = FieldType::Uint, .doc = "Set the firewall mark (skb->mark) to this value.", .max = 0xFFFFFFFF, .attr = TCA_SKBEDIT_MARK, .wire = Wire::U32},
     {.key = "mask", .type = FieldType::Uint, .doc = "Set only these bits of the mark (tc's mark V/M; needs mark).", .max = 0xFFFFFFFF, .attr = TCA_SKBEDIT_MASK, .wire = Wire::U32},
     {.key = "priority", .type = FieldType::Handle, .doc = "Set skb->priority, a class id such as 1:10.", .attr = TCA_SKBEDIT_PRIORITY, .wire = Wire::U32},
     {.key = "queue_mapping", .type = FieldType::Uint, .doc = "Send on this transmit queue.", .max = 0xFFFF, .attr = TCA_SKBEDIT_QUEUE_MAPPING, .wire = Wire::U16},
     {.key = "ptype", .type = FieldType::Enum, .doc = "Set the packet type: host, otherhost, broadcast or multicast.", .names = kPtypes, .attr = TCA_SKBEDIT_PTYPE, .wire = Wire::U16},
-    {.key = "inheritdsfield", .type = FieldType::Bool, .doc = "Set skb->priority from the IP DS field.", .def = 0},
-    {.key = "control", .type = FieldType::Custom, .doc = "Verdict after the action (default pipe; also \"goto chain N\", \"jump N\").", .def = TC_ACT_PIPE, .custom = &kControlType},
+    {.key = "inheritdsfield", .type = FieldType::Bool, .doc = "Set skb->priority from the IP DS field.", .def = 0,
+     .attr = TCA_SKBEDIT_FLAGS, .wire = Wire::U64, .map = &kInheritFlag},
+    control_field(kParms, TC_ACT_PIPE),
 };
 
-// tc's order (above), which the declared fields take between the struct
-// and the flags.
-const uint16_t kTcOrder[] = {kQueueMapping, kPriority, kMark, kMask, kPtype};
-
-void encode(const Options& o, const KindCtx& ctx, MsgWriter& w) {
-  tc_skbedit p{};
-  p.index = ctx.action_index;
-  p.action = static_cast<int>(o.num(kControl).value_or(TC_ACT_PIPE));
-  w.attr(TCA_SKBEDIT_PARMS, &p, sizeof p);
-  encode_fields(kFields, o, ctx, w, kTcOrder);
-  if (o.num(kInheritDsfield).value_or(0)) w.attr_u64(TCA_SKBEDIT_FLAGS, SKBEDIT_F_INHERITDSFIELD);
-}
-
-void decode(std::span<const uint8_t> payload, const KindCtx&, Options& o) {
-  AttrTable tb(payload, TCA_SKBEDIT_MAX);
-  // The default verdict reads as absent, as the file gives it.
-  if (auto* a = tb.get(TCA_SKBEDIT_PARMS); a && a->as<tc_skbedit>().action != TC_ACT_PIPE)
-    o.set(kControl, uint64_t{static_cast<uint32_t>(a->as<tc_skbedit>().action)});
-  decode_fields(kFields, tb, o);
-  if (auto* a = tb.get(TCA_SKBEDIT_FLAGS); a && (a->u64() & SKBEDIT_F_INHERITDSFIELD)) o.set(kInheritDsfield, uint64_t{1});
-}
+// tc's order (above), which the attributes take after the struct.
+const uint16_t kTcOrder[] = {kQueueMapping, kPriority, kMark, kMask, kPtype, kInheritDsfield};
 
 void normalize(Options& o, const KindCtx&, Diagnostics& d, SourceLoc loc) {
   // Defaults read as absent, as decode gives them.
@@ -92,8 +83,8 @@ const TcWords kTcWords{.readers = kTcReaders, .bare = tc_bare_control, .examples
 }  // namespace
 
 constexpr ActionOps kActionSkbeditOps{
-    .parms_attr = TCA_SKBEDIT_PARMS,
-    .parms_size = sizeof(tc_skbedit),
+    .parms_attr = kParms.attr,
+    .parms_size = kParms.size,
 };
 
 const KindOps kActionSkbedit{
@@ -101,8 +92,8 @@ const KindOps kActionSkbedit{
     .obj = ObjType::Action,
     .doc = "Set packet metadata: mark (under a mask), priority, transmit queue, packet type, priority from the DS field.",
     .fields = kFields,
-    .encode = encode,
-    .decode = decode,
+    .encode = encode_declared_in_order<kFields, kTcOrder>,
+    .decode = decode_declared<kFields>,
     .normalize = normalize,
     .tc_words = &kTcWords,
     .reported_only = kReportedOnly,

@@ -31,8 +31,11 @@ const EnumName kActions[] = {{"pop", TCA_VLAN_ACT_POP},
                              {"push_eth", TCA_VLAN_ACT_PUSH_ETH}};
 constexpr uint64_t kDot1q = 0x8100;
 
+constexpr WireStruct kParms{.attr = TCA_VLAN_PARMS, .size = sizeof(tc_vlan), .action_parms = true};
+
 const Field kFields[] = {
-    {.key = "action", .type = FieldType::Enum, .flags = kRequired, .doc = "pop, push or modify the outer tag; pop_eth or push_eth the Ethernet header.", .names = kActions},
+    {.key = "action", .type = FieldType::Enum, .flags = kRequired, .doc = "pop, push or modify the outer tag; pop_eth or push_eth the Ethernet header.", .names = kActions,
+     .wire = Wire::U32, .in = &kParms, .offset = offsetof(tc_vlan, v_action), .change_absent = TCA_VLAN_ACT_POP},
     {.key = "id", .type = FieldType::Uint, .doc = "VLAN id to push or set (push, modify).", .max = 4095,
      .attr = TCA_VLAN_PUSH_VLAN_ID, .wire = Wire::U16},
     {.key = "protocol", .type = FieldType::Custom, .doc = "Tag protocol for push and modify: 802.1q or 802.1ad.", .def = kDot1q, .custom = &kEthProtoType,
@@ -40,17 +43,12 @@ const Field kFields[] = {
     {.key = "priority", .type = FieldType::Uint, .doc = "VLAN priority (PCP) to push or set; absent: not given (the kernel leaves it out of its dump then; a given 0 is kept).", .max = 7},
     {.key = "dst_mac", .type = FieldType::Custom, .doc = "Destination MAC of the pushed Ethernet header (push_eth).", .custom = &kMacAddrType},
     {.key = "src_mac", .type = FieldType::Custom, .doc = "Source MAC of the pushed Ethernet header (push_eth).", .custom = &kMacAddrType},
-    {.key = "control", .type = FieldType::Custom, .doc = "Verdict after the action (default pipe; also \"goto chain N\", \"jump N\").", .def = TC_ACT_PIPE, .custom = &kControlType},
+    control_field(kParms, TC_ACT_PIPE),
 };
 
 bool tags(uint64_t a) { return a == TCA_VLAN_ACT_PUSH || a == TCA_VLAN_ACT_MODIFY; }
 
 void encode(const Options& o, const KindCtx& ctx, MsgWriter& w) {
-  tc_vlan p{};
-  p.index = ctx.action_index;
-  p.action = static_cast<int>(o.num(kControl).value_or(TC_ACT_PIPE));
-  p.v_action = static_cast<int>(o.num(kAction).value_or(TCA_VLAN_ACT_POP));
-  w.attr(TCA_VLAN_PARMS, &p, sizeof p);
   encode_fields(kFields, o, ctx, w);
   if (auto v = o.num(kPriority)) w.attr_u8(TCA_VLAN_PUSH_VLAN_PRIORITY, static_cast<uint8_t>(*v));
   uint8_t mac[6];
@@ -60,11 +58,6 @@ void encode(const Options& o, const KindCtx& ctx, MsgWriter& w) {
 
 void decode(std::span<const uint8_t> payload, const KindCtx&, Options& o) {
   AttrTable tb(payload, TCA_VLAN_MAX);
-  if (auto* a = tb.get(TCA_VLAN_PARMS)) {
-    auto p = a->as<tc_vlan>();
-    o.set(kControl, uint64_t{static_cast<uint32_t>(p.action)});
-    o.set(kAction, uint64_t{static_cast<uint32_t>(p.v_action)});
-  }
   decode_fields(kFields, tb, o);
   // act_vlan keeps a priority for every push (0 when not given) and for a
   // modify only when given (tcfv_push_prio_exists), and dumps what it
@@ -73,7 +66,6 @@ void decode(std::span<const uint8_t> payload, const KindCtx&, Options& o) {
     o.set(kPriority, uint64_t{a->u8()});
   if (auto* a = tb.get(TCA_VLAN_PUSH_ETH_DST); a && a->data.size() >= 6) o.set(kDstMac, mac_from_bytes(a->data.data()));
   if (auto* a = tb.get(TCA_VLAN_PUSH_ETH_SRC); a && a->data.size() >= 6) o.set(kSrcMac, mac_from_bytes(a->data.data()));
-  drop_default_control(o, kControl, TC_ACT_PIPE);
 }
 
 void normalize(Options& o, const KindCtx&, Diagnostics& d, SourceLoc loc) {
@@ -103,8 +95,8 @@ const TcWords kTcWords{.bare = tc_bare_control, .examples = kTcExamples};
 }  // namespace
 
 constexpr ActionOps kActionVlanOps{
-    .parms_attr = TCA_VLAN_PARMS,
-    .parms_size = sizeof(tc_vlan),
+    .parms_attr = kParms.attr,
+    .parms_size = kParms.size,
 };
 
 const KindOps kActionVlan{
