@@ -92,18 +92,18 @@ for i in $(seq 200); do
 done
 # Killed once the first changes are in (class 1:20 comes before the rules).
 for i in $(seq 250); do
-  t class show dev v0 classid 1:20 | grep -q . && break
+  t class show dev v0 classid 1:20 | grep -c . >/dev/null && break
   sleep 0.02
 done
 kill -KILL "$APPLIER" 2>/dev/null && echo "    applier killed while running" || echo "    applier had already exited"
 echo "    at the kill: $(t class show dev v0 | grep -c .) classes on v0, $(t filter show dev v0 parent 1: pref 30 | grep -c 'flowid 1:30') of 4000 rules"
-t class show dev v0 classid 1:20 | grep -q . && pass "the apply had changed the kernel when killed" || fail "nothing applied before the kill"
+t class show dev v0 classid 1:20 | grep -c . >/dev/null && pass "the apply had changed the kernel when killed" || fail "nothing applied before the kill"
 wait "$APPLIER" 2>/dev/null || true
 [ -n "$REVERTER" ] || { echo "    applier output:"; head -20 "$TMP/apply.out" | sed "s/^/    /"; }
 [ -n "$REVERTER" ] && pass "a reverter is running (pid $REVERTER)" || fail "no reverter process"
 [ -n "$REVERTER" ] && [ "$(ps -o ppid= -p "$REVERTER" | tr -d ' ')" != "$APPLIER" ] && pass "the reverter is not the applier's child" || fail "the reverter's parent"
 wait_state "$TMP/a.json" 10 && pass "after the deadline: tc -j equals the state before" || { fail "not reverted after SIGKILL"; cat "$TMP"/run/*.log; }
-ls "$TMP/run" | grep -q pending.yaml && fail "a pending file is left" || pass "no pending file left"
+ls "$TMP/run" | grep -c pending.yaml >/dev/null && fail "a pending file is left" || pass "no pending file left"
 
 # A pending file whose reverter was killed (a unit's cgroup stopped, say):
 # nothing holds it, so it blocks nothing. confirm says no reverter ran; a

@@ -74,7 +74,7 @@ cmp -s <(echo "$OUT") "$TMP/dump.yaml" && pass "second dump identical" || { fail
 
 # The plain file takes the size tables away again, and says so.
 expect_rc 0 ts apply "$TMP/plain.yaml"
-tc -n "$NS" -d qdisc show dev v0 | grep -q overhead && fail "stab still on v0 after the plain file" || pass "plain file removed the stab"
+tc -n "$NS" -d qdisc show dev v0 | grep -c overhead >/dev/null && fail "stab still on v0 after the plain file" || pass "plain file removed the stab"
 
 # Raw bytes that are not whole attributes are refused at their line.
 sed 's/raw_attrs: "0c0007/raw_attrs: "0d0007/' "$TMP/dump.yaml" >"$TMP/bad.yaml"

@@ -190,7 +190,7 @@ expect_contains 'Status: "watching 1 devices; 0 repairs; 0 conflicts"'
 echo "# a foreign change is repaired"
 tc class change dev dummy0 parent 1: classid 1:10 htb rate 5mbit ceil 20mbit
 for i in $(seq 20); do
-  tc class show dev dummy0 classid 1:10 | grep -q "rate 10Mbit" && break
+  tc class show dev dummy0 classid 1:10 | grep -c "rate 10Mbit" >/dev/null && break
   sleep 0.5
 done
 tcstate >"$TMP/repaired.txt"
