@@ -1,6 +1,8 @@
 #include "plan/plan_warnings.h"
 
 #include <algorithm>
+#include <map>
+#include <string>
 
 #include "base/handle.h"
 #include "model/shared_tables.h"
@@ -40,11 +42,38 @@ void warn_unreachable_roots(const Device& dev, Diagnostics& d) {
   }
 }
 
+// After each class it creates, the kernel walks every class of that qdisc
+// and the chains of each class's filter block (tc_ctl_tclass ->
+// tc_bind_tclass), whatever the order or batching: adding N classes to one
+// qdisc costs about N*N/2 of those visits. On 6.18, 5000 htb classes with a
+// leaf and a filter each: about three quarters of both tcsync's and
+// `tc -b`'s time (bench/RESULTS.md, session 18). The walk is per qdisc, so
+// classes spread over several qdiscs (mq, one per transmit queue) divide it.
+constexpr size_t kManyNewClasses = 4096;
+
+void note_class_walk(const Plan& plan, const State& desired, Diagnostics& d) {
+  std::map<std::pair<std::string, uint32_t>, size_t> added;  // (device, qdisc major) -> new classes
+  for (auto& s : plan.steps)
+    if (s.op == Op::Add && s.type == ObjType::Class && s.cls && !s.block) ++added[{s.device, handle_major(s.cls->classid)}];
+  for (auto& [at, n] : added) {
+    if (n < kManyNewClasses) continue;
+    const Device* dev = desired.find(at.first);
+    const Qdisc* q = qdisc_with_handle(dev, at.second);
+    std::string what = q ? std::string(q->kind) + " " + format_handle(q->handle) : "qdisc " + format_handle(at.second);
+    d.note(q ? q->loc : dev ? dev->loc : SourceLoc{},
+           at.first + ": " + what + " gets " + std::to_string(n) +
+               " new classes: after each one the kernel walks every class of the qdisc (tc_bind_tclass), so the time "
+               "grows with the square of the count; classes spread over several qdiscs (mq, one per transmit queue) "
+               "divide that walk");
+  }
+}
+
 }  // namespace
 
 void warn_plan(const Plan& plan, const State& desired, const State& live, Diagnostics& d) {
   for (auto& dev : desired.devices) warn_unreachable_roots(dev, d);
   for (auto& dev : desired.blocks) warn_unreachable_roots(dev, d);
+  note_class_walk(plan, desired, d);
   for (auto& s : plan.steps) {
     if (s.op != Op::Delete || s.type != ObjType::Qdisc || !s.qdisc) continue;
     const Qdisc& child = *s.qdisc;

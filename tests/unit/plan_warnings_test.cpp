@@ -92,3 +92,32 @@ devices:
   CHECK(w.find("eth0: deleting qdisc pfifo 10: parent 1:1") != std::string::npos);
   CHECK(w.find("eth0: deleting qdisc fq_codel 20: parent 1:2") != std::string::npos);
 }
+
+namespace {
+std::string htb_with(int classes) {
+  std::string y = "version: 1\ndevices:\n  eth2:\n    qdiscs:\n      - {kind: htb, handle: \"1:\"}\n    classes:\n";
+  for (int i = 1; i <= classes; ++i) y += "      - {classid: \"1:" + std::to_string(i) + "\", rate: 1mbit}\n";
+  return y;
+}
+std::string plan_notes(const std::string& want, const std::string& have) {
+  State w = load_ok(want), h = load_ok(have);
+  Plan p = make_plan(w, h);
+  Diagnostics d;
+  warn_plan(p, w, h, d);
+  std::string out;
+  for (auto& x : d.all()) out += format_diagnostic(x);
+  return out;
+}
+}  // namespace
+
+TEST_CASE("plan notes: 4096 new classes on one qdisc name the kernel's walk and the layout that divides it") {
+  const std::string empty = "version: 1\ndevices:\n  eth2: {}\n";
+  std::string out = plan_notes(htb_with(4096), empty);
+  CHECK(out.find("t.yaml:5:9: note: eth2: htb 1: gets 4096 new classes: after each one the kernel walks every class of the qdisc (tc_bind_tclass)") == 0);
+  CHECK(out.find("several qdiscs (mq, one per transmit queue)") != std::string::npos);
+  // One fewer, or the classes there already (a change of one): no note.
+  CHECK(plan_notes(htb_with(4095), empty).empty());
+  std::string changed = htb_with(4096);
+  changed.replace(changed.find("rate: 1mbit"), 11, "rate: 2mbit");
+  CHECK(plan_notes(changed, htb_with(4096)).empty());
+}
