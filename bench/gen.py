@@ -18,6 +18,14 @@ KIND
   isp     htb as above, and under each subscriber class a pfifo leaf
           (handle S:, limit 100): the ISP shape of issue #20, one class, one
           leaf qdisc and one hashed u32 rule per subscriber.
+  ispmq   the same subscribers in the layout large shapers use and tcsync's
+          plan suggests past 4096 classes in one qdisc: v0 with 4 tx queues,
+          an mq root 1:, under each queue Q an htb Q0: (10:, 20:, 30:, 40:)
+          with its class Q0:1 of 10gbit and its own u32 hash table, and
+          subscriber i in htb (i mod 4) + 1: its class, its pfifo leaf
+          (handle 100 + i in hex) and its rule. The kernel walks every class of a qdisc
+          after each class add (tc_bind_tclass), so four qdiscs of N/4
+          classes cost it a quarter of one of N.
   flower  the shape of the kernel's tdc_batch.py: an ingress qdisc on v0 and N
           rules `flower skip_hw src_mac e4:11:00:XX:XX:XX dst_mac
           e4:12:00:XX:XX:XX action gact drop`, prio 1, handles 1..N. Needs
@@ -211,6 +219,56 @@ def gen_isp(n, changed_every, table=False):
     return with_leaves(y), tc, with_leaves(cy), ct, devs, peers
 
 
+MQ_QUEUES = 4
+
+
+def gen_isp_mq(n, changed_every, table=False):
+    if table:
+        sys.exit("ispmq: no --table form")
+    if n > MQ_QUEUES * 50000 or n + 0x100 > 0xffff:
+        sys.exit("ispmq: at most %d subscribers (leaf handles are 16 bits)" % (0xffff - 0x100))
+    y = ["version: 1", "devices:", "  v0:", "    qdiscs:", '      - {kind: mq, handle: "1:"}']
+    t = ["qdisc add dev v0 root handle 1: mq"]
+    cls, flt, leaves, cls_changed, ct = [], [], [], [], []
+    for q in range(1, MQ_QUEUES + 1):
+        h = "%x" % (0x10 * q)
+        y.append('      - {kind: htb, parent: "1:%x", handle: "%s:"}' % (q, h))
+        t.append("qdisc add dev v0 parent 1:%x handle %s: htb" % (q, h))
+        cls.append('      - {classid: "%s:1", rate: 10gbit}' % h)
+        t.append("class add dev v0 parent %s: classid %s:1 htb rate 10gbit" % (h, h))
+        flt.append('      - {parent: "%s:", pref: 10, protocol: ip, handle: "2:", u32: {divisor: 256}}' % h)
+        flt.append('      - {parent: "%s:", pref: 10, protocol: ip, u32: {match: [{ip: {dst: 10.0.0.0/8}}], '
+                   'link: "2:", hashkey: {mask: 0x000000ff, at: 16}}}' % h)
+        t.append("filter add dev v0 parent %s: prio 10 protocol ip handle 2: u32 divisor 256" % h)
+        t.append("filter add dev v0 parent %s: prio 10 protocol ip handle 800::1 u32 link 2: hashkey mask 0x000000ff "
+                 "at 16 match ip dst 10.0.0.0/8" % h)
+    cls_changed = list(cls)
+    nodes = {}  # (queue, bucket) -> rules so far: the next node id
+    for i in range(n):
+        q, j = i % MQ_QUEUES + 1, i // MQ_QUEUES
+        h, s, leaf = "%x" % (0x10 * q), j + 2, 0x100 + i
+        b, a = i & 255, u32_addr(i)  # the bucket the hash key (the address's last byte) picks
+        node = nodes[(q, b)] = nodes.get((q, b), 0) + 1
+        line = '      - {classid: "%s:%x", parent: "%s:1", rate: 10mbit, ceil: %%s}' % (h, s, h)
+        cls.append(line % "100mbit")
+        t.append("class add dev v0 parent %s:1 classid %s:%x htb rate 10mbit ceil 100mbit" % (h, h, s))
+        leaves.append('      - {kind: pfifo, parent: "%s:%x", handle: "%x:", limit: 100}' % (h, s, leaf))
+        t.append("qdisc add dev v0 parent %s:%x handle %x: pfifo limit 100" % (h, s, leaf))
+        flt.append('      - {parent: "%s:", pref: 10, protocol: ip, u32: {ht: "2:%x:", match: [{ip: {dst: %s}}]}, '
+                   'classid: "%s:%x"}' % (h, b, a, h, s))
+        t.append("filter add dev v0 parent %s: prio 10 protocol ip handle 2:%x:%x u32 ht 2:%x: match ip dst %s "
+                 "flowid %s:%x" % (h, b, node, b, a, h, s))
+        if changed_every and i % changed_every == changed_every - 1:
+            cls_changed.append(line % "200mbit")
+            ct.append("class change dev v0 parent %s:1 classid %s:%x htb rate 10mbit ceil 200mbit" % (h, h, s))
+        else:
+            cls_changed.append(cls[-1])
+    y += leaves
+    cy = y + ["    classes:"] + cls_changed + ["    filters:"] + flt
+    y += ["    classes:"] + cls + ["    filters:"] + flt
+    return y, t, cy, ct, ["v0"], ["v1"]
+
+
 def write(path, lines):
     with open(path, "w") as f:
         f.write("\n".join(lines))
@@ -219,14 +277,14 @@ def write(path, lines):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("kind", choices=["u32", "htb", "isp", "flower"])
+    ap.add_argument("kind", choices=["u32", "htb", "isp", "ispmq", "flower"])
     ap.add_argument("n", type=int)
     ap.add_argument("out")
     ap.add_argument("--change", type=float, default=0, help="also write a variant with PCT %% of the rules changed")
     ap.add_argument("--table", action="store_true", help="rules as rule tables (template, columns, rows)")
     a = ap.parse_args()
     every = int(round(100 / a.change)) if a.change else 0
-    y, t, cy, ct, devs, peers = {"u32": gen_u32, "htb": gen_htb, "isp": gen_isp, "flower": gen_flower}[a.kind](a.n, every, a.table)
+    y, t, cy, ct, devs, peers = {"u32": gen_u32, "htb": gen_htb, "isp": gen_isp, "ispmq": gen_isp_mq, "flower": gen_flower}[a.kind](a.n, every, a.table)
     write(a.out + ".yaml", y)
     write(a.out + ".tc", t)
     if any(" no_percpu" in l for l in t):
@@ -235,6 +293,7 @@ def main():
         write(a.out + ".changed.yaml", cy)
         write(a.out + ".changed.tc", ct)
     write(a.out + ".meta", ["DEVS='%s'" % " ".join(devs), "PEERS='%s'" % " ".join(peers),
+                            "TXQ=%d" % (MQ_QUEUES if a.kind == "ispmq" else 1),
                             "KIND=%s" % a.kind, "N=%d" % a.n, "CHANGED=%d" % (len(ct))])
 
 

@@ -6,7 +6,7 @@ median wall/user/sys time and peak RSS of each tool and the ratios.
 usage: bench/run.py [--runs R] [--scenarios LIST] [--keep DIR] [--table] TCSYNC SET...
        bench/run.py --check TCSYNC SET...
 
-SET is KIND:N with KIND u32, htb or isp (see gen.py) and N a count such as 10k,
+SET is KIND:N with KIND u32, htb, isp or ispmq (see gen.py) and N a count such as 10k,
 100k or 1m. Scenarios (default all):
   apply   apply from empty: `tcsync apply -q F.yaml` vs `tc -b F.tc`, each
           run in a fresh namespace; tcsync twice: as is (it dumps again
@@ -76,7 +76,8 @@ def make_ns(tag, meta):
     sh("ip", "netns", "add", ns)
     sh("ip", "-n", ns, "link", "set", "lo", "up")
     for d, p in zip(meta["DEVS"].split(), meta["PEERS"].split()):
-        sh("ip", "-n", ns, "link", "add", d, "type", "veth", "peer", "name", p)
+        q = meta.get("TXQ", "1")  # ispmq: an mq root needs the queues
+        sh("ip", "-n", ns, "link", "add", d, "numtxqueues", q, "type", "veth", "peer", "name", p, "numtxqueues", q)
         sh("ip", "-n", ns, "link", "set", d, "up")
         sh("ip", "-n", ns, "link", "set", p, "up")
     return ns
@@ -152,12 +153,15 @@ def tc_read_cmd(ns, meta, json):
     """The tc command that reads what tcsync reads, as one process."""
     devs = meta["DEVS"].split()
     j = ["-j"] if json else []
-    if meta["KIND"] not in ("htb", "isp"):  # u32, flower: one list at ingress
+    if meta["KIND"] not in ("htb", "isp", "ispmq"):  # u32, flower: one list at ingress
         return ["tc", "-n", ns] + j + ["filter", "show", "dev", devs[0], "ingress"]
     path = os.path.join(WORK, "show-%s.tc" % meta["KIND"])
     with open(path, "w") as f:
         for d in devs:
-            f.write("qdisc show dev %s\nclass show dev %s\nfilter show dev %s parent 1:\n" % (d, d, d))
+            f.write("qdisc show dev %s\nclass show dev %s\n" % (d, d))
+            parents = ["%x:" % (0x10 * q) for q in range(1, 5)] if meta["KIND"] == "ispmq" else ["1:"]
+            for p in parents:
+                f.write("filter show dev %s parent %s\n" % (d, p))
     return ["tc", "-n", ns] + j + ["-b", path]
 
 
@@ -323,7 +327,8 @@ def check_set(tcsync, kind, n):
         out = sh(sys.executable, SNAPSHOT, ns, capture_output=True, text=True).stdout
         snaps.append(out.replace(ns, "NS"))
     nf = [sh("tc", "-n", ns, "filter", "show", "dev", meta["DEVS"].split()[0], *(
-        ["ingress"] if kind not in ("htb", "isp") else ["parent", "1:"]), capture_output=True, text=True).stdout.count("filter ")
+        ["ingress"] if kind not in ("htb", "isp", "ispmq") else ["parent", "10:" if kind == "ispmq" else "1:"]), capture_output=True,
+        text=True).stdout.count("filter ")
         for ns in (a, b)]
     same = snaps[0] == snaps[1]
     print("%s %s: tc -b and tcsync states %s (tc_snapshot.py, %d lines; filter lines on %s: %d vs %d)" % (
