@@ -91,9 +91,38 @@ void set_from_wire(const Field& f, uint16_t idx, uint64_t wire, Options& o) {
   else if (auto v = f.map->from_wire(wire)) o.set(idx, *v);
 }
 
+// Whether some member of `s` has a value to send (WireStruct::only_with_value).
+bool struct_has_value(std::span<const Field> fields, const WireStruct& s, const Options& o, const KindCtx& ctx) {
+  for (uint16_t idx = 0; idx < fields.size(); ++idx)
+    if (fields[idx].in == &s && field_sent_value(fields[idx], o, idx, ctx)) return true;
+  return false;
+}
+
+// The bits of attribute `attr` its true bit fields set (Field::bit).
+uint64_t attr_bits(std::span<const Field> fields, uint16_t attr, const Options& o, const KindCtx& ctx) {
+  uint64_t bits = 0;
+  for (uint16_t idx = 0; idx < fields.size(); ++idx) {
+    const Field& f = fields[idx];
+    if (f.in || !f.bit || f.attr != attr) continue;
+    if (auto v = field_sent_value(f, o, idx, ctx); v && *v) bits |= f.bit;
+  }
+  return bits;
+}
+
+bool first_bit_of_attr(std::span<const Field> fields, uint16_t idx) {
+  const Field& f = fields[idx];
+  return std::none_of(fields.begin(), fields.begin() + idx, [&f](const Field& g) { return !g.in && g.bit && g.attr == f.attr; });
+}
+
+// Sets a bit field (Field::bit) from what its member or attribute holds.
+void set_bit(const Field& f, uint16_t idx, uint64_t wire, Options& o) {
+  if (wire & f.bit) o.set(idx, uint64_t{1});
+}
+
 }  // namespace
 
 void encode_struct(std::span<const Field> fields, const WireStruct& s, const Options& o, const KindCtx& ctx, MsgWriter& w) {
+  if (s.only_with_value && !struct_has_value(fields, s, o, ctx)) return;
   std::vector<uint8_t> data(s.size);
   if (s.action_parms && data.size() >= sizeof ctx.action_index) std::memcpy(data.data(), &ctx.action_index, sizeof ctx.action_index);
   for (uint16_t idx = 0; idx < fields.size(); ++idx) {
@@ -106,7 +135,8 @@ void encode_struct(std::span<const Field> fields, const WireStruct& s, const Opt
     }
     member_put(data, f, f.map && f.map->to_wire ? f.map->to_wire(v) : v);
   }
-  w.attr(s.attr, data.data(), data.size());
+  if (s.bare) w.put_raw(data.data(), data.size());
+  else w.attr(s.attr, data.data(), data.size());
 }
 
 void encode_field(std::span<const Field> fields, uint16_t idx, const Options& o, const KindCtx& ctx, MsgWriter& w) {
@@ -114,6 +144,12 @@ void encode_field(std::span<const Field> fields, uint16_t idx, const Options& o,
   if (f.wire == Wire::None || f.in || (ctx.change && (f.flags & kRecreate))) return;
   if (f.wire == Wire::Str) {
     if (auto* s = o.str(idx)) w.attr_str(f.attr, *s);
+    return;
+  }
+  if (f.bit) {
+    // Sent once, at the place of the attribute's first bit field.
+    if (!first_bit_of_attr(fields, idx)) return;
+    if (uint64_t bits = attr_bits(fields, f.attr, o, ctx)) put(w, f.wire, f.attr, bits);
     return;
   }
   auto v = field_sent_value(f, o, idx, ctx);
@@ -139,11 +175,11 @@ void encode_fields(std::span<const Field> fields, const Options& o, const KindCt
 void decode_fields(std::span<const Field> fields, const AttrTable& tb, Options& o) {
   for (uint16_t idx = 0; idx < fields.size(); ++idx) {
     const Field& f = fields[idx];
-    if (f.wire == Wire::None) continue;
+    if (f.wire == Wire::None || (f.in && f.in->bare)) continue;
     const Attr* a = tb.get(f.in ? f.in->attr : f.attr);
     if (!a) continue;
-    if (f.in && f.bit) {
-      if (member_get(a->data, f) & f.bit) o.set(idx, uint64_t{1});
+    if (f.bit) {
+      set_bit(f, idx, f.in ? member_get(a->data, f) : get(*a, f.wire), o);
     } else if (f.in) {
       set_from_wire(f, idx, member_get(a->data, f), o);
     } else if (f.wire == Wire::Str) {
@@ -152,6 +188,24 @@ void decode_fields(std::span<const Field> fields, const AttrTable& tb, Options& 
       set_from_wire(f, idx, get(*a, f.wire), o);
     }
   }
+}
+
+void decode_options(std::span<const Field> fields, std::span<const uint8_t> payload, Options& o) {
+  bool attrs = false;
+  for (uint16_t idx = 0; idx < fields.size(); ++idx) {
+    const Field& f = fields[idx];
+    if (f.wire == Wire::None) continue;
+    if (!f.in || !f.in->bare) {
+      attrs = true;
+      continue;
+    }
+    if (payload.size() < f.in->size) continue;
+    if (f.bit) set_bit(f, idx, member_get(payload, f), o);
+    else set_from_wire(f, idx, member_get(payload, f), o);
+  }
+  // A bare struct's bytes are no attributes: an AttrTable only for a table
+  // that names some.
+  if (attrs) decode_fields(fields, AttrTable(payload, fields_max_attr(fields)), o);
 }
 
 uint16_t fields_max_attr(std::span<const Field> fields) {
@@ -165,6 +219,7 @@ namespace {
 std::optional<uint64_t> zero_absent(uint64_t v) { return v ? std::optional<uint64_t>(v) : std::nullopt; }
 std::optional<uint64_t> all_ones_absent(uint64_t v) { return v != 0xFFFFFFFFu ? std::optional<uint64_t>(v) : std::nullopt; }
 std::optional<uint64_t> non_zero_true(uint64_t v) { return uint64_t{v != 0}; }
+uint64_t zero(uint64_t) { return 0; }
 }  // namespace
 
 const WireMap kZeroIsAbsent{.from_wire = zero_absent};
@@ -172,5 +227,6 @@ const WireMap kAllOnesIsAbsent{.from_wire = all_ones_absent};
 const WireMap kNonZeroIsTrue{.from_wire = non_zero_true};
 const WireMap kZeroIsUnset{.from_wire = zero_absent, .unsent = 0};
 const WireMap kDefIsAbsent{.def_is_absent = true};
+const WireMap kSentAsZero{.to_wire = zero};
 
 }  // namespace tcsync
