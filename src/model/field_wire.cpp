@@ -15,6 +15,17 @@ std::optional<uint64_t> field_sent_value(const Field& f, const Options& o, uint1
 
 namespace {
 
+// A MAC's 48-bit number as its bytes on the wire, first byte first.
+constexpr size_t kMacLen = 6;
+void mac_put(uint64_t v, uint8_t* out) {
+  for (size_t i = 0; i < kMacLen; ++i) out[i] = static_cast<uint8_t>(v >> (8 * (kMacLen - 1 - i)));
+}
+uint64_t mac_get(std::span<const uint8_t> b) {
+  uint64_t v = 0;
+  for (size_t i = 0; i < kMacLen && i < b.size(); ++i) v = v << 8 | b[i];
+  return v;
+}
+
 void put(MsgWriter& w, Wire wire, uint16_t attr, uint64_t v) {
   switch (wire) {
     case Wire::None: break;
@@ -24,6 +35,12 @@ void put(MsgWriter& w, Wire wire, uint16_t attr, uint64_t v) {
     case Wire::U64: w.attr_u64(attr, v); break;
     case Wire::Be16: w.attr_be16(attr, static_cast<uint16_t>(v)); break;
     case Wire::Be32: w.attr_be32(attr, static_cast<uint32_t>(v)); break;
+    case Wire::Mac: {
+      uint8_t b[kMacLen];
+      mac_put(v, b);
+      w.attr(attr, b, sizeof b);
+      break;
+    }
     case Wire::Str: break;  // encode_field sends the string itself
   }
 }
@@ -37,6 +54,7 @@ uint64_t get(const Attr& a, Wire wire) {
     case Wire::U64: return a.u64();
     case Wire::Be16: return a.be16();
     case Wire::Be32: return a.be32();
+    case Wire::Mac: return mac_get(a.data);
     case Wire::Str: break;
   }
   return 0;
@@ -48,6 +66,7 @@ size_t width(Wire wire) {
     case Wire::U16: case Wire::Be16: return 2;
     case Wire::U32: case Wire::Be32: return 4;
     case Wire::U64: return 8;
+    case Wire::Mac: return kMacLen;
     case Wire::None: case Wire::Str: break;
   }
   return 0;
@@ -71,6 +90,7 @@ void member_put(std::span<uint8_t> data, const Field& f, uint64_t v) {
     case Wire::U32: { uint32_t x = static_cast<uint32_t>(v); std::memcpy(b, &x, 4); break; }
     case Wire::Be32: { uint32_t x = __builtin_bswap32(static_cast<uint32_t>(v)); std::memcpy(b, &x, 4); break; }
     case Wire::U64: std::memcpy(b, &v, 8); break;
+    case Wire::Mac: mac_put(v, b); break;
     case Wire::None: case Wire::Str: return;
   }
   size_t n = width(f.wire);
@@ -177,7 +197,8 @@ void decode_fields(std::span<const Field> fields, const AttrTable& tb, Options& 
     const Field& f = fields[idx];
     if (f.wire == Wire::None || (f.in && f.in->bare)) continue;
     const Attr* a = tb.get(f.in ? f.in->attr : f.attr);
-    if (!a) continue;
+    // A short MAC is no address (the fixed widths read as Attr's getters do).
+    if (!a || (!f.in && f.wire == Wire::Mac && a->data.size() < kMacLen)) continue;
     if (f.bit) {
       set_bit(f, idx, f.in ? member_get(a->data, f) : get(*a, f.wire), o);
     } else if (f.in) {

@@ -96,9 +96,11 @@ enum FieldFlags : uint32_t {
 // attribute's (member's) width, in host or network byte order, or Str: a
 // NUL-terminated string (a Device field's name: fw's and u32's indev). The
 // generic encoder and decoder (model/field_wire.h) carry such fields, so
-// the kind writes no code for them. None: the kind's own encode/decode
-// carries the field (a nest, a value made of several members).
-enum class Wire : uint8_t { None, U8, U16, U32, U64, Be16, Be32, Str };
+// the kind writes no code for them. Mac: the 6 bytes of an Ethernet
+// address, held as its 48-bit number (kinds/net_types.h kMacAddrType); one
+// shorter is not read. None: the kind's own encode/decode carries the
+// field (a nest, a value made of several members).
+enum class Wire : uint8_t { None, U8, U16, U32, U64, Be16, Be32, Str, Mac };
 
 // A field whose attribute holds another form than the model (CoDel's
 // 1.024 us units reported as us, fq's bucket count sent as its log, a
