@@ -15,6 +15,17 @@ std::optional<uint64_t> field_sent_value(const Field& f, const Options& o, uint1
 
 namespace {
 
+// A MAC's 48-bit number as its bytes on the wire, first byte first.
+constexpr size_t kMacLen = 6;
+void mac_put(uint64_t v, uint8_t* out) {
+  for (size_t i = 0; i < kMacLen; ++i) out[i] = static_cast<uint8_t>(v >> (8 * (kMacLen - 1 - i)));
+}
+uint64_t mac_get(std::span<const uint8_t> b) {
+  uint64_t v = 0;
+  for (size_t i = 0; i < kMacLen && i < b.size(); ++i) v = v << 8 | b[i];
+  return v;
+}
+
 void put(MsgWriter& w, Wire wire, uint16_t attr, uint64_t v) {
   switch (wire) {
     case Wire::None: break;
@@ -24,6 +35,12 @@ void put(MsgWriter& w, Wire wire, uint16_t attr, uint64_t v) {
     case Wire::U64: w.attr_u64(attr, v); break;
     case Wire::Be16: w.attr_be16(attr, static_cast<uint16_t>(v)); break;
     case Wire::Be32: w.attr_be32(attr, static_cast<uint32_t>(v)); break;
+    case Wire::Mac: {
+      uint8_t b[kMacLen];
+      mac_put(v, b);
+      w.attr(attr, b, sizeof b);
+      break;
+    }
     case Wire::Str: break;  // encode_field sends the string itself
   }
 }
@@ -37,6 +54,7 @@ uint64_t get(const Attr& a, Wire wire) {
     case Wire::U64: return a.u64();
     case Wire::Be16: return a.be16();
     case Wire::Be32: return a.be32();
+    case Wire::Mac: return mac_get(a.data);
     case Wire::Str: break;
   }
   return 0;
@@ -48,6 +66,7 @@ size_t width(Wire wire) {
     case Wire::U16: case Wire::Be16: return 2;
     case Wire::U32: case Wire::Be32: return 4;
     case Wire::U64: return 8;
+    case Wire::Mac: return kMacLen;
     case Wire::None: case Wire::Str: break;
   }
   return 0;
@@ -71,6 +90,7 @@ void member_put(std::span<uint8_t> data, const Field& f, uint64_t v) {
     case Wire::U32: { uint32_t x = static_cast<uint32_t>(v); std::memcpy(b, &x, 4); break; }
     case Wire::Be32: { uint32_t x = __builtin_bswap32(static_cast<uint32_t>(v)); std::memcpy(b, &x, 4); break; }
     case Wire::U64: std::memcpy(b, &v, 8); break;
+    case Wire::Mac: mac_put(v, b); break;
     case Wire::None: case Wire::Str: return;
   }
   size_t n = width(f.wire);
@@ -91,9 +111,38 @@ void set_from_wire(const Field& f, uint16_t idx, uint64_t wire, Options& o) {
   else if (auto v = f.map->from_wire(wire)) o.set(idx, *v);
 }
 
+// Whether some member of `s` has a value to send (WireStruct::only_with_value).
+bool struct_has_value(std::span<const Field> fields, const WireStruct& s, const Options& o, const KindCtx& ctx) {
+  for (uint16_t idx = 0; idx < fields.size(); ++idx)
+    if (fields[idx].in == &s && field_sent_value(fields[idx], o, idx, ctx)) return true;
+  return false;
+}
+
+// The bits of attribute `attr` its true bit fields set (Field::bit).
+uint64_t attr_bits(std::span<const Field> fields, uint16_t attr, const Options& o, const KindCtx& ctx) {
+  uint64_t bits = 0;
+  for (uint16_t idx = 0; idx < fields.size(); ++idx) {
+    const Field& f = fields[idx];
+    if (f.in || !f.bit || f.attr != attr) continue;
+    if (auto v = field_sent_value(f, o, idx, ctx); v && *v) bits |= f.bit;
+  }
+  return bits;
+}
+
+bool first_bit_of_attr(std::span<const Field> fields, uint16_t idx) {
+  const Field& f = fields[idx];
+  return std::none_of(fields.begin(), fields.begin() + idx, [&f](const Field& g) { return !g.in && g.bit && g.attr == f.attr; });
+}
+
+// Sets a bit field (Field::bit) from what its member or attribute holds.
+void set_bit(const Field& f, uint16_t idx, uint64_t wire, Options& o) {
+  if (wire & f.bit) o.set(idx, uint64_t{1});
+}
+
 }  // namespace
 
 void encode_struct(std::span<const Field> fields, const WireStruct& s, const Options& o, const KindCtx& ctx, MsgWriter& w) {
+  if (s.only_with_value && !struct_has_value(fields, s, o, ctx)) return;
   std::vector<uint8_t> data(s.size);
   if (s.action_parms && data.size() >= sizeof ctx.action_index) std::memcpy(data.data(), &ctx.action_index, sizeof ctx.action_index);
   for (uint16_t idx = 0; idx < fields.size(); ++idx) {
@@ -106,7 +155,8 @@ void encode_struct(std::span<const Field> fields, const WireStruct& s, const Opt
     }
     member_put(data, f, f.map && f.map->to_wire ? f.map->to_wire(v) : v);
   }
-  w.attr(s.attr, data.data(), data.size());
+  if (s.bare) w.put_raw(data.data(), data.size());
+  else w.attr(s.attr, data.data(), data.size());
 }
 
 void encode_field(std::span<const Field> fields, uint16_t idx, const Options& o, const KindCtx& ctx, MsgWriter& w) {
@@ -114,6 +164,12 @@ void encode_field(std::span<const Field> fields, uint16_t idx, const Options& o,
   if (f.wire == Wire::None || f.in || (ctx.change && (f.flags & kRecreate))) return;
   if (f.wire == Wire::Str) {
     if (auto* s = o.str(idx)) w.attr_str(f.attr, *s);
+    return;
+  }
+  if (f.bit) {
+    // Sent once, at the place of the attribute's first bit field.
+    if (!first_bit_of_attr(fields, idx)) return;
+    if (uint64_t bits = attr_bits(fields, f.attr, o, ctx)) put(w, f.wire, f.attr, bits);
     return;
   }
   auto v = field_sent_value(f, o, idx, ctx);
@@ -139,11 +195,12 @@ void encode_fields(std::span<const Field> fields, const Options& o, const KindCt
 void decode_fields(std::span<const Field> fields, const AttrTable& tb, Options& o) {
   for (uint16_t idx = 0; idx < fields.size(); ++idx) {
     const Field& f = fields[idx];
-    if (f.wire == Wire::None) continue;
+    if (f.wire == Wire::None || (f.in && f.in->bare)) continue;
     const Attr* a = tb.get(f.in ? f.in->attr : f.attr);
-    if (!a) continue;
-    if (f.in && f.bit) {
-      if (member_get(a->data, f) & f.bit) o.set(idx, uint64_t{1});
+    // A short MAC is no address (the fixed widths read as Attr's getters do).
+    if (!a || (!f.in && f.wire == Wire::Mac && a->data.size() < kMacLen)) continue;
+    if (f.bit) {
+      set_bit(f, idx, f.in ? member_get(a->data, f) : get(*a, f.wire), o);
     } else if (f.in) {
       set_from_wire(f, idx, member_get(a->data, f), o);
     } else if (f.wire == Wire::Str) {
@@ -152,6 +209,24 @@ void decode_fields(std::span<const Field> fields, const AttrTable& tb, Options& 
       set_from_wire(f, idx, get(*a, f.wire), o);
     }
   }
+}
+
+void decode_options(std::span<const Field> fields, std::span<const uint8_t> payload, Options& o) {
+  bool attrs = false;
+  for (uint16_t idx = 0; idx < fields.size(); ++idx) {
+    const Field& f = fields[idx];
+    if (f.wire == Wire::None) continue;
+    if (!f.in || !f.in->bare) {
+      attrs = true;
+      continue;
+    }
+    if (payload.size() < f.in->size) continue;
+    if (f.bit) set_bit(f, idx, member_get(payload, f), o);
+    else set_from_wire(f, idx, member_get(payload, f), o);
+  }
+  // A bare struct's bytes are no attributes: an AttrTable only for a table
+  // that names some.
+  if (attrs) decode_fields(fields, AttrTable(payload, fields_max_attr(fields)), o);
 }
 
 uint16_t fields_max_attr(std::span<const Field> fields) {
@@ -165,6 +240,7 @@ namespace {
 std::optional<uint64_t> zero_absent(uint64_t v) { return v ? std::optional<uint64_t>(v) : std::nullopt; }
 std::optional<uint64_t> all_ones_absent(uint64_t v) { return v != 0xFFFFFFFFu ? std::optional<uint64_t>(v) : std::nullopt; }
 std::optional<uint64_t> non_zero_true(uint64_t v) { return uint64_t{v != 0}; }
+uint64_t zero(uint64_t) { return 0; }
 }  // namespace
 
 const WireMap kZeroIsAbsent{.from_wire = zero_absent};
@@ -172,5 +248,6 @@ const WireMap kAllOnesIsAbsent{.from_wire = all_ones_absent};
 const WireMap kNonZeroIsTrue{.from_wire = non_zero_true};
 const WireMap kZeroIsUnset{.from_wire = zero_absent, .unsent = 0};
 const WireMap kDefIsAbsent{.def_is_absent = true};
+const WireMap kSentAsZero{.to_wire = zero};
 
 }  // namespace tcsync

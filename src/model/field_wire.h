@@ -26,12 +26,14 @@ std::optional<uint64_t> field_sent_value(const Field& f, const Options& o, uint1
 // Writes struct `s` whole: zeros, the index in an action's parameters (tc_gen),
 // and each member a field of `fields` names (Field::in): its value to send
 // (above), else its def, else its change_absent, else 0; a bit field sets
-// its bit when true.
+// its bit when true. As its attribute, or bare (WireStruct::bare); not at
+// all when only_with_value and no member has a value to send.
 void encode_struct(std::span<const Field> fields, const WireStruct& s, const Options& o, const KindCtx& ctx, MsgWriter& w);
 
 // Writes field `idx` as its attribute, if it has a value to send (above),
 // a wire form, and its map does not say the value is unsent; a struct
-// member goes with its struct. A kRecreate field is left out of a change: the differ
+// member goes with its struct. Bit fields of one attribute (Field::bit)
+// send it once, at the first one's place, when some bit is set. A kRecreate field is left out of a change: the differ
 // only changes in place when it is equal, and some kernels refuse it on a
 // live object (fq_codel's and fq_pie's flows: EINVAL).
 void encode_field(std::span<const Field> fields, uint16_t idx, const Options& o, const KindCtx& ctx, MsgWriter& w);
@@ -45,10 +47,16 @@ void encode_fields(std::span<const Field> fields, const Options& o, const KindCt
                    std::span<const uint16_t> order = {});
 
 // Reads every field with a wire form from its attribute (or its struct's)
-// in `tb`. Each is
+// in `tb`; a bare struct's members (WireStruct::bare) are decode_options'.
+// Each is
 // asked for with AttrTable::get, which marks it read: what no field (and
 // no hand-written part) asks for is kept raw by the codec, never dropped.
 void decode_fields(std::span<const Field> fields, const AttrTable& tb, Options& o);
+
+// Reads TCA_OPTIONS' body `payload`: a bare struct's members from the
+// payload itself when it holds the whole struct, the rest through
+// decode_fields.
+void decode_options(std::span<const Field> fields, std::span<const uint8_t> payload, Options& o);
 
 // The largest attribute a table's fields name: the size of its AttrTable.
 uint16_t fields_max_attr(std::span<const Field> fields);
@@ -68,8 +76,7 @@ void encode_declared_in_order(const Options& o, const KindCtx& ctx, MsgWriter& w
 }
 template <const auto& kFields>
 void decode_declared(std::span<const uint8_t> payload, const KindCtx&, Options& o) {
-  AttrTable tb(payload, fields_max_attr(kFields));
-  decode_fields(kFields, tb, o);
+  decode_options(kFields, payload, o);
 }
 
 // Wire maps shared by kinds (Field::map).
@@ -87,5 +94,9 @@ extern const WireMap kZeroIsUnset;
 // The field's def reads as absent; any value is sent as declared (vlan's
 // protocol: tc sends a given 802.1Q, the kernel dumps it for every push).
 extern const WireMap kDefIsAbsent;
+// A struct member the kernel ignores when it is sent and fills when it
+// reports (multiq's bands: the device's queue counts): read, compared when
+// declared, and sent as 0 whatever the file says, as tc sends it.
+extern const WireMap kSentAsZero;
 
 }  // namespace tcsync

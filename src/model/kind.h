@@ -96,9 +96,11 @@ enum FieldFlags : uint32_t {
 // attribute's (member's) width, in host or network byte order, or Str: a
 // NUL-terminated string (a Device field's name: fw's and u32's indev). The
 // generic encoder and decoder (model/field_wire.h) carry such fields, so
-// the kind writes no code for them. None: the kind's own encode/decode
-// carries the field (a nest, a value made of several members).
-enum class Wire : uint8_t { None, U8, U16, U32, U64, Be16, Be32, Str };
+// the kind writes no code for them. Mac: the 6 bytes of an Ethernet
+// address, held as its 48-bit number (kinds/net_types.h kMacAddrType); one
+// shorter is not read. None: the kind's own encode/decode carries the
+// field (a nest, a value made of several members).
+enum class Wire : uint8_t { None, U8, U16, U32, U64, Be16, Be32, Str, Mac };
 
 // A field whose attribute holds another form than the model (CoDel's
 // 1.024 us units reported as us, fq's bucket count sent as its log, a
@@ -127,6 +129,15 @@ struct WireStruct {
   // An action's parameters, which start with struct tc_gen: its index is
   // KindCtx::action_index, the kernel's choice when 0.
   bool action_parms = false;
+  // TCA_OPTIONS itself is the struct, with no attribute header (the fifos,
+  // skbprio, multiq: KindOps::options_raw; `attr` 0). It is read only when
+  // the payload holds it whole: the kernel always dumps the whole struct.
+  bool bare = false;
+  // Sent only when some member has a value to send (declared, or a change's
+  // def: field_sent_value), as tc sends the fifos' limit only when given;
+  // else always, zeros where no member says more (multiq's, which its
+  // kernel needs).
+  bool only_with_value = false;
 };
 
 struct Field {
@@ -139,9 +150,10 @@ struct Field {
   std::span<const EnumName> names = {};        // for Enum
   const CustomType* custom = nullptr;          // for Custom
   // The attribute inside TCA_OPTIONS (an action's TCA_ACT_OPTIONS) that
-  // carries this field alone, 0 when none does (a field inside a struct, or
-  // spread over several): a kernel refusal naming that attribute
-  // (NLMSGERR_ATTR_OFFS) is reported at this field's line and column.
+  // carries this field alone (or its bit of it: `bit`), 0 when none does (a
+  // field inside a struct, or spread over several): a kernel refusal naming
+  // that attribute (NLMSGERR_ATTR_OFFS) is reported at this field's line and
+  // column.
   uint16_t attr = 0;
   // The attribute's form (Wire above): with `attr`, the generic encoder
   // sends the field and the generic decoder reads it (model/field_wire.h);
@@ -153,9 +165,12 @@ struct Field {
   // so a refusal naming it names no one field.
   const WireStruct* in = nullptr;
   uint16_t offset = 0;
-  // A Bool that is one bit of its member (csum's update_flags): the bit
-  // is set when the field is true, and reads as true when set (absent when
-  // clear); fields may share the member, one bit each. The map is not used.
+  // A Bool that is one bit of its member (csum's update_flags) or of its
+  // attribute (matchall's TCA_MATCHALL_FLAGS): the bit is set when the
+  // field is true, and reads as true when set (absent when clear); fields
+  // may share the member or attribute, one bit each (the attribute is sent
+  // when some bit is set, and a refusal naming it points at the first of
+  // them declared). The map is not used.
   uint64_t bit = 0;
   const WireMap* map = nullptr;
   // What a change (KindCtx::change) sends for the field when absent and

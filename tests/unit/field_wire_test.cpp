@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include <cstddef>
+#include <map>
 #include <set>
 
 #include "model/field_wire.h"
@@ -53,6 +54,17 @@ const Field kDefFields[] = {
     {.key = "def_absent", .type = FieldType::Uint, .def = 0x8100, .attr = 4, .wire = Wire::Be16, .map = &kDefIsAbsent},
     {.key = "dev", .type = FieldType::Device, .attr = 5, .wire = Wire::Str},
 };
+
+// What a table's declared pair reads back from what it sends.
+template <const auto& kTable>
+Options round_trip(const Options& o) {
+  std::vector<uint8_t> buf;
+  MsgWriter w(buf);
+  encode_declared<kTable>(o, KindCtx{}, w);
+  Options back;
+  decode_declared<kTable>(buf, KindCtx{}, back);
+  return back;
+}
 
 Options decoded(std::span<const Field> fields, const std::vector<uint8_t>& buf) {
   Options o;
@@ -133,22 +145,29 @@ TEST_CASE("field wire: what the declared kinds send, they read back") {
   o.set(kA, uint64_t{1});
   o.set(kG, uint64_t{21});
   o.set(kI, uint64_t{4});
-  std::vector<uint8_t> buf;
-  MsgWriter w(buf);
-  encode_declared<kFields>(o, KindCtx{}, w);
-  Options back;
-  decode_declared<kFields>(buf, KindCtx{}, back);
-  CHECK(back == o);
+  CHECK(round_trip<kFields>(o) == o);
 }
 
 TEST_CASE("field wire: every kind's declared fields name an attribute of their own, or a member") {
-  int declared = 0, members = 0;
+  int declared = 0, members = 0, bare = 0, bits = 0;
   for (const KindOps* k : all_kinds()) {
     std::set<uint16_t> attrs, structs;
+    std::map<uint16_t, uint64_t> attr_bits;
     for (const Field& f : k->fields) {
       if (f.wire == Wire::None) continue;
       INFO(obj_type_name(k->obj) << " " << k->name << " " << f.key);
       CHECK((f.type == FieldType::Device) == (f.wire == Wire::Str));  // a device goes by its name
+      if (f.in && f.in->bare) {
+        // TCA_OPTIONS itself: the kind's options are raw, and hold nothing
+        // but this struct (no attribute follows a bare struct).
+        CHECK(k->options_raw);
+        CHECK(f.attr == 0);
+        CHECK(f.in->attr == 0);
+        CHECK(f.offset < f.in->size);
+        for (const Field& g : k->fields) CHECK((g.wire == Wire::None || g.in == f.in));
+        ++bare;
+        continue;
+      }
       if (f.in) {
         // A member leaves attr 0: its struct's attribute carries others too.
         CHECK(f.attr == 0);
@@ -165,7 +184,17 @@ TEST_CASE("field wire: every kind's declared fields name an attribute of their o
         continue;
       }
       CHECK(f.attr != 0);
-      CHECK(f.bit == 0);
+      CHECK_FALSE(k->options_raw);
+      if (f.bit) {
+        // Bits of one attribute: Bools, each its own bit, and the attribute
+        // no other field's.
+        CHECK(f.type == FieldType::Bool);
+        CHECK((attr_bits[f.attr] & f.bit) == 0);
+        CHECK((attr_bits.count(f.attr) || attrs.insert(f.attr).second));
+        attr_bits[f.attr] |= f.bit;
+        ++bits;
+        continue;
+      }
       CHECK(attrs.insert(f.attr).second);
       ++declared;
     }
@@ -173,6 +202,8 @@ TEST_CASE("field wire: every kind's declared fields name an attribute of their o
   }
   CHECK(declared >= 60);
   CHECK(members >= 25);
+  CHECK(bare >= 6);  // pfifo, bfifo, pfifo_head_drop, skbprio, multiq's two
+  CHECK(bits >= 2);  // matchall's
 }
 
 namespace {
@@ -311,4 +342,128 @@ TEST_CASE("field wire: a kernel's default reads as absent where the map says so,
   CHECK(p.num(kUnset) == 7u);
   CHECK(p.num(kAlways) == 4u);
   CHECK(p.num(kDefAbsent) == 0x88a8u);
+}
+
+namespace {
+
+// TCA_OPTIONS as a bare struct (the fifos, skbprio, multiq): a u32 and a
+// u16, sent only with a value, or always.
+struct TestQopt {
+  uint32_t limit;
+  uint16_t count;
+};
+constexpr WireStruct kWithValue{.attr = 0, .size = sizeof(TestQopt), .bare = true, .only_with_value = true};
+constexpr WireStruct kAlwaysSent{.attr = 0, .size = sizeof(TestQopt), .bare = true};
+enum : uint16_t { kQLimit, kQCount };
+const Field kWithValueFields[] = {
+    {.key = "limit", .type = FieldType::Uint, .def = 64, .wire = Wire::U32, .in = &kWithValue, .offset = offsetof(TestQopt, limit)},
+    {.key = "count", .type = FieldType::Uint, .wire = Wire::U16, .in = &kWithValue, .offset = offsetof(TestQopt, count)},
+};
+const Field kAlwaysFields[] = {
+    {.key = "limit", .type = FieldType::Uint, .wire = Wire::U32, .in = &kAlwaysSent, .offset = offsetof(TestQopt, limit)},
+    {.key = "count", .type = FieldType::Uint, .wire = Wire::U16, .in = &kAlwaysSent, .offset = offsetof(TestQopt, count), .map = &kSentAsZero},
+};
+
+// Two bits of attribute 3 (matchall's flags), between two attributes.
+enum : uint16_t { kBFirst, kBHw, kBSw, kBLast };
+const Field kBitFields[] = {
+    {.key = "first", .type = FieldType::Uint, .attr = 1, .wire = Wire::U8},
+    {.key = "hw", .type = FieldType::Bool, .def = 0, .attr = 3, .wire = Wire::U32, .bit = 1},
+    {.key = "sw", .type = FieldType::Bool, .def = 0, .attr = 3, .wire = Wire::U32, .bit = 2},
+    {.key = "last", .type = FieldType::Uint, .attr = 4, .wire = Wire::U8},
+};
+
+std::string encoded_declared(void (*encode)(const Options&, const KindCtx&, MsgWriter&), const Options& o, bool change) {
+  std::vector<uint8_t> buf;
+  MsgWriter w(buf);
+  KindCtx ctx;
+  ctx.change = change;
+  encode(o, ctx, w);
+  return hex(buf);
+}
+
+}  // namespace
+
+TEST_CASE("field wire: a bare struct is TCA_OPTIONS itself, sent with a value or always") {
+  // Nothing to send on an add: no struct at all (tc sends no fifo options
+  // without a limit); a change sends limit's def, count 0.
+  CHECK(encoded_declared(encode_declared<kWithValueFields>, Options{}, false).empty());
+  CHECK(encoded_declared(encode_declared<kWithValueFields>, Options{}, true) == "4000000000000000");
+  Options count;
+  count.set(kQCount, uint64_t{3});
+  // One member given: the struct whole, the other member's def in it.
+  CHECK(encoded_declared(encode_declared<kWithValueFields>, count, false) == "4000000003000000");
+
+  // Always sent: zeros with nothing declared, and a kSentAsZero member
+  // zero whatever it holds (multiq's bands).
+  CHECK(encoded_declared(encode_declared<kAlwaysFields>, Options{}, false) == "0000000000000000");
+  Options both;
+  both.set(kQLimit, uint64_t{0x1000});
+  both.set(kQCount, uint64_t{7});
+  CHECK(encoded_declared(encode_declared<kAlwaysFields>, both, false) == "0010000000000000");
+}
+
+TEST_CASE("field wire: a bare struct is read from the payload only when it holds the whole struct") {
+  TestQopt q{0x2000, 5};
+  std::vector<uint8_t> whole(reinterpret_cast<const uint8_t*>(&q), reinterpret_cast<const uint8_t*>(&q) + sizeof q);
+  Options o;
+  decode_declared<kAlwaysFields>(whole, KindCtx{}, o);
+  CHECK(o.num(kQLimit) == 0x2000u);
+  CHECK(o.num(kQCount) == 5u);  // read as reported: kSentAsZero maps only what is sent
+  Options d;
+  decode_declared<kWithValueFields>(whole, KindCtx{}, d);
+  CHECK(d.num(kQLimit) == 0x2000u);  // the def is read as any value
+  Options none;
+  decode_declared<kAlwaysFields>(std::span<const uint8_t>(whole).first(sizeof q - 1), KindCtx{}, none);
+  CHECK(none.empty());
+}
+
+TEST_CASE("field wire: bits of one attribute send it once, at the first one's place, when some bit is set") {
+  Options o;
+  o.set(kBFirst, uint64_t{1});
+  o.set(kBLast, uint64_t{2});
+  CHECK(encoded_declared(encode_declared<kBitFields>, o, false) == "05000100010000000500040002000000");
+  o.set(kBHw, uint64_t{0});  // false: no bit, no attribute
+  CHECK(encoded_declared(encode_declared<kBitFields>, o, false) == "05000100010000000500040002000000");
+  o.set(kBSw, uint64_t{1});
+  CHECK(encoded_declared(encode_declared<kBitFields>, o, false) == "0500010001000000080003000200000005000400" "02000000");
+  o.set(kBHw, uint64_t{1});
+  std::string both = encoded_declared(encode_declared<kBitFields>, o, false);
+  CHECK(both == "0500010001000000080003000300000005000400" "02000000");
+
+  // Read back: each set bit true, a clear one absent, bits no field names
+  // (matchall's IN_HW) ignored.
+  std::vector<uint8_t> buf;
+  MsgWriter w(buf);
+  w.attr_u32(3, 2 | 8);
+  AttrReadLog log(buf);
+  Options back;
+  decode_declared<kBitFields>(buf, KindCtx{}, back);
+  CHECK(log.asked(3));
+  CHECK_FALSE(back.has(kBHw));
+  CHECK(back.num(kBSw) == 1u);
+  CHECK(back.items().size() == 1);
+}
+
+namespace {
+const Field kMacFields[] = {
+    {.key = "mac", .type = FieldType::Uint, .attr = 1, .wire = Wire::Mac},
+};
+}  // namespace
+
+TEST_CASE("field wire: a MAC goes as its 6 bytes, first byte first, and a shorter one is not read") {
+  Options o;
+  o.set(0, uint64_t{0x0a0b0c0d0e0f});
+  CHECK(encoded_declared(encode_declared<kMacFields>, o, false) == "0a0001000a0b0c0d0e0f0000");
+  CHECK(round_trip<kMacFields>(o) == o);
+
+  const uint8_t five[] = {1, 2, 3, 4, 5};
+  std::vector<uint8_t> shorter;
+  MsgWriter w2(shorter);
+  w2.attr(1, five, sizeof five);
+  AttrReadLog log(shorter);
+  Options none;
+  decode_declared<kMacFields>(shorter, KindCtx{}, none);
+  CHECK(log.asked(1));
+  CHECK(none.empty());
 }

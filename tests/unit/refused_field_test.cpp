@@ -119,3 +119,18 @@ TEST_CASE("refused field: a struct shared by several fields names none of them")
   REQUIRE(off != 0);
   CHECK(refused_field(st, buf, static_cast<uint32_t>(off)).key.empty());
 }
+
+TEST_CASE("refused field: a flags attribute points at the flag the file sets") {
+  // matchall's skip_sw is a bit of TCA_MATCHALL_FLAGS (Field::bit): a
+  // refusal of that attribute (no offload on the device) is the flag's.
+  State s = load_ok(kIngressRule +
+      "        matchall:\n"
+      "          skip_sw: true\n");
+  Step st;
+  std::vector<uint8_t> buf = add_request(s.devices[0].filters[0], st);
+  size_t off = offset_of(buf, sizeof(tcmsg), {TCA_OPTIONS, TCA_MATCHALL_FLAGS});
+  REQUIRE(off != 0);
+  auto r = refused_field(st, buf, static_cast<uint32_t>(off));
+  CHECK(r.key == "skip_sw");
+  CHECK(r.loc.line == 10);
+}

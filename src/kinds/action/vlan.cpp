@@ -40,32 +40,24 @@ const Field kFields[] = {
      .attr = TCA_VLAN_PUSH_VLAN_ID, .wire = Wire::U16},
     {.key = "protocol", .type = FieldType::Custom, .doc = "Tag protocol for push and modify: 802.1q or 802.1ad.", .def = kDot1q, .custom = &kEthProtoType,
      .attr = TCA_VLAN_PUSH_VLAN_PROTOCOL, .wire = Wire::Be16, .map = &kDefIsAbsent},  // dumped for every push and modify
-    {.key = "priority", .type = FieldType::Uint, .doc = "VLAN priority (PCP) to push or set; absent: not given (the kernel leaves it out of its dump then; a given 0 is kept).", .max = 7},
-    {.key = "dst_mac", .type = FieldType::Custom, .doc = "Destination MAC of the pushed Ethernet header (push_eth).", .custom = &kMacAddrType},
-    {.key = "src_mac", .type = FieldType::Custom, .doc = "Source MAC of the pushed Ethernet header (push_eth).", .custom = &kMacAddrType},
+    {.key = "priority", .type = FieldType::Uint, .doc = "VLAN priority (PCP) to push or set; absent: not given (the kernel leaves it out of its dump then; a given 0 is kept).", .max = 7,
+     .attr = TCA_VLAN_PUSH_VLAN_PRIORITY, .wire = Wire::U8},
+    {.key = "dst_mac", .type = FieldType::Custom, .doc = "Destination MAC of the pushed Ethernet header (push_eth).", .custom = &kMacAddrType,
+     .attr = TCA_VLAN_PUSH_ETH_DST, .wire = Wire::Mac},
+    {.key = "src_mac", .type = FieldType::Custom, .doc = "Source MAC of the pushed Ethernet header (push_eth).", .custom = &kMacAddrType,
+     .attr = TCA_VLAN_PUSH_ETH_SRC, .wire = Wire::Mac},
     control_field(kParms, TC_ACT_PIPE),
 };
 
 bool tags(uint64_t a) { return a == TCA_VLAN_ACT_PUSH || a == TCA_VLAN_ACT_MODIFY; }
 
-void encode(const Options& o, const KindCtx& ctx, MsgWriter& w) {
-  encode_fields(kFields, o, ctx, w);
-  if (auto v = o.num(kPriority)) w.attr_u8(TCA_VLAN_PUSH_VLAN_PRIORITY, static_cast<uint8_t>(*v));
-  uint8_t mac[6];
-  if (auto v = o.num(kDstMac)) mac_to_bytes(*v, mac), w.attr(TCA_VLAN_PUSH_ETH_DST, mac, 6);
-  if (auto v = o.num(kSrcMac)) mac_to_bytes(*v, mac), w.attr(TCA_VLAN_PUSH_ETH_SRC, mac, 6);
-}
-
-void decode(std::span<const uint8_t> payload, const KindCtx&, Options& o) {
-  AttrTable tb(payload, TCA_VLAN_MAX);
-  decode_fields(kFields, tb, o);
-  // act_vlan keeps a priority for every push (0 when not given) and for a
-  // modify only when given (tcfv_push_prio_exists), and dumps what it
-  // keeps: a push's 0 is the default, a modify's 0 was given (tdc ba5b).
-  if (auto* a = tb.get(TCA_VLAN_PUSH_VLAN_PRIORITY); a && (a->u8() || o.num(kAction) == TCA_VLAN_ACT_MODIFY))
-    o.set(kPriority, uint64_t{a->u8()});
-  if (auto* a = tb.get(TCA_VLAN_PUSH_ETH_DST); a && a->data.size() >= 6) o.set(kDstMac, mac_from_bytes(a->data.data()));
-  if (auto* a = tb.get(TCA_VLAN_PUSH_ETH_SRC); a && a->data.size() >= 6) o.set(kSrcMac, mac_from_bytes(a->data.data()));
+// The declared pair, but for the priority's reading, which depends on the
+// action: act_vlan keeps a priority for every push (0 when not given) and
+// for a modify only when given (tcfv_push_prio_exists), and dumps what it
+// keeps: a push's 0 is the default, a modify's 0 was given (tdc ba5b).
+void decode(std::span<const uint8_t> payload, const KindCtx& ctx, Options& o) {
+  decode_declared<kFields>(payload, ctx, o);
+  if (o.num(kPriority) == 0u && o.num(kAction) != uint64_t{TCA_VLAN_ACT_MODIFY}) o.erase(kPriority);
 }
 
 void normalize(Options& o, const KindCtx&, Diagnostics& d, SourceLoc loc) {
@@ -104,7 +96,7 @@ const KindOps kActionVlan{
     .obj = ObjType::Action,
     .doc = "Pop, push or modify the outer VLAN tag; pop or push an Ethernet header.",
     .fields = kFields,
-    .encode = encode,
+    .encode = encode_declared<kFields>,
     .decode = decode,
     .normalize = normalize,
     .tc_words = &kTcWords,

@@ -23,32 +23,12 @@
 namespace tcsync {
 namespace {
 
-enum : uint16_t { kMatch };
-
+// `match` is field 0, as ematch::encode_match_only has it.
 const Field kFields[] = {
     {.key = "match", .type = FieldType::Custom,
      .doc = "Ematch expression in tc's grammar: cmp(...), meta(...), u32(...) joined by and/or, with not and parentheses; absent: every packet.",
      .custom = &ematch::kMatchType},
 };
-
-void encode(const Options& o, const KindCtx& ctx, MsgWriter& w) {
-  const std::string* m = o.str(kMatch);
-  if (!m) return;
-  size_t nest = w.nest_begin(TCA_BASIC_EMATCHES);
-  ematch::ParseError err;
-  if (!ematch::encode_tree(*m, w, err) && ctx.diags) ctx.diags->error(ctx.loc, "match: " + err.message);
-  w.nest_end(nest);
-}
-
-void decode(std::span<const uint8_t> payload, const KindCtx&, Options& o) {
-  AttrTable tb(payload, TCA_BASIC_MAX);
-  if (auto* a = tb.get(TCA_BASIC_EMATCHES)) {
-    // The kernel dumps an empty tree for a filter without one.
-    auto text = ematch::decode_tree(a->data);
-    if (!text) o.set(kMatch, std::string("<ematch tree tcsync cannot read>"));
-    else if (!text->empty()) o.set(kMatch, std::move(*text));
-  }
-}
 
 }  // namespace
 
@@ -72,8 +52,8 @@ const KindOps kFilterBasic{
     .obj = ObjType::Filter,
     .doc = "Matches an ematch expression (cmp, meta, u32; and, or, not, parentheses) in tc's grammar (tc-basic(8), tc-ematch(8)).",
     .fields = kFields,
-    .encode = encode,
-    .decode = decode,
+    .encode = ematch::encode_match_only<TCA_BASIC_EMATCHES>,
+    .decode = ematch::decode_match_only<TCA_BASIC_EMATCHES>,
     .tc_words = &kTcWords,
     .reported_only = kReportedOnly,
     .filter = &kFilterBasicOps,

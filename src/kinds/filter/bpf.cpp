@@ -33,6 +33,7 @@
 
 #include "kinds/bpf_bytecode.h"
 #include "kinds/registry.h"
+#include "model/field_wire.h"
 #include "kinds/filter/bpf_program.h"
 #include "model/tc_words.h"
 #include "yaml/yaml_reader.h"
@@ -100,11 +101,13 @@ const Field kFields[] = {
     {.key = "id", .type = FieldType::Uint, .flags = kNoCompare,
      .doc = "Live program id (dumps): used while that program exists, when object or pinned cannot give it.", .max = 0xFFFFFFFF},
     {.key = "tag", .type = FieldType::Custom, .flags = kAuto, .doc = "The program's tag: what the rule is compared by.", .custom = &kTagType},
-    {.key = "direct_action", .type = FieldType::Bool, .doc = "The program's return code is the action (tc's da): no classid lookup.", .def = 0},
-    {.key = "skip_hw", .type = FieldType::Bool, .flags = kRecreate, .doc = "Do not offload to hardware.", .def = 0},
+    {.key = "direct_action", .type = FieldType::Bool, .doc = "The program's return code is the action (tc's da): no classid lookup.", .def = 0,
+     .attr = TCA_BPF_FLAGS, .wire = Wire::U32, .bit = TCA_BPF_FLAG_ACT_DIRECT},
+    {.key = "skip_hw", .type = FieldType::Bool, .flags = kRecreate, .doc = "Do not offload to hardware.", .def = 0,
+     .attr = TCA_BPF_FLAGS_GEN, .wire = Wire::U32, .bit = TCA_CLS_FLAGS_SKIP_HW},
     {.key = "skip_sw", .type = FieldType::Bool, .flags = kRecreate,
      .doc = "Run in hardware only. Needs a program loaded for the device's hardware: tcsync loads programs for the host, so only a pinned offloaded program works.",
-     .def = 0},
+     .def = 0, .attr = TCA_BPF_FLAGS_GEN, .wire = Wire::U32, .bit = TCA_CLS_FLAGS_SKIP_SW},
     {.key = "bytecode", .type = FieldType::Custom, .doc = "A classic BPF program, tc's \"N,code jt jf k,...\" (instead of an eBPF object).",
      .custom = &kBpfBytecodeType},
 };
@@ -114,16 +117,14 @@ std::string base_name(const std::string& path) {
   return slash == std::string::npos ? path : path.substr(slash + 1);
 }
 
-void encode_flags(const Options& o, MsgWriter& w) {
-  uint32_t gen = (o.num(kSkipHw).value_or(0) ? TCA_CLS_FLAGS_SKIP_HW : 0) | (o.num(kSkipSw).value_or(0) ? TCA_CLS_FLAGS_SKIP_SW : 0);
-  if (gen) w.attr_u32(TCA_BPF_FLAGS_GEN, gen);
-  if (o.num(kDirect).value_or(0)) w.attr_u32(TCA_BPF_FLAGS, TCA_BPF_FLAG_ACT_DIRECT);
-}
+// Bit fields: each attribute sent when one of its bits is set, tc's
+// TCA_BPF_FLAGS_GEN before TCA_BPF_FLAGS.
+const uint16_t kFlagOrder[] = {kSkipHw, kDirect};
 
 void encode(const Options& o, const KindCtx& ctx, MsgWriter& w) {
   if (const std::string* text = o.str(kBytecode)) {
     encode_bpf_bytecode(w, *text, TCA_BPF_OPS_LEN, TCA_BPF_OPS);
-    encode_flags(o, w);
+    encode_fields(kFields, o, ctx, w, kFlagOrder);
     return;
   }
   BpfRef ref = bpf_ref(o);
@@ -135,7 +136,7 @@ void encode(const Options& o, const KindCtx& ctx, MsgWriter& w) {
     ctx.diags->error(ctx.loc, "bpf filter: no program to send for " + ref.describe() + ": " + why);
   }
   if (std::string label = bpf_label(o); !label.empty()) w.attr_str(TCA_BPF_NAME, label);
-  encode_flags(o, w);
+  encode_fields(kFields, o, ctx, w, kFlagOrder);
 }
 
 void decode(std::span<const uint8_t> payload, const KindCtx&, Options& o) {
@@ -162,12 +163,7 @@ void decode(std::span<const uint8_t> payload, const KindCtx&, Options& o) {
     for (size_t i = 0; i < 8; ++i) t += digits[a->data[i] >> 4], t += digits[a->data[i] & 15];
     o.set(kTag, t);
   }
-  if (auto* a = tb.get(TCA_BPF_FLAGS); a && (a->u32() & TCA_BPF_FLAG_ACT_DIRECT)) o.set(kDirect, uint64_t{1});
-  // IN_HW / NOT_IN_HW are the kernel's status, not configuration.
-  if (auto* a = tb.get(TCA_BPF_FLAGS_GEN)) {
-    if (a->u32() & TCA_CLS_FLAGS_SKIP_HW) o.set(kSkipHw, uint64_t{1});
-    if (a->u32() & TCA_CLS_FLAGS_SKIP_SW) o.set(kSkipSw, uint64_t{1});
-  }
+  decode_fields(kFields, tb, o);  // the flags' bits; IN_HW / NOT_IN_HW, the kernel's status, unread
 }
 
 void normalize(Options& o, const KindCtx&, Diagnostics& d, SourceLoc loc) {

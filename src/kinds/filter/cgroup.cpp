@@ -22,31 +22,12 @@
 namespace tcsync {
 namespace {
 
-enum : uint16_t { kMatch };
-
+// `match` is field 0, as ematch::encode_match_only has it.
 const Field kFields[] = {
     {.key = "match", .type = FieldType::Custom,
      .doc = "Ematch expression in tc's grammar that packets must also match (cmp(...), meta(...), u32(...)...); absent: every packet of a classified socket.",
      .custom = &ematch::kMatchType},
 };
-
-void encode(const Options& o, const KindCtx& ctx, MsgWriter& w) {
-  const std::string* m = o.str(kMatch);
-  if (!m) return;
-  size_t nest = w.nest_begin(TCA_CGROUP_EMATCHES);
-  ematch::ParseError err;
-  if (!ematch::encode_tree(*m, w, err) && ctx.diags) ctx.diags->error(ctx.loc, "match: " + err.message);
-  w.nest_end(nest);
-}
-
-void decode(std::span<const uint8_t> payload, const KindCtx&, Options& o) {
-  AttrTable tb(payload, TCA_CGROUP_MAX);
-  if (auto* a = tb.get(TCA_CGROUP_EMATCHES)) {
-    auto text = ematch::decode_tree(a->data);
-    if (!text) o.set(kMatch, std::string("<ematch tree tcsync cannot read>"));
-    else if (!text->empty()) o.set(kMatch, std::move(*text));
-  }
-}
 
 const TcReader kTcReaders[] = {{"match", ematch::tc_match}};
 const std::string_view kTcExamples[] = {"match cmp(u8 at 0 layer link mask 0xff gt 10) action drop"};
@@ -66,8 +47,8 @@ const KindOps kFilterCgroup{
     .obj = ObjType::Filter,
     .doc = "Classifies by the sending process's net_cls cgroup classid, optionally narrowed by an ematch expression (tc-cgroup(8)).",
     .fields = kFields,
-    .encode = encode,
-    .decode = decode,
+    .encode = ematch::encode_match_only<TCA_CGROUP_EMATCHES>,
+    .decode = ematch::decode_match_only<TCA_CGROUP_EMATCHES>,
     .tc_words = &kTcWords,
     .filter = &kFilterCgroupOps,
 };

@@ -765,4 +765,21 @@ bool tc_match(TcCursor& c, const TcWord& kw, Node& body) {
   return true;
 }
 
+void encode_match(const Options& o, uint16_t field, uint16_t attr, const KindCtx& ctx, MsgWriter& w) {
+  const std::string* m = o.str(field);
+  if (!m) return;
+  size_t nest = w.nest_begin(attr);
+  ParseError err;
+  if (!encode_tree(*m, w, err) && ctx.diags) ctx.diags->error(ctx.loc, "match: " + err.message);
+  w.nest_end(nest);
+}
+
+void decode_match(const AttrTable& tb, uint16_t attr, uint16_t field, Options& o) {
+  const Attr* a = tb.get(attr);
+  if (!a) return;
+  auto text = decode_tree(a->data);
+  if (!text) o.set(field, std::string("<ematch tree tcsync cannot read>"));
+  else if (!text->empty()) o.set(field, std::move(*text));
+}
+
 }  // namespace tcsync::ematch

@@ -138,12 +138,7 @@ const uint16_t kAfterMatch[] = {kMode};
 
 void encode(const Options& o, const KindCtx& ctx, MsgWriter& w) {
   encode_fields(kFields, o, ctx, w, kBeforeMatch);
-  if (const std::string* m = o.str(kMatch)) {
-    size_t nest = w.nest_begin(TCA_FLOW_EMATCHES);
-    ematch::ParseError err;
-    if (!ematch::encode_tree(*m, w, err) && ctx.diags) ctx.diags->error(ctx.loc, "match: " + err.message);
-    w.nest_end(nest);
-  }
+  ematch::encode_match(o, kMatch, TCA_FLOW_EMATCHES, ctx, w);
   encode_fields(kFields, o, ctx, w, kAfterMatch);
   // tc sends both when either differs from its default.
   uint64_t mask = o.num(kMask).value_or(0xFFFFFFFF), x = o.num(kXor).value_or(0);
@@ -156,11 +151,7 @@ void encode(const Options& o, const KindCtx& ctx, MsgWriter& w) {
 void decode(std::span<const uint8_t> payload, const KindCtx&, Options& o) {
   AttrTable tb(payload, TCA_FLOW_MAX);
   decode_fields(kFields, tb, o);
-  if (auto* a = tb.get(TCA_FLOW_EMATCHES)) {
-    auto text = ematch::decode_tree(a->data);
-    if (!text) o.set(kMatch, std::string("<ematch tree tcsync cannot read>"));
-    else if (!text->empty()) o.set(kMatch, std::move(*text));
-  }
+  ematch::decode_match(tb, TCA_FLOW_EMATCHES, kMatch, o);
 }
 
 void normalize(Options& o, const KindCtx&, Diagnostics& d, SourceLoc) {

@@ -3,7 +3,9 @@
 //
 //   TCA_MATCHALL_CLASSID  u32 (generic codec)
 //   TCA_MATCHALL_ACT      action list (generic codec)
-//   TCA_MATCHALL_FLAGS    u32 skip_hw/skip_sw; tc sends it only when set
+//   TCA_MATCHALL_FLAGS    u32 skip_hw/skip_sw (bit fields); tc sends it only
+//                         when one is set, and the kernel's IN_HW/NOT_IN_HW
+//                         bits in it are its status, not configuration
 //
 // cls_matchall.c holds one filter per (chain, pref, protocol) and its
 // ->change refuses any existing one (-EEXIST), even to replace it: every
@@ -15,6 +17,7 @@
 
 #include "base/handle.h"
 #include "kinds/registry.h"
+#include "model/field_wire.h"
 #include "model/kind.h"
 #include "model/model.h"
 
@@ -24,23 +27,11 @@ namespace {
 enum : uint16_t { kSkipHw, kSkipSw };
 
 const Field kFields[] = {
-    {.key = "skip_hw", .type = FieldType::Bool, .flags = kRecreate, .doc = "Do not offload to hardware.", .def = 0},
-    {.key = "skip_sw", .type = FieldType::Bool, .flags = kRecreate, .doc = "Match in hardware only.", .def = 0},
+    {.key = "skip_hw", .type = FieldType::Bool, .flags = kRecreate, .doc = "Do not offload to hardware.", .def = 0,
+     .attr = TCA_MATCHALL_FLAGS, .wire = Wire::U32, .bit = TCA_CLS_FLAGS_SKIP_HW},
+    {.key = "skip_sw", .type = FieldType::Bool, .flags = kRecreate, .doc = "Match in hardware only.", .def = 0,
+     .attr = TCA_MATCHALL_FLAGS, .wire = Wire::U32, .bit = TCA_CLS_FLAGS_SKIP_SW},
 };
-
-void encode(const Options& o, const KindCtx&, MsgWriter& w) {
-  uint32_t flags = (o.num(kSkipHw).value_or(0) ? TCA_CLS_FLAGS_SKIP_HW : 0) | (o.num(kSkipSw).value_or(0) ? TCA_CLS_FLAGS_SKIP_SW : 0);
-  if (flags) w.attr_u32(TCA_MATCHALL_FLAGS, flags);
-}
-
-void decode(std::span<const uint8_t> payload, const KindCtx&, Options& o) {
-  AttrTable tb(payload, TCA_MATCHALL_MAX);
-  // IN_HW / NOT_IN_HW are the kernel's status, not configuration.
-  if (auto* a = tb.get(TCA_MATCHALL_FLAGS)) {
-    if (a->u32() & TCA_CLS_FLAGS_SKIP_HW) o.set(kSkipHw, uint64_t{1});
-    if (a->u32() & TCA_CLS_FLAGS_SKIP_SW) o.set(kSkipSw, uint64_t{1});
-  }
-}
 
 void normalize(Options& o, const KindCtx&, Diagnostics& d, SourceLoc) {
   if (o.num(kSkipHw) == 0u) o.erase(kSkipHw);
@@ -94,8 +85,8 @@ const KindOps kFilterMatchall{
     .obj = ObjType::Filter,
     .doc = "Matches every packet: a classid and actions for all traffic at this pref.",
     .fields = kFields,
-    .encode = encode,
-    .decode = decode,
+    .encode = encode_declared<kFields>,
+    .decode = decode_declared<kFields>,
     .normalize = normalize,
     .reported_only = kReportedOnly,
     .filter = &kFilterMatchallOps,

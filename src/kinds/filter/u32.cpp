@@ -28,6 +28,7 @@
 #include "base/handle.h"
 #include "kinds/net_types.h"
 #include "kinds/registry.h"
+#include "model/field_wire.h"
 #include "model/kind.h"
 #include "model/tc_words.h"
 #include "model/model.h"
@@ -923,8 +924,10 @@ const Field kFields[] = {
     {.key = "divisor", .type = FieldType::Uint, .flags = kRecreate, .doc = "Makes this entry a hash table with this many buckets (a power of two up to 256); needs a handle such as 2:.", .max = 256},
     {.key = "mark", .type = FieldType::Custom, .flags = kRecreate, .doc = "Packet mark to match: a number or {value, mask}.", .custom = &kMarkType},
     {.key = "indev", .type = FieldType::Device, .flags = kRecreate, .doc = "Match only packets received on this device.", .attr = TCA_U32_INDEV},
-    {.key = "skip_hw", .type = FieldType::Bool, .flags = kRecreate, .doc = "Do not offload to hardware."},
-    {.key = "skip_sw", .type = FieldType::Bool, .flags = kRecreate, .doc = "Match in hardware only."},
+    {.key = "skip_hw", .type = FieldType::Bool, .flags = kRecreate, .doc = "Do not offload to hardware.",
+     .attr = TCA_U32_FLAGS, .wire = Wire::U32, .bit = TCA_CLS_FLAGS_SKIP_HW},
+    {.key = "skip_sw", .type = FieldType::Bool, .flags = kRecreate, .doc = "Match in hardware only.",
+     .attr = TCA_U32_FLAGS, .wire = Wire::U32, .bit = TCA_CLS_FLAGS_SKIP_SW},
     // TC_U32_TERMINAL lives in the selector, which a replace keeps: a rule
     // that gains or loses its classid/actions must be recreated.
     {.key = "terminal", .type = FieldType::Bool, .flags = kRecreate, .doc = "tc's TC_U32_TERMINAL: a matching rule ends the search. Absent: true when the rule has a classid, actions or police, else false."},
@@ -995,8 +998,7 @@ void encode(const Options& o, const KindCtx& ctx, MsgWriter& w) {
     w.attr(TCA_U32_MARK, &mark, sizeof mark);
   }
   if (auto* dev = o.str(kIndev)) w.attr_str(TCA_U32_INDEV, *dev);
-  uint32_t flags = (o.num(kSkipHw).value_or(0) ? TCA_CLS_FLAGS_SKIP_HW : 0) | (o.num(kSkipSw).value_or(0) ? TCA_CLS_FLAGS_SKIP_SW : 0);
-  if (flags) w.attr_u32(TCA_U32_FLAGS, flags);
+  encode_field(kFields, kSkipHw, o, ctx, w);  // TCA_U32_FLAGS, when a bit is set
 }
 
 void decode(std::span<const uint8_t> payload, const KindCtx&, Options& o) {
@@ -1041,12 +1043,7 @@ void decode(std::span<const uint8_t> payload, const KindCtx&, Options& o) {
     if (m.val || m.mask) o.set(kMark, Words{m.val, m.mask});
   }
   if (auto* a = tb.get(TCA_U32_INDEV)) o.set(kIndev, a->str());
-  // IN_HW / NOT_IN_HW are the kernel's status, not configuration.
-  if (auto* a = tb.get(TCA_U32_FLAGS)) {
-    uint32_t f = a->u32();
-    if (f & TCA_CLS_FLAGS_SKIP_HW) o.set(kSkipHw, uint64_t{1});
-    if (f & TCA_CLS_FLAGS_SKIP_SW) o.set(kSkipSw, uint64_t{1});
-  }
+  decode_fields(kFields, tb, o);  // the flags' bits; IN_HW / NOT_IN_HW, the kernel's status, unread
 }
 
 void normalize(Options& o, const KindCtx& ctx, Diagnostics& d, SourceLoc loc) {

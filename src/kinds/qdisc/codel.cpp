@@ -31,8 +31,6 @@ const Field kFields[] = {
 // keeps what it is not given), ce_threshold as CoDel's "off".
 const uint16_t kTcOrder[] = {kLimit, kInterval, kTarget, kEcn, kCeThreshold};
 
-void encode(const Options& o, const KindCtx& ctx, MsgWriter& w) { encode_fields(kFields, o, ctx, w, kTcOrder); }
-
 void normalize(Options& o, const KindCtx&, Diagnostics&, SourceLoc) {
   for (int f : {kTarget, kInterval, kCeThreshold})
     if (auto* opt = o.opt(f)) o.set(f, codel_canon_us(codel_units(std::get<uint64_t>(opt->value))), opt->loc);
@@ -56,7 +54,7 @@ const KindOps kQdiscCodel{
     .obj = ObjType::Qdisc,
     .doc = "CoDel (Controlled Delay) active queue management on one queue.",
     .fields = kFields,
-    .encode = encode,
+    .encode = encode_declared_in_order<kFields, kTcOrder>,
     .decode = decode_declared<kFields>,
     .normalize = normalize,
     .tc_words = &kTcWords,

@@ -1,9 +1,12 @@
 // The qdiscs with little or nothing to configure: clsact and ingress (hooks
-// for filters), and the two fifos.
+// for filters), and the three fifos.
 #include <linux/pkt_sched.h>
 #include <linux/rtnetlink.h>
 
+#include <cstddef>
+
 #include "kinds/registry.h"
+#include "model/field_wire.h"
 #include "model/kind.h"
 #include "base/units.h"
 #include "model/tc_words.h"
@@ -94,30 +97,21 @@ const KindOps kQdiscIngress{
     .qdisc = &kQdiscIngressOps,
 };
 
-// pfifo/bfifo: TCA_OPTIONS is a bare struct tc_fifo_qopt { __u32 limit; }.
-// Without it the kernel picks the device's txqueuelen (in packets or bytes).
+// pfifo/bfifo/pfifo_head_drop: TCA_OPTIONS is a bare struct tc_fifo_qopt
+// { __u32 limit; }, sent as tc sends it: only with a limit. Without it the
+// kernel picks the device's txqueuelen (in packets or bytes), and reports
+// the limit it holds. pfifo_head_drop's ->change is its init: a change
+// sends the limit, or nothing (the txqueuelen again).
 namespace {
-enum { kFifoLimit };
-
-void fifo_encode(const Options& o, const KindCtx&, MsgWriter& w) {
-  if (auto l = o.num(kFifoLimit)) {
-    tc_fifo_qopt q{static_cast<uint32_t>(*l)};
-    w.put_struct(q);
-  }
-}
-
-void fifo_decode(std::span<const uint8_t> p, const KindCtx&, Options& o) {
-  if (p.size() >= sizeof(tc_fifo_qopt)) {
-    Attr a{0, p};
-    o.set(kFifoLimit, uint64_t{a.as<tc_fifo_qopt>().limit});
-  }
-}
+constexpr WireStruct kFifoQopt{.attr = 0, .size = sizeof(tc_fifo_qopt), .bare = true, .only_with_value = true};
 
 const Field kPfifoFields[] = {
-    {.key = "limit", .type = FieldType::Uint, .flags = kAuto, .doc = "Queue length in packets (default: the device's txqueuelen).", .max = 0xFFFFFFFF},
+    {.key = "limit", .type = FieldType::Uint, .flags = kAuto, .doc = "Queue length in packets (default: the device's txqueuelen).", .max = 0xFFFFFFFF,
+     .wire = Wire::U32, .in = &kFifoQopt, .offset = offsetof(tc_fifo_qopt, limit)},
 };
 const Field kBfifoFields[] = {
-    {.key = "limit", .type = FieldType::Size, .flags = kAuto, .doc = "Queue length in bytes (default: txqueuelen times the MTU).", .max = 0xFFFFFFFF},
+    {.key = "limit", .type = FieldType::Size, .flags = kAuto, .doc = "Queue length in bytes (default: txqueuelen times the MTU).", .max = 0xFFFFFFFF,
+     .wire = Wire::U32, .in = &kFifoQopt, .offset = offsetof(tc_fifo_qopt, limit)},
 };
 }  // namespace
 
@@ -126,8 +120,8 @@ const KindOps kQdiscPfifo{
     .obj = ObjType::Qdisc,
     .doc = "First in, first out, limited in packets.",
     .fields = kPfifoFields,
-    .encode = fifo_encode,
-    .decode = fifo_decode,
+    .encode = encode_declared<kPfifoFields>,
+    .decode = decode_declared<kPfifoFields>,
     .options_raw = true,
 };
 
@@ -136,8 +130,19 @@ const KindOps kQdiscBfifo{
     .obj = ObjType::Qdisc,
     .doc = "First in, first out, limited in bytes.",
     .fields = kBfifoFields,
-    .encode = fifo_encode,
-    .decode = fifo_decode,
+    .encode = encode_declared<kBfifoFields>,
+    .decode = decode_declared<kBfifoFields>,
+    .options_raw = true,
+};
+
+// pfifo_head_drop (tc-pfifo(8)): pfifo's options, pfifo's table.
+const KindOps kQdiscPfifoHeadDrop{
+    .name = "pfifo_head_drop",
+    .obj = ObjType::Qdisc,
+    .doc = "First in, first out, limited in packets; when full, the oldest packet is dropped.",
+    .fields = kPfifoFields,
+    .encode = encode_declared<kPfifoFields>,
+    .decode = decode_declared<kPfifoFields>,
     .options_raw = true,
 };
 

@@ -32,8 +32,6 @@ const Field kFields[] = {
 // flows is set at creation only (a kRecreate field: left out of a change).
 const uint16_t kTcOrder[] = {kLimit, kFlows, kQuantum, kInterval, kTarget, kEcn, kCeThreshold, kCeMask, kCeSelector, kMemoryLimit, kDropBatch};
 
-void encode(const Options& o, const KindCtx& ctx, MsgWriter& w) { encode_fields(kFields, o, ctx, w, kTcOrder); }
-
 void normalize(Options& o, const KindCtx&, Diagnostics& d, SourceLoc) {
   for (int f : {kInterval, kTarget, kCeThreshold})
     if (auto* opt = o.opt(f)) o.set(f, codel_canon_us(codel_units(std::get<uint64_t>(opt->value))), opt->loc);
@@ -65,7 +63,7 @@ const KindOps kQdiscFqCodel{
     .obj = ObjType::Qdisc,
     .doc = "Fair queueing with CoDel active queue management on each flow.",
     .fields = kFields,
-    .encode = encode,
+    .encode = encode_declared_in_order<kFields, kTcOrder>,
     .decode = decode_declared<kFields>,
     .normalize = normalize,
     .tc_words = &kTcWords,

@@ -5,10 +5,14 @@
 // TCA_OPTIONS is a bare struct tc_multiq_qopt { __u16 bands, max_bands; }:
 // tc sends it zeroed, the kernel needs it (multiq_init: EINVAL without),
 // ignores both values and reports the device's queue counts. So both are
-// the kernel's (kAuto): compared only when a file gives them.
+// the kernel's (kAuto): compared only when a file gives them, and sent as
+// 0 (kSentAsZero) whatever the file says.
 #include <linux/pkt_sched.h>
 
+#include <cstddef>
+
 #include "kinds/registry.h"
+#include "model/field_wire.h"
 #include "model/kind.h"
 
 namespace tcsync {
@@ -16,19 +20,14 @@ namespace {
 
 enum { kBands, kMaxBands };
 
+constexpr WireStruct kQopt{.attr = 0, .size = sizeof(tc_multiq_qopt), .bare = true};
+
 const Field kFields[] = {
-    {.key = "bands", .type = FieldType::Uint, .flags = kAuto, .doc = "Bands in use: the device's real tx queue count (reported; the kernel sets it).", .max = 0xFFFF},
-    {.key = "max_bands", .type = FieldType::Uint, .flags = kAuto, .doc = "The device's tx queue count (reported; the kernel sets it).", .max = 0xFFFF},
+    {.key = "bands", .type = FieldType::Uint, .flags = kAuto, .doc = "Bands in use: the device's real tx queue count (reported; the kernel sets it).", .max = 0xFFFF,
+     .wire = Wire::U16, .in = &kQopt, .offset = offsetof(tc_multiq_qopt, bands), .map = &kSentAsZero},
+    {.key = "max_bands", .type = FieldType::Uint, .flags = kAuto, .doc = "The device's tx queue count (reported; the kernel sets it).", .max = 0xFFFF,
+     .wire = Wire::U16, .in = &kQopt, .offset = offsetof(tc_multiq_qopt, max_bands), .map = &kSentAsZero},
 };
-
-void encode(const Options&, const KindCtx&, MsgWriter& w) { w.put_struct(tc_multiq_qopt{}); }
-
-void decode(std::span<const uint8_t> p, const KindCtx&, Options& o) {
-  if (p.size() < sizeof(tc_multiq_qopt)) return;
-  auto q = Attr{0, p}.as<tc_multiq_qopt>();
-  o.set(kBands, uint64_t{q.bands});
-  o.set(kMaxBands, uint64_t{q.max_bands});
-}
 
 // The bands, 1..bands; the count is the device's, so without it any minor
 // is accepted and the kernel answers for one the device lacks.
@@ -45,8 +44,8 @@ const KindOps kQdiscMultiq{
     .obj = ObjType::Qdisc,
     .doc = "One band per transmit queue of a multi-queue device; its classes MAJOR:1..MAJOR:N are the bands (declare none).",
     .fields = kFields,
-    .encode = encode,
-    .decode = decode,
+    .encode = encode_declared<kFields>,
+    .decode = decode_declared<kFields>,
     .options_raw = true,
     .qdisc = &kQdiscMultiqOps,
 };

@@ -34,8 +34,6 @@ const Field kFields[] = {
 // (Field::change_absent): it is kAuto, so it has no def.
 const uint16_t kTcOrder[] = {kLimit, kTupdate, kTarget, kAlpha, kBeta, kEcn, kBytemode, kDqRateEstimator};
 
-void encode(const Options& o, const KindCtx& ctx, MsgWriter& w) { encode_fields(kFields, o, ctx, w, kTcOrder); }
-
 void normalize(Options& o, const KindCtx&, Diagnostics&, SourceLoc) {
   if (auto* opt = o.opt(kTarget)) o.set(kTarget, pie_canon_us(pie_dumped_us(std::get<uint64_t>(opt->value))), opt->loc);
 }
@@ -60,7 +58,7 @@ const KindOps kQdiscPie{
     .obj = ObjType::Qdisc,
     .doc = "PIE (Proportional Integral controller-Enhanced) active queue management.",
     .fields = kFields,
-    .encode = encode,
+    .encode = encode_declared_in_order<kFields, kTcOrder>,
     .decode = decode_declared<kFields>,
     .normalize = normalize,
     .tc_words = &kTcWords,

@@ -5,6 +5,8 @@
 // children: not declared, skipped in dumps.
 #include <linux/pkt_sched.h>
 
+#include <cstddef>
+
 #include "kinds/registry.h"
 #include "model/field_wire.h"
 #include "model/kind.h"
@@ -12,20 +14,14 @@
 namespace tcsync {
 namespace {
 
-enum { kLimit };
+// Sent only with a value: a change keeps the limit unless told, so it
+// sends the default then (Field::def on a change).
+constexpr WireStruct kQopt{.attr = 0, .size = sizeof(tc_skbprio_qopt), .bare = true, .only_with_value = true};
 
 const Field kFields[] = {
-    {.key = "limit", .type = FieldType::Uint, .doc = "Most packets the queue holds.", .def = 64, .max = 0xFFFFFFFF},
+    {.key = "limit", .type = FieldType::Uint, .doc = "Most packets the queue holds.", .def = 64, .max = 0xFFFFFFFF,
+     .wire = Wire::U32, .in = &kQopt, .offset = offsetof(tc_skbprio_qopt, limit)},
 };
-
-// A change keeps the limit unless told: send the default then.
-void encode(const Options& o, const KindCtx& ctx, MsgWriter& w) {
-  if (auto l = field_sent_value(kFields[kLimit], o, kLimit, ctx)) w.put_struct(tc_skbprio_qopt{static_cast<uint32_t>(*l)});
-}
-
-void decode(std::span<const uint8_t> p, const KindCtx&, Options& o) {
-  if (p.size() >= sizeof(tc_skbprio_qopt)) o.set(kLimit, uint64_t{Attr{0, p}.as<tc_skbprio_qopt>().limit});
-}
 
 }  // namespace
 
@@ -34,8 +30,8 @@ const KindOps kQdiscSkbprio{
     .obj = ObjType::Qdisc,
     .doc = "Priority queue by skb->priority (0 to 63) that drops the lowest-priority packet when full.",
     .fields = kFields,
-    .encode = encode,
-    .decode = decode,
+    .encode = encode_declared<kFields>,
+    .decode = decode_declared<kFields>,
     .options_raw = true,
 };
 
