@@ -143,7 +143,12 @@ void set_bit(const Field& f, uint16_t idx, uint64_t wire, Options& o) {
 
 void encode_struct(std::span<const Field> fields, const WireStruct& s, const Options& o, const KindCtx& ctx, MsgWriter& w) {
   if (s.only_with_value && !struct_has_value(fields, s, o, ctx)) return;
-  std::vector<uint8_t> data(s.size);
+  // Built on the stack: an action's parameters go with every rule, and the
+  // declared structs are small (tc_gen and a member or two: 24 bytes at most).
+  uint8_t small[128] = {};
+  std::vector<uint8_t> large;
+  if (s.size > sizeof small) large.resize(s.size);
+  std::span<uint8_t> data = large.empty() ? std::span<uint8_t>(small, s.size) : std::span<uint8_t>(large);
   if (s.action_parms && data.size() >= sizeof ctx.action_index) std::memcpy(data.data(), &ctx.action_index, sizeof ctx.action_index);
   for (uint16_t idx = 0; idx < fields.size(); ++idx) {
     const Field& f = fields[idx];
