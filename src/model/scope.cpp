@@ -30,7 +30,13 @@ Ownership::Ownership(const Device& want, const Device* have) {
         grew = true;
     return grew;
   };
-  for (bool grew = true; grew;) grew = grow(want.qdiscs) | (have ? grow(have->qdiscs) : false);
+  // Both sides grow in each round (no short circuit): a qdisc of one may
+  // hang under a major the other just added.
+  for (bool grew = true; grew;) {
+    bool wanted = grow(want.qdiscs);
+    bool had = have && grow(have->qdiscs);
+    grew = wanted || had;
+  }
 }
 
 bool Ownership::owns(const Qdisc& q) const {
