@@ -3,10 +3,26 @@
 #include <linux/pkt_sched.h>
 #include <linux/rtnetlink.h>
 
+#include <algorithm>
+#include <cstring>
+
 #include "model/size_table.h"
 #include "netlink/wire.h"
 
 namespace tcsync {
+
+namespace {
+
+// An attribute's length is 16 bits and counts its nested attributes padded
+// to 4: a spec naming more cells than its nest can carry beside what it
+// holds (32748 beside a bare spec) was never a kernel's (qdisc_get_stab
+// takes tsize from the data's length). It is sent as it is, and refused,
+// rather than a table of up to 2^32 cells built for it.
+bool table_fits(size_t nest_payload, uint32_t tsize) {
+  return 2 * 4 + nest_payload + nl_align(size_t{tsize} * sizeof(uint16_t)) <= 0xFFFF;
+}
+
+}  // namespace
 
 std::vector<uint8_t> with_stab_table(std::span<const uint8_t> attrs) {
   std::vector<uint8_t> out;
@@ -15,22 +31,29 @@ std::vector<uint8_t> with_stab_table(std::span<const uint8_t> attrs) {
   Attr a;
   size_t pos = 0;
   while (it.next(a)) {
-    size_t whole = nl_align(a.data.size() + 4);
-    std::span<const uint8_t> bytes = attrs.subspan(pos, std::min(whole, attrs.size() - pos));
+    size_t whole = std::min(nl_align(a.data.size() + 4), attrs.size() - pos);
+    std::span<const uint8_t> bytes = attrs.subspan(pos, whole);
     pos += whole;
     AttrTable st(a.data, TCA_STAB_MAX);
     auto* base = a.type == TCA_STAB ? st.get(TCA_STAB_BASE) : nullptr;
-    if (!base || st.get(TCA_STAB_DATA) || base->as<tc_sizespec>().tsize == 0) {
+    auto s = base ? base->as<tc_sizespec>() : tc_sizespec{};
+    // (A nest of unaligned length would put the table off its 4 bytes.)
+    if (!base || st.get(TCA_STAB_DATA) || s.tsize == 0 || a.data.size() % 4 || !table_fits(a.data.size(), s.tsize)) {
       w.put_raw(bytes.data(), bytes.size());
       continue;
     }
-    auto s = base->as<tc_sizespec>();
+    // The nest as reported (its header's flags, the spec, anything else),
+    // byte for byte, and the table after it.
+    uint16_t type;
+    std::memcpy(&type, bytes.data() + 2, sizeof type);
     auto table = stab_table(s.cell_log, s.size_log, s.linklayer, s.mpu, s.tsize);
-    size_t nest = w.nest_begin(TCA_STAB);
-    w.attr(TCA_STAB_BASE, base->data.data(), base->data.size());
+    size_t nest = w.nest_begin(type);
+    w.put_raw(a.data.data(), a.data.size());
     w.attr(TCA_STAB_DATA, table.data(), table.size() * sizeof(uint16_t));
     w.nest_end(nest);
   }
+  // What no attribute header covers stays too.
+  if (pos < attrs.size()) w.put_raw(attrs.data() + pos, attrs.size() - pos);
   return out;
 }
 

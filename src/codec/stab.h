@@ -11,7 +11,8 @@
 namespace tcsync {
 
 // `attrs` (a qdisc's raw message attributes) with TCA_STAB's table filled
-// in when its spec asks for one (tsize > 0) and none is there.
+// in when its spec asks for one (tsize > 0, and no more cells than an
+// attribute can carry) and none is there.
 std::vector<uint8_t> with_stab_table(std::span<const uint8_t> attrs);
 
 }  // namespace tcsync

@@ -56,10 +56,12 @@ std::vector<uint16_t> stab_table(uint8_t cell_log, uint8_t size_log, uint32_t li
   constexpr uint32_t kCell = 53, kPayload = 48;  // an ATM cell, and what it carries
   std::vector<uint16_t> t(tsize);
   for (uint32_t i = 0; i < tsize; ++i) {
-    uint64_t size = uint64_t{i + 1} << cell_log;
+    // A spec tc never makes (a foreign tool's, a fuzzer's) may name shifts
+    // of 64 and more: the cell then saturates rather than shift undefined.
+    uint64_t size = cell_log < 32 ? uint64_t{i + 1} << cell_log : UINT64_MAX;
     if (size < mpu) size = mpu;
     if (linklayer == TC_LINKLAYER_ATM) size = (size + kPayload - 1) / kPayload * kCell;
-    t[i] = static_cast<uint16_t>(size >> size_log);
+    t[i] = static_cast<uint16_t>(size_log < 64 ? size >> size_log : 0);
   }
   return t;
 }
