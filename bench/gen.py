@@ -56,6 +56,18 @@ def u32_addr(i):
     return "10.%d.%d.%d" % ((i >> 16) & 255, (i >> 8) & 255, i & 255)
 
 
+def hash_table_head(dev, yaml_parent, tc_parent):
+    """The 256-bucket u32 hash table 2: at pref 10 and its link rule
+    (10.0.0.0/8, bucket = the last address byte): YAML and tc lines."""
+    y = ['      - {parent: %s, pref: 10, protocol: ip, handle: "2:", u32: {divisor: 256}}' % yaml_parent,
+         "      - {parent: %s, pref: 10, protocol: ip, u32: {match: [{ip: {dst: 10.0.0.0/8}}], "
+         'link: "2:", hashkey: {mask: 0x000000ff, at: 16}}}' % yaml_parent]
+    t = ["filter add dev %s %s prio 10 protocol ip handle 2: u32 divisor 256" % (dev, tc_parent),
+         "filter add dev %s %s prio 10 protocol ip handle 800::1 u32 link 2: hashkey mask 0x000000ff at 16 "
+         "match ip dst 10.0.0.0/8" % (dev, tc_parent)]
+    return y, t
+
+
 def gen_u32(n, changed_every, table=False):
     """Yields (yaml_lines, tc_lines, changed_yaml_lines, changed_tc_lines) pieces."""
     if n > 256 * 0xFFF:
@@ -67,16 +79,10 @@ def gen_u32(n, changed_every, table=False):
         "    qdiscs:",
         "      - {kind: clsact}",
         "    filters:",
-        '      - {parent: ingress, pref: 10, protocol: ip, handle: "2:", u32: {divisor: 256}}',
-        "      - {parent: ingress, pref: 10, protocol: ip, u32: {match: [{ip: {dst: 10.0.0.0/8}}], "
-        'link: "2:", hashkey: {mask: 0x000000ff, at: 16}}}',
     ]
-    head_t = [
-        "qdisc add dev v0 clsact",
-        "filter add dev v0 ingress prio 10 protocol ip handle 2: u32 divisor 256",
-        "filter add dev v0 ingress prio 10 protocol ip handle 800::1 u32 link 2: hashkey mask 0x000000ff at 16 "
-        "match ip dst 10.0.0.0/8",
-    ]
+    hy, ht = hash_table_head("v0", "ingress", "ingress")
+    head_y += hy
+    head_t = ["qdisc add dev v0 clsact"] + ht
     body_y, body_t, ch_y, ch_t = [], [], [], []
     ry = ('      - {parent: ingress, pref: 10, protocol: ip, u32: {ht: "2:%x:", match: [{ip: {dst: %s}}]}, '
           "actions: [{mirred: {action: %s, dev: v1}}]}")
@@ -121,17 +127,8 @@ def gen_htb(n, changed_every, table=False):
         ]
         t.append("qdisc add dev %s root handle 1: htb" % dev)
         t.append("class add dev %s parent 1: classid 1:1 htb rate 10gbit" % dev)
-        fhead = [
-            "    filters:",
-            '      - {parent: "1:", pref: 10, protocol: ip, handle: "2:", u32: {divisor: 256}}',
-            '      - {parent: "1:", pref: 10, protocol: ip, u32: {match: [{ip: {dst: 10.0.0.0/8}}], '
-            'link: "2:", hashkey: {mask: 0x000000ff, at: 16}}}',
-        ]
-        ftc = [
-            "filter add dev %s parent 1: prio 10 protocol ip handle 2: u32 divisor 256" % dev,
-            "filter add dev %s parent 1: prio 10 protocol ip handle 800::1 u32 link 2: hashkey mask 0x000000ff at 16 "
-            "match ip dst 10.0.0.0/8" % dev,
-        ]
+        hy, ftc = hash_table_head(dev, '"1:"', "parent 1:")
+        fhead = ["    filters:"] + hy
         cy_t = '      - {classid: "1:%x", parent: "1:1", rate: 10mbit, ceil: %s}'
         fy_t = ('      - {parent: "1:", pref: 10, protocol: ip, u32: {ht: "2:%x:", match: [{ip: {dst: %s}}]}, '
                 'classid: "1:%x"}')
@@ -236,12 +233,9 @@ def gen_isp_mq(n, changed_every, table=False):
         t.append("qdisc add dev v0 parent 1:%x handle %s: htb" % (q, h))
         cls.append('      - {classid: "%s:1", rate: 10gbit}' % h)
         t.append("class add dev v0 parent %s: classid %s:1 htb rate 10gbit" % (h, h))
-        flt.append('      - {parent: "%s:", pref: 10, protocol: ip, handle: "2:", u32: {divisor: 256}}' % h)
-        flt.append('      - {parent: "%s:", pref: 10, protocol: ip, u32: {match: [{ip: {dst: 10.0.0.0/8}}], '
-                   'link: "2:", hashkey: {mask: 0x000000ff, at: 16}}}' % h)
-        t.append("filter add dev v0 parent %s: prio 10 protocol ip handle 2: u32 divisor 256" % h)
-        t.append("filter add dev v0 parent %s: prio 10 protocol ip handle 800::1 u32 link 2: hashkey mask 0x000000ff "
-                 "at 16 match ip dst 10.0.0.0/8" % h)
+        hy, ht = hash_table_head("v0", '"%s:"' % h, "parent %s:" % h)
+        flt += hy
+        t += ht
     cls_changed = list(cls)
     nodes = {}  # (queue, bucket) -> rules so far: the next node id
     for i in range(n):
