@@ -160,7 +160,7 @@ void encode_struct(std::span<const Field> fields, const WireStruct& s, const Opt
     }
     member_put(data, f, f.map && f.map->to_wire ? f.map->to_wire(v) : v);
   }
-  if (s.bare) w.put_raw(data.data(), data.size());
+  if (s.bare()) w.put_raw(data.data(), data.size());
   else w.attr(s.attr, data.data(), data.size());
 }
 
@@ -200,7 +200,7 @@ void encode_fields(std::span<const Field> fields, const Options& o, const KindCt
 void decode_fields(std::span<const Field> fields, const AttrTable& tb, Options& o) {
   for (uint16_t idx = 0; idx < fields.size(); ++idx) {
     const Field& f = fields[idx];
-    if (f.wire == Wire::None || (f.in && f.in->bare)) continue;
+    if (f.wire == Wire::None || (f.in && f.in->bare())) continue;
     const Attr* a = tb.get(f.in ? f.in->attr : f.attr);
     // A short MAC is no address (the fixed widths read as Attr's getters do).
     if (!a || (!f.in && f.wire == Wire::Mac && a->data.size() < kMacLen)) continue;
@@ -221,7 +221,7 @@ void decode_options(std::span<const Field> fields, std::span<const uint8_t> payl
   for (uint16_t idx = 0; idx < fields.size(); ++idx) {
     const Field& f = fields[idx];
     if (f.wire == Wire::None) continue;
-    if (!f.in || !f.in->bare) {
+    if (!f.in || !f.in->bare()) {
       attrs = true;
       continue;
     }

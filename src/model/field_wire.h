@@ -26,7 +26,7 @@ std::optional<uint64_t> field_sent_value(const Field& f, const Options& o, uint1
 // Writes struct `s` whole: zeros, the index in an action's parameters (tc_gen),
 // and each member a field of `fields` names (Field::in): its value to send
 // (above), else its def, else its change_absent, else 0; a bit field sets
-// its bit when true. As its attribute, or bare (WireStruct::bare); not at
+// its bit when true. As its attribute, or bare (WireStruct::bare()); not at
 // all when only_with_value and no member has a value to send.
 void encode_struct(std::span<const Field> fields, const WireStruct& s, const Options& o, const KindCtx& ctx, MsgWriter& w);
 
@@ -47,7 +47,7 @@ void encode_fields(std::span<const Field> fields, const Options& o, const KindCt
                    std::span<const uint16_t> order = {});
 
 // Reads every field with a wire form from its attribute (or its struct's)
-// in `tb`; a bare struct's members (WireStruct::bare) are decode_options'.
+// in `tb`; a bare struct's members (WireStruct::bare()) are decode_options'.
 // Each is
 // asked for with AttrTable::get, which marks it read: what no field (and
 // no hand-written part) asks for is kept raw by the codec, never dropped.

@@ -124,20 +124,22 @@ struct WireMap {
 // say, before the kind's attributes; the decoder reads the members from
 // it, a short struct's missing tail as zeros (an older kernel's).
 struct WireStruct {
+  // The attribute carrying the struct; 0 (no attribute is) when TCA_OPTIONS
+  // itself is the struct, with no attribute header: bare().
   uint16_t attr;
   uint16_t size;
   // An action's parameters, which start with struct tc_gen: its index is
   // KindCtx::action_index, the kernel's choice when 0.
   bool action_parms = false;
-  // TCA_OPTIONS itself is the struct, with no attribute header (the fifos,
-  // skbprio, multiq: KindOps::options_raw; `attr` 0). It is read only when
-  // the payload holds it whole: the kernel always dumps the whole struct.
-  bool bare = false;
   // Sent only when some member has a value to send (declared, or a change's
   // def: field_sent_value), as tc sends the fifos' limit only when given;
   // else always, zeros where no member says more (multiq's, which its
   // kernel needs).
   bool only_with_value = false;
+  // TCA_OPTIONS is the struct (the fifos, skbprio, multiq:
+  // KindOps::options_raw). It is read only when the payload holds it
+  // whole: the kernel always dumps the whole struct.
+  constexpr bool bare() const { return attr == 0; }
 };
 
 struct Field {

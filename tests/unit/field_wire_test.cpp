@@ -157,7 +157,7 @@ TEST_CASE("field wire: every kind's declared fields name an attribute of their o
       if (f.wire == Wire::None) continue;
       INFO(obj_type_name(k->obj) << " " << k->name << " " << f.key);
       CHECK((f.type == FieldType::Device) == (f.wire == Wire::Str));  // a device goes by its name
-      if (f.in && f.in->bare) {
+      if (f.in && f.in->bare()) {
         // TCA_OPTIONS itself: the kind's options are raw, and hold nothing
         // but this struct (no attribute follows a bare struct).
         CHECK(k->options_raw);
@@ -352,8 +352,8 @@ struct TestQopt {
   uint32_t limit;
   uint16_t count;
 };
-constexpr WireStruct kWithValue{.attr = 0, .size = sizeof(TestQopt), .bare = true, .only_with_value = true};
-constexpr WireStruct kAlwaysSent{.attr = 0, .size = sizeof(TestQopt), .bare = true};
+constexpr WireStruct kWithValue{.attr = 0, .size = sizeof(TestQopt), .only_with_value = true};
+constexpr WireStruct kAlwaysSent{.attr = 0, .size = sizeof(TestQopt)};
 enum : uint16_t { kQLimit, kQCount };
 const Field kWithValueFields[] = {
     {.key = "limit", .type = FieldType::Uint, .def = 64, .wire = Wire::U32, .in = &kWithValue, .offset = offsetof(TestQopt, limit)},

@@ -103,7 +103,7 @@ const KindOps kQdiscIngress{
 // the limit it holds. pfifo_head_drop's ->change is its init: a change
 // sends the limit, or nothing (the txqueuelen again).
 namespace {
-constexpr WireStruct kFifoQopt{.attr = 0, .size = sizeof(tc_fifo_qopt), .bare = true, .only_with_value = true};
+constexpr WireStruct kFifoQopt{.attr = 0, .size = sizeof(tc_fifo_qopt), .only_with_value = true};
 
 const Field kPfifoFields[] = {
     {.key = "limit", .type = FieldType::Uint, .flags = kAuto, .doc = "Queue length in packets (default: the device's txqueuelen).", .max = 0xFFFFFFFF,

@@ -20,7 +20,7 @@ namespace {
 
 enum { kBands, kMaxBands };
 
-constexpr WireStruct kQopt{.attr = 0, .size = sizeof(tc_multiq_qopt), .bare = true};
+constexpr WireStruct kQopt{.attr = 0, .size = sizeof(tc_multiq_qopt)};
 
 const Field kFields[] = {
     {.key = "bands", .type = FieldType::Uint, .flags = kAuto, .doc = "Bands in use: the device's real tx queue count (reported; the kernel sets it).", .max = 0xFFFF,

@@ -16,7 +16,7 @@ namespace {
 
 // Sent only with a value: a change keeps the limit unless told, so it
 // sends the default then (Field::def on a change).
-constexpr WireStruct kQopt{.attr = 0, .size = sizeof(tc_skbprio_qopt), .bare = true, .only_with_value = true};
+constexpr WireStruct kQopt{.attr = 0, .size = sizeof(tc_skbprio_qopt), .only_with_value = true};
 
 const Field kFields[] = {
     {.key = "limit", .type = FieldType::Uint, .doc = "Most packets the queue holds.", .def = 64, .max = 0xFFFFFFFF,
