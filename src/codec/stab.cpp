@@ -37,8 +37,10 @@ std::vector<uint8_t> with_stab_table(std::span<const uint8_t> attrs) {
     AttrTable st(a.data, TCA_STAB_MAX);
     auto* base = a.type == TCA_STAB ? st.get(TCA_STAB_BASE) : nullptr;
     auto s = base ? base->as<tc_sizespec>() : tc_sizespec{};
-    // (A nest of unaligned length would put the table off its 4 bytes.)
-    if (!base || st.get(TCA_STAB_DATA) || s.tsize == 0 || a.data.size() % 4 || !table_fits(a.data.size(), s.tsize)) {
+    // The table goes after the nest's attributes: a nest with bytes no
+    // attribute covers (or of unaligned length) would put it where the
+    // kernel's parser has stopped reading, so such a nest goes as it is.
+    if (!base || st.get(TCA_STAB_DATA) || s.tsize == 0 || !whole_attrs(a.data) || !table_fits(a.data.size(), s.tsize)) {
       w.put_raw(bytes.data(), bytes.size());
       continue;
     }

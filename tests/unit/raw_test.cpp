@@ -222,4 +222,17 @@ TEST_CASE("raw: a size table the kernel keeps but does not report is computed as
     }
     else CHECK(out == big);
   }
+
+  // A nest with bytes no attribute header covers after its spec: the
+  // kernel's parser stops there, so a table after them would go unread; the
+  // nest is sent as it is (the fuzzer's input tbf-stab-stray-tail).
+  s.tsize = 1;
+  std::vector<uint8_t> stray;
+  MsgWriter w4(stray);
+  nest = w4.nest_begin(TCA_STAB);
+  w4.attr(TCA_STAB_BASE, &s, sizeof s);
+  const uint8_t zeros[4] = {};
+  w4.put_raw(zeros, sizeof zeros);
+  w4.nest_end(nest);
+  CHECK(with_stab_table(stray) == stray);
 }
