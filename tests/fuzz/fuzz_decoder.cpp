@@ -55,20 +55,37 @@ void copy_without(std::span<const uint8_t> attrs, uint16_t drop, std::vector<uin
   out.insert(out.end(), attrs.begin() + pos, attrs.end());
 }
 
+const size_t kTcHead = NLMSG_HDRLEN + NLMSG_ALIGN(sizeof(tcmsg));
+
+// Which of a message's TCA_STAB attributes hold a table (TCA_STAB_DATA), in
+// their order.
+std::vector<bool> stab_tables(std::span<const uint8_t> msg) {
+  std::vector<bool> out;
+  if (msg.size() < kTcHead) return out;
+  AttrIter it(msg.subspan(kTcHead));
+  for (Attr a; it.next(a);)
+    if (a.type == TCA_STAB) out.push_back(AttrTable(a.data, TCA_STAB_MAX).get(TCA_STAB_DATA) != nullptr);
+  return out;
+}
+
 // A qdisc request as the kernel reports the qdisc it makes: a size table's
 // cells (TCA_STAB_DATA), which tcsync computes from the spec and sends
 // (codec/stab.h), are kept by the kernel and never dumped, only the spec
-// (TCA_STAB_BASE). Everything else is copied byte for byte.
-std::vector<uint8_t> as_reported(const std::vector<uint8_t>& req) {
-  const size_t head = NLMSG_HDRLEN + NLMSG_ALIGN(sizeof(tcmsg));
+// (TCA_STAB_BASE). Everything else is copied byte for byte, and so is a
+// TCA_STAB that held its table in the input (`dumped`, by position: tcsync
+// sends such a nest as it was).
+std::vector<uint8_t> as_reported(const std::vector<uint8_t>& req, const std::vector<bool>& dumped) {
+  const size_t head = kTcHead;
   if (req.size() < head) return req;
   std::vector<uint8_t> out(req.begin(), req.begin() + head);
   std::span<const uint8_t> attrs = std::span<const uint8_t>(req).subspan(head);
   AttrIter it(attrs);
-  size_t pos = 0;
+  size_t pos = 0, nth = 0;
   for (Attr a; it.next(a);) {
     size_t whole = std::min(nl_align(a.data.size() + 4), attrs.size() - pos);
-    if (a.type == TCA_STAB && AttrTable(a.data, TCA_STAB_MAX).get(TCA_STAB_DATA)) {
+    bool added = a.type == TCA_STAB && !(nth < dumped.size() && dumped[nth]);
+    if (a.type == TCA_STAB) nth++;
+    if (added && AttrTable(a.data, TCA_STAB_MAX).get(TCA_STAB_DATA)) {
       size_t at = out.size();
       out.insert(out.end(), attrs.begin() + pos, attrs.begin() + pos + 4);  // its header, flags and all
       copy_without(a.data, TCA_STAB_DATA, out);
@@ -110,7 +127,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     Qdisc q, back;
     if (!decode_qdisc(msg, &links, q, info) || !q.ops) return 0;
     encode_qdisc(w, Op::Add, q, 7, &links, d);
-    if (!decode_qdisc(as_reported(buf), &links, back, info) || !same(q.ops, q, back)) abort();
+    if (!decode_qdisc(as_reported(buf, stab_tables(msg)), &links, back, info) || !same(q.ops, q, back)) abort();
   } else if (which == 1) {
     Class c, back;
     if (!decode_class(msg, &links, c, info) || !c.ops) return 0;
