@@ -7,8 +7,10 @@
 HERE=$(dirname "${BASH_SOURCE[0]}")
 source "$HERE/lib.sh"
 KIND=${FAULT_KIND:-u32}
-# The lab's emulated CPU is about 10x slower: fewer rules for the signal and
-# lock scenarios, and signal delays scaled so they still land mid-apply.
+# The lab's emulated CPU is about 10x slower: fewer rules (N for the refused
+# step and the small receive buffer, BIG for the signal and lock scenarios),
+# and signal delays scaled so they still land mid-apply.
+N=${FAULT_N:-10000}  # a multiple of 2000: the refused step is the first of its pref
 BIG=${FAULT_BIG:-20000}
 SCALE=${FAULT_TIME_SCALE:-1}
 later() { awk -v d="$1" -v s="$SCALE" 'BEGIN { print d * s }'; }
@@ -28,10 +30,10 @@ start_apply() {
 GEN="python3 $HERE/gen_$KIND.py"
 case $KIND in
   u32)
-    BAD_STEP="kernel rejected add of v0 filter u32 1: pref 105 protocol ip handle ::1"
+    BAD_STEP="kernel rejected add of v0 filter u32 1: pref $((100 + N / 2000)) protocol ip handle ::1"
     count_rules() { t filter show dev v0 parent 1: | grep -c 'flowid 1:10'; };;
   flower)
-    BAD_STEP="kernel rejected add of v0 filter flower ingress pref 105 protocol ip handle 0x1"
+    BAD_STEP="kernel rejected add of v0 filter flower ingress pref $((100 + N / 2000)) protocol ip handle 0x1"
     count_rules() { t filter show dev v0 ingress | grep -c 'action order 1: gact action drop'; };;
 esac
 export TCSYNC_RUN_DIR=$TMP/run
@@ -43,8 +45,8 @@ t qdisc add dev v1 clsact
 t filter add dev v1 ingress pref 1 protocol ip u32 match ip src 192.0.2.0/24 action mirred egress redirect dev v0
 snapshot >"$TMP/before.txt"
 
-# 1. A step the kernel refuses in the middle of a 10k-step apply: rolled back.
-$GEN 10000 5000 >"$TMP/bad.yaml"
+# 1. A step the kernel refuses in the middle of an N-step apply: rolled back.
+$GEN "$N" $((N / 2)) >"$TMP/bad.yaml"
 expect_rc 1 ts apply "$TMP/bad.yaml"
 # The kernel names the refused attribute (indev): the error is at its value,
 # the rule's line a note.
@@ -54,14 +56,14 @@ expect_contains "$TMP/bad.yaml:$bad_line:$bad_col: error: $BAD_STEP: indev: "
 expect_contains "$TMP/bad.yaml:$bad_line:9: note: in this object"
 expect_contains "the kernel is as it was before this apply"
 snapshot >"$TMP/now.txt"
-expect_same_file "$TMP/before.txt" "$TMP/now.txt" "10k apply with a refused step 5000: state as before"
+expect_same_file "$TMP/before.txt" "$TMP/now.txt" "$N-step apply with a refused step $((N / 2)): state as before"
 
 # 2. A tiny receive buffer (4 KiB asked): no ACK lost, the apply is whole.
-$GEN 10000 >"$TMP/good.yaml"
+$GEN "$N" >"$TMP/good.yaml"
 TCSYNC_NL_RCVBUF=4096 expect_rc 0 ts apply "$TMP/good.yaml"
 TCSYNC_NL_RCVBUF=4096 expect_rc 0 ts diff "$TMP/good.yaml"
 n=$(count_rules)
-[ "$n" = 10000 ] && pass "10000 rules in the kernel with a 4 KiB receive buffer" || fail "$n rules (want 10000)"
+[ "$n" = "$N" ] && pass "$N rules in the kernel with a 4 KiB receive buffer" || fail "$n rules (want $N)"
 snapshot >"$TMP/good-state.txt"
 
 # 3. SIGTERM at several points of a 20k-rule change (BIG): exit 143 and the

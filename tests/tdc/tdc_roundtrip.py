@@ -153,18 +153,25 @@ def tc_json(*args):
         return out.strip().splitlines()
 
 
-def snapshot(action_kinds):
-    s = {"devices": tc_snapshot.state(NS), "actions": {}, "blocks": {}}
+def snapshot(action_kinds, devs=None):
+    s = {"devices": tc_snapshot.state(NS, devs), "actions": {}, "blocks": {}}
     for dev in s["devices"].values():
         for q in dev["qdiscs"]:
             if isinstance(q, dict):
                 for k in ("ingress_block", "egress_block"):
                     if k in q:
                         s["blocks"][str(q[k])] = tc_json("filter", "show", "block", str(q[k]))
-    for k in action_kinds:
-        listed = tc_json("actions", "list", "action", k)
-        if listed:
-            s["actions"][k] = listed
+    # One tc process for every kind's table when each prints JSON (see
+    # tc_snapshot.tc_many); else one each.
+    asks = ["actions list action " + k for k in action_kinds]
+    p = subprocess.run(["tc", "-n", NS, "-j", "-b", "-"], input="".join(a + "\n" for a in asks),
+                       capture_output=True, text=True, timeout=COMMAND_TIMEOUT) if len(asks) > 1 else None
+    listed = tc_snapshot.values(p.stdout) if p and p.returncode == 0 else None
+    if listed is None or len(listed) != len(asks):
+        listed = [tc_json(*a.split()) for a in asks]
+    for k, l in zip(action_kinds, listed):
+        if l:
+            s["actions"][k] = l
     return tc_snapshot.clean(s)
 
 
@@ -177,12 +184,13 @@ def is_empty(s):
 
 
 def flush(action_kinds, s):
-    for dev in s["devices"]:
-        # clsact and ingress answer only to their own name (a delete of the
-        # other is "Invalid qdisc name"): try both.
-        sh("tc qdisc del dev %s root; tc qdisc del dev %s ingress; tc qdisc del dev %s clsact" % (dev, dev, dev))
-    for k in s["actions"]:
-        sh("tc actions flush action %s" % k)
+    # One tc process (-force: past the deletes of what is not there).
+    # clsact and ingress answer only to their own name (a delete of the
+    # other is "Invalid qdisc name"): try both.
+    lines = ["qdisc del dev %s %s" % (dev, p) for dev in s["devices"] for p in ("root", "ingress", "clsact")]
+    lines += ["actions flush action %s" % k for k in s["actions"]]
+    subprocess.run(["tc", "-n", NS, "-force", "-b", "-"], input="".join(l + "\n" for l in lines),
+                   capture_output=True, text=True, timeout=COMMAND_TIMEOUT)
 
 
 def first_difference(a, b):
@@ -206,13 +214,14 @@ def run_case(tcs, case):
         if marker in text:
             return "skip", why
     kinds = [k for k in ACTION_KINDS if re.search(r"\b%s\b" % k, text)]
-    subprocess.run(["ip", "netns", "del", NS], capture_output=True)
+    if os.path.exists("/run/netns/" + NS):
+        subprocess.run(["ip", "netns", "del", NS], capture_output=True)
     subprocess.run(["ip", "netns", "add", NS], check=True)
     ns_fd = os.open("/run/netns/" + NS, os.O_RDONLY)
     enter(ns_fd)
     try:
-        sh("ip link set lo up && ip link add v0p0 type veth peer name v0p1 && "
-           "ip link set v0p0 up && ip link set v0p1 up")
+        subprocess.run(["ip", "-b", "-"], input="link set lo up\nlink add v0p0 type veth peer name v0p1\n"
+                       "link set v0p0 up\nlink set v0p1 up\n", check=True, capture_output=True, text=True)
         err = run_steps(case.get("setup", []))
         if err:
             return "skip", err
@@ -228,13 +237,15 @@ def run_case(tcs, case):
         with open(path, "w") as f:
             f.write(dump)
         flush(kinds, before)
-        flushed = snapshot(kinds)
+        # (The devices are the case's: flush and apply make none.)
+        devs = sorted(before["devices"])
+        flushed = snapshot(kinds, devs)
         if flushed == before and not is_empty(before):
             return "fail-flush", "deleting root/ingress qdiscs and flushing actions changed nothing"
         rc, out, err = tcsync(tcs, "apply", path)
         if rc != 0:
             return "fail-apply", (err + "\n--- dump:\n" + dump)[:1500]
-        after = snapshot(kinds)
+        after = snapshot(kinds, devs)
         if after != before:
             return "fail-state", first_difference(before, after) + "\n--- dump:\n" + dump[:800]
         rc, out, err = tcsync(tcs, "diff", path)
