@@ -184,17 +184,26 @@ void encode_field(std::span<const Field> fields, uint16_t idx, const Options& o,
   put(w, f.wire, f.attr, wire);
 }
 
-void encode_fields(std::span<const Field> fields, const Options& o, const KindCtx& ctx, MsgWriter& w, std::span<const uint16_t> order) {
+void encode_structs(std::span<const Field> fields, const Options& o, const KindCtx& ctx, MsgWriter& w, bool last) {
   for (uint16_t idx = 0; idx < fields.size(); ++idx) {
     const WireStruct* s = fields[idx].in;
-    bool first = s && std::none_of(fields.begin(), fields.begin() + idx, [s](const Field& f) { return f.in == s; });
+    bool first = s && s->sent_last == last && std::none_of(fields.begin(), fields.begin() + idx, [s](const Field& f) { return f.in == s; });
     if (first) encode_struct(fields, *s, o, ctx, w);
   }
+}
+
+void encode_attrs(std::span<const Field> fields, const Options& o, const KindCtx& ctx, MsgWriter& w, std::span<const uint16_t> order) {
   if (!order.empty()) {
     for (uint16_t idx : order) encode_field(fields, idx, o, ctx, w);
     return;
   }
   for (uint16_t idx = 0; idx < fields.size(); ++idx) encode_field(fields, idx, o, ctx, w);
+}
+
+void encode_fields(std::span<const Field> fields, const Options& o, const KindCtx& ctx, MsgWriter& w, std::span<const uint16_t> order) {
+  encode_structs(fields, o, ctx, w, false);
+  encode_attrs(fields, o, ctx, w, order);
+  encode_structs(fields, o, ctx, w, true);
 }
 
 void decode_fields(std::span<const Field> fields, const AttrTable& tb, Options& o) {
@@ -246,6 +255,8 @@ std::optional<uint64_t> zero_absent(uint64_t v) { return v ? std::optional<uint6
 std::optional<uint64_t> all_ones_absent(uint64_t v) { return v != 0xFFFFFFFFu ? std::optional<uint64_t>(v) : std::nullopt; }
 std::optional<uint64_t> non_zero_true(uint64_t v) { return uint64_t{v != 0}; }
 uint64_t zero(uint64_t) { return 0; }
+uint64_t negate(uint64_t v) { return uint64_t{v == 0}; }
+std::optional<uint64_t> negated_or_absent(uint64_t v) { return v ? std::optional<uint64_t>(0) : std::nullopt; }
 }  // namespace
 
 const WireMap kZeroIsAbsent{.from_wire = zero_absent};
@@ -254,5 +265,6 @@ const WireMap kNonZeroIsTrue{.from_wire = non_zero_true};
 const WireMap kZeroIsUnset{.from_wire = zero_absent, .unsent = 0};
 const WireMap kDefIsAbsent{.def_is_absent = true};
 const WireMap kSentAsZero{.to_wire = zero};
+const WireMap kSentNegated{.to_wire = negate, .from_wire = negated_or_absent};
 
 }  // namespace tcsync

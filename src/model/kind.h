@@ -121,8 +121,9 @@ struct WireMap {
 // A struct that one attribute carries whole (an action's TCA_X_PARMS,
 // cbs's TCA_CBS_PARMS), whose members are fields (Field::in): the generic
 // encoder (model/field_wire.h) sends it zeroed but for what its fields
-// say, before the kind's attributes; the decoder reads the members from
-// it, a short struct's missing tail as zeros (an older kernel's).
+// say, before the kind's attributes (or after them: sent_last); the decoder
+// reads the members from it, a short struct's missing tail as zeros (an
+// older kernel's).
 struct WireStruct {
   // The attribute carrying the struct; 0 (no attribute is) when TCA_OPTIONS
   // itself is the struct, with no attribute header: bare().
@@ -136,6 +137,10 @@ struct WireStruct {
   // else always, zeros where no member says more (multiq's, which its
   // kernel needs).
   bool only_with_value = false;
+  // Sent after the kind's attributes, where tc sends it (ct's tc_ct and
+  // tunnel_key's tc_tunnel_key: their parameters last); the kernel reads
+  // either order, but kind-golden holds tc's bytes.
+  bool sent_last = false;
   // TCA_OPTIONS is the struct (the fifos, skbprio, multiq:
   // KindOps::options_raw). It is read only when the payload holds it
   // whole: the kernel always dumps the whole struct.

@@ -467,3 +467,54 @@ TEST_CASE("field wire: a MAC goes as its 6 bytes, first byte first, and a shorte
   CHECK(log.asked(1));
   CHECK(none.empty());
 }
+
+namespace {
+// A struct sent after the attributes (ct's and tunnel_key's parameters),
+// an attribute before it, and a Bool sent negated (tunnel_key's NO_CSUM).
+constexpr WireStruct kLast{.attr = 3, .size = sizeof(TestParms), .action_parms = true, .sent_last = true};
+enum : uint16_t { kLVerdict, kLCsum, kLZone };
+const Field kLastFields[] = {
+    {.key = "verdict", .type = FieldType::Uint, .def = 3, .wire = Wire::U32, .in = &kLast, .offset = offsetof(TestParms, action), .map = &kDefIsAbsent},
+    {.key = "csum", .type = FieldType::Bool, .def = 1, .attr = 1, .wire = Wire::U8, .map = &kSentNegated, .def_always_sent = true},
+    {.key = "zone", .type = FieldType::Uint, .attr = 2, .wire = Wire::U16},
+};
+}  // namespace
+
+TEST_CASE("field wire: a struct sent last goes after the attributes, a negated Bool as its flag") {
+  Options o;
+  o.set(kLZone, uint64_t{5});
+  o.set(kLVerdict, uint64_t{2});
+  // The index (7 from the context), capab, the verdict, the rest zeros.
+  const std::string parms = "24000300" "07000000" "00000000" "02000000" "00000000" "00000000" "00000000" "00000000" "00000000";
+  // csum absent: its def true goes always, as the flag's 0.
+  CHECK(encoded_declared(encode_declared<kLastFields>, o, false) ==
+        "0500010000000000" "0600020005000000" "24000300" "00000000" "00000000" "02000000" "00000000" "00000000" "00000000" "00000000" "00000000");
+  o.set(kLCsum, uint64_t{0});
+  std::vector<uint8_t> buf;
+  MsgWriter w(buf);
+  encode_declared<kLastFields>(o, action_ctx(7), w);
+  CHECK(hex(buf) == "0500010001000000" "0600020005000000" + parms);
+  Options back;
+  decode_declared<kLastFields>(buf, KindCtx{}, back);
+  CHECK(back == o);
+
+  // The pieces, for a kind with attributes of its own between: no struct
+  // from encode_attrs, and only the one sent last from encode_structs(true).
+  buf.clear();
+  encode_attrs(kLastFields, o, action_ctx(7), w);
+  CHECK(hex(buf) == "0500010001000000" "0600020005000000");
+  buf.clear();
+  encode_structs(kLastFields, o, action_ctx(7), w, false);
+  CHECK(buf.empty());
+  encode_structs(kLastFields, o, action_ctx(7), w, true);
+  CHECK(hex(buf) == parms);
+
+  // The flag clear reads as absent (the def), set as false.
+  std::vector<uint8_t> flag;
+  MsgWriter w2(flag);
+  w2.attr_u8(1, 0);
+  CHECK_FALSE(decoded(kLastFields, flag).has(kLCsum));
+  flag.clear();
+  w2.attr_u8(1, 1);
+  CHECK(decoded(kLastFields, flag).num(kLCsum) == 0u);
+}
