@@ -60,12 +60,13 @@ void encode_structs(std::span<const Field> fields, const Options& o, const KindC
 // Each is
 // asked for with AttrTable::get, which marks it read: what no field (and
 // no hand-written part) asks for is kept raw by the codec, never dropped.
-void decode_fields(std::span<const Field> fields, const AttrTable& tb, Options& o);
+// `links` names a Wire::Ifindex field's index (KindCtx::links).
+void decode_fields(std::span<const Field> fields, const AttrTable& tb, Options& o, const LinkNames* links = nullptr);
 
 // Reads TCA_OPTIONS' body `payload`: a bare struct's members from the
 // payload itself when it holds the whole struct, the rest through
 // decode_fields.
-void decode_options(std::span<const Field> fields, std::span<const uint8_t> payload, Options& o);
+void decode_options(std::span<const Field> fields, std::span<const uint8_t> payload, Options& o, const LinkNames* links = nullptr);
 
 // The largest attribute a table's fields name: the size of its AttrTable.
 uint16_t fields_max_attr(std::span<const Field> fields);
@@ -84,8 +85,8 @@ void encode_declared_in_order(const Options& o, const KindCtx& ctx, MsgWriter& w
   encode_fields(kFields, o, ctx, w, kOrder);
 }
 template <const auto& kFields>
-void decode_declared(std::span<const uint8_t> payload, const KindCtx&, Options& o) {
-  decode_options(kFields, payload, o);
+void decode_declared(std::span<const uint8_t> payload, const KindCtx& ctx, Options& o) {
+  decode_options(kFields, payload, o, ctx.links);
 }
 
 // Wire maps shared by kinds (Field::map).

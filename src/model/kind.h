@@ -98,9 +98,13 @@ enum FieldFlags : uint32_t {
 // generic encoder and decoder (model/field_wire.h) carry such fields, so
 // the kind writes no code for them. Mac: the 6 bytes of an Ethernet
 // address, held as its 48-bit number (kinds/net_types.h kMacAddrType); one
-// shorter is not read. None: the kind's own encode/decode carries the
-// field (a nest, a value made of several members).
-enum class Wire : uint8_t { None, U8, U16, U32, U64, Be16, Be32, Str, Mac };
+// shorter is not read. Ifindex: a Device field the kernel holds as its
+// u32 ifindex (route's fromif, mirred's dev): sent as the index
+// KindCtx::links gives the name (an unknown name is an error at the
+// field), read as the name links gives the index ("ifindexN" for one it
+// does not know, or without links). None: the kind's own encode/decode
+// carries the field (a nest, a value made of several members).
+enum class Wire : uint8_t { None, U8, U16, U32, U64, Be16, Be32, Str, Mac, Ifindex };
 
 // A field whose attribute holds another form than the model (CoDel's
 // 1.024 us units reported as us, fq's bucket count sent as its log, a

@@ -156,7 +156,7 @@ TEST_CASE("field wire: every kind's declared fields name an attribute of their o
     for (const Field& f : k->fields) {
       if (f.wire == Wire::None) continue;
       INFO(obj_type_name(k->obj) << " " << k->name << " " << f.key);
-      CHECK((f.type == FieldType::Device) == (f.wire == Wire::Str));  // a device goes by its name
+      CHECK((f.type == FieldType::Device) == (f.wire == Wire::Str || f.wire == Wire::Ifindex));  // a device goes by its name or index
       if (f.in && f.in->bare()) {
         // TCA_OPTIONS itself: the kind's options are raw, and hold nothing
         // but this struct (no attribute follows a bare struct).
@@ -517,4 +517,56 @@ TEST_CASE("field wire: a struct sent last goes after the attributes, a negated B
   flag.clear();
   w2.attr_u8(1, 1);
   CHECK(decoded(kLastFields, flag).num(kLCsum) == 0u);
+}
+
+namespace {
+// A device as its ifindex: an attribute (route's fromif) and a member
+// (mirred's dev).
+constexpr WireStruct kDevParms{.attr = 2, .size = sizeof(TestParms), .action_parms = true};
+enum : uint16_t { kIfAttr, kIfMember };
+const Field kIfindexFields[] = {
+    {.key = "fromif", .type = FieldType::Device, .attr = 1, .wire = Wire::Ifindex},
+    {.key = "dev", .type = FieldType::Device, .wire = Wire::Ifindex, .in = &kDevParms, .offset = offsetof(TestParms, addr)},
+};
+}  // namespace
+
+TEST_CASE("field wire: a device goes as its ifindex, and reads back as its name or ifindexN") {
+  FakeLinks links;
+  Diagnostics d;
+  KindCtx ctx;
+  ctx.links = &links;
+  ctx.diags = &d;
+  Options o;
+  o.set(kIfAttr, std::string("v0"));
+  o.set(kIfMember, std::string("v1"));
+  std::vector<uint8_t> buf;
+  MsgWriter w(buf);
+  encode_declared<kIfindexFields>(o, ctx, w);
+  CHECK(hex(buf) == "24000200" "00000000" "00000000" "00000000" "00000000" "00000000" "00000000" "02000000" "00000000"
+                    "0800010003000000");
+  CHECK(d.all().empty());
+  Options back;
+  decode_declared<kIfindexFields>(buf, ctx, back);
+  CHECK(back == o);
+
+  // Without links (or an index they do not know) the name is the index's,
+  // as a dump without the device prints it, and it reads back as that.
+  Options bare;
+  decode_declared<kIfindexFields>(buf, KindCtx{}, bare);
+  CHECK(*bare.str(kIfAttr) == "ifindex3");
+  CHECK(*bare.str(kIfMember) == "ifindex2");
+
+  // An unknown device: an error at its field; the attribute is not sent,
+  // the member is 0.
+  Options unknown;
+  unknown.set(kIfAttr, std::string("nope0"), SourceLoc{1, 4, 9});
+  unknown.set(kIfMember, std::string("nope1"), SourceLoc{1, 5, 9});
+  buf.clear();
+  encode_declared<kIfindexFields>(unknown, ctx, w);
+  CHECK(hex(buf) == "24000200" "00000000" "00000000" "00000000" "00000000" "00000000" "00000000" "00000000" "00000000");
+  REQUIRE(d.all().size() == 2);
+  CHECK(d.all()[0].message == "'dev' device 'nope1' does not exist");
+  CHECK(d.all()[0].loc.line == 5);
+  CHECK(d.all()[1].message == "'fromif' device 'nope0' does not exist");
+  CHECK(d.all()[1].loc.line == 4);
 }
