@@ -154,9 +154,15 @@ bool first_bit_of_attr(std::span<const Field> fields, uint16_t idx) {
   return std::none_of(fields.begin(), fields.begin() + idx, [&f](const Field& g) { return !g.in && g.bit && g.attr == f.attr; });
 }
 
-// Sets a bit field (Field::bit) from what its member or attribute holds.
+// Sets a bit field (Field::bit) from what its member or attribute holds:
+// true when set; when clear, absent, or what its map reads for 0.
 void set_bit(const Field& f, uint16_t idx, uint64_t wire, Options& o) {
-  if (wire & f.bit) o.set(idx, uint64_t{1});
+  uint64_t bit = (wire & f.bit) != 0;
+  if (!f.map || !f.map->from_wire) {
+    if (bit) o.set(idx, bit);
+  } else if (auto v = f.map->from_wire(bit)) {
+    o.set(idx, *v);
+  }
 }
 
 }  // namespace
@@ -287,6 +293,7 @@ std::optional<uint64_t> all_ones_absent(uint64_t v) { return v != 0xFFFFFFFFu ? 
 std::optional<uint64_t> non_zero_true(uint64_t v) { return uint64_t{v != 0}; }
 uint64_t zero(uint64_t) { return 0; }
 uint64_t negate(uint64_t v) { return uint64_t{v == 0}; }
+std::optional<uint64_t> as_read(uint64_t v) { return v; }
 std::optional<uint64_t> negated_or_absent(uint64_t v) { return v ? std::optional<uint64_t>(0) : std::nullopt; }
 }  // namespace
 
@@ -297,5 +304,6 @@ const WireMap kZeroIsUnset{.from_wire = zero_absent, .unsent = 0};
 const WireMap kDefIsAbsent{.def_is_absent = true};
 const WireMap kSentAsZero{.to_wire = zero};
 const WireMap kSentNegated{.to_wire = negate, .from_wire = negated_or_absent};
+const WireMap kClearBitIsFalse{.from_wire = as_read};
 
 }  // namespace tcsync

@@ -108,6 +108,9 @@ extern const WireMap kDefIsAbsent;
 // TCA_TUNNEL_KEY_NO_CSUM): a nonzero report reads as false, 0 as absent
 // (the def true, which normalize drops).
 extern const WireMap kSentNegated;
+// A bit field (Field::bit) whose clear bit reads as false, not absent (etf's
+// flags, which its dump has always printed).
+extern const WireMap kClearBitIsFalse;
 // A struct member the kernel ignores when it is sent and fills when it
 // reports (multiq's bands: the device's queue counts): read, compared when
 // declared, and sent as 0 whatever the file says, as tc sends it.

@@ -181,7 +181,8 @@ struct Field {
   // field is true, and reads as true when set (absent when clear); fields
   // may share the member or attribute, one bit each (the attribute is sent
   // when some bit is set, and a refusal naming it points at the first of
-  // them declared). The map is not used.
+  // them declared). A map, if any, only reads: its from_wire gets 1 or 0
+  // for the bit (kClearBitIsFalse: etf's flags, a clear bit read as false).
   uint64_t bit = 0;
   const WireMap* map = nullptr;
   // What a change (KindCtx::change) sends for the field when absent and
@@ -453,6 +454,10 @@ struct KindOps {
   void (*normalize)(Options& o, const KindCtx& ctx, Diagnostics& diags, SourceLoc loc) = nullptr;
   // TCA_OPTIONS carries a bare struct (the fifos), not nested attributes.
   bool options_raw = false;
+  // What the kernel reports in TCA_OPTIONS is its own constant, not
+  // configuration (pfifo_fast's bands and priority map): read as no
+  // options and never kept, where a kind without decode keeps it raw.
+  bool options_reported_only = false;
   // TCA_OPTIONS goes with NLA_F_NESTED, as tc sends it for the kinds whose
   // kernel parses the nest strictly (ets, fq_pie: nla_parse_nested refuses
   // it without, "NLA_F_NESTED is missing"); most parse leniently and tc
