@@ -458,7 +458,7 @@ void decode_options(std::span<const uint8_t> raw, Obj& out, const KindCtx& ctx, 
   } else if (out.ops) {  // a table with no options to read (mq)
     AttrReadLog log(raw);
     more();
-    out.raw.set_options(unread_options(raw, log, *out.ops));
+    if (!out.ops->options_reported_only) out.raw.set_options(unread_options(raw, log, *out.ops));
     return;
   }
   out.raw.set_options(Opaque(raw.begin(), raw.end()));

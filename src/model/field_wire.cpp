@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <string>
 #include <vector>
 
 namespace tcsync {
@@ -42,6 +43,7 @@ void put(MsgWriter& w, Wire wire, uint16_t attr, uint64_t v) {
       break;
     }
     case Wire::Str: break;  // encode_field sends the string itself
+    case Wire::Ifindex: break;  // and the index
   }
 }
 
@@ -50,7 +52,7 @@ uint64_t get(const Attr& a, Wire wire) {
     case Wire::None: break;
     case Wire::U8: return a.u8();
     case Wire::U16: return a.u16();
-    case Wire::U32: return a.u32();
+    case Wire::U32: case Wire::Ifindex: return a.u32();
     case Wire::U64: return a.u64();
     case Wire::Be16: return a.be16();
     case Wire::Be32: return a.be32();
@@ -64,7 +66,7 @@ size_t width(Wire wire) {
   switch (wire) {
     case Wire::U8: return 1;
     case Wire::U16: case Wire::Be16: return 2;
-    case Wire::U32: case Wire::Be32: return 4;
+    case Wire::U32: case Wire::Be32: case Wire::Ifindex: return 4;
     case Wire::U64: return 8;
     case Wire::Mac: return kMacLen;
     case Wire::None: case Wire::Str: break;
@@ -87,7 +89,7 @@ void member_put(std::span<uint8_t> data, const Field& f, uint64_t v) {
     case Wire::U8: b[0] = static_cast<uint8_t>(v); break;
     case Wire::U16: { uint16_t x = static_cast<uint16_t>(v); std::memcpy(b, &x, 2); break; }
     case Wire::Be16: { uint16_t x = __builtin_bswap16(static_cast<uint16_t>(v)); std::memcpy(b, &x, 2); break; }
-    case Wire::U32: { uint32_t x = static_cast<uint32_t>(v); std::memcpy(b, &x, 4); break; }
+    case Wire::U32: case Wire::Ifindex: { uint32_t x = static_cast<uint32_t>(v); std::memcpy(b, &x, 4); break; }
     case Wire::Be32: { uint32_t x = __builtin_bswap32(static_cast<uint32_t>(v)); std::memcpy(b, &x, 4); break; }
     case Wire::U64: std::memcpy(b, &v, 8); break;
     case Wire::Mac: mac_put(v, b); break;
@@ -102,6 +104,24 @@ void member_put(std::span<uint8_t> data, const Field& f, uint64_t v) {
 uint64_t member_value(const Field& f, const Options& o, uint16_t idx, const KindCtx& ctx) {
   if (auto v = field_sent_value(f, o, idx, ctx)) return *v;
   return f.def.value_or(f.change_absent.value_or(0));
+}
+
+// A device's name for the index the kernel holds, as Links::name_of
+// prints one it does not know.
+std::string ifindex_name(uint64_t ifindex, const LinkNames* links) {
+  auto i = static_cast<uint32_t>(ifindex);
+  return links ? links->name_of(i) : "ifindex" + std::to_string(i);
+}
+
+// The ifindex a Wire::Ifindex field sends: its device's, from ctx.links;
+// nullopt when absent, or unknown (then an error at the field: nothing is
+// sent for an attribute, 0 in a struct, and the plan stops there).
+std::optional<uint32_t> sent_ifindex(const Field& f, uint16_t idx, const Options& o, const KindCtx& ctx) {
+  auto* name = o.str(idx);
+  if (!name) return std::nullopt;
+  auto i = ctx.links ? ctx.links->index_of(*name) : std::nullopt;
+  if (!i && ctx.diags) ctx.diags->error(o.opt(idx)->loc, "'" + std::string(f.key) + "' device '" + *name + "' does not exist");
+  return i;
 }
 
 // Sets field `idx` from what its attribute or member holds, through its map.
@@ -134,9 +154,15 @@ bool first_bit_of_attr(std::span<const Field> fields, uint16_t idx) {
   return std::none_of(fields.begin(), fields.begin() + idx, [&f](const Field& g) { return !g.in && g.bit && g.attr == f.attr; });
 }
 
-// Sets a bit field (Field::bit) from what its member or attribute holds.
+// Sets a bit field (Field::bit) from what its member or attribute holds:
+// true when set; when clear, absent, or what its map reads for 0.
 void set_bit(const Field& f, uint16_t idx, uint64_t wire, Options& o) {
-  if (wire & f.bit) o.set(idx, uint64_t{1});
+  uint64_t bit = (wire & f.bit) != 0;
+  if (!f.map || !f.map->from_wire) {
+    if (bit) o.set(idx, bit);
+  } else if (auto v = f.map->from_wire(bit)) {
+    o.set(idx, *v);
+  }
 }
 
 }  // namespace
@@ -153,6 +179,10 @@ void encode_struct(std::span<const Field> fields, const WireStruct& s, const Opt
   for (uint16_t idx = 0; idx < fields.size(); ++idx) {
     const Field& f = fields[idx];
     if (f.in != &s) continue;
+    if (f.wire == Wire::Ifindex) {
+      if (auto i = sent_ifindex(f, idx, o, ctx)) member_put(data, f, *i);
+      continue;
+    }
     uint64_t v = member_value(f, o, idx, ctx);
     if (f.bit) {
       if (v) member_put(data, f, member_get(data, f) | f.bit);
@@ -171,6 +201,10 @@ void encode_field(std::span<const Field> fields, uint16_t idx, const Options& o,
     if (auto* s = o.str(idx)) w.attr_str(f.attr, *s);
     return;
   }
+  if (f.wire == Wire::Ifindex) {
+    if (auto i = sent_ifindex(f, idx, o, ctx)) w.attr_u32(f.attr, *i);
+    return;
+  }
   if (f.bit) {
     // Sent once, at the place of the attribute's first bit field.
     if (!first_bit_of_attr(fields, idx)) return;
@@ -184,12 +218,15 @@ void encode_field(std::span<const Field> fields, uint16_t idx, const Options& o,
   put(w, f.wire, f.attr, wire);
 }
 
-void encode_fields(std::span<const Field> fields, const Options& o, const KindCtx& ctx, MsgWriter& w, std::span<const uint16_t> order) {
+void encode_structs(std::span<const Field> fields, const Options& o, const KindCtx& ctx, MsgWriter& w, bool last) {
   for (uint16_t idx = 0; idx < fields.size(); ++idx) {
     const WireStruct* s = fields[idx].in;
-    bool first = s && std::none_of(fields.begin(), fields.begin() + idx, [s](const Field& f) { return f.in == s; });
+    bool first = s && s->sent_last == last && std::none_of(fields.begin(), fields.begin() + idx, [s](const Field& f) { return f.in == s; });
     if (first) encode_struct(fields, *s, o, ctx, w);
   }
+}
+
+void encode_attrs(std::span<const Field> fields, const Options& o, const KindCtx& ctx, MsgWriter& w, std::span<const uint16_t> order) {
   if (!order.empty()) {
     for (uint16_t idx : order) encode_field(fields, idx, o, ctx, w);
     return;
@@ -197,14 +234,22 @@ void encode_fields(std::span<const Field> fields, const Options& o, const KindCt
   for (uint16_t idx = 0; idx < fields.size(); ++idx) encode_field(fields, idx, o, ctx, w);
 }
 
-void decode_fields(std::span<const Field> fields, const AttrTable& tb, Options& o) {
+void encode_fields(std::span<const Field> fields, const Options& o, const KindCtx& ctx, MsgWriter& w, std::span<const uint16_t> order) {
+  encode_structs(fields, o, ctx, w, false);
+  encode_attrs(fields, o, ctx, w, order);
+  encode_structs(fields, o, ctx, w, true);
+}
+
+void decode_fields(std::span<const Field> fields, const AttrTable& tb, Options& o, const LinkNames* links) {
   for (uint16_t idx = 0; idx < fields.size(); ++idx) {
     const Field& f = fields[idx];
     if (f.wire == Wire::None || (f.in && f.in->bare())) continue;
     const Attr* a = tb.get(f.in ? f.in->attr : f.attr);
     // A short MAC is no address (the fixed widths read as Attr's getters do).
     if (!a || (!f.in && f.wire == Wire::Mac && a->data.size() < kMacLen)) continue;
-    if (f.bit) {
+    if (f.wire == Wire::Ifindex) {
+      o.set(idx, ifindex_name(f.in ? member_get(a->data, f) : get(*a, f.wire), links));
+    } else if (f.bit) {
       set_bit(f, idx, f.in ? member_get(a->data, f) : get(*a, f.wire), o);
     } else if (f.in) {
       set_from_wire(f, idx, member_get(a->data, f), o);
@@ -216,7 +261,7 @@ void decode_fields(std::span<const Field> fields, const AttrTable& tb, Options& 
   }
 }
 
-void decode_options(std::span<const Field> fields, std::span<const uint8_t> payload, Options& o) {
+void decode_options(std::span<const Field> fields, std::span<const uint8_t> payload, Options& o, const LinkNames* links) {
   bool attrs = false;
   for (uint16_t idx = 0; idx < fields.size(); ++idx) {
     const Field& f = fields[idx];
@@ -226,12 +271,13 @@ void decode_options(std::span<const Field> fields, std::span<const uint8_t> payl
       continue;
     }
     if (payload.size() < f.in->size) continue;
-    if (f.bit) set_bit(f, idx, member_get(payload, f), o);
+    if (f.wire == Wire::Ifindex) o.set(idx, ifindex_name(member_get(payload, f), links));
+    else if (f.bit) set_bit(f, idx, member_get(payload, f), o);
     else set_from_wire(f, idx, member_get(payload, f), o);
   }
   // A bare struct's bytes are no attributes: an AttrTable only for a table
   // that names some.
-  if (attrs) decode_fields(fields, AttrTable(payload, fields_max_attr(fields)), o);
+  if (attrs) decode_fields(fields, AttrTable(payload, fields_max_attr(fields)), o, links);
 }
 
 uint16_t fields_max_attr(std::span<const Field> fields) {
@@ -246,6 +292,9 @@ std::optional<uint64_t> zero_absent(uint64_t v) { return v ? std::optional<uint6
 std::optional<uint64_t> all_ones_absent(uint64_t v) { return v != 0xFFFFFFFFu ? std::optional<uint64_t>(v) : std::nullopt; }
 std::optional<uint64_t> non_zero_true(uint64_t v) { return uint64_t{v != 0}; }
 uint64_t zero(uint64_t) { return 0; }
+uint64_t negate(uint64_t v) { return uint64_t{v == 0}; }
+std::optional<uint64_t> as_read(uint64_t v) { return v; }
+std::optional<uint64_t> negated_or_absent(uint64_t v) { return v ? std::optional<uint64_t>(0) : std::nullopt; }
 }  // namespace
 
 const WireMap kZeroIsAbsent{.from_wire = zero_absent};
@@ -254,5 +303,7 @@ const WireMap kNonZeroIsTrue{.from_wire = non_zero_true};
 const WireMap kZeroIsUnset{.from_wire = zero_absent, .unsent = 0};
 const WireMap kDefIsAbsent{.def_is_absent = true};
 const WireMap kSentAsZero{.to_wire = zero};
+const WireMap kSentNegated{.to_wire = negate, .from_wire = negated_or_absent};
+const WireMap kClearBitIsFalse{.from_wire = as_read};
 
 }  // namespace tcsync

@@ -38,25 +38,35 @@ void encode_struct(std::span<const Field> fields, const WireStruct& s, const Opt
 // live object (fq_codel's and fq_pie's flows: EINVAL).
 void encode_field(std::span<const Field> fields, uint16_t idx, const Options& o, const KindCtx& ctx, MsgWriter& w);
 
-// Writes the structs the fields are members of, in table order of their
-// first member (tc sends an action's parameters first), then the declared
-// attributes in `order` (field indexes: tc's order, where a test or a
-// kernel cares), or every field with a wire form in table order when
-// `order` is empty.
+// Writes the structs the fields are members of that are sent first (tc
+// sends most actions' parameters first), then the declared attributes
+// (encode_attrs), then the structs sent last (WireStruct::sent_last); each
+// group in table order of the struct's first member.
 void encode_fields(std::span<const Field> fields, const Options& o, const KindCtx& ctx, MsgWriter& w,
                    std::span<const uint16_t> order = {});
+
+// The declared attributes alone, in `order` (field indexes: tc's order,
+// where a test or a kernel cares), or every field with a wire form in table
+// order when `order` is empty: for a kind that writes attributes of its own
+// between them and a struct sent last (ct, tunnel_key).
+void encode_attrs(std::span<const Field> fields, const Options& o, const KindCtx& ctx, MsgWriter& w,
+                  std::span<const uint16_t> order = {});
+
+// The structs whose sent_last is `last`, in table order of their first member.
+void encode_structs(std::span<const Field> fields, const Options& o, const KindCtx& ctx, MsgWriter& w, bool last);
 
 // Reads every field with a wire form from its attribute (or its struct's)
 // in `tb`; a bare struct's members (WireStruct::bare()) are decode_options'.
 // Each is
 // asked for with AttrTable::get, which marks it read: what no field (and
 // no hand-written part) asks for is kept raw by the codec, never dropped.
-void decode_fields(std::span<const Field> fields, const AttrTable& tb, Options& o);
+// `links` names a Wire::Ifindex field's index (KindCtx::links).
+void decode_fields(std::span<const Field> fields, const AttrTable& tb, Options& o, const LinkNames* links = nullptr);
 
 // Reads TCA_OPTIONS' body `payload`: a bare struct's members from the
 // payload itself when it holds the whole struct, the rest through
 // decode_fields.
-void decode_options(std::span<const Field> fields, std::span<const uint8_t> payload, Options& o);
+void decode_options(std::span<const Field> fields, std::span<const uint8_t> payload, Options& o, const LinkNames* links = nullptr);
 
 // The largest attribute a table's fields name: the size of its AttrTable.
 uint16_t fields_max_attr(std::span<const Field> fields);
@@ -75,8 +85,8 @@ void encode_declared_in_order(const Options& o, const KindCtx& ctx, MsgWriter& w
   encode_fields(kFields, o, ctx, w, kOrder);
 }
 template <const auto& kFields>
-void decode_declared(std::span<const uint8_t> payload, const KindCtx&, Options& o) {
-  decode_options(kFields, payload, o);
+void decode_declared(std::span<const uint8_t> payload, const KindCtx& ctx, Options& o) {
+  decode_options(kFields, payload, o, ctx.links);
 }
 
 // Wire maps shared by kinds (Field::map).
@@ -94,6 +104,13 @@ extern const WireMap kZeroIsUnset;
 // The field's def reads as absent; any value is sent as declared (vlan's
 // protocol: tc sends a given 802.1Q, the kernel dumps it for every push).
 extern const WireMap kDefIsAbsent;
+// A Bool sent as its negation, a flag that says "not" (tunnel_key's csum as
+// TCA_TUNNEL_KEY_NO_CSUM): a nonzero report reads as false, 0 as absent
+// (the def true, which normalize drops).
+extern const WireMap kSentNegated;
+// A bit field (Field::bit) whose clear bit reads as false, not absent (etf's
+// flags, which its dump has always printed).
+extern const WireMap kClearBitIsFalse;
 // A struct member the kernel ignores when it is sent and fills when it
 // reports (multiq's bands: the device's queue counts): read, compared when
 // declared, and sent as 0 whatever the file says, as tc sends it.

@@ -98,9 +98,13 @@ enum FieldFlags : uint32_t {
 // generic encoder and decoder (model/field_wire.h) carry such fields, so
 // the kind writes no code for them. Mac: the 6 bytes of an Ethernet
 // address, held as its 48-bit number (kinds/net_types.h kMacAddrType); one
-// shorter is not read. None: the kind's own encode/decode carries the
-// field (a nest, a value made of several members).
-enum class Wire : uint8_t { None, U8, U16, U32, U64, Be16, Be32, Str, Mac };
+// shorter is not read. Ifindex: a Device field the kernel holds as its
+// u32 ifindex (route's fromif, mirred's dev): sent as the index
+// KindCtx::links gives the name (an unknown name is an error at the
+// field), read as the name links gives the index ("ifindexN" for one it
+// does not know, or without links). None: the kind's own encode/decode
+// carries the field (a nest, a value made of several members).
+enum class Wire : uint8_t { None, U8, U16, U32, U64, Be16, Be32, Str, Mac, Ifindex };
 
 // A field whose attribute holds another form than the model (CoDel's
 // 1.024 us units reported as us, fq's bucket count sent as its log, a
@@ -121,8 +125,9 @@ struct WireMap {
 // A struct that one attribute carries whole (an action's TCA_X_PARMS,
 // cbs's TCA_CBS_PARMS), whose members are fields (Field::in): the generic
 // encoder (model/field_wire.h) sends it zeroed but for what its fields
-// say, before the kind's attributes; the decoder reads the members from
-// it, a short struct's missing tail as zeros (an older kernel's).
+// say, before the kind's attributes (or after them: sent_last); the decoder
+// reads the members from it, a short struct's missing tail as zeros (an
+// older kernel's).
 struct WireStruct {
   // The attribute carrying the struct; 0 (no attribute is) when TCA_OPTIONS
   // itself is the struct, with no attribute header: bare().
@@ -136,6 +141,10 @@ struct WireStruct {
   // else always, zeros where no member says more (multiq's, which its
   // kernel needs).
   bool only_with_value = false;
+  // Sent after the kind's attributes, where tc sends it (ct's tc_ct and
+  // tunnel_key's tc_tunnel_key: their parameters last); the kernel reads
+  // either order, but kind-golden holds tc's bytes.
+  bool sent_last = false;
   // TCA_OPTIONS is the struct (the fifos, skbprio, multiq:
   // KindOps::options_raw). It is read only when the payload holds it
   // whole: the kernel always dumps the whole struct.
@@ -172,7 +181,8 @@ struct Field {
   // field is true, and reads as true when set (absent when clear); fields
   // may share the member or attribute, one bit each (the attribute is sent
   // when some bit is set, and a refusal naming it points at the first of
-  // them declared). The map is not used.
+  // them declared). A map, if any, only reads: its from_wire gets 1 or 0
+  // for the bit (kClearBitIsFalse: etf's flags, a clear bit read as false).
   uint64_t bit = 0;
   const WireMap* map = nullptr;
   // What a change (KindCtx::change) sends for the field when absent and
@@ -444,6 +454,10 @@ struct KindOps {
   void (*normalize)(Options& o, const KindCtx& ctx, Diagnostics& diags, SourceLoc loc) = nullptr;
   // TCA_OPTIONS carries a bare struct (the fifos), not nested attributes.
   bool options_raw = false;
+  // What the kernel reports in TCA_OPTIONS is its own constant, not
+  // configuration (pfifo_fast's bands and priority map): read as no
+  // options and never kept, where a kind without decode keeps it raw.
+  bool options_reported_only = false;
   // TCA_OPTIONS goes with NLA_F_NESTED, as tc sends it for the kinds whose
   // kernel parses the nest strictly (ets, fq_pie: nla_parse_nested refuses
   // it without, "NLA_F_NESTED is missing"); most parse leniently and tc

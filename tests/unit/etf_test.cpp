@@ -19,3 +19,22 @@ TEST_CASE("etf: options are tc's bytes") {
   CHECK_FALSE(qdisc_ops(kQdiscEtf).can_change);  // sch_etf has no ->change
   CHECK(load_errors("version: 1\ndevices:\n  v0:\n    qdiscs: [{kind: etf, handle: \"1:\"}]\n").find("clockid") != std::string::npos);
 }
+
+TEST_CASE("etf: a clear flag reads as false, as its dump has always printed it") {
+  tc_etf_qopt q{};
+  q.delta = 0;
+  q.clockid = 11;  // CLOCK_TAI
+  q.flags = TC_ETF_OFFLOAD_ON;
+  std::vector<uint8_t> buf;
+  MsgWriter w(buf);
+  w.attr(TCA_ETF_PARMS, &q, sizeof q);
+  Options o;
+  kQdiscEtf.decode(buf, KindCtx{}, o);
+  auto num = [&](const char* key) { return o.num(static_cast<uint16_t>(kQdiscEtf.field_index(key))); };
+  CHECK(num("clockid") == 11u);
+  CHECK(num("delta") == 0u);
+  CHECK(num("deadline_mode") == 0u);
+  CHECK(num("offload") == 1u);
+  CHECK(num("skip_sock_check") == 0u);
+  CHECK(o.items().size() == 5);
+}

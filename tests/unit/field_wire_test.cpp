@@ -156,7 +156,7 @@ TEST_CASE("field wire: every kind's declared fields name an attribute of their o
     for (const Field& f : k->fields) {
       if (f.wire == Wire::None) continue;
       INFO(obj_type_name(k->obj) << " " << k->name << " " << f.key);
-      CHECK((f.type == FieldType::Device) == (f.wire == Wire::Str));  // a device goes by its name
+      CHECK((f.type == FieldType::Device) == (f.wire == Wire::Str || f.wire == Wire::Ifindex));  // a device goes by its name or index
       if (f.in && f.in->bare()) {
         // TCA_OPTIONS itself: the kind's options are raw, and hold nothing
         // but this struct (no attribute follows a bare struct).
@@ -466,4 +466,107 @@ TEST_CASE("field wire: a MAC goes as its 6 bytes, first byte first, and a shorte
   decode_declared<kMacFields>(shorter, KindCtx{}, none);
   CHECK(log.asked(1));
   CHECK(none.empty());
+}
+
+namespace {
+// A struct sent after the attributes (ct's and tunnel_key's parameters),
+// an attribute before it, and a Bool sent negated (tunnel_key's NO_CSUM).
+constexpr WireStruct kLast{.attr = 3, .size = sizeof(TestParms), .action_parms = true, .sent_last = true};
+enum : uint16_t { kLVerdict, kLCsum, kLZone };
+const Field kLastFields[] = {
+    {.key = "verdict", .type = FieldType::Uint, .def = 3, .wire = Wire::U32, .in = &kLast, .offset = offsetof(TestParms, action), .map = &kDefIsAbsent},
+    {.key = "csum", .type = FieldType::Bool, .def = 1, .attr = 1, .wire = Wire::U8, .map = &kSentNegated, .def_always_sent = true},
+    {.key = "zone", .type = FieldType::Uint, .attr = 2, .wire = Wire::U16},
+};
+}  // namespace
+
+TEST_CASE("field wire: a struct sent last goes after the attributes, a negated Bool as its flag") {
+  Options o;
+  o.set(kLZone, uint64_t{5});
+  o.set(kLVerdict, uint64_t{2});
+  // The index (7 from the context), capab, the verdict, the rest zeros.
+  const std::string parms = "24000300" "07000000" "00000000" "02000000" "00000000" "00000000" "00000000" "00000000" "00000000";
+  // csum absent: its def true goes always, as the flag's 0.
+  CHECK(encoded_declared(encode_declared<kLastFields>, o, false) ==
+        "0500010000000000" "0600020005000000" "24000300" "00000000" "00000000" "02000000" "00000000" "00000000" "00000000" "00000000" "00000000");
+  o.set(kLCsum, uint64_t{0});
+  std::vector<uint8_t> buf;
+  MsgWriter w(buf);
+  encode_declared<kLastFields>(o, action_ctx(7), w);
+  CHECK(hex(buf) == "0500010001000000" "0600020005000000" + parms);
+  Options back;
+  decode_declared<kLastFields>(buf, KindCtx{}, back);
+  CHECK(back == o);
+
+  // The pieces, for a kind with attributes of its own between: no struct
+  // from encode_attrs, and only the one sent last from encode_structs(true).
+  buf.clear();
+  encode_attrs(kLastFields, o, action_ctx(7), w);
+  CHECK(hex(buf) == "0500010001000000" "0600020005000000");
+  buf.clear();
+  encode_structs(kLastFields, o, action_ctx(7), w, false);
+  CHECK(buf.empty());
+  encode_structs(kLastFields, o, action_ctx(7), w, true);
+  CHECK(hex(buf) == parms);
+
+  // The flag clear reads as absent (the def), set as false.
+  std::vector<uint8_t> flag;
+  MsgWriter w2(flag);
+  w2.attr_u8(1, 0);
+  CHECK_FALSE(decoded(kLastFields, flag).has(kLCsum));
+  flag.clear();
+  w2.attr_u8(1, 1);
+  CHECK(decoded(kLastFields, flag).num(kLCsum) == 0u);
+}
+
+namespace {
+// A device as its ifindex: an attribute (route's fromif) and a member
+// (mirred's dev).
+constexpr WireStruct kDevParms{.attr = 2, .size = sizeof(TestParms), .action_parms = true};
+enum : uint16_t { kIfAttr, kIfMember };
+const Field kIfindexFields[] = {
+    {.key = "fromif", .type = FieldType::Device, .attr = 1, .wire = Wire::Ifindex},
+    {.key = "dev", .type = FieldType::Device, .wire = Wire::Ifindex, .in = &kDevParms, .offset = offsetof(TestParms, addr)},
+};
+}  // namespace
+
+TEST_CASE("field wire: a device goes as its ifindex, and reads back as its name or ifindexN") {
+  FakeLinks links;
+  Diagnostics d;
+  KindCtx ctx;
+  ctx.links = &links;
+  ctx.diags = &d;
+  Options o;
+  o.set(kIfAttr, std::string("v0"));
+  o.set(kIfMember, std::string("v1"));
+  std::vector<uint8_t> buf;
+  MsgWriter w(buf);
+  encode_declared<kIfindexFields>(o, ctx, w);
+  CHECK(hex(buf) == "24000200" "00000000" "00000000" "00000000" "00000000" "00000000" "00000000" "02000000" "00000000"
+                    "0800010003000000");
+  CHECK(d.all().empty());
+  Options back;
+  decode_declared<kIfindexFields>(buf, ctx, back);
+  CHECK(back == o);
+
+  // Without links (or an index they do not know) the name is the index's,
+  // as a dump without the device prints it, and it reads back as that.
+  Options bare;
+  decode_declared<kIfindexFields>(buf, KindCtx{}, bare);
+  CHECK(*bare.str(kIfAttr) == "ifindex3");
+  CHECK(*bare.str(kIfMember) == "ifindex2");
+
+  // An unknown device: an error at its field; the attribute is not sent,
+  // the member is 0.
+  Options unknown;
+  unknown.set(kIfAttr, std::string("nope0"), SourceLoc{1, 4, 9});
+  unknown.set(kIfMember, std::string("nope1"), SourceLoc{1, 5, 9});
+  buf.clear();
+  encode_declared<kIfindexFields>(unknown, ctx, w);
+  CHECK(hex(buf) == "24000200" "00000000" "00000000" "00000000" "00000000" "00000000" "00000000" "00000000" "00000000");
+  REQUIRE(d.all().size() == 2);
+  CHECK(d.all()[0].message == "'dev' device 'nope1' does not exist");
+  CHECK(d.all()[0].loc.line == 5);
+  CHECK(d.all()[1].message == "'fromif' device 'nope0' does not exist");
+  CHECK(d.all()[1].loc.line == 4);
 }

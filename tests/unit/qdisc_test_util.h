@@ -26,6 +26,19 @@ inline std::vector<uint8_t> body(const Qdisc& q, bool change = false) {
   return buf;
 }
 
+// The qdisc as the codec reads back its whole message (ifindex 3, no
+// links): what a dump of it gives.
+inline Qdisc read_back(const Qdisc& q) {
+  std::vector<uint8_t> msg;
+  MsgWriter w(msg);
+  Diagnostics d;
+  encode_qdisc(w, Op::Add, q, 3, nullptr, d);
+  Qdisc back;
+  Decoded info;
+  REQUIRE(decode_qdisc(msg, nullptr, back, info));
+  return back;
+}
+
 // The qdisc with other options (a decoded kernel report), to encode them.
 inline Qdisc with_opts(Qdisc q, const Options& o) {
   q.opts = o;

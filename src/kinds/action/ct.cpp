@@ -86,6 +86,9 @@ enum : uint16_t { kCommit, kForce, kClear, kZone, kMark, kLabel, kNat, kNatAddr,
 enum : uint64_t { kNatRestore = 0, kNatSrc = 1, kNatDst = 2 };
 const EnumName kNatNames[] = {{"restore", kNatRestore}, {"src", kNatSrc}, {"dst", kNatDst}};
 
+// Sent after the attributes, as tc sends it.
+constexpr WireStruct kParms{.attr = TCA_CT_PARMS, .size = sizeof(tc_ct), .action_parms = true, .sent_last = true};
+
 const Field kFields[] = {
     {.key = "commit", .type = FieldType::Bool, .doc = "Commit the connection to the conntrack table (tc's commit).", .def = 0},
     {.key = "force", .type = FieldType::Bool, .doc = "With commit: a connection seen in the other direction is replaced by a new one.", .def = 0},
@@ -97,7 +100,7 @@ const Field kFields[] = {
     {.key = "nat", .type = FieldType::Enum, .doc = "restore: apply the NAT the connection already has; src or dst (with commit and nat_addr): set up source or destination NAT.", .names = kNatNames},
     {.key = "nat_addr", .type = FieldType::Custom, .doc = "The address or range NAT maps to (nat src or dst): 10.0.0.1-10.0.0.9.", .custom = &kIpRangeType},
     {.key = "nat_port", .type = FieldType::Custom, .doc = "The port or port range NAT maps to (with nat_addr): 1000-2000.", .custom = &kPortRangeType},
-    {.key = "control", .type = FieldType::Custom, .doc = "Verdict after the action (default pipe; also \"goto chain N\", \"jump N\").", .def = TC_ACT_PIPE, .custom = &kControlType},
+    control_field(kParms, TC_ACT_PIPE),
 };
 
 uint16_t ct_flags(const Options& o) {
@@ -114,7 +117,7 @@ uint16_t ct_flags(const Options& o) {
 }
 
 void encode(const Options& o, const KindCtx& ctx, MsgWriter& w) {
-  encode_fields(kFields, o, ctx, w);
+  encode_attrs(kFields, o, ctx, w);  // zone
   if (auto* m = o.words(kMark); m && m->size() == 2) {
     w.attr_u32(TCA_CT_MARK, (*m)[0]);
     w.attr_u32(TCA_CT_MARK_MASK, (*m)[1]);
@@ -135,16 +138,13 @@ void encode(const Options& o, const KindCtx& ctx, MsgWriter& w) {
     w.attr_be16(TCA_CT_NAT_PORT_MIN, static_cast<uint16_t>((*p)[0]));
     w.attr_be16(TCA_CT_NAT_PORT_MAX, static_cast<uint16_t>((*p)[1]));
   }
+  // Always, also 0: the flags mix bit fields and nat's enum, so by hand.
   w.attr_u16(TCA_CT_ACTION, ct_flags(o));
-  tc_ct p{};
-  p.index = ctx.action_index;
-  p.action = static_cast<int>(o.num(kControl).value_or(TC_ACT_PIPE));
-  w.attr(TCA_CT_PARMS, &p, sizeof p);
+  encode_structs(kFields, o, ctx, w, true);  // TCA_CT_PARMS
 }
 
 void decode(std::span<const uint8_t> payload, const KindCtx&, Options& o) {
   AttrTable tb(payload, TCA_CT_MAX);
-  if (auto* a = tb.get(TCA_CT_PARMS)) o.set(kControl, uint64_t{static_cast<uint32_t>(a->as<tc_ct>().action)});
   uint16_t f = 0;
   if (auto* a = tb.get(TCA_CT_ACTION)) f = a->u16();
   if (f & TCA_CT_ACT_COMMIT) o.set(kCommit, uint64_t{1});
@@ -175,7 +175,6 @@ void decode(std::span<const uint8_t> payload, const KindCtx&, Options& o) {
     uint16_t lo = a->be16();
     o.set(kNatPort, Words{lo, b && b->data.size() >= 2 ? b->be16() : lo});
   }
-  drop_default_control(o, kControl, TC_ACT_PIPE);
 }
 
 void normalize(Options& o, const KindCtx&, Diagnostics& d, SourceLoc loc) {
@@ -242,7 +241,11 @@ const TcWords kTcWords{.readers = kTcReaders, .bare = tc_bare_control, .examples
 }  // namespace
 
 constexpr ActionOps kActionCtOps{
-    .parms_attr = TCA_CT_PARMS,
+    .parms_attr = kParms.attr,
+    // A reference (`ref: ct/N`) sends the struct whole: act_ct's policy
+    // takes TCA_CT_PARMS of exactly sizeof(tc_ct) (EINVAL for the 4 bytes
+    // of the index alone, which it got while this was unset).
+    .parms_size = kParms.size,
 };
 
 const KindOps kActionCt{

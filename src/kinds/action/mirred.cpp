@@ -2,6 +2,8 @@
 #include <linux/pkt_cls.h>
 #include <linux/tc_act/tc_mirred.h>
 
+#include <cstddef>
+
 #include "kinds/action/action_control.h"
 #include "kinds/registry.h"
 #include "model/kind.h"
@@ -17,11 +19,19 @@ enum : uint64_t { kEgress = 0, kIngress = 1, kRedirect = 0, kMirror = 1 };
 const EnumName kDirections[] = {{"egress", kEgress}, {"ingress", kIngress}};
 const EnumName kActions[] = {{"redirect", kRedirect}, {"mirror", kMirror}};
 
+constexpr WireStruct kParms{.attr = TCA_MIRRED_PARMS, .size = sizeof(tc_mirred), .action_parms = true};
+
+// direction and action are one member together (eaction), so the struct is
+// written by hand; dev and control are read as the members they are.
 const Field kFields[] = {
     {.key = "direction", .type = FieldType::Enum, .doc = "Send on the target's egress or receive on its ingress.", .def = kEgress, .names = kDirections},
     {.key = "action", .type = FieldType::Enum, .flags = kRequired, .doc = "redirect (the packet goes) or mirror (a copy goes).", .names = kActions},
-    {.key = "dev", .type = FieldType::Device, .flags = kRequired, .doc = "Target device."},
-    {.key = "control", .type = FieldType::Custom, .doc = "Verdict after the action (default: stolen for redirect, pipe for mirror; also \"goto chain N\", \"jump N\").", .custom = &kControlType},
+    {.key = "dev", .type = FieldType::Device, .flags = kRequired, .doc = "Target device.",
+     .wire = Wire::Ifindex, .in = &kParms, .offset = offsetof(tc_mirred, ifindex)},
+    // normalize gives it always (stolen or pipe by the action), and a dump
+    // prints it always.
+    {.key = "control", .type = FieldType::Custom, .doc = "Verdict after the action (default: stolen for redirect, pipe for mirror; also \"goto chain N\", \"jump N\").", .custom = &kControlType,
+     .wire = Wire::U32, .in = &kParms, .offset = offsetof(TcGenHead, action)},
 };
 
 int eaction(uint64_t dir, uint64_t act) {
@@ -46,6 +56,7 @@ void encode(const Options& o, const KindCtx& ctx, MsgWriter& w) {
 
 void decode(std::span<const uint8_t> payload, const KindCtx& ctx, Options& o) {
   AttrTable tb(payload, TCA_MIRRED_MAX);
+  decode_fields(kFields, tb, o, ctx.links);  // dev, control
   auto* a = tb.get(TCA_MIRRED_PARMS);
   if (!a) return;
   auto p = a->as<tc_mirred>();
@@ -53,8 +64,6 @@ void decode(std::span<const uint8_t> payload, const KindCtx& ctx, Options& o) {
   bool mirror = p.eaction == TCA_EGRESS_MIRROR || p.eaction == TCA_INGRESS_MIRROR;
   o.set(kDirection, ingress ? kIngress : kEgress);
   o.set(kAction, mirror ? kMirror : kRedirect);
-  o.set(kDev, ctx.links ? ctx.links->name_of(p.ifindex) : "ifindex" + std::to_string(p.ifindex));
-  o.set(kControl, uint64_t{static_cast<uint32_t>(p.action)});
 }
 
 void normalize(Options& o, const KindCtx&, Diagnostics&, SourceLoc loc) {
@@ -73,8 +82,8 @@ const TcWords kTcWords{.bare = tc_bare_control, .once = kTcOnce, .examples = kTc
 }  // namespace
 
 constexpr ActionOps kActionMirredOps{
-    .parms_attr = TCA_MIRRED_PARMS,
-    .parms_size = sizeof(tc_mirred),
+    .parms_attr = kParms.attr,
+    .parms_size = kParms.size,
 };
 
 const KindOps kActionMirred{

@@ -127,16 +127,22 @@ const CustomType kGeneveOptsType{
 };
 const EnumName kActions[] = {{"set", TCA_TUNNEL_KEY_ACT_SET}, {"unset", TCA_TUNNEL_KEY_ACT_RELEASE}};
 
+// Sent after the attributes, as tc sends it.
+constexpr WireStruct kParms{.attr = TCA_TUNNEL_KEY_PARMS, .size = sizeof(tc_tunnel_key), .action_parms = true, .sent_last = true};
+
 const Field kFields[] = {
-    {.key = "action", .type = FieldType::Enum, .flags = kRequired, .doc = "set the tunnel metadata, or unset (release) it.", .names = kActions},
+    {.key = "action", .type = FieldType::Enum, .flags = kRequired, .doc = "set the tunnel metadata, or unset (release) it.", .names = kActions,
+     .wire = Wire::U32, .in = &kParms, .offset = offsetof(tc_tunnel_key, t_action), .change_absent = TCA_TUNNEL_KEY_ACT_SET},
     {.key = "src_ip", .type = FieldType::Custom, .doc = "Outer source address (IPv4 or IPv6; set needs both).", .custom = &kIpAddrType},
     {.key = "dst_ip", .type = FieldType::Custom, .doc = "Outer destination address (IPv4 or IPv6).", .custom = &kIpAddrType},
     {.key = "id", .type = FieldType::Uint, .doc = "Tunnel key id (VNI).", .max = 0xFFFFFFFF, .attr = TCA_TUNNEL_KEY_ENC_KEY_ID, .wire = Wire::Be32},
     {.key = "dst_port", .type = FieldType::Uint, .doc = "Outer UDP destination port.", .max = 0xFFFF, .attr = TCA_TUNNEL_KEY_ENC_DST_PORT, .wire = Wire::Be16, .map = &kZeroIsAbsent},
     {.key = "tos", .type = FieldType::Uint, .doc = "Outer TOS / traffic class.", .max = 0xFF, .attr = TCA_TUNNEL_KEY_ENC_TOS, .wire = Wire::U8, .map = &kZeroIsAbsent},
     {.key = "ttl", .type = FieldType::Uint, .doc = "Outer TTL / hop limit.", .max = 0xFF, .attr = TCA_TUNNEL_KEY_ENC_TTL, .wire = Wire::U8, .map = &kZeroIsAbsent},
-    {.key = "csum", .type = FieldType::Bool, .doc = "Compute the outer UDP checksum (false: tc's nocsum).", .def = 1},
-    {.key = "control", .type = FieldType::Custom, .doc = "Verdict after the action (default pipe; also \"goto chain N\", \"jump N\").", .def = TC_ACT_PIPE, .custom = &kControlType},
+    // NO_CSUM: tc sends it always, also for unset; the kernel dumps it for every set.
+    {.key = "csum", .type = FieldType::Bool, .doc = "Compute the outer UDP checksum (false: tc's nocsum).", .def = 1,
+     .attr = TCA_TUNNEL_KEY_NO_CSUM, .wire = Wire::U8, .map = &kSentNegated, .def_always_sent = true},
+    control_field(kParms, TC_ACT_PIPE),
     {.key = "geneve_opts", .type = FieldType::Custom, .doc = "Geneve options, as tc's CLASS:TYPE:DATA[,...] in hex.", .custom = &kGeneveOptsType},
     {.key = "vxlan_gbp", .type = FieldType::Uint, .doc = "VXLAN group policy (tc's vxlan_opts): the policy id and the don't-learn and policy-applied bits; the kernel keeps those bits only.", .max = 0xFFFFFFFF},
     {.key = "erspan_ver", .type = FieldType::Uint, .doc = "ERSPAN version, 1 or 2 (tc's erspan_opts VER:INDEX:DIR:HWID).", .max = 0xFF},
@@ -152,12 +158,16 @@ void put_ip(MsgWriter& w, const Words* ip, uint16_t v4, uint16_t v6) {
   w.attr(len == 16 ? v6 : v4, b, len);
 }
 
-// tc's order: addresses, id, port, tos, ttl, NO_CSUM (always, also for
-// unset), PARMS last.
+// tc's order: addresses, id, port, tos, ttl, options, NO_CSUM, PARMS last.
+// The addresses (v4 or v6 attributes by their value) and the options (a
+// nest of one kind of several) are by hand, so the declared parts go
+// around them.
+const uint16_t kBeforeOpts[] = {kId, kDstPort, kTos, kTtl};
+
 void encode(const Options& o, const KindCtx& ctx, MsgWriter& w) {
   put_ip(w, o.words(kSrcIp), TCA_TUNNEL_KEY_ENC_IPV4_SRC, TCA_TUNNEL_KEY_ENC_IPV6_SRC);
   put_ip(w, o.words(kDstIp), TCA_TUNNEL_KEY_ENC_IPV4_DST, TCA_TUNNEL_KEY_ENC_IPV6_DST);
-  encode_fields(kFields, o, ctx, w);  // id, dst_port, tos, ttl
+  encode_attrs(kFields, o, ctx, w, kBeforeOpts);
   if (auto* g = o.str(kGeneveOpts)) {
     size_t opts = w.nest_begin(TCA_TUNNEL_KEY_ENC_OPTS);
     for (auto& opt : parse_geneve(*g).value_or(std::vector<GeneveOpt>{})) {
@@ -184,29 +194,19 @@ void encode(const Options& o, const KindCtx& ctx, MsgWriter& w) {
     w.nest_end(one);
     w.nest_end(opts);
   }
-  w.attr_u8(TCA_TUNNEL_KEY_NO_CSUM, o.num(kCsum) == 0u ? 1 : 0);
-  tc_tunnel_key p{};
-  p.index = ctx.action_index;
-  p.action = static_cast<int>(o.num(kControl).value_or(TC_ACT_PIPE));
-  p.t_action = static_cast<int>(o.num(kAction).value_or(TCA_TUNNEL_KEY_ACT_SET));
-  w.attr(TCA_TUNNEL_KEY_PARMS, &p, sizeof p);
+  encode_field(kFields, kCsum, o, ctx, w);
+  encode_structs(kFields, o, ctx, w, true);  // TCA_TUNNEL_KEY_PARMS
 }
 
 void decode(std::span<const uint8_t> payload, const KindCtx&, Options& o) {
   AttrTable tb(payload, TCA_TUNNEL_KEY_MAX);
-  if (auto* a = tb.get(TCA_TUNNEL_KEY_PARMS)) {
-    auto p = a->as<tc_tunnel_key>();
-    o.set(kControl, uint64_t{static_cast<uint32_t>(p.action)});
-    o.set(kAction, uint64_t{static_cast<uint32_t>(p.t_action)});
-  }
   auto ip = [&](uint16_t v4, uint16_t v6, uint16_t f) {
     if (auto* a = tb.get(v4); a && a->data.size() >= 4) o.set(f, ip_addr_words(4, a->data.data()));
     if (auto* a = tb.get(v6); a && a->data.size() >= 16) o.set(f, ip_addr_words(6, a->data.data()));
   };
   ip(TCA_TUNNEL_KEY_ENC_IPV4_SRC, TCA_TUNNEL_KEY_ENC_IPV6_SRC, kSrcIp);
   ip(TCA_TUNNEL_KEY_ENC_IPV4_DST, TCA_TUNNEL_KEY_ENC_IPV6_DST, kDstIp);
-  decode_fields(kFields, tb, o);
-  if (auto* a = tb.get(TCA_TUNNEL_KEY_NO_CSUM); a && a->u8()) o.set(kCsum, uint64_t{0});
+  decode_fields(kFields, tb, o);  // with action, control and csum
   if (auto* a = tb.get(TCA_TUNNEL_KEY_ENC_OPTS)) {
     std::vector<GeneveOpt> geneve;
     AttrIter it(a->data);
@@ -242,7 +242,6 @@ void decode(std::span<const uint8_t> payload, const KindCtx&, Options& o) {
     }
     if (!geneve.empty()) o.set(kGeneveOpts, format_geneve(geneve));
   }
-  drop_default_control(o, kControl, TC_ACT_PIPE);
 }
 
 void normalize(Options& o, const KindCtx&, Diagnostics& d, SourceLoc loc) {
@@ -326,8 +325,8 @@ const TcWords kTcWords{.readers = kTcReaders, .bare = tc_bare_control, .examples
 }  // namespace
 
 constexpr ActionOps kActionTunnelKeyOps{
-    .parms_attr = TCA_TUNNEL_KEY_PARMS,
-    .parms_size = sizeof(tc_tunnel_key),
+    .parms_attr = kParms.attr,
+    .parms_size = kParms.size,
 };
 
 const KindOps kActionTunnelKey{

@@ -39,25 +39,11 @@ const Field kFields[] = {
      .attr = TCA_ROUTE4_TO, .wire = Wire::U32},
     {.key = "from", .type = FieldType::Uint, .flags = kRecreate, .doc = "Source realm of the route (0-255; not with fromif).", .max = 0xFF,
      .attr = TCA_ROUTE4_FROM, .wire = Wire::U32},
-    {.key = "fromif", .type = FieldType::Device, .flags = kRecreate, .doc = "Device the packet came in on (not with from; the filter then needs its handle)."},
+    {.key = "fromif", .type = FieldType::Device, .flags = kRecreate, .doc = "Device the packet came in on (not with from; the filter then needs its handle).",
+     .attr = TCA_ROUTE4_IIF, .wire = Wire::Ifindex},
 };
-
-void encode(const Options& o, const KindCtx& ctx, MsgWriter& w) {
-  encode_field(kFields, kFrom, o, ctx, w);
-  if (auto* dev = o.str(kFromif)) {
-    auto idx = ctx.links ? ctx.links->index_of(*dev) : std::nullopt;
-    if (idx) w.attr_u32(TCA_ROUTE4_IIF, *idx);
-    else if (ctx.diags) ctx.diags->error(o.opt(kFromif)->loc, "route 'fromif' device '" + *dev + "' does not exist");
-  }
-  encode_field(kFields, kTo, o, ctx, w);
-}
-
-void decode(std::span<const uint8_t> payload, const KindCtx& ctx, Options& o) {
-  AttrTable tb(payload, TCA_ROUTE4_MAX);
-  decode_fields(kFields, tb, o);
-  if (auto* a = tb.get(TCA_ROUTE4_IIF))
-    o.set(kFromif, ctx.links ? ctx.links->name_of(a->u32()) : "ifindex" + std::to_string(a->u32()));
-}
+// tc's order: FROM or IIF, then TO.
+const uint16_t kTcOrder[] = {kFrom, kFromif, kTo};
 
 void normalize(Options& o, const KindCtx&, Diagnostics& d, SourceLoc) {
   if (o.has(kFrom) && o.has(kFromif)) d.error(o.opt(kFromif)->loc, "route takes 'from' or 'fromif', not both (the kernel refuses both)");
@@ -100,8 +86,8 @@ const KindOps kFilterRoute{
     .obj = ObjType::Filter,
     .doc = "Classifies by the route's realms (to, from) or the receiving device (fromif) (tc-route(8)).",
     .fields = kFields,
-    .encode = encode,
-    .decode = decode,
+    .encode = encode_declared_in_order<kFields, kTcOrder>,
+    .decode = decode_declared<kFields>,
     .normalize = normalize,
     .tc_words = &kTcWords,
     .filter = &kFilterRouteOps,

@@ -6,7 +6,10 @@
 #include <linux/pkt_sched.h>
 #include <time.h>
 
+#include <cstddef>
+
 #include "kinds/registry.h"
+#include "model/field_wire.h"
 #include "model/kind.h"
 #include "model/tc_words.h"
 
@@ -20,36 +23,24 @@ enum { kClockid, kDelta, kDeadlineMode, kOffload, kSkipSockCheck };
 const EnumName kClockNames[] = {
     {"TAI", CLOCK_TAI}, {"REALTIME", CLOCK_REALTIME}, {"MONOTONIC", CLOCK_MONOTONIC}, {"BOOTTIME", CLOCK_BOOTTIME}};
 
+// Sent always, whole: clockid -1 (tc's CLOCKID_INVALID) where none is
+// given, though the loader requires one.
+constexpr WireStruct kQopt{.attr = TCA_ETF_PARMS, .size = sizeof(tc_etf_qopt)};
+
+// The flags read false when clear (kClearBitIsFalse): a dump has always
+// printed them.
 const Field kFields[] = {
-    {.key = "clockid", .type = FieldType::Enum, .flags = kRequired, .doc = "Clock of the packets' launch times: TAI (the only one the kernel takes).", .names = kClockNames},
-    {.key = "delta", .type = FieldType::Uint, .doc = "Nanoseconds before its launch time a packet is handed to the device.", .def = 0, .max = 0x7FFFFFFF},
-    {.key = "deadline_mode", .type = FieldType::Bool, .doc = "Launch times are deadlines: a packet is sent as soon as it may.", .def = 0},
-    {.key = "offload", .type = FieldType::Bool, .doc = "The device launches packets at their time (needs its support; veth and dummy refuse).", .def = 0},
-    {.key = "skip_sock_check", .type = FieldType::Bool, .doc = "Take packets from sockets without SO_TXTIME too.", .def = 0},
+    {.key = "clockid", .type = FieldType::Enum, .flags = kRequired, .doc = "Clock of the packets' launch times: TAI (the only one the kernel takes).", .names = kClockNames,
+     .wire = Wire::U32, .in = &kQopt, .offset = offsetof(tc_etf_qopt, clockid), .change_absent = 0xFFFFFFFF},
+    {.key = "delta", .type = FieldType::Uint, .doc = "Nanoseconds before its launch time a packet is handed to the device.", .def = 0, .max = 0x7FFFFFFF,
+     .wire = Wire::U32, .in = &kQopt, .offset = offsetof(tc_etf_qopt, delta)},
+    {.key = "deadline_mode", .type = FieldType::Bool, .doc = "Launch times are deadlines: a packet is sent as soon as it may.", .def = 0,
+     .wire = Wire::U32, .in = &kQopt, .offset = offsetof(tc_etf_qopt, flags), .bit = TC_ETF_DEADLINE_MODE_ON, .map = &kClearBitIsFalse},
+    {.key = "offload", .type = FieldType::Bool, .doc = "The device launches packets at their time (needs its support; veth and dummy refuse).", .def = 0,
+     .wire = Wire::U32, .in = &kQopt, .offset = offsetof(tc_etf_qopt, flags), .bit = TC_ETF_OFFLOAD_ON, .map = &kClearBitIsFalse},
+    {.key = "skip_sock_check", .type = FieldType::Bool, .doc = "Take packets from sockets without SO_TXTIME too.", .def = 0,
+     .wire = Wire::U32, .in = &kQopt, .offset = offsetof(tc_etf_qopt, flags), .bit = TC_ETF_SKIP_SOCK_CHECK, .map = &kClearBitIsFalse},
 };
-
-void encode(const Options& o, const KindCtx&, MsgWriter& w) {
-  tc_etf_qopt q{};
-  q.delta = static_cast<int32_t>(o.num(kDelta).value_or(0));
-  // tc sends CLOCKID_INVALID (-1) without a clockid; the loader requires one.
-  q.clockid = o.num(kClockid) ? static_cast<int32_t>(*o.num(kClockid)) : -1;
-  if (o.num(kDeadlineMode).value_or(0)) q.flags |= TC_ETF_DEADLINE_MODE_ON;
-  if (o.num(kOffload).value_or(0)) q.flags |= TC_ETF_OFFLOAD_ON;
-  if (o.num(kSkipSockCheck).value_or(0)) q.flags |= TC_ETF_SKIP_SOCK_CHECK;
-  w.attr(TCA_ETF_PARMS, &q, sizeof q);
-}
-
-void decode(std::span<const uint8_t> p, const KindCtx&, Options& o) {
-  AttrTable tb(p, TCA_ETF_MAX);
-  auto* a = tb.get(TCA_ETF_PARMS);
-  if (!a) return;
-  auto q = a->as<tc_etf_qopt>();
-  o.set(kClockid, uint64_t{static_cast<uint32_t>(q.clockid)});
-  o.set(kDelta, uint64_t{static_cast<uint32_t>(q.delta)});
-  o.set(kDeadlineMode, uint64_t{(q.flags & TC_ETF_DEADLINE_MODE_ON) != 0});
-  o.set(kOffload, uint64_t{(q.flags & TC_ETF_OFFLOAD_ON) != 0});
-  o.set(kSkipSockCheck, uint64_t{(q.flags & TC_ETF_SKIP_SOCK_CHECK) != 0});
-}
 
 }  // namespace
 
@@ -74,8 +65,8 @@ const KindOps kQdiscEtf{
     .obj = ObjType::Qdisc,
     .doc = "Earliest TxTime First: packets leave at their sockets' launch times (SO_TXTIME), in time order (tc-etf(8)).",
     .fields = kFields,
-    .encode = encode,
-    .decode = decode,
+    .encode = encode_declared<kFields>,
+    .decode = decode_declared<kFields>,
     .tc_words = &kTcWords,
     .qdisc = &kQdiscEtfOps,
 };

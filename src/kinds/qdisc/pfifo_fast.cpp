@@ -7,19 +7,14 @@
 //
 // The kernel reports a tc_prio_qopt: 3 bands and its fixed priority map
 // (sch_generic.c prio2band), constants compiled into the kernel, not state:
-// there is nothing to read, print or compare, so the table has no fields.
+// there is nothing to read, print or compare, so the table has no fields
+// and the report is options_reported_only (no decode).
 #include <linux/pkt_sched.h>
 
 #include "kinds/registry.h"
 #include "model/kind.h"
 
 namespace tcsync {
-namespace {
-
-// The report is the kernel's constant (see above): nothing to keep.
-void decode(std::span<const uint8_t>, const KindCtx&, Options&) {}
-
-}  // namespace
 
 constexpr QdiscOps kQdiscPfifoFastOps{
     .can_change = false,  // no ->change
@@ -29,8 +24,8 @@ const KindOps kQdiscPfifoFast{
     .name = "pfifo_fast",
     .obj = ObjType::Qdisc,
     .doc = "The kernel's default three-band priority fifo; takes no options (its bands and priority map are the kernel's, reported but constant).",
-    .decode = decode,
     .options_raw = true,
+    .options_reported_only = true,
     .qdisc = &kQdiscPfifoFastOps,
 };
 
