@@ -62,23 +62,23 @@ def values(text):
         out.append(v)
 
 
-def tc_many(ns, commands):
-    """tc(ns, *command.split()) of each command, asked in one `tc -b`:
+def tc_many(ns, commands, one=tc, timeout=None):
+    """one(ns, *command.split()) of each command (default tc()), asked in one `tc -b`:
     under the lab's emulation a process start costs 0.1-0.3 s, and a
     snapshot asks for the filters of every class (64 per skbprio). In batch
     mode each `qdisc show` and `filter show` prints one JSON array; when tc
     prints anything else (the text of an ematch or of fw, hfsc's invalid
     JSON, an error), each half is asked again, down to one command at a time
-    (tc(), as before): one text filter among 70 costs a dozen processes."""
+    (one(), as before): one text filter among 70 costs a dozen processes."""
     if len(commands) < 2:
-        return [tc(ns, *c.split()) for c in commands]
+        return [one(ns, *c.split()) for c in commands]
     p = subprocess.run(["tc", "-n", ns, "-j", *DETAILS, "-b", "-"], input="".join(c + "\n" for c in commands),
-                       capture_output=True, text=True)
+                       capture_output=True, text=True, timeout=timeout)
     got = values(p.stdout) if p.returncode == 0 else None
     if got is not None and len(got) == len(commands) and all(isinstance(v, list) for v in got):
         return got
     half = len(commands) // 2
-    return tc_many(ns, commands[:half]) + tc_many(ns, commands[half:])
+    return tc_many(ns, commands[:half], one, timeout) + tc_many(ns, commands[half:], one, timeout)
 
 
 def private_indexes(lines):

@@ -161,14 +161,10 @@ def snapshot(action_kinds, devs=None):
                 for k in ("ingress_block", "egress_block"):
                     if k in q:
                         s["blocks"][str(q[k])] = tc_json("filter", "show", "block", str(q[k]))
-    # One tc process for every kind's table when each prints JSON (see
-    # tc_snapshot.tc_many); else one each.
-    asks = ["actions list action " + k for k in action_kinds]
-    p = subprocess.run(["tc", "-n", NS, "-j", "-b", "-"], input="".join(a + "\n" for a in asks),
-                       capture_output=True, text=True, timeout=COMMAND_TIMEOUT) if len(asks) > 1 else None
-    listed = tc_snapshot.values(p.stdout) if p and p.returncode == 0 else None
-    if listed is None or len(listed) != len(asks):
-        listed = [tc_json(*a.split()) for a in asks]
+    # Every kind's table in one tc process where each prints JSON (asked
+    # one by one through tc_json, which takes a kind tc cannot load, where not).
+    listed = tc_snapshot.tc_many(NS, ["actions list action " + k for k in action_kinds],
+                                 one=lambda ns, *args: tc_json(*args), timeout=COMMAND_TIMEOUT)
     for k, l in zip(action_kinds, listed):
         if l:
             s["actions"][k] = l

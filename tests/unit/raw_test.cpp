@@ -12,6 +12,7 @@
 #include "codec/tc_codec.h"
 #include "file/yaml_writer.h"
 #include "plan/differ.h"
+#include "qdisc_test_util.h"
 #include "test_util.h"
 
 using namespace tcsync;
@@ -149,13 +150,7 @@ TEST_CASE("raw: a file may name a kind without a table when raw_options holds it
   CHECK(to_hex(f.actions[0].raw.attrs()) == "0800080001000000");
 
   // Sent as they were: TCA_OPTIONS holds exactly the file's bytes.
-  std::vector<uint8_t> buf;
-  MsgWriter w(buf);
-  Diagnostics d;
-  encode_qdisc(w, Op::Add, q, 2, nullptr, d);
-  Qdisc back;
-  Decoded info;
-  REQUIRE(decode_qdisc(buf, nullptr, back, info));
+  Qdisc back = read_back(q);
   CHECK(back.kind == "nextqdisc");
   CHECK(back.raw == q.raw);
 
