@@ -81,7 +81,7 @@ void encode_line(const KindOps& k, const std::string& label, const Options& o) {
     if (k.decode && !change) {
       Options back;
       Diagnostics d2;
-      k.decode(buf, ctx_for(k, false, d2), back);
+      read_options(k, buf, ctx_for(k, false, d2), back);
       std::printf("    reads %s\n", show(k, back).c_str());
     }
   }
@@ -91,7 +91,7 @@ void decode_line(const KindOps& k, const std::string& label, const std::vector<u
   AttrReadLog log(payload);
   Options o;
   Diagnostics d;
-  k.decode(payload, ctx_for(k, false, d), o);
+  read_options(k, payload, ctx_for(k, false, d), o);
   std::string asked;
   for (uint16_t t = 0; t <= kTypes; ++t)
     if (log.asked(t)) asked += std::to_string(t) + ",";

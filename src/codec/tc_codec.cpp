@@ -434,11 +434,11 @@ struct ScratchOptions {
 void decode_kind_options(const KindOps& ops, std::span<const uint8_t> raw, const KindCtx& ctx, Options& out) {
   thread_local ScratchOptions scratch;
   if (scratch.busy || !out.empty()) {
-    ops.decode(raw, ctx, out);
+    read_options(ops, raw, ctx, out);
     return;
   }
   scratch.busy = true;
-  ops.decode(raw, ctx, scratch.opts);
+  read_options(ops, raw, ctx, scratch.opts);
   scratch.busy = false;
   out.take_exact(scratch.opts);
 }

@@ -582,7 +582,7 @@ void Loader::qdisc(const Node& n, Device& dev) {
   else parse_kind_fields(*q.ops, n, common, q.opts, d, q.kind + " qdisc", &q.raw);
   if (auto* r = n.find("raw_attrs")) parse_raw(*r, "raw_attrs", q.raw, d);
   if (auto* st = n.find("stab")) add_stab(*st, q.raw, d);
-  if (q.ops && q.ops->normalize) q.ops->normalize(q.opts, KindCtx{q.handle, 0, nullptr, &d, q.loc}, d, q.loc);
+  if (q.ops) normalize_options(*q.ops, q.opts, KindCtx{q.handle, 0, nullptr, &d, q.loc}, d, q.loc);
   dev.qdiscs.push_back(std::move(q));
 }
 
@@ -630,7 +630,7 @@ void Loader::klass(const Node& n, Device& dev) {
   c.kind = std::string(c.ops->name);
   parse_kind_fields(*c.ops, n, common, c.opts, d, c.kind + " class", &c.raw);
   if (auto* r = n.find("raw_attrs")) parse_raw(*r, "raw_attrs", c.raw, d);
-  if (c.ops->normalize) c.ops->normalize(c.opts, KindCtx{c.classid, 0, nullptr, &d, c.loc}, d, c.loc);
+  normalize_options(*c.ops, c.opts, KindCtx{c.classid, 0, nullptr, &d, c.loc}, d, c.loc);
   dev.classes.push_back(std::move(c));
 }
 
@@ -747,7 +747,7 @@ bool Loader::action_fields(const Node& n, Action& a) {
 }
 
 void Loader::action_normalize(Action& a) {
-  if (!a.ref && a.ops && a.ops->normalize) a.ops->normalize(a.opts, KindCtx{0, 0, nullptr, &d, a.loc}, d, a.loc);
+  if (!a.ref && a.ops) normalize_options(*a.ops, a.opts, KindCtx{0, 0, nullptr, &d, a.loc}, d, a.loc);
 }
 
 bool Loader::action(const Node& n, Action& a) {
@@ -964,8 +964,7 @@ void Loader::filter_finish(Filter&& f, const Node* handle, Device& dev) {
   // Only a hash table carries its list's root: a rule shows it in its own
   // handle (801::5), an empty list as its handle (801:).
   if (f.list_root && !f.empty_list && !(handle && is_table_entry(f))) root_table_misplaced(f.loc);
-  if (f.ops && f.ops->normalize && !f.empty_list)
-    f.ops->normalize(f.opts, KindCtx{f.key.handle, 0, nullptr, &d, f.loc, &f}, d, f.loc);
+  if (f.ops && !f.empty_list) normalize_options(*f.ops, f.opts, KindCtx{f.key.handle, 0, nullptr, &d, f.loc, &f}, d, f.loc);
   // handle 0 with a given `handle:` key is rejected later with the others.
   f.key.handle = handle ? f.key.handle : 0;
   dev.filters.push_back(std::move(f));
@@ -1203,14 +1202,14 @@ void Loader::chain(const Node& n, Device& dev) {
   else if (!have_parent) d.error(n.loc, "chain needs 'parent' (ingress/egress, or a qdisc or class handle such as \"1:\")");
   if (!have_index) d.error(n.loc, "chain needs 'chain' (its index, such as 5)");
   if (have_protocol && !have_template) d.error(n.loc, "a chain's 'protocol' belongs to its template: give a 'template' or leave it out");
-  if (c.ops && c.ops->normalize) {
+  if (c.ops) {
     // The template's keys are checked as a filter's, with the chain's protocol.
     Filter shape;
     shape.key.protocol = c.protocol;
     shape.key.chain = c.index;
     shape.kind = c.kind;
     shape.ops = c.ops;
-    c.ops->normalize(c.opts, KindCtx{0, 0, nullptr, &d, c.loc, &shape}, d, c.loc);
+    normalize_options(*c.ops, c.opts, KindCtx{0, 0, nullptr, &d, c.loc, &shape}, d, c.loc);
   }
   dev.chains.push_back(std::move(c));
 }

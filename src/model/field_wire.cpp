@@ -10,7 +10,9 @@ namespace tcsync {
 std::optional<uint64_t> field_sent_value(const Field& f, const Options& o, uint16_t idx, const KindCtx& ctx) {
   if (auto v = o.num(idx)) return v;
   if (f.def_always_sent) return f.def;
-  if (!ctx.change) return std::nullopt;
+  // An input-only field the kernel does not keep (plug's action) has nothing
+  // a change must restore: its def goes only with a struct sent anyway.
+  if (!ctx.change || (f.flags & kInputOnly)) return std::nullopt;
   return f.def ? f.def : f.change_absent;
 }
 
@@ -44,6 +46,7 @@ void put(MsgWriter& w, Wire wire, uint16_t attr, uint64_t v) {
     }
     case Wire::Str: break;  // encode_field sends the string itself
     case Wire::Ifindex: break;  // and the index
+    case Wire::Custom: break;  // and its type the value
   }
 }
 
@@ -57,7 +60,7 @@ uint64_t get(const Attr& a, Wire wire) {
     case Wire::Be16: return a.be16();
     case Wire::Be32: return a.be32();
     case Wire::Mac: return mac_get(a.data);
-    case Wire::Str: break;
+    case Wire::Str: case Wire::Custom: break;
   }
   return 0;
 }
@@ -69,7 +72,7 @@ size_t width(Wire wire) {
     case Wire::U32: case Wire::Be32: case Wire::Ifindex: return 4;
     case Wire::U64: return 8;
     case Wire::Mac: return kMacLen;
-    case Wire::None: case Wire::Str: break;
+    case Wire::None: case Wire::Str: case Wire::Custom: break;
   }
   return 0;
 }
@@ -93,7 +96,7 @@ void member_put(std::span<uint8_t> data, const Field& f, uint64_t v) {
     case Wire::Be32: { uint32_t x = __builtin_bswap32(static_cast<uint32_t>(v)); std::memcpy(b, &x, 4); break; }
     case Wire::U64: std::memcpy(b, &v, 8); break;
     case Wire::Mac: mac_put(v, b); break;
-    case Wire::None: case Wire::Str: return;
+    case Wire::None: case Wire::Str: case Wire::Custom: return;
   }
   size_t n = width(f.wire);
   if (f.offset + n <= data.size()) std::memcpy(data.data() + f.offset, b, n);
@@ -201,6 +204,10 @@ void encode_field(std::span<const Field> fields, uint16_t idx, const Options& o,
     if (auto* s = o.str(idx)) w.attr_str(f.attr, *s);
     return;
   }
+  if (f.wire == Wire::Custom) {
+    if (auto* v = o.get(idx)) f.custom->put(*v, f.attr, ctx, w);
+    return;
+  }
   if (f.wire == Wire::Ifindex) {
     if (auto i = sent_ifindex(f, idx, o, ctx)) w.attr_u32(f.attr, *i);
     return;
@@ -255,6 +262,8 @@ void decode_fields(std::span<const Field> fields, const AttrTable& tb, Options& 
       set_from_wire(f, idx, member_get(a->data, f), o);
     } else if (f.wire == Wire::Str) {
       o.set(idx, a->str());
+    } else if (f.wire == Wire::Custom) {
+      if (auto v = f.custom->get(*a)) o.set(idx, std::move(*v));
     } else {
       set_from_wire(f, idx, get(*a, f.wire), o);
     }

@@ -19,8 +19,9 @@ namespace tcsync {
 
 // What a field sends, before its WireMap: the declared value; on a change
 // (KindCtx::change) of an absent field its def, else its change_absent,
-// since the kernel keeps what a change leaves out; on an add too its def
-// when def_always_sent.
+// since the kernel keeps what a change leaves out (not for a kInputOnly
+// field, which it does not keep); on an add too its def when
+// def_always_sent.
 std::optional<uint64_t> field_sent_value(const Field& f, const Options& o, uint16_t idx, const KindCtx& ctx);
 
 // Writes struct `s` whole: zeros, the index in an action's parameters (tc_gen),
@@ -32,10 +33,12 @@ void encode_struct(std::span<const Field> fields, const WireStruct& s, const Opt
 
 // Writes field `idx` as its attribute, if it has a value to send (above),
 // a wire form, and its map does not say the value is unsent; a struct
-// member goes with its struct. Bit fields of one attribute (Field::bit)
-// send it once, at the first one's place, when some bit is set. A kRecreate field is left out of a change: the differ
-// only changes in place when it is equal, and some kernels refuse it on a
-// live object (fq_codel's and fq_pie's flows: EINVAL).
+// member goes with its struct, a Wire::Custom value through its type's put
+// (declared values only). Bit fields of one attribute (Field::bit) send it
+// once, at the first one's place, when some bit is set. A kRecreate field
+// is left out of a change: the differ only changes in place when it is
+// equal, and some kernels refuse it on a live object (fq_codel's and
+// fq_pie's flows: EINVAL).
 void encode_field(std::span<const Field> fields, uint16_t idx, const Options& o, const KindCtx& ctx, MsgWriter& w);
 
 // Writes the structs the fields are members of that are sent first (tc

@@ -223,6 +223,16 @@ std::string field_schema(const Field& f) {
   return "{}";
 }
 
+void read_options(const KindOps& k, std::span<const uint8_t> payload, const KindCtx& ctx, Options& o) {
+  k.decode(payload, ctx, o);
+  if (k.drop_defaults) k.drop_defaults(o);
+}
+
+void normalize_options(const KindOps& k, Options& o, const KindCtx& ctx, Diagnostics& diags, SourceLoc loc) {
+  if (k.drop_defaults) k.drop_defaults(o);
+  if (k.normalize) k.normalize(o, ctx, diags, loc);
+}
+
 const Value* effective_value(const Field& f, const Options& o, uint16_t idx, Value& scratch) {
   if (auto* v = o.get(idx)) return v;
   if (f.def) {

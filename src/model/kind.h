@@ -51,6 +51,7 @@ struct EnumName {
 };
 
 class YamlOut;
+struct KindCtx;
 
 // Hooks for structured values (u32 selectors, hash keys...).
 struct CustomType {
@@ -67,6 +68,14 @@ struct CustomType {
   // Words: a value with parts the kernel never reports (gred's virtual
   // queues keep tc's avpkt and bandwidth, which make the table sent). Null: ==.
   bool (*same)(const Value& want, const Value& have) = nullptr;
+  // A value with a wire form of its own (a nest, a struct of its parts:
+  // ematch's tree, gact's tc_gact_p), so that a field of the type binds to
+  // its attribute as a scalar does (Field::wire = Wire::Custom) and the
+  // kinds that carry it write no code for it. `put` writes the value as
+  // attribute `attr` (errors through ctx.diags); `get` reads it back, nullopt
+  // for what reads as absent (an empty tree). Null: the kind carries it.
+  void (*put)(const Value& v, uint16_t attr, const KindCtx& ctx, MsgWriter& w) = nullptr;
+  std::optional<Value> (*get)(const Attr& a) = nullptr;
 };
 
 enum FieldFlags : uint32_t {
@@ -102,9 +111,10 @@ enum FieldFlags : uint32_t {
 // u32 ifindex (route's fromif, mirred's dev): sent as the index
 // KindCtx::links gives the name (an unknown name is an error at the
 // field), read as the name links gives the index ("ifindexN" for one it
-// does not know, or without links). None: the kind's own encode/decode
-// carries the field (a nest, a value made of several members).
-enum class Wire : uint8_t { None, U8, U16, U32, U64, Be16, Be32, Str, Mac, Ifindex };
+// does not know, or without links). Custom: the field's CustomType writes
+// and reads its attribute (CustomType::put, ::get). None: the kind's own
+// encode/decode carries the field (a value made of several members).
+enum class Wire : uint8_t { None, U8, U16, U32, U64, Be16, Be32, Str, Mac, Ifindex, Custom };
 
 // A field whose attribute holds another form than the model (CoDel's
 // 1.024 us units reported as us, fq's bucket count sent as its log, a
@@ -452,6 +462,12 @@ struct KindOps {
   // Fills derived values and checks cross-field rules on a loaded object, so
   // the desired form compares equal to what the kernel will report.
   void (*normalize)(Options& o, const KindCtx& ctx, Diagnostics& diags, SourceLoc loc) = nullptr;
+  // Drops values that are the kernel's default given another field, which
+  // no WireMap can say (mpls's ttl 255 for a push but not for a modify;
+  // vlan's priority 0 for a push): run on what decode reads (read_options)
+  // and on what a file says (normalize_options), so both compare alike and
+  // the kind's decode stays its table's.
+  void (*drop_defaults)(Options& o) = nullptr;
   // TCA_OPTIONS carries a bare struct (the fifos), not nested attributes.
   bool options_raw = false;
   // What the kernel reports in TCA_OPTIONS is its own constant, not
@@ -507,6 +523,14 @@ bool parse_field(const Field& f, const Node& n, Value& out, Diagnostics& diags);
 void emit_field(const Field& f, const Value& v, YamlOut& out);
 std::string describe_field(const Field& f, const Value& v);
 std::string field_schema(const Field& f);  // JSON Schema fragment
+
+// What a kind reads from a TCA_OPTIONS body, as the codec reads it: its
+// decode, then its drop_defaults.
+void read_options(const KindOps& k, std::span<const uint8_t> payload, const KindCtx& ctx, Options& o);
+
+// A loaded object's options made ready to compare with the kernel's: the
+// kind's drop_defaults, then its normalize.
+void normalize_options(const KindOps& k, Options& o, const KindCtx& ctx, Diagnostics& diags, SourceLoc loc);
 
 // The value a field is compared by: declared, else its default, else none.
 const Value* effective_value(const Field& f, const Options& o, uint16_t idx, Value& scratch);

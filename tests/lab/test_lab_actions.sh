@@ -94,6 +94,9 @@ replace_step skbedit_mark 1 's/mark: 5, mask: 0xff/mark: 6, mask: 0xff/'
 replace_step skbedit_ptype 1 "s/priority: '1:10'/priority: '1:10', ptype: host/"
 replace_step vlan_id 2 's/id: 10, priority: 1/id: 11, priority: 1/'
 replace_step vlan_protocol 2 's/id: 10, priority: 1/id: 10, priority: 1, protocol: 802.1ad/'
+# A push's priority 0 is the kernel's default, which it dumps for every
+# push: read as given, it was a difference no apply could end.
+replace_step vlan_priority_0 2 's/id: 10, priority: 1/id: 10, priority: 0/'
 replace_step csum_udp 3 's/ip4h: true, tcp: true/ip4h: true, udp: true/'
 replace_step nat_new 4 's/new: 192.168.1.0/new: 192.168.2.0/'
 replace_step nat_direction 4 's/direction: egress/direction: ingress/'

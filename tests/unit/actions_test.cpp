@@ -177,11 +177,15 @@ TEST_CASE("vlan, mpls: the values Linux 6.1 dumps by itself read as absent") {
     return vlan;
   };
   Options o;
-  kActionVlan.decode(vlan_push(false), KindCtx{}, o);
+  read_options(kActionVlan, vlan_push(false), KindCtx{}, o);
   CHECK(o == first_opts("[{vlan: {action: push, id: 10}}]"));
   Options o0;  // push: the kernel keeps and dumps 0 whether given or not
-  kActionVlan.decode(vlan_push(true), KindCtx{}, o0);
+  read_options(kActionVlan, vlan_push(true), KindCtx{}, o0);
   CHECK(o0 == first_opts("[{vlan: {action: push, id: 10}}]"));
+  // A file's push priority 0 is that default too (read as given, it was a
+  // difference from the dump that no apply could end); a modify's 0 stays.
+  CHECK(first_opts("[{vlan: {action: push, id: 10, priority: 0}}]") == o0);
+  CHECK(first_opts("[{vlan: {action: modify, id: 10, priority: 0}}]").num(kActionVlan.field_index("priority")) == 0u);
   // mpls push label 100: the kernel dumps TTL 255 and PROTO mpls_uc.
   std::vector<uint8_t> mpls;
   {
@@ -195,7 +199,7 @@ TEST_CASE("vlan, mpls: the values Linux 6.1 dumps by itself read as absent") {
     w.attr_be16(4, 0x8847);
   }
   Options m;
-  kActionMpls.decode(mpls, KindCtx{}, m);
+  read_options(kActionMpls, mpls, KindCtx{}, m);
   CHECK(m == first_opts("[{mpls: {action: push, label: 100, ttl: 255, protocol: mpls_uc}}]"));
   // mpls modify ttl 10: the kernel dumps PROTO mpls_uc for it too (lab, 6.1).
   std::vector<uint8_t> modify;
@@ -209,7 +213,7 @@ TEST_CASE("vlan, mpls: the values Linux 6.1 dumps by itself read as absent") {
     w.attr_be16(4, 0x8847);
   }
   Options mm;
-  kActionMpls.decode(modify, KindCtx{}, mm);
+  read_options(kActionMpls, modify, KindCtx{}, mm);
   CHECK(mm == first_opts("[{mpls: {action: modify, ttl: 10}}]"));
 }
 

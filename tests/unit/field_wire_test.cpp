@@ -149,7 +149,7 @@ TEST_CASE("field wire: what the declared kinds send, they read back") {
 }
 
 TEST_CASE("field wire: every kind's declared fields name an attribute of their own, or a member") {
-  int declared = 0, members = 0, bare = 0, bits = 0;
+  int declared = 0, members = 0, bare = 0, bits = 0, custom = 0;
   for (const KindOps* k : all_kinds()) {
     std::set<uint16_t> attrs, structs;
     std::map<uint16_t, uint64_t> attr_bits;
@@ -175,6 +175,7 @@ TEST_CASE("field wire: every kind's declared fields name an attribute of their o
         structs.insert(f.in->attr);
         CHECK(f.offset < f.in->size);
         CHECK((f.bit == 0 || f.type == FieldType::Bool));
+        CHECK(f.wire != Wire::Custom);  // a type's put writes an attribute, not a member
         // An action's parameters are the ones the codec reads the index from.
         if (f.in->action_parms) {
           CHECK(f.in->attr == action_ops(k).parms_attr);
@@ -185,6 +186,13 @@ TEST_CASE("field wire: every kind's declared fields name an attribute of their o
       }
       CHECK(f.attr != 0);
       CHECK_FALSE(k->options_raw);
+      if (f.wire == Wire::Custom) {
+        // Its type writes and reads the attribute (a nest, a struct of its parts).
+        REQUIRE(f.custom);
+        CHECK(f.type == FieldType::Custom);
+        CHECK((f.custom->put && f.custom->get));
+        ++custom;
+      }
       if (f.bit) {
         // Bits of one attribute: Bools, each its own bit, and the attribute
         // no other field's.
@@ -204,6 +212,7 @@ TEST_CASE("field wire: every kind's declared fields name an attribute of their o
   CHECK(members >= 25);
   CHECK(bare >= 6);  // pfifo, bfifo, pfifo_head_drop, skbprio, multiq's two
   CHECK(bits >= 2);  // matchall's
+  CHECK(custom >= 4);  // basic's and cgroup's ematch, gact's random, simple's sdata
 }
 
 namespace {
@@ -569,4 +578,61 @@ TEST_CASE("field wire: a device goes as its ifindex, and reads back as its name 
   CHECK(d.all()[0].loc.line == 5);
   CHECK(d.all()[1].message == "'fromif' device 'nope0' does not exist");
   CHECK(d.all()[1].loc.line == 4);
+}
+
+namespace {
+
+// A type with a wire form of its own: Words{a, b} as a nest of two u16s,
+// a nest without its second reading as absent.
+void pair_put(const Value& v, uint16_t attr, const KindCtx&, MsgWriter& w) {
+  auto& p = std::get<Words>(v);
+  size_t nest = w.nest_begin(attr);
+  w.attr_u16(1, static_cast<uint16_t>(p[0]));
+  w.attr_u16(2, static_cast<uint16_t>(p[1]));
+  w.nest_end(nest);
+}
+std::optional<Value> pair_get(const Attr& a) {
+  AttrTable tb(a.data, 2);
+  if (!tb.get(1) || !tb.get(2)) return std::nullopt;
+  return Value{Words{tb.get(1)->u16(), tb.get(2)->u16()}};
+}
+const CustomType kPairType{.schema_name = "pair", .put = pair_put, .get = pair_get};
+
+enum : uint16_t { kPair, kAfter };
+const Field kCustomFields[] = {
+    {.key = "pair", .type = FieldType::Custom, .custom = &kPairType, .attr = 3, .wire = Wire::Custom},
+    {.key = "after", .type = FieldType::Uint, .attr = 1, .wire = Wire::U8},
+};
+
+}  // namespace
+
+TEST_CASE("field wire: a Custom field goes and comes back through its type's put and get") {
+  Options o;
+  o.set(kPair, Words{7, 9});
+  o.set(kAfter, uint64_t{1});
+  std::vector<uint8_t> buf;
+  MsgWriter w(buf);
+  encode_declared<kCustomFields>(o, KindCtx{}, w);
+  // In table order: the nest (attribute 3) first, then attribute 1.
+  CHECK(hex(buf) == "14000300" "06000100" "07000000" "06000200" "09000000" "05000100" "01000000");
+  Options back;
+  decode_declared<kCustomFields>(buf, KindCtx{}, back);
+  CHECK(back == o);
+
+  // What get reads as absent stays absent; a change sends no def for it.
+  std::vector<uint8_t> half;
+  MsgWriter h(half);
+  size_t nest = h.nest_begin(3);
+  h.attr_u16(1, 7);
+  h.nest_end(nest);
+  Options partial;
+  decode_declared<kCustomFields>(half, KindCtx{}, partial);
+  CHECK(partial.empty());
+  Options none;
+  std::vector<uint8_t> nothing;
+  MsgWriter n(nothing);
+  KindCtx change;
+  change.change = true;
+  encode_declared<kCustomFields>(none, change, n);
+  CHECK(nothing.empty());
 }

@@ -19,3 +19,12 @@ TEST_CASE("plug: options are tc's bytes") {
   check_golden("plug", "limit: 1000", "03000000e8030000", false);
   for (auto& f : kQdiscPlug.fields) CHECK((f.flags & kInputOnly));
 }
+
+TEST_CASE("plug: a change sends only what the file gives") {
+  // Input-only fields the kernel does not keep: a change of another part of
+  // the qdisc must not send the action's def (limit) with limit 0.
+  auto change_body = [](const std::string& yaml) { return hex(body(load_qdisc("plug", yaml), true)); };
+  CHECK(change_body("") == "");
+  CHECK(change_body("limit: 100") == "0300000064000000");
+  CHECK(change_body("action: release") == "0100000000000000");
+}

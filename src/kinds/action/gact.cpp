@@ -98,12 +98,31 @@ std::string random_describe(const Value& v) {
   return std::string(random_name(w[0])) + " " + std::to_string(w[1]) + " " + format_control(w[2]);
 }
 
+// As struct tc_gact_p, its one attribute; a ptype of none reads as no
+// random verdict.
+void random_put(const Value& v, uint16_t attr, const KindCtx&, MsgWriter& w) {
+  auto* r = std::get_if<Words>(&v);
+  if (!r || r->size() != 3) return;
+  tc_gact_p pp{};
+  pp.ptype = static_cast<uint16_t>((*r)[0]);
+  pp.pval = static_cast<uint16_t>((*r)[1]);
+  pp.paction = static_cast<int>((*r)[2]);
+  w.attr(attr, &pp, sizeof pp);
+}
+std::optional<Value> random_get(const Attr& a) {
+  auto pp = a.as<tc_gact_p>();
+  if (pp.ptype == PGACT_NONE) return std::nullopt;
+  return Value{Words{pp.ptype, pp.pval, static_cast<uint32_t>(pp.paction)}};
+}
+
 const CustomType kRandomType{
     .schema_name = "gact_random",
     .parse = random_parse,
     .emit = random_emit,
     .describe = random_describe,
     .json_schema = R"({"description": "A second verdict taken at random (netrand: 1 in value packets) or deterministically (determ: every value-th packet).", "type": "object", "properties": {"type": {"enum": ["netrand", "determ"]}, "value": {"anyOf": [{"type": "integer", "minimum": 0, "maximum": 10000}, {"type": "string"}]}, "control": {"type": "string"}}, "required": ["type", "value", "control"], "additionalProperties": false})",
+    .put = random_put,
+    .get = random_get,
 };
 
 constexpr WireStruct kParms{.attr = TCA_GACT_PARMS, .size = sizeof(tc_gact), .action_parms = true};
@@ -111,28 +130,9 @@ constexpr WireStruct kParms{.attr = TCA_GACT_PARMS, .size = sizeof(tc_gact), .ac
 const Field kFields[] = {
     {.key = "control", .type = FieldType::Custom, .flags = kRequired, .doc = "The verdict: pass, drop, reclassify, pipe, stolen, continue, trap, \"goto chain N\" or \"jump N\".", .custom = &kControlType,
      .wire = Wire::U32, .in = &kParms, .offset = offsetof(TcGenHead, action)},
-    {.key = "random", .type = FieldType::Custom, .doc = "A second verdict for some packets: {type: netrand|determ, value: N, control: VERDICT}.", .custom = &kRandomType},
+    {.key = "random", .type = FieldType::Custom, .doc = "A second verdict for some packets: {type: netrand|determ, value: N, control: VERDICT}.", .custom = &kRandomType,
+     .attr = TCA_GACT_PROB, .wire = Wire::Custom},
 };
-
-void encode(const Options& o, const KindCtx& ctx, MsgWriter& w) {
-  encode_fields(kFields, o, ctx, w);  // the struct
-  if (auto* r = o.words(kRandom); r && r->size() == 3) {
-    tc_gact_p pp{};
-    pp.ptype = static_cast<uint16_t>((*r)[0]);
-    pp.pval = static_cast<uint16_t>((*r)[1]);
-    pp.paction = static_cast<int>((*r)[2]);
-    w.attr(TCA_GACT_PROB, &pp, sizeof pp);
-  }
-}
-
-void decode(std::span<const uint8_t> payload, const KindCtx&, Options& o) {
-  AttrTable tb(payload, TCA_GACT_MAX);
-  decode_fields(kFields, tb, o);
-  if (auto* a = tb.get(TCA_GACT_PROB)) {
-    auto pp = a->as<tc_gact_p>();
-    if (pp.ptype != PGACT_NONE) o.set(kRandom, Words{pp.ptype, pp.pval, static_cast<uint32_t>(pp.paction)});
-  }
-}
 
 void normalize(Options& o, const KindCtx&, Diagnostics& d, SourceLoc) {
   // act_gact.c: "goto chain not allowed on fallback" (jump and continue are).
@@ -164,8 +164,8 @@ const KindOps kActionGact{
     .obj = ObjType::Action,
     .doc = "The generic action: a verdict (pass, drop, goto chain N...), optionally a random second one.",
     .fields = kFields,
-    .encode = encode,
-    .decode = decode,
+    .encode = encode_declared<kFields>,
+    .decode = decode_declared<kFields>,
     .normalize = normalize,
     .tc_words = &kTcWords,
     .reported_only = kReportedOnly,

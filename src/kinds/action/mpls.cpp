@@ -8,8 +8,8 @@
 // tc sends LABEL, PROTO, TC, TTL, BOS in that order; so does encode.
 // The kernel fills protocol mpls_uc (every action but pop, which needs one)
 // and, for push and mac_push, ttl 255 when none is given, and dumps them:
-// those values read as absent, both from the file (normalize) and from the
-// kernel (decode), so either form is in sync.
+// those values read as absent, both from the file and from the kernel
+// (KindOps::drop_defaults), so either form is in sync.
 #include <linux/if_ether.h>
 #include <linux/pkt_cls.h>
 #include <linux/tc_act/tc_mpls.h>
@@ -48,7 +48,8 @@ const Field kFields[] = {
 
 bool pushes(std::optional<uint64_t> a) { return a == TCA_MPLS_ACT_PUSH || a == TCA_MPLS_ACT_MAC_PUSH; }
 
-// The kernel's defaults read as absent.
+// The kernel's defaults, which depend on the action, read as absent on
+// either side (KindOps::drop_defaults).
 void drop_defaults(Options& o) {
   auto act = o.num(kAction);
   if (act != TCA_MPLS_ACT_POP && o.num(kProtocol) == ETH_P_MPLS_UC) o.erase(kProtocol);
@@ -57,15 +58,8 @@ void drop_defaults(Options& o) {
 
 const uint16_t kTcOrder[] = {kLabel, kProtocol, kTc, kTtl, kBos};
 
-// The kernel's defaults read as absent (above).
-void decode(std::span<const uint8_t> payload, const KindCtx& ctx, Options& o) {
-  decode_declared<kFields>(payload, ctx, o);
-  drop_defaults(o);
-}
-
 void normalize(Options& o, const KindCtx&, Diagnostics& d, SourceLoc loc) {
   drop_default_control(o, kControl, TC_ACT_PIPE);
-  drop_defaults(o);
   auto act = o.num(kAction);
   if (!act) return;
   auto bad = [&](uint16_t f, const char* why) {
@@ -106,8 +100,9 @@ const KindOps kActionMpls{
     .doc = "Pop, push (mac_push: before the Ethernet header) or modify an MPLS label stack entry, or decrement its TTL.",
     .fields = kFields,
     .encode = encode_declared_in_order<kFields, kTcOrder>,
-    .decode = decode,
+    .decode = decode_declared<kFields>,
     .normalize = normalize,
+    .drop_defaults = drop_defaults,
     .tc_words = &kTcWords,
     .reported_only = kReportedOnly,
     .action = &kActionMplsOps,

@@ -46,6 +46,15 @@ std::string sdata_describe(const Value& v) {
   return s ? *s : "?";
 }
 void sdata_emit(const Value& v, YamlOut& y) { y.str(sdata_describe(v)); }
+// tc's length: the whole buffer, zeros after the string.
+void sdata_put(const Value& v, uint16_t attr, const KindCtx&, MsgWriter& w) {
+  auto* s = std::get_if<std::string>(&v);
+  if (!s) return;
+  char buf[kMaxData] = {};
+  s->copy(buf, std::min(s->size(), kMaxData - 1));
+  w.attr(attr, buf, sizeof buf);
+}
+std::optional<Value> sdata_get(const Attr& a) { return Value{a.str()}; }
 
 const CustomType kSdataType{
     .schema_name = "simple_sdata",
@@ -53,30 +62,17 @@ const CustomType kSdataType{
     .emit = sdata_emit,
     .describe = sdata_describe,
     .json_schema = R"({"description": "The string the action logs for each packet, at most 31 bytes.", "type": "string", "maxLength": 31})",
+    .put = sdata_put,
+    .get = sdata_get,
 };
 
 constexpr WireStruct kParms{.attr = TCA_DEF_PARMS, .size = sizeof(tc_defact), .action_parms = true};
 
 const Field kFields[] = {
-    {.key = "sdata", .type = FieldType::Custom, .doc = "The string logged for each packet (at most 31 bytes); required.", .custom = &kSdataType},
+    {.key = "sdata", .type = FieldType::Custom, .doc = "The string logged for each packet (at most 31 bytes); required.", .custom = &kSdataType,
+     .attr = TCA_DEF_DATA, .wire = Wire::Custom},
     control_field(kParms, TC_ACT_PIPE),
 };
-
-void encode(const Options& o, const KindCtx& ctx, MsgWriter& w) {
-  encode_fields(kFields, o, ctx, w);  // the struct
-  if (auto* s = o.str(kSdata)) {
-    // tc's length: the whole buffer, zeros after the string.
-    char buf[kMaxData] = {};
-    s->copy(buf, std::min(s->size(), kMaxData - 1));
-    w.attr(TCA_DEF_DATA, buf, sizeof buf);
-  }
-}
-
-void decode(std::span<const uint8_t> payload, const KindCtx&, Options& o) {
-  AttrTable tb(payload, TCA_DEF_MAX);
-  decode_fields(kFields, tb, o);
-  if (auto* a = tb.get(TCA_DEF_DATA)) o.set(kSdata, a->str());
-}
 
 void normalize(Options& o, const KindCtx&, Diagnostics& d, SourceLoc loc) {
   drop_default_control(o, kControl, TC_ACT_PIPE);
@@ -100,8 +96,8 @@ const KindOps kActionSimple{
     .obj = ObjType::Action,
     .doc = "Logs a string for each packet (tc-simple(8)).",
     .fields = kFields,
-    .encode = encode,
-    .decode = decode,
+    .encode = encode_declared<kFields>,
+    .decode = decode_declared<kFields>,
     .normalize = normalize,
     .tc_words = &kTcWords,
     .reported_only = kReportedOnly,

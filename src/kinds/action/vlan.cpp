@@ -51,12 +51,11 @@ const Field kFields[] = {
 
 bool tags(uint64_t a) { return a == TCA_VLAN_ACT_PUSH || a == TCA_VLAN_ACT_MODIFY; }
 
-// The declared pair, but for the priority's reading, which depends on the
-// action: act_vlan keeps a priority for every push (0 when not given) and
-// for a modify only when given (tcfv_push_prio_exists), and dumps what it
-// keeps: a push's 0 is the default, a modify's 0 was given (tdc ba5b).
-void decode(std::span<const uint8_t> payload, const KindCtx& ctx, Options& o) {
-  decode_declared<kFields>(payload, ctx, o);
+// act_vlan keeps a priority for every push (0 when not given) and for a
+// modify only when given (tcfv_push_prio_exists), and dumps what it keeps:
+// a push's 0 is the default, on either side; a modify's 0 was given (tdc
+// ba5b). The other actions hold none (a 0 given to them is nothing).
+void drop_defaults(Options& o) {
   if (o.num(kPriority) == 0u && o.num(kAction) != uint64_t{TCA_VLAN_ACT_MODIFY}) o.erase(kPriority);
 }
 
@@ -97,8 +96,9 @@ const KindOps kActionVlan{
     .doc = "Pop, push or modify the outer VLAN tag; pop or push an Ethernet header.",
     .fields = kFields,
     .encode = encode_declared<kFields>,
-    .decode = decode,
+    .decode = decode_declared<kFields>,
     .normalize = normalize,
+    .drop_defaults = drop_defaults,
     .tc_words = &kTcWords,
     .reported_only = kReportedOnly,
     .action = &kActionVlanOps,

@@ -17,17 +17,17 @@
 
 #include "kinds/filter/ematch.h"
 #include "kinds/registry.h"
+#include "model/field_wire.h"
 #include "model/kind.h"
 #include "model/tc_words.h"
 
 namespace tcsync {
 namespace {
 
-// `match` is field 0, as ematch::encode_match_only has it.
 const Field kFields[] = {
     {.key = "match", .type = FieldType::Custom,
      .doc = "Ematch expression in tc's grammar: cmp(...), meta(...), u32(...) joined by and/or, with not and parentheses; absent: every packet.",
-     .custom = &ematch::kMatchType},
+     .custom = &ematch::kMatchType, .attr = TCA_BASIC_EMATCHES, .wire = Wire::Custom},
 };
 
 }  // namespace
@@ -52,8 +52,8 @@ const KindOps kFilterBasic{
     .obj = ObjType::Filter,
     .doc = "Matches an ematch expression (cmp, meta, u32; and, or, not, parentheses) in tc's grammar (tc-basic(8), tc-ematch(8)).",
     .fields = kFields,
-    .encode = ematch::encode_match_only<TCA_BASIC_EMATCHES>,
-    .decode = ematch::decode_match_only<TCA_BASIC_EMATCHES>,
+    .encode = encode_declared<kFields>,
+    .decode = decode_declared<kFields>,
     .tc_words = &kTcWords,
     .reported_only = kReportedOnly,
     .filter = &kFilterBasicOps,

@@ -16,17 +16,17 @@
 
 #include "kinds/filter/ematch.h"
 #include "kinds/registry.h"
+#include "model/field_wire.h"
 #include "model/kind.h"
 #include "model/tc_words.h"
 
 namespace tcsync {
 namespace {
 
-// `match` is field 0, as ematch::encode_match_only has it.
 const Field kFields[] = {
     {.key = "match", .type = FieldType::Custom,
      .doc = "Ematch expression in tc's grammar that packets must also match (cmp(...), meta(...), u32(...)...); absent: every packet of a classified socket.",
-     .custom = &ematch::kMatchType},
+     .custom = &ematch::kMatchType, .attr = TCA_CGROUP_EMATCHES, .wire = Wire::Custom},
 };
 
 const TcReader kTcReaders[] = {{"match", ematch::tc_match}};
@@ -47,8 +47,8 @@ const KindOps kFilterCgroup{
     .obj = ObjType::Filter,
     .doc = "Classifies by the sending process's net_cls cgroup classid, optionally narrowed by an ematch expression (tc-cgroup(8)).",
     .fields = kFields,
-    .encode = ematch::encode_match_only<TCA_CGROUP_EMATCHES>,
-    .decode = ematch::decode_match_only<TCA_CGROUP_EMATCHES>,
+    .encode = encode_declared<kFields>,
+    .decode = decode_declared<kFields>,
     .tc_words = &kTcWords,
     .filter = &kFilterCgroupOps,
 };

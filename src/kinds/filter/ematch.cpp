@@ -733,6 +733,27 @@ bool match_parse(const Node& n, Value& out, Diagnostics& d) {
 void match_emit(const Value& v, YamlOut& y) { y.str(std::get<std::string>(v)); }
 std::string match_describe(const Value& v) { return std::get<std::string>(v); }
 
+// The tree as a nest of its own (the body encode_tree writes); a text that
+// does not parse (it was canonical when loaded) is an error at the object.
+void match_put(const Value& v, uint16_t attr, const KindCtx& ctx, MsgWriter& w) {
+  auto* text = std::get_if<std::string>(&v);
+  if (!text) return;
+  size_t nest = w.nest_begin(attr);
+  ParseError err;
+  if (!encode_tree(*text, w, err) && ctx.diags) ctx.diags->error(ctx.loc, "match: " + err.message);
+  w.nest_end(nest);
+}
+
+// The kernel dumps an empty tree for a filter without one (absent), and a
+// tree decode_tree cannot follow reads as a text that says so (compared
+// unequal to any file's, never silent).
+std::optional<Value> match_get(const Attr& a) {
+  auto text = decode_tree(a.data);
+  if (!text) return Value{std::string("<ematch tree tcsync cannot read>")};
+  if (text->empty()) return std::nullopt;
+  return Value{std::move(*text)};
+}
+
 }  // namespace
 
 const CustomType kMatchType{
@@ -741,6 +762,8 @@ const CustomType kMatchType{
     .emit = match_emit,
     .describe = match_describe,
     .json_schema = R"({"description": "An ematch expression in tc's grammar (tc-ematch(8)): cmp(u16 at 0 layer link mask 0xffff eq 0x800) and not (meta(nf_mark eq 5) or u32(u8 0x6 0xff at 9)).", "type": "string", "minLength": 1})",
+    .put = match_put,
+    .get = match_get,
 };
 
 // tc's ematch parser reads words until one that is not part of the
@@ -766,20 +789,12 @@ bool tc_match(TcCursor& c, const TcWord& kw, Node& body) {
 }
 
 void encode_match(const Options& o, uint16_t field, uint16_t attr, const KindCtx& ctx, MsgWriter& w) {
-  const std::string* m = o.str(field);
-  if (!m) return;
-  size_t nest = w.nest_begin(attr);
-  ParseError err;
-  if (!encode_tree(*m, w, err) && ctx.diags) ctx.diags->error(ctx.loc, "match: " + err.message);
-  w.nest_end(nest);
+  if (auto* v = o.get(field)) match_put(*v, attr, ctx, w);
 }
 
 void decode_match(const AttrTable& tb, uint16_t attr, uint16_t field, Options& o) {
-  const Attr* a = tb.get(attr);
-  if (!a) return;
-  auto text = decode_tree(a->data);
-  if (!text) o.set(field, std::string("<ematch tree tcsync cannot read>"));
-  else if (!text->empty()) o.set(field, std::move(*text));
+  if (const Attr* a = tb.get(attr))
+    if (auto v = match_get(*a)) o.set(field, std::move(*v));
 }
 
 }  // namespace tcsync::ematch

@@ -50,30 +50,16 @@ bool encode_tree(std::string_view text, MsgWriter& w, ParseError& err);
 std::optional<std::string> decode_tree(std::span<const uint8_t> payload);
 
 // The `match` field of the filters that carry an ematch tree (basic,
-// cgroup, flow): a Custom type whose value is the canonical text, and
-// tc's `match EXPR` words for import (up to the filter's classid, flowid,
+// cgroup, flow): a Custom type whose value is the canonical text, written
+// and read as the tree's nest (its put and get), and tc's `match EXPR` words for import (up to the filter's classid, flowid,
 // action or police).
 extern const CustomType kMatchType;
 bool tc_match(TcCursor& c, const TcWord& kw, Node& body);
 
-// The `match` field `field` as attribute `attr` (TCA_*_EMATCHES): a nest of
-// its tree when it is set, a parse error reported at the object.
+// The `match` field `field` as attribute `attr` (TCA_*_EMATCHES), for a
+// kind that writes its attributes by hand (flow): kMatchType's own wire
+// form (CustomType::put, ::get), which basic and cgroup declare instead.
 void encode_match(const Options& o, uint16_t field, uint16_t attr, const KindCtx& ctx, MsgWriter& w);
-// Reads it back from `tb`: the kernel dumps an empty tree for a filter
-// without one (absent), and a tree decode_tree cannot follow reads as a
-// text that says so (compared unequal to any file's, never silent).
 void decode_match(const AttrTable& tb, uint16_t attr, uint16_t field, Options& o);
-
-// The whole encode and decode of a kind whose only option is `match`, its
-// field 0, in attribute kAttr (basic, cgroup): templates because KindOps'
-// hooks get no attribute, as encode_declared gets no table.
-template <uint16_t kAttr>
-void encode_match_only(const Options& o, const KindCtx& ctx, MsgWriter& w) {
-  encode_match(o, 0, kAttr, ctx, w);
-}
-template <uint16_t kAttr>
-void decode_match_only(std::span<const uint8_t> payload, const KindCtx&, Options& o) {
-  decode_match(AttrTable(payload, kAttr), kAttr, 0, o);
-}
 
 }  // namespace tcsync::ematch

@@ -11,13 +11,14 @@
 // the creation, and changing them plans nothing.
 #include <linux/pkt_sched.h>
 
+#include <cstddef>
+
 #include "kinds/registry.h"
+#include "model/field_wire.h"
 #include "model/kind.h"
 
 namespace tcsync {
 namespace {
-
-enum { kAction, kLimit };
 
 const EnumName kActions[] = {
     {"block", TCQ_PLUG_BUFFER},
@@ -26,32 +27,30 @@ const EnumName kActions[] = {
     {"limit", TCQ_PLUG_LIMIT},
 };
 
+// TCA_OPTIONS itself, sent only when a field is given.
+constexpr WireStruct kQopt{.attr = 0, .size = sizeof(tc_plug_qopt), .only_with_value = true};
+
+// The action's def is limit, as tc's `limit N` sends it (an action word
+// alone sends limit 0); the struct goes only when a field is given, so the
+// def alone sends nothing.
 const Field kFields[] = {
-    {.key = "action", .type = FieldType::Enum, .flags = kInputOnly, .doc = "What a change does: block (start a new buffer), release (the last full buffer), release_indefinite (stop plugging), limit (set the limit; tc's action with `limit`). Input only: the kernel does not report it.", .names = kActions},
-    {.key = "limit", .type = FieldType::Size, .flags = kInputOnly, .doc = "Most bytes buffered (without any option: txqueuelen * MTU). Input only: sch_plug does not dump its options.", .max = 0xFFFFFFFF},
+    {.key = "action", .type = FieldType::Enum, .flags = kInputOnly, .doc = "What a change does: block (start a new buffer), release (the last full buffer), release_indefinite (stop plugging), limit (set the limit: the default, as tc's `limit N`). Input only: the kernel does not report it.", .def = TCQ_PLUG_LIMIT, .names = kActions,
+     .wire = Wire::U32, .in = &kQopt, .offset = offsetof(tc_plug_qopt, action)},
+    {.key = "limit", .type = FieldType::Size, .flags = kInputOnly, .doc = "Most bytes buffered (without any option: txqueuelen * MTU). Input only: sch_plug does not dump its options.", .max = 0xFFFFFFFF,
+     .wire = Wire::U32, .in = &kQopt, .offset = offsetof(tc_plug_qopt, limit)},
 };
-
-void encode(const Options& o, const KindCtx&, MsgWriter& w) {
-  if (o.empty()) return;
-  tc_plug_qopt q{};
-  // tc: `limit N` sets the action to TCQ_PLUG_LIMIT as well.
-  q.action = static_cast<int>(o.num(kAction).value_or(o.has(kLimit) ? TCQ_PLUG_LIMIT : TCQ_PLUG_BUFFER));
-  q.limit = static_cast<uint32_t>(o.num(kLimit).value_or(0));
-  w.put_struct(q);
-}
-
-// Nothing to read: sch_plug reports no TCA_OPTIONS.
-void decode(std::span<const uint8_t>, const KindCtx&, Options&) {}
 
 }  // namespace
 
+// sch_plug reports no TCA_OPTIONS; what a payload would hold reads into the
+// input-only fields, never compared.
 const KindOps kQdiscPlug{
     .name = "plug",
     .obj = ObjType::Qdisc,
     .doc = "Holds packets until released (checkpointing). The kernel does not dump plug's options: its limit and action are input only, never compared, and dump prints none.",
     .fields = kFields,
-    .encode = encode,
-    .decode = decode,
+    .encode = encode_declared<kFields>,
+    .decode = decode_declared<kFields>,
     .options_raw = true,
 };
 
