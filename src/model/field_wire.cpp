@@ -79,16 +79,17 @@ size_t width(Wire wire) {
 
 // A member of a struct's bytes: what lies past a short struct's end reads
 // as zero, as Attr::as reads a whole struct.
-uint64_t member_get(std::span<const uint8_t> data, const Field& f) {
+uint64_t member_get(std::span<const uint8_t> data, uint16_t offset, Wire wire) {
   uint8_t b[8] = {};
-  size_t n = width(f.wire);
-  if (f.offset < data.size()) std::memcpy(b, data.data() + f.offset, std::min(n, data.size() - f.offset));
-  return get(Attr{0, std::span<const uint8_t>(b, n)}, f.wire);
+  size_t n = width(wire);
+  if (offset < data.size()) std::memcpy(b, data.data() + offset, std::min(n, data.size() - offset));
+  return get(Attr{0, std::span<const uint8_t>(b, n)}, wire);
 }
+uint64_t member_get(std::span<const uint8_t> data, const Field& f) { return member_get(data, f.offset, f.wire); }
 
-void member_put(std::span<uint8_t> data, const Field& f, uint64_t v) {
+void member_put(std::span<uint8_t> data, uint16_t offset, Wire wire, uint64_t v) {
   uint8_t b[8] = {};
-  switch (f.wire) {
+  switch (wire) {
     case Wire::U8: b[0] = static_cast<uint8_t>(v); break;
     case Wire::U16: { uint16_t x = static_cast<uint16_t>(v); std::memcpy(b, &x, 2); break; }
     case Wire::Be16: { uint16_t x = __builtin_bswap16(static_cast<uint16_t>(v)); std::memcpy(b, &x, 2); break; }
@@ -98,9 +99,10 @@ void member_put(std::span<uint8_t> data, const Field& f, uint64_t v) {
     case Wire::Mac: mac_put(v, b); break;
     case Wire::None: case Wire::Str: case Wire::Custom: return;
   }
-  size_t n = width(f.wire);
-  if (f.offset + n <= data.size()) std::memcpy(data.data() + f.offset, b, n);
+  size_t n = width(wire);
+  if (offset + n <= data.size()) std::memcpy(data.data() + offset, b, n);
 }
+void member_put(std::span<uint8_t> data, const Field& f, uint64_t v) { member_put(data, f.offset, f.wire, v); }
 
 // What a member holds when its field is absent: the struct is sent whole,
 // so an add too sends the def, else change_absent, else 0.
@@ -168,6 +170,12 @@ void set_bit(const Field& f, uint16_t idx, uint64_t wire, Options& o) {
   }
 }
 
+// Whether the struct's bit says the attribute is there (Field::present).
+bool present_bit_set(const PresenceBit& p, const AttrTable& tb) {
+  const Attr* a = tb.get(p.in->attr);
+  return a && (member_get(a->data, p.offset, p.wire) & p.bit);
+}
+
 }  // namespace
 
 void encode_struct(std::span<const Field> fields, const WireStruct& s, const Options& o, const KindCtx& ctx, MsgWriter& w) {
@@ -192,6 +200,12 @@ void encode_struct(std::span<const Field> fields, const WireStruct& s, const Opt
       continue;
     }
     member_put(data, f, f.map && f.map->to_wire ? f.map->to_wire(v) : v);
+  }
+  // The bits that say which attribute fields follow (Field::present).
+  for (uint16_t idx = 0; idx < fields.size(); ++idx) {
+    const PresenceBit* p = fields[idx].present;
+    if (p && p->in == &s && field_sent_value(fields[idx], o, idx, ctx))
+      member_put(data, p->offset, p->wire, member_get(data, p->offset, p->wire) | p->bit);
   }
   if (s.bare()) w.put_raw(data.data(), data.size());
   else w.attr(s.attr, data.data(), data.size());
@@ -251,6 +265,7 @@ void decode_fields(std::span<const Field> fields, const AttrTable& tb, Options& 
   for (uint16_t idx = 0; idx < fields.size(); ++idx) {
     const Field& f = fields[idx];
     if (f.wire == Wire::None || (f.in && f.in->bare())) continue;
+    if (f.present && !present_bit_set(*f.present, tb)) continue;
     const Attr* a = tb.get(f.in ? f.in->attr : f.attr);
     // A short MAC is no address (the fixed widths read as Attr's getters do).
     if (!a || (!f.in && f.wire == Wire::Mac && a->data.size() < kMacLen)) continue;

@@ -161,6 +161,17 @@ struct WireStruct {
   constexpr bool bare() const { return attr == 0; }
 };
 
+// A bit of a struct's member that says an attribute is there (skbmod's
+// flags: SKBMOD_F_DMAC for TCA_SKBMOD_DMAC), for Field::present: set when
+// the field has a value to send, and the attribute is read only when it is
+// set (what it holds then is unread: kept raw, never dropped).
+struct PresenceBit {
+  const WireStruct* in;
+  uint16_t offset;
+  Wire wire;  // the member's width
+  uint64_t bit;
+};
+
 struct Field {
   std::string_view key;
   FieldType type;
@@ -205,6 +216,9 @@ struct Field {
   // An add sends the def for an absent field too, not only a change: tc
   // always sends the attribute (ctinfo's zone, flow's mode).
   bool def_always_sent = false;
+  // An attribute field whose presence a bit of a struct member says
+  // (PresenceBit: skbmod's dmac, smac and etype).
+  const PresenceBit* present = nullptr;
 };
 
 // One declared or decoded field value, with the YAML place it came from.

@@ -149,7 +149,7 @@ TEST_CASE("field wire: what the declared kinds send, they read back") {
 }
 
 TEST_CASE("field wire: every kind's declared fields name an attribute of their own, or a member") {
-  int declared = 0, members = 0, bare = 0, bits = 0, custom = 0;
+  int declared = 0, members = 0, bare = 0, bits = 0, custom = 0, present = 0;
   for (const KindOps* k : all_kinds()) {
     std::set<uint16_t> attrs, structs;
     std::map<uint16_t, uint64_t> attr_bits;
@@ -186,6 +186,14 @@ TEST_CASE("field wire: every kind's declared fields name an attribute of their o
       }
       CHECK(f.attr != 0);
       CHECK_FALSE(k->options_raw);
+      if (f.present) {
+        // The bit is a member of one of the kind's own structs.
+        bool ours = false;
+        for (const Field& g : k->fields) ours = ours || g.in == f.present->in;
+        CHECK(ours);
+        CHECK(f.present->offset < f.present->in->size);
+        ++present;
+      }
       if (f.wire == Wire::Custom) {
         // Its type writes and reads the attribute (a nest, a struct of its parts).
         REQUIRE(f.custom);
@@ -213,6 +221,7 @@ TEST_CASE("field wire: every kind's declared fields name an attribute of their o
   CHECK(bare >= 6);  // pfifo, bfifo, pfifo_head_drop, skbprio, multiq's two
   CHECK(bits >= 2);  // matchall's
   CHECK(custom >= 4);  // basic's and cgroup's ematch, gact's random, simple's sdata
+  CHECK(present >= 3);  // skbmod's dmac, smac, etype
 }
 
 namespace {
@@ -635,4 +644,45 @@ TEST_CASE("field wire: a Custom field goes and comes back through its type's put
   change.change = true;
   encode_declared<kCustomFields>(none, change, n);
   CHECK(nothing.empty());
+}
+
+namespace {
+
+// A flags word in a struct of attribute 1 says whether attribute 2 follows.
+struct FlagsParms {
+  uint32_t flags;
+};
+constexpr WireStruct kFlagsStruct{.attr = 1, .size = sizeof(FlagsParms)};
+constexpr PresenceBit kHasTwo{&kFlagsStruct, offsetof(FlagsParms, flags), Wire::U32, 4};
+enum : uint16_t { kOn, kTwo };
+const Field kPresentFields[] = {
+    {.key = "on", .type = FieldType::Bool, .def = 0, .wire = Wire::U32, .in = &kFlagsStruct, .offset = offsetof(FlagsParms, flags), .bit = 1},
+    {.key = "two", .type = FieldType::Uint, .attr = 2, .wire = Wire::U16, .present = &kHasTwo},
+};
+
+}  // namespace
+
+TEST_CASE("field wire: a presence bit is set with its attribute, and the attribute read only under it") {
+  Options o;
+  o.set(kTwo, uint64_t{9});
+  std::vector<uint8_t> buf;
+  MsgWriter w(buf);
+  encode_declared<kPresentFields>(o, KindCtx{}, w);
+  CHECK(hex(buf) == "08000100" "04000000" "06000200" "09000000");
+  Options back;
+  decode_declared<kPresentFields>(buf, KindCtx{}, back);
+  CHECK(back == o);
+
+  // The bit clear: the attribute is not read, so the codec keeps it raw.
+  std::vector<uint8_t> clear;
+  MsgWriter c(clear);
+  c.attr_u32(1, 1);
+  c.attr_u16(2, 9);
+  AttrReadLog log(clear);
+  Options read;
+  decode_declared<kPresentFields>(clear, KindCtx{}, read);
+  CHECK(read.num(kOn) == 1u);
+  CHECK_FALSE(read.has(kTwo));
+  CHECK(log.asked(1));
+  CHECK_FALSE(log.asked(2));
 }

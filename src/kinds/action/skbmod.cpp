@@ -7,13 +7,15 @@
 //                     and ECN, Linux 5.18 on)
 //   TCA_SKBMOD_DMAC, TCA_SKBMOD_SMAC  6 bytes
 //   TCA_SKBMOD_ETYPE  u16 in host order
-// tc sends DMAC, ETYPE, SMAC in that order; so does encode.
+// tc sends DMAC, ETYPE, SMAC in that order; so does encode. The flags
+// bits of the three say they follow (Field::present): declared.
 #include <linux/pkt_cls.h>
 #include <linux/tc_act/tc_skbmod.h>
 
 #include "kinds/action/action_control.h"
 #include "kinds/net_types.h"
 #include "kinds/registry.h"
+#include "model/field_wire.h"
 #include "model/kind.h"
 #include "model/tc_words.h"
 
@@ -22,44 +24,29 @@ namespace {
 
 enum : uint16_t { kDmac, kSmac, kEtype, kSwapMac, kControl, kEcn };
 
+constexpr WireStruct kParms{.attr = TCA_SKBMOD_PARMS, .size = sizeof(tc_skbmod), .action_parms = true};
+constexpr uint16_t kFlags = offsetof(tc_skbmod, flags);
+// The flags that say which attributes follow (PresenceBit).
+constexpr PresenceBit kHasDmac{&kParms, kFlags, Wire::U64, SKBMOD_F_DMAC};
+constexpr PresenceBit kHasSmac{&kParms, kFlags, Wire::U64, SKBMOD_F_SMAC};
+constexpr PresenceBit kHasEtype{&kParms, kFlags, Wire::U64, SKBMOD_F_ETYPE};
+
 const Field kFields[] = {
-    {.key = "dmac", .type = FieldType::Custom, .doc = "Set the destination MAC.", .custom = &kMacAddrType},
-    {.key = "smac", .type = FieldType::Custom, .doc = "Set the source MAC.", .custom = &kMacAddrType},
-    {.key = "etype", .type = FieldType::Custom, .doc = "Set the Ethernet type (ip, ipv6, 0x88b5...).", .custom = &kEthProtoType},
-    {.key = "swap_mac", .type = FieldType::Bool, .doc = "Swap the source and destination MACs (alone: the kernel then ignores the sets).", .def = 0},
-    {.key = "control", .type = FieldType::Custom, .doc = "Verdict after the action (default pipe; also \"goto chain N\", \"jump N\").", .def = TC_ACT_PIPE, .custom = &kControlType},
-    {.key = "ecn", .type = FieldType::Bool, .doc = "Mark ECN-capable (ECT) IPv4 and IPv6 packets Congestion Experienced.", .def = 0},
+    {.key = "dmac", .type = FieldType::Custom, .doc = "Set the destination MAC.", .custom = &kMacAddrType,
+     .attr = TCA_SKBMOD_DMAC, .wire = Wire::Mac, .present = &kHasDmac},
+    {.key = "smac", .type = FieldType::Custom, .doc = "Set the source MAC.", .custom = &kMacAddrType,
+     .attr = TCA_SKBMOD_SMAC, .wire = Wire::Mac, .present = &kHasSmac},
+    {.key = "etype", .type = FieldType::Custom, .doc = "Set the Ethernet type (ip, ipv6, 0x88b5...).", .custom = &kEthProtoType,
+     .attr = TCA_SKBMOD_ETYPE, .wire = Wire::U16, .present = &kHasEtype},
+    {.key = "swap_mac", .type = FieldType::Bool, .doc = "Swap the source and destination MACs (alone: the kernel then ignores the sets).", .def = 0,
+     .wire = Wire::U64, .in = &kParms, .offset = kFlags, .bit = SKBMOD_F_SWAPMAC},
+    control_field(kParms, TC_ACT_PIPE),
+    {.key = "ecn", .type = FieldType::Bool, .doc = "Mark ECN-capable (ECT) IPv4 and IPv6 packets Congestion Experienced.", .def = 0,
+     .wire = Wire::U64, .in = &kParms, .offset = kFlags, .bit = SKBMOD_F_ECN},
 };
 
-void encode(const Options& o, const KindCtx& ctx, MsgWriter& w) {
-  tc_skbmod p{};
-  p.index = ctx.action_index;
-  p.action = static_cast<int>(o.num(kControl).value_or(TC_ACT_PIPE));
-  if (o.has(kDmac)) p.flags |= SKBMOD_F_DMAC;
-  if (o.has(kSmac)) p.flags |= SKBMOD_F_SMAC;
-  if (o.has(kEtype)) p.flags |= SKBMOD_F_ETYPE;
-  if (o.num(kSwapMac).value_or(0)) p.flags |= SKBMOD_F_SWAPMAC;
-  if (o.num(kEcn).value_or(0)) p.flags |= SKBMOD_F_ECN;
-  w.attr(TCA_SKBMOD_PARMS, &p, sizeof p);
-  uint8_t mac[6];
-  if (auto v = o.num(kDmac)) mac_to_bytes(*v, mac), w.attr(TCA_SKBMOD_DMAC, mac, 6);
-  if (auto v = o.num(kEtype)) w.attr_u16(TCA_SKBMOD_ETYPE, static_cast<uint16_t>(*v));
-  if (auto v = o.num(kSmac)) mac_to_bytes(*v, mac), w.attr(TCA_SKBMOD_SMAC, mac, 6);
-}
-
-void decode(std::span<const uint8_t> payload, const KindCtx&, Options& o) {
-  AttrTable tb(payload, TCA_SKBMOD_MAX);
-  auto* a = tb.get(TCA_SKBMOD_PARMS);
-  if (!a) return;
-  auto p = a->as<tc_skbmod>();
-  o.set(kControl, uint64_t{static_cast<uint32_t>(p.action)});
-  if (p.flags & SKBMOD_F_SWAPMAC) o.set(kSwapMac, uint64_t{1});
-  if (p.flags & SKBMOD_F_ECN) o.set(kEcn, uint64_t{1});
-  if (auto* m = tb.get(TCA_SKBMOD_DMAC); m && (p.flags & SKBMOD_F_DMAC) && m->data.size() >= 6) o.set(kDmac, mac_from_bytes(m->data.data()));
-  if (auto* m = tb.get(TCA_SKBMOD_SMAC); m && (p.flags & SKBMOD_F_SMAC) && m->data.size() >= 6) o.set(kSmac, mac_from_bytes(m->data.data()));
-  if (auto* e = tb.get(TCA_SKBMOD_ETYPE); e && (p.flags & SKBMOD_F_ETYPE)) o.set(kEtype, uint64_t{e->u16()});
-  drop_default_control(o, kControl, TC_ACT_PIPE);
-}
+// tc's order: DMAC, ETYPE, SMAC (after the parameters).
+const uint16_t kTcOrder[] = {kDmac, kEtype, kSmac};
 
 void normalize(Options& o, const KindCtx&, Diagnostics& d, SourceLoc loc) {
   drop_default_control(o, kControl, TC_ACT_PIPE);
@@ -111,8 +98,8 @@ const TcWords kTcWords{.readers = kTcReaders, .bare = tc_bare_control, .examples
 }  // namespace
 
 constexpr ActionOps kActionSkbmodOps{
-    .parms_attr = TCA_SKBMOD_PARMS,
-    .parms_size = sizeof(tc_skbmod),
+    .parms_attr = kParms.attr,
+    .parms_size = kParms.size,
 };
 
 const KindOps kActionSkbmod{
@@ -120,8 +107,8 @@ const KindOps kActionSkbmod{
     .obj = ObjType::Action,
     .doc = "Rewrite the Ethernet header: set dmac, smac, etype, or swap the MACs.",
     .fields = kFields,
-    .encode = encode,
-    .decode = decode,
+    .encode = encode_declared_in_order<kFields, kTcOrder>,
+    .decode = decode_declared<kFields>,
     .normalize = normalize,
     .tc_words = &kTcWords,
     .reported_only = kReportedOnly,
