@@ -491,7 +491,7 @@ std::optional<Options> read_old_police(const Attr* police) {
   std::span<const uint8_t> body = police->data;
   Options o;
   AttrReadLog log(body);
-  kActionPolice.decode(body, KindCtx{}, o);
+  read_options(kActionPolice, body, KindCtx{}, o);
   if (o.empty() || !complete(kActionPolice, o) || !unread_options(body, log, kActionPolice).empty()) return std::nullopt;
   return o;
 }
@@ -504,7 +504,7 @@ void decode_kind(const AttrTable& tb, std::span<const uint8_t> attrs, ObjType ty
   out.ops = find_kind(type, out.kind);
   auto* o = tb.get(TCA_OPTIONS);
   bool top_level = qdisc_ops(out.ops).options_top_level;
-  if (top_level && out.ops->decode) out.ops->decode(attrs, ctx, out.opts);
+  if (top_level && out.ops->decode) read_options(*out.ops, attrs, ctx, out.opts);
   else if (o) decode_options(o->data, out, ctx);
   else if (out.ops && !complete(*out.ops, out.opts)) out.ops = nullptr;
   // A top-level kind (clsact) reports an empty TCA_OPTIONS; any other

@@ -920,7 +920,7 @@ bool Loader::filter_fields(const Node& n, Device& dev, Filter& f, const Node*& h
       d.error(police->loc, "a " + f.kind + " filter has no police of its own (tc's 'police' among its words): use a police action, 'actions: [{police: {...}}]'");
     else if (!f.actions.empty())
       d.error(police->loc, "give a filter 'police' or 'actions', not both: the kernel keeps the filter's own police and drops its actions");
-    if (f.police) kActionPolice.normalize(f.police->opts, KindCtx{0, 0, nullptr, &d, f.police->loc}, d, f.police->loc);
+    if (f.police) normalize_options(kActionPolice, f.police->opts, KindCtx{0, 0, nullptr, &d, f.police->loc}, d, f.police->loc);
   }
   if (body->is_scalar() && body->plain && (body->scalar.empty() || body->scalar == "~" || body->scalar == "null")) {
     // `matchall:` with no options

@@ -35,7 +35,7 @@ namespace tcsync {
 static void write_fields(const KindOps& ops, const Options& o, YamlOut& y) {
   for (auto& opt : o.items()) {
     const Field& f = ops.fields[opt.field];
-    if (f.flags & kInputOnly) continue;  // no kernel reports these (plug's would read them, were its to)
+    if (f.flags & kInputOnly) continue;  // never reported by a kernel; never printed
     if (f.def && std::holds_alternative<uint64_t>(opt.value) && std::get<uint64_t>(opt.value) == *f.def) continue;
     y.key(f.key);
     emit_field(f, opt.value, y);

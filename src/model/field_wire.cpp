@@ -219,7 +219,7 @@ void encode_field(std::span<const Field> fields, uint16_t idx, const Options& o,
     return;
   }
   if (f.wire == Wire::Custom) {
-    if (auto* v = o.get(idx)) f.custom->put(*v, f.attr, ctx, w);
+    if (auto* v = o.get(idx); v && f.custom && f.custom->put) f.custom->put(*v, f.attr, ctx, w);
     return;
   }
   if (f.wire == Wire::Ifindex) {
@@ -278,6 +278,7 @@ void decode_fields(std::span<const Field> fields, const AttrTable& tb, Options& 
     } else if (f.wire == Wire::Str) {
       o.set(idx, a->str());
     } else if (f.wire == Wire::Custom) {
+      if (!f.custom || !f.custom->get) continue;
       if (auto v = f.custom->get(*a)) o.set(idx, std::move(*v));
     } else {
       set_from_wire(f, idx, get(*a, f.wire), o);

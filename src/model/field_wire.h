@@ -2,11 +2,13 @@
 // member of a struct an attribute carries (Field::in, Field::offset): the
 // generic encoder and decoder of a kind's TCA_OPTIONS body, so that a kind
 // whose options are each one attribute of a fixed width, or a member (an
-// action's parameters: its verdict in tc_gen), declares them in its table
-// and writes no encode/decode of its own (issue #15; systemd's netlink
-// type tables work the same way). A kind with more (a nest, a value made
-// of several members) calls these for its declared fields and writes only
-// the rest by hand. docs/adding-a-kind.md shows both.
+// action's parameters: its verdict in tc_gen), or a value whose type
+// writes and reads its own attribute (Wire::Custom: a nest, a struct of
+// its parts), declares them in its table and writes no encode/decode of
+// its own (issue #15; systemd's netlink type tables work the same way). A
+// kind with more (a value made of several members, attributes that depend
+// on one another) calls these for its declared fields and writes only the
+// rest by hand. docs/adding-a-kind.md shows both.
 #pragma once
 #include <cstdint>
 #include <optional>

@@ -73,7 +73,9 @@ struct CustomType {
   // its attribute as a scalar does (Field::wire = Wire::Custom) and the
   // kinds that carry it write no code for it. `put` writes the value as
   // attribute `attr` (errors through ctx.diags); `get` reads it back, nullopt
-  // for what reads as absent (an empty tree). Null: the kind carries it.
+  // for what reads as absent (an empty tree). Both set for a type a
+  // Wire::Custom field names (field_wire_test checks every kind's); a
+  // Wire::Custom field of a type without them is neither sent nor read.
   void (*put)(const Value& v, uint16_t attr, const KindCtx& ctx, MsgWriter& w) = nullptr;
   std::optional<Value> (*get)(const Attr& a) = nullptr;
 };
@@ -217,7 +219,8 @@ struct Field {
   // always sends the attribute (ctinfo's zone, flow's mode).
   bool def_always_sent = false;
   // An attribute field whose presence a bit of a struct member says
-  // (PresenceBit: skbmod's dmac, smac and etype).
+  // (PresenceBit: skbmod's dmac, smac and etype); a number's wire form
+  // (field_wire_test checks), which field_sent_value says is sent.
   const PresenceBit* present = nullptr;
 };
 

@@ -74,7 +74,7 @@ void home_explicit_table_rules(std::vector<Filter>& fs) {
     // The kind makes its options agree with the handle (u32: `ht`); what
     // it would say again was said when the rule was first read.
     Diagnostics again;
-    if (f.ops->normalize) f.ops->normalize(f.opts, KindCtx{f.key.handle, 0, nullptr, &again, f.loc, &f}, again, f.loc);
+    normalize_options(*f.ops, f.opts, KindCtx{f.key.handle, 0, nullptr, &again, f.loc, &f}, again, f.loc);
   }
 }
 

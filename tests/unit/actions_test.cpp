@@ -220,6 +220,7 @@ TEST_CASE("vlan, mpls: the values Linux 6.1 dumps by itself read as absent") {
 TEST_CASE("vlan, csum, nat, sample, connmark, skbmod, mpls: errors") {
   CHECK(error_of("[{vlan: {action: push}}]") == "vlan push and modify need 'id'");
   CHECK(error_of("[{vlan: {action: pop, id: 3}}]") == "vlan 'id' is for push and modify only");
+  CHECK(error_of("[{vlan: {action: pop, priority: 0}}]") == "vlan 'priority' is for push and modify only");  // not a push's default
   CHECK(error_of("[{vlan: {action: push, id: 3, protocol: ip}}]") == "vlan 'protocol' must be 802.1q or 802.1ad");
   CHECK(error_of("[{vlan: {action: push_eth, dst_mac: '02:00:00:00:00:01'}}]") == "vlan push_eth needs 'dst_mac' and 'src_mac'");
   CHECK(error_of("[{vlan: {action: push, id: 4096}}]") == "'id' is 4096, more than its maximum 4095");

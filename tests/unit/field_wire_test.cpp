@@ -187,11 +187,23 @@ TEST_CASE("field wire: every kind's declared fields name an attribute of their o
       CHECK(f.attr != 0);
       CHECK_FALSE(k->options_raw);
       if (f.present) {
-        // The bit is a member of one of the kind's own structs.
+        // The bit is a member of one of the kind's own structs, a bit of
+        // its own in its width; the field a number that is sent when set
+        // (field_sent_value), never left out of a change (kRecreate).
+        const PresenceBit& p = *f.present;
         bool ours = false;
-        for (const Field& g : k->fields) ours = ours || g.in == f.present->in;
+        for (const Field& g : k->fields) {
+          ours = ours || g.in == p.in;
+          if (g.in == p.in && g.offset == p.offset && g.bit) CHECK((g.bit & p.bit) == 0);
+          if (&g != &f && g.present && g.present->in == p.in && g.present->offset == p.offset) CHECK((g.present->bit & p.bit) == 0);
+        }
         CHECK(ours);
-        CHECK(f.present->offset < f.present->in->size);
+        CHECK(p.offset < p.in->size);
+        CHECK(p.bit != 0);
+        CHECK((p.wire == Wire::U8 || p.wire == Wire::U16 || p.wire == Wire::U32 || p.wire == Wire::U64));
+        if (p.wire != Wire::U64) CHECK(p.bit < (uint64_t{1} << (p.wire == Wire::U8 ? 8 : p.wire == Wire::U16 ? 16 : 32)));
+        CHECK((f.wire != Wire::Str && f.wire != Wire::Custom && f.wire != Wire::Ifindex && !f.in && !f.bit));
+        CHECK((f.flags & kRecreate) == 0);
         ++present;
       }
       if (f.wire == Wire::Custom) {

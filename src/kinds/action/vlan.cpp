@@ -40,7 +40,7 @@ const Field kFields[] = {
      .attr = TCA_VLAN_PUSH_VLAN_ID, .wire = Wire::U16},
     {.key = "protocol", .type = FieldType::Custom, .doc = "Tag protocol for push and modify: 802.1q or 802.1ad.", .def = kDot1q, .custom = &kEthProtoType,
      .attr = TCA_VLAN_PUSH_VLAN_PROTOCOL, .wire = Wire::Be16, .map = &kDefIsAbsent},  // dumped for every push and modify
-    {.key = "priority", .type = FieldType::Uint, .doc = "VLAN priority (PCP) to push or set; absent: not given (the kernel leaves it out of its dump then; a given 0 is kept).", .max = 7,
+    {.key = "priority", .type = FieldType::Uint, .doc = "VLAN priority (PCP) to push or set; absent: not given (a push then has 0, which reads as absent; a modify leaves the priority as it is, and a given 0 is kept).", .max = 7,
      .attr = TCA_VLAN_PUSH_VLAN_PRIORITY, .wire = Wire::U8},
     {.key = "dst_mac", .type = FieldType::Custom, .doc = "Destination MAC of the pushed Ethernet header (push_eth).", .custom = &kMacAddrType,
      .attr = TCA_VLAN_PUSH_ETH_DST, .wire = Wire::Mac},
@@ -52,11 +52,12 @@ const Field kFields[] = {
 bool tags(uint64_t a) { return a == TCA_VLAN_ACT_PUSH || a == TCA_VLAN_ACT_MODIFY; }
 
 // act_vlan keeps a priority for every push (0 when not given) and for a
-// modify only when given (tcfv_push_prio_exists), and dumps what it keeps:
-// a push's 0 is the default, on either side; a modify's 0 was given (tdc
-// ba5b). The other actions hold none (a 0 given to them is nothing).
+// modify only when given (tcfv_push_prio_exists), and dumps what it keeps
+// (never one for the other actions): a push's 0 is the default, on either
+// side; a modify's 0 was given (tdc ba5b). A file's priority for another
+// action stays, for normalize to refuse.
 void drop_defaults(Options& o) {
-  if (o.num(kPriority) == 0u && o.num(kAction) != uint64_t{TCA_VLAN_ACT_MODIFY}) o.erase(kPriority);
+  if (o.num(kPriority) == 0u && o.num(kAction) == uint64_t{TCA_VLAN_ACT_PUSH}) o.erase(kPriority);
 }
 
 void normalize(Options& o, const KindCtx&, Diagnostics& d, SourceLoc loc) {

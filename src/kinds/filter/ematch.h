@@ -51,8 +51,8 @@ std::optional<std::string> decode_tree(std::span<const uint8_t> payload);
 
 // The `match` field of the filters that carry an ematch tree (basic,
 // cgroup, flow): a Custom type whose value is the canonical text, written
-// and read as the tree's nest (its put and get), and tc's `match EXPR` words for import (up to the filter's classid, flowid,
-// action or police).
+// and read as the tree's nest (its put and get), and tc's `match EXPR`
+// words for import (up to the filter's classid, flowid, action or police).
 extern const CustomType kMatchType;
 bool tc_match(TcCursor& c, const TcWord& kw, Node& body);
 

@@ -129,7 +129,8 @@ const Field kFields[] = {
      .attr = TCA_FLOW_ADDEND, .wire = Wire::U32, .map = &kZeroIsUnset},
     {.key = "perturb", .type = FieldType::Uint, .doc = "Hash mode: change the hash's seed every this many seconds; 0: never.", .def = 0, .max = 0xFFFFFFFF,
      .attr = TCA_FLOW_PERTURB, .wire = Wire::U32, .map = &kZeroIsUnset},
-    {.key = "match", .type = FieldType::Custom, .doc = "Ematch expression packets must also match (tc's grammar).", .custom = &ematch::kMatchType},
+    {.key = "match", .type = FieldType::Custom, .doc = "Ematch expression packets must also match (tc's grammar).", .custom = &ematch::kMatchType,
+     .attr = TCA_FLOW_EMATCHES},  // sent by hand, between the others: .attr only says where a refusal points
 };
 
 // The usual order (tc's is its words'), the ematches between the two.
