@@ -47,6 +47,7 @@ void put(MsgWriter& w, Wire wire, uint16_t attr, uint64_t v) {
     case Wire::Str: break;  // encode_field sends the string itself
     case Wire::Ifindex: break;  // and the index
     case Wire::Custom: break;  // and its type the value
+    case Wire::Words: break;   // a struct's members, never an attribute
   }
 }
 
@@ -60,7 +61,7 @@ uint64_t get(const Attr& a, Wire wire) {
     case Wire::Be16: return a.be16();
     case Wire::Be32: return a.be32();
     case Wire::Mac: return mac_get(a.data);
-    case Wire::Str: case Wire::Custom: break;
+    case Wire::Str: case Wire::Custom: case Wire::Words: break;
   }
   return 0;
 }
@@ -72,7 +73,7 @@ size_t width(Wire wire) {
     case Wire::U32: case Wire::Be32: case Wire::Ifindex: return 4;
     case Wire::U64: return 8;
     case Wire::Mac: return kMacLen;
-    case Wire::None: case Wire::Str: case Wire::Custom: break;
+    case Wire::None: case Wire::Str: case Wire::Custom: case Wire::Words: break;
   }
   return 0;
 }
@@ -97,7 +98,7 @@ void member_put(std::span<uint8_t> data, uint16_t offset, Wire wire, uint64_t v)
     case Wire::Be32: { uint32_t x = __builtin_bswap32(static_cast<uint32_t>(v)); std::memcpy(b, &x, 4); break; }
     case Wire::U64: std::memcpy(b, &v, 8); break;
     case Wire::Mac: mac_put(v, b); break;
-    case Wire::None: case Wire::Str: case Wire::Custom: return;
+    case Wire::None: case Wire::Str: case Wire::Custom: case Wire::Words: return;
   }
   size_t n = width(wire);
   if (offset + n <= data.size()) std::memcpy(data.data() + offset, b, n);
@@ -170,6 +171,19 @@ void set_bit(const Field& f, uint16_t idx, uint64_t wire, Options& o) {
   }
 }
 
+// A Wire::Words value into its members (Field::parts); one without all its
+// words leaves them zero.
+void put_words(std::span<uint8_t> data, const Field& f, const Words* w) {
+  if (!w || w->size() < f.parts.size()) return;
+  for (size_t i = 0; i < f.parts.size(); ++i)
+    if (f.parts[i].wire != Wire::None) member_put(data, f.parts[i].offset, f.parts[i].wire, (*w)[i]);
+}
+Words get_words(std::span<const uint8_t> data, const Field& f) {
+  Words w;
+  for (const WordPart& p : f.parts) w.push_back(static_cast<uint32_t>(p.wire == Wire::None ? p.fixed : member_get(data, p.offset, p.wire)));
+  return w;
+}
+
 // Whether the struct's bit says the attribute is there (Field::present).
 bool present_bit_set(const PresenceBit& p, const AttrTable& tb) {
   const Attr* a = tb.get(p.in->attr);
@@ -192,6 +206,10 @@ void encode_struct(std::span<const Field> fields, const WireStruct& s, const Opt
     if (f.in != &s) continue;
     if (f.wire == Wire::Ifindex) {
       if (auto i = sent_ifindex(f, idx, o, ctx)) member_put(data, f, *i);
+      continue;
+    }
+    if (f.wire == Wire::Words) {
+      put_words(data, f, o.words(idx));
       continue;
     }
     uint64_t v = member_value(f, o, idx, ctx);
@@ -271,6 +289,8 @@ void decode_fields(std::span<const Field> fields, const AttrTable& tb, Options& 
     if (!a || (!f.in && f.wire == Wire::Mac && a->data.size() < kMacLen)) continue;
     if (f.wire == Wire::Ifindex) {
       o.set(idx, ifindex_name(f.in ? member_get(a->data, f) : get(*a, f.wire), links));
+    } else if (f.wire == Wire::Words) {
+      if (f.in) o.set(idx, get_words(a->data, f));
     } else if (f.bit) {
       set_bit(f, idx, f.in ? member_get(a->data, f) : get(*a, f.wire), o);
     } else if (f.in) {

@@ -114,9 +114,10 @@ enum FieldFlags : uint32_t {
 // KindCtx::links gives the name (an unknown name is an error at the
 // field), read as the name links gives the index ("ifindexN" for one it
 // does not know, or without links). Custom: the field's CustomType writes
-// and reads its attribute (CustomType::put, ::get). None: the kind's own
-// encode/decode carries the field (a value made of several members).
-enum class Wire : uint8_t { None, U8, U16, U32, U64, Be16, Be32, Str, Mac, Ifindex, Custom };
+// and reads its attribute (CustomType::put, ::get). Words: a Words value
+// whose words are members of its struct (Field::in, Field::parts: nat's
+// address and mask). None: the kind's own encode/decode carries the field.
+enum class Wire : uint8_t { None, U8, U16, U32, U64, Be16, Be32, Str, Mac, Ifindex, Custom, Words };
 
 // A field whose attribute holds another form than the model (CoDel's
 // 1.024 us units reported as us, fq's bucket count sent as its log, a
@@ -174,6 +175,15 @@ struct PresenceBit {
   uint64_t bit;
 };
 
+// One word of a Wire::Words field: the member at `offset` of the width and
+// byte order `wire` says, or, with no wire (None), a word that is not on the
+// wire and reads as `fixed` (an IPv4 address's family, 4).
+struct WordPart {
+  uint16_t offset = 0;
+  Wire wire = Wire::None;
+  uint64_t fixed = 0;
+};
+
 struct Field {
   std::string_view key;
   FieldType type;
@@ -222,6 +232,9 @@ struct Field {
   // (PresenceBit: skbmod's dmac, smac and etype); a number's wire form
   // (field_wire_test checks), which field_sent_value says is sent.
   const PresenceBit* present = nullptr;
+  // A Wire::Words field's words, in order, each a member of `in` or a fixed
+  // word: sent when the value has them all, else zeros; read whole.
+  std::span<const WordPart> parts = {};
 };
 
 // One declared or decoded field value, with the YAML place it came from.

@@ -55,6 +55,15 @@ const Field kDefFields[] = {
     {.key = "dev", .type = FieldType::Device, .attr = 5, .wire = Wire::Str},
 };
 
+// What a table's declared encode sends for `o` (an add), as hex.
+template <const auto& kTable>
+std::string encoded(const Options& o, const KindCtx& ctx = {}) {
+  std::vector<uint8_t> buf;
+  MsgWriter w(buf);
+  encode_declared<kTable>(o, ctx, w);
+  return hex(buf);
+}
+
 // What a table's declared pair reads back from what it sends.
 template <const auto& kTable>
 Options round_trip(const Options& o) {
@@ -149,7 +158,7 @@ TEST_CASE("field wire: what the declared kinds send, they read back") {
 }
 
 TEST_CASE("field wire: every kind's declared fields name an attribute of their own, or a member") {
-  int declared = 0, members = 0, bare = 0, bits = 0, custom = 0, present = 0;
+  int declared = 0, members = 0, bare = 0, bits = 0, custom = 0, present = 0, words = 0;
   for (const KindOps* k : all_kinds()) {
     std::set<uint16_t> attrs, structs;
     std::map<uint16_t, uint64_t> attr_bits;
@@ -164,6 +173,7 @@ TEST_CASE("field wire: every kind's declared fields name an attribute of their o
         CHECK(f.attr == 0);
         CHECK(f.in->attr == 0);
         CHECK(f.offset < f.in->size);
+        CHECK(f.wire != Wire::Words);  // read from an attribute's struct only
         for (const Field& g : k->fields) CHECK((g.wire == Wire::None || g.in == f.in));
         ++bare;
         continue;
@@ -174,8 +184,14 @@ TEST_CASE("field wire: every kind's declared fields name an attribute of their o
         CHECK(f.in->attr != 0);
         structs.insert(f.in->attr);
         CHECK(f.offset < f.in->size);
-        CHECK((f.bit == 0 || f.type == FieldType::Bool));
+        // A bit field is a Bool, or an Enum of 0 and 1 (nat's direction).
+        bool two_values = f.type == FieldType::Enum && f.names.size() == 2 && f.names[0].value + f.names[1].value == 1;
+        CHECK((f.bit == 0 || f.type == FieldType::Bool || two_values));
         CHECK(f.wire != Wire::Custom);  // a type's put writes an attribute, not a member
+        CHECK((f.wire == Wire::Words) == !f.parts.empty());
+        for (const WordPart& p : f.parts)
+          if (p.wire != Wire::None) CHECK(p.offset < f.in->size);
+        if (f.wire == Wire::Words) ++words;
         // An action's parameters are the ones the codec reads the index from.
         if (f.in->action_parms) {
           CHECK(f.in->attr == action_ops(k).parms_attr);
@@ -234,6 +250,7 @@ TEST_CASE("field wire: every kind's declared fields name an attribute of their o
   CHECK(bits >= 2);  // matchall's
   CHECK(custom >= 4);  // basic's and cgroup's ematch, gact's random, simple's sdata
   CHECK(present >= 3);  // skbmod's dmac, smac, etype
+  CHECK(words >= 2);  // nat's old and new
 }
 
 namespace {
@@ -631,14 +648,9 @@ TEST_CASE("field wire: a Custom field goes and comes back through its type's put
   Options o;
   o.set(kPair, Words{7, 9});
   o.set(kAfter, uint64_t{1});
-  std::vector<uint8_t> buf;
-  MsgWriter w(buf);
-  encode_declared<kCustomFields>(o, KindCtx{}, w);
   // In table order: the nest (attribute 3) first, then attribute 1.
-  CHECK(hex(buf) == "14000300" "06000100" "07000000" "06000200" "09000000" "05000100" "01000000");
-  Options back;
-  decode_declared<kCustomFields>(buf, KindCtx{}, back);
-  CHECK(back == o);
+  CHECK(encoded<kCustomFields>(o) == "14000300" "06000100" "07000000" "06000200" "09000000" "05000100" "01000000");
+  CHECK(round_trip<kCustomFields>(o) == o);
 
   // What get reads as absent stays absent; a change sends no def for it.
   std::vector<uint8_t> half;
@@ -649,13 +661,9 @@ TEST_CASE("field wire: a Custom field goes and comes back through its type's put
   Options partial;
   decode_declared<kCustomFields>(half, KindCtx{}, partial);
   CHECK(partial.empty());
-  Options none;
-  std::vector<uint8_t> nothing;
-  MsgWriter n(nothing);
   KindCtx change;
   change.change = true;
-  encode_declared<kCustomFields>(none, change, n);
-  CHECK(nothing.empty());
+  CHECK(encoded<kCustomFields>(Options{}, change).empty());
 }
 
 namespace {
@@ -677,13 +685,8 @@ const Field kPresentFields[] = {
 TEST_CASE("field wire: a presence bit is set with its attribute, and the attribute read only under it") {
   Options o;
   o.set(kTwo, uint64_t{9});
-  std::vector<uint8_t> buf;
-  MsgWriter w(buf);
-  encode_declared<kPresentFields>(o, KindCtx{}, w);
-  CHECK(hex(buf) == "08000100" "04000000" "06000200" "09000000");
-  Options back;
-  decode_declared<kPresentFields>(buf, KindCtx{}, back);
-  CHECK(back == o);
+  CHECK(encoded<kPresentFields>(o) == "08000100" "04000000" "06000200" "09000000");
+  CHECK(round_trip<kPresentFields>(o) == o);
 
   // The bit clear: the attribute is not read, so the codec keeps it raw.
   std::vector<uint8_t> clear;
@@ -697,4 +700,29 @@ TEST_CASE("field wire: a presence bit is set with its attribute, and the attribu
   CHECK_FALSE(read.has(kTwo));
   CHECK(log.asked(1));
   CHECK_FALSE(log.asked(2));
+}
+
+namespace {
+
+// Words{4, be32 at 8, u32 at 0}: a fixed first word, then two members.
+struct WordsParms {
+  uint32_t a, b, c;
+};
+constexpr WireStruct kWordsStruct{.attr = 1, .size = sizeof(WordsParms)};
+constexpr WordPart kParts[] = {{.fixed = 4}, {.offset = offsetof(WordsParms, c), .wire = Wire::Be32}, {.offset = offsetof(WordsParms, a), .wire = Wire::U32}};
+const Field kWordsFields[] = {
+    {.key = "w", .type = FieldType::Custom, .wire = Wire::Words, .in = &kWordsStruct, .parts = kParts},
+};
+
+}  // namespace
+
+TEST_CASE("field wire: a Words value goes as its struct's members, a fixed word read as itself") {
+  Options o;
+  o.set(0, Words{4, 0x0a000001, 7});
+  CHECK(encoded<kWordsFields>(o) == "10000100" "07000000" "00000000" "0a000001");
+  CHECK(round_trip<kWordsFields>(o) == o);
+  // A value short of words sends zeros, not a part of it.
+  Options shorter;
+  shorter.set(0, Words{4, 0x0a000001});
+  CHECK(encoded<kWordsFields>(shorter) == "10000100" "00000000" "00000000" "00000000");
 }

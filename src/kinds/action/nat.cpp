@@ -4,13 +4,15 @@
 //
 //   TCA_NAT_PARMS  struct tc_nat (tc_gen, old_addr, new_addr, mask: be32;
 //                  flags: TCA_NAT_FLAG_EGRESS)
-#include <arpa/inet.h>
 #include <linux/pkt_cls.h>
 #include <linux/tc_act/tc_nat.h>
+
+#include <cstddef>
 
 #include "kinds/action/action_control.h"
 #include "kinds/net_types.h"
 #include "kinds/registry.h"
+#include "model/field_wire.h"
 #include "model/kind.h"
 #include "model/tc_words.h"
 
@@ -21,34 +23,23 @@ enum : uint16_t { kDirection, kOld, kNew, kControl };
 enum : uint64_t { kIngress = 0, kEgress = 1 };
 const EnumName kDirections[] = {{"ingress", kIngress}, {"egress", kEgress}};
 
+constexpr WireStruct kParms{.attr = TCA_NAT_PARMS, .size = sizeof(tc_nat), .action_parms = true};
+// old: Words{address, mask}; new: Words{4, address} (kIpAddrType's form).
+constexpr WordPart kOldParts[] = {{.offset = offsetof(tc_nat, old_addr), .wire = Wire::Be32},
+                                  {.offset = offsetof(tc_nat, mask), .wire = Wire::Be32}};
+constexpr WordPart kNewParts[] = {{.fixed = 4}, {.offset = offsetof(tc_nat, new_addr), .wire = Wire::Be32}};
+
+// direction is the flags' TCA_NAT_FLAG_EGRESS: an Enum of 0 and 1 as a bit,
+// a clear bit read as ingress.
 const Field kFields[] = {
-    {.key = "direction", .type = FieldType::Enum, .flags = kRequired, .doc = "ingress rewrites the destination address, egress the source.", .names = kDirections},
-    {.key = "old", .type = FieldType::Custom, .flags = kRequired, .doc = "Addresses to rewrite: an IPv4 address or prefix (10.0.0.0/24), or any.", .custom = &kIpv4PrefixType},
-    {.key = "new", .type = FieldType::Custom, .flags = kRequired, .doc = "The IPv4 address (or prefix base) they become.", .custom = &kIpAddrType},
-    {.key = "control", .type = FieldType::Custom, .doc = "Verdict after the action (default pass; also \"goto chain N\", \"jump N\").", .def = TC_ACT_OK, .custom = &kControlType},
+    {.key = "direction", .type = FieldType::Enum, .flags = kRequired, .doc = "ingress rewrites the destination address, egress the source.", .names = kDirections,
+     .wire = Wire::U32, .in = &kParms, .offset = offsetof(tc_nat, flags), .bit = TCA_NAT_FLAG_EGRESS, .map = &kClearBitIsFalse},
+    {.key = "old", .type = FieldType::Custom, .flags = kRequired, .doc = "Addresses to rewrite: an IPv4 address or prefix (10.0.0.0/24), or any.", .custom = &kIpv4PrefixType,
+     .wire = Wire::Words, .in = &kParms, .parts = kOldParts},
+    {.key = "new", .type = FieldType::Custom, .flags = kRequired, .doc = "The IPv4 address (or prefix base) they become.", .custom = &kIpAddrType,
+     .wire = Wire::Words, .in = &kParms, .parts = kNewParts},
+    control_field(kParms, TC_ACT_OK),
 };
-
-void encode(const Options& o, const KindCtx& ctx, MsgWriter& w) {
-  tc_nat p{};
-  p.index = ctx.action_index;
-  p.action = static_cast<int>(o.num(kControl).value_or(TC_ACT_OK));
-  if (auto* old = o.words(kOld); old && old->size() == 2) p.old_addr = htonl((*old)[0]), p.mask = htonl((*old)[1]);
-  if (auto* n = o.words(kNew); n && n->size() == 2) p.new_addr = htonl((*n)[1]);
-  p.flags = o.num(kDirection) == kEgress ? TCA_NAT_FLAG_EGRESS : 0;
-  w.attr(TCA_NAT_PARMS, &p, sizeof p);
-}
-
-void decode(std::span<const uint8_t> payload, const KindCtx&, Options& o) {
-  AttrTable tb(payload, TCA_NAT_MAX);
-  auto* a = tb.get(TCA_NAT_PARMS);
-  if (!a) return;
-  auto p = a->as<tc_nat>();
-  o.set(kControl, uint64_t{static_cast<uint32_t>(p.action)});
-  o.set(kDirection, (p.flags & TCA_NAT_FLAG_EGRESS) ? kEgress : kIngress);
-  o.set(kOld, Words{ntohl(p.old_addr), ntohl(p.mask)});
-  o.set(kNew, Words{4, ntohl(p.new_addr)});
-  drop_default_control(o, kControl, TC_ACT_OK);
-}
 
 void normalize(Options& o, const KindCtx&, Diagnostics& d, SourceLoc) {
   drop_default_control(o, kControl, TC_ACT_OK);
@@ -80,8 +71,8 @@ const TcWords kTcWords{.readers = kTcReaders, .bare = tc_bare_control, .examples
 }  // namespace
 
 constexpr ActionOps kActionNatOps{
-    .parms_attr = TCA_NAT_PARMS,
-    .parms_size = sizeof(tc_nat),
+    .parms_attr = kParms.attr,
+    .parms_size = kParms.size,
 };
 
 const KindOps kActionNat{
@@ -89,8 +80,8 @@ const KindOps kActionNat{
     .obj = ObjType::Action,
     .doc = "Stateless IPv4 NAT: rewrite the destination (ingress) or source (egress) addresses in old into new.",
     .fields = kFields,
-    .encode = encode,
-    .decode = decode,
+    .encode = encode_declared<kFields>,
+    .decode = decode_declared<kFields>,
     .normalize = normalize,
     .tc_words = &kTcWords,
     .reported_only = kReportedOnly,
