@@ -788,13 +788,4 @@ bool tc_match(TcCursor& c, const TcWord& kw, Node& body) {
   return true;
 }
 
-void encode_match(const Options& o, uint16_t field, uint16_t attr, const KindCtx& ctx, MsgWriter& w) {
-  if (auto* v = o.get(field)) match_put(*v, attr, ctx, w);
-}
-
-void decode_match(const AttrTable& tb, uint16_t attr, uint16_t field, Options& o) {
-  if (const Attr* a = tb.get(attr))
-    if (auto v = match_get(*a)) o.set(field, std::move(*v));
-}
-
 }  // namespace tcsync::ematch

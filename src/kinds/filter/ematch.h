@@ -56,10 +56,4 @@ std::optional<std::string> decode_tree(std::span<const uint8_t> payload);
 extern const CustomType kMatchType;
 bool tc_match(TcCursor& c, const TcWord& kw, Node& body);
 
-// The `match` field `field` as attribute `attr` (TCA_*_EMATCHES), for a
-// kind that writes its attributes by hand (flow): kMatchType's own wire
-// form (CustomType::put, ::get), which basic and cgroup declare instead.
-void encode_match(const Options& o, uint16_t field, uint16_t attr, const KindCtx& ctx, MsgWriter& w);
-void decode_match(const AttrTable& tb, uint16_t attr, uint16_t field, Options& o);
-
 }  // namespace tcsync::ematch

@@ -130,29 +130,20 @@ const Field kFields[] = {
     {.key = "perturb", .type = FieldType::Uint, .doc = "Hash mode: change the hash's seed every this many seconds; 0: never.", .def = 0, .max = 0xFFFFFFFF,
      .attr = TCA_FLOW_PERTURB, .wire = Wire::U32, .map = &kZeroIsUnset},
     {.key = "match", .type = FieldType::Custom, .doc = "Ematch expression packets must also match (tc's grammar).", .custom = &ematch::kMatchType,
-     .attr = TCA_FLOW_EMATCHES},  // sent by hand, between the others: .attr only says where a refusal points
+     .attr = TCA_FLOW_EMATCHES, .wire = Wire::Custom},
 };
 
-// The usual order (tc's is its words'), the ematches between the two.
-const uint16_t kBeforeMatch[] = {kKeys, kRshift, kAddend, kDivisor, kBaseclass, kPerturb};
-const uint16_t kAfterMatch[] = {kMode};
+// The usual order (tc's is its words'); mask and xor follow, by hand.
+const uint16_t kTcOrder[] = {kKeys, kRshift, kAddend, kDivisor, kBaseclass, kPerturb, kMatch, kMode};
 
 void encode(const Options& o, const KindCtx& ctx, MsgWriter& w) {
-  encode_fields(kFields, o, ctx, w, kBeforeMatch);
-  ematch::encode_match(o, kMatch, TCA_FLOW_EMATCHES, ctx, w);
-  encode_fields(kFields, o, ctx, w, kAfterMatch);
+  encode_fields(kFields, o, ctx, w, kTcOrder);
   // tc sends both when either differs from its default.
   uint64_t mask = o.num(kMask).value_or(0xFFFFFFFF), x = o.num(kXor).value_or(0);
   if (mask != 0xFFFFFFFF || x != 0) {
     w.attr_u32(TCA_FLOW_MASK, static_cast<uint32_t>(mask));
     w.attr_u32(TCA_FLOW_XOR, static_cast<uint32_t>(x));
   }
-}
-
-void decode(std::span<const uint8_t> payload, const KindCtx&, Options& o) {
-  AttrTable tb(payload, TCA_FLOW_MAX);
-  decode_fields(kFields, tb, o);
-  ematch::decode_match(tb, TCA_FLOW_EMATCHES, kMatch, o);
 }
 
 void normalize(Options& o, const KindCtx&, Diagnostics& d, SourceLoc) {
@@ -254,7 +245,7 @@ const KindOps kFilterFlow{
     .doc = "Classifies by a flow key's value (map) or a hash of several keys (hash) into a range of classes (tc-flow(8)).",
     .fields = kFields,
     .encode = encode,
-    .decode = decode,
+    .decode = decode_declared<kFields>,
     .normalize = normalize,
     .tc_words = &kTcWords,
     .filter = &kFilterFlowOps,
