@@ -129,6 +129,15 @@ State desired_form(State out) {
   return out;
 }
 
+bool binds_table_action(const State& live) {
+  bool found = false;
+  for_each_filter(live, [&](const Filter& f) {
+    // A bound action has bindcnt >= 1; 0 is a kind whose counts no table reads.
+    for (auto& a : f.actions) found = found || a.standalone() || a.bindcnt < 1;
+  });
+  return found;
+}
+
 void as_live(State& s) {
   auto binds = bindings(s);
   std::map<Key, const Action*> table;

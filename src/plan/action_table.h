@@ -30,6 +30,11 @@ TableSteps plan_action_table(const State& desired, const State& live, const std:
 // dump hands its live state over instead of copying every rule.
 State desired_form(State live);
 
+// Whether the dumped filters of `live` bind an action of the table (refcnt >
+// bindcnt) or one whose counts could not be read: then what they bind can
+// only be told, and printed as `ref:`, with the table read beside them.
+bool binds_table_action(const State& live);
+
 // The reverse, for a saved dump read as the live side (diff --against):
 // refs carry their table action's options, and table actions the
 // reference counts the kernel would report (one of their own, one per rule).

@@ -109,6 +109,11 @@ expect_contains() {
   if grep -qF -- "$1" <<<"$OUT"; then pass "output has: $1"; else fail "output lacks: $1"; echo "$OUT" | sed 's/^/    /'; fi
 }
 
+# expect_not_contains TEXT: $OUT does not contain TEXT (a fixed string).
+expect_not_contains() {
+  if grep -qF -- "$1" <<<"$OUT"; then fail "output has: $1"; echo "$OUT" | sed 's/^/    /'; else pass "output lacks: $1"; fi
+}
+
 expect_same_file() {
   if diff -u "$1" "$2" >"$TMP/diff.out"; then pass "$3"; else fail "$3"; head -60 "$TMP/diff.out" | sed 's/^/    /'; return 1; fi
 }

@@ -115,9 +115,22 @@ t qdisc add dev v2 clsact
 t filter add dev v2 ingress pref 1 $(rule) action mirred index 9
 expect_rc 0 ts diff "$TMP/no7.yaml"
 expect_contains "in sync"
-# A dump of v0 alone lists 9, which no v0 rule binds: the table is read in full.
-OUT=$(ts dump --dev v0)
+# A dump of every device lists 9, which no v0 rule binds: the table is read in full.
+OUT=$(ts dump)
 expect_contains "  - {mirred: {action: redirect, dev: v3, control: stolen}, index: 9, percpu_stats: true}"
+# A dump of v0 alone, whose rules bind no table action now (20 is shared
+# by two rules, in no table), says nothing of the table: the namespace's,
+# not v0's. Applied, that file leaves the table alone.
+ts dump --dev v0 >"$TMP/v0.yaml"
+OUT=$(cat "$TMP/v0.yaml")
+grep -q '^actions:' "$TMP/v0.yaml" && fail "dump --dev v0 prints the table" || pass "dump --dev v0 prints no table"
+expect_not_contains "index: 9,"
+expect_contains "index: 20"
+expect_rc 0 ts diff "$TMP/v0.yaml"
+actions >"$TMP/v0-before.act"
+expect_rc 0 ts apply "$TMP/v0.yaml"
+actions >"$TMP/v0-after.act"
+expect_same_file "$TMP/v0-before.act" "$TMP/v0-after.act" "dump --dev v0 applied: the table untouched (9 stays)"
 # ... and once nothing binds it, it goes.
 t qdisc del dev v2 clsact
 # (the kernel unbinds after an RCU grace period: wait for bind 0)
