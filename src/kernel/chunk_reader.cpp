@@ -26,7 +26,7 @@ ChunkReader::~ChunkReader() {
     std::lock_guard<std::mutex> g(mu_);
     stop_ = true;
   }
-  free_cv_.notify_one();
+  cv_.notify_all();
   // The thread ends at the dump's end, an error, or (stop_) before its next
   // recvmsg; a recvmsg in progress returns, as a running dump always has a
   // next chunk.
@@ -51,9 +51,9 @@ ssize_t ChunkReader::next(std::span<const uint8_t>& out, bool& truncated) {
   if (held_) {
     free_.push_back(*held_);
     held_.reset();
-    if (free_.size() == kBatch) free_cv_.notify_one();
+    cv_.notify_all();
   }
-  if (filled_.empty()) filled_cv_.wait(g, [&] { return filled_.size() >= kBatch || (!filled_.empty() && last_in_); });
+  cv_.wait(g, [&] { return !filled_.empty(); });
   Filled f = filled_.front();
   filled_.pop_front();
   held_ = f.buf;
@@ -67,7 +67,7 @@ void ChunkReader::run() {
     size_t b;
     {
       std::unique_lock<std::mutex> g(mu_);
-      if (free_.empty()) free_cv_.wait(g, [&] { return stop_ || free_.size() >= kBatch; });
+      cv_.wait(g, [&] { return stop_ || !free_.empty(); });
       if (stop_) return;
       b = free_.back();
       free_.pop_back();
@@ -77,14 +77,11 @@ void ChunkReader::run() {
     bool truncated = false;
     ssize_t n = sock_.recv(buf.data(), buf.size(), 0, &truncated);
     bool last = n < 0 || truncated || chunk_ends_dump({buf.data(), static_cast<size_t>(n)}, seq_);
-    bool wake;
     {
       std::lock_guard<std::mutex> g(mu_);
       filled_.push_back({b, n, truncated});
-      last_in_ = last;
-      wake = last || filled_.size() == kBatch;
     }
-    if (wake) filled_cv_.notify_one();
+    cv_.notify_all();
     if (last) return;
   }
 }

@@ -32,17 +32,7 @@ bool chunk_ends_dump(std::span<const uint8_t> chunk, uint32_t seq);
 
 class ChunkReader {
  public:
-  static constexpr size_t kAhead = 8;
-  // A side that finds nothing to take (no chunk filled, no buffer free)
-  // sleeps until there are kBatch, and is woken then, not for each one: where
-  // one side is much the faster (the kernel's u32 walk, or a slow decoder),
-  // every chunk otherwise cost a futex wait and a wake-up, kernel time `tc`
-  // does not spend. Of kAhead buffers some side can always go on: the
-  // reader sleeps only with none free, so with kAhead - 1 filled (the
-  // caller holds one at most); the caller only with none filled, so with
-  // kAhead - 1 free (the reader fills one at most).
-  static constexpr size_t kBatch = 4;
-  static_assert(kBatch < kAhead, "a sleeping side must leave the other kBatch to take");
+  static constexpr size_t kAhead = 4;
 
   // `first` is the caller's buffer (sized for a chunk); the first chunk is
   // read into it on the caller's thread.
@@ -71,13 +61,11 @@ class ChunkReader {
   bool started_ = false;  // the first chunk was read
   std::thread thread_;
   std::mutex mu_;
-  std::condition_variable filled_cv_;  // the caller waits for filled chunks
-  std::condition_variable free_cv_;    // the reader waits for free buffers
+  std::condition_variable cv_;
   std::vector<RxBuffer> bufs_;
   std::vector<size_t> free_;  // guarded by mu_
   std::deque<Filled> filled_; // guarded by mu_
   bool stop_ = false;         // guarded by mu_: the caller went away early
-  bool last_in_ = false;      // guarded by mu_: the dump's last chunk is in filled_
   std::optional<size_t> held_;  // the buffer the caller holds (returned by next)
 };
 
