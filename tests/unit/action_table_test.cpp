@@ -209,6 +209,19 @@ TEST_CASE("the live state as a file says it: table, refs, and indexes only where
   CHECK(plan_of(back, live).empty());
 }
 
+TEST_CASE("a dump of named devices needs the table only where their rules bind a table action") {
+  State live = live_of(kWant);  // both rules bind table action 7 (refcnt 3, bindcnt 2)
+  CHECK(binds_table_action(live));
+  for (auto& f : live.devices[0].filters) f.actions[0].refcnt = f.actions[0].bindcnt = 2;  // shared, no table
+  CHECK_FALSE(binds_table_action(live));
+  // An action whose counts no table read (a kind tcsync has no table for):
+  // whether the table holds it cannot be told, so the table is read.
+  live.devices[0].filters[1].actions[0].refcnt = live.devices[0].filters[1].actions[0].bindcnt = 0;
+  CHECK(binds_table_action(live));
+  live.devices[0].filters.clear();
+  CHECK_FALSE(binds_table_action(live));
+}
+
 TEST_CASE("action table requests carry tc's bytes") {
   test::FakeLinks links;
   Diagnostics d;

@@ -1,0 +1,63 @@
+#!/bin/bash
+# tcsync starts itself once more with glibc.malloc.hugetlb=1 (src/cli/
+# huge_pages.h), so that its heap is backed by transparent huge pages: a
+# dump of 50k u32 rules then takes far fewer page faults, and prints the
+# same. glibc.malloc.hugetlb=0 in GLIBC_TUNABLES keeps 4 KiB pages and no
+# restart; where THP is "never" there is no restart either.
+source "$(dirname "$0")/lib.sh"
+make_ns
+
+MODE=$(sed -n 's/.*\[\(.*\)\].*/\1/p' /sys/kernel/mm/transparent_hugepage/enabled 2>/dev/null || true)
+echo "# transparent_hugepage: ${MODE:-unknown}"
+
+# execve calls of tcsync itself (not of env): the start, and the restart.
+execs() {
+  strace -f -e trace=execve -o "$TMP/strace" env "$@" "$TCSYNC" --version >/dev/null
+  grep -c -e "execve(\"$TCSYNC\"" -e 'execve("/proc/self/exe"' "$TMP/strace"
+}
+n=$(execs -u GLIBC_TUNABLES)
+if [ "$MODE" = madvise ] || [ "$MODE" = always ]; then
+  [ "$n" = 2 ] && pass "started again once (THP $MODE)" || fail "$n execs (want 2: the start and the restart)"
+else
+  [ "$n" = 1 ] && pass "no restart (THP ${MODE:-unknown})" || fail "$n execs (want 1)"
+fi
+n=$(execs GLIBC_TUNABLES=glibc.malloc.hugetlb=0)
+[ "$n" = 1 ] && pass "glibc.malloc.hugetlb=0: no restart" || fail "$n execs with glibc.malloc.hugetlb=0 (want 1)"
+# The user's own tunables are kept beside the added one.
+strace -f -v -e trace=execve -s 200 -o "$TMP/strace" env GLIBC_TUNABLES=glibc.malloc.tcache_count=5 "$TCSYNC" --version >/dev/null
+if [ "$MODE" = madvise ] || [ "$MODE" = always ]; then
+  grep -q 'GLIBC_TUNABLES=glibc.malloc.tcache_count=5:glibc.malloc.hugetlb=1' "$TMP/strace" &&
+    pass "the restart keeps the caller's tunables" || { fail "tunables on the restart"; grep execve "$TMP/strace"; }
+fi
+
+# 50k u32 rules with mirred, made by tc. (glibc advises huge pages only for
+# heap growth of 2 MiB or more at once: at 20k rules few steps are that
+# large, and the faults differ by a fifth; at 50k by four to five times.)
+python3 "$(dirname "$0")/../../bench/gen.py" u32 50000 "$TMP/u32" >/dev/null
+t -b "$TMP/u32.tc"
+# Minor page faults of one dump, from wait4 (no `time` needed); spawned
+# without a fork, whose copy-on-write faults would count as the child's.
+faults() {
+  python3 - "$@" <<'PY'
+import os, sys
+env = dict(os.environ)
+if sys.argv[1] == "-": env.pop("GLIBC_TUNABLES", None)
+else: env["GLIBC_TUNABLES"] = sys.argv[1]
+fd = os.open(sys.argv[2], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+pid = os.posix_spawn(sys.argv[3], sys.argv[3:], env, file_actions=[(os.POSIX_SPAWN_DUP2, fd, 1)])
+_, status, ru = os.wait4(pid, 0)
+if status != 0: sys.exit("tcsync dump: wait status %d" % status)
+print(ru.ru_minflt)
+PY
+}
+huge=$(faults - "$TMP/huge.yaml" "$TCSYNC" --netns "$NS" dump --dev v0)
+small=$(faults glibc.malloc.hugetlb=0 "$TMP/small.yaml" "$TCSYNC" --netns "$NS" dump --dev v0)
+echo "# minor faults of the dump: $huge (default), $small (glibc.malloc.hugetlb=0)"
+expect_same_file "$TMP/small.yaml" "$TMP/huge.yaml" "the same dump with and without huge pages"
+n=$(grep -c 'u32:' "$TMP/huge.yaml")
+[ "$n" -ge 50000 ] && pass "the dump holds the rules ($n)" || fail "$n rules dumped"
+if [ "$MODE" = madvise ]; then
+  [ $((huge * 2)) -lt "$small" ] && pass "huge pages: $huge faults against $small" ||
+    fail "huge pages did not cut the faults: $huge against $small"
+fi
+finish
