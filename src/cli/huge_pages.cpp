@@ -1,5 +1,6 @@
 #include "cli/huge_pages.h"
 
+#include <sys/auxv.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -10,6 +11,9 @@
 namespace tcsync {
 
 void restart_with_huge_heap_pages(char** argv) {
+  // A secure start (setuid, file capabilities) has GLIBC_TUNABLES taken
+  // from its environment by the loader: each start would restart again.
+  if (getauxval(AT_SECURE)) return;
   const char* tunables = std::getenv("GLIBC_TUNABLES");
   if (tunables && std::strstr(tunables, "glibc.malloc.hugetlb")) return;
   // "always [madvise] never": the selected mode in brackets. madvise and
