@@ -3,25 +3,52 @@
 #include <sys/auxv.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <string>
+#ifdef __GLIBC__
+#include <gnu/libc-version.h>
+#endif
 
 namespace tcsync {
 
+namespace {
+
+// The first line of a sysfs file; empty when it cannot be read. (The
+// stream is closed on return: nothing open crosses the exec.)
+std::string first_line(const char* path) {
+  std::ifstream f(path);
+  std::string line;
+  std::getline(f, line);
+  return line;
+}
+
+}  // namespace
+
 void restart_with_huge_heap_pages(char** argv) {
+#ifdef __GLIBC__
+  // The tunable is glibc's, from 2.35 on.
+  int major = 0, minor = 0;
+  if (std::sscanf(gnu_get_libc_version(), "%d.%d", &major, &minor) != 2 || major < 2 || (major == 2 && minor < 35))
+    return;
   // A secure start (setuid, file capabilities) has GLIBC_TUNABLES taken
   // from its environment by the loader: each start would restart again.
   if (getauxval(AT_SECURE)) return;
+  // Started as `ld.so tcsync ...`: /proc/self/exe is the loader then
+  // (the kernel ran no interpreter, AT_BASE 0), which would not find us.
+  if (getauxval(AT_BASE) == 0) return;
   const char* tunables = std::getenv("GLIBC_TUNABLES");
   if (tunables && std::strstr(tunables, "glibc.malloc.hugetlb")) return;
   // "always [madvise] never": the selected mode in brackets. madvise and
   // always both honour MADV_HUGEPAGE.
-  std::ifstream thp("/sys/kernel/mm/transparent_hugepage/enabled");
-  std::string modes;
-  if (!std::getline(thp, modes) || modes.find("[never]") != std::string::npos || modes.find('[') == std::string::npos)
-    return;
+  std::string modes = first_line("/sys/kernel/mm/transparent_hugepage/enabled");
+  if (modes.find('[') == std::string::npos || modes.find("[never]") != std::string::npos) return;
+  // glibc grows the heap in steps of this size under the tunable: 2 MiB on
+  // x86-64 and 4K-page arm64, but 512 MiB on 64K-page arm64, where every
+  // run would take half a gigabyte at a time.
+  if (first_line("/sys/kernel/mm/transparent_hugepage/hpage_pmd_size") != "2097152") return;
   std::string value = tunables && *tunables ? std::string(tunables) + ":glibc.malloc.hugetlb=1" : "glibc.malloc.hugetlb=1";
   std::string old = tunables ? tunables : "";
   if (setenv("GLIBC_TUNABLES", value.c_str(), 1) != 0) return;
@@ -29,6 +56,9 @@ void restart_with_huge_heap_pages(char** argv) {
   // Not started again (no /proc, say): as we were.
   if (tunables) setenv("GLIBC_TUNABLES", old.c_str(), 1);
   else unsetenv("GLIBC_TUNABLES");
+#else
+  (void)argv;
+#endif
 }
 
 }  // namespace tcsync
