@@ -392,7 +392,7 @@ def main():
     for kind, n in sets:
         for name, ts, tc, _note in bench_set(tcsync, kind, n, ARGS.runs, scen):
             print(fmt_row(kind, n, name, ts, tc), flush=True)
-            if tc:
+            if ts and tc:
                 bests.append((kind, n, name, ts, tc))
     # Best of the runs (the runs alternate tcsync and tc): the dump target
     # (issue #20) compares user and sys time best to best, as this host's
@@ -402,7 +402,7 @@ def main():
     print()
     print("| set | scenario | tcsync | tc | user ratio | sys ratio |")
     print("|---|---|---|---|---|---|")
-    for kind, n, name, ts, tc in (b for b in bests if b[3]):
+    for kind, n, name, ts, tc in bests:
         tb = {k: min(r[k] for r in ts) for k in ("user", "sys")}
         cb = {k: min(r[k] for r in tc) for k in ("user", "sys")}
         print("| %s %s | %s | %.3f / %.3f | %.3f / %.3f | %.2f | %.2f |" % (
