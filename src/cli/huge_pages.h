@@ -12,9 +12,10 @@ namespace tcsync {
 // to GLIBC_TUNABLES. Not when GLIBC_TUNABLES names it already (the marker
 // of the second start; glibc.malloc.hugetlb=0 opts out), before glibc
 // 2.35, in a secure start (the loader drops GLIBC_TUNABLES there), when
-// started through the loader, when the kernel's THP is "never" or unknown
-// or its huge page is not 2 MiB, or when the exec fails: tcsync then goes
-// on as it is. Call first in main, before any thread or descriptor.
+// started through the loader, when the kernel's THP mode is not "madvise"
+// (the only one where glibc acts on the tunable) or its huge page is not
+// 2 MiB, or when the exec fails: tcsync then goes on as it is. Call first
+// in main, before any thread or descriptor.
 void restart_with_huge_heap_pages(char** argv);
 
 }  // namespace tcsync
