@@ -6,11 +6,12 @@
 #include <iostream>
 
 #include "cli/commands.h"
-#include "cli/huge_pages.h"
+#include "cli/heap.h"
 #include "file/schema.h"
 
 int main(int argc, char** argv) {
   tcsync::restart_with_huge_heap_pages(argv);
+  tcsync::keep_large_blocks_in_heap();
   CLI::App app{"tcsync: make a host's traffic control (tc) state equal to a YAML file"};
   app.footer(R"(Examples:
   tcsync validate site.yaml              check a file, touch nothing

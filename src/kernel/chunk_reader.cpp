@@ -41,8 +41,10 @@ ssize_t ChunkReader::next(std::span<const uint8_t>& out, bool& truncated) {
     if (n < 0 || truncated) return n;
     out = std::span<const uint8_t>(first_.data(), static_cast<size_t>(n));
     if (!chunk_ends_dump(out, seq_)) {
+      // Sized here, once, so that the thread only reads into them.
       bufs_.resize(kAhead);
-      for (size_t i = 0; i < kAhead; ++i) free_.push_back(i);
+      free_.reserve(kAhead);
+      for (size_t i = 0; i < kAhead; ++i) bufs_[i].resize(kDumpBuffer), free_.push_back(i);
       thread_ = std::thread([this] { run(); });
     }
     return n;
@@ -53,9 +55,9 @@ ssize_t ChunkReader::next(std::span<const uint8_t>& out, bool& truncated) {
     held_.reset();
     cv_.notify_all();
   }
-  cv_.wait(g, [&] { return !filled_.empty(); });
-  Filled f = filled_.front();
-  filled_.pop_front();
+  cv_.wait(g, [&] { return filled_count_ > 0; });
+  Filled f = filled_[filled_head_];
+  filled_head_ = (filled_head_ + 1) % kAhead, --filled_count_;
   held_ = f.buf;
   truncated = f.truncated;
   if (f.n >= 0) out = std::span<const uint8_t>(bufs_[f.buf].data(), static_cast<size_t>(f.n));
@@ -73,13 +75,12 @@ void ChunkReader::run() {
       free_.pop_back();
     }
     RxBuffer& buf = bufs_[b];
-    if (buf.size() < kDumpBuffer) buf.resize(kDumpBuffer);
     bool truncated = false;
     ssize_t n = sock_.recv(buf.data(), buf.size(), 0, &truncated);
     bool last = n < 0 || truncated || chunk_ends_dump({buf.data(), static_cast<size_t>(n)}, seq_);
     {
       std::lock_guard<std::mutex> g(mu_);
-      filled_.push_back({b, n, truncated});
+      filled_[(filled_head_ + filled_count_++) % kAhead] = {b, n, truncated};
     }
     cv_.notify_all();
     if (last) return;

@@ -12,9 +12,9 @@
 #pragma once
 #include <sys/types.h>
 
+#include <array>
 #include <condition_variable>
 #include <cstdint>
-#include <deque>
 #include <mutex>
 #include <optional>
 #include <span>
@@ -63,8 +63,10 @@ class ChunkReader {
   std::mutex mu_;
   std::condition_variable cv_;
   std::vector<RxBuffer> bufs_;
-  std::vector<size_t> free_;  // guarded by mu_
-  std::deque<Filled> filled_; // guarded by mu_
+  // Guarded by mu_. Fixed rings: handing a chunk over allocates nothing.
+  std::vector<size_t> free_;  // reserved for kAhead before the thread starts
+  std::array<Filled, kAhead> filled_{};  // filled_count_ entries from filled_head_
+  size_t filled_head_ = 0, filled_count_ = 0;
   bool stop_ = false;         // guarded by mu_: the caller went away early
   std::optional<size_t> held_;  // the buffer the caller holds (returned by next)
 };

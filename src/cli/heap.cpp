@@ -1,5 +1,6 @@
-#include "cli/huge_pages.h"
+#include "cli/heap.h"
 
+#include <malloc.h>
 #include <sys/auxv.h>
 #include <unistd.h>
 
@@ -60,6 +61,15 @@ void restart_with_huge_heap_pages(char** argv) {
   else unsetenv("GLIBC_TUNABLES");
 #else
   (void)argv;
+#endif
+}
+
+void keep_large_blocks_in_heap() {
+#ifdef __GLIBC__
+  const char* tunables = std::getenv("GLIBC_TUNABLES");
+  if (tunables && std::strstr(tunables, "glibc.malloc.mmap_threshold")) return;
+  if (std::getenv("MALLOC_MMAP_THRESHOLD_")) return;
+  mallopt(M_MMAP_THRESHOLD, 32 << 20);
 #endif
 }
 
