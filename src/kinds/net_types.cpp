@@ -5,6 +5,7 @@
 #include <arpa/inet.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cstdio>
 #include <cstring>
 
@@ -40,6 +41,27 @@ bool read_mac(std::string_view s, uint8_t (&out)[6]) {
   return pos == s.size();
 }
 
+std::string format_mac(const uint8_t* b) {
+  static constexpr char kDigits[] = "0123456789abcdef";
+  std::string out(17, ':');
+  for (int i = 0; i < 6; ++i) out[3 * i] = kDigits[b[i] >> 4], out[3 * i + 1] = kDigits[b[i] & 15];
+  return out;
+}
+
+std::string format_ip(int af, const uint8_t* b) {
+  if (af == AF_INET) {
+    char buf[INET_ADDRSTRLEN];
+    char* p = buf;
+    for (int i = 0; i < 4; ++i) {
+      if (i) *p++ = '.';
+      p = std::to_chars(p, buf + sizeof buf, b[i]).ptr;
+    }
+    return std::string(buf, p);
+  }
+  char buf[INET6_ADDRSTRLEN];
+  return inet_ntop(af, b, buf, sizeof buf) ? buf : "";
+}
+
 namespace {
 
 
@@ -57,9 +79,7 @@ bool mac_parse(const Node& n, Value& out, Diagnostics& d) {
 std::string mac_describe(const Value& v) {
   uint8_t b[6];
   mac_to_bytes(std::get<uint64_t>(v), b);
-  char buf[18];
-  std::snprintf(buf, sizeof buf, "%02x:%02x:%02x:%02x:%02x:%02x", b[0], b[1], b[2], b[3], b[4], b[5]);
-  return buf;
+  return format_mac(b);
 }
 void mac_emit(const Value& v, YamlOut& y) { y.str(mac_describe(v)); }
 
@@ -91,10 +111,9 @@ bool v4_read(std::string_view s, uint32_t& out) {
 }
 
 std::string v4_str(uint32_t v) {
-  in_addr a{htonl(v)};
-  char buf[INET_ADDRSTRLEN];
-  inet_ntop(AF_INET, &a, buf, sizeof buf);
-  return buf;
+  const uint8_t b[4] = {static_cast<uint8_t>(v >> 24), static_cast<uint8_t>(v >> 16), static_cast<uint8_t>(v >> 8),
+                        static_cast<uint8_t>(v)};
+  return format_ip(AF_INET, b);
 }
 
 bool prefix_parse(const Node& n, Value& out, Diagnostics& d) {
@@ -152,9 +171,7 @@ std::string ip_describe(const Value& v) {
   uint8_t b[16];
   auto& w = std::get<Words>(v);
   size_t len = ip_addr_bytes(w, b);
-  char buf[INET6_ADDRSTRLEN];
-  inet_ntop(len == 16 ? AF_INET6 : AF_INET, b, buf, sizeof buf);
-  return buf;
+  return format_ip(len == 16 ? AF_INET6 : AF_INET, b);
 }
 void ip_emit(const Value& v, YamlOut& y) { y.str(ip_describe(v)); }
 

@@ -106,12 +106,6 @@ void mac_fingerprint_words(const Value& v, Words& out) {
   for (int i = 0; i < 6; ++i) out[i] = addr[i], out[6 + i] = mask[i];
 }
 
-std::string mac_str(const uint8_t* b) {
-  char buf[18];
-  std::snprintf(buf, sizeof buf, "%02x:%02x:%02x:%02x:%02x:%02x", b[0], b[1], b[2], b[3], b[4], b[5]);
-  return buf;
-}
-
 bool mac_parse(const Node& n, Value& out, Diagnostics& d) {
   uint8_t addr[6], mask[6];
   std::string_view a, m;
@@ -140,8 +134,8 @@ std::string mac_describe(const Value& v) {
   uint8_t addr[6], mask[6];
   mac_bytes(std::get<Words>(v), addr, mask);
   int bits = prefix_len(mask, 6);
-  if (bits == 48) return mac_str(addr);
-  return mac_str(addr) + "/" + (bits >= 0 ? std::to_string(bits) : mac_str(mask));
+  if (bits == 48) return format_mac(addr);
+  return format_mac(addr) + "/" + (bits >= 0 ? std::to_string(bits) : format_mac(mask));
 }
 void mac_emit(const Value& v, YamlOut& y) { y.str(mac_describe(v)); }
 
@@ -202,13 +196,11 @@ std::string ip_describe(const Value& v) {
   uint8_t addr[16], mask[16];
   ip_bytes(w, addr, mask);
   int af = w[0] == 6 ? AF_INET6 : AF_INET;
-  char a[INET6_ADDRSTRLEN], m[INET6_ADDRSTRLEN];
-  inet_ntop(af, addr, a, sizeof a);
+  std::string a = format_ip(af, addr);
   int bits = prefix_len(mask, ip_len(w));
   if (bits == static_cast<int>(ip_len(w) * 8)) return a;
-  if (bits >= 0) return std::string(a) + "/" + std::to_string(bits);
-  inet_ntop(af, mask, m, sizeof m);
-  return std::string(a) + "/" + m;
+  if (bits >= 0) return a + "/" + std::to_string(bits);
+  return a + "/" + format_ip(af, mask);
 }
 void ip_emit(const Value& v, YamlOut& y) { y.str(ip_describe(v)); }
 
