@@ -42,15 +42,25 @@ void Step::append_what(std::string& out) const {
 std::vector<std::string> diff_options(const KindOps& ops, const Options& want, const Options& have, bool& recreate) {
   std::vector<std::string> out;
   auto* kernel_tunes = qdisc_ops(ops).kernel_tunes;
-  for (size_t i = 0; i < ops.fields.size(); ++i) {
-    const Field& f = ops.fields[i];
+  // Only a field present on either side can differ: one absent from both
+  // reads as its def (or nothing) on both. So the two sorted lists are
+  // walked together, in field order, rather than every field of the kind
+  // looked up in each (flower has over a hundred; a rule sets a few).
+  const auto& a = want.items();
+  const auto& b = have.items();
+  size_t i = 0, j = 0;
+  while (i < a.size() || j < b.size()) {
+    uint16_t idx = j == b.size() || (i < a.size() && a[i].field < b[j].field) ? a[i].field : b[j].field;
+    const Value* w = i < a.size() && a[i].field == idx ? &a[i++].value : nullptr;
+    const Value* h = j < b.size() && b[j].field == idx ? &b[j++].value : nullptr;
+    if (idx >= ops.fields.size()) continue;
+    const Field& f = ops.fields[idx];
     if (f.flags & (kReadOnly | kInputOnly | kNoCompare)) continue;
-    auto idx = static_cast<uint16_t>(i);
     if (kernel_tunes && kernel_tunes(want, idx)) continue;
     Value s1, s2;
-    const Value* w = effective_value(f, want, idx, s1);
+    if (!w && f.def) w = &(s1 = *f.def);
     if (!w && (f.flags & kAuto)) continue;  // the kernel's choice is not drift
-    const Value* h = effective_value(f, have, idx, s2);
+    if (!h && f.def) h = &(s2 = *f.def);
     if (!w && !h) continue;
     if (w && h && (f.custom && f.custom->same ? f.custom->same(*w, *h) : *w == *h)) continue;
     out.push_back(std::string(f.key) + " " + (h ? describe_field(f, *h) : "(none)") + " -> " +

@@ -135,3 +135,59 @@ TEST_CASE("empty filter lists: a missing one is added, an extra one deleted, one
   // is one add into it, not a delete of the list and an add.
   CHECK(plan_of(rule, empty) == "+ v0: filter u32 ingress pref 20 protocol ip handle ::1\n");
 }
+
+// diff_options walks only the fields present on either side; the scan of
+// every field of the kind, each looked up on both sides with its def, is
+// the reference it must equal (same findings, same order, same recreate).
+TEST_CASE("diff_options finds what a scan of every field finds") {
+  auto scan = [](const KindOps& ops, const Options& want, const Options& have, bool& recreate) {
+    std::vector<std::string> out;
+    auto* kernel_tunes = qdisc_ops(ops).kernel_tunes;
+    for (size_t i = 0; i < ops.fields.size(); ++i) {
+      const Field& f = ops.fields[i];
+      if (f.flags & (kReadOnly | kInputOnly | kNoCompare)) continue;
+      auto idx = static_cast<uint16_t>(i);
+      if (kernel_tunes && kernel_tunes(want, idx)) continue;
+      Value s1, s2;
+      const Value* w = effective_value(f, want, idx, s1);
+      if (!w && (f.flags & kAuto)) continue;
+      const Value* h = effective_value(f, have, idx, s2);
+      if (!w && !h) continue;
+      if (w && h && (f.custom && f.custom->same ? f.custom->same(*w, *h) : *w == *h)) continue;
+      out.push_back(std::string(f.key) + " " + (h ? describe_field(f, *h) : "(none)") + " -> " +
+                    (w ? describe_field(f, *w) : "(none)"));
+      if (f.flags & kRecreate) recreate = true;
+    }
+    return out;
+  };
+  uint32_t seed = 1;
+  auto next = [&] { return seed = seed * 1103515245u + 12345u, seed >> 16; };
+  size_t differing = 0;
+  for (auto [obj, kind] : {std::pair{ObjType::Qdisc, "cake"}, {ObjType::Qdisc, "htb"}, {ObjType::Qdisc, "fq_codel"},
+                           {ObjType::Class, "htb"}, {ObjType::Filter, "flower"}, {ObjType::Action, "police"}}) {
+    const KindOps* ops = find_kind(obj, kind);
+    REQUIRE(ops);
+    // Plain numbers only (their describe needs no custom type's Words).
+    std::vector<uint16_t> numeric;
+    for (size_t i = 0; i < ops->fields.size(); ++i)
+      if (!ops->fields[i].custom && ops->fields[i].type != FieldType::Device) numeric.push_back(static_cast<uint16_t>(i));
+    REQUIRE(!numeric.empty());
+    for (int round = 0; round < 300; ++round) {
+      Options want, have;
+      for (uint16_t idx : numeric) {
+        const Field& f = ops->fields[idx];
+        uint64_t def = f.def.value_or(7);
+        const uint64_t pick[] = {def, def + 1, 0, 1};
+        if (next() % 3 == 0) want.set(idx, Value(pick[next() % 4]));
+        if (next() % 3 == 0) have.set(idx, Value(pick[next() % 4]));
+      }
+      bool r1 = false, r2 = false;
+      auto got = diff_options(*ops, want, have, r1);
+      auto ref = scan(*ops, want, have, r2);
+      CHECK(got == ref);
+      CHECK(r1 == r2);
+      differing += !ref.empty();
+    }
+  }
+  CHECK(differing > 100);  // the rounds found differences to compare
+}
