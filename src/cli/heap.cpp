@@ -67,9 +67,13 @@ void restart_with_huge_heap_pages(char** argv) {
 void keep_large_blocks_in_heap() {
 #ifdef __GLIBC__
   const char* tunables = std::getenv("GLIBC_TUNABLES");
-  if (tunables && std::strstr(tunables, "glibc.malloc.mmap_threshold")) return;
-  if (std::getenv("MALLOC_MMAP_THRESHOLD_")) return;
-  mallopt(M_MMAP_THRESHOLD, 32 << 20);
+  auto set_by_caller = [&](const char* tunable, const char* env) {
+    return (tunables && std::strstr(tunables, tunable)) || std::getenv(env);
+  };
+  // Either setting fixes glibc's thresholds (no more raising as blocks are
+  // freed), so each is set here to where glibc's own tuning would end up.
+  if (!set_by_caller("glibc.malloc.mmap_threshold", "MALLOC_MMAP_THRESHOLD_")) mallopt(M_MMAP_THRESHOLD, 32 << 20);
+  if (!set_by_caller("glibc.malloc.trim_threshold", "MALLOC_TRIM_THRESHOLD_")) mallopt(M_TRIM_THRESHOLD, 64 << 20);
 #endif
 }
 

@@ -21,15 +21,20 @@ namespace tcsync {
 // in main, before any thread or descriptor.
 void restart_with_huge_heap_pages(char** argv);
 
-// Keeps blocks below 32 MiB in the heap (mallopt M_MMAP_THRESHOLD), unless
-// GLIBC_TUNABLES or MALLOC_MMAP_THRESHOLD_ sets the threshold. glibc maps
-// each block above its threshold (128 KiB, raised to the largest block
-// freed so far) on its own and unmaps it when freed; a vector of 100k
-// filters doubles eleven times, each time into new pages, which the kernel
-// clears: a third more than the dump keeps. In the heap the freed steps
-// serve the rule allocations that follow: a dump of 100k u32 rules faults 18.8k pages
-// instead of 25.1k (4 KiB pages); of 100k flower rules in the lab 6-7k
-// instead of 12.3k, clear_page samples down a fifth.
+// Keeps blocks below 32 MiB in the heap (mallopt M_MMAP_THRESHOLD) and up
+// to 64 MiB of freed memory at its top (M_TRIM_THRESHOLD), each unless the
+// caller sets it (GLIBC_TUNABLES, MALLOC_MMAP_THRESHOLD_, _TRIM_THRESHOLD_);
+// glibc's own tuning reaches these values only after freeing such blocks.
+// glibc maps each block above its threshold (128 KiB at first) on its own
+// and unmaps it when freed; a vector of 100k filters doubles eleven times,
+// each time into new pages, which the kernel clears: a third more than the
+// dump keeps. In the heap the freed steps serve the rule allocations that
+// follow: a dump of 100k u32 rules faults 18.8k pages instead of 25.1k
+// (4 KiB pages); of 100k flower rules in the lab 6-7k instead of 12.3k.
+// The trim threshold keeps what an apply frees before its verify (the sent
+// requests, at the heap's top) for the read-back: flower 100k apply, lab,
+// 22-23k faults instead of 32-33k. (glibc refuses an mmap threshold above
+// half its heap size, 32-bit or hugetlb=2 builds: the call then does nothing.)
 void keep_large_blocks_in_heap();
 
 }  // namespace tcsync

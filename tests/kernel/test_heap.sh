@@ -7,7 +7,7 @@
 # tunable under "always" and "never") there is no restart either. And it
 # keeps blocks below 32 MiB in the heap, so the filter vector's growth
 # steps are reused instead of mapped and cleared anew: fewer faults than
-# with glibc's own threshold (which the tunable, when set, keeps).
+# with a fixed 128 KiB threshold (the tunable, when set, is left alone).
 source "$(dirname "$0")/lib.sh"
 make_ns
 
@@ -70,25 +70,35 @@ echo "# minor faults of the dump: $huge (default), $small (glibc.malloc.hugetlb=
 expect_same_file "$TMP/small.yaml" "$TMP/huge.yaml" "the same dump with and without huge pages"
 n=$(grep -c 'u32:' "$TMP/huge.yaml" || true)
 [ "$n" -ge 50000 ] && pass "the dump holds the rules ($n)" || fail "$n rules dumped"
-# Large blocks in the heap: with 4 KiB pages, the faults of the same dump
-# with glibc's own threshold (set by the tunable, which tcsync then leaves)
-# and with tcsync's. (100k rules: 25.1k against 18.8k.)
+# Large blocks in the heap. The baseline is glibc's threshold fixed at its
+# starting 128 KiB (set by the tunable, which tcsync then leaves alone);
+# glibc's default raises it to the largest block freed so far, which the
+# filter vector's doublings outrun (a dump of 100k rules without tcsync's
+# setting: 25.1k faults, with it 18.8k). With 4 KiB pages the faults count
+# the pages cleared; where THP is "always" the kernel gives huge pages to
+# both runs' large blocks whatever the tunable says, and counts prove
+# nothing, so only the mappings are checked there.
 glibc_own=$(faults glibc.malloc.hugetlb=0:glibc.malloc.mmap_threshold=131072 "$TMP/own.yaml" "$TCSYNC" --netns "$NS" dump --dev v0)
-echo "# minor faults with glibc's mmap threshold: $glibc_own; with tcsync's: $small"
+echo "# minor faults with a fixed 128 KiB mmap threshold: $glibc_own; with tcsync's: $small"
 expect_same_file "$TMP/small.yaml" "$TMP/own.yaml" "the same dump with either threshold"
-[ $((small * 10)) -lt $((glibc_own * 9)) ] && pass "large blocks kept in the heap: $small faults against $glibc_own" ||
-  fail "the heap threshold did not cut the faults: $small against $glibc_own"
+if [ "$MODE" != always ]; then
+  [ $((small * 10)) -lt $((glibc_own * 9)) ] && pass "large blocks kept in the heap: $small faults against $glibc_own" ||
+    fail "the heap threshold did not cut the faults: $small against $glibc_own"
+fi
 # Blocks malloc maps on their own: read-write anonymous mappings, not a
-# thread's stack or arena reservation (PROT_NONE). 25 of 1 MiB or more for
-# 100k rules with glibc's threshold; none with tcsync's.
+# thread's stack or arena reservation (PROT_NONE), from 1 MiB up to
+# tcsync's threshold (32 MiB: a block above it is mapped whatever the
+# setting). 23 for 50k rules with the fixed 128 KiB threshold; none with
+# tcsync's.
 big_maps() {
   strace -f -e trace=mmap -o "$TMP/strace" env GLIBC_TUNABLES="$1" "$TCSYNC" --netns "$NS" dump --dev v0 >/dev/null
-  grep -F 'PROT_READ|PROT_WRITE, MAP_PRIVATE|MAP_ANONYMOUS, -1' "$TMP/strace" | awk -F'[(,)]' '$3 + 0 >= 1048576 {n++} END {print n + 0}'
+  grep -F 'PROT_READ|PROT_WRITE, MAP_PRIVATE|MAP_ANONYMOUS, -1' "$TMP/strace" |
+    awk -F'[(,)]' '$3 + 0 >= 1048576 && $3 + 0 < 33554432 {n++} END {print n + 0}'
 }
 theirs=$(big_maps glibc.malloc.hugetlb=0:glibc.malloc.mmap_threshold=131072)
 ours=$(big_maps glibc.malloc.hugetlb=0)
-[ "$ours" = 0 ] && [ "$theirs" -gt 0 ] && pass "blocks of 1 MiB or more: none mapped on their own ($theirs with glibc's threshold)" ||
-  fail "blocks of 1 MiB or more mapped on their own: $ours ($theirs with glibc's threshold)"
+[ "$ours" = 0 ] && [ "$theirs" -gt 0 ] && pass "blocks of 1 to 32 MiB: none mapped on their own ($theirs with a 128 KiB threshold)" ||
+  fail "blocks of 1 to 32 MiB mapped on their own: $ours ($theirs with a 128 KiB threshold)"
 
 if [ "$RESTARTS" = 1 ]; then
   strace -f -e trace=madvise -o "$TMP/strace" "$TCSYNC" --netns "$NS" dump --dev v0 >/dev/null

@@ -164,7 +164,8 @@ TEST_CASE("diff_options finds what a scan of every field finds") {
   auto next = [&] { return seed = seed * 1103515245u + 12345u, seed >> 16; };
   size_t differing = 0;
   for (auto [obj, kind] : {std::pair{ObjType::Qdisc, "cake"}, {ObjType::Qdisc, "htb"}, {ObjType::Qdisc, "fq_codel"},
-                           {ObjType::Class, "htb"}, {ObjType::Filter, "flower"}, {ObjType::Action, "police"}}) {
+                           {ObjType::Class, "htb"}, {ObjType::Filter, "flower"}, {ObjType::Action, "police"},
+                           {ObjType::Qdisc, "red"}, {ObjType::Qdisc, "ets"}}) {
     const KindOps* ops = find_kind(obj, kind);
     REQUIRE(ops);
     // Plain numbers only (their describe needs no custom type's Words).
