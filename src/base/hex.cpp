@@ -17,11 +17,14 @@ std::string hex_digits(uint64_t v, int width) {
 
 std::string hex_0x(uint64_t v) { return "0x" + hex_digits(v); }
 
-std::string to_hex(std::span<const uint8_t> bytes) {
+std::string to_hex(std::span<const uint8_t> bytes, char sep) {
   static constexpr char kDigits[] = "0123456789abcdef";
   std::string out;
-  out.reserve(bytes.size() * 2);
-  for (uint8_t b : bytes) out += kDigits[b >> 4], out += kDigits[b & 15];
+  out.reserve(bytes.size() * 3);
+  for (size_t i = 0; i < bytes.size(); ++i) {
+    if (sep && i) out += sep;
+    out += kDigits[bytes[i] >> 4], out += kDigits[bytes[i] & 15];
+  }
   return out;
 }
 

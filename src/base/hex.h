@@ -16,8 +16,8 @@ namespace tcsync {
 std::string hex_digits(uint64_t v, int width = 0);
 std::string hex_0x(uint64_t v);
 
-// Lowercase, two digits a byte, nothing between.
-std::string to_hex(std::span<const uint8_t> bytes);
+// Lowercase, two digits a byte, nothing between (or `sep`: a MAC's ':').
+std::string to_hex(std::span<const uint8_t> bytes, char sep = 0);
 // The bytes of an even number of hex digits (either case); nullopt for
 // anything else.
 std::optional<std::vector<uint8_t>> from_hex(std::string_view s);

@@ -26,6 +26,13 @@ std::string first_line(const char* path) {
   return line;
 }
 
+// Whether the caller's GLIBC_TUNABLES names `tunable` (any value): then
+// it is the caller's, and tcsync leaves it alone.
+bool tunable_named(const char* tunable) {
+  const char* tunables = std::getenv("GLIBC_TUNABLES");
+  return tunables && std::strstr(tunables, tunable);
+}
+
 }  // namespace
 
 void restart_with_huge_heap_pages(char** argv) {
@@ -40,8 +47,7 @@ void restart_with_huge_heap_pages(char** argv) {
   // Started as `ld.so tcsync ...`: /proc/self/exe is the loader then
   // (the kernel ran no interpreter, AT_BASE 0), which would not find us.
   if (getauxval(AT_BASE) == 0) return;
-  const char* tunables = std::getenv("GLIBC_TUNABLES");
-  if (tunables && std::strstr(tunables, "glibc.malloc.hugetlb")) return;
+  if (tunable_named("glibc.malloc.hugetlb")) return;
   // "always [madvise] never": the selected mode in brackets. glibc acts on
   // the tunable only under madvise: under always it neither advises nor
   // aligns its heap's growth (the kernel already may give huge pages), so
@@ -52,6 +58,7 @@ void restart_with_huge_heap_pages(char** argv) {
   // x86-64 and 4K-page arm64, but 512 MiB on 64K-page arm64, where every
   // run would take half a gigabyte at a time.
   if (first_line("/sys/kernel/mm/transparent_hugepage/hpage_pmd_size") != "2097152") return;
+  const char* tunables = std::getenv("GLIBC_TUNABLES");
   std::string value = tunables && *tunables ? std::string(tunables) + ":glibc.malloc.hugetlb=1" : "glibc.malloc.hugetlb=1";
   std::string old = tunables ? tunables : "";
   if (setenv("GLIBC_TUNABLES", value.c_str(), 1) != 0) return;
@@ -66,10 +73,7 @@ void restart_with_huge_heap_pages(char** argv) {
 
 void keep_large_blocks_in_heap() {
 #ifdef __GLIBC__
-  const char* tunables = std::getenv("GLIBC_TUNABLES");
-  auto set_by_caller = [&](const char* tunable, const char* env) {
-    return (tunables && std::strstr(tunables, tunable)) || std::getenv(env);
-  };
+  auto set_by_caller = [](const char* tunable, const char* env) { return tunable_named(tunable) || std::getenv(env); };
   // Either setting fixes glibc's thresholds (no more raising as blocks are
   // freed), so each is set here to where glibc's own tuning would end up.
   if (!set_by_caller("glibc.malloc.mmap_threshold", "MALLOC_MMAP_THRESHOLD_")) mallopt(M_MMAP_THRESHOLD, 32 << 20);

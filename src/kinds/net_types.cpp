@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "base/handle.h"
+#include "base/hex.h"
 #include "base/units.h"
 #include "yaml/yaml_reader.h"
 #include "yaml/yaml_out.h"
@@ -40,12 +41,7 @@ bool read_mac(std::string_view s, uint8_t (&out)[6]) {
   return pos == s.size();
 }
 
-std::string format_mac(const uint8_t* b) {
-  static constexpr char kDigits[] = "0123456789abcdef";
-  std::string out(17, ':');
-  for (int i = 0; i < 6; ++i) out[3 * i] = kDigits[b[i] >> 4], out[3 * i + 1] = kDigits[b[i] & 15];
-  return out;
-}
+std::string format_mac(const uint8_t* b) { return to_hex({b, 6}, ':'); }
 
 std::string format_ip(int af, const uint8_t* b) {
   if (af == AF_INET) {
