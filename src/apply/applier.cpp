@@ -358,18 +358,35 @@ ApplyReport apply_plan(Kernel& k, const State& desired, const State& before, con
     // or the action table is among them.
     rep.redumped = true;
     const State* want = &desired;
-    std::vector<std::string> names = device_names(desired);
+    std::vector<std::string> names;
+    Diagnostics dd;
+    bool read = false;
     if (!whole) {
+      // Those devices only, their rules compared as they are read (the
+      // sieve: verify_by_dump.h); the rest is planned as before.
+      std::vector<const Device*> check;
       for (auto& dev : desired.devices)
-        if (unproven.count(dev.name)) rep.verify_desired.devices.push_back(dev);
-      want = &rep.verify_desired;
-      names = device_names(rep.verify_desired);
+        if (unproven.count(dev.name)) check.push_back(&dev), names.push_back(dev.name);
       std::erase_if(rep.remaining.steps, [&](const Step& st) { return unproven.count(st.device) > 0; });
+      VerifySieve sieve(check);
+      k.set_sieve(&sieve);
+      read = dump_state(k, names, false, rep.after, dd);
+      k.set_sieve(nullptr);
+      if (read && sieve.spoiled()) {  // a key listed twice: read them whole
+        rep.after = State{};
+        read = dump_state(k, names, false, rep.after, dd);
+        for (const Device* dev : check) rep.verify_desired.devices.push_back(*dev);
+      } else {
+        rep.verify_desired = sieve.rest();
+        rep.sieved = sieve.taken();
+      }
+      want = &rep.verify_desired;
     } else {
       rep.remaining = Plan{};
+      names = device_names(desired);
+      read = dump_state(k, names, desired.actions.present, rep.after, dd);
     }
-    Diagnostics dd;
-    if (!dump_state(k, names, whole && desired.actions.present, rep.after, dd)) {
+    if (!read) {
       for (auto& x : dd.all()) d.add(x.severity, x.loc, "verify: " + x.message);
       return rep;
     }

@@ -79,6 +79,7 @@ struct ApplyReport {
   size_t echo_checked = 0;         // steps verified by their echo
   size_t echo_missing = 0;         // acknowledged steps an echo could not verify
   size_t dump_checked = 0;         // steps sent without an echo, their device read back whole
+  size_t sieved = 0;               // rules of that read-back found equal as read, never held (VerifySieve)
   std::vector<size_t> echo_missing_steps;  // the first few of them (plan indexes), for -v
   size_t read_back = 0;            // of echo_checked: replaced rules echoed as before, read back one by one
   bool redumped = false;           // verify read devices again (echo_missing, or no echoes)

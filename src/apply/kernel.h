@@ -18,6 +18,16 @@ namespace tcsync {
 struct TerseCheck;
 struct StatsTable;
 
+// Verify's sieve (apply/verify_by_dump.h VerifySieve): a dumped rule it
+// takes equals the file's rule of its key and is not kept in the live
+// state, so reading a device back costs its rules' time but not their
+// memory. Asked for each rule of a network device's own blocks as it is
+// decoded; never for shared blocks.
+struct FilterSieve {
+  virtual ~FilterSieve() = default;
+  virtual bool take(const std::string& device, const Filter& f) = 0;
+};
+
 // Which part of the state a dump reads: the devices' qdiscs, classes,
 // filters and chains; the shared blocks bound by the devices `live` holds,
 // and those it lists already (a declared block is read if bound); or both.
@@ -51,6 +61,9 @@ class Kernel {
   // Counters (stats/stats.h) of the objects the dumps that follow read go
   // to this table too; null (the default): none is decoded.
   virtual void set_stats(StatsTable*) {}
+  // The sieve (above) for the dumps that follow; null (the default): every
+  // rule is kept. A kernel without it (test fakes) keeps every rule.
+  virtual void set_sieve(FilterSieve*) {}
   // Sends the batch; results has one entry per message.
   virtual std::vector<AckResult> send(MessageBatch& batch, const SendOptions& opts) = 0;
   // bpf filters (bpf_program.h): holds the programs of the live rules, and

@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
+
+#include "model/scope.h"
 
 namespace tcsync {
 namespace {
@@ -31,6 +34,66 @@ std::set<std::string> devices_verified_by_dump(const Plan& plan, const State& de
     if (!walks_resume(*want) || (had && !walks_resume(*had))) continue;
     if (want->classes.size() >= kMaxClasses || (had && had->classes.size() >= kMaxClasses)) continue;
     out.insert(name);
+  }
+  return out;
+}
+
+}  // namespace tcsync
+
+namespace tcsync {
+
+VerifySieve::VerifySieve(std::vector<const Device*> devices) {
+  places_.reserve(devices.size());
+  for (const Device* d : devices) {
+    Place p{d, {}, std::vector<uint8_t>(d->filters.size(), kUnseen), {}};
+    p.by_key.reserve(d->filters.size());
+    std::optional<Ownership> own;
+    if (d->scoped) own.emplace(*d);
+    for (size_t i = 0; i < d->filters.size(); ++i)
+      if (!own || own->owns(d->filters[i])) p.by_key.emplace_back(d->filters[i].key, static_cast<uint32_t>(i));
+    std::sort(p.by_key.begin(), p.by_key.end());
+    places_.push_back(std::move(p));
+  }
+}
+
+VerifySieve::Place* VerifySieve::find(const std::string& device) {
+  if (last_ && last_->want->name == device) return last_;
+  for (Place& p : places_)
+    if (p.want->name == device) return last_ = &p;
+  return nullptr;
+}
+
+bool VerifySieve::take(const std::string& device, const Filter& f) {
+  Place* p = find(device);
+  if (!p || filter_ops(f.ops).own_table_handle) return false;  // u32: the dumper's table passes read them all
+  auto it = std::lower_bound(p->by_key.begin(), p->by_key.end(), std::make_pair(f.key, uint32_t{0}));
+  if (it == p->by_key.end() || it->first != f.key) return false;
+  if (std::next(it) != p->by_key.end() && std::next(it)->first == f.key) return false;  // named twice
+  uint8_t& seen = p->seen[it->second];
+  if (seen != kUnseen) {
+    // Listed twice (no sieved kind does: one handle a list): the differ
+    // matches the last listing, and the first may be gone already.
+    spoiled_ = spoiled_ || seen == kTaken;
+    return false;
+  }
+  seen = kKept;
+  bool recreate = false;
+  if (!filter_differences(p->want->filters[it->second], f, recreate).empty()) return false;
+  if (p->lists.emplace(f.key.parent, f.key.chain, f.key.pref, f.key.protocol).second) return false;  // the list's first
+  seen = kTaken;
+  ++taken_;
+  return true;
+}
+
+State VerifySieve::rest() const {
+  State out;
+  out.devices.reserve(places_.size());
+  for (const Place& p : places_) {
+    const Device& d = *p.want;
+    Device& r = out.devices.emplace_back(d.without_filters());
+    r.filters.reserve(d.filters.size() - static_cast<size_t>(std::count(p.seen.begin(), p.seen.end(), kTaken)));
+    for (size_t i = 0; i < d.filters.size(); ++i)
+      if (p.seen[i] != kTaken) r.filters.push_back(d.filters[i]);
   }
   return out;
 }

@@ -13,9 +13,14 @@
 // resumes where it stopped (FilterOps::walk_resumes: flower, matchall,
 // cgroup); a u32 list is walked again from its start for every skb.
 #pragma once
+#include <cstdint>
 #include <set>
 #include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
 
+#include "apply/kernel.h"
 #include "model/model.h"
 #include "plan/differ.h"
 
@@ -31,5 +36,52 @@ constexpr size_t kDumpVerifyMinSteps = 256;
 // kind on it resumes its walk, and its classes are few enough (a class dump
 // walks them from the start too: under 4096).
 std::set<std::string> devices_verified_by_dump(const Plan& plan, const State& desired, const State& before);
+
+// The read-back of such devices, compared rule by rule as it is decoded.
+// A full read-back decodes a second model as large as the file's (some
+// 70 MB for 100k flower rules: pages the kernel must clear, then free one
+// by one) only to find every rule equal. The sieve looks each decoded rule
+// up by key among the file's and, when the differ's own comparison
+// (filter_differences) finds nothing, takes it: the live state never holds
+// it, and rest() leaves it out of the file's side as well. What is left on
+// both sides is planned as before, and that plan differs from the full one
+// only by the steps the taken pairs would not have made: none.
+//
+// Not taken, so that the differ still sees what it decides by:
+//  - the first equal rule of each list (parent, chain, pref, protocol):
+//    a list or chain that held a taken pair still holds a rule on both
+//    sides (an implicit chain is not "empty", an extra rule in the list is
+//    not "a list the file drops");
+//  - u32 rules (the dumper reads a device's tables and rules together);
+//  - a key the file names twice, or the kernel lists twice (the second);
+//    when the first listing was taken, the differ (which matches the last)
+//    might have planned otherwise: spoiled(), and verify reads the devices
+//    again without the sieve;
+//  - on a scoped device (own:), a rule the file's scope does not own
+//    without the live qdiscs in view (model/scope.h).
+class VerifySieve final : public FilterSieve {
+ public:
+  explicit VerifySieve(std::vector<const Device*> devices);
+  bool take(const std::string& device, const Filter& f) override;
+  // The devices as the files declare them, without the rules taken.
+  State rest() const;
+  size_t taken() const { return taken_; }
+  bool spoiled() const { return spoiled_; }
+
+ private:
+  using List = std::tuple<uint32_t, uint32_t, uint16_t, uint16_t>;
+  static constexpr uint8_t kUnseen = 0, kKept = 1, kTaken = 2;
+  struct Place {
+    const Device* want;
+    std::vector<std::pair<FilterKey, uint32_t>> by_key;  // sorted; index into want->filters
+    std::vector<uint8_t> seen;                           // per file rule: kUnseen, kKept, kTaken
+    std::set<List> lists;                                // those with an equal pair kept
+  };
+  Place* find(const std::string& device);
+  std::vector<Place> places_;
+  Place* last_ = nullptr;
+  size_t taken_ = 0;
+  bool spoiled_ = false;
+};
 
 }  // namespace tcsync

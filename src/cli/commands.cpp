@@ -389,7 +389,9 @@ int cmd_apply(const std::vector<std::string>& files, const ApplyFlags& f, const 
     std::fprintf(stderr, "tcsync: verify: %zu steps by their echo (%zu of them read back), %zu without one%s%s\n",
                  rep.echo_checked, rep.read_back, rep.echo_missing,
                  rep.redumped && (rep.echo_missing || !rep.dump_checked) ? " (devices read again)" : "",
-                 rep.dump_checked ? (", " + std::to_string(rep.dump_checked) + " by reading their devices back whole").c_str() : "");
+                 rep.dump_checked ? (", " + std::to_string(rep.dump_checked) + " by reading their devices back whole (" +
+                                     std::to_string(rep.sieved) + " rules compared as read)").c_str()
+                                  : "");
   if (o.verbose)
     for (size_t i : rep.echo_missing_steps)
       std::fprintf(stderr, "tcsync: verify: no echo told: %s\n", s.plan.steps[i].what().c_str());

@@ -140,9 +140,12 @@ class EmptyLists {
     end();
     head_ = std::move(f);
     rules_before_ = out_.size();
+    sieved_ = false;
   }
+  // A rule came that the caller did not keep (FilterSieve): the list holds it.
+  void sieved() { sieved_ = true; }
   void end() {
-    if (head_ && out_.size() == rules_before_) out_.push_back(std::move(*head_));
+    if (head_ && out_.size() == rules_before_ && !sieved_) out_.push_back(std::move(*head_));
     head_.reset();
   }
   // An entry that is no rule after the head: a kind's own root table (u32's
@@ -161,6 +164,7 @@ class EmptyLists {
   std::vector<Filter>& tables_;
   std::optional<Filter> head_;
   size_t rules_before_ = 0;
+  bool sieved_ = false;
 };
 
 // A rule's key with the handle the kernel names it by (801::5 for the
@@ -194,8 +198,8 @@ struct Target {
 class Dumper {
  public:
   Dumper(NlSocket& s, const LinkNames& l, Diagnostics& d, std::vector<Target>& t, State& live, TerseCheck* terse,
-         StatsTable* stats = nullptr)
-      : sock_(s), links_(l), diags_(d), targets_(t), live_(live), terse_(terse), stats_(stats) {}
+         StatsTable* stats = nullptr, FilterSieve* sieve = nullptr)
+      : sock_(s), links_(l), diags_(d), targets_(t), live_(live), terse_(terse), stats_(stats), sieve_(sieve) {}
 
   bool run_part(DumpPart part) {
     bool ok = true;
@@ -588,8 +592,9 @@ class Dumper {
       f.key.parent = model_parent(b, t.tcm_parent);
       if (ps && rule) read_filter_stats(m, f, ps->filters[kernel_name(f)]);
       if (info.list_head) lists.head(std::move(f));
-      else if (rule) tg.dev->filters.push_back(std::move(f));
-      else lists.not_a_rule(std::move(f));
+      else if (!rule) lists.not_a_rule(std::move(f));
+      else if (sieve_ && sieve_->take(tg.name, f)) lists.sieved();
+      else tg.dev->filters.push_back(std::move(f));
     });
     lists.end();
     return ok;
@@ -827,6 +832,7 @@ class Dumper {
   State& live_;
   TerseCheck* terse_;
   StatsTable* stats_;
+  FilterSieve* sieve_;
   std::unordered_map<uint32_t, size_t> by_index_;
   std::vector<uint8_t> req_;
   RxBuffer rx_;
@@ -838,7 +844,7 @@ class Dumper {
 }  // namespace
 
 bool dump_devices(NlSocket& sock, const LinkNames& links, const std::vector<std::string>& devices, State& live,
-                  Diagnostics& diags, TerseCheck* terse, DumpPart part, StatsTable* stats) {
+                  Diagnostics& diags, TerseCheck* terse, DumpPart part, StatsTable* stats, FilterSieve* sieve) {
   std::vector<Target> targets;
   if (part == DumpPart::Blocks) {
     // (no targets: the blocks come from live)
@@ -869,7 +875,7 @@ bool dump_devices(NlSocket& sock, const LinkNames& links, const std::vector<std:
   // Add every device first: adding moves the vector, so pointers come after.
   for (const Target& t : targets) live.get_or_add(t.name);
   for (Target& t : targets) t.dev = live.find(t.name);
-  Dumper dumper(sock, links, diags, targets, live, terse, stats);
+  Dumper dumper(sock, links, diags, targets, live, terse, stats, sieve);
   return dumper.run_part(targets.empty() ? DumpPart::Blocks : part);
 }
 

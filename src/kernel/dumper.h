@@ -65,10 +65,11 @@ struct TerseCheck {
 // Dumps the named devices (all links when empty) into `live`. A device that
 // does not exist, or a dump the kernel refuses, is an error in diags.
 // `stats` (tcsync stats): every object's counters also go there, by its
-// identity; null (every other command): no counter is decoded.
+// identity; null (every other command): no counter is decoded. `sieve`
+// (apply's verify): the devices' rules it takes are not kept.
 bool dump_devices(NlSocket& sock, const LinkNames& links, const std::vector<std::string>& devices, State& live,
                   Diagnostics& diags, TerseCheck* terse = nullptr, DumpPart part = DumpPart::All,
-                  StatsTable* stats = nullptr);
+                  StatsTable* stats = nullptr, FilterSieve* sieve = nullptr);
 
 // The second step of the terse check: settles terse->pending against the
 // file's rules (`desired`), reading in full what it cannot prove.

@@ -38,7 +38,7 @@ class RtnlKernel final : public Kernel {
   const LinkNames& links() const override { return links_; }
 
   bool dump(const std::vector<std::string>& devices, State& live, Diagnostics& diags) override {
-    return dump_devices(sock_, links_, devices, live, diags, nullptr, DumpPart::All, stats_);  // all of it: no terse check
+    return dump_devices(sock_, links_, devices, live, diags, nullptr, DumpPart::All, stats_, sieve_);  // all of it: no terse check
   }
 
   bool dump_actions(ActionTable& out, Diagnostics& diags, const State* bound) override {
@@ -46,7 +46,7 @@ class RtnlKernel final : public Kernel {
   }
 
   bool dump_part(const std::vector<std::string>& devices, State& live, Diagnostics& diags, DumpPart part) override {
-    return dump_devices(sock_, links_, devices, live, diags, terse_, part, stats_);
+    return dump_devices(sock_, links_, devices, live, diags, terse_, part, stats_, sieve_);
   }
 
   bool settle_terse(const State& desired, State& live, Diagnostics& diags) override {
@@ -55,6 +55,7 @@ class RtnlKernel final : public Kernel {
 
   void set_terse_check(TerseCheck* t) override { terse_ = t; }
   void set_stats(StatsTable* t) override { stats_ = t; }
+  void set_sieve(FilterSieve* s) override { sieve_ = s; }
 
   std::vector<AckResult> send(MessageBatch& batch, const SendOptions& opts) override {
     return send_batch(sock_, batch, opts);
@@ -71,6 +72,7 @@ class RtnlKernel final : public Kernel {
   Links links_;
   TerseCheck* terse_ = nullptr;
   StatsTable* stats_ = nullptr;
+  FilterSieve* sieve_ = nullptr;
   BpfLoader programs_;
 };
 

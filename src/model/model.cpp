@@ -8,6 +8,21 @@
 
 namespace tcsync {
 
+Device Device::without_filters() const {
+  Device d;
+  d.name = name;
+  d.loc = loc;
+  d.qdiscs = qdiscs;
+  d.classes = classes;
+  d.chains = chains;
+  d.atomic = atomic;
+  d.scoped = scoped;
+  d.own = own;
+  d.own_loc = own_loc;
+  d.block = block;
+  return d;
+}
+
 Device* State::find(const std::string& name) {
   for (auto& d : devices)
     if (d.name == name) return &d;

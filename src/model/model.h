@@ -225,6 +225,9 @@ struct Device {
   std::vector<OwnRegion> own;
   SourceLoc own_loc;
   uint32_t block = 0;  // a shared block's index (name "block N"); 0: a network device
+  // A copy of everything but the filters (apply's verify fills in those it
+  // still needs). A member added above belongs in it too (model.cpp).
+  Device without_filters() const;
 };
 
 struct State {
