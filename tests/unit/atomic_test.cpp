@@ -49,16 +49,7 @@ State as_live(const State& desired) {
   return live;
 }
 
-std::string text(const Plan& p) {
-  std::string out;
-  for (auto& s : p.steps) {
-    Plan one;
-    one.steps.push_back(s);
-    one.steps[0].loc = {};
-    out += plan_text(one, PrintOptions{});
-  }
-  return out;
-}
+std::string text(const Plan& p) { return test::steps_text(p); }
 
 const Filter* find(const State& s, uint32_t chain, uint16_t pref) {
   for (auto& f : s.devices[0].filters)

@@ -19,15 +19,7 @@ std::string plan_of(const std::string& want, const std::string& have) {
   static std::vector<State> keep;  // steps point into the states
   keep.push_back(std::move(w));
   keep.push_back(std::move(h));
-  Plan p = make_plan(keep[keep.size() - 2], keep.back());
-  std::string out;
-  for (auto& s : p.steps) {
-    Plan one;
-    one.steps.push_back(s);
-    one.steps[0].loc = {};
-    out += plan_text(one, PrintOptions{});
-  }
-  return out;
+  return tcsync::test::steps_text(make_plan(keep[keep.size() - 2], keep.back()));
 }
 
 const char* kTree = R"(version: 1

@@ -31,12 +31,7 @@ Planned plan_of(const std::string& want, const std::string& have) {
   }
   Plan p = make_plan(keep[keep.size() - 2], keep.back());
   Planned out;
-  for (auto& s : p.steps) {
-    Plan one;
-    one.steps.push_back(s);
-    one.steps[0].loc = {};
-    out.steps += plan_text(one, PrintOptions{});
-  }
+  out.steps = tcsync::test::steps_text(p);
   out.outside = p.outside;
   for (auto& r : p.refused) out.refused += format_diagnostic(r);
   return out;

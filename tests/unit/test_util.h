@@ -12,6 +12,8 @@
 #include "codec/tc_codec.h"
 #include "file/loader.h"
 #include "model/model.h"
+#include "plan/differ.h"
+#include "plan/plan_print.h"
 
 namespace tcsync::test {
 
@@ -84,6 +86,19 @@ inline State load_ok(const std::string& text) {
   std::string errs = load_errors(text, &s);
   if (!errs.empty()) throw std::runtime_error("unexpected load errors:\n" + errs);
   return s;
+}
+
+// The plan's steps as `tcsync diff` prints them, without their YAML
+// locations (the tests compare steps, not lines).
+inline std::string steps_text(const Plan& p) {
+  std::string out;
+  for (auto& s : p.steps) {
+    Plan one;
+    one.steps.push_back(s);
+    one.steps[0].loc = {};
+    out += plan_text(one, PrintOptions{});
+  }
+  return out;
 }
 
 }  // namespace tcsync::test

@@ -54,12 +54,7 @@ std::unique_ptr<Planned> plan_of(const std::string& want, const std::string& hav
   for (auto& d : p->keep[1].devices)
     for (auto& f : d.filters) f.loc = {};
   p->plan = make_plan(p->keep[0], p->keep[1]);
-  for (auto& s : p->plan.steps) {
-    Plan one;
-    one.steps.push_back(s);
-    one.steps[0].loc = {};
-    p->text += plan_text(one, PrintOptions{});
-  }
+  p->text = tcsync::test::steps_text(p->plan);
   return p;
 }
 

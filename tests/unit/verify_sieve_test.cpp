@@ -18,19 +18,9 @@
 
 using namespace tcsync;
 using tcsync::test::load_ok;
+using tcsync::test::steps_text;
 
 namespace {
-
-std::string steps_text(const Plan& p) {
-  std::string out;
-  for (auto& s : p.steps) {
-    Plan one;
-    one.steps.push_back(s);
-    one.steps[0].loc = {};
-    out += plan_text(one, PrintOptions{});
-  }
-  return out;
-}
 
 struct Outcome {
   std::string full, sieved;
