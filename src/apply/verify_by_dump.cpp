@@ -38,10 +38,6 @@ std::set<std::string> devices_verified_by_dump(const Plan& plan, const State& de
   return out;
 }
 
-}  // namespace tcsync
-
-namespace tcsync {
-
 VerifySieve::VerifySieve(std::vector<const Device*> devices) {
   places_.reserve(devices.size());
   for (const Device* d : devices) {
