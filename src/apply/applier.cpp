@@ -223,6 +223,18 @@ class EchoCheck {
   std::vector<std::pair<size_t, std::string>> why_;
 };
 
+// The sieve is the kernel's for one read-back only, also when it throws.
+class SieveInUse {
+ public:
+  SieveInUse(Kernel& k, FilterSieve& s) : k_(k) { k_.set_sieve(&s); }
+  ~SieveInUse() { k_.set_sieve(nullptr); }
+  SieveInUse(const SieveInUse&) = delete;
+  SieveInUse& operator=(const SieveInUse&) = delete;
+
+ private:
+  Kernel& k_;
+};
+
 // Sends the batch chunk by chunk; stops after a chunk with a failure (unless
 // continuing) or when interrupted. Results for unsent messages stay NotSent.
 // `echo`: the requests go with NLM_F_ECHO and their echoes to it.
@@ -357,40 +369,49 @@ ApplyReport apply_plan(Kernel& k, const State& desired, const State& before, con
     // echoes' findings elsewhere stand), or everything when a shared block
     // or the action table is among them.
     rep.redumped = true;
-    const State* want = &desired;
     std::vector<std::string> names;
     Diagnostics dd;
     bool read = false;
+    Plan again;
     if (!whole) {
-      // Those devices only, their rules compared as they are read (the
-      // sieve: verify_by_dump.h); the rest is planned as before.
       std::vector<const Device*> check;
       for (auto& dev : desired.devices)
         if (unproven.count(dev.name)) check.push_back(&dev), names.push_back(dev.name);
       std::erase_if(rep.remaining.steps, [&](const Step& st) { return unproven.count(st.device) > 0; });
+      // Those devices only, each rule compared as it is read (the sieve,
+      // verify_by_dump.h): an equal pair is never held. The sieve proves
+      // that nothing differs; where something does, the pairs it took may
+      // belong in the report (a re-created qdisc adds its rules again), so
+      // the devices are then read again whole and planned as without it.
       VerifySieve sieve(check);
-      k.set_sieve(&sieve);
-      read = dump_state(k, names, false, rep.after, dd);
-      k.set_sieve(nullptr);
-      if (read && sieve.spoiled()) {  // a key listed twice: read them whole
-        rep.after = State{};
+      {
+        SieveInUse in_use(k, sieve);
         read = dump_state(k, names, false, rep.after, dd);
-        for (const Device* dev : check) rep.verify_desired.devices.push_back(*dev);
-      } else {
+      }
+      if (read && !sieve.spoiled()) {
         rep.verify_desired = sieve.rest();
+        again = make_plan(rep.verify_desired, rep.after);
         rep.sieved = sieve.taken();
       }
-      want = &rep.verify_desired;
+      if (read && (sieve.spoiled() || (!again.empty() && rep.sieved))) {
+        again = Plan{};
+        rep.sieved = 0;
+        rep.after = State{};
+        rep.verify_desired = State{};
+        for (const Device* dev : check) rep.verify_desired.devices.push_back(*dev);
+        read = dump_state(k, names, false, rep.after, dd);
+        if (read) again = make_plan(rep.verify_desired, rep.after);
+      }
     } else {
       rep.remaining = Plan{};
       names = device_names(desired);
       read = dump_state(k, names, desired.actions.present, rep.after, dd);
+      if (read) again = make_plan(desired, rep.after);
     }
     if (!read) {
       for (auto& x : dd.all()) d.add(x.severity, x.loc, "verify: " + x.message);
       return rep;
     }
-    Plan again = make_plan(*want, rep.after);
     for (auto& st : again.steps) rep.remaining.steps.push_back(std::move(st));
     rep.verified = rep.remaining.empty();
     return rep;

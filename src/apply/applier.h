@@ -73,13 +73,14 @@ struct ApplyReport {
                                    // single-use actions (the plans point into it)
   Plan rollback_plan;              // what the rollback did
   std::vector<AckResult> rollback_results;
-  State after;                     // the state the checks saw last
+  State after;                     // the state the checks saw last (less the rules `sieved` counts)
   bool verified = false;           // after success: every echo (or a fresh dump) as planned
   Plan remaining;                  // what the echoes (or a fresh dump) still differ in
   size_t echo_checked = 0;         // steps verified by their echo
   size_t echo_missing = 0;         // acknowledged steps an echo could not verify
   size_t dump_checked = 0;         // steps sent without an echo, their device read back whole
-  size_t sieved = 0;               // rules of that read-back found equal as read, never held (VerifySieve)
+  size_t sieved = 0;               // rules of that read-back equal as read, never held (VerifySieve);
+                                   // 0 when the devices were read again whole
   std::vector<size_t> echo_missing_steps;  // the first few of them (plan indexes), for -v
   size_t read_back = 0;            // of echo_checked: replaced rules echoed as before, read back one by one
   bool redumped = false;           // verify read devices again (echo_missing, or no echoes)

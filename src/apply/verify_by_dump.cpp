@@ -73,8 +73,10 @@ bool VerifySieve::take(const std::string& device, const Filter& f) {
     return false;
   }
   seen = kKept;
+  const Filter& want = p->want->filters[it->second];
+  if (want.ops != f.ops || want.kind != f.kind) return false;  // filter_differences takes the kind as equal
   bool recreate = false;
-  if (!filter_differences(p->want->filters[it->second], f, recreate).empty()) return false;
+  if (!filter_differences(want, f, recreate).empty()) return false;
   if (p->lists.emplace(f.key.parent, f.key.chain, f.key.pref, f.key.protocol).second) return false;  // the list's first
   seen = kTaken;
   ++taken_;

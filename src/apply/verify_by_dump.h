@@ -41,11 +41,15 @@ std::set<std::string> devices_verified_by_dump(const Plan& plan, const State& de
 // A full read-back decodes a second model as large as the file's (some
 // 70 MB for 100k flower rules: pages the kernel must clear, then free one
 // by one) only to find every rule equal. The sieve looks each decoded rule
-// up by key among the file's and, when the differ's own comparison
-// (filter_differences) finds nothing, takes it: the live state never holds
-// it, and rest() leaves it out of the file's side as well. What is left on
-// both sides is planned as before, and that plan differs from the full one
-// only by the steps the taken pairs would not have made: none.
+// up by key among the file's and, when it is of the same kind and the
+// differ's own comparison (filter_differences) finds nothing, takes it: the
+// live state never holds it, and rest() leaves it out of the file's side as
+// well. What is left on both sides is planned as before: that plan is empty
+// exactly when the full one is (a taken pair makes no step of its own, and
+// what the differ decides by lists and chains still sees a rule in each).
+// It is not always the same plan: a qdisc or chain the plan re-creates adds
+// all its rules again, the taken ones too. So a non-empty plan is only a
+// verdict; the applier then reads the devices again whole for its report.
 //
 // Not taken, so that the differ still sees what it decides by:
 //  - the first equal rule of each list (parent, chain, pref, protocol):

@@ -390,7 +390,7 @@ int cmd_apply(const std::vector<std::string>& files, const ApplyFlags& f, const 
                  rep.echo_checked, rep.read_back, rep.echo_missing,
                  rep.redumped && (rep.echo_missing || !rep.dump_checked) ? " (devices read again)" : "",
                  rep.dump_checked ? (", " + std::to_string(rep.dump_checked) + " by reading their devices back whole (" +
-                                     std::to_string(rep.sieved) + " rules compared as read)").c_str()
+                                     std::to_string(rep.sieved) + " rules equal as read)").c_str()
                                   : "");
   if (o.verbose)
     for (size_t i : rep.echo_missing_steps)
