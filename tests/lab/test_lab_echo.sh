@@ -4,7 +4,7 @@
 # and matchall rules, an htb tree with fq_codel leaves, a 1% change, and
 # --atomic (the spare slot, then the switch rule's replace). Every step is
 # verified by its echo: no dump after the apply ("0 without one"); but a
-# device whose requests are most of it is read back whole (section 4).
+# device whose requests are most of it is read back whole (sections 4, 5).
 source "$(dirname "$0")/../kernel/lib.sh"
 make_ns 4
 verified() { expect_contains "$1 steps by their echo ($2 of them read back), 0 without one"; }
@@ -99,4 +99,23 @@ expect_contains "after the apply the kernel still differs from the files"
 expect_contains "(mirred dev lo -> v2)"
 # --no-verify trusts the ACKs: exit 0 on the same state.
 expect_rc 0 ts apply --no-verify "$TMP/bound.yaml"
+
+# 5. The read-back through the sieve with a chain the file does not declare
+# (the kernel makes chain 1 for its rules and dumps it): one rule of each
+# list stays held, so the plan sees chain 1 holding rules on both sides and
+# does not plan it away: verified, 600 - 2 rules equal as read.
+t qdisc del dev v3 clsact
+{
+  echo "version: 1"; echo "devices:"; echo "  v3:"; echo "    qdiscs: [{kind: clsact}]"; echo "    filters:"
+  for c in 0 1; do
+    for i in $(seq 1 300); do
+      echo "      - {parent: ingress, chain: $c, pref: 10, protocol: ip, flower: {ip_proto: tcp, dst_port: $i}, actions: [{gact: {control: drop}}]}"
+    done
+  done
+} >"$TMP/chained.yaml"
+expect_rc 0 ts -v apply "$TMP/chained.yaml"
+expect_contains "601 by reading their devices back whole (598 rules equal as read)"
+OUT=$(t chain show dev v3 ingress)
+expect_contains "chain 1"
+expect_rc 0 ts diff "$TMP/chained.yaml"
 finish
