@@ -233,13 +233,17 @@ void normalize_options(const KindOps& k, Options& o, const KindCtx& ctx, Diagnos
   if (k.normalize) k.normalize(o, ctx, diags, loc);
 }
 
-const Value* effective_value(const Field& f, const Options& o, uint16_t idx, Value& scratch) {
-  if (auto* v = o.get(idx)) return v;
+const Value* or_default(const Field& f, const Value* v, Value& scratch) {
+  if (v) return v;
   if (f.def) {
     scratch = *f.def;
     return &scratch;
   }
   return nullptr;
+}
+
+const Value* effective_value(const Field& f, const Options& o, uint16_t idx, Value& scratch) {
+  return or_default(f, o.get(idx), scratch);
 }
 
 }  // namespace tcsync

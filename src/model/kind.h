@@ -564,5 +564,7 @@ void normalize_options(const KindOps& k, Options& o, const KindCtx& ctx, Diagnos
 
 // The value a field is compared by: declared, else its default, else none.
 const Value* effective_value(const Field& f, const Options& o, uint16_t idx, Value& scratch);
+// The same for a value already looked up (`v`, null when absent).
+const Value* or_default(const Field& f, const Value* v, Value& scratch);
 
 }  // namespace tcsync

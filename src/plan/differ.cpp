@@ -58,9 +58,9 @@ std::vector<std::string> diff_options(const KindOps& ops, const Options& want, c
     if (f.flags & (kReadOnly | kInputOnly | kNoCompare)) continue;
     if (kernel_tunes && kernel_tunes(want, idx)) continue;
     Value s1, s2;
-    if (!w && f.def) w = &(s1 = *f.def);
+    w = or_default(f, w, s1);
     if (!w && (f.flags & kAuto)) continue;  // the kernel's choice is not drift
-    if (!h && f.def) h = &(s2 = *f.def);
+    h = or_default(f, h, s2);
     if (!w && !h) continue;
     if (w && h && (f.custom && f.custom->same ? f.custom->same(*w, *h) : *w == *h)) continue;
     out.push_back(std::string(f.key) + " " + (h ? describe_field(f, *h) : "(none)") + " -> " +
