@@ -10,7 +10,7 @@ if [ "${1:-}" = --tests ]; then
   PKGS+=(catch2 iputils-ping python3 python3-jsonschema python3-yaml
          python3-prometheus-client graphviz  # stats: a real exposition parser; dot -Tsvg of the tree
          strace  # test_echo_verify: the size of each sendmsg
-         clang-14 libclang-rt-14-dev  # clang: the sanitizer and libFuzzer build, and BPF test programs (-target bpf)
+         clang-14 libclang-rt-14-dev clang-format  # clang-format: tests/layers/check_format.sh; clang: the sanitizer and libFuzzer build, and BPF test programs (-target bpf)
          ansible-core debhelper dpkg-dev go-md2man systemd  # packaging tests: playbook run, .deb, man pages, systemd-analyze
          qemu-system-x86 linux-image-amd64 busybox-static cpio kmod)  # the kernel lab: tests/lab, docs/lab.md
 fi

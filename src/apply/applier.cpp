@@ -11,13 +11,14 @@
 
 #include "apply/refused_field.h"
 #include "apply/verify_by_dump.h"
-#include "plan/action_table.h"
 #include "base/handle.h"
 #include "codec/tc_codec.h"
+#include "plan/action_table.h"
 
 namespace tcsync {
 
-bool encode_plan(const Plan& plan, const LinkNames& links, MessageBatch& batch, Diagnostics& d, const BpfPrograms* programs) {
+bool encode_plan(const Plan& plan, const LinkNames& links, MessageBatch& batch, Diagnostics& d,
+                 const BpfPrograms* programs) {
   MsgWriter w(batch.buf);
   size_t errors = d.error_count();
   for (auto& st : plan.steps) {
@@ -30,11 +31,16 @@ bool encode_plan(const Plan& plan, const LinkNames& links, MessageBatch& batch, 
     uint32_t ifindex = st.block ? TCM_IFINDEX_MAGIC_BLOCK : links.index_of(st.device).value_or(0);
     if (!ifindex) d.error(st.loc, "device '" + st.device + "' does not exist");
     size_t off;
-    if (st.chain) off = encode_chain(w, st.op, *st.chain, ifindex, &links, d);
-    else if (st.qdisc) off = encode_qdisc(w, st.op, *st.qdisc, ifindex, &links, d, st.part);
-    else if (st.cls) off = encode_class(w, st.op, *st.cls, ifindex, &links, d);
-    else if (st.filter_group) off = encode_filter_group_delete(w, st.filter->key, st.filter->kind, ifindex);
-    else off = encode_filter(w, st.op, *st.filter, ifindex, &links, d, st.live_filter, programs);
+    if (st.chain)
+      off = encode_chain(w, st.op, *st.chain, ifindex, &links, d);
+    else if (st.qdisc)
+      off = encode_qdisc(w, st.op, *st.qdisc, ifindex, &links, d, st.part);
+    else if (st.cls)
+      off = encode_class(w, st.op, *st.cls, ifindex, &links, d);
+    else if (st.filter_group)
+      off = encode_filter_group_delete(w, st.filter->key, st.filter->kind, ifindex);
+    else
+      off = encode_filter(w, st.op, *st.filter, ifindex, &links, d, st.live_filter, programs);
     batch.offsets.push_back(off);
   }
   return d.error_count() == errors;
@@ -93,14 +99,16 @@ class EchoCheck {
       if (!decode_qdisc(msg, &links_, q, info)) return;
       if (q.parent != st.qdisc->parent)
         why.push_back("parent " + format_handle(st.qdisc->parent) + " -> " + format_handle(q.parent));
-      else why = qdisc_differences(*st.qdisc, q, recreate);
+      else
+        why = qdisc_differences(*st.qdisc, q, recreate);
     } else if (st.cls) {
       if (type != RTM_NEWTCLASS) return;
       Class c;
       if (!decode_class(msg, &links_, c, info)) return;
       if (c.classid != st.cls->classid)
         why.push_back("classid " + format_handle(st.cls->classid) + " -> " + format_handle(c.classid));
-      else why = class_differences(*st.cls, c, recreate);
+      else
+        why = class_differences(*st.cls, c, recreate);
     } else if (st.filter && !st.filter_group) {
       if (type != RTM_NEWTFILTER) return;
       Filter f;
@@ -189,8 +197,10 @@ class EchoCheck {
         // device is read again.
         const Step& st = plan_.steps[i];
         if (st.filter && st.filter->key.chain != 0) {
-          if (st.block) whole = true;
-          else unproven.insert(st.device);
+          if (st.block)
+            whole = true;
+          else
+            unproven.insert(st.device);
         }
         continue;
       }
@@ -200,10 +210,12 @@ class EchoCheck {
       } else if (seen_[i] == Echo::None) {
         if (++rep.echo_missing <= 5) rep.echo_missing_steps.push_back(i);
         const Step& st = plan_.steps[i];
-        if (st.block || st.action) whole = true;
-        else unproven.insert(st.device);
-      }
-      else ++rep.echo_checked;
+        if (st.block || st.action)
+          whole = true;
+        else
+          unproven.insert(st.device);
+      } else
+        ++rep.echo_checked;
     }
     for (auto& [i, reason] : why_) {
       if (results[i].status != AckResult::Status::Ok) continue;
@@ -254,7 +266,8 @@ std::vector<AckResult> send_chunked(Kernel& k, MessageBatch& batch, const ApplyO
     for (size_t i = first; i < last; ++i) part.offsets.push_back(batch.offsets[i] - from);
     SendOptions so{stop_on_error, {}};
     if (echo) so.on_echo = [echo, first](size_t i, std::span<const uint8_t> m) { echo->on_echo(first + i, m); };
-    if (echo && !echo->unechoed.empty()) so.unechoed = std::span<const uint8_t>(echo->unechoed).subspan(first, last - first);
+    if (echo && !echo->unechoed.empty())
+      so.unechoed = std::span<const uint8_t>(echo->unechoed).subspan(first, last - first);
     auto got = k.send(part, so);
     if (o.progress) o.progress(last, batch.size());
     bool failed = false;
@@ -291,7 +304,8 @@ void retry_unbinding(Kernel& k, const Plan& plan, MessageBatch& batch, std::vect
       if (results[i].status == AckResult::Status::Ok) continue;
       size_t from = batch.offsets[i], to = i + 1 < batch.size() ? batch.offsets[i + 1] : batch.buf.size();
       rest.offsets.push_back(rest.buf.size());
-      rest.buf.insert(rest.buf.end(), batch.buf.begin() + static_cast<long>(from), batch.buf.begin() + static_cast<long>(to));
+      rest.buf.insert(rest.buf.end(), batch.buf.begin() + static_cast<long>(from),
+                      batch.buf.begin() + static_cast<long>(to));
       which.push_back(i);
     }
     auto got = k.send(rest, SendOptions{stop_on_error, {}});
@@ -305,14 +319,15 @@ std::span<const uint8_t> message(const MessageBatch& b, size_t i) {
 }
 
 std::string kernel_error_text(const AckResult& r) {
-  if (r.status == AckResult::Status::Unacked) return "no answer from the kernel" + (r.ext_msg.empty() ? "" : " (" + r.ext_msg + ")");
+  if (r.status == AckResult::Status::Unacked)
+    return "no answer from the kernel" + (r.ext_msg.empty() ? "" : " (" + r.ext_msg + ")");
   return (r.ext_msg.empty() ? std::string() : r.ext_msg + " ") + "(" + std::strerror(r.error) + ")";
 }
 
 }  // namespace
 
-ApplyReport apply_plan(Kernel& k, const State& desired, const State& before, const Plan& plan,
-                       const ApplyOptions& o, Diagnostics& d) {
+ApplyReport apply_plan(Kernel& k, const State& desired, const State& before, const Plan& plan, const ApplyOptions& o,
+                       Diagnostics& d) {
   ApplyReport rep;
   MessageBatch batch;
   if (!encode_plan(plan, k.links(), batch, d, k.programs())) {
@@ -322,17 +337,23 @@ ApplyReport apply_plan(Kernel& k, const State& desired, const State& before, con
   }
   EchoCheck echo(plan, k.links());
   if (o.verify) echo.read_whole(devices_verified_by_dump(plan, desired, before));
-  rep.results = send_chunked(k, batch, o, o.on_error != OnError::Continue, &rep.interrupted_by, o.verify ? &echo : nullptr);
+  rep.results =
+      send_chunked(k, batch, o, o.on_error != OnError::Continue, &rep.interrupted_by, o.verify ? &echo : nullptr);
   if (!rep.interrupted_by) retry_unbinding(k, plan, batch, rep.results, o, o.on_error != OnError::Continue);
   for (size_t i = 0; i < rep.results.size(); ++i) {
     auto& r = rep.results[i];
     auto& st = plan.steps[i];
     switch (r.status) {
-      case AckResult::Status::Ok: ++rep.ok; break;
-      case AckResult::Status::NotSent: ++rep.unsent; break;
+      case AckResult::Status::Ok:
+        ++rep.ok;
+        break;
+      case AckResult::Status::NotSent:
+        ++rep.unsent;
+        break;
       default: {
         ++rep.failed;
-        std::string text = "kernel rejected " + std::string(op_name(st.op)) + " of " + st.device + " " + st.what() + ": ";
+        std::string text =
+            "kernel rejected " + std::string(op_name(st.op)) + " of " + st.device + " " + st.what() + ": ";
         RefusedField field;
         if (r.bad_attr_off) field = refused_field(st, message(batch, i), r.bad_attr_off);
         if (field.key.empty()) {

@@ -41,9 +41,9 @@
 #include <string>
 #include <vector>
 
-#include "plan/differ.h"
 #include "apply/kernel.h"
 #include "model/model.h"
+#include "plan/differ.h"
 
 namespace tcsync {
 
@@ -65,27 +65,27 @@ struct ApplyOptions {
 struct ApplyReport {
   std::vector<AckResult> results;  // one per plan step
   size_t ok = 0, failed = 0, unsent = 0;
-  int interrupted_by = 0;          // signal number, 0 if none
-  bool rolled_back = false;        // a rollback was attempted
-  bool rollback_ok = false;        // ... and the kernel is back where it was
-  State rollback_from;             // the state the rollback planned from
-  State rollback_to;               // the state before, minus the kernel's numbers of
-                                   // single-use actions (the plans point into it)
-  Plan rollback_plan;              // what the rollback did
+  int interrupted_by = 0;    // signal number, 0 if none
+  bool rolled_back = false;  // a rollback was attempted
+  bool rollback_ok = false;  // ... and the kernel is back where it was
+  State rollback_from;       // the state the rollback planned from
+  State rollback_to;         // the state before, minus the kernel's numbers of
+                             // single-use actions (the plans point into it)
+  Plan rollback_plan;        // what the rollback did
   std::vector<AckResult> rollback_results;
-  State after;                     // the state the checks saw last (less the rules `sieved` counts)
-  bool verified = false;           // after success: every echo (or a fresh dump) as planned
-  Plan remaining;                  // what the echoes (or a fresh dump) still differ in
-  size_t echo_checked = 0;         // steps verified by their echo
-  size_t echo_missing = 0;         // acknowledged steps an echo could not verify
-  size_t dump_checked = 0;         // steps sent without an echo, their device read back whole
-  size_t sieved = 0;               // rules of that read-back equal as read, never held (VerifySieve);
-                                   // 0 when the devices were read again whole
+  State after;                             // the state the checks saw last (less the rules `sieved` counts)
+  bool verified = false;                   // after success: every echo (or a fresh dump) as planned
+  Plan remaining;                          // what the echoes (or a fresh dump) still differ in
+  size_t echo_checked = 0;                 // steps verified by their echo
+  size_t echo_missing = 0;                 // acknowledged steps an echo could not verify
+  size_t dump_checked = 0;                 // steps sent without an echo, their device read back whole
+  size_t sieved = 0;                       // rules of that read-back equal as read, never held (VerifySieve);
+                                           // 0 when the devices were read again whole
   std::vector<size_t> echo_missing_steps;  // the first few of them (plan indexes), for -v
-  size_t read_back = 0;            // of echo_checked: replaced rules echoed as before, read back one by one
-  bool redumped = false;           // verify read devices again (echo_missing, or no echoes)
-  State verify_desired;            // ... only these of the files' devices (empty: all of them);
-                                   // `remaining` may point into it
+  size_t read_back = 0;                    // of echo_checked: replaced rules echoed as before, read back one by one
+  bool redumped = false;                   // verify read devices again (echo_missing, or no echoes)
+  State verify_desired;                    // ... only these of the files' devices (empty: all of them);
+                                           // `remaining` may point into it
   bool succeeded() const { return failed == 0 && unsent == 0 && interrupted_by == 0; }
 };
 
@@ -98,7 +98,7 @@ bool encode_plan(const Plan& plan, const LinkNames& links, MessageBatch& batch, 
 // `before` is the live state the plan was made from, holding every device
 // the plan touches (empty ones too). Kernel errors and rollback failures are
 // reported through `d`, located at the YAML that asked for the step.
-ApplyReport apply_plan(Kernel& k, const State& desired, const State& before, const Plan& plan,
-                       const ApplyOptions& opts, Diagnostics& d);
+ApplyReport apply_plan(Kernel& k, const State& desired, const State& before, const Plan& plan, const ApplyOptions& opts,
+                       Diagnostics& d);
 
 }  // namespace tcsync

@@ -7,11 +7,11 @@
 #include <string>
 #include <vector>
 
-#include "kinds/filter/bpf_program.h"
-#include "netlink/batch.h"
 #include "base/diag.h"
+#include "kinds/filter/bpf_program.h"
 #include "model/kind.h"
 #include "model/model.h"
+#include "netlink/batch.h"
 
 namespace tcsync {
 

@@ -35,7 +35,8 @@ RefusedField refused_field(const Step& st, std::span<const uint8_t> msg, uint32_
   if (msg.size() < sizeof(nlmsghdr) || st.op == Op::Delete) return {};
   uint16_t type;
   std::memcpy(&type, msg.data() + offsetof(nlmsghdr, nlmsg_type), sizeof type);
-  size_t attrs = NLMSG_HDRLEN + nl_align(type >= RTM_NEWACTION && type <= RTM_GETACTION ? sizeof(tcamsg) : sizeof(tcmsg));
+  size_t attrs =
+      NLMSG_HDRLEN + nl_align(type >= RTM_NEWACTION && type <= RTM_GETACTION ? sizeof(tcamsg) : sizeof(tcmsg));
   if (off < attrs || attrs > msg.size()) return {};
   auto path = attr_path(msg.subspan(attrs), off - attrs);
   std::span<const uint16_t> p(path);

@@ -11,10 +11,13 @@ namespace {
 
 constexpr size_t kMaxClasses = 4096;
 
-size_t objects(const Device& d) { return d.qdiscs.size() + d.classes.size() + d.filters.size() + d.chains.size(); }
+size_t objects(const Device& d) {
+  return d.qdiscs.size() + d.classes.size() + d.filters.size() + d.chains.size();
+}
 
 bool walks_resume(const Device& d) {
-  return std::all_of(d.filters.begin(), d.filters.end(), [](const Filter& f) { return filter_ops(f.ops).walk_resumes; });
+  return std::all_of(d.filters.begin(), d.filters.end(),
+                     [](const Filter& f) { return filter_ops(f.ops).walk_resumes; });
 }
 
 }  // namespace

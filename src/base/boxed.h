@@ -9,7 +9,8 @@
 
 namespace tcsync {
 
-template <class T> class Boxed {
+template <class T>
+class Boxed {
  public:
   Boxed() = default;
   Boxed(const Boxed& o) : p_(o.p_ ? std::make_unique<T>(*o.p_) : nullptr) {}
@@ -26,7 +27,8 @@ template <class T> class Boxed {
   T* operator->() { return p_.get(); }
   const T* operator->() const { return p_.get(); }
   const T* get() const { return p_.get(); }
-  template <class... A> T& emplace(A&&... a) {
+  template <class... A>
+  T& emplace(A&&... a) {
     p_ = std::make_unique<T>(std::forward<A>(a)...);
     return *p_;
   }

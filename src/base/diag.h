@@ -34,6 +34,7 @@ class SourceFiles {
   std::string line_text(uint32_t id, uint32_t line) const;
   // Forgets every source (fuzzers load millions of inputs in one process).
   void clear() { paths_.resize(1), texts_.resize(1); }
+
  private:
   std::vector<std::string> paths_{""};
   std::vector<std::string> texts_{""};  // non-empty for in-memory sources
@@ -60,6 +61,7 @@ class Diagnostics {
   // A bound: past this many errors a broken 1M-line file stops being read.
   static constexpr size_t kMaxErrors = 100;
   bool too_many() const { return errors_ >= kMaxErrors; }
+
  private:
   std::vector<Diagnostic> diags_;
   size_t errors_ = 0;

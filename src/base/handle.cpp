@@ -1,5 +1,5 @@
-#include "base/hex.h"
 #include "base/handle.h"
+#include "base/hex.h"
 
 #include <charconv>
 #include <cstdio>
@@ -75,7 +75,7 @@ struct Proto {
 };
 // Names as iproute2's ll_proto table spells the common ones.
 const Proto kProtos[] = {
-    {"all", 0x0003}, {"ip", 0x0800},     {"ipv6", 0x86DD},   {"arp", 0x0806},  {"802.1q", 0x8100},
+    {"all", 0x0003},     {"ip", 0x0800},      {"ipv6", 0x86DD},    {"arp", 0x0806},  {"802.1q", 0x8100},
     {"802.1ad", 0x88A8}, {"mpls_uc", 0x8847}, {"mpls_mc", 0x8848}, {"rarp", 0x8035}, {"lldp", 0x88CC},
 };
 }  // namespace

@@ -7,14 +7,18 @@
 
 namespace tcsync {
 
-constexpr uint32_t kHandleRoot = 0xFFFFFFFFu;     // TC_H_ROOT
-constexpr uint32_t kHandleIngress = 0xFFFFFFF1u;  // TC_H_INGRESS: parent of ingress/clsact
+constexpr uint32_t kHandleRoot = 0xFFFFFFFFu;           // TC_H_ROOT
+constexpr uint32_t kHandleIngress = 0xFFFFFFF1u;        // TC_H_INGRESS: parent of ingress/clsact
 constexpr uint32_t kHandleClsactIngress = 0xFFFFFFF2u;  // filters on clsact/ingress "ingress"
 constexpr uint32_t kHandleClsactEgress = 0xFFFFFFF3u;   // filters on clsact "egress"
 constexpr uint32_t kHandleIngressQdisc = 0xFFFF0000u;   // the ingress/clsact qdisc itself
 
-constexpr uint32_t handle_major(uint32_t h) { return h & 0xFFFF0000u; }
-constexpr uint32_t handle_minor(uint32_t h) { return h & 0x0000FFFFu; }
+constexpr uint32_t handle_major(uint32_t h) {
+  return h & 0xFFFF0000u;
+}
+constexpr uint32_t handle_minor(uint32_t h) {
+  return h & 0x0000FFFFu;
+}
 
 // "1:", "1:10", ":10", "ffff:fff2", "root", "none". Hex like tc.
 std::optional<uint32_t> parse_handle(std::string_view s);

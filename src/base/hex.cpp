@@ -15,7 +15,9 @@ std::string hex_digits(uint64_t v, int width) {
   return out;
 }
 
-std::string hex_0x(uint64_t v) { return "0x" + hex_digits(v); }
+std::string hex_0x(uint64_t v) {
+  return "0x" + hex_digits(v);
+}
 
 std::string to_hex(std::span<const uint8_t> bytes, char sep) {
   static constexpr char kDigits[] = "0123456789abcdef";

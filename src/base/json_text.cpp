@@ -38,8 +38,10 @@ bool is_json_number(std::string_view t) {
     return i > start;
   };
   if (i < n && t[i] == '-') ++i;
-  if (i < n && t[i] == '0') ++i;
-  else if (!digits()) return false;
+  if (i < n && t[i] == '0')
+    ++i;
+  else if (!digits())
+    return false;
   if (i < n && t[i] == '.') {
     ++i;
     if (!digits()) return false;

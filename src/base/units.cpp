@@ -60,10 +60,10 @@ std::optional<uint64_t> parse_uint(std::string_view s) {
 
 // Factors give bytes per second.
 static const Unit kRateUnits[] = {
-    {"bit", 1 / 8.},       {"kbit", 1e3 / 8},     {"mbit", 1e6 / 8},      {"gbit", 1e9 / 8},
-    {"tbit", 1e12 / 8},    {"kibit", 1024 / 8.},  {"mibit", 1048576 / 8.}, {"gibit", 1073741824 / 8.},
-    {"bps", 1},            {"kbps", 1e3},         {"mbps", 1e6},          {"gbps", 1e9},
-    {"tbps", 1e12},        {"kibps", 1024},       {"mibps", 1048576},     {"gibps", 1073741824},
+    {"bit", 1 / 8.},    {"kbit", 1e3 / 8},    {"mbit", 1e6 / 8},       {"gbit", 1e9 / 8},
+    {"tbit", 1e12 / 8}, {"kibit", 1024 / 8.}, {"mibit", 1048576 / 8.}, {"gibit", 1073741824 / 8.},
+    {"bps", 1},         {"kbps", 1e3},        {"mbps", 1e6},           {"gbps", 1e9},
+    {"tbps", 1e12},     {"kibps", 1024},      {"mibps", 1048576},      {"gibps", 1073741824},
 };
 
 std::optional<uint64_t> parse_rate(std::string_view s) {
@@ -74,17 +74,18 @@ std::string format_rate(uint64_t r) {
   // bits/s, exactly, in the largest decimal unit that divides it.
   if (r > UINT64_MAX / 8) return std::to_string(r) + "bps";
   uint64_t bits = r * 8;
-  static const struct { uint64_t f; const char* n; } u[] = {
-      {1000000000000ull, "tbit"}, {1000000000, "gbit"}, {1000000, "mbit"}, {1000, "kbit"}};
+  static const struct {
+    uint64_t f;
+    const char* n;
+  } u[] = {{1000000000000ull, "tbit"}, {1000000000, "gbit"}, {1000000, "mbit"}, {1000, "kbit"}};
   for (auto& x : u)
     if (bits && bits % x.f == 0) return std::to_string(bits / x.f) + x.n;
   return std::to_string(bits) + "bit";
 }
 
 static const Unit kSizeUnits[] = {
-    {"b", 1},          {"k", 1024},          {"kb", 1024},          {"m", 1048576},
-    {"mb", 1048576},   {"g", 1073741824.},   {"gb", 1073741824.},   {"kbit", 1024 / 8.},
-    {"mbit", 1048576 / 8.}, {"gbit", 1073741824 / 8.},
+    {"b", 1},           {"k", 1024},         {"kb", 1024},        {"m", 1048576},         {"mb", 1048576},
+    {"g", 1073741824.}, {"gb", 1073741824.}, {"kbit", 1024 / 8.}, {"mbit", 1048576 / 8.}, {"gbit", 1073741824 / 8.},
 };
 
 std::optional<uint64_t> parse_size(std::string_view s) {
@@ -99,8 +100,8 @@ std::string format_size(uint64_t b) {
 }
 
 static const Unit kTimeUnits[] = {
-    {"s", 1e6},    {"sec", 1e6},  {"secs", 1e6},  {"ms", 1e3},   {"msec", 1e3},
-    {"msecs", 1e3}, {"us", 1},    {"usec", 1},    {"usecs", 1},
+    {"s", 1e6},     {"sec", 1e6}, {"secs", 1e6}, {"ms", 1e3},  {"msec", 1e3},
+    {"msecs", 1e3}, {"us", 1},    {"usec", 1},   {"usecs", 1},
 };
 
 std::optional<uint64_t> parse_time_us(std::string_view s) {

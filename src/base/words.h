@@ -30,8 +30,7 @@ class Words {
   explicit Words(size_t n, uint32_t v = 0) : Words() { resize(n, v); }
   Words(std::initializer_list<uint32_t> l) : Words() { append(l.begin(), l.size()); }
   template <std::input_iterator It>
-    requires std::convertible_to<std::iter_value_t<It>, uint32_t>
-  Words(It first, It last) : Words() {
+  requires std::convertible_to<std::iter_value_t<It>, uint32_t> Words(It first, It last) : Words() {
     for (; first != last; ++first) push_back(static_cast<uint32_t>(*first));
   }
   Words(const Words& o) : Words() { append(o.data(), o.size_); }
@@ -119,8 +118,10 @@ class Words {
   void steal(Words& o) noexcept {
     size_ = o.size_;
     cap_ = o.cap_;
-    if (o.on_heap()) heap_ = o.heap_;
-    else std::memcpy(inline_, o.inline_, sizeof inline_);
+    if (o.on_heap())
+      heap_ = o.heap_;
+    else
+      std::memcpy(inline_, o.inline_, sizeof inline_);
     o.size_ = 0;
     o.cap_ = kInline;
   }

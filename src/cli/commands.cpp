@@ -1,6 +1,6 @@
 #include "cli/commands.h"
-#include "cli/session.h"
 #include "cli/confirm.h"
+#include "cli/session.h"
 
 #include <algorithm>
 #include <cstring>
@@ -9,29 +9,29 @@
 #include <signal.h>
 
 #include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <ctime>
 #include <optional>
 #include <set>
-#include <chrono>
-#include <ctime>
-#include <cstdio>
 
-#include "plan/action_table.h"
 #include "apply/applier.h"
-#include "plan/atomic.h"
-#include "plan/differ.h"
-#include "kernel/dump_ahead.h"
-#include "kernel/dumper.h"
-#include "model/fingerprint.h"
-#include "model/scope.h"
-#include "import/import_tc.h"
-#include "kernel/lock.h"
 #include "apply/kernel.h"
 #include "file/loader.h"
-#include "plan/plan_print.h"
-#include "plan/plan_warnings.h"
-#include "kernel/probe.h"
 #include "file/report_json.h"
 #include "file/yaml_writer.h"
+#include "import/import_tc.h"
+#include "kernel/dump_ahead.h"
+#include "kernel/dumper.h"
+#include "kernel/lock.h"
+#include "kernel/probe.h"
+#include "model/fingerprint.h"
+#include "model/scope.h"
+#include "plan/action_table.h"
+#include "plan/atomic.h"
+#include "plan/differ.h"
+#include "plan/plan_print.h"
+#include "plan/plan_warnings.h"
 #include "stats/report.h"
 
 #include <fcntl.h>
@@ -76,10 +76,12 @@ bool open_session(const std::vector<std::string>& files, const CommonOptions& o,
   // Loaded even without a kernel: the file's errors are worth knowing too.
   if (!load(files, s.desired, d, hook) || !s.kernel) return false;
   if (o.verbose)
-    std::fprintf(stderr, "tcsync: load %.3fs\n", std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    std::fprintf(stderr, "tcsync: load %.3fs\n",
+                 std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
   for (auto& dev : s.desired.devices)
     if (!s.kernel->links().index_of(dev.name))
-      d.error(dev.loc, "device '" + dev.name + "' does not exist" + (o.netns ? " in network namespace " + *o.netns : std::string()));
+      d.error(dev.loc, "device '" + dev.name + "' does not exist" +
+                           (o.netns ? " in network namespace " + *o.netns : std::string()));
   return !d.has_errors();
 }
 
@@ -153,7 +155,8 @@ bool read_and_plan(Session& s, Diagnostics& d, const CommonOptions& o, bool send
                  std::chrono::duration<double>(t1 - t0).count(), s.plan.steps.size(),
                  std::chrono::duration<double>(t2 - t1).count());
     if (s.terse.blocks || s.terse.fallbacks)
-      std::fprintf(stderr, "tcsync: fingerprints: %zu filters in %zu blocks unchanged (terse dump), %zu blocks read in full\n",
+      std::fprintf(stderr,
+                   "tcsync: fingerprints: %zu filters in %zu blocks unchanged (terse dump), %zu blocks read in full\n",
                    s.terse.filters, s.terse.blocks, s.terse.fallbacks);
   }
   return true;
@@ -204,8 +207,9 @@ bool check_kinds(const Session& s, const CommonOptions& o, Diagnostics& d) {
   }
   for (size_t i = 0; i < probes.size(); ++i)
     if (!(*have)[i])
-      d.error(where[i], std::string(obj_type_name(probes[i].type)) + " kind '" + probes[i].kind + "' is not in this kernel (no " +
-                            module_of(probes[i].type, probes[i].kind) + ": built without it, or the module is missing)");
+      d.error(where[i], std::string(obj_type_name(probes[i].type)) + " kind '" + probes[i].kind +
+                            "' is not in this kernel (no " + module_of(probes[i].type, probes[i].kind) +
+                            ": built without it, or the module is missing)");
   if (d.has_errors()) d.note({}, "nothing was changed");
   return !d.has_errors();
 }
@@ -223,8 +227,10 @@ void print_plan(const Session& s, const CommonOptions& o, const std::string& cmd
     std::cout << plan_json(s.plan, {}, cmd);
   } else if (!o.quiet) {
     print_outside(s.plan);
-    if (s.plan.empty()) std::cout << "in sync: nothing to do\n";
-    else write_plan_text(s.plan, PrintOptions{o.color}, std::cout);
+    if (s.plan.empty())
+      std::cout << "in sync: nothing to do\n";
+    else
+      write_plan_text(s.plan, PrintOptions{o.color}, std::cout);
   }
 }
 
@@ -246,7 +252,8 @@ int cmd_validate(const std::vector<std::string>& files, const CommonOptions& o, 
     size_t q = 0, c = 0, f = 0;
     for (auto& dev : s.devices) q += dev.qdiscs.size(), c += dev.classes.size(), f += dev.filters.size();
     for (auto& b : s.blocks) f += b.filters.size();
-    std::cout << "valid: " << s.devices.size() << " devices, " << q << " qdiscs, " << c << " classes, " << f << " filters";
+    std::cout << "valid: " << s.devices.size() << " devices, " << q << " qdiscs, " << c << " classes, " << f
+              << " filters";
     if (s.actions.present) std::cout << ", " << s.actions.actions.size() << " table actions";
     std::cout << "\n";
   }
@@ -276,10 +283,13 @@ namespace {
 // SIGINT/SIGTERM during apply: finish the chunk in flight, roll back, and
 // exit 128+signal (130, 143) with a report.
 std::atomic<int> g_interrupt{0};
-extern "C" void on_signal(int sig) { g_interrupt.store(sig); }
+extern "C" void on_signal(int sig) {
+  g_interrupt.store(sig);
+}
 
 struct SignalGuard {
-  struct sigaction old_int {}, old_term {};
+  struct sigaction old_int {
+  }, old_term{};
   SignalGuard() {
     struct sigaction sa {};
     sa.sa_handler = on_signal;
@@ -389,9 +399,11 @@ int cmd_apply(const std::vector<std::string>& files, const ApplyFlags& f, const 
     std::fprintf(stderr, "tcsync: verify: %zu steps by their echo (%zu of them read back), %zu without one%s%s\n",
                  rep.echo_checked, rep.read_back, rep.echo_missing,
                  rep.redumped && (rep.echo_missing || !rep.dump_checked) ? " (devices read again)" : "",
-                 rep.dump_checked ? (", " + std::to_string(rep.dump_checked) + " by reading their devices back whole (" +
-                                     std::to_string(rep.sieved) + " rules equal as read)").c_str()
-                                  : "");
+                 rep.dump_checked
+                     ? (", " + std::to_string(rep.dump_checked) + " by reading their devices back whole (" +
+                        std::to_string(rep.sieved) + " rules equal as read)")
+                           .c_str()
+                     : "");
   if (o.verbose)
     for (size_t i : rep.echo_missing_steps)
       std::fprintf(stderr, "tcsync: verify: no echo told: %s\n", s.plan.steps[i].what().c_str());
@@ -479,7 +491,8 @@ int cmd_dump(const std::vector<std::string>& devices_asked, const CommonOptions&
   if (!ok) return 1;
   live = desired_form(std::move(live));
   if (devices.empty())  // all devices: only those with some tc configuration
-    std::erase_if(live.devices, [](const Device& dev) { return dev.qdiscs.empty() && dev.classes.empty() && dev.filters.empty(); });
+    std::erase_if(live.devices,
+                  [](const Device& dev) { return dev.qdiscs.empty() && dev.classes.empty() && dev.filters.empty(); });
   // Stable output: devices by name, classes by id (parents come first).
   std::sort(live.devices.begin(), live.devices.end(), [](auto& a, auto& b) { return a.name < b.name; });
   for (auto& dev : live.devices)
@@ -487,8 +500,10 @@ int cmd_dump(const std::vector<std::string>& devices_asked, const CommonOptions&
   std::sort(live.blocks.begin(), live.blocks.end(), [](auto& a, auto& b) { return a.block < b.block; });
   deatomize(live);  // rule lists under an atomic switch print as the file wrote them
   if (!scope.empty()) cut_to_scope(file, live);
-  if (o.format == Format::Json) write_state_json(live, std::cout);
-  else write_state_yaml(live, std::cout);
+  if (o.format == Format::Json)
+    write_state_json(live, std::cout);
+  else
+    write_state_yaml(live, std::cout);
   return 0;
 }
 
@@ -619,7 +634,8 @@ bool read_stats(Kernel& k, const State* desired, const StatsFlags& f, const Comm
   k.set_stats(nullptr);
   if (!ok) return false;
   if (!desired && names.empty())  // every device: only those with some tc configuration
-    std::erase_if(live.devices, [](const Device& dev) { return dev.qdiscs.empty() && dev.classes.empty() && dev.filters.empty(); });
+    std::erase_if(live.devices,
+                  [](const Device& dev) { return dev.qdiscs.empty() && dev.classes.empty() && dev.filters.empty(); });
   std::sort(live.devices.begin(), live.devices.end(), [](auto& a, auto& b) { return a.name < b.name; });
   for (auto& dev : live.devices)
     std::stable_sort(dev.classes.begin(), dev.classes.end(), [](auto& a, auto& b) { return a.classid < b.classid; });
@@ -628,17 +644,26 @@ bool read_stats(Kernel& k, const State* desired, const StatsFlags& f, const Comm
   out.report = join_stats(desired, live, table);
   if (o.verbose)
     std::fprintf(stderr, "tcsync: dump with counters %.3fs, join of %zu rows %.3fs (cpu %.3fs)\n",
-                 std::chrono::duration<double>(t1 - t0).count(), out.report.declared.size() + out.report.undeclared.size(),
-                 seconds_since(t1), thread_cpu_seconds() - cpu1);
+                 std::chrono::duration<double>(t1 - t0).count(),
+                 out.report.declared.size() + out.report.undeclared.size(), seconds_since(t1),
+                 thread_cpu_seconds() - cpu1);
   return true;
 }
 
 void render(const StatsReport& r, const StatsFlags& f, const CommonOptions& o, std::ostream& out) {
   switch (o.format) {
-    case Format::Json: write_stats_json(r, out); break;
-    case Format::Prometheus: write_stats_prometheus(r, out); break;
-    case Format::Dot: write_stats_dot(r, out, f.leaf_limit); break;
-    case Format::Text: write_stats_text(r, out); break;
+    case Format::Json:
+      write_stats_json(r, out);
+      break;
+    case Format::Prometheus:
+      write_stats_prometheus(r, out);
+      break;
+    case Format::Dot:
+      write_stats_dot(r, out, f.leaf_limit);
+      break;
+    case Format::Text:
+      write_stats_text(r, out);
+      break;
   }
 }
 
@@ -698,11 +723,13 @@ int cmd_stats(const std::vector<std::string>& files, const StatsFlags& f, const 
     std::ostream out(&buf);
     render(reading->report, f, o, out);
     out.flush();
-    if (o.verbose) std::fprintf(stderr, "tcsync: print %.3fs (cpu %.3fs)\n", seconds_since(t0), thread_cpu_seconds() - cpu0);
+    if (o.verbose)
+      std::fprintf(stderr, "tcsync: print %.3fs (cpu %.3fs)\n", seconds_since(t0), thread_cpu_seconds() - cpu0);
     return buf.failed() ? 1 : 0;
   }
   std::string err;
-  if (!write_atomically(f.output, [&](std::ostream& out) { render(reading->report, f, o, out); }, err)) {
+  if (!write_atomically(
+          f.output, [&](std::ostream& out) { render(reading->report, f, o, out); }, err)) {
     std::cerr << "tcsync: error: " << err << "\n";
     return 1;
   }

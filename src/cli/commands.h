@@ -15,9 +15,9 @@ enum class Format { Text, Json, Prometheus, Dot };
 struct ApplyFlags {
   bool dry_run = false;
   OnError on_error = OnError::Rollback;
-  bool wait = false;     // queue behind another tcsync instead of failing
-  bool verify = true;    // dump again after apply; drift is an error
-  int confirm_s = 0;     // --confirm: revert after this many seconds unless confirmed (confirm.h)
+  bool wait = false;   // queue behind another tcsync instead of failing
+  bool verify = true;  // dump again after apply; drift is an error
+  int confirm_s = 0;   // --confirm: revert after this many seconds unless confirmed (confirm.h)
 };
 
 struct CommonOptions {
@@ -40,12 +40,12 @@ int cmd_apply(const std::vector<std::string>& files, const ApplyFlags& f, const 
 // empty: the devices as they are.
 int cmd_dump(const std::vector<std::string>& devices, const CommonOptions& o, const std::string& scope = {});
 struct WatchFlags {
-  bool json = true;             // events as JSON lines; text for a terminal or --format text
-  int debounce_ms = 150;        // a device is re-planned this long after its last event...
-  int max_delay_ms = 1000;      // ...but no later than this after its first
-  size_t repair_limit = 5;      // repairs of one object within the window make a conflict
+  bool json = true;         // events as JSON lines; text for a terminal or --format text
+  int debounce_ms = 150;    // a device is re-planned this long after its last event...
+  int max_delay_ms = 1000;  // ...but no later than this after its first
+  size_t repair_limit = 5;  // repairs of one object within the window make a conflict
   int repair_window_s = 60;
-  int rcvbuf = 64 << 20;        // the monitor socket's receive buffer
+  int rcvbuf = 64 << 20;  // the monitor socket's receive buffer
 };
 // Applies the files, then keeps the kernel equal to them (cli/watch.cpp).
 int cmd_watch(const std::vector<std::string>& files, const WatchFlags& w, const CommonOptions& o);

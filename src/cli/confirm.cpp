@@ -1,8 +1,8 @@
 #include "cli/confirm.h"
 
 #include <fcntl.h>
-#include <sys/file.h>
 #include <signal.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -60,7 +60,8 @@ bool arm_revert(const State& before, const State* files, int seconds, const std:
   }
   if (stat(path.c_str(), &st) == 0) {
     if (held(path)) {
-      err = "an apply --confirm is pending in this namespace (" + path + "): run `tcsync confirm` or wait for its revert";
+      err =
+          "an apply --confirm is pending in this namespace (" + path + "): run `tcsync confirm` or wait for its revert";
       return false;
     }
     // Its reverter is gone (killed with its cgroup, say): the file is stale.
@@ -160,7 +161,9 @@ int cmd_revert_pending(const std::string& file, long long deadline_ms, const Com
     std::printf("nothing to revert: %s is gone (confirmed already)\n", file.c_str());
     return 0;
   }
-  struct timespec at {static_cast<time_t>(deadline_ms / 1000), static_cast<long>(deadline_ms % 1000) * 1000000};
+  struct timespec at {
+    static_cast<time_t>(deadline_ms / 1000), static_cast<long>(deadline_ms % 1000) * 1000000
+  };
   while (clock_nanosleep(CLOCK_REALTIME, TIMER_ABSTIME, &at, nullptr) == EINTR) {
   }
   std::string claimed = file + ".reverting";
@@ -173,8 +176,10 @@ int cmd_revert_pending(const std::string& file, long long deadline_ms, const Com
   ApplyFlags f;
   f.wait = true;  // behind any tcsync working now
   int rc = cmd_apply({claimed}, f, o);
-  if (rc == 0) unlink(claimed.c_str());
-  else std::fprintf(stderr, "tcsync: the revert failed; the state before is kept in %s\n", claimed.c_str());
+  if (rc == 0)
+    unlink(claimed.c_str());
+  else
+    std::fprintf(stderr, "tcsync: the revert failed; the state before is kept in %s\n", claimed.c_str());
   return rc;
 }
 

@@ -59,13 +59,16 @@ void restart_with_huge_heap_pages(char** argv) {
   // run would take half a gigabyte at a time.
   if (first_line("/sys/kernel/mm/transparent_hugepage/hpage_pmd_size") != "2097152") return;
   const char* tunables = std::getenv("GLIBC_TUNABLES");
-  std::string value = tunables && *tunables ? std::string(tunables) + ":glibc.malloc.hugetlb=1" : "glibc.malloc.hugetlb=1";
+  std::string value =
+      tunables && *tunables ? std::string(tunables) + ":glibc.malloc.hugetlb=1" : "glibc.malloc.hugetlb=1";
   std::string old = tunables ? tunables : "";
   if (setenv("GLIBC_TUNABLES", value.c_str(), 1) != 0) return;
   execv("/proc/self/exe", argv);
   // Not started again (no /proc, say): as we were.
-  if (tunables) setenv("GLIBC_TUNABLES", old.c_str(), 1);
-  else unsetenv("GLIBC_TUNABLES");
+  if (tunables)
+    setenv("GLIBC_TUNABLES", old.c_str(), 1);
+  else
+    unsetenv("GLIBC_TUNABLES");
 #else
   (void)argv;
 #endif

@@ -32,8 +32,9 @@ Exit codes: 0 done or in sync, 1 error, 2 changes pending (diff).)");
   tcsync::CommonOptions common;
   std::string format = "text", color = "auto";
   app.add_option("--netns", common.netns, "Network namespace name (as `ip netns` makes them)");
-  app.add_option("--format", format,
-                 "Output format: text or json (every command; the shapes are in schemas/); stats also prometheus or dot")
+  app.add_option(
+         "--format", format,
+         "Output format: text or json (every command; the shapes are in schemas/); stats also prometheus or dot")
       ->check(CLI::IsMember({"text", "json", "prometheus", "dot"}));
   app.add_option("--color", color, "Color: auto (a terminal and no NO_COLOR), always, never")
       ->check(CLI::IsMember({"auto", "always", "never"}));
@@ -50,22 +51,26 @@ Exit codes: 0 done or in sync, 1 error, 2 changes pending (diff).)");
   auto* diff = app.add_subcommand("diff", "Print the plan that apply would carry out");
   diff->add_option("FILE", files, "tcsync YAML files")->required();
   std::string against;
-  diff->add_option("--against", against, "Compare with a saved `tcsync dump` instead of the kernel (no privilege needed)");
+  diff->add_option("--against", against,
+                   "Compare with a saved `tcsync dump` instead of the kernel (no privilege needed)");
   const char* deep_help = "Compare every rule in full, even flower rules whose fingerprint cookie says unchanged";
   diff->add_flag("--deep", common.deep, deep_help);
   auto* apply = app.add_subcommand("apply", "Make the kernel's tc state equal to the files");
   apply->add_flag("--deep", common.deep, deep_help);
   apply->add_option("FILE", files, "tcsync YAML files")->required();
   apply->add_flag("--dry-run", apply_flags.dry_run, "Print the plan and change nothing");
-  apply->add_option("--on-error", on_error,
-                    "When the kernel refuses a step: rollback (undo what landed; default), stop (keep it), "
-                    "continue (send the remaining steps too)")
+  apply
+      ->add_option("--on-error", on_error,
+                   "When the kernel refuses a step: rollback (undo what landed; default), stop (keep it), "
+                   "continue (send the remaining steps too)")
       ->check(CLI::IsMember({"rollback", "stop", "continue"}));
   apply->add_flag("--wait", apply_flags.wait, "Wait for another tcsync working on this namespace instead of failing");
-  apply->add_flag("!--no-verify", apply_flags.verify, "Do not check the result (the kernel's echo of each change; a dump where none tells)");
-  apply->add_option("--confirm", apply_flags.confirm_s,
-                    "Restore the state before this apply after SECONDS unless `tcsync confirm` comes first (a separate "
-                    "process does it: it survives the applier being killed)")
+  apply->add_flag("!--no-verify", apply_flags.verify,
+                  "Do not check the result (the kernel's echo of each change; a dump where none tells)");
+  apply
+      ->add_option("--confirm", apply_flags.confirm_s,
+                   "Restore the state before this apply after SECONDS unless `tcsync confirm` comes first (a separate "
+                   "process does it: it survives the applier being killed)")
       ->check(CLI::Range(1, 86400));
   for (auto* c : {diff, apply})
     c->add_flag("--atomic", common.atomic,
@@ -74,8 +79,9 @@ Exit codes: 0 done or in sync, 1 error, 2 changes pending (diff).)");
   auto* dump = app.add_subcommand("dump", "Print the live tc state as tcsync YAML (or JSON with --format json)");
   dump->add_option("--dev", devices, "Only this device (repeatable); default: every device with tc state");
   std::string dump_scope;
-  dump->add_option("--scope", dump_scope,
-                   "Only what FILE owns: its devices, each cut to its own: regions (the foreign objects left out), with its own:");
+  dump->add_option(
+      "--scope", dump_scope,
+      "Only what FILE owns: its devices, each cut to its own: regions (the foreign objects left out), with its own:");
 
   auto* schema = app.add_subcommand("schema", "Print the JSON Schema of the file format (for editors)");
   std::string import_file;
@@ -83,23 +89,36 @@ Exit codes: 0 done or in sync, 1 error, 2 changes pending (diff).)");
   import->add_option("FILE", import_file, "tc -b file or shell script of tc lines; - for stdin")->required();
 
   tcsync::WatchFlags watch_flags;
-  auto* watch = app.add_subcommand("watch",
-                                   "Apply the files, then keep the kernel equal to them: repair drift, apply devices that "
-                                   "appear, follow edits of the files (one event a line on stdout)");
+  auto* watch =
+      app.add_subcommand("watch",
+                         "Apply the files, then keep the kernel equal to them: repair drift, apply devices that "
+                         "appear, follow edits of the files (one event a line on stdout)");
   watch->add_option("FILE", files, "tcsync YAML files")->required();
-  watch->add_option("--debounce", watch_flags.debounce_ms, "Milliseconds after a device's last event before it is re-planned")
-      ->capture_default_str()->check(CLI::Range(0, 60000));
-  watch->add_option("--max-delay", watch_flags.max_delay_ms,
-                    "Milliseconds after a device's first event by which it is re-planned even if events go on")
-      ->capture_default_str()->check(CLI::Range(0, 600000));
-  watch->add_option("--repair-limit", watch_flags.repair_limit,
-                    "Repairs of one object within --repair-window that make it a conflict (no longer repaired until SIGHUP)")
-      ->capture_default_str()->check(CLI::Range(1, 1000000));
+  watch
+      ->add_option("--debounce", watch_flags.debounce_ms,
+                   "Milliseconds after a device's last event before it is re-planned")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 60000));
+  watch
+      ->add_option("--max-delay", watch_flags.max_delay_ms,
+                   "Milliseconds after a device's first event by which it is re-planned even if events go on")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 600000));
+  watch
+      ->add_option(
+          "--repair-limit", watch_flags.repair_limit,
+          "Repairs of one object within --repair-window that make it a conflict (no longer repaired until SIGHUP)")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1000000));
   watch->add_option("--repair-window", watch_flags.repair_window_s, "Seconds of the repair count window")
-      ->capture_default_str()->check(CLI::Range(1, 86400));
-  watch->add_option("--rcvbuf", watch_flags.rcvbuf,
-                    "Receive buffer of the event socket, bytes: events beyond it are lost and every device is planned again")
-      ->capture_default_str()->check(CLI::Range(1024, 1 << 30));
+      ->capture_default_str()
+      ->check(CLI::Range(1, 86400));
+  watch
+      ->add_option(
+          "--rcvbuf", watch_flags.rcvbuf,
+          "Receive buffer of the event socket, bytes: events beyond it are lost and every device is planned again")
+      ->capture_default_str()
+      ->check(CLI::Range(1024, 1 << 30));
 
   auto* confirm = app.add_subcommand("confirm", "Keep the state of the pending `apply --confirm` (no revert)");
   std::string pending_file;
@@ -109,13 +128,14 @@ Exit codes: 0 done or in sync, 1 error, 2 changes pending (diff).)");
   revert->add_option("--deadline-ms", deadline_ms)->required();
   revert->add_option("FILE", pending_file)->required();
 
-
   tcsync::StatsFlags stats_flags;
-  auto* stats = app.add_subcommand("stats", "Print the kernel's counters of the files' objects, named as the files name "
-                                            "them (without files: every object); --format text, json, prometheus, dot");
+  auto* stats = app.add_subcommand("stats",
+                                   "Print the kernel's counters of the files' objects, named as the files name "
+                                   "them (without files: every object); --format text, json, prometheus, dot");
   stats->add_option("FILE", files, "tcsync YAML files (optional)");
   // One value an occurrence: `--dev v0 site.yaml` is a device and a file.
-  stats->add_option("--dev", stats_flags.devices, "Without files: only this device (repeatable)")->allow_extra_args(false);
+  stats->add_option("--dev", stats_flags.devices, "Without files: only this device (repeatable)")
+      ->allow_extra_args(false);
   stats->add_option("--output", stats_flags.output,
                     "Write to this file atomically (temporary + rename), e.g. node_exporter's textfile directory");
   stats->add_option("--watch", stats_flags.watch, "Refresh every SECONDS on the terminal, busiest first, with rates")

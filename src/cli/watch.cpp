@@ -47,7 +47,8 @@ namespace tcsync {
 namespace {
 
 long long unix_ms_now() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
 }
 
 // Every refused step was refused as existing or as gone: the kernel changed
@@ -62,13 +63,19 @@ bool raced_apply(const ApplyReport& rep) {
   return n > 0;
 }
 
-double ms_since(WatchTime t) { return std::chrono::duration<double, std::milli>(WatchClock::now() - t).count(); }
+double ms_since(WatchTime t) {
+  return std::chrono::duration<double, std::milli>(WatchClock::now() - t).count();
+}
 
 class Watcher {
  public:
   Watcher(const std::vector<std::string>& files, const WatchFlags& w, const CommonOptions& o)
-      : files_(files), w_(w), o_(o), devices_(WatchMs(w.debounce_ms), WatchMs(w.max_delay_ms)),
-        file_timer_(WatchMs(100), WatchMs(1000)), tracker_(w.repair_limit, std::chrono::seconds(w.repair_window_s)) {}
+      : files_(files),
+        w_(w),
+        o_(o),
+        devices_(WatchMs(w.debounce_ms), WatchMs(w.max_delay_ms)),
+        file_timer_(WatchMs(100), WatchMs(1000)),
+        tracker_(w.repair_limit, std::chrono::seconds(w.repair_window_s)) {}
 
   int run();
 
@@ -85,7 +92,7 @@ class Watcher {
   // its own echo. Any other place's events are drift as ever.
   void on_monitor(const std::set<std::string>* own = nullptr);
   void on_inotify();
-  bool on_signal();  // false: stop
+  bool on_signal();     // false: stop
   void read_signals();  // sets stop_ (SIGTERM, SIGINT) and hup_
   // `full`: the device needs a full re-plan (a dump), whatever filter
   // events it also has.
@@ -101,7 +108,8 @@ class Watcher {
   void raced(const std::vector<std::string>& devs, const std::string& cause, WatchTime since, const std::string& why);
   // Targeted repair of one device from its filter events; false: they
   // cannot settle it (said with -v), the caller re-plans it in full.
-  bool repair_filters(const std::string& dev, const std::vector<std::vector<uint8_t>>& msgs, std::optional<WatchTime> since);
+  bool repair_filters(const std::string& dev, const std::vector<std::vector<uint8_t>>& msgs,
+                      std::optional<WatchTime> since);
   void emit(WatchEvent e);
   void emit_conflict(const Step& st);
   // Never fight: drops the steps on objects in conflict (left as the other
@@ -118,16 +126,16 @@ class Watcher {
   std::vector<std::string> files_;
   WatchFlags w_;
   CommonOptions o_;
-  State desired_;            // the last good files
+  State desired_;  // the last good files
   std::set<std::string> declared_;
-  bool whole_ = false;       // blocks or an action table: every re-plan is of everything
+  bool whole_ = false;                     // blocks or an action table: every re-plan is of everything
   std::map<uint32_t, std::string> links_;  // ifindex -> name, kept by the link events
   Monitor mon_;
   int inotify_fd_ = -1, signal_fd_ = -1;
   std::map<int, std::set<std::string>> watched_;  // inotify wd -> file names in that directory
   Debouncer devices_, file_timer_;
-  std::map<std::string, std::string> cause_;     // pending device -> why
-  std::map<std::string, WatchTime> since_;       // pending device -> its first event
+  std::map<std::string, std::string> cause_;  // pending device -> why
+  std::map<std::string, WatchTime> since_;    // pending device -> its first event
   RepairTracker tracker_;
   // Targeted repair: the devices whose last full plan found them in sync
   // (their filter events alone can keep them so); the pending devices
@@ -227,8 +235,10 @@ void Watcher::mark_filter(const std::string& dev, std::vector<uint8_t>&& msg) {
   mark(dev, "drift", false);
   if (full) return;  // a dump is due anyway
   auto& msgs = filter_msgs_[dev];
-  if (msgs.size() < kMaxFilterEvents) msgs.push_back(std::move(msg));
-  else full_.insert(dev), filter_msgs_.erase(dev);
+  if (msgs.size() < kMaxFilterEvents)
+    msgs.push_back(std::move(msg));
+  else
+    full_.insert(dev), filter_msgs_.erase(dev);
 }
 
 void Watcher::mark_all(const char* cause) {
@@ -239,7 +249,8 @@ void Watcher::on_overrun() {
   // Events were lost: every device is planned again, once the burst is
   // over (debounced like any event: a burst that keeps overflowing the
   // socket is one resync, not one per lost datagram).
-  if (!resync_said_) emit({"resync", {}, {}, "the event socket overflowed (events lost): every device is planned again", {}, {}, {}});
+  if (!resync_said_)
+    emit({"resync", {}, {}, "the event socket overflowed (events lost): every device is planned again", {}, {}, {}});
   resync_pending_ = resync_said_ = true;
   for (auto& dev : declared_) mark(dev, "resync"), cause_[dev] = "resync";
 }
@@ -256,7 +267,7 @@ void Watcher::on_monitor(const std::set<std::string>* own) {
       if (e.type == MonitorEvent::Type::Action && own->count("actions")) continue;
       if (e.type == MonitorEvent::Type::Tc) {
         if (e.ifindex == TCM_IFINDEX_MAGIC_BLOCK ? own->count("block") > 0
-                                                  : links_.count(e.ifindex) && own->count(links_[e.ifindex]))
+                                                 : links_.count(e.ifindex) && own->count(links_[e.ifindex]))
           continue;
       }
     }
@@ -292,8 +303,10 @@ void Watcher::on_monitor(const std::set<std::string>* own) {
         if (e.ifindex == TCM_IFINDEX_MAGIC_BLOCK) {
           if (whole_) mark_all("drift");
         } else if (auto it = links_.find(e.ifindex); it != links_.end() && declared_.count(it->second)) {
-          if (!e.msg.empty() && !whole_) mark_filter(it->second, std::move(e.msg));
-          else mark(it->second, "drift");
+          if (!e.msg.empty() && !whole_)
+            mark_filter(it->second, std::move(e.msg));
+          else
+            mark(it->second, "drift");
         }
         break;
       case MonitorEvent::Type::Action:
@@ -321,8 +334,10 @@ void Watcher::on_inotify() {
 void Watcher::read_signals() {
   signalfd_siginfo si{};
   while (read(signal_fd_, &si, sizeof si) == sizeof si) {
-    if (si.ssi_signo == SIGHUP) hup_ = true;
-    else stop_.store(static_cast<int>(si.ssi_signo));
+    if (si.ssi_signo == SIGHUP)
+      hup_ = true;
+    else
+      stop_.store(static_cast<int>(si.ssi_signo));
   }
 }
 
@@ -359,7 +374,13 @@ void Watcher::reload_files(bool from_hup) {
     emit({"file-reloaded", {}, {}, std::to_string(declared_.size()) + " devices", {}, {}, {}});
   }
   if (from_hup && !tracker_.conflicts().empty()) {
-    emit({"conflicts-cleared", {}, {}, std::to_string(tracker_.conflicts().size()) + " objects are repaired again", {}, {}, {}});
+    emit({"conflicts-cleared",
+          {},
+          {},
+          std::to_string(tracker_.conflicts().size()) + " objects are repaired again",
+          {},
+          {},
+          {}});
     tracker_.clear();
   }
   mark_all("reload");
@@ -411,8 +432,10 @@ bool Watcher::repair_filters(const std::string& dev, const std::vector<std::vect
     std::vector<AckResult> got = k->send(gets, so);
     for (size_t j = 0; j < reread.size(); ++j) {
       if (answered[j]) continue;
-      if (j < got.size() && got[j].status == AckResult::Status::Failed && got[j].error == ENOENT) evs[reread[j]].gone = true;
-      else return full("a rule read back after its event gave no answer");
+      if (j < got.size() && got[j].status == AckResult::Status::Failed && got[j].error == ENOENT)
+        evs[reread[j]].gone = true;
+      else
+        return full("a rule read back after its event gave no answer");
     }
   }
   auto idx = declared_filters_.find(dev);
@@ -424,8 +447,8 @@ bool Watcher::repair_filters(const std::string& dev, const std::vector<std::vect
   // Said whether or not the same batch also holds drift: events a few
   // milliseconds apart share a batch on a loaded host.
   if (o_.verbose && fr.outside)
-    std::fprintf(stderr, "tcsync: watch: a change left alone, outside the files' scope (%zu filter events on %s)\n", fr.outside,
-                 dev.c_str());
+    std::fprintf(stderr, "tcsync: watch: a change left alone, outside the files' scope (%zu filter events on %s)\n",
+                 fr.outside, dev.c_str());
   if (fr.plan.empty()) {
     if (o_.verbose)
       std::fprintf(stderr, "tcsync: watch: %s: targeted: %zu filter events, %s\n", dev.c_str(), msgs.size(),
@@ -448,14 +471,16 @@ bool Watcher::repair_filters(const std::string& dev, const std::vector<std::vect
   before.devices.emplace_back().name = dev;
   ApplyReport rep = apply_plan(*k, desired_, before, fr.plan, ao, d);
   if (!rep.succeeded() || !rep.verified) {
-    std::string why = rep.succeeded() ? "the kernel's echo differs from the file after the repair" : "the repair failed";
+    std::string why =
+        rep.succeeded() ? "the kernel's echo differs from the file after the repair" : "the repair failed";
     for (auto& x : d.all()) why += "; " + x.message;
     return full(why);
   }
   emit({"repaired", dev, {}, {}, {}, "drift", ms_since(t0)});
   if (o_.verbose)
-    std::fprintf(stderr, "tcsync: watch: %s: targeted: %zu filter events, %zu steps, %zu verified by their echo%s (no dump)\n",
-                 dev.c_str(), msgs.size(), fr.plan.steps.size(), rep.echo_checked, rep.redumped ? ", device read again" : "");
+    std::fprintf(
+        stderr, "tcsync: watch: %s: targeted: %zu filter events, %zu steps, %zu verified by their echo%s (no dump)\n",
+        dev.c_str(), msgs.size(), fr.plan.steps.size(), rep.echo_checked, rep.redumped ? ", device read again" : "");
   ++repairs_;
   for (auto& st : fr.plan.steps)
     if (tracker_.record(st.device + " " + st.what(), WatchClock::now())) emit_conflict(st);
@@ -470,10 +495,14 @@ void Watcher::leave_conflicts(Plan& plan) const {
 }
 
 void Watcher::emit_conflict(const Step& st) {
-  emit({"conflict", st.device, {split_lines(plan_text(Plan{{st}}, PrintOptions{})).front()},
+  emit({"conflict",
+        st.device,
+        {split_lines(plan_text(Plan{{st}}, PrintOptions{})).front()},
         "repaired " + std::to_string(w_.repair_limit) + " times within " + std::to_string(w_.repair_window_s) +
             " s: another writer keeps changing it; no longer repaired until SIGHUP (systemctl reload tcsync-watch)",
-        {}, {}, {}});
+        {},
+        {},
+        {}});
 }
 
 void Watcher::sync(const std::vector<std::string>& devs, const std::string& cause, std::optional<WatchTime> since) {
@@ -492,7 +521,8 @@ void Watcher::sync(const std::vector<std::string>& devs, const std::string& caus
     emit(e);
     resync_said_ = false;
     if (!give_up)
-      for (auto& dev : devs) devices_.schedule(dev, WatchClock::now() + WatchMs(1000)), cause_.try_emplace(dev, "retry");
+      for (auto& dev : devs)
+        devices_.schedule(dev, WatchClock::now() + WatchMs(1000)), cause_.try_emplace(dev, "retry");
   };
   s.kernel = open_kernel(std::nullopt, d);  // in the namespace already; a fresh link list
   if (!s.kernel) {
@@ -537,7 +567,14 @@ void Watcher::sync(const std::vector<std::string>& devs, const std::string& caus
   if (!read) {
     // A refused plan (a foreign object in the way of a scoped device) is
     // read fine: said as such, and planned again like any failure.
-    WatchEvent e{"error", {}, {}, s.plan.refused.empty() ? "cannot read the kernel's state" : "the plan would touch objects outside the files' scope: refused", {}, {}, {}};
+    WatchEvent e{"error",
+                 {},
+                 {},
+                 s.plan.refused.empty() ? "cannot read the kernel's state"
+                                        : "the plan would touch objects outside the files' scope: refused",
+                 {},
+                 {},
+                 {}};
     for (auto& x : d.all()) e.errors.push_back(split_lines(format_diagnostic(x, false)).front());
     retry(e);
     return;
@@ -556,7 +593,8 @@ void Watcher::sync(const std::vector<std::string>& devs, const std::string& caus
     // On a scoped device that is what a foreign change outside the scope
     // gives: no event, only a count for whoever asks (-v).
     if (o_.verbose && cause == "drift" && !s.plan.outside.empty())
-      std::fprintf(stderr, "tcsync: watch: a change left alone, outside the files' scope (%zu devices with foreign objects)\n",
+      std::fprintf(stderr,
+                   "tcsync: watch: a change left alone, outside the files' scope (%zu devices with foreign objects)\n",
                    s.plan.outside.size());
     return;
   }
@@ -575,7 +613,8 @@ void Watcher::sync(const std::vector<std::string>& devs, const std::string& caus
       l.resize(kMaxEventDiff);
       l.push_back("... and " + std::to_string(more) + " more steps");
     }
-  bool repair = cause == "drift" || cause == "link-change" || cause == "verify" || cause == "resync" || cause == "retry";
+  bool repair =
+      cause == "drift" || cause == "link-change" || cause == "verify" || cause == "resync" || cause == "retry";
   if (repair)
     for (auto& [dev, l] : lines) emit({"drift", dev, l, {}, {}, cause, {}});
 
@@ -598,27 +637,39 @@ void Watcher::sync(const std::vector<std::string>& devs, const std::string& caus
     ApplyReport rep = apply_plan(*s.kernel, s.desired, s.live, s.plan, ao, d);
     std::set<std::string> own;
     for (auto& st : s.plan.steps) {
-      if (st.action && !st.filter) own.insert("actions");
-      else if (st.device.rfind("block ", 0) == 0) own.insert("block");
-      else own.insert(st.device);
+      if (st.action && !st.filter)
+        own.insert("actions");
+      else if (st.device.rfind("block ", 0) == 0)
+        own.insert("block");
+      else
+        own.insert(st.device);
     }
     on_monitor(&own);
     if (rep.interrupted_by) {
-      emit({"interrupted", {}, {}, std::string("stopped by ") + strsignal(rep.interrupted_by) + " after " +
-                                       std::to_string(rep.ok) + " of " + std::to_string(s.plan.steps.size()) + " steps" +
-                                       (rep.rolled_back ? (rep.rollback_ok ? "; rolled back" : "; ROLLBACK INCOMPLETE") : ""),
-            {}, {}, {}});
+      emit({"interrupted",
+            {},
+            {},
+            std::string("stopped by ") + strsignal(rep.interrupted_by) + " after " + std::to_string(rep.ok) + " of " +
+                std::to_string(s.plan.steps.size()) + " steps" +
+                (rep.rolled_back ? (rep.rollback_ok ? "; rolled back" : "; ROLLBACK INCOMPLETE") : ""),
+            {},
+            {},
+            {}});
       return;
     }
     // Refused as existing or as gone (EEXIST, ENOENT) while other events
     // came in: the other writer made or removed it after the dump (a
     // `tc -b` still adding). Rolled back, as any failure; not counted.
     if (!rep.succeeded() && !rep.interrupted_by && raced_apply(rep)) {
-      raced(devs, cause, t0, std::to_string(rep.failed) + " steps refused as existing or gone" + (rep.rolled_back ? ", rolled back" : ""));
+      raced(
+          devs, cause, t0,
+          std::to_string(rep.failed) + " steps refused as existing or gone" + (rep.rolled_back ? ", rolled back" : ""));
       return;
     }
     if (!rep.succeeded()) {
-      WatchEvent e{"error", {}, {}, std::to_string(rep.failed) + " steps failed" + (rep.rolled_back ? ", rolled back" : ""), {}, {}, {}};
+      WatchEvent e{
+          "error", {}, {}, std::to_string(rep.failed) + " steps failed" + (rep.rolled_back ? ", rolled back" : ""),
+          {},      {}, {}};
       for (auto& x : d.all()) e.errors.push_back(split_lines(format_diagnostic(x, false)).front());
       // A dump is no snapshot: a change made while it ran can make it show
       // a rule twice or not at all (u32 walks by count), and the plan then
@@ -632,7 +683,8 @@ void Watcher::sync(const std::vector<std::string>& devs, const std::string& caus
       emit(e);
       resync_said_ = false;
       if (!give_up)
-        for (auto& [dev, l] : lines) devices_.schedule(dev, WatchClock::now() + WatchMs(1000)), cause_.try_emplace(dev, "retry");
+        for (auto& [dev, l] : lines)
+          devices_.schedule(dev, WatchClock::now() + WatchMs(1000)), cause_.try_emplace(dev, "retry");
       return;
     }
   }
@@ -656,7 +708,8 @@ void Watcher::sync(const std::vector<std::string>& devs, const std::string& caus
   notify_status();
 }
 
-void Watcher::raced(const std::vector<std::string>& devs, const std::string& cause, WatchTime since, const std::string& why) {
+void Watcher::raced(const std::vector<std::string>& devs, const std::string& cause, WatchTime since,
+                    const std::string& why) {
   auto now = WatchClock::now();
   for (auto& dev : devs) {
     // Due once the writer pauses for --debounce; its events push it on, up
@@ -668,10 +721,14 @@ void Watcher::raced(const std::vector<std::string>& devs, const std::string& cau
     since_.try_emplace(dev, since);
     // What it was re-planned for stays (a start or a reload is "applied"
     // when it goes through); a repair is a repair.
-    if (cause == "drift" || cause == "verify" || cause == "retry") cause_.try_emplace(dev, "drift");
-    else cause_[dev] = cause;
+    if (cause == "drift" || cause == "verify" || cause == "retry")
+      cause_.try_emplace(dev, "drift");
+    else
+      cause_[dev] = cause;
     if (o_.verbose)
-      std::fprintf(stderr, "tcsync: watch: %s: raced another writer (%s): planned again when it pauses (%lld ms quiet, at most %lld ms)\n",
+      std::fprintf(stderr,
+                   "tcsync: watch: %s: raced another writer (%s): planned again when it pauses (%lld ms quiet, at most "
+                   "%lld ms)\n",
                    dev.c_str(), why.c_str(), static_cast<long long>(w_.debounce_ms),
                    static_cast<long long>(devices_.max_wait(dev).count()));
   }
@@ -719,7 +776,6 @@ int Watcher::run() {
   sd_notify(0, "READY=1");
   notify_status();
 
-
   for (;;) {
     // Sleep until an fd is readable or the earliest timer; with no timer
     // pending (and no watchdog) poll waits for ever: no busy loop.
@@ -766,7 +822,8 @@ int Watcher::run() {
       cause_.erase(dev), since_.erase(dev);
       // Only filter events since a plan that found the device in sync:
       // they settle it alone, without a dump (repair_filters).
-      if (!whole_ && !full && cause == "drift" && msgs && in_sync_.count(dev) && repair_filters(dev, msgs.mapped(), first))
+      if (!whole_ && !full && cause == "drift" && msgs && in_sync_.count(dev) &&
+          repair_filters(dev, msgs.mapped(), first))
         continue;
       by_cause[cause].push_back(dev);
       if (first && (!since || *first < *since)) since = first;

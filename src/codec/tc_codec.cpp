@@ -1,6 +1,5 @@
 #include "codec/tc_codec.h"
 
-#include <sys/socket.h>
 #include <linux/netlink.h>
 #include <linux/pkt_cls.h>
 #include <linux/pkt_sched.h>
@@ -21,23 +20,28 @@
 #include <linux/tc_act/tc_skbmod.h>
 #include <linux/tc_act/tc_tunnel_key.h>
 #include <linux/tc_act/tc_vlan.h>
+#include <sys/socket.h>
 
 #include <algorithm>
 
+#include "base/handle.h"
 #include "codec/stab.h"
 #include "kinds/registry.h"
 #include "model/fingerprint.h"
 #include "model/name_cookie.h"
-#include "base/handle.h"
 
 namespace tcsync {
 
 const char* op_name(Op op) {
   switch (op) {
-    case Op::Add: return "add";
-    case Op::Replace: return "replace";
-    case Op::Change: return "change";
-    case Op::Delete: return "delete";
+    case Op::Add:
+      return "add";
+    case Op::Replace:
+      return "replace";
+    case Op::Change:
+      return "change";
+    case Op::Delete:
+      return "delete";
   }
   return "?";
 }
@@ -46,10 +50,14 @@ namespace {
 
 uint16_t op_flags(Op op) {
   switch (op) {
-    case Op::Add: return NLM_F_REQUEST | NLM_F_ACK | NLM_F_CREATE | NLM_F_EXCL;
-    case Op::Replace: return NLM_F_REQUEST | NLM_F_ACK | NLM_F_CREATE | NLM_F_REPLACE;
-    case Op::Change: return NLM_F_REQUEST | NLM_F_ACK;
-    case Op::Delete: return NLM_F_REQUEST | NLM_F_ACK;
+    case Op::Add:
+      return NLM_F_REQUEST | NLM_F_ACK | NLM_F_CREATE | NLM_F_EXCL;
+    case Op::Replace:
+      return NLM_F_REQUEST | NLM_F_ACK | NLM_F_CREATE | NLM_F_REPLACE;
+    case Op::Change:
+      return NLM_F_REQUEST | NLM_F_ACK;
+    case Op::Delete:
+      return NLM_F_REQUEST | NLM_F_ACK;
   }
   return NLM_F_REQUEST | NLM_F_ACK;
 }
@@ -182,8 +190,10 @@ void write_actions(MsgWriter& w, uint16_t attr, const Filter& f, const LinkNames
   for (size_t i = 0; i < f.actions.size(); ++i) {
     const Action& a = f.actions[i];
     std::span<const uint8_t> cookie = a.cookie;
-    if (static_cast<int>(i) == named) cookie = name.view();
-    else if (i == 0 && a.cookie.empty() && !a.ref) cookie = f.fingerprint;
+    if (static_cast<int>(i) == named)
+      cookie = name.view();
+    else if (i == 0 && a.cookie.empty() && !a.ref)
+      cookie = f.fingerprint;
     write_one_action(w, static_cast<uint16_t>(i + 1), a, links, d, cookie);
   }
   w.nest_end(list);
@@ -260,9 +270,12 @@ size_t encode_filter(MsgWriter& w, Op op, const Filter& f, uint32_t ifindex, con
   uint32_t handle = f.key.handle;
   // An empty list's wire_handle is its root table (model/shared_tables.h),
   // never sent: the list is made and deleted with handle 0.
-  if (f.empty_list) handle = 0;
-  else if (live && live->wire_handle) handle = live->wire_handle;
-  else if (op == Op::Delete && f.wire_handle) handle = f.wire_handle;
+  if (f.empty_list)
+    handle = 0;
+  else if (live && live->wire_handle)
+    handle = live->wire_handle;
+  else if (op == Op::Delete && f.wire_handle)
+    handle = f.wire_handle;
   size_t off = begin_tc(w, type, op_flags(op), ifindex, handle, f.key.parent, filter_info(f.key));
   // TCA_KIND always: on deletes it lets the kernel skip looking the kind up
   // and is required for flower's unlocked (no RTNL) path.
@@ -278,7 +291,8 @@ size_t encode_filter(MsgWriter& w, Op op, const Filter& f, uint32_t ifindex, con
     if (f.ops->encode) f.ops->encode(f.opts, ctx, w);
     const FilterOps& fo = filter_ops(*f.ops);
     if (f.classid && fo.classid_attr) w.attr_u32(fo.classid_attr, *f.classid);
-    if (f.police && fo.old_police_attr) write_old_police(w, fo.old_police_attr, f.police->opts, links, d, f.police->loc);
+    if (f.police && fo.old_police_attr)
+      write_old_police(w, fo.old_police_attr, f.police->opts, links, d, f.police->loc);
     if (!f.actions.empty() && fo.actions_attr) write_actions(w, fo.actions_attr, f, links, d);
     w.put_raw(f.raw.options().data(), f.raw.options().size());
     w.nest_end(nest);
@@ -471,9 +485,17 @@ void decode_options(std::span<const uint8_t> raw, Obj& out, const KindCtx& ctx) 
 // Message attributes the kernel reports that are not configuration.
 bool reported_only_tc(uint16_t type) {
   switch (type) {
-    case TCA_STATS: case TCA_XSTATS: case TCA_STATS2: case TCA_FCNT: case TCA_PAD:
-    case TCA_DUMP_INVISIBLE: case TCA_HW_OFFLOAD: case TCA_EXT_WARN_MSG: return true;
-    default: return false;
+    case TCA_STATS:
+    case TCA_XSTATS:
+    case TCA_STATS2:
+    case TCA_FCNT:
+    case TCA_PAD:
+    case TCA_DUMP_INVISIBLE:
+    case TCA_HW_OFFLOAD:
+    case TCA_EXT_WARN_MSG:
+      return true;
+    default:
+      return false;
   }
 }
 Opaque unread_tc_attrs(std::span<const uint8_t> attrs, const AttrReadLog& log) {
@@ -492,7 +514,8 @@ std::optional<Options> read_old_police(const Attr* police) {
   Options o;
   AttrReadLog log(body);
   read_options(kActionPolice, body, KindCtx{}, o);
-  if (o.empty() || !complete(kActionPolice, o) || !unread_options(body, log, kActionPolice).empty()) return std::nullopt;
+  if (o.empty() || !complete(kActionPolice, o) || !unread_options(body, log, kActionPolice).empty())
+    return std::nullopt;
   return o;
 }
 
@@ -504,9 +527,12 @@ void decode_kind(const AttrTable& tb, std::span<const uint8_t> attrs, ObjType ty
   out.ops = find_kind(type, out.kind);
   auto* o = tb.get(TCA_OPTIONS);
   bool top_level = qdisc_ops(out.ops).options_top_level;
-  if (top_level && out.ops->decode) read_options(*out.ops, attrs, ctx, out.opts);
-  else if (o) decode_options(o->data, out, ctx);
-  else if (out.ops && !complete(*out.ops, out.opts)) out.ops = nullptr;
+  if (top_level && out.ops->decode)
+    read_options(*out.ops, attrs, ctx, out.opts);
+  else if (o)
+    decode_options(o->data, out, ctx);
+  else if (out.ops && !complete(*out.ops, out.opts))
+    out.ops = nullptr;
   // A top-level kind (clsact) reports an empty TCA_OPTIONS; any other
   // content is unread.
   if (top_level && out.ops && o && o->data.size()) out.raw.set_options(Opaque(o->data.begin(), o->data.end()));

@@ -10,19 +10,18 @@
 
 #include "base/handle.h"
 #include "base/hex.h"
+#include "base/units.h"
+#include "file/row_table.h"
+#include "kinds/registry.h"
 #include "model/name_cookie.h"
 #include "model/scope.h"
 #include "model/shared_tables.h"
 #include "model/size_table.h"
 #include "netlink/wire.h"
-#include "file/row_table.h"
-#include "kinds/registry.h"
-#include "base/units.h"
 #include "yaml/yaml_reader.h"
 
 namespace tcsync {
 namespace {
-
 
 void unknown_key(Diagnostics& d, const Node& key, std::string_view where, std::vector<std::string_view> cands) {
   std::string msg = "unknown key " + quoted(key.scalar) + " in " + std::string(where);
@@ -54,8 +53,10 @@ bool parse_raw(const Node& v, std::string_view key, Raw& raw, Diagnostics& d, bo
     d.error(v.loc, quoted(key) + " is not a run of netlink attributes (the lengths do not add up)");
     return false;
   }
-  if (key == "raw_options") raw.set_options(std::move(*bytes));
-  else raw.set_attrs(std::move(*bytes));
+  if (key == "raw_options")
+    raw.set_options(std::move(*bytes));
+  else
+    raw.set_attrs(std::move(*bytes));
   return true;
 }
 
@@ -83,8 +84,8 @@ void add_stab(const Node& n, Raw& raw, Diagnostics& d) {
 // Fills `o` from the entries of `map` that belong to the kind; the caller has
 // already taken the common keys (listed in `common` for "did you mean").
 // `raw`: where `raw_options` goes, if the map may have it.
-void parse_kind_fields(const KindOps& ops, const Node& map, const std::vector<std::string_view>& common,
-                       Options& o, Diagnostics& d, std::string_view where, Raw* raw = nullptr) {
+void parse_kind_fields(const KindOps& ops, const Node& map, const std::vector<std::string_view>& common, Options& o,
+                       Diagnostics& d, std::string_view where, Raw* raw = nullptr) {
   // Present, even if invalid: no "needs" error then. On the stack for the
   // kinds' usual sizes: this runs once per rule.
   bool given_small[64] = {};
@@ -122,7 +123,8 @@ bool tableless(const Node* kind, const Node& map) {
 void parse_tableless(const Node& map, const std::vector<std::string_view>& common, Raw& raw, Diagnostics& d,
                      std::string_view where) {
   for (auto& [k, v] : map.map) {
-    if (k.scalar == "raw_options") parse_raw(v, "raw_options", raw, d, false);
+    if (k.scalar == "raw_options")
+      parse_raw(v, "raw_options", raw, d, false);
     else if (std::find(common.begin(), common.end(), k.scalar) == common.end())
       d.error(k.loc, "unknown key " + quoted(k.scalar) + " in " + std::string(where) +
                          ": tcsync has no table for this kind; raw_options (as dump writes it) holds its options");
@@ -135,7 +137,8 @@ const KindOps* kind_of(ObjType t, const Node& n, Diagnostics& d) {
   auto names = kind_names(t);
   std::string list;
   for (auto nm : names) list += (list.empty() ? "" : ", ") + std::string(nm);
-  std::string msg = "unknown " + std::string(obj_type_name(t)) + " kind " + quoted(n.scalar) + " (tcsync knows " + list + ")";
+  std::string msg =
+      "unknown " + std::string(obj_type_name(t)) + " kind " + quoted(n.scalar) + " (tcsync knows " + list + ")";
   if (auto dym = did_you_mean(n.scalar, names); !dym.empty()) msg += "; did you mean " + quoted(dym) + "?";
   d.error(n.loc, msg);
   return nullptr;
@@ -151,7 +154,8 @@ std::optional<uint32_t> handle_value(const Node& n, std::string_view key, Diagno
 std::optional<uint64_t> uint_value(const Node& n, std::string_view key, uint64_t max, Diagnostics& d) {
   if (!scalar(n, key, d)) return std::nullopt;
   auto v = parse_uint(n.scalar);
-  if (!v) d.error(n.loc, quoted(key) + " must be a number, not " + quoted(n.scalar));
+  if (!v)
+    d.error(n.loc, quoted(key) + " must be a number, not " + quoted(n.scalar));
   else if (*v > max) {
     d.error(n.loc, quoted(key) + " is " + n.scalar + ", more than its maximum " + std::to_string(max));
     return std::nullopt;
@@ -175,8 +179,8 @@ struct FilterRows {
     uint16_t field = 0;   // Field, ActionField: the kind's field index
     uint16_t action = 0;  // ActionField: the position in `actions`
   };
-  bool full = true;  // parse every row as a written-out entry
-  Filter proto;      // before normalize; its actions normalized
+  bool full = true;              // parse every row as a written-out entry
+  Filter proto;                  // before normalize; its actions normalized
   const Node* handle = nullptr;  // the template's own `handle:`, if any
   std::vector<Column> columns;
   std::vector<Action> actions;  // the actions before normalize, by position
@@ -297,7 +301,8 @@ void Loader::run(YamlReader& r) {
     return;
   }
   if (top.type != YamlReader::Ev::MapStart) {
-    if (top.type != YamlReader::Ev::Error) d.error(top.loc, "the top level must be a mapping with 'version' and 'devices'");
+    if (top.type != YamlReader::Ev::Error)
+      d.error(top.loc, "the top level must be a mapping with 'version' and 'devices'");
     return;
   }
   SourceLoc top_loc = top.loc;
@@ -309,7 +314,8 @@ void Loader::run(YamlReader& r) {
       if (!r.read_node(v)) return false;
       have_version = true;
       if (!v.is_scalar() || v.scalar != "1")
-        d.error(v.loc, "unsupported version " + quoted(v.is_scalar() ? v.scalar : v.type_name()) + ": this tcsync reads version 1");
+        d.error(v.loc, "unsupported version " + quoted(v.is_scalar() ? v.scalar : v.type_name()) +
+                           ": this tcsync reads version 1");
     } else if (key == "devices") {
       // `devices:` with nothing: no devices
       return each_key(r, "'devices' must be a mapping of device names", [&](const std::string& name, SourceLoc dloc) {
@@ -321,13 +327,15 @@ void Loader::run(YamlReader& r) {
     } else if (key == "actions") {
       action_table(r, kloc);
     } else {
-      unknown_key(d, Node{Node::Type::Scalar, true, kloc, key, {}, {}}, "the top level", {"version", "devices", "blocks", "actions"});
+      unknown_key(d, Node{Node::Type::Scalar, true, kloc, key, {}, {}}, "the top level",
+                  {"version", "devices", "blocks", "actions"});
       r.skip_node();
     }
     return true;
   });
   if (top_walk == Walk::Stop) return;
-  if (!have_version && !d.has_errors()) d.error(top_loc, "missing 'version: 1' (the format version this file is written for)");
+  if (!have_version && !d.has_errors())
+    d.error(top_loc, "missing 'version: 1' (the format version this file is written for)");
   const auto& end = r.next();
   if (end.type == YamlReader::Ev::DocEnd) {
     const auto& more = r.next();
@@ -340,43 +348,46 @@ void Loader::run(YamlReader& r) {
 //     22:
 //       filters: [...]     (as a device's, without 'parent')
 void Loader::blocks(YamlReader& r) {
-  each_key(r, "'blocks' must be a mapping of block indexes, such as 22:", [&](const std::string& key, SourceLoc bloc) {
-    auto index = parse_uint(key);
-    if (!index || *index == 0 || *index > 0xFFFFFFFF) {
-      d.error(bloc, "block index must be a number from 1 to 4294967295, not " + quoted(key));
-      r.skip_node();
-      return true;
-    }
-    std::string name = block_name(static_cast<uint32_t>(*index));
-    if (auto it = declared.find(name); it != declared.end()) {
-      d.error(bloc, name + " is already declared at " + format_location(it->second) +
-                        " (a block belongs to one file; files add blocks, they never override)");
-      r.skip_node();
-      return true;
-    }
-    declared[name] = bloc;
-    Device& b = state.get_or_add_block(static_cast<uint32_t>(*index));
-    b.loc = bloc;
-    size_t bi = static_cast<size_t>(&b - state.blocks.data());
-    // `22:` alone: a block with no filters
-    return each_key(r, name + " must be a mapping with filters", [&](const std::string& k, SourceLoc kloc) {
-             if (k == "filters") {
-               list(r, k, [&, rows = FilterRows{}](const Node& n, const RowTable* t = nullptr) mutable {
-                 t ? filter_row(*t, rows, state.blocks[bi]) : filter(n, state.blocks[bi]);
-               });
-             } else if (k == "chains") {
-               list(r, k, [&](const Node& n) { chain(n, state.blocks[bi]); });
-             } else if (k == "own") {
-               state.blocks[bi].scoped = true;
-               state.blocks[bi].own_loc = kloc;
-               list(r, k, [&](const Node& n) { own_region(n, state.blocks[bi]); });
-             } else {
-               unknown_key(d, Node{Node::Type::Scalar, true, kloc, k, {}, {}}, name, {"filters", "chains", "own"});
-               r.skip_node();
-             }
-             return true;
-           }) == Walk::Done;
-  }, /*unique=*/false);  // a block given twice is "already declared", as across files
+  each_key(
+      r, "'blocks' must be a mapping of block indexes, such as 22:",
+      [&](const std::string& key, SourceLoc bloc) {
+        auto index = parse_uint(key);
+        if (!index || *index == 0 || *index > 0xFFFFFFFF) {
+          d.error(bloc, "block index must be a number from 1 to 4294967295, not " + quoted(key));
+          r.skip_node();
+          return true;
+        }
+        std::string name = block_name(static_cast<uint32_t>(*index));
+        if (auto it = declared.find(name); it != declared.end()) {
+          d.error(bloc, name + " is already declared at " + format_location(it->second) +
+                            " (a block belongs to one file; files add blocks, they never override)");
+          r.skip_node();
+          return true;
+        }
+        declared[name] = bloc;
+        Device& b = state.get_or_add_block(static_cast<uint32_t>(*index));
+        b.loc = bloc;
+        size_t bi = static_cast<size_t>(&b - state.blocks.data());
+        // `22:` alone: a block with no filters
+        return each_key(r, name + " must be a mapping with filters", [&](const std::string& k, SourceLoc kloc) {
+                 if (k == "filters") {
+                   list(r, k, [&, rows = FilterRows{}](const Node& n, const RowTable* t = nullptr) mutable {
+                     t ? filter_row(*t, rows, state.blocks[bi]) : filter(n, state.blocks[bi]);
+                   });
+                 } else if (k == "chains") {
+                   list(r, k, [&](const Node& n) { chain(n, state.blocks[bi]); });
+                 } else if (k == "own") {
+                   state.blocks[bi].scoped = true;
+                   state.blocks[bi].own_loc = kloc;
+                   list(r, k, [&](const Node& n) { own_region(n, state.blocks[bi]); });
+                 } else {
+                   unknown_key(d, Node{Node::Type::Scalar, true, kloc, k, {}, {}}, name, {"filters", "chains", "own"});
+                   r.skip_node();
+                 }
+                 return true;
+               }) == Walk::Done;
+      },
+      /*unique=*/false);  // a block given twice is "already declared", as across files
 }
 
 void Loader::device(YamlReader& r, const std::string& name, SourceLoc loc) {
@@ -398,38 +409,42 @@ void Loader::device(YamlReader& r, const std::string& name, SourceLoc loc) {
   // `eth0:` alone: the device has no tc configuration at all.
   // Index, not reference: the device vector may grow while loading.
   size_t di = static_cast<size_t>(&dev - state.devices.data());
-  each_key(r, "device " + quoted(name) + " must be a mapping with qdiscs, classes and filters", [&](const std::string& key, SourceLoc kloc) {
-    if (key == "qdiscs")
-      list(r, key, [&](const Node& n) { qdisc(n, state.devices[di]); });
-    else if (key == "classes")
-      list(r, key, [&, c0 = state.devices[di].classes.size(), o0 = r.offset()](const Node& n) {
-        reserve_for_rest(state.devices[di].classes, c0, o0, r);
-        klass(n, state.devices[di]);
-      });
-    else if (key == "filters")
-      list(r, key, [&, f0 = state.devices[di].filters.size(), o0 = r.offset(), rows = FilterRows{}](const Node& n, const RowTable* t = nullptr) mutable {
-        reserve_for_rest(state.devices[di].filters, f0, o0, r);
-        t ? filter_row(*t, rows, state.devices[di]) : filter(n, state.devices[di]);
-      });
-    else if (key == "chains")
-      list(r, key, [&](const Node& n) { chain(n, state.devices[di]); });
-    else if (key == "own") {
-      state.devices[di].scoped = true;
-      state.devices[di].own_loc = kloc;
-      list(r, key, [&](const Node& n) { own_region(n, state.devices[di]); });
-    } else if (key == "atomic") {
-      Node v;
-      if (!r.read_node(v)) return false;
-      if (v.is_scalar() && v.plain && (v.scalar == "true" || v.scalar == "false"))
-        state.devices[di].atomic = v.scalar == "true";
-      else
-        d.error(v.loc, "'atomic' must be true or false");
-    } else {
-      unknown_key(d, Node{Node::Type::Scalar, true, kloc, key, {}, {}}, "device " + quoted(name), {"qdiscs", "classes", "filters", "chains", "atomic", "own"});
-      r.skip_node();
-    }
-    return true;
-  });
+  each_key(r, "device " + quoted(name) + " must be a mapping with qdiscs, classes and filters",
+           [&](const std::string& key, SourceLoc kloc) {
+             if (key == "qdiscs")
+               list(r, key, [&](const Node& n) { qdisc(n, state.devices[di]); });
+             else if (key == "classes")
+               list(r, key, [&, c0 = state.devices[di].classes.size(), o0 = r.offset()](const Node& n) {
+                 reserve_for_rest(state.devices[di].classes, c0, o0, r);
+                 klass(n, state.devices[di]);
+               });
+             else if (key == "filters")
+               list(r, key,
+                    [&, f0 = state.devices[di].filters.size(), o0 = r.offset(), rows = FilterRows{}](
+                        const Node& n, const RowTable* t = nullptr) mutable {
+                      reserve_for_rest(state.devices[di].filters, f0, o0, r);
+                      t ? filter_row(*t, rows, state.devices[di]) : filter(n, state.devices[di]);
+                    });
+             else if (key == "chains")
+               list(r, key, [&](const Node& n) { chain(n, state.devices[di]); });
+             else if (key == "own") {
+               state.devices[di].scoped = true;
+               state.devices[di].own_loc = kloc;
+               list(r, key, [&](const Node& n) { own_region(n, state.devices[di]); });
+             } else if (key == "atomic") {
+               Node v;
+               if (!r.read_node(v)) return false;
+               if (v.is_scalar() && v.plain && (v.scalar == "true" || v.scalar == "false"))
+                 state.devices[di].atomic = v.scalar == "true";
+               else
+                 d.error(v.loc, "'atomic' must be true or false");
+             } else {
+               unknown_key(d, Node{Node::Type::Scalar, true, kloc, key, {}, {}}, "device " + quoted(name),
+                           {"qdiscs", "classes", "filters", "chains", "atomic", "own"});
+               r.skip_node();
+             }
+             return true;
+           });
 }
 
 template <typename F>
@@ -518,8 +533,10 @@ void Loader::table(YamlReader& r, SourceLoc at, F&& each) {
         }
         if (e.type == YamlReader::Ev::Error || !r.read_node(row)) return false;
         if (const Node* n = t.fill(row, d)) {
-          if constexpr (std::is_invocable_v<F&, const Node&, const RowTable*>) each(*n, &t);
-          else each(*n);
+          if constexpr (std::is_invocable_v<F&, const Node&, const RowTable*>)
+            each(*n, &t);
+          else
+            each(*n);
         }
       }
     } else {
@@ -529,8 +546,7 @@ void Loader::table(YamlReader& r, SourceLoc at, F&& each) {
     return true;
   });
   if (w == Walk::Stop) return;
-  if (!have_tmpl || !have_cols || !have_rows)
-    d.error(at, "a table needs 'template', 'columns' and 'rows'");
+  if (!have_tmpl || !have_cols || !have_rows) d.error(at, "a table needs 'template', 'columns' and 'rows'");
 }
 
 void Loader::qdisc(const Node& n, Device& dev) {
@@ -568,9 +584,12 @@ void Loader::qdisc(const Node& n, Device& dev) {
   }
   if (auto* h = n.find("handle")) {
     if (auto v = handle_value(*h, "handle", d)) {
-      if (hook && *v != kHandleIngressQdisc) d.error(h->loc, q.kind + "'s handle is always ffff:");
-      else if (handle_minor(*v)) d.error(h->loc, "a qdisc handle has no minor number: write \"" + format_handle(handle_major(*v)) + "\"");
-      else q.handle = *v;
+      if (hook && *v != kHandleIngressQdisc)
+        d.error(h->loc, q.kind + "'s handle is always ffff:");
+      else if (handle_minor(*v))
+        d.error(h->loc, "a qdisc handle has no minor number: write \"" + format_handle(handle_major(*v)) + "\"");
+      else
+        q.handle = *v;
     }
   } else if (!hook) {
     // tcsync never lets the kernel pick a handle: an auto handle (8001:)
@@ -578,8 +597,10 @@ void Loader::qdisc(const Node& n, Device& dev) {
     d.error(n.loc, "qdisc " + q.kind + " needs a 'handle', such as \"1:\"");
     return;
   }
-  if (no_table) parse_tableless(n, common, q.raw, d, q.kind + " qdisc");
-  else parse_kind_fields(*q.ops, n, common, q.opts, d, q.kind + " qdisc", &q.raw);
+  if (no_table)
+    parse_tableless(n, common, q.raw, d, q.kind + " qdisc");
+  else
+    parse_kind_fields(*q.ops, n, common, q.opts, d, q.kind + " qdisc", &q.raw);
   if (auto* r = n.find("raw_attrs")) parse_raw(*r, "raw_attrs", q.raw, d);
   if (auto* st = n.find("stab")) add_stab(*st, q.raw, d);
   if (q.ops) normalize_options(*q.ops, q.opts, KindCtx{q.handle, 0, nullptr, &d, q.loc}, d, q.loc);
@@ -691,25 +712,32 @@ bool Loader::action_fields(const Node& n, Action& a) {
     std::string_view key = k.scalar;
     if (key == "index") {
       if (auto i = uint_value(v, "index", 0xFFFFFFFF, d)) {
-        if (*i == 0) d.error(v.loc, "action index 0 means 'any': leave 'index' out instead");
-        else a.index = static_cast<uint32_t>(*i);
+        if (*i == 0)
+          d.error(v.loc, "action index 0 means 'any': leave 'index' out instead");
+        else
+          a.index = static_cast<uint32_t>(*i);
       }
     } else if (key == "cookie") {
       if (!scalar(v, "cookie", d)) continue;
       std::string s = v.scalar;
-      if (s.size() % 2 || s.size() > 32 || s.empty() || s.find_first_not_of("0123456789abcdefABCDEF") != std::string::npos) {
+      if (s.size() % 2 || s.size() > 32 || s.empty() ||
+          s.find_first_not_of("0123456789abcdefABCDEF") != std::string::npos) {
         d.error(v.loc, "cookie must be 1 to 16 bytes in hex, such as \"0a1b2c\"");
         continue;
       }
-      for (size_t i = 0; i < s.size(); i += 2) a.cookie.push_back(static_cast<uint8_t>(std::stoul(s.substr(i, 2), nullptr, 16)));
+      for (size_t i = 0; i < s.size(); i += 2)
+        a.cookie.push_back(static_cast<uint8_t>(std::stoul(s.substr(i, 2), nullptr, 16)));
       cookie = &v;
     } else if (key == "raw_attrs") {
       parse_raw(v, key, a.raw, d);
     } else if (k.scalar == "percpu_stats") {
       if (!scalar(v, "percpu_stats", d)) continue;
-      if (v.scalar == "true") a.percpu_stats = true;
-      else if (v.scalar == "false") a.percpu_stats = false;
-      else d.error(v.loc, "\"percpu_stats\" must be true or false, not " + quoted(v.scalar));
+      if (v.scalar == "true")
+        a.percpu_stats = true;
+      else if (v.scalar == "false")
+        a.percpu_stats = false;
+      else
+        d.error(v.loc, "\"percpu_stats\" must be true or false, not " + quoted(v.scalar));
     } else if (auto* ops = find_kind(ObjType::Action, k.scalar); ops || tableless(&k, v)) {
       if (body) {
         d.error(k.loc, "one action per list entry: " + quoted(a.kind) + " and " + quoted(k.scalar) + " given");
@@ -731,8 +759,9 @@ bool Loader::action_fields(const Node& n, Action& a) {
   // On an action of one rule, the kernel's copy would read back as the
   // rule's name (name_cookie.h); a shared one never holds a name.
   if (cookie && !a.index && is_name_cookie(a.cookie))
-    d.error(cookie->loc, "a cookie starting 74636e01 or 74636e02 (\"tcn\" and 1 or 2) is how tcsync keeps a rule's "
-                         "name in the kernel: give the rule a 'name' instead, or another cookie");
+    d.error(cookie->loc,
+            "a cookie starting 74636e01 or 74636e02 (\"tcn\" and 1 or 2) is how tcsync keeps a rule's "
+            "name in the kernel: give the rule a 'name' instead, or another cookie");
   if (!body) {
     if (!d.has_errors()) d.error(n.loc, "action entry names no action kind (such as mirred)");
     return false;
@@ -741,8 +770,10 @@ bool Loader::action_fields(const Node& n, Action& a) {
     d.error(body->loc, a.kind + " options must be a mapping");
     return false;
   }
-  if (!a.ops) parse_tableless(*body, {}, a.raw, d, a.kind + " action");
-  else parse_kind_fields(*a.ops, *body, {}, a.opts, d, a.kind + " action", &a.raw);
+  if (!a.ops)
+    parse_tableless(*body, {}, a.raw, d, a.kind + " action");
+  else
+    parse_kind_fields(*a.ops, *body, {}, a.opts, d, a.kind + " action", &a.raw);
   return true;
 }
 
@@ -770,7 +801,9 @@ bool Loader::filter_fields(const Node& n, Device& dev, Filter& f, const Node*& h
   f.key.protocol = 0x0003;  // ETH_P_ALL, tc's default
   const Node* body = nullptr;
   bool have_parent = false, have_pref = false;
-  static const std::vector<std::string_view> common = {"parent", "chain", "pref", "protocol", "handle", "name", "classid", "flowid", "police", "actions", "raw_attrs", "empty", "root_table"};
+  static const std::vector<std::string_view> common = {"parent",    "chain",   "pref",      "protocol", "handle",
+                                                       "name",      "classid", "flowid",    "police",   "actions",
+                                                       "raw_attrs", "empty",   "root_table"};
   const Node* extra = nullptr;  // a key an empty list cannot have
   const Node* root_table = nullptr;
   const Node* handle_key = nullptr;
@@ -785,9 +818,12 @@ bool Loader::filter_fields(const Node& n, Device& dev, Filter& f, const Node*& h
       }
       if (!scalar(v, "parent", d)) continue;
       have_parent = true;
-      if (v.scalar == "ingress") f.key.parent = kHandleClsactIngress;
-      else if (v.scalar == "egress") f.key.parent = kHandleClsactEgress;
-      else if (auto h = handle_value(v, "parent", d)) f.key.parent = *h;
+      if (v.scalar == "ingress")
+        f.key.parent = kHandleClsactIngress;
+      else if (v.scalar == "egress")
+        f.key.parent = kHandleClsactEgress;
+      else if (auto h = handle_value(v, "parent", d))
+        f.key.parent = *h;
     } else if (key == "chain") {
       // The kernel's limit for chain indexes (TC_ACT_EXT_VAL_MASK: a goto
       // chain carries the index in the low 28 bits of a verdict).
@@ -800,8 +836,11 @@ bool Loader::filter_fields(const Node& n, Device& dev, Filter& f, const Node*& h
       }
     } else if (key == "protocol") {
       if (!scalar(v, "protocol", d)) continue;
-      if (auto p = parse_protocol(v.scalar)) f.key.protocol = *p;
-      else d.error(v.loc, "unknown protocol " + quoted(v.scalar) + " (use ip, ipv6, all, arp, 802.1q, 802.1ad or a hex number like 0x88cc)");
+      if (auto p = parse_protocol(v.scalar))
+        f.key.protocol = *p;
+      else
+        d.error(v.loc, "unknown protocol " + quoted(v.scalar) +
+                           " (use ip, ipv6, all, arp, 802.1q, 802.1ad or a hex number like 0x88cc)");
     } else if (key == "handle") {
       handle = &v;
       handle_key = &k;
@@ -809,7 +848,8 @@ bool Loader::filter_fields(const Node& n, Device& dev, Filter& f, const Node*& h
       // An empty list of a kind (model.h Filter::empty_list): any kind the
       // kernel may hold, known here or not.
       if (!scalar(v, "empty", d)) continue;
-      if (v.scalar.empty() || v.scalar.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789_") != std::string::npos) {
+      if (v.scalar.empty() ||
+          v.scalar.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789_") != std::string::npos) {
         d.error(v.loc, "'empty' names a classifier kind (u32, fw...), not " + quoted(v.scalar));
         continue;
       }
@@ -833,8 +873,10 @@ bool Loader::filter_fields(const Node& n, Device& dev, Filter& f, const Node*& h
       if (scalar(v, "name", d)) f.name = v.scalar;
     } else if (key == "classid" || key == "flowid") {
       extra = &k;
-      if (f.classid) d.error(k.loc, "give 'classid' or 'flowid', not both");
-      else if (auto h = handle_value(v, key, d)) f.classid = *h;
+      if (f.classid)
+        d.error(k.loc, "give 'classid' or 'flowid', not both");
+      else if (auto h = handle_value(v, key, d))
+        f.classid = *h;
     } else if (key == "police") {
       // The filter's own police (FilterOps::old_police_attr): the police
       // action's fields, read by its table.
@@ -842,7 +884,10 @@ bool Loader::filter_fields(const Node& n, Device& dev, Filter& f, const Node*& h
       if (v.is_map()) {
         auto& p = f.police.emplace(FilterPolice{{}, v.loc});
         parse_kind_fields(kActionPolice, v, {}, p.opts, d, "a filter's police");
-      } else d.error(v.loc, "'police' must be a mapping of the police action's fields, such as {rate: 1mbit, burst: 10k, exceed: drop}");
+      } else
+        d.error(v.loc,
+                "'police' must be a mapping of the police action's fields, such as {rate: 1mbit, burst: 10k, exceed: "
+                "drop}");
     } else if (key == "actions") {
       extra = &k;
       if (!v.is_seq()) {
@@ -877,15 +922,20 @@ bool Loader::filter_fields(const Node& n, Device& dev, Filter& f, const Node*& h
   }
   if (root_table && filter_ops(f.ops).own_table_handle) {
     auto h = parse_filter_handle(f.ops, root_table->scalar);
-    if (h && names_root_table(f.ops, *h)) f.list_root = *h;
-    else d.error(root_table->loc, "'root_table' names the kernel's root table of the entry's list (800: to fff:), not " + quoted(root_table->scalar));
+    if (h && names_root_table(f.ops, *h))
+      f.list_root = *h;
+    else
+      d.error(root_table->loc, "'root_table' names the kernel's root table of the entry's list (800: to fff:), not " +
+                                   quoted(root_table->scalar));
   } else if (root_table && body && !f.empty_list) {
     // A kind without kernel-numbered roots has no notation for one: said
     // as for a u32 entry that is no table (filter_finish).
     root_table_misplaced(f.loc);
   }
-  if (dev.block) f.key.parent = dev.block;  // tcm_parent carries the block index
-  else if (!have_parent) d.error(n.loc, "filter needs 'parent' (a qdisc or class handle such as \"1:\", or ingress/egress)");
+  if (dev.block)
+    f.key.parent = dev.block;  // tcm_parent carries the block index
+  else if (!have_parent)
+    d.error(n.loc, "filter needs 'parent' (a qdisc or class handle such as \"1:\", or ingress/egress)");
   if (!body) {
     auto names = kind_names(ObjType::Filter);
     std::string list;
@@ -899,28 +949,38 @@ bool Loader::filter_fields(const Node& n, Device& dev, Filter& f, const Node*& h
     // numbered it (801:): model/shared_tables.h. No other has a handle.
     if (handle && filter_ops(f.ops).own_table_handle) {
       auto h = scalar(*handle, "handle", d) ? parse_filter_handle(f.ops, handle->scalar) : std::nullopt;
-      if (h && names_root_table(f.ops, *h)) f.wire_handle = *h;
-      else d.error(handle->loc, "an empty " + f.kind + " list's handle names its root table (800: to fff:), not " + quoted(handle->scalar));
+      if (h && names_root_table(f.ops, *h))
+        f.wire_handle = *h;
+      else
+        d.error(handle->loc, "an empty " + f.kind + " list's handle names its root table (800: to fff:), not " +
+                                 quoted(handle->scalar));
     } else if (handle) {
       extra = handle_key;
     }
     handle = nullptr;
-    if (extra) d.error(extra->loc, "an empty " + f.kind + " list has no " + quoted(extra->scalar) + ": it holds no rule");
+    if (extra)
+      d.error(extra->loc, "an empty " + f.kind + " list has no " + quoted(extra->scalar) + ": it holds no rule");
     // A kind with no table may be one the kernel makes empty: it is the authority.
     // (An unknown kind was reported where it was read.)
     auto empty = f.ops ? filter_ops(f.ops).empty_list : FilterOps::EmptyList::Allowed;
     if (empty == FilterOps::EmptyList::Refused)
-      d.error(body->loc, "the kernel makes no empty " + f.kind + " list (it needs the rule's options): only u32 and fw lists can be empty");
+      d.error(body->loc, "the kernel makes no empty " + f.kind +
+                             " list (it needs the rule's options): only u32 and fw lists can be empty");
     else if (empty == FilterOps::EmptyList::NotOnBlock && dev.block)
       d.error(body->loc, "the kernel makes no empty " + f.kind + " list on a shared block (it needs a mark there)");
     return true;
   }
   if (police) {
     if (!filter_ops(f.ops).old_police_attr)
-      d.error(police->loc, "a " + f.kind + " filter has no police of its own (tc's 'police' among its words): use a police action, 'actions: [{police: {...}}]'");
+      d.error(police->loc, "a " + f.kind +
+                               " filter has no police of its own (tc's 'police' among its words): use a police action, "
+                               "'actions: [{police: {...}}]'");
     else if (!f.actions.empty())
-      d.error(police->loc, "give a filter 'police' or 'actions', not both: the kernel keeps the filter's own police and drops its actions");
-    if (f.police) normalize_options(kActionPolice, f.police->opts, KindCtx{0, 0, nullptr, &d, f.police->loc}, d, f.police->loc);
+      d.error(police->loc,
+              "give a filter 'police' or 'actions', not both: the kernel keeps the filter's own police and drops its "
+              "actions");
+    if (f.police)
+      normalize_options(kActionPolice, f.police->opts, KindCtx{0, 0, nullptr, &d, f.police->loc}, d, f.police->loc);
   }
   if (body->is_scalar() && body->plain && (body->scalar.empty() || body->scalar == "~" || body->scalar == "null")) {
     // `matchall:` with no options
@@ -936,8 +996,10 @@ bool Loader::filter_fields(const Node& n, Device& dev, Filter& f, const Node*& h
 }
 
 void Loader::root_table_misplaced(SourceLoc at) {
-  d.error(at, "'root_table' is given on a u32 hash table entry (handle \"2:\" with divisor), for the list it is in; a rule of the root table "
-              "says it in its handle (\"801::5\"), an empty list as its handle (\"801:\")");
+  d.error(at,
+          "'root_table' is given on a u32 hash table entry (handle \"2:\" with divisor), for the list it is in; a rule "
+          "of the root table "
+          "says it in its handle (\"801::5\"), an empty list as its handle (\"801:\")");
 }
 
 // The handle (its syntax is the kind's), the kind's normalize hook, and the
@@ -946,8 +1008,10 @@ void Loader::filter_finish(Filter&& f, const Node* handle, Device& dev) {
   if (handle) {
     if (scalar(*handle, "handle", d)) {
       auto h = parse_filter_handle(f.ops, handle->scalar);
-      if (!h) d.error(handle->loc, "invalid " + f.kind + " handle " + quoted(handle->scalar));
-      else f.key.handle = *h;
+      if (!h)
+        d.error(handle->loc, "invalid " + f.kind + " handle " + quoted(handle->scalar));
+      else
+        f.key.handle = *h;
     }
     // A rule in a list's root table may name the table as the kernel
     // numbered it (801::5): the list's root, declared (model/shared_tables.h);
@@ -964,7 +1028,8 @@ void Loader::filter_finish(Filter&& f, const Node* handle, Device& dev) {
   // Only a hash table carries its list's root: a rule shows it in its own
   // handle (801::5), an empty list as its handle (801:).
   if (f.list_root && !f.empty_list && !(handle && is_table_entry(f))) root_table_misplaced(f.loc);
-  if (f.ops && !f.empty_list) normalize_options(*f.ops, f.opts, KindCtx{f.key.handle, 0, nullptr, &d, f.loc, &f}, d, f.loc);
+  if (f.ops && !f.empty_list)
+    normalize_options(*f.ops, f.opts, KindCtx{f.key.handle, 0, nullptr, &d, f.loc, &f}, d, f.loc);
   // handle 0 with a given `handle:` key is rejected later with the others.
   f.key.handle = handle ? f.key.handle : 0;
   dev.filters.push_back(std::move(f));
@@ -985,8 +1050,10 @@ void Loader::filter_row(const RowTable& t, FilterRows& rows, Device& dev) {
       // so a row's Options keep their size and order, and cheap to copy (a
       // MAC or an address would be copied only to be replaced).
       for (const FilterRows::Column& c : rows.columns)
-        if (c.how == FilterRows::How::Field) rows.proto.opts.set(c.field, uint64_t{0});
-        else if (c.how == FilterRows::How::ActionField) rows.actions[c.action].opts.set(c.field, uint64_t{0});
+        if (c.how == FilterRows::How::Field)
+          rows.proto.opts.set(c.field, uint64_t{0});
+        else if (c.how == FilterRows::How::ActionField)
+          rows.actions[c.action].opts.set(c.field, uint64_t{0});
     }
     if (ok) filter_finish(std::move(f), handle, dev);
     return;
@@ -1015,8 +1082,10 @@ void Loader::filter_row(const RowTable& t, FilterRows& rows, Device& dev) {
       ops = a.ops;
     }
     Value val;
-    if (parse_field(ops->fields[c.field], v, val, d)) o->set(c.field, std::move(val), v.loc);
-    else o->erase(c.field);  // as a written-out entry: no value
+    if (parse_field(ops->fields[c.field], v, val, d))
+      o->set(c.field, std::move(val), v.loc);
+    else
+      o->erase(c.field);  // as a written-out entry: no value
   }
   for (size_t i = 0; i < f.actions.size(); ++i)
     if (fresh >> i & 1) action_normalize(f.actions[i]);
@@ -1042,7 +1111,8 @@ bool Loader::plan_rows(const RowTable& t, const Filter& f, const Node* handle, F
       int idx = field_of(*f.ops, p[1]);
       if (idx < 0) return false;
       c = {FilterRows::How::Field, static_cast<uint16_t>(idx)};
-    } else if (p.size() == 4 && p[0] == "actions" && actions && actions->is_seq() && actions->seq.size() == f.actions.size()) {
+    } else if (p.size() == 4 && p[0] == "actions" && actions && actions->is_seq() &&
+               actions->seq.size() == f.actions.size()) {
       auto n = parse_uint(p[1]);
       if (!n || *n >= f.actions.size()) return false;
       const Action& a = f.actions[*n];
@@ -1083,8 +1153,11 @@ void Loader::own_region(const Node& n, Device& dev) {
         ok = false;
       } else if (auto h = handle_value(v, "qdisc", d)) {
         if (handle_minor(*h) || *h == 0 || *h == kHandleRoot)
-          d.error(v.loc, "'qdisc' is a qdisc's handle such as \"1:\" (or \"ffff:\" for clsact/ingress), not " + quoted(v.scalar)), ok = false;
-        else r.tree = true, r.major = *h;
+          d.error(v.loc, "'qdisc' is a qdisc's handle such as \"1:\" (or \"ffff:\" for clsact/ingress), not " +
+                             quoted(v.scalar)),
+              ok = false;
+        else
+          r.tree = true, r.major = *h;
       } else {
         ok = false;
       }
@@ -1100,14 +1173,20 @@ void Loader::own_region(const Node& n, Device& dev) {
         continue;
       }
       have_parent = true;
-      if (v.scalar == "ingress") r.parent = kHandleClsactIngress;
-      else if (v.scalar == "egress") r.parent = kHandleClsactEgress;
-      else if (auto h = handle_value(v, "parent", d)) r.parent = *h == kHandleIngressQdisc ? kHandleClsactIngress : *h;
-      else ok = false;
+      if (v.scalar == "ingress")
+        r.parent = kHandleClsactIngress;
+      else if (v.scalar == "egress")
+        r.parent = kHandleClsactEgress;
+      else if (auto h = handle_value(v, "parent", d))
+        r.parent = *h == kHandleIngressQdisc ? kHandleClsactIngress : *h;
+      else
+        ok = false;
     } else if (key == "chain") {
       if (!filter_key) filter_key = &k;
-      if (auto c = uint_value(v, "chain", 0x0FFFFFFF, d)) r.chain = static_cast<uint32_t>(*c);
-      else ok = false;
+      if (auto c = uint_value(v, "chain", 0x0FFFFFFF, d))
+        r.chain = static_cast<uint32_t>(*c);
+      else
+        ok = false;
     } else if (key == "prefs") {
       if (!filter_key) filter_key = &k;
       if (!scalar(v, "prefs", d)) {
@@ -1119,7 +1198,8 @@ void Loader::own_region(const Node& n, Device& dev) {
       auto lo = parse_uint(v.scalar.substr(0, dash));
       auto hi = dash == std::string::npos ? lo : parse_uint(v.scalar.substr(dash + 1));
       if (!lo || !hi || *lo < 1 || *hi > 0xFFFF || *lo > *hi) {
-        d.error(v.loc, "'prefs' is a range of prefs such as 100-199 (1 to 65535, low to high), or one pref, not " + quoted(v.scalar));
+        d.error(v.loc, "'prefs' is a range of prefs such as 100-199 (1 to 65535, low to high), or one pref, not " +
+                           quoted(v.scalar));
         ok = false;
         continue;
       }
@@ -1131,11 +1211,16 @@ void Loader::own_region(const Node& n, Device& dev) {
     }
   }
   if (tree_key && filter_key) {
-    d.error(filter_key->loc, "an 'own' entry is a qdisc tree ({qdisc: \"1:\"}) or a place for filters ({parent, chain, prefs}), not both: give two entries");
+    d.error(filter_key->loc,
+            "an 'own' entry is a qdisc tree ({qdisc: \"1:\"}) or a place for filters ({parent, chain, prefs}), not "
+            "both: give two entries");
     return;
   }
   if (!dev.block && !tree_key && !have_parent) {
-    if (ok) d.error(n.loc, "an 'own' entry needs 'qdisc' (a qdisc and all below it) or 'parent' (filters at ingress, egress or a handle)");
+    if (ok)
+      d.error(n.loc,
+              "an 'own' entry needs 'qdisc' (a qdisc and all below it) or 'parent' (filters at ingress, egress or a "
+              "handle)");
     return;
   }
   if (ok) dev.own.push_back(r);
@@ -1156,22 +1241,30 @@ void Loader::chain(const Node& n, Device& dev) {
       }
       if (!scalar(v, "parent", d)) continue;
       have_parent = true;
-      if (v.scalar == "ingress") c.parent = kHandleClsactIngress;
-      else if (v.scalar == "egress") c.parent = kHandleClsactEgress;
-      else if (auto h = handle_value(v, "parent", d)) c.parent = *h == kHandleIngressQdisc ? kHandleClsactIngress : *h;  // "ffff:" is ingress
+      if (v.scalar == "ingress")
+        c.parent = kHandleClsactIngress;
+      else if (v.scalar == "egress")
+        c.parent = kHandleClsactEgress;
+      else if (auto h = handle_value(v, "parent", d))
+        c.parent = *h == kHandleIngressQdisc ? kHandleClsactIngress : *h;  // "ffff:" is ingress
     } else if (key == "chain") {
       if (auto x = uint_value(v, "chain", 0x0FFFFFFF, d)) c.index = static_cast<uint32_t>(*x), have_index = true;
     } else if (key == "protocol") {
       if (!scalar(v, "protocol", d)) continue;
       have_protocol = true;
-      if (auto p = parse_protocol(v.scalar)) c.protocol = *p;
-      else d.error(v.loc, "unknown protocol " + quoted(v.scalar) + " (use ip, ipv6, all, arp, 802.1q, 802.1ad or a hex number like 0x88cc)");
+      if (auto p = parse_protocol(v.scalar))
+        c.protocol = *p;
+      else
+        d.error(v.loc, "unknown protocol " + quoted(v.scalar) +
+                           " (use ip, ipv6, all, arp, 802.1q, 802.1ad or a hex number like 0x88cc)");
     } else if (key == "raw_attrs") {
       parse_raw(v, key, c.raw, d);
     } else if (key == "template") {
       have_template = true;
       if (!v.is_map() || v.map.size() != 1) {
-        d.error(v.loc, "'template' must be a mapping with one classifier kind, such as {flower: {dst_mac: 00:00:00:00:00:00/ff:ff:ff:ff:ff:ff}}");
+        d.error(v.loc,
+                "'template' must be a mapping with one classifier kind, such as {flower: {dst_mac: "
+                "00:00:00:00:00:00/ff:ff:ff:ff:ff:ff}}");
         continue;
       }
       auto& [tk, tv] = v.map.front();
@@ -1182,8 +1275,10 @@ void Loader::chain(const Node& n, Device& dev) {
       if (!c.ops || !filter_ops(c.ops).template_protocol_attr) {
         std::string with;
         for (const KindOps* k : all_kinds())
-          if (k->obj == ObjType::Filter && filter_ops(k).template_protocol_attr) with += (with.empty() ? "" : ", ") + std::string(k->name);
-        d.error(tk.loc, "chain templates exist for " + with + " only (the kernel has no " + quoted(tk.scalar) + " templates)");
+          if (k->obj == ObjType::Filter && filter_ops(k).template_protocol_attr)
+            with += (with.empty() ? "" : ", ") + std::string(k->name);
+        d.error(tk.loc,
+                "chain templates exist for " + with + " only (the kernel has no " + quoted(tk.scalar) + " templates)");
         c.ops = nullptr;
         continue;
       }
@@ -1198,10 +1293,13 @@ void Loader::chain(const Node& n, Device& dev) {
       unknown_key(d, k, "a chain", {"parent", "chain", "protocol", "template", "raw_attrs"});
     }
   }
-  if (dev.block) c.parent = dev.block;
-  else if (!have_parent) d.error(n.loc, "chain needs 'parent' (ingress/egress, or a qdisc or class handle such as \"1:\")");
+  if (dev.block)
+    c.parent = dev.block;
+  else if (!have_parent)
+    d.error(n.loc, "chain needs 'parent' (ingress/egress, or a qdisc or class handle such as \"1:\")");
   if (!have_index) d.error(n.loc, "chain needs 'chain' (its index, such as 5)");
-  if (have_protocol && !have_template) d.error(n.loc, "a chain's 'protocol' belongs to its template: give a 'template' or leave it out");
+  if (have_protocol && !have_template)
+    d.error(n.loc, "a chain's 'protocol' belongs to its template: give a 'template' or leave it out");
   if (c.ops) {
     // The template's keys are checked as a filter's, with the chain's protocol.
     Filter shape;
@@ -1272,7 +1370,8 @@ struct Declared {
     std::string msg = "parent class " + format_handle(cls) + " is not declared on " + dev.name;
     auto q = by_handle.find(handle_major(cls));
     if (q != by_handle.end() && qdisc_ops(q->second->ops).implicit_class)
-      msg += " and is not one of the classes " + q->second->kind + " " + format_handle(q->second->handle) + " makes itself";
+      msg += " and is not one of the classes " + q->second->kind + " " + format_handle(q->second->handle) +
+             " makes itself";
     return msg;
   }
   // Where a filter or chain (WHAT) may sit: a hook side with a clsact (or
@@ -1281,7 +1380,9 @@ struct Declared {
   void check_place(uint32_t p, const std::string& what, SourceLoc loc, Diagnostics& d) const {
     if (dev.block) return;
     if (p == kHandleClsactIngress || p == kHandleClsactEgress) {
-      if (!hook) d.error(loc, what + " parent " + describe_filter_parent(p) + " needs a clsact (or ingress) qdisc declared on " + dev.name);
+      if (!hook)
+        d.error(loc, what + " parent " + describe_filter_parent(p) + " needs a clsact (or ingress) qdisc declared on " +
+                         dev.name);
       else if (p == kHandleClsactEgress && qdisc_ops(hook->ops).hooks != QdiscOps::Hooks::IngressEgress)
         d.error(loc, "egress " + what + "s need a clsact qdisc, not ingress");
     } else if (p == kHandleIngressQdisc && hook) {
@@ -1298,10 +1399,14 @@ struct Declared {
 void check_qdiscs(Declared& decl, Diagnostics& d) {
   for (auto& q : decl.dev.qdiscs) {
     if (auto [it, ok] = decl.by_parent.emplace(q.parent, &q); !ok)
-      d.error(q.loc, "a second qdisc at " + (q.parent == kHandleRoot ? std::string("root") : q.parent == kHandleIngress ? std::string("ingress") : "parent " + format_handle(q.parent)) +
+      d.error(q.loc, "a second qdisc at " +
+                         (q.parent == kHandleRoot      ? std::string("root")
+                          : q.parent == kHandleIngress ? std::string("ingress")
+                                                       : "parent " + format_handle(q.parent)) +
                          " of " + decl.dev.name + " (the first is at " + format_location(it->second->loc) + ")");
     if (auto [it, ok] = decl.by_handle.emplace(q.handle, &q); !ok && q.parent != kHandleIngress)
-      d.error(q.loc, "qdisc handle " + format_handle(q.handle) + " is already used at " + format_location(it->second->loc));
+      d.error(q.loc,
+              "qdisc handle " + format_handle(q.handle) + " is already used at " + format_location(it->second->loc));
   }
   if (auto it = decl.by_parent.find(kHandleIngress); it != decl.by_parent.end()) decl.hook = it->second;
 }
@@ -1312,18 +1417,21 @@ void check_class_tree(Declared& decl, Diagnostics& d) {
   const std::string& name = decl.dev.name;
   for (auto& c : decl.dev.classes) {
     if (auto [it, ok] = decl.classes.emplace(c.classid, &c); !ok)
-      d.error(c.loc, "class " + format_handle(c.classid) + " is already declared at " + format_location(it->second->loc));
+      d.error(c.loc,
+              "class " + format_handle(c.classid) + " is already declared at " + format_location(it->second->loc));
   }
   for (auto& c : decl.dev.classes) {
     auto q = decl.by_handle.find(handle_major(c.classid));
     if (q == decl.by_handle.end())
-      d.error(c.loc, "class " + format_handle(c.classid) + ": no qdisc " + format_handle(handle_major(c.classid)) + " is declared on " + name);
+      d.error(c.loc, "class " + format_handle(c.classid) + ": no qdisc " + format_handle(handle_major(c.classid)) +
+                         " is declared on " + name);
     else if (q->second->kind != c.kind)
       d.error(c.loc, "class kind " + quoted(c.kind) + " does not match its qdisc's kind " + quoted(q->second->kind));
     if (handle_minor(c.parent) && !decl.classes.count(c.parent))
       d.error(c.loc, "parent class " + format_handle(c.parent) + " is not declared on " + name);
     else if (handle_major(c.parent) != handle_major(c.classid))
-      d.error(c.loc, "parent " + format_handle(c.parent) + " belongs to another qdisc than class " + format_handle(c.classid));
+      d.error(c.loc,
+              "parent " + format_handle(c.parent) + " belongs to another qdisc than class " + format_handle(c.classid));
   }
 }
 
@@ -1343,8 +1451,9 @@ void check_qdisc_parents(const Declared& decl, Diagnostics& d) {
     uint32_t major = handle_major(q.parent);
     if (!decl.implicit(major)) continue;
     if (auto [it, ok] = one_class.emplace(major, &q); !ok)
-      d.error(q.loc, "parent " + format_handle(q.parent) + " is the one class of " + decl.by_handle.at(major)->kind + " " + format_handle(major) +
-                         ", which already holds the qdisc at " + format_location(it->second->loc));
+      d.error(q.loc, "parent " + format_handle(q.parent) + " is the one class of " + decl.by_handle.at(major)->kind +
+                         " " + format_handle(major) + ", which already holds the qdisc at " +
+                         format_location(it->second->loc));
   }
 }
 
@@ -1354,7 +1463,8 @@ using ListKey = std::tuple<uint32_t, uint32_t, uint16_t, uint16_t>;
 // A rule's handle where the file gives none: the next of a counter per
 // list and fixed part of the kind's handle space (explicit handles move
 // the counter on). False (with an error) when none can be derived.
-bool derive_handle(Filter& f, std::map<std::tuple<uint32_t, uint32_t, uint16_t, uint16_t, uint32_t>, uint32_t>& counters,
+bool derive_handle(Filter& f,
+                   std::map<std::tuple<uint32_t, uint32_t, uint16_t, uint16_t, uint32_t>, uint32_t>& counters,
                    Diagnostics& d) {
   uint32_t fixed = 0, mask = 0xFFFFFFFF;
   if (auto* space = filter_ops(f.ops).handle_space) space(f.opts, fixed, mask);
@@ -1368,7 +1478,8 @@ bool derive_handle(Filter& f, std::map<std::tuple<uint32_t, uint32_t, uint16_t, 
     }
     uint32_t n = mask ? ++counters[ck] : 0;
     if (n > mask) {
-      d.error(f.loc, "more than " + std::to_string(mask) + " " + f.kind + " filters in one handle space; give handles or spread them (u32: hash tables)");
+      d.error(f.loc, "more than " + std::to_string(mask) + " " + f.kind +
+                         " filters in one handle space; give handles or spread them (u32: hash tables)");
       return false;
     }
     f.key.handle = fixed | n;
@@ -1397,19 +1508,22 @@ void check_filters(Device& dev, const Declared& decl, Diagnostics& d) {
   for (auto& f : dev.filters) {
     if (!dev.block && f.key.parent == kHandleRoot) {
       auto it = decl.by_parent.find(kHandleRoot);
-      if (it == decl.by_parent.end()) d.error(f.loc, "filter parent root: no root qdisc is declared on " + dev.name);
-      else f.key.parent = it->second->handle;
+      if (it == decl.by_parent.end())
+        d.error(f.loc, "filter parent root: no root qdisc is declared on " + dev.name);
+      else
+        f.key.parent = it->second->handle;
     } else {
       decl.check_place(f.key.parent, "filter", f.loc, d);
     }
     auto gk = std::make_tuple(f.key.parent, f.key.chain, f.key.pref, f.key.protocol);
     if (auto [it, ok] = group_kind.try_emplace(gk, &f); !ok && it->second->kind != f.kind)
       d.error(f.loc, "pref " + std::to_string(f.key.pref) + " already holds " + it->second->kind + " filters (at " +
-                         format_location(it->second->loc) + "); one pref and protocol hold one classifier kind: choose another pref");
+                         format_location(it->second->loc) +
+                         "); one pref and protocol hold one classifier kind: choose another pref");
     if (f.empty_list) {  // no rule: no handle; one per list
       if (auto [it, ok] = empty_lists.try_emplace(gk, &f); !ok)
-        d.error(f.loc, "duplicate filter: the empty list at pref " + std::to_string(f.key.pref) + " is already declared at " +
-                           format_location(it->second->loc));
+        d.error(f.loc, "duplicate filter: the empty list at pref " + std::to_string(f.key.pref) +
+                           " is already declared at " + format_location(it->second->loc));
       continue;
     }
     if (!derive_handle(f, counters, d)) continue;
@@ -1432,7 +1546,8 @@ void check_filters(Device& dev, const Declared& decl, Diagnostics& d) {
   if (!empty_lists.empty())
     for (auto& f : dev.filters)
       if (!f.empty_list)
-        if (auto it = empty_lists.find(std::make_tuple(f.key.parent, f.key.chain, f.key.pref, f.key.protocol)); it != empty_lists.end())
+        if (auto it = empty_lists.find(std::make_tuple(f.key.parent, f.key.chain, f.key.pref, f.key.protocol));
+            it != empty_lists.end())
           d.error(it->second->loc, "pref " + std::to_string(f.key.pref) + " is declared 'empty' but holds a rule (at " +
                                        format_location(f.loc) + "): leave 'empty' out");
 }
@@ -1443,11 +1558,13 @@ void check_filters(Device& dev, const Declared& decl, Diagnostics& d) {
 void check_chains(const Device& dev, const Declared& decl, Diagnostics& d) {
   std::map<std::pair<uint32_t, uint32_t>, const Chain*> chains;
   if (dev.atomic && !dev.chains.empty())
-    d.error(dev.chains.front().loc, "'chains' and 'atomic: true' do not mix on " + dev.name + " (atomic switching owns the hook's chains)");
+    d.error(dev.chains.front().loc,
+            "'chains' and 'atomic: true' do not mix on " + dev.name + " (atomic switching owns the hook's chains)");
   for (auto& c : dev.chains) {
     decl.check_place(c.parent, "chain", c.loc, d);
     if (auto [it, ok] = chains.emplace(std::make_pair(c.parent, c.index), &c); !ok)
-      d.error(c.loc, "chain " + std::to_string(c.index) + " is already declared at " + format_location(it->second->loc));
+      d.error(c.loc,
+              "chain " + std::to_string(c.index) + " is already declared at " + format_location(it->second->loc));
   }
   for (auto& f : dev.filters) {
     auto it = chains.find({f.key.parent, f.key.chain});
@@ -1491,16 +1608,16 @@ void derive_and_check(Device& dev, Diagnostics& d) {
 void check_scope(const Device& dev, Diagnostics& d) {
   if (!dev.scoped) return;
   const Ownership own(dev);
-  std::string scope = " (" + dev.name + " owns " + describe_scope(dev) + ": 'own' at " + format_location(dev.own_loc) + ")";
+  std::string scope =
+      " (" + dev.name + " owns " + describe_scope(dev) + ": 'own' at " + format_location(dev.own_loc) + ")";
   for (auto& q : dev.qdiscs)
     if (q.parent != kHandleIngress && !own.owns(q))
-      d.error(q.loc, describe(q) + " is outside this file's scope" + scope + "; own it with {qdisc: \"" + format_handle(handle_major(q.handle)) + "\"}");
+      d.error(q.loc, describe(q) + " is outside this file's scope" + scope + "; own it with {qdisc: \"" +
+                         format_handle(handle_major(q.handle)) + "\"}");
   for (auto& c : dev.classes)
-    if (!own.owns(c))
-      d.error(c.loc, describe(c) + " is outside this file's scope" + scope);
+    if (!own.owns(c)) d.error(c.loc, describe(c) + " is outside this file's scope" + scope);
   for (auto& f : dev.filters)
-    if (!own.owns(f))
-      d.error(f.loc, describe(f, dev.block != 0) + " is outside this file's scope" + scope);
+    if (!own.owns(f)) d.error(f.loc, describe(f, dev.block != 0) + " is outside this file's scope" + scope);
   for (auto& c : dev.chains)
     if (!own.owns(c))
       d.error(c.loc, describe(c, dev.block != 0) + " is outside this file's scope" + scope +
@@ -1520,8 +1637,10 @@ void warn_long_names(const State& s, Diagnostics& d) {
   size_t more = 0;
   for_each_filter(s, [&](const Filter& f) {
     if (f.name.size() <= kNameKeptExactly || !name_abbreviated(f.name) || name_action(f) < 0) return;
-    if (first) ++more;
-    else first = &f;
+    if (first)
+      ++more;
+    else
+      first = &f;
   });
   if (!first) return;
   d.warning(first->loc, "name \"" + first->name + "\" is kept in the kernel as \"" + kept_spelling(first->name) +
@@ -1564,10 +1683,12 @@ void check_actions(const State& s, Diagnostics& d) {
       if (!a.index) continue;
       auto it = table.find({a.kind, *a.index});
       if (a.ref && it == table.end())
-        d.error(a.loc, "ref " + a.kind + "/" + std::to_string(*a.index) + ": no such action in 'actions:' (declare it there)");
+        d.error(a.loc,
+                "ref " + a.kind + "/" + std::to_string(*a.index) + ": no such action in 'actions:' (declare it there)");
       else if (!a.ref && it != table.end())
         d.error(a.loc, "action " + a.kind + " index " + std::to_string(*a.index) + " is declared in 'actions:' at " +
-                           format_location(it->second->loc) + ": refer to it as ref: " + a.kind + "/" + std::to_string(*a.index));
+                           format_location(it->second->loc) + ": refer to it as ref: " + a.kind + "/" +
+                           std::to_string(*a.index));
     }
   });
 }
@@ -1586,24 +1707,34 @@ void check_blocks(const State& s, Diagnostics& d) {
       if (eg) bound.insert(eg);
       if (!in && !eg) continue;
       for (auto& c : dev.chains) {
-        uint32_t side = c.parent == kHandleClsactEgress ? eg : c.parent == kHandleClsactIngress || c.parent == kHandleIngressQdisc ? in : 0;
+        uint32_t side = c.parent == kHandleClsactEgress                                       ? eg
+                        : c.parent == kHandleClsactIngress || c.parent == kHandleIngressQdisc ? in
+                                                                                              : 0;
         if (side)
-          d.error(c.loc, "the " + describe_filter_parent(c.parent == kHandleClsactEgress ? kHandleClsactEgress : kHandleClsactIngress) +
-                             " chains of " + dev.name + " are those of shared " + block_name(side) + ": declare this chain under 'blocks: " +
-                             std::to_string(side) + ":'");
+          d.error(c.loc, "the " +
+                             describe_filter_parent(c.parent == kHandleClsactEgress ? kHandleClsactEgress
+                                                                                    : kHandleClsactIngress) +
+                             " chains of " + dev.name + " are those of shared " + block_name(side) +
+                             ": declare this chain under 'blocks: " + std::to_string(side) + ":'");
       }
       for (auto& f : dev.filters) {
-        uint32_t side = f.key.parent == kHandleClsactEgress ? eg : f.key.parent == kHandleClsactIngress || f.key.parent == kHandleIngressQdisc ? in : 0;
+        uint32_t side = f.key.parent == kHandleClsactEgress                                           ? eg
+                        : f.key.parent == kHandleClsactIngress || f.key.parent == kHandleIngressQdisc ? in
+                                                                                                      : 0;
         if (side)
-          d.error(f.loc, "the " + describe_filter_parent(f.key.parent == kHandleClsactEgress ? kHandleClsactEgress : kHandleClsactIngress) +
-                             " filters of " + dev.name + " are those of shared " + block_name(side) + " (" + q.kind + " at " +
-                             format_location(q.loc) + "): declare this filter under 'blocks: " + std::to_string(side) + ":'");
+          d.error(f.loc, "the " +
+                             describe_filter_parent(f.key.parent == kHandleClsactEgress ? kHandleClsactEgress
+                                                                                        : kHandleClsactIngress) +
+                             " filters of " + dev.name + " are those of shared " + block_name(side) + " (" + q.kind +
+                             " at " + format_location(q.loc) +
+                             "): declare this filter under 'blocks: " + std::to_string(side) + ":'");
       }
     }
   for (auto& b : s.blocks)
     if (!bound.count(b.block))
       d.error(b.loc, b.name + " is bound by no declared qdisc: give a clsact or ingress qdisc 'ingress_block: " +
-                         std::to_string(b.block) + "' (or egress_block); the kernel creates a block with its first qdisc");
+                         std::to_string(b.block) +
+                         "' (or egress_block); the kernel creates a block with its first qdisc");
 }
 
 }  // namespace

@@ -26,7 +26,8 @@ using DeviceHook = std::function<void(const std::string&)>;
 
 // Loads the files in order into `out`. A device may be declared in one file
 // only: a second declaration is an error, never a silent override.
-bool load_files(const std::vector<std::string>& paths, State& out, Diagnostics& diags, const DeviceHook& on_device = {});
+bool load_files(const std::vector<std::string>& paths, State& out, Diagnostics& diags,
+                const DeviceHook& on_device = {});
 // The same for text in memory (tests); `name` is shown in locations.
 bool load_text(const std::string& name, std::string text, State& out, Diagnostics& diags);
 

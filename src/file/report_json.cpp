@@ -9,14 +9,20 @@ void write_diagnostics_json(const Diagnostics& d, YamlOut& y) {
     y.map_begin();
     // Unknown parts are null, not "" or 0: a consumer tests one thing.
     y.key("file");
-    if (x.loc.file) y.str(SourceFiles::instance().path(x.loc.file));
-    else y.null();
+    if (x.loc.file)
+      y.str(SourceFiles::instance().path(x.loc.file));
+    else
+      y.null();
     y.key("line");
-    if (x.loc.line) y.num(x.loc.line);
-    else y.null();
+    if (x.loc.line)
+      y.num(x.loc.line);
+    else
+      y.null();
     y.key("column");
-    if (x.loc.line) y.num(x.loc.col ? x.loc.col : 1);  // as the text form prints it
-    else y.null();
+    if (x.loc.line)
+      y.num(x.loc.col ? x.loc.col : 1);  // as the text form prints it
+    else
+      y.null();
     y.key("severity");
     y.str(names[static_cast<int>(x.severity)]);
     y.key("message");

@@ -19,7 +19,9 @@ std::vector<std::string_view> split_path(std::string_view p) {
   }
 }
 
-bool is_null(const Node& n) { return n.is_scalar() && n.plain && (n.scalar.empty() || n.scalar == "~" || n.scalar == "null"); }
+bool is_null(const Node& n) {
+  return n.is_scalar() && n.plain && (n.scalar.empty() || n.scalar == "~" || n.scalar == "null");
+}
 
 std::optional<size_t> position(std::string_view s) {
   size_t v = 0;
@@ -161,7 +163,8 @@ const Node* RowTable::fill(const Node& row, Diagnostics& d) {
     }
   } else {
     // `- 2:a: 10.0.0.1` is a mapping to YAML (": " makes a key).
-    d.error(row.loc, "a row is one line of values (or a list of them), not a mapping; quote a row whose value ends in ':'");
+    d.error(row.loc,
+            "a row is one line of values (or a list of them), not a mapping; quote a row whose value ends in ':'");
     return nullptr;
   }
   if (values_.size() != leaves_.size()) {

@@ -1,8 +1,8 @@
 #include "file/schema.h"
 
+#include "base/json_text.h"
 #include "kinds/registry.h"
 #include "model/kind.h"
-#include "base/json_text.h"
 
 namespace tcsync {
 namespace {
@@ -16,7 +16,9 @@ std::string fields(const KindOps& k) {
   return out;
 }
 
-std::string props(const KindOps& k) { return fields(k) + ",\n        \"raw_options\": {\"$ref\": \"#/$defs/raw\"}"; }
+std::string props(const KindOps& k) {
+  return fields(k) + ",\n        \"raw_options\": {\"$ref\": \"#/$defs/raw\"}";
+}
 
 std::string required(const KindOps& k, std::string first) {
   std::string out = first;
@@ -41,23 +43,27 @@ std::string yaml_json_schema() {
     std::string doc = json_escape(k->doc);
     switch (k->obj) {
       case ObjType::Qdisc:
-        qdiscs += std::string(qdiscs.empty() ? "" : ",\n") + "    {\"description\": \"" + doc +
-                  "\", \"type\": \"object\", \"additionalProperties\": false, \"required\": " + required(*k, "\"kind\"") +
-                  ", \"properties\": {\n        \"kind\": {\"const\": \"" + std::string(k->name) +
-                  "\"},\n        \"parent\": " + kHandle + ",\n        \"handle\": " + kHandle + kStab + kRawAttrs + props(*k) + "}}";
+        qdiscs +=
+            std::string(qdiscs.empty() ? "" : ",\n") + "    {\"description\": \"" + doc +
+            "\", \"type\": \"object\", \"additionalProperties\": false, \"required\": " + required(*k, "\"kind\"") +
+            ", \"properties\": {\n        \"kind\": {\"const\": \"" + std::string(k->name) +
+            "\"},\n        \"parent\": " + kHandle + ",\n        \"handle\": " + kHandle + kStab + kRawAttrs +
+            props(*k) + "}}";
         break;
       case ObjType::Class:
-        classes += std::string(classes.empty() ? "" : ",\n") + "    {\"description\": \"" + doc +
-                   "\", \"type\": \"object\", \"additionalProperties\": false, \"required\": " +
-                   required(*k, "\"classid\"") + ", \"properties\": {\n        \"kind\": {\"const\": \"" +
-                   std::string(k->name) + "\"},\n        \"classid\": " + kHandle + ",\n        \"parent\": " + kHandle +
-                   kRawAttrs + props(*k) + "}}";
+        classes +=
+            std::string(classes.empty() ? "" : ",\n") + "    {\"description\": \"" + doc +
+            "\", \"type\": \"object\", \"additionalProperties\": false, \"required\": " + required(*k, "\"classid\"") +
+            ", \"properties\": {\n        \"kind\": {\"const\": \"" + std::string(k->name) +
+            "\"},\n        \"classid\": " + kHandle + ",\n        \"parent\": " + kHandle + kRawAttrs + props(*k) +
+            "}}";
         break;
       case ObjType::Filter:
-        filters += std::string(filters.empty() ? "" : ",\n") + "    \"" + std::string(k->name) +
-                   "\": {\"description\": \"" + doc +
-                   "\", \"type\": [\"object\", \"null\"], \"additionalProperties\": false, \"required\": " +
-                   required(*k, "") + ", \"properties\": {\"$comment\": {}" + props(*k) + "}}";
+        filters +=
+            std::string(filters.empty() ? "" : ",\n") + "    \"" + std::string(k->name) + "\": {\"description\": \"" +
+            doc +
+            "\", \"type\": [\"object\", \"null\"], \"additionalProperties\": false, \"required\": " + required(*k, "") +
+            ", \"properties\": {\"$comment\": {}" + props(*k) + "}}";
         break;
       case ObjType::Action:
         actions += std::string(actions.empty() ? "" : ",\n") + "    \"" + std::string(k->name) +
@@ -71,7 +77,8 @@ std::string yaml_json_schema() {
   std::string police_kinds;
   for (auto* k : all_kinds())
     if (k->obj == ObjType::Filter && filter_ops(k).old_police_attr)
-      police_kinds += std::string(police_kinds.empty() ? "" : ", ") + "{\"required\": [\"" + std::string(k->name) + "\"]}";
+      police_kinds +=
+          std::string(police_kinds.empty() ? "" : ", ") + "{\"required\": [\"" + std::string(k->name) + "\"]}";
   // The kinds a chain template may be of (FilterOps::template_protocol_attr).
   std::string template_kinds;
   for (auto* k : all_kinds())
@@ -80,8 +87,12 @@ std::string yaml_json_schema() {
                         "\": {\"$ref\": \"#/$defs/filter/properties/" + std::string(k->name) + "\"}";
   std::string filter_kinds, action_kinds;
   for (auto* k : all_kinds()) {
-    if (k->obj == ObjType::Filter) filter_kinds += std::string(filter_kinds.empty() ? "" : ", ") + "{\"required\": [\"" + std::string(k->name) + "\"]}";
-    if (k->obj == ObjType::Action) action_kinds += std::string(action_kinds.empty() ? "" : ", ") + "{\"required\": [\"" + std::string(k->name) + "\"]}";
+    if (k->obj == ObjType::Filter)
+      filter_kinds +=
+          std::string(filter_kinds.empty() ? "" : ", ") + "{\"required\": [\"" + std::string(k->name) + "\"]}";
+    if (k->obj == ObjType::Action)
+      action_kinds +=
+          std::string(action_kinds.empty() ? "" : ", ") + "{\"required\": [\"" + std::string(k->name) + "\"]}";
   }
   action_kinds += ", {\"required\": [\"ref\"]}";
   return R"({
@@ -112,7 +123,8 @@ std::string yaml_json_schema() {
     }
   },
   "$defs": {
-    "handle": )" + std::string(kHandle) + R"(,
+    "handle": )" +
+         std::string(kHandle) + R"(,
     "raw": {"type": "string", "pattern": "^([0-9a-fA-F]{2})*$",
             "description": "Kernel attribute bytes no kind table reads, in hex, as dump writes them: sent back as they are."},
     "device": {
@@ -165,21 +177,26 @@ std::string yaml_json_schema() {
         "protocol": {"type": "string"},
         "raw_attrs": {"$ref": "#/$defs/raw"},
         "template": {"type": "object", "additionalProperties": false, "minProperties": 1, "maxProperties": 1,
-                     "properties": {)" + template_kinds + R"(}}
+                     "properties": {)" +
+         template_kinds + R"(}}
       }
     },
     "qdisc": {"oneOf": [
-)" + qdiscs + R"(
+)" + qdiscs +
+         R"(
     ]},
     "class": {"anyOf": [
-)" + classes + R"(
+)" + classes +
+         R"(
     ]},
     "filter": {
       "type": "object",
       "additionalProperties": false,
-      "oneOf": [)" + filter_kinds + R"(, {"required": ["empty"]}],
+      "oneOf": [)" +
+         filter_kinds + R"(, {"required": ["empty"]}],
       "if": {"required": ["police"]},
-      "then": {"anyOf": [)" + police_kinds + R"(], "not": {"required": ["actions"]}},
+      "then": {"anyOf": [)" +
+         police_kinds + R"(], "not": {"required": ["actions"]}},
       "properties": {
         "empty": {"type": "string", "pattern": "^[a-z0-9_]+$", "description": "An empty list of this classifier kind at the pref (no rule: what the kernel keeps after tc filter add ... u32 with no options). A u32 one may give its root table as its handle (801:)."},
         "root_table": {"type": "string", "pattern": "^[89a-fA-F][0-9a-fA-F]{2}:$", "description": "On a u32 hash table entry (handle 2: with divisor): the kernel's root table of the list it is in (801:), for a list that holds only hash tables and their rules (any other list shows its root in a rule's handle, 801::5, or as an empty list's handle)."},
@@ -195,24 +212,28 @@ std::string yaml_json_schema() {
         "police": {"$ref": "#/$defs/filter_police"},
         "actions": {"type": "array", "maxItems": 32, "items": {"$ref": "#/$defs/action"}},
         "raw_attrs": {"$ref": "#/$defs/raw"},
-)" + filters + R"(
+)" + filters +
+         R"(
       }
     },
     "filter_police": {
       "description": "The filter's own police (tc's 'police' among a filter's words, before actions existed): the police action's fields. Not with actions: the kernel keeps the police and drops them.",
-      "type": "object", "additionalProperties": false, "properties": {"$comment": {})" + fields(kActionPolice) + R"(}
+      "type": "object", "additionalProperties": false, "properties": {"$comment": {})" +
+         fields(kActionPolice) + R"(}
     },
     "action": {
       "type": "object",
       "additionalProperties": false,
-      "oneOf": [)" + action_kinds + R"(],
+      "oneOf": [)" +
+         action_kinds + R"(],
       "properties": {
         "index": {"type": "integer", "minimum": 1},
         "cookie": {"type": "string", "pattern": "^([0-9a-fA-F]{2}){1,16}$"},
         "percpu_stats": {"type": "boolean"},
         "raw_attrs": {"$ref": "#/$defs/raw"},
         "ref": {"type": "string", "pattern": "^[a-z_]+/[1-9][0-9]*$", "description": "An action of the table (top-level actions), as KIND/INDEX."},
-)" + actions + R"(
+)" + actions +
+         R"(
       }
     }
   }

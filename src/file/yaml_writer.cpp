@@ -66,7 +66,8 @@ static void write_qdisc_attrs(const Raw& raw, YamlOut& y) {
   size_t pos = 0;
   for (Attr a; it.next(a);) {
     size_t whole = std::min(nl_align(a.data.size() + 4), raw.attrs().size() - pos);
-    if (!(a.type == TCA_STAB && emit_stab(a.data, y))) rest.insert(rest.end(), raw.attrs().begin() + pos, raw.attrs().begin() + pos + whole);
+    if (!(a.type == TCA_STAB && emit_stab(a.data, y)))
+      rest.insert(rest.end(), raw.attrs().begin() + pos, raw.attrs().begin() + pos + whole);
     pos += whole;
   }
   if (rest.empty()) return;
@@ -200,7 +201,9 @@ static void write_filter(const Filter& f, YamlOut& y, bool on_block, bool show_r
   y.map_end();
 }
 
-void write_filter(const Filter& f, YamlOut& y, bool on_block) { write_filter(f, y, on_block, false); }
+void write_filter(const Filter& f, YamlOut& y, bool on_block) {
+  write_filter(f, y, on_block, false);
+}
 
 // A list's root is written only where the file's order would not give it.
 static auto filter_writer(const std::vector<Filter>& fs, bool on_block) {
@@ -213,7 +216,8 @@ static auto filter_writer(const std::vector<Filter>& fs, bool on_block) {
 // explicitly); a chain that only holds filters is the kernel's own.
 static std::vector<const Chain*> explicit_chains(const Device& d) {
   std::set<std::pair<uint32_t, uint32_t>> used;
-  for (auto& f : d.filters) used.insert({f.key.parent == kHandleIngressQdisc ? kHandleClsactIngress : f.key.parent, f.key.chain});
+  for (auto& f : d.filters)
+    used.insert({f.key.parent == kHandleIngressQdisc ? kHandleClsactIngress : f.key.parent, f.key.chain});
   std::vector<const Chain*> out;
   for (auto& c : d.chains)
     if (!c.kind.empty() || !used.count({c.parent, c.index})) out.push_back(&c);
@@ -338,8 +342,12 @@ static void write_state(const State& s, std::ostream& os, YamlOut::Style style) 
   doc.map_end();
 }
 
-void write_state_yaml(const State& s, std::ostream& os) { write_state(s, os, YamlOut::Style::yaml); }
-void write_state_json(const State& s, std::ostream& os) { write_state(s, os, YamlOut::Style::json); }
+void write_state_yaml(const State& s, std::ostream& os) {
+  write_state(s, os, YamlOut::Style::yaml);
+}
+void write_state_json(const State& s, std::ostream& os) {
+  write_state(s, os, YamlOut::Style::json);
+}
 
 std::string write_state_json(const State& s) {
   std::ostringstream os;

@@ -1,5 +1,5 @@
-#include "base/hex.h"
 #include "import/import_tc.h"
+#include "base/hex.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -13,21 +13,20 @@
 #include <sstream>
 
 #include "base/handle.h"
+#include "base/units.h"
+#include "file/loader.h"
 #include "kinds/registry.h"
 #include "model/kind.h"
-#include "model/tc_words.h"
-#include "file/loader.h"
 #include "model/model.h"
 #include "model/shared_tables.h"
-#include "base/units.h"
-#include "yaml/yaml_reader.h"
+#include "model/tc_words.h"
 #include "yaml/yaml_out.h"
+#include "yaml/yaml_reader.h"
 
 namespace tcsync {
 namespace {
 
 using Cursor = TcCursor;
-
 
 std::string lower(std::string s) {
   std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
@@ -35,7 +34,9 @@ std::string lower(std::string s) {
 }
 
 // tc's own abbreviation rule (utils.c matches()): ARG may be any prefix of WORD.
-bool matches(std::string_view arg, std::string_view word) { return tc_matches(arg, word); }
+bool matches(std::string_view arg, std::string_view word) {
+  return tc_matches(arg, word);
+}
 
 // ---- words ---------------------------------------------------------------------
 
@@ -59,8 +60,10 @@ std::vector<Command> lex(uint32_t file, const std::string& text, Diagnostics& d)
   const size_t n = text.size();
   auto here = [&] { return SourceLoc{file, line, col}; };
   auto adv = [&] {
-    if (text[i] == '\n') ++line, col = 1;
-    else ++col;
+    if (text[i] == '\n')
+      ++line, col = 1;
+    else
+      ++col;
     ++i;
   };
   auto start = [&] {
@@ -160,11 +163,14 @@ std::vector<Command> lex(uint32_t file, const std::string& text, Diagnostics& d)
       op.text += c;
       adv();
       auto next_is = [&](char x) { return i < n && text[i] == x; };
-      if ((c == '&' || c == '|' || c == '>') && next_is(c)) op.text += c, adv();
-      else if (c == '&' && next_is('>')) op.text += '>', adv();
+      if ((c == '&' || c == '|' || c == '>') && next_is(c))
+        op.text += c, adv();
+      else if (c == '&' && next_is('>'))
+        op.text += '>', adv();
       if (op.text.back() == '>' && next_is('&')) {
         op.text += '&', adv();
-        while (i < n && (std::isdigit(static_cast<unsigned char>(text[i])) || text[i] == '-')) op.text += text[i], adv();
+        while (i < n && (std::isdigit(static_cast<unsigned char>(text[i])) || text[i] == '-'))
+          op.text += text[i], adv();
       }
       if (op.text == ";" || op.text == "&&") {
         end_cmd();
@@ -186,10 +192,18 @@ std::vector<Command> lex(uint32_t file, const std::string& text, Diagnostics& d)
 
 // ---- the YAML being built ----------------------------------------------------------
 
-Node scalar(std::string text, SourceLoc loc) { return tc_scalar(std::move(text), loc); }
-Node mapping(SourceLoc loc) { return tc_map(loc); }
-Node* find(Node& m, std::string_view key) { return tc_find(m, key); }
-Node& put(Node& m, std::string key, SourceLoc kloc, Node v) { return tc_put(m, std::move(key), kloc, std::move(v)); }
+Node scalar(std::string text, SourceLoc loc) {
+  return tc_scalar(std::move(text), loc);
+}
+Node mapping(SourceLoc loc) {
+  return tc_map(loc);
+}
+Node* find(Node& m, std::string_view key) {
+  return tc_find(m, key);
+}
+Node& put(Node& m, std::string key, SourceLoc kloc, Node v) {
+  return tc_put(m, std::move(key), kloc, std::move(v));
+}
 
 // Plain decimal numbers print bare; everything else as the writer quotes it.
 void emit_node(const Node& n, YamlOut& y) {
@@ -198,9 +212,12 @@ void emit_node(const Node& n, YamlOut& y) {
       const std::string& s = n.scalar;
       bool decimal = !s.empty() && s.size() < 19 && s.find_first_not_of("0123456789") == std::string::npos &&
                      (s.size() == 1 || s[0] != '0');
-      if (decimal) y.num(std::stoull(s));
-      else if (s == "true" || s == "false") y.boolean(s == "true");
-      else y.str(s);
+      if (decimal)
+        y.num(std::stoull(s));
+      else if (s == "true" || s == "false")
+        y.boolean(s == "true");
+      else
+        y.str(s);
       break;
     }
     case Node::Type::Map:
@@ -280,14 +297,15 @@ class Importer {
   // A filter list: (device, the qdisc or class whose filters they are).
   using Block = std::pair<std::string, uint32_t>;
   uint32_t block_of(const std::string& dev, uint32_t parent);
-  Obj empty_list_obj(const TcWord& dev, const TcWord& head, const FilterKey& key, const std::string& parent_text, const KindOps& ops);
+  Obj empty_list_obj(const TcWord& dev, const TcWord& head, const FilterKey& key, const std::string& parent_text,
+                     const KindOps& ops);
   void forget_prefs(const Block& b, uint32_t chain, std::optional<uint16_t> pref);
   // One `tc filter` line as filter() reads it, step by step.
   struct FilterLine {
     const TcWord& head;
     // The words before the kind (null when the line lacks one) and the kind.
-    const TcWord *dev = nullptr, *parent = nullptr, *handle = nullptr, *proto = nullptr, *pref = nullptr, *chain = nullptr,
-                 *kindw = nullptr;
+    const TcWord *dev = nullptr, *parent = nullptr, *handle = nullptr, *proto = nullptr, *pref = nullptr,
+                 *chain = nullptr, *kindw = nullptr;
     FilterKey key;
     std::string parent_text = "root";
     bool have_pref = false;
@@ -332,7 +350,8 @@ class Importer {
 };
 
 bool is_tc_program(const Word& w) {
-  if (w.text == "tc" || (w.text.size() > 3 && w.text.ends_with("/tc") && w.text.find('=') == std::string::npos)) return !w.expands;
+  if (w.text == "tc" || (w.text.size() > 3 && w.text.ends_with("/tc") && w.text.find('=') == std::string::npos))
+    return !w.expands;
   // TC=/sbin/tc ... $TC qdisc add ...: a common indirection.
   return w.expands && (w.text == "$TC" || w.text == "${TC}");
 }
@@ -364,13 +383,14 @@ void Importer::command(const Command& raw) {
     ns = &c[k + 3];
     k += 4;
   }
-  static const std::string_view kBatchWords[] = {"qdisc", "class", "filter", "action", "actions", "chain", "monitor", "exec"};
+  static const std::string_view kBatchWords[] = {"qdisc",   "class", "filter",  "action",
+                                                 "actions", "chain", "monitor", "exec"};
   if (k < c.size() && is_tc_program(c[k]) && pipe) {
     d_.warning(pipe->loc, "tc piped into another command reads state, it does not make any: skipped");
   } else if (k < c.size() && is_tc_program(c[k])) {
     tc(c, k + 1, ns);
-  } else if (k == 0 && (c[0].text.starts_with("-") ||
-                        std::find(std::begin(kBatchWords), std::end(kBatchWords), c[0].text) != std::end(kBatchWords))) {
+  } else if (k == 0 && (c[0].text.starts_with("-") || std::find(std::begin(kBatchWords), std::end(kBatchWords),
+                                                                c[0].text) != std::end(kBatchWords))) {
     tc(c, 0, nullptr);  // a `tc -b` line: tc's arguments without "tc"
   } else {
     d_.warning(c[0].loc, "not a tc command: skipped");
@@ -416,11 +436,16 @@ void Importer::tc(const Command& c, size_t first, const TcWord* ns) {
   }
   const TcWord& obj = cur.take();
   enum { Qd, Cl, Fi, Ac } what;
-  if (matches(obj.text, "qdisc")) what = Qd;
-  else if (matches(obj.text, "class")) what = Cl;
-  else if (matches(obj.text, "filter")) what = Fi;
-  else if (matches(obj.text, "actions")) what = Ac;  // tc's `action` is the same word
-  else if (matches(obj.text, "monitor") || obj.text == "help") return;
+  if (matches(obj.text, "qdisc"))
+    what = Qd;
+  else if (matches(obj.text, "class"))
+    what = Cl;
+  else if (matches(obj.text, "filter"))
+    what = Fi;
+  else if (matches(obj.text, "actions"))
+    what = Ac;  // tc's `action` is the same word
+  else if (matches(obj.text, "monitor") || obj.text == "help")
+    return;
   else {
     d_.error(obj.loc, "tcsync import reads qdisc, class, filter and actions commands, not " + quoted(obj.text));
     return;
@@ -436,11 +461,16 @@ void Importer::tc(const Command& c, size_t first, const TcWord* ns) {
     d_.error(vw.loc, "tc actions flush: import reads what a script makes; delete the actions by index instead");
     return;
   }
-  if (matches(t, "add")) v = Verb::Add;
-  else if (matches(t, "change")) v = Verb::Change;
-  else if (matches(t, "replace")) v = Verb::Replace;
-  else if (matches(t, "delete")) v = Verb::Delete;
-  else if (matches(t, "show") || matches(t, "list") || matches(t, "lst") || matches(t, "get")) v = Verb::Show;
+  if (matches(t, "add"))
+    v = Verb::Add;
+  else if (matches(t, "change"))
+    v = Verb::Change;
+  else if (matches(t, "replace"))
+    v = Verb::Replace;
+  else if (matches(t, "delete"))
+    v = Verb::Delete;
+  else if (matches(t, "show") || matches(t, "list") || matches(t, "lst") || matches(t, "get"))
+    v = Verb::Show;
   else {
     d_.error(vw.loc, "unknown tc command " + quoted(t) + " (import reads add, replace, change and delete)");
     return;
@@ -456,25 +486,31 @@ void Importer::tc(const Command& c, size_t first, const TcWord* ns) {
   } else if (!ns_) {
     ns_ = {nsname, ns ? ns->loc : c[0].loc};
   } else if (ns_->first != nsname) {
-    auto name = [](const std::string& s) { return s.empty() ? std::string("the host's namespace") : "namespace " + quoted(s); };
-    d_.error(ns ? ns->loc : c[first].loc, "this line is for " + name(nsname) + ", earlier lines (" + format_location(ns_->second) +
-                                              ") for " + name(ns_->first) +
-                                              ": a tcsync file describes one namespace (import each with --netns NAME)");
+    auto name = [](const std::string& s) {
+      return s.empty() ? std::string("the host's namespace") : "namespace " + quoted(s);
+    };
+    d_.error(ns ? ns->loc : c[first].loc,
+             "this line is for " + name(nsname) + ", earlier lines (" + format_location(ns_->second) + ") for " +
+                 name(ns_->first) + ": a tcsync file describes one namespace (import each with --netns NAME)");
     return;
   }
   const TcWord& head = obj;
-  if (what == Qd) qdisc(cur, v, head);
-  else if (what == Cl) klass(cur, v, head);
-  else if (what == Ac) table(cur, v, head);
-  else filter(cur, v, head);
+  if (what == Qd)
+    qdisc(cur, v, head);
+  else if (what == Cl)
+    klass(cur, v, head);
+  else if (what == Ac)
+    table(cur, v, head);
+  else
+    filter(cur, v, head);
 }
 
 // `tc actions add|replace|change action KIND ... index N`: entries of the
 // action table; `tc actions delete action KIND index N` removes one.
 void Importer::table(Cursor& c, Verb v, const TcWord& head) {
   if (!c.is("action") && !c.is("actions")) {
-    d_.error(c.done() ? head.loc : c.peek().loc, "tc actions " + std::string(v == Verb::Delete ? "delete" : "add") +
-                                                  " needs 'action KIND ...' after it");
+    d_.error(c.done() ? head.loc : c.peek().loc,
+             "tc actions " + std::string(v == Verb::Delete ? "delete" : "add") + " needs 'action KIND ...' after it");
     return;
   }
   if (v == Verb::Delete) {
@@ -555,7 +591,8 @@ bool Importer::kind_words(const KindOps& ops, Cursor& c, Node& body, std::initia
   auto set = [&](const TcWord& kw, std::string_view key, Node v) {
     if (tw.refuses_twice(key))
       if (Node* old = find(body, key)) {
-        d_.error(kw.loc, quoted(key) + " is given twice (first at " + format_location(old->loc) + "); tc refuses that too");
+        d_.error(kw.loc,
+                 quoted(key) + " is given twice (first at " + format_location(old->loc) + "); tc refuses that too");
         return false;
       }
     put(body, std::string(key), kw.loc, std::move(v));
@@ -594,15 +631,22 @@ bool Importer::kind_words(const KindOps& ops, Cursor& c, Node& body, std::initia
       switch (f.type) {
         case FieldType::Rate:
         case FieldType::Size:
-        case FieldType::Time: text = lower(text); break;  // tc's units ignore case
-        case FieldType::Uint: text = tc_number(text); break;
+        case FieldType::Time:
+          text = lower(text);
+          break;  // tc's units ignore case
+        case FieldType::Uint:
+          text = tc_number(text);
+          break;
         case FieldType::Handle:
           // htb's `default 30`: tc reads a bare hex minor of the qdisc's own handle.
           if (text.find(':') == std::string::npos && text != "root" && text != "none")
             text = (own_handle ? hex_digits(own_handle >> 16) : std::string()) + ":" + text;
           break;
-        case FieldType::Enum: text = tw.value_of(text); break;
-        default: break;
+        case FieldType::Enum:
+          text = tw.value_of(text);
+          break;
+        default:
+          break;
       }
       if (!set(w, f.key, scalar(text, v->loc))) return false;
       continue;
@@ -627,7 +671,8 @@ bool Importer::kind_words(const KindOps& ops, Cursor& c, Node& body, std::initia
     for (auto& a : tw.aliases) cands.push_back(a.word);
     for (auto s : stop) cands.push_back(s);
     std::string msg = "unknown word " + quoted(w.text) + " for " + kname + " " + obj_type_name(ops.obj);
-    if (auto dym = did_you_mean(w.text, cands); !dym.empty()) msg += " (did you mean " + quoted(dym) + "?)";
+    if (auto dym = did_you_mean(w.text, cands); !dym.empty())
+      msg += " (did you mean " + quoted(dym) + "?)";
     else if (!ops.fields.empty()) {
       std::string list;
       for (auto k : ops.keys()) list += (list.empty() ? "" : ", ") + std::string(k);
@@ -645,8 +690,10 @@ bool Importer::check_fields(const KindOps& ops, const Node& body, Options& out) 
     int idx = ops.field_index(k.scalar);
     if (idx < 0) continue;  // not a field (a u32 selector under construction is one)
     Value val;
-    if (parse_field(ops.fields[idx], v, val, d_)) out.set(static_cast<uint16_t>(idx), std::move(val), v.loc);
-    else ok = false;
+    if (parse_field(ops.fields[idx], v, val, d_))
+      out.set(static_cast<uint16_t>(idx), std::move(val), v.loc);
+    else
+      ok = false;
   }
   return ok;
 }
@@ -665,8 +712,11 @@ std::optional<uint32_t> qdisc_handle_word(const TcWord& w, Diagnostics& d) {
   std::string_view t = w.text;
   std::string_view major = t.substr(0, t.find(':'));
   uint32_t v = 0;
-  bool ok = !major.empty() && major.size() <= 4 && major.find_first_not_of("0123456789abcdefABCDEF") == std::string_view::npos;
-  for (char ch : major) v = v * 16 + static_cast<uint32_t>(std::isdigit(static_cast<unsigned char>(ch)) ? ch - '0' : (std::tolower(ch) - 'a' + 10));
+  bool ok = !major.empty() && major.size() <= 4 &&
+            major.find_first_not_of("0123456789abcdefABCDEF") == std::string_view::npos;
+  for (char ch : major)
+    v = v * 16 +
+        static_cast<uint32_t>(std::isdigit(static_cast<unsigned char>(ch)) ? ch - '0' : (std::tolower(ch) - 'a' + 10));
   if (ok && major.size() < t.size() && !parse_handle(w.text)) ok = false;  // "1:zz"
   if (!ok) {
     d.error(w.loc, "handle must be a qdisc handle such as 1: or 1, not " + quoted(w.text));
@@ -677,7 +727,8 @@ std::optional<uint32_t> qdisc_handle_word(const TcWord& w, Diagnostics& d) {
 
 Obj* Importer::find_qdisc(const std::string& dev, std::optional<uint32_t> parent, std::optional<uint32_t> handle) {
   for (auto& o : objs_)
-    if (!o.dead && o.type == ObjType::Qdisc && o.dev == dev && (parent ? o.parent == *parent : o.handle == handle.value_or(~0u)))
+    if (!o.dead && o.type == ObjType::Qdisc && o.dev == dev &&
+        (parent ? o.parent == *parent : o.handle == handle.value_or(~0u)))
       return &o;
   return nullptr;
 }
@@ -690,12 +741,14 @@ void Importer::drop_qdisc_subtree(const std::string& dev, uint32_t handle) {
     if (o.type == ObjType::Filter && handle_major(o.key.parent) == handle) o.dead = true;
   }
   // Its filter lists go with it, and its u32 root ids start again at 800:.
-  std::erase_if(prefs_, [&](auto& e) { return e.first.first.first == dev && handle_major(e.first.first.second) == handle; });
+  std::erase_if(prefs_,
+                [&](auto& e) { return e.first.first.first == dev && handle_major(e.first.first.second) == handle; });
   u32_roots_.erase(space_of({dev, handle}));
   u32_next_root_.erase(space_of({dev, handle}));
   u32_high_tables_.erase(space_of({dev, handle}));
   for (auto& o : objs_)
-    if (!o.dead && o.dev == dev && o.type == ObjType::Qdisc && handle_major(o.parent) == handle && o.parent != kHandleRoot) {
+    if (!o.dead && o.dev == dev && o.type == ObjType::Qdisc && handle_major(o.parent) == handle &&
+        o.parent != kHandleRoot) {
       o.dead = true;
       drop_qdisc_subtree(dev, o.handle);
     }
@@ -706,7 +759,8 @@ uint32_t Importer::pick_qdisc_handle(const std::string& dev, uint32_t parent) {
   for (auto& o : objs_)
     if (!o.dead && o.dev == dev && o.type == ObjType::Qdisc) used.insert(o.handle);
   // Under class 1:30 the handle 30: reads best; at the root 1:.
-  if (parent != kHandleRoot && handle_minor(parent) && !used.count(handle_minor(parent) << 16)) return handle_minor(parent) << 16;
+  if (parent != kHandleRoot && handle_minor(parent) && !used.count(handle_minor(parent) << 16))
+    return handle_minor(parent) << 16;
   for (uint32_t m = 1; m < 0x8000; ++m)
     if (!used.count(m << 16)) return m << 16;
   return 0;
@@ -720,7 +774,8 @@ void Importer::place(Obj o, Verb v, const TcWord& head, Obj* existing, const std
     return;
   }
   if (v == Verb::Change && !existing) {
-    d_.error(head.loc, "tc change of " + what + ", which no line above adds (tc would fail: there is nothing to change)");
+    d_.error(head.loc,
+             "tc change of " + what + ", which no line above adds (tc would fail: there is nothing to change)");
     return;
   }
   if (existing && v == Verb::Change) {
@@ -730,7 +785,8 @@ void Importer::place(Obj o, Verb v, const TcWord& head, Obj* existing, const std
     const TcWords& tw = o.ops ? tc_words_of(*o.ops) : kNone;
     for (auto& [k, val] : o.node.map) {
       const std::string& key = k.scalar;  // clang 14 cannot capture a structured binding
-      auto kl = std::find_if(tw.keyed_lists.begin(), tw.keyed_lists.end(), [&](const TcKeyedList& l) { return l.key == key; });
+      auto kl = std::find_if(tw.keyed_lists.begin(), tw.keyed_lists.end(),
+                             [&](const TcKeyedList& l) { return l.key == key; });
       Node* old = kl == tw.keyed_lists.end() ? nullptr : find(existing->node, k.scalar);
       if (!old || !old->is_seq() || !val.is_seq()) {
         put(existing->node, k.scalar, k.loc, val);
@@ -742,8 +798,10 @@ void Importer::place(Obj o, Verb v, const TcWord& head, Obj* existing, const std
           const Node* other = e.find(kl->id);
           return id && other && id->scalar == other->scalar;
         });
-        if (same != old->seq.end()) *same = entry;
-        else old->seq.push_back(entry);
+        if (same != old->seq.end())
+          *same = entry;
+        else
+          old->seq.push_back(entry);
       }
     }
     existing->loc = o.loc;
@@ -776,7 +834,8 @@ void Importer::qdisc(Cursor& c, Verb v, const TcWord& head) {
       stab = mapping(w.loc);
       static constexpr std::string_view kWords[] = {"mtu", "mpu", "overhead", "tsize", "linklayer"};
       while (!c.done()) {
-        auto word = std::find_if(std::begin(kWords), std::end(kWords), [&](std::string_view k) { return tc_matches(c.peek().text, k); });
+        auto word = std::find_if(std::begin(kWords), std::end(kWords),
+                                 [&](std::string_view k) { return tc_matches(c.peek().text, k); });
         if (word == std::end(kWords)) break;
         const TcWord& kw = c.take();
         const TcWord* val = c.value(kw, *word == "linklayer" ? "ethernet, atm or adsl" : "a number");
@@ -828,9 +887,12 @@ void Importer::qdisc(Cursor& c, Verb v, const TcWord& head) {
     if (o->parent == kHandleIngress) {
       for (auto& f : objs_)
         if (f.dev == o->dev && f.type == ObjType::Filter &&
-            (f.key.parent == kHandleClsactIngress || f.key.parent == kHandleClsactEgress || f.key.parent == kHandleIngressQdisc))
+            (f.key.parent == kHandleClsactIngress || f.key.parent == kHandleClsactEgress ||
+             f.key.parent == kHandleIngressQdisc))
           f.dead = true;
-      std::erase_if(prefs_, [&](auto& e) { return e.first.first.first == o->dev && table_space_of(e.first.first.second) == table_space_of(kHandleIngress); });
+      std::erase_if(prefs_, [&](auto& e) {
+        return e.first.first.first == o->dev && table_space_of(e.first.first.second) == table_space_of(kHandleIngress);
+      });
       u32_roots_.erase(space_of({o->dev, kHandleIngress}));
       u32_next_root_.erase(space_of({o->dev, kHandleIngress}));
       u32_high_tables_.erase(space_of({o->dev, kHandleIngress}));
@@ -840,7 +902,8 @@ void Importer::qdisc(Cursor& c, Verb v, const TcWord& head) {
     return;
   }
   if (!ops) {
-    d_.error(dev->loc, "tc qdisc " + std::string(v == Verb::Change ? "change" : "add") + " needs a qdisc kind such as htb");
+    d_.error(dev->loc,
+             "tc qdisc " + std::string(v == Verb::Change ? "change" : "add") + " needs a qdisc kind such as htb");
     return;
   }
   if (!p && !h && v == Verb::Change) {
@@ -855,7 +918,8 @@ void Importer::qdisc(Cursor& c, Verb v, const TcWord& head) {
       h = existing->handle;
     } else {
       h = pick_qdisc_handle(dev->text, *p);
-      d_.warning(kindw->loc, "qdisc " + std::string(ops->name) + " without a handle: the kernel would pick one (8001: and up, " +
+      d_.warning(kindw->loc, "qdisc " + std::string(ops->name) +
+                                 " without a handle: the kernel would pick one (8001: and up, " +
                                  "different on every host); tcsync needs a fixed one and uses " + format_handle(*h));
     }
   }
@@ -870,7 +934,8 @@ void Importer::qdisc(Cursor& c, Verb v, const TcWord& head) {
   put(o.node, "kind", kindw->loc, scalar(std::string(ops->name), kindw->loc));
   if (!hook) {
     if (*p != kHandleRoot) put(o.node, "parent", parent->loc, scalar(format_handle(*p), parent->loc));
-    put(o.node, "handle", handle ? handle->loc : kindw->loc, scalar(format_handle(*h), handle ? handle->loc : kindw->loc));
+    put(o.node, "handle", handle ? handle->loc : kindw->loc,
+        scalar(format_handle(*h), handle ? handle->loc : kindw->loc));
   }
   if (stab) put(o.node, "stab", stab->loc, std::move(*stab));
   Node body = mapping(kindw->loc);
@@ -884,7 +949,8 @@ void Importer::qdisc(Cursor& c, Verb v, const TcWord& head) {
                              std::string(ops->name) + "); use replace");
     return;
   }
-  std::string what = "qdisc " + std::string(ops->name) + " at " + (hook ? "ingress" : format_handle(*p)) + " of " + dev->text;
+  std::string what =
+      "qdisc " + std::string(ops->name) + " at " + (hook ? "ingress" : format_handle(*p)) + " of " + dev->text;
   place(std::move(o), v, head, existing, what);
 }
 
@@ -919,12 +985,16 @@ void Importer::klass(Cursor& c, Verb v, const TcWord& head) {
     d_.error(classid->loc, "classid needs a major and a minor number, such as 1:10");
     return;
   }
-  auto same = [&](const Obj& o) { return !o.dead && o.type == ObjType::Class && o.dev == dev->text && o.handle == *id; };
+  auto same = [&](const Obj& o) {
+    return !o.dead && o.type == ObjType::Class && o.dev == dev->text && o.handle == *id;
+  };
   auto it = std::find_if(objs_.begin(), objs_.end(), same);
   Obj* existing = it == objs_.end() ? nullptr : &*it;
   if (v == Verb::Delete) {
-    if (!existing) d_.note(head.loc, "deletes nothing an earlier line added: skipped (tcsync deletes what its file does not list)");
-    else existing->dead = true;
+    if (!existing)
+      d_.note(head.loc, "deletes nothing an earlier line added: skipped (tcsync deletes what its file does not list)");
+    else
+      existing->dead = true;
     return;
   }
   const KindOps* ops = nullptr;
@@ -933,8 +1003,10 @@ void Importer::klass(Cursor& c, Verb v, const TcWord& head) {
     auto names = kind_names(ObjType::Class);
     std::string list;
     for (auto nm : names) list += (list.empty() ? "" : ", ") + std::string(nm);
-    if (kindw) d_.error(kindw->loc, "unknown class kind " + quoted(kindw->text) + " (tcsync knows " + list + ")");
-    else d_.error(head.loc, "tc class needs a class kind such as htb");
+    if (kindw)
+      d_.error(kindw->loc, "unknown class kind " + quoted(kindw->text) + " (tcsync knows " + list + ")");
+    else
+      d_.error(head.loc, "tc class needs a class kind such as htb");
     return;
   }
   uint32_t par = handle_major(*id);
@@ -955,7 +1027,8 @@ void Importer::klass(Cursor& c, Verb v, const TcWord& head) {
   if (handle_minor(par)) put(o.node, "parent", parent->loc, scalar(format_handle(par), parent->loc));
   // The kind is the owning qdisc's unless said otherwise.
   Obj* owner = find_qdisc(dev->text, std::nullopt, handle_major(*id));
-  if (!owner || owner->ops->name != ops->name) put(o.node, "kind", kindw->loc, scalar(std::string(ops->name), kindw->loc));
+  if (!owner || owner->ops->name != ops->name)
+    put(o.node, "kind", kindw->loc, scalar(std::string(ops->name), kindw->loc));
   Node body = mapping(kindw->loc);
   if (!kind_words(*ops, c, body, {}, false, *id)) return;
   Options opts;
@@ -991,13 +1064,16 @@ bool knows_word(const KindOps& ops, std::string_view word) {
 bool Importer::police(Cursor& c, Node& fnode, const KindOps& filter_kind) {
   const TcWord& pw = c.take();
   if (!filter_ops(filter_kind).old_police_attr) {
-    d_.error(pw.loc, "a " + std::string(filter_kind.name) + " filter has no police of its own: write 'action police ...'");
+    d_.error(pw.loc,
+             "a " + std::string(filter_kind.name) + " filter has no police of its own: write 'action police ...'");
     return false;
   }
   Node body = mapping(pw.loc);
   if (!kind_words(kActionPolice, c, body, {}, true, 0)) return false;
   if (c.is("index")) {
-    d_.error(c.peek().loc, "a filter's own police has no 'index' in tcsync (the kernel picks one): bind the action with 'action police index N'");
+    d_.error(c.peek().loc,
+             "a filter's own police has no 'index' in tcsync (the kernel picks one): bind the action with 'action "
+             "police index N'");
     return false;
   }
   if (body.map.empty()) {
@@ -1053,7 +1129,8 @@ bool Importer::actions(Cursor& c, Node& fnode, const KindOps* filter_kind) {
     Node body = mapping(kw.loc);
     bool no_percpu = false;
     while (true) {
-      if (!kind_words(*ops, c, body, {"action", "actions", "classid", "flowid", "police", "index", "cookie", "no_percpu"}, true, 0))
+      if (!kind_words(*ops, c, body,
+                      {"action", "actions", "classid", "flowid", "police", "index", "cookie", "no_percpu"}, true, 0))
         return false;
       if (c.is("no_percpu")) {
         c.take();
@@ -1063,7 +1140,8 @@ bool Importer::actions(Cursor& c, Node& fnode, const KindOps* filter_kind) {
       if (c.is("index") || c.is("cookie")) {
         const TcWord& w = c.take();
         const TcWord* val = c.value(w);
-        if (!val || !set_once(an, w, w.text, scalar(w.text == "index" ? tc_number(val->text) : val->text, val->loc))) return false;
+        if (!val || !set_once(an, w, w.text, scalar(w.text == "index" ? tc_number(val->text) : val->text, val->loc)))
+          return false;
         continue;
       }
       break;
@@ -1096,10 +1174,12 @@ bool Importer::actions(Cursor& c, Node& fnode, const KindOps* filter_kind) {
         seq->seq.push_back(*made);
         continue;
       }
-      d_.error(idx->loc, "'action " + kind + " index " + idx->scalar +
-                             "' alone binds an existing action, and no line above makes " + kind + " " + idx->scalar +
-                             " (import reads the script, not the host's action table: add the line that makes it, such as "
-                             "'tc actions add action " + kind + " ... index " + idx->scalar + "')");
+      d_.error(idx->loc,
+               "'action " + kind + " index " + idx->scalar +
+                   "' alone binds an existing action, and no line above makes " + kind + " " + idx->scalar +
+                   " (import reads the script, not the host's action table: add the line that makes it, such as "
+                   "'tc actions add action " +
+                   kind + " ... index " + idx->scalar + "')");
       return false;
     }
     Options opts;
@@ -1176,7 +1256,8 @@ void Importer::filter(Cursor& c, Verb v, const TcWord& head) {
       if (!e.dead && e.type == ObjType::Filter && e.dev == o.dev && e.key == o.key) existing = &e;
   if (v == Verb::Change && existing) v = Verb::Replace;  // a filter change restates the rule
   place(std::move(o), v, head, existing,
-        "filter " + f.parent_text + " pref " + std::to_string(f.key.pref) + " handle " + f.handle_text + " of " + f.dev->text);
+        "filter " + f.parent_text + " pref " + std::to_string(f.key.pref) + " handle " + f.handle_text + " of " +
+            f.dev->text);
 }
 
 // The words before the kind, in any order, each with its value; the first
@@ -1219,11 +1300,17 @@ bool Importer::filter_key(FilterLine& f) {
   key.protocol = 0x0003;  // tc's default: all
   key.parent = kHandleRoot;
   if (f.parent) {
-    if (f.parent->text == "ingress") key.parent = kHandleClsactIngress;
-    else if (f.parent->text == "egress") key.parent = kHandleClsactEgress;
-    else if (auto h = handle_word(*f.parent, d_, "parent")) key.parent = *h;
-    else return false;
-    f.parent_text = key.parent == kHandleClsactIngress ? "ingress" : key.parent == kHandleClsactEgress ? "egress" : format_handle(key.parent);
+    if (f.parent->text == "ingress")
+      key.parent = kHandleClsactIngress;
+    else if (f.parent->text == "egress")
+      key.parent = kHandleClsactEgress;
+    else if (auto h = handle_word(*f.parent, d_, "parent"))
+      key.parent = *h;
+    else
+      return false;
+    f.parent_text = key.parent == kHandleClsactIngress  ? "ingress"
+                    : key.parent == kHandleClsactEgress ? "egress"
+                                                        : format_handle(key.parent);
   }
   if (f.chain) {
     auto n = parse_uint(tc_number(f.chain->text));
@@ -1236,7 +1323,8 @@ bool Importer::filter_key(FilterLine& f) {
   if (f.proto) {
     auto p = parse_protocol(lower(f.proto->text));
     if (!p) {
-      d_.error(f.proto->loc, "unknown protocol " + quoted(f.proto->text) + " (use ip, ipv6, all, arp, 802.1q, 802.1ad or a hex number like 0x88cc)");
+      d_.error(f.proto->loc, "unknown protocol " + quoted(f.proto->text) +
+                                 " (use ip, ipv6, all, arp, 802.1q, 802.1ad or a hex number like 0x88cc)");
       return false;
     }
     key.protocol = *p;
@@ -1277,10 +1365,13 @@ bool Importer::filter_handle(FilterLine& f) {
     if (!h) return false;
     f.handle_text = *h;
   }
-  if (auto* parse = filter_ops(f.ops).parse_handle) f.hval = parse(f.handle_text);
-  else if (auto n = parse_uint(f.handle_text)) f.hval = static_cast<uint32_t>(*n);
+  if (auto* parse = filter_ops(f.ops).parse_handle)
+    f.hval = parse(f.handle_text);
+  else if (auto n = parse_uint(f.handle_text))
+    f.hval = static_cast<uint32_t>(*n);
   if (!f.hval) {
-    d_.error(f.handle->loc, "invalid " + std::string(f.ops ? f.ops->name : "filter") + " handle " + quoted(f.handle->text));
+    d_.error(f.handle->loc,
+             "invalid " + std::string(f.ops ? f.ops->name : "filter") + " handle " + quoted(f.handle->text));
     return false;
   }
   return true;
@@ -1293,11 +1384,14 @@ void Importer::delete_filters(const FilterLine& f, const Block& block) {
   size_t n = 0;
   for (auto& o : objs_)
     if (!o.dead && o.type == ObjType::Filter && o.dev == f.dev->text && block_of(o.dev, o.key.parent) == block.second &&
-        o.key.chain == key.chain && (!f.have_pref || o.key.pref == key.pref) && (!f.proto || o.key.protocol == key.protocol) &&
-        (!f.hval || o.key.handle == *f.hval) && (!f.ops || o.ops == f.ops))
+        o.key.chain == key.chain && (!f.have_pref || o.key.pref == key.pref) &&
+        (!f.proto || o.key.protocol == key.protocol) && (!f.hval || o.key.handle == *f.hval) &&
+        (!f.ops || o.ops == f.ops))
       o.dead = true, ++n;
-  if (!n) d_.note(f.head.loc, "deletes nothing an earlier line added: skipped (tcsync deletes what its file does not list)");
-  else if (!f.hval) forget_prefs(block, key.chain, f.have_pref ? std::optional<uint16_t>(key.pref) : std::nullopt);
+  if (!n)
+    d_.note(f.head.loc, "deletes nothing an earlier line added: skipped (tcsync deletes what its file does not list)");
+  else if (!f.hval)
+    forget_prefs(block, key.chain, f.have_pref ? std::optional<uint16_t>(key.pref) : std::nullopt);
 }
 
 // The kind's words, then classid and actions, which may follow in turns.
@@ -1330,7 +1424,8 @@ bool Importer::home_in_root_table(FilterLine& f, const Block& block) {
   SourceLoc tloc;
   auto& high = u32_high_tables_[space_of(block)];
   auto root_id = [&](uint32_t h) { return (h >> 20) >= 0x800 && !high.count(h & 0xFFF00000u); };
-  if (f.hval && find(f.body, "divisor") && (*f.hval >> 20) >= 0x800) high.insert(*f.hval & 0xFFF00000u);
+  if (f.hval && find(f.body, "divisor") && (*f.hval >> 20) >= 0x800)
+    high.insert(*f.hval & 0xFFF00000u);
   else if (Node* ht = find(f.body, "ht")) {
     if (auto h = parse_u32_handle(ht->scalar); h && root_id(*h)) {
       table = *h & 0xFFF00000u, tloc = ht->loc;
@@ -1339,7 +1434,8 @@ bool Importer::home_in_root_table(FilterLine& f, const Block& block) {
   }
   if (f.hval && root_id(*f.hval)) {
     if (table && *table != (*f.hval & 0xFFF00000u)) {
-      d_.error(f.handle->loc, "handle " + f.handle->text + " is not in table " + filter_ops(f.ops).format_handle(*table) + " that 'ht' names");
+      d_.error(f.handle->loc, "handle " + f.handle->text + " is not in table " +
+                                  filter_ops(f.ops).format_handle(*table) + " that 'ht' names");
       return false;
     }
     table = *f.hval & 0xFFF00000u, tloc = f.handle->loc;
@@ -1353,7 +1449,8 @@ bool Importer::home_in_root_table(FilterLine& f, const Block& block) {
     // One table space (a clsact's two sides, an htb qdisc and its
     // classes) numbers its lists' roots together.
     d_.error(tloc, "u32 table " + filter_ops(f.ops).format_handle(*table) + " is the root table of the list at pref " +
-                       std::to_string(it->second.pref) + " of another parent of this qdisc (its u32 lists share one numbering)");
+                       std::to_string(it->second.pref) +
+                       " of another parent of this qdisc (its u32 lists share one numbering)");
     return false;
   }
   if (it == roots.end()) {
@@ -1372,12 +1469,16 @@ bool Importer::home_in_root_table(FilterLine& f, const Block& block) {
 // pref's table still made its own list, ASKED. A list that now holds the
 // rule is no longer an empty one.
 bool Importer::only_a_list(const FilterLine& f, const Block& block, const FilterKey& asked) {
-  const bool empty = f.body.map.empty() && f.extra.map.empty() && !f.hval && filter_ops(f.ops).empty_list != FilterOps::EmptyList::Refused;
+  const bool empty = f.body.map.empty() && f.extra.map.empty() && !f.hval &&
+                     filter_ops(f.ops).empty_list != FilterOps::EmptyList::Refused;
   auto same_list = [&](const Obj& e, const FilterKey& k) {
-    return !e.dead && e.type == ObjType::Filter && e.dev == f.dev->text && block_of(e.dev, e.key.parent) == block.second &&
-           e.key.chain == k.chain && e.key.pref == k.pref && e.key.protocol == k.protocol;
+    return !e.dead && e.type == ObjType::Filter && e.dev == f.dev->text &&
+           block_of(e.dev, e.key.parent) == block.second && e.key.chain == k.chain && e.key.pref == k.pref &&
+           e.key.protocol == k.protocol;
   };
-  auto list_held = [&](const FilterKey& k) { return std::any_of(objs_.begin(), objs_.end(), [&](const Obj& e) { return same_list(e, k); }); };
+  auto list_held = [&](const FilterKey& k) {
+    return std::any_of(objs_.begin(), objs_.end(), [&](const Obj& e) { return same_list(e, k); });
+  };
   if (!empty && !list_held(asked)) {
     if (asked.pref != f.key.pref || asked.protocol != f.key.protocol)
       objs_.push_back(empty_list_obj(*f.dev, f.head, asked, f.parent_text, *f.ops));
@@ -1406,9 +1507,11 @@ bool Importer::u32_node_id(FilterLine& f, const Block& block, const Options& opt
       for (node = 1; node < 0x800 && used.count(node); ++node) {
       }
     if (node == 0x800 && used.count(node)) {
-      d_.error(f.head.loc, "a 4,096th rule in one u32 bucket: the kernel gives it (and every further one) the bucket's last id " +
-                               filter_ops(f.ops).format_handle(fixed | 0xFFF) + ", which tcsync cannot carry apart from the rule that has it; "
-                               "spread such rules over a hash table with 'divisor', or over prefs");
+      d_.error(f.head.loc,
+               "a 4,096th rule in one u32 bucket: the kernel gives it (and every further one) the bucket's last id " +
+                   filter_ops(f.ops).format_handle(fixed | 0xFFF) +
+                   ", which tcsync cannot carry apart from the rule that has it; "
+                   "spread such rules over a hash table with 'divisor', or over prefs");
       return false;
     }
     f.hval = fixed | node;
@@ -1449,8 +1552,8 @@ Obj Importer::filter_obj(FilterLine& f) {
 }
 
 // `empty: KIND` at KEY's list (no handle, no options).
-Obj Importer::empty_list_obj(const TcWord& dev, const TcWord& head, const FilterKey& key, const std::string& parent_text,
-                             const KindOps& ops) {
+Obj Importer::empty_list_obj(const TcWord& dev, const TcWord& head, const FilterKey& key,
+                             const std::string& parent_text, const KindOps& ops) {
   Obj o;
   o.type = ObjType::Filter;
   o.dev = dev.text;
@@ -1481,8 +1584,8 @@ void Importer::forget_prefs(const Block& b, uint32_t chain, std::optional<uint16
   auto& prefs = prefs_[{b, chain}];
   for (auto it = prefs.begin(); it != prefs.end();) {
     bool gone = (!pref || *it == *pref) && std::none_of(objs_.begin(), objs_.end(), [&](const Obj& o) {
-                  return !o.dead && o.type == ObjType::Filter && o.dev == b.first && block_of(o.dev, o.key.parent) == b.second &&
-                         o.key.chain == chain && o.key.pref == *it;
+                  return !o.dead && o.type == ObjType::Filter && o.dev == b.first &&
+                         block_of(o.dev, o.key.parent) == b.second && o.key.chain == chain && o.key.pref == *it;
                 });
     if (gone) {
       auto& roots = u32_roots_[space_of(b)];
@@ -1508,18 +1611,23 @@ void Importer::forget_prefs(const Block& b, uint32_t chain, std::optional<uint16
 void Importer::write_u32_roots() {
   std::map<std::string, std::vector<Filter>> lists;  // device -> its u32 entries, as the loader would hold them
   std::map<std::string, std::vector<Obj*>> objs;
-  using List = std::tuple<std::string, uint32_t, uint32_t, uint16_t, uint16_t>;  // (device, block, chain, pref, protocol)
-  auto list_of = [&](const Obj& o) { return List{o.dev, block_of(o.dev, o.key.parent), o.key.chain, o.key.pref, o.key.protocol}; };
+  using List =
+      std::tuple<std::string, uint32_t, uint32_t, uint16_t, uint16_t>;  // (device, block, chain, pref, protocol)
+  auto list_of = [&](const Obj& o) {
+    return List{o.dev, block_of(o.dev, o.key.parent), o.key.chain, o.key.pref, o.key.protocol};
+  };
   auto is_table = [](const Obj& o) { return !o.empty_list && o.key.handle && !(o.key.handle & 0xFFFFFu); };
   std::set<List> showing;  // lists an entry shows the root of (a rule of the root table, an empty list)
   for (auto& o : objs_)
-    if (!o.dead && o.type == ObjType::Filter && filter_ops(o.ops).own_table_handle && (o.empty_list || !(o.key.handle & 0xFFF00000u)))
+    if (!o.dead && o.type == ObjType::Filter && filter_ops(o.ops).own_table_handle &&
+        (o.empty_list || !(o.key.handle & 0xFFF00000u)))
       showing.insert(list_of(o));
   std::set<List> carried;  // table-only lists whose first table carries the root
   for (auto& o : objs_) {
     if (o.dead || o.type != ObjType::Filter || !filter_ops(o.ops).own_table_handle) continue;
     bool table_root = is_table(o) && !showing.count(list_of(o)) && carried.insert(list_of(o)).second;
-    if (!o.empty_list && (o.key.handle & 0xFFF00000u) && !table_root) continue;  // a hash table or a rule in one: no root shown
+    if (!o.empty_list && (o.key.handle & 0xFFF00000u) && !table_root)
+      continue;  // a hash table or a rule in one: no root shown
     uint32_t b = block_of(o.dev, o.key.parent);
     auto roots = u32_roots_.find(space_of({o.dev, b}));
     if (roots == u32_roots_.end()) continue;
@@ -1532,8 +1640,10 @@ void Importer::write_u32_roots() {
     f.key.parent = b;
     f.ops = o.ops;
     f.empty_list = o.empty_list;
-    if (table_root) f.list_root = it->first << 20;
-    else f.wire_handle = (it->first << 20) | (o.empty_list ? 0 : o.key.handle);
+    if (table_root)
+      f.list_root = it->first << 20;
+    else
+      f.wire_handle = (it->first << 20) | (o.empty_list ? 0 : o.key.handle);
     lists[o.dev].push_back(std::move(f));
     objs[o.dev].push_back(&o);
   }
@@ -1544,14 +1654,17 @@ void Importer::write_u32_roots() {
       Obj& o = *objs[dev][i];
       if (fs[i].list_root) {
         // Next to the handle, where dump writes it.
-        auto h = std::find_if(o.node.map.begin(), o.node.map.end(), [](const NodeEntry& e) { return e.first.scalar == "handle"; });
+        auto h = std::find_if(o.node.map.begin(), o.node.map.end(),
+                              [](const NodeEntry& e) { return e.first.scalar == "handle"; });
         NodeEntry e{scalar("root_table", o.loc), scalar(filter_ops(o.ops).format_handle(fs[i].list_root), o.loc)};
         o.node.map.insert(h == o.node.map.end() ? h : std::next(h), std::move(e));
         continue;
       }
       std::string text = filter_ops(o.ops).format_handle(fs[i].wire_handle);
-      if (Node* h = find(o.node, "handle")) h->scalar = text;
-      else put(o.node, "handle", o.loc, scalar(text, o.loc));
+      if (Node* h = find(o.node, "handle"))
+        h->scalar = text;
+      else
+        put(o.node, "handle", o.loc, scalar(text, o.loc));
     }
   }
 }
@@ -1589,7 +1702,12 @@ bool Importer::to_yaml(const std::string& source_name, std::string& yaml) {
         if (o.dead || o.dev != name || o.type != t) continue;
         if (!declared) line("  " + dev_line + ":", loc), declared = true;
         if (first) {
-          line(std::string("    ") + (t == ObjType::Qdisc ? "qdiscs" : t == ObjType::Class ? "classes" : "filters") + ":", o.loc);
+          line(std::string("    ") +
+                   (t == ObjType::Qdisc   ? "qdiscs"
+                    : t == ObjType::Class ? "classes"
+                                          : "filters") +
+                   ":",
+               o.loc);
           first = false;
         }
         std::string entry;
@@ -1628,7 +1746,8 @@ bool Importer::to_yaml(const std::string& source_name, std::string& yaml) {
 
 }  // namespace
 
-bool import_tc_text(const std::string& name, const std::string& text, const ImportOptions& o, std::string& yaml, Diagnostics& d) {
+bool import_tc_text(const std::string& name, const std::string& text, const ImportOptions& o, std::string& yaml,
+                    Diagnostics& d) {
   uint32_t file = SourceFiles::instance().add_text(name, text);
   size_t before = d.error_count();
   Importer im(d, o);

@@ -14,20 +14,24 @@
 
 namespace tcsync {
 
-size_t ack_window(size_t rcvbuf) { return std::max<size_t>(1, rcvbuf / kAckBudget); }
+size_t ack_window(size_t rcvbuf) {
+  return std::max<size_t>(1, rcvbuf / kAckBudget);
+}
 
-size_t echo_budget(size_t request_len) { return std::max(kEchoBudget, 4 * request_len + 1024); }
+size_t echo_budget(size_t request_len) {
+  return std::max(kEchoBudget, 4 * request_len + 1024);
+}
 
 namespace {
 
-constexpr unsigned kSlots = 128;        // ACKs taken per recvmmsg
-constexpr size_t kSlotSize = 2048;      // one ACK: 36 bytes + extack TLVs (< 1 KiB)
+constexpr unsigned kSlots = 128;    // ACKs taken per recvmmsg
+constexpr size_t kSlotSize = 2048;  // one ACK: 36 bytes + extack TLVs (< 1 KiB)
 // With echoes: one echo datagram is a dump message (tfilter_notify grows its
 // skb past NLMSG_GOODSIZE only for a rule larger than that). A longer one is
 // cut (MSG_TRUNC) and not handed on: the caller then cannot verify that
 // request from its echo and falls back to reading the kernel.
 constexpr size_t kEchoSlotSize = 16384;
-constexpr size_t kMaxIov = 1024;        // IOV_MAX
+constexpr size_t kMaxIov = 1024;  // IOV_MAX
 // The kernel builds each filter's notification (its echo, a get's answer,
 // the event `tc monitor` and `tcsync watch` read) in an skb as large as
 // the whole datagram that carried the request (tfilter_notify_prep:
@@ -41,7 +45,7 @@ constexpr size_t kMaxIov = 1024;        // IOV_MAX
 // notification is the kernel's usual single page; one more sendmsg per
 // ~15 rules costs far less.
 constexpr size_t kFilterDatagram = 3584;
-constexpr int kAckTimeoutMs = 30000;    // ACKs are queued before sendmsg returns; this only guards a hang
+constexpr int kAckTimeoutMs = 30000;  // ACKs are queued before sendmsg returns; this only guards a hang
 
 // nlmsghdr field offsets, patched in the caller's buffer.
 constexpr size_t kFlagsAt = 6;
@@ -165,8 +169,8 @@ class Sender {
     if (r < 0) {
       int err = static_cast<int>(-r);
       std::string why = "sendmsg: " + errno_text(err);
-      if (err == EMSGSIZE) why += " (" + std::to_string(bytes) + " bytes; the send buffer allows " +
-                                 std::to_string(max_bytes) + ")";
+      if (err == EMSGSIZE)
+        why += " (" + std::to_string(bytes) + " bytes; the send buffer allows " + std::to_string(max_bytes) + ")";
       for (size_t i = first; i < end; ++i) fail_local(i, err, why);
       next_ = end;
       // One oversized message is that message's problem; anything else is the socket's.
@@ -229,13 +233,14 @@ class Sender {
           continue;
         }
         on_datagram(std::span<const uint8_t>(slots_.data() + size_t(i) * slot_size_,
-                                              std::min<size_t>(mm_[i].msg_len, slot_size_)));
+                                             std::min<size_t>(mm_[i].msg_len, slot_size_)));
       }
       if (n < static_cast<int>(kSlots)) break;
     }
     if (lost_ && in_flight_ > 0) {
-      give_up(ENOBUFS,
-              "ACK lost: the netlink receive buffer overflowed (ENOBUFS); the request may or may not have been applied");
+      give_up(
+          ENOBUFS,
+          "ACK lost: the netlink receive buffer overflowed (ENOBUFS); the request may or may not have been applied");
       broken_ = true, broken_err_ = ENOBUFS;
     }
   }
@@ -246,8 +251,10 @@ class Sender {
       nlmsghdr h;
       std::memcpy(&h, d.data() + pos, sizeof h);
       if (h.nlmsg_len < sizeof h || pos + h.nlmsg_len > d.size()) break;
-      if (h.nlmsg_type == NLMSG_ERROR) on_ack(h, d.subspan(pos, h.nlmsg_len));
-      else on_echo(h, d.subspan(pos, h.nlmsg_len));
+      if (h.nlmsg_type == NLMSG_ERROR)
+        on_ack(h, d.subspan(pos, h.nlmsg_len));
+      else
+        on_echo(h, d.subspan(pos, h.nlmsg_len));
       pos += NLMSG_ALIGN(h.nlmsg_len);
     }
   }
@@ -264,7 +271,7 @@ class Sender {
   //   nlmsghdr (16) | error (4) | request's nlmsghdr (16, NLM_F_CAPPED) | TLVs (NLM_F_ACK_TLVS)
   void on_ack(const nlmsghdr& h, std::span<const uint8_t> m) {
     size_t idx = static_cast<uint32_t>(h.nlmsg_seq - base_);  // wraps for stale seqs
-    if (idx >= batch_.size() || !pending_[idx]) return;     // not ours, or already answered
+    if (idx >= batch_.size() || !pending_[idx]) return;       // not ours, or already answered
     if (m.size() < sizeof(nlmsghdr) + sizeof(nlmsgerr)) return;
     nlmsgerr e;
     std::memcpy(&e, m.data() + sizeof(nlmsghdr), sizeof e);

@@ -118,8 +118,10 @@ BpfProgram load_object(const std::string& path, const std::string& section) {
   bpf_program* want = nullptr;
   bpf_program* prog;
   bpf_object__for_each_program(prog, obj) {
-    if (!want && section == bpf_program__section_name(prog)) want = prog;
-    else bpf_program__set_autoload(prog, false);
+    if (!want && section == bpf_program__section_name(prog))
+      want = prog;
+    else
+      bpf_program__set_autoload(prog, false);
   }
   if (!want) {
     bpf_object__close(obj);
@@ -161,9 +163,10 @@ BpfProgram BpfLoader::open(const BpfRef& ref) {
     why += (why.empty() ? "" : "; ") + got.error;
     return false;
   };
-  bool ok = (!ref.pinned.empty() && attempt(open_pinned(ref.pinned))) ||
-            (!ref.object.empty() && attempt(load_object(ref.object, ref.section.empty() ? "classifier" : ref.section))) ||
-            (ref.id && attempt(open_id(ref.id)));
+  bool ok =
+      (!ref.pinned.empty() && attempt(open_pinned(ref.pinned))) ||
+      (!ref.object.empty() && attempt(load_object(ref.object, ref.section.empty() ? "classifier" : ref.section))) ||
+      (ref.id && attempt(open_id(ref.id)));
   if (ok) return p;
   p.error = why.empty() ? "the file knows it only by its tag (a dump of a program tcsync cannot find again): "
                           "name it with 'object' and 'section', or 'pinned'"
@@ -198,8 +201,8 @@ bool BpfLoader::resolve(State& desired, Diagnostics& d) {
         continue;
       }
       if (!declared.tag.empty() && declared.tag != p.tag) {
-        d.error(f.loc, "bpf filter: " + declared.describe() + ": the program found has tag " + p.tag +
-                           " (id " + std::to_string(p.id) + "), not the tag the file gives");
+        d.error(f.loc, "bpf filter: " + declared.describe() + ": the program found has tag " + p.tag + " (id " +
+                           std::to_string(p.id) + "), not the tag the file gives");
         continue;
       }
       set_bpf_tag(f.opts, p.tag);

@@ -11,8 +11,8 @@
 #include <map>
 #include <vector>
 
-#include "kinds/filter/bpf_program.h"
 #include "base/diag.h"
+#include "kinds/filter/bpf_program.h"
 #include "model/model.h"
 
 namespace tcsync {

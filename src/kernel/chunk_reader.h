@@ -64,10 +64,10 @@ class ChunkReader {
   std::condition_variable cv_;
   std::vector<RxBuffer> bufs_;
   // Guarded by mu_. Fixed rings: handing a chunk over allocates nothing.
-  std::vector<size_t> free_;  // reserved for kAhead before the thread starts
+  std::vector<size_t> free_;             // reserved for kAhead before the thread starts
   std::array<Filled, kAhead> filled_{};  // filled_count_ entries from filled_head_
   size_t filled_head_ = 0, filled_count_ = 0;
-  bool stop_ = false;         // guarded by mu_: the caller went away early
+  bool stop_ = false;           // guarded by mu_: the caller went away early
   std::optional<size_t> held_;  // the buffer the caller holds (returned by next)
 };
 

@@ -14,8 +14,8 @@
 #include <thread>
 #include <vector>
 
-#include "base/diag.h"
 #include "apply/kernel.h"
+#include "base/diag.h"
 
 namespace tcsync {
 

@@ -7,19 +7,19 @@
 #include <linux/pkt_cls.h>
 
 #include <algorithm>
-#include <optional>
 #include <cstring>
 #include <map>
-#include <tuple>
+#include <optional>
 #include <set>
+#include <tuple>
 #include <unordered_map>
 
-#include "kernel/chunk_reader.h"
 #include "base/handle.h"
+#include "codec/tc_codec.h"
+#include "kernel/chunk_reader.h"
 #include "kernel/links.h"
 #include "model/name_cookie.h"
 #include "model/shared_tables.h"
-#include "codec/tc_codec.h"
 #include "netlink/wire.h"
 
 namespace tcsync {
@@ -88,7 +88,8 @@ bool run_request(NlSocket& sock, std::vector<uint8_t>& request, RxBuffer& rx,
       return false;
     }
     if (truncated) {
-      out.error = EMSGSIZE, out.message = "a dump chunk did not fit the " + std::to_string(kDumpBuffer) + "-byte buffer";
+      out.error = EMSGSIZE,
+      out.message = "a dump chunk did not fit the " + std::to_string(kDumpBuffer) + "-byte buffer";
       return false;
     }
     size_t pos = 0;
@@ -348,13 +349,14 @@ class Dumper {
       if (prev && list_of(*prev) == list_of(f) && prev->key.pref == f.key.pref && prev->ops == f.ops) continue;
       prev = &f;
       auto& ls = lists[group_of(f)];
-      if (auto at = std::lower_bound(ls.begin(), ls.end(), list_of(f)); at == ls.end() || *at != list_of(f)) ls.insert(at, list_of(f));
+      if (auto at = std::lower_bound(ls.begin(), ls.end(), list_of(f)); at == ls.end() || *at != list_of(f))
+        ls.insert(at, list_of(f));
     }
     std::erase_if(lists, [](const auto& g) { return g.second.size() < 2; });
     if (lists.empty()) return true;
     bool ok = true;
     std::map<Group, std::map<uint32_t, size_t>> placed;  // group -> table -> index in lists[group]
-    std::map<Group, std::vector<uint32_t>> roots_of;       // group -> root of each list
+    std::map<Group, std::vector<uint32_t>> roots_of;     // group -> root of each list
     for (auto& [g, ls] : lists) {
       std::vector<uint32_t>& roots = roots_of[g];
       for (const List& l : ls) roots.push_back(own_table(ifindex, where, l, std::get<1>(g), std::get<2>(g), ok));
@@ -428,8 +430,10 @@ class Dumper {
       List l{f.key.parent, f.key.chain, f.key.pref, f.key.protocol};
       // A list's entries mostly follow each other: one lookup a run.
       if (!cur || !(cur_list == l)) cur = &lists[l], cur_list = l;
-      if (kernel_root_of(f)) cur->shows_root = true;
-      else if (!cur->table && is_table_entry(f)) cur->table = &f;
+      if (kernel_root_of(f))
+        cur->shows_root = true;
+      else if (!cur->table && is_table_entry(f))
+        cur->table = &f;
     }
     bool ok = true;
     for (auto& entry : lists) {
@@ -454,9 +458,11 @@ class Dumper {
       if (fs[i].empty_list || a.empty_list || !(fs[i].key == a.key) || fs[i].wire_handle != a.wire_handle) continue;
       size_t n = 2;
       while (i + 1 < fs.size() && fs[i + 1].key == a.key && fs[i + 1].wire_handle == a.wire_handle) ++i, ++n;
-      diags_.error({}, "the kernel holds " + std::to_string(n) + " filters named " + describe(a) + " on " + where +
-                           ": tcsync names filters by handle and cannot carry them apart (u32 gives every rule past 4,095 in one "
-                           "bucket the bucket's last id; spread such rules over a hash table with 'divisor', or over prefs)");
+      diags_.error(
+          {},
+          "the kernel holds " + std::to_string(n) + " filters named " + describe(a) + " on " + where +
+              ": tcsync names filters by handle and cannot carry them apart (u32 gives every rule past 4,095 in one "
+              "bucket the bucket's last id; spread such rules over a hash table with 'divisor', or over prefs)");
       ok = false;
     }
     return ok;
@@ -464,18 +470,24 @@ class Dumper {
 
   // The root table of one list, by a get of FilterOps::own_table_handle; 0
   // when the kernel does not answer.
-  uint32_t own_table(uint32_t ifindex, const std::string& where, const auto& list, uint16_t pref, const KindOps* ops, bool& ok) {
+  uint32_t own_table(uint32_t ifindex, const std::string& where, const auto& list, uint16_t pref, const KindOps* ops,
+                     bool& ok) {
     req_.clear();
     MsgWriter w(req_);
-    encode_filter_get(w, FilterKey{list.parent, list.chain, pref, list.protocol, 0}, ops->name, ifindex, filter_ops(ops).own_table_handle);
+    encode_filter_get(w, FilterKey{list.parent, list.chain, pref, list.protocol, 0}, ops->name, ifindex,
+                      filter_ops(ops).own_table_handle);
     uint32_t root = 0;
     DumpOutcome out;
-    if (!run_get(sock_, req_, rx_, [&](std::span<const uint8_t> m) {
-          tcmsg t;
-          if (reply(m, RTM_NEWTFILTER, t)) root = t.tcm_handle;
-        }, out)) {
-      diags_.error({}, "cannot read the root table of " + describe_filter_parent(list.parent) + " chain " + std::to_string(list.chain) +
-                           " pref " + std::to_string(pref) + " of " + where + ": " + out.message);
+    if (!run_get(
+            sock_, req_, rx_,
+            [&](std::span<const uint8_t> m) {
+              tcmsg t;
+              if (reply(m, RTM_NEWTFILTER, t)) root = t.tcm_handle;
+            },
+            out)) {
+      diags_.error({}, "cannot read the root table of " + describe_filter_parent(list.parent) + " chain " +
+                           std::to_string(list.chain) + " pref " + std::to_string(pref) + " of " + where + ": " +
+                           out.message);
       ok = false;
     }
     return root;
@@ -495,7 +507,9 @@ class Dumper {
     for (size_t i = 0; i < fs.size();) {
       size_t j = i + 1;
       if (filter_ops(fs[i].ops).newest_first) {
-        auto list = [](const Filter& f) { return std::tie(f.key.parent, f.key.chain, f.key.pref, f.key.protocol, f.ops); };
+        auto list = [](const Filter& f) {
+          return std::tie(f.key.parent, f.key.chain, f.key.pref, f.key.protocol, f.ops);
+        };
         while (j < fs.size() && list(fs[j]) == list(fs[i])) ++j;
         std::reverse(fs.begin() + static_cast<std::ptrdiff_t>(i), fs.begin() + static_cast<std::ptrdiff_t>(j));
       }
@@ -591,10 +605,14 @@ class Dumper {
       bool rule = decode_filter(m, &links_, f, info);
       f.key.parent = model_parent(b, t.tcm_parent);
       if (ps && rule) read_filter_stats(m, f, ps->filters[kernel_name(f)]);
-      if (info.list_head) lists.head(std::move(f));
-      else if (!rule) lists.not_a_rule(std::move(f));
-      else if (sieve_ && sieve_->take(tg.name, f)) lists.sieved();
-      else tg.dev->filters.push_back(std::move(f));
+      if (info.list_head)
+        lists.head(std::move(f));
+      else if (!rule)
+        lists.not_a_rule(std::move(f));
+      else if (sieve_ && sieve_->take(tg.name, f))
+        lists.sieved();
+      else
+        tg.dev->filters.push_back(std::move(f));
     });
     lists.end();
     return ok;
@@ -610,16 +628,19 @@ class Dumper {
     bool ok = dump(RTM_GETTFILTER, TCM_IFINDEX_MAGIC_BLOCK, index, "filters of " + block_name(index),
                    [&](std::span<const uint8_t> m) {
                      tcmsg t;
-                     if (!reply(m, RTM_NEWTFILTER, t) || static_cast<uint32_t>(t.tcm_ifindex) != TCM_IFINDEX_MAGIC_BLOCK ||
-                         t.tcm_block_index != index)
+                     if (!reply(m, RTM_NEWTFILTER, t) ||
+                         static_cast<uint32_t>(t.tcm_ifindex) != TCM_IFINDEX_MAGIC_BLOCK || t.tcm_block_index != index)
                        return;
                      Filter f;
                      Decoded info;
                      bool rule = decode_filter(m, &links_, f, info);
                      if (ps && rule) read_filter_stats(m, f, ps->filters[kernel_name(f)]);
-                     if (info.list_head) lists.head(std::move(f));
-                     else if (rule) dev.filters.push_back(std::move(f));
-                     else lists.not_a_rule(std::move(f));
+                     if (info.list_head)
+                       lists.head(std::move(f));
+                     else if (rule)
+                       dev.filters.push_back(std::move(f));
+                     else
+                       lists.not_a_rule(std::move(f));
                    });
     lists.end();
     ok = explicit_tables(dev.filters, TCM_IFINDEX_MAGIC_BLOCK, block_name(index)) && ok;
@@ -652,8 +673,10 @@ class Dumper {
     Attr a;
     while (it.next(a)) {
       if (a.data.size() < 4) continue;
-      if (a.type == TCA_INGRESS_BLOCK) out.first = a.u32();
-      else if (a.type == TCA_EGRESS_BLOCK) out.second = a.u32();
+      if (a.type == TCA_INGRESS_BLOCK)
+        out.first = a.u32();
+      else if (a.type == TCA_EGRESS_BLOCK)
+        out.second = a.u32();
     }
     return out;
   }
@@ -683,56 +706,59 @@ class Dumper {
     MsgWriter w(req_);
     encode_dump_request(w, RTM_GETTFILTER, tg.ifindex, b.parent, true);
     DumpOutcome res;
-    bool done = run_dump(sock_, req_, rx_, [&](std::span<const uint8_t> m) {
-      tcmsg t;
-      if (!ok || header(m, RTM_NEWTFILTER, t) != &tg) return;
-      AttrTable tb(m.subspan(NLMSG_LENGTH(sizeof t)), TCA_MAX);
-      // A list of another kind (its head comes first) would end the terse
-      // dump early, silently: tcf_fill_node fails for kinds without it.
-      auto* kind = tb.get(TCA_KIND);
-      if (kind && !terse) terse = find_kind(ObjType::Filter, kind->str());
-      if (!kind || !terse || !filter_ops(terse).terse_dump || kind->str() != terse->name) {
-        ok = false;
-        return;
-      }
-      auto* opts = tb.get(TCA_OPTIONS);
-      if (t.tcm_handle == 0 && !opts) return;  // the head of a (pref, protocol) list
-      tried = true;
-      FilterKey k;
-      k.handle = t.tcm_handle;
-      k.parent = model_parent(b, t.tcm_parent);
-      k.pref = static_cast<uint16_t>(t.tcm_info >> 16);
-      k.protocol = __builtin_bswap16(static_cast<uint16_t>(t.tcm_info & 0xFFFF));
-      if (auto* c = tb.get(TCA_CHAIN)) k.chain = c->u32();
-      // The first action's cookie, then the position and cookie of the
-      // first later action that holds a name, if one does (name_cookie.h).
-      Opaque cookies;
-      if (opts) {
-        uint16_t acts_attr = filter_ops(terse).actions_attr;
-        AttrTable ot(opts->data, acts_attr);
-        if (auto* acts = ot.get(acts_attr)) {
-          AttrIter ai(acts->data);
-          Attr one;
-          for (uint8_t pos = 0; ai.next(one); ++pos) {
-            AttrTable at(one.data, TCA_ACT_MAX);
-            const Attr* c = at.get(TCA_ACT_COOKIE);
-            if (pos == 0) {
-              if (!c) break;
-              cookies.assign(c->data.begin(), c->data.end());
-            } else if (c && is_name_cookie(c->data)) {
-              cookies.push_back(pos);
-              cookies.insert(cookies.end(), c->data.begin(), c->data.end());
-              break;
+    bool done = run_dump(
+        sock_, req_, rx_,
+        [&](std::span<const uint8_t> m) {
+          tcmsg t;
+          if (!ok || header(m, RTM_NEWTFILTER, t) != &tg) return;
+          AttrTable tb(m.subspan(NLMSG_LENGTH(sizeof t)), TCA_MAX);
+          // A list of another kind (its head comes first) would end the terse
+          // dump early, silently: tcf_fill_node fails for kinds without it.
+          auto* kind = tb.get(TCA_KIND);
+          if (kind && !terse) terse = find_kind(ObjType::Filter, kind->str());
+          if (!kind || !terse || !filter_ops(terse).terse_dump || kind->str() != terse->name) {
+            ok = false;
+            return;
+          }
+          auto* opts = tb.get(TCA_OPTIONS);
+          if (t.tcm_handle == 0 && !opts) return;  // the head of a (pref, protocol) list
+          tried = true;
+          FilterKey k;
+          k.handle = t.tcm_handle;
+          k.parent = model_parent(b, t.tcm_parent);
+          k.pref = static_cast<uint16_t>(t.tcm_info >> 16);
+          k.protocol = __builtin_bswap16(static_cast<uint16_t>(t.tcm_info & 0xFFFF));
+          if (auto* c = tb.get(TCA_CHAIN)) k.chain = c->u32();
+          // The first action's cookie, then the position and cookie of the
+          // first later action that holds a name, if one does (name_cookie.h).
+          Opaque cookies;
+          if (opts) {
+            uint16_t acts_attr = filter_ops(terse).actions_attr;
+            AttrTable ot(opts->data, acts_attr);
+            if (auto* acts = ot.get(acts_attr)) {
+              AttrIter ai(acts->data);
+              Attr one;
+              for (uint8_t pos = 0; ai.next(one); ++pos) {
+                AttrTable at(one.data, TCA_ACT_MAX);
+                const Attr* c = at.get(TCA_ACT_COOKIE);
+                if (pos == 0) {
+                  if (!c) break;
+                  cookies.assign(c->data.begin(), c->data.end());
+                } else if (c && is_name_cookie(c->data)) {
+                  cookies.push_back(pos);
+                  cookies.insert(cookies.end(), c->data.begin(), c->data.end());
+                  break;
+                }
+              }
             }
           }
-        }
-      }
-      if (cookies.empty()) {
-        ok = false;
-        return;
-      }
-      out.rules.emplace_back(k, std::move(cookies));
-    }, res);
+          if (cookies.empty()) {
+            ok = false;
+            return;
+          }
+          out.rules.emplace_back(k, std::move(cookies));
+        },
+        res);
     if (!done || res.interrupted || !ok || out.rules.empty()) return false;
     std::sort(out.rules.begin(), out.rules.end(), [](auto& x, auto& y) { return x.first < y.first; });
     return true;
@@ -912,16 +938,20 @@ bool dump_action_kind(NlSocket& sock, std::string_view kind, bool terse, std::ve
   MsgWriter w(req);
   encode_action_dump_request(w, kind, terse);
   DumpOutcome res;
-  bool done = run_dump(sock, req, rx, [&](std::span<const uint8_t> m) {
-    if (m.size() < sizeof(nlmsghdr)) return;
-    nlmsghdr h;
-    std::memcpy(&h, m.data(), sizeof h);
-    // The kernel answers an action dump with the request's own type
-    // (tc_dump_action copies it), RTM_GETACTION.
-    if (h.nlmsg_type == RTM_GETACTION || h.nlmsg_type == RTM_NEWACTION) on_msg(m);
-  }, res);
+  bool done = run_dump(
+      sock, req, rx,
+      [&](std::span<const uint8_t> m) {
+        if (m.size() < sizeof(nlmsghdr)) return;
+        nlmsghdr h;
+        std::memcpy(&h, m.data(), sizeof h);
+        // The kernel answers an action dump with the request's own type
+        // (tc_dump_action copies it), RTM_GETACTION.
+        if (h.nlmsg_type == RTM_GETACTION || h.nlmsg_type == RTM_NEWACTION) on_msg(m);
+      },
+      res);
   if (res.interrupted)
-    diags.warning({}, "the dump of the " + std::string(kind) + " actions was interrupted by a concurrent change (run again)");
+    diags.warning(
+        {}, "the dump of the " + std::string(kind) + " actions was interrupted by a concurrent change (run again)");
   // A kernel without the kind answers with nothing, not an error; an
   // error here is a real one.
   if (!done) diags.error({}, "cannot dump the " + std::string(kind) + " actions: " + res.message);
@@ -930,7 +960,8 @@ bool dump_action_kind(NlSocket& sock, std::string_view kind, bool terse, std::ve
 
 }  // namespace
 
-bool dump_action_table(NlSocket& sock, const LinkNames& links, ActionTable& out, Diagnostics& diags, const State* bound) {
+bool dump_action_table(NlSocket& sock, const LinkNames& links, ActionTable& out, Diagnostics& diags,
+                       const State* bound) {
   out.present = true;
   std::vector<uint8_t> req;
   RxBuffer rx;
@@ -960,7 +991,8 @@ bool dump_action_table(NlSocket& sock, const LinkNames& links, ActionTable& out,
                                [](const Bound& b, const std::pair<const KindOps*, uint32_t>& k) {
                                  return std::tie(std::get<0>(b), std::get<1>(b)) < std::tie(k.first, k.second);
                                });
-    return it != bound_actions.end() && std::get<0>(*it) == ops && std::get<1>(*it) == index ? std::get<2>(*it) : nullptr;
+    return it != bound_actions.end() && std::get<0>(*it) == ops && std::get<1>(*it) == index ? std::get<2>(*it)
+                                                                                             : nullptr;
   };
   for (std::string_view kind : kind_names(ObjType::Action)) {
     if (bound) {
@@ -980,7 +1012,9 @@ bool dump_action_table(NlSocket& sock, const LinkNames& links, ActionTable& out,
         continue;
       }
     }
-    ok = dump_action_kind(sock, kind, false, req, rx, diags, [&](auto m) { decode_action_msg(m, &links, out.actions); }) && ok;
+    ok = dump_action_kind(sock, kind, false, req, rx, diags,
+                          [&](auto m) { decode_action_msg(m, &links, out.actions); }) &&
+         ok;
   }
   return ok;
 }

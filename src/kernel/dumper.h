@@ -9,20 +9,20 @@
 #include <string>
 #include <vector>
 
-#include "base/diag.h"
 #include "apply/kernel.h"
-#include "model/kind.h"
-#include "model/model.h"
+#include "base/diag.h"
 #include "kernel/nl_socket.h"
 #include "kernel/rx_buffer.h"
+#include "model/kind.h"
+#include "model/model.h"
 #include "stats/stats.h"
 
 namespace tcsync {
 
 struct DumpOutcome {
-  int error = 0;              // positive errno from NLMSG_ERROR / NLMSG_DONE / the socket
-  std::string message;        // what went wrong, with the kernel's extack text
-  bool interrupted = false;   // NLM_F_DUMP_INTR: the object list changed mid-dump
+  int error = 0;             // positive errno from NLMSG_ERROR / NLMSG_DONE / the socket
+  std::string message;       // what went wrong, with the kernel's extack text
+  bool interrupted = false;  // NLM_F_DUMP_INTR: the object list changed mid-dump
 };
 
 // Runs one dump: `request` holds one message at offset 0 (its nlmsg_seq and

@@ -22,20 +22,23 @@ bool list_links(NlSocket& sock, std::vector<LinkEntry>& out, std::string& err) {
   w.put_struct(ifi);
   w.end_message(off);
   DumpOutcome res;
-  bool ok = run_dump(sock, req, rx, [&](std::span<const uint8_t> m) {
-    nlmsghdr h;
-    std::memcpy(&h, m.data(), sizeof h);
-    if (h.nlmsg_type != RTM_NEWLINK || m.size() < NLMSG_LENGTH(sizeof(ifinfomsg))) return;
-    ifinfomsg info;
-    std::memcpy(&info, m.data() + NLMSG_HDRLEN, sizeof info);
-    AttrIter it(m.subspan(NLMSG_LENGTH(sizeof(ifinfomsg))));
-    Attr a;
-    while (it.next(a)) {
-      if (a.type != IFLA_IFNAME) continue;
-      out.push_back({static_cast<uint32_t>(info.ifi_index), a.str()});
-      break;
-    }
-  }, res);
+  bool ok = run_dump(
+      sock, req, rx,
+      [&](std::span<const uint8_t> m) {
+        nlmsghdr h;
+        std::memcpy(&h, m.data(), sizeof h);
+        if (h.nlmsg_type != RTM_NEWLINK || m.size() < NLMSG_LENGTH(sizeof(ifinfomsg))) return;
+        ifinfomsg info;
+        std::memcpy(&info, m.data() + NLMSG_HDRLEN, sizeof info);
+        AttrIter it(m.subspan(NLMSG_LENGTH(sizeof(ifinfomsg))));
+        Attr a;
+        while (it.next(a)) {
+          if (a.type != IFLA_IFNAME) continue;
+          out.push_back({static_cast<uint32_t>(info.ifi_index), a.str()});
+          break;
+        }
+      },
+      res);
   if (!ok) err = "RTM_GETLINK dump: " + res.message;
   return ok;
 }

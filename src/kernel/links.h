@@ -8,8 +8,8 @@
 #include <unordered_map>
 #include <vector>
 
-#include "model/kind.h"
 #include "kernel/nl_socket.h"
+#include "model/kind.h"
 
 namespace tcsync {
 

@@ -78,20 +78,32 @@ bool Monitor::read(std::vector<MonitorEvent>& out, std::string& err, size_t max)
           if (nh->nlmsg_len >= NLMSG_LENGTH(sizeof(ifinfomsg))) {
             auto* ifi = static_cast<const ifinfomsg*>(NLMSG_DATA(nh));
             out.push_back({nh->nlmsg_type == RTM_NEWLINK ? MonitorEvent::Type::LinkNew : MonitorEvent::Type::LinkDel,
-                           static_cast<uint32_t>(ifi->ifi_index), link_name(nh), {}});
+                           static_cast<uint32_t>(ifi->ifi_index),
+                           link_name(nh),
+                           {}});
           }
           break;
-        case RTM_NEWQDISC: case RTM_DELQDISC: case RTM_NEWTCLASS: case RTM_DELTCLASS:
-        case RTM_NEWTFILTER: case RTM_DELTFILTER: case RTM_NEWCHAIN: case RTM_DELCHAIN:
+        case RTM_NEWQDISC:
+        case RTM_DELQDISC:
+        case RTM_NEWTCLASS:
+        case RTM_DELTCLASS:
+        case RTM_NEWTFILTER:
+        case RTM_DELTFILTER:
+        case RTM_NEWCHAIN:
+        case RTM_DELCHAIN:
           if (nh->nlmsg_len >= NLMSG_LENGTH(sizeof(tcmsg))) {
-            out.push_back({MonitorEvent::Type::Tc, static_cast<uint32_t>(static_cast<const tcmsg*>(NLMSG_DATA(nh))->tcm_ifindex), {}, {}});
+            out.push_back({MonitorEvent::Type::Tc,
+                           static_cast<uint32_t>(static_cast<const tcmsg*>(NLMSG_DATA(nh))->tcm_ifindex),
+                           {},
+                           {}});
             if (nh->nlmsg_type == RTM_NEWTFILTER || nh->nlmsg_type == RTM_DELTFILTER) {
               auto* p = reinterpret_cast<const uint8_t*>(nh);
               out.back().msg.assign(p, p + nh->nlmsg_len);
             }
           }
           break;
-        case RTM_NEWACTION: case RTM_DELACTION:
+        case RTM_NEWACTION:
+        case RTM_DELACTION:
           out.push_back({MonitorEvent::Type::Action, 0, {}, {}});
           break;
         default:

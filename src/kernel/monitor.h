@@ -2,8 +2,8 @@
 // the tc and link groups (RTNLGRP_TC, RTNLGRP_LINK), read without blocking.
 // Its events say *which* device changed; a filter event also keeps its
 // whole message (the rule, as a dump shows it) for watch's targeted repair
-// (watch/filter_events.h); anything else re-plans the device from a dump. An overrun of its receive buffer (ENOBUFS: the
-// kernel dropped events) is reported as such: the caller resyncs everything.
+// (watch/filter_events.h); anything else re-plans the device from a dump. An overrun of its receive buffer (ENOBUFS:
+// the kernel dropped events) is reported as such: the caller resyncs everything.
 #pragma once
 #include <cstdint>
 #include <string>

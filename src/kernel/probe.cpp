@@ -3,8 +3,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/if_ether.h>
-#include <linux/pkt_cls.h>
 #include <linux/netlink.h>
+#include <linux/pkt_cls.h>
 #include <linux/pkt_sched.h>
 #include <linux/rtnetlink.h>
 #include <sched.h>
@@ -91,7 +91,8 @@ int probe_action(int fd, const std::string& kind) {
 // be made (followed by nothing).
 [[noreturn]] void child(const std::vector<KindProbe>& kinds, int out) {
   auto answer = [&](char c) {
-    while (::write(out, &c, 1) < 0 && errno == EINTR) {}
+    while (::write(out, &c, 1) < 0 && errno == EINTR) {
+    }
   };
   if (::unshare(CLONE_NEWNET) != 0) {
     answer('n');
@@ -121,9 +122,12 @@ int probe_action(int fd, const std::string& kind) {
 
 std::string module_of(ObjType type, const std::string& kind) {
   switch (type) {
-    case ObjType::Filter: return "cls_" + kind;
-    case ObjType::Action: return "act_" + kind;
-    default: return "sch_" + kind;
+    case ObjType::Filter:
+      return "cls_" + kind;
+    case ObjType::Action:
+      return "act_" + kind;
+    default:
+      return "sch_" + kind;
   }
 }
 
@@ -156,7 +160,8 @@ std::optional<std::vector<bool>> probe_kinds(const std::vector<KindProbe>& kinds
   }
   ::close(p[0]);
   int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
   if (got == "n") {
     why_not = "no scratch network namespace (probing needs CAP_SYS_ADMIN)";
     return std::nullopt;

@@ -38,7 +38,8 @@ class RtnlKernel final : public Kernel {
   const LinkNames& links() const override { return links_; }
 
   bool dump(const std::vector<std::string>& devices, State& live, Diagnostics& diags) override {
-    return dump_devices(sock_, links_, devices, live, diags, nullptr, DumpPart::All, stats_, sieve_);  // all of it: no terse check
+    return dump_devices(sock_, links_, devices, live, diags, nullptr, DumpPart::All, stats_,
+                        sieve_);  // all of it: no terse check
   }
 
   bool dump_actions(ActionTable& out, Diagnostics& diags, const State* bound) override {

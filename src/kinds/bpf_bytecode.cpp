@@ -24,8 +24,10 @@ std::optional<std::vector<sock_filter>> parse_ops(std::string_view s) {
   std::vector<std::string> parts;
   std::string cur;
   for (char c : std::string(s) + ",") {
-    if (c == ',') parts.push_back(cur), cur.clear();
-    else if (c != '\n') cur += c;
+    if (c == ',')
+      parts.push_back(cur), cur.clear();
+    else if (c != '\n')
+      cur += c;
   }
   auto n = parts.empty() ? std::nullopt : parse_uint(parts[0]);
   if (!n || *n == 0 || *n > kMaxInsns || *n != parts.size() - 1) return std::nullopt;
@@ -34,10 +36,11 @@ std::optional<std::vector<sock_filter>> parse_ops(std::string_view s) {
     unsigned code, jt, jf;
     unsigned long long k;
     char extra;
-    if (std::sscanf(parts[i].c_str(), "%u %u %u %llu %c", &code, &jt, &jf, &k, &extra) != 4 || code > 0xFFFF || jt > 0xFF ||
-        jf > 0xFF || k > 0xFFFFFFFF)
+    if (std::sscanf(parts[i].c_str(), "%u %u %u %llu %c", &code, &jt, &jf, &k, &extra) != 4 || code > 0xFFFF ||
+        jt > 0xFF || jf > 0xFF || k > 0xFFFFFFFF)
       return std::nullopt;
-    ops.push_back(sock_filter{static_cast<uint16_t>(code), static_cast<uint8_t>(jt), static_cast<uint8_t>(jf), static_cast<uint32_t>(k)});
+    ops.push_back(sock_filter{static_cast<uint16_t>(code), static_cast<uint8_t>(jt), static_cast<uint8_t>(jf),
+                              static_cast<uint32_t>(k)});
   }
   return ops;
 }
@@ -45,15 +48,18 @@ std::optional<std::vector<sock_filter>> parse_ops(std::string_view s) {
 std::string ops_text(std::span<const sock_filter> ops) {
   std::string s = std::to_string(ops.size());
   for (const sock_filter& f : ops)
-    s += "," + std::to_string(f.code) + " " + std::to_string(f.jt) + " " + std::to_string(f.jf) + " " + std::to_string(f.k);
+    s += "," + std::to_string(f.code) + " " + std::to_string(f.jt) + " " + std::to_string(f.jf) + " " +
+         std::to_string(f.k);
   return s;
 }
 
 bool bytecode_parse(const Node& n, Value& out, Diagnostics& d) {
   auto ops = n.is_scalar() ? parse_ops(n.scalar) : std::nullopt;
   if (!ops) {
-    d.error(n.loc, "'bytecode' is a classic BPF program as tc takes it: \"N,code jt jf k,...\" with N instructions (at most 4096), "
-                   "such as \"4,40 0 0 12,21 0 1 2048,6 0 0 262144,6 0 0 0\"");
+    d.error(n.loc,
+            "'bytecode' is a classic BPF program as tc takes it: \"N,code jt jf k,...\" with N instructions (at most "
+            "4096), "
+            "such as \"4,40 0 0 12,21 0 1 2048,6 0 0 262144,6 0 0 0\"");
     return false;
   }
   out = ops_text(*ops);
@@ -63,7 +69,9 @@ std::string text_describe(const Value& v) {
   auto* s = std::get_if<std::string>(&v);
   return s ? *s : "?";
 }
-void text_emit(const Value& v, YamlOut& y) { y.str(text_describe(v)); }
+void text_emit(const Value& v, YamlOut& y) {
+  y.str(text_describe(v));
+}
 
 }  // namespace
 
@@ -72,7 +80,8 @@ const CustomType kBpfBytecodeType{
     .parse = bytecode_parse,
     .emit = text_emit,
     .describe = text_describe,
-    .json_schema = R"({"description": "A classic BPF program as tc's bytecode: \"N,code jt jf k,...\" (decimal), as bpf_asm -c or tcpdump -ddd print it.", "type": "string", "pattern": "^[0-9]+(,[0-9]+ [0-9]+ [0-9]+ [0-9]+)+$"})",
+    .json_schema =
+        R"({"description": "A classic BPF program as tc's bytecode: \"N,code jt jf k,...\" (decimal), as bpf_asm -c or tcpdump -ddd print it.", "type": "string", "pattern": "^[0-9]+(,[0-9]+ [0-9]+ [0-9]+ [0-9]+)+$"})",
 };
 
 void encode_bpf_bytecode(MsgWriter& w, const std::string& text, uint16_t len_attr, uint16_t ops_attr) {
@@ -84,7 +93,8 @@ void encode_bpf_bytecode(MsgWriter& w, const std::string& text, uint16_t len_att
 
 std::optional<std::string> decode_bpf_bytecode(const Attr* len, const Attr* ops) {
   if (!len && !ops) return std::nullopt;
-  if (len && ops && len->data.size() >= 2 && len->u16() && ops->data.size() == size_t{len->u16()} * sizeof(sock_filter)) {
+  if (len && ops && len->data.size() >= 2 && len->u16() &&
+      ops->data.size() == size_t{len->u16()} * sizeof(sock_filter)) {
     std::vector<sock_filter> v(len->u16());
     std::memcpy(v.data(), ops->data.data(), ops->data.size());
     return ops_text(v);

@@ -11,8 +11,8 @@
 #include "base/handle.h"
 #include "base/hex.h"
 #include "base/units.h"
-#include "yaml/yaml_reader.h"
 #include "yaml/yaml_out.h"
+#include "yaml/yaml_reader.h"
 
 namespace tcsync {
 // A table, not three range tests: two MACs per rule of a million-rule
@@ -33,7 +33,8 @@ bool read_mac(std::string_view s, uint8_t (&out)[6]) {
       ++pos;
     }
     int v = 0, digits = 0;
-    for (int x; digits < 3 && pos < s.size() && (x = kHexDigits[static_cast<unsigned char>(s[pos])]) >= 0; ++pos, ++digits)
+    for (int x; digits < 3 && pos < s.size() && (x = kHexDigits[static_cast<unsigned char>(s[pos])]) >= 0;
+         ++pos, ++digits)
       v = v * 16 + x;
     if (digits < 1 || digits > 2) return false;
     out[i] = static_cast<uint8_t>(v);
@@ -41,7 +42,9 @@ bool read_mac(std::string_view s, uint8_t (&out)[6]) {
   return pos == s.size();
 }
 
-std::string format_mac(const uint8_t* b) { return to_hex({b, 6}, ':'); }
+std::string format_mac(const uint8_t* b) {
+  return to_hex({b, 6}, ':');
+}
 
 std::string format_ip(int af, const uint8_t* b) {
   if (af == AF_INET) {
@@ -59,7 +62,6 @@ std::string format_ip(int af, const uint8_t* b) {
 
 namespace {
 
-
 // ---- MAC -------------------------------------------------------------------------
 bool mac_parse(const Node& n, Value& out, Diagnostics& d) {
   uint8_t b[6];
@@ -76,7 +78,9 @@ std::string mac_describe(const Value& v) {
   mac_to_bytes(std::get<uint64_t>(v), b);
   return format_mac(b);
 }
-void mac_emit(const Value& v, YamlOut& y) { y.str(mac_describe(v)); }
+void mac_emit(const Value& v, YamlOut& y) {
+  y.str(mac_describe(v));
+}
 
 // ---- Ethernet protocol -----------------------------------------------------------
 bool proto_parse(const Node& n, Value& out, Diagnostics& d) {
@@ -88,14 +92,19 @@ bool proto_parse(const Node& n, Value& out, Diagnostics& d) {
     if (!p && n.scalar == "802.1AD") p = 0x88A8;
   }
   if (!p) {
-    d.error(n.loc, "expected an Ethernet protocol (ip, ipv6, 802.1q, 802.1ad, mpls_uc, mpls_mc... or 0xNNNN), not " + text_of(n));
+    d.error(n.loc, "expected an Ethernet protocol (ip, ipv6, 802.1q, 802.1ad, mpls_uc, mpls_mc... or 0xNNNN), not " +
+                       text_of(n));
     return false;
   }
   out = uint64_t{*p};
   return true;
 }
-std::string proto_describe(const Value& v) { return format_protocol(static_cast<uint16_t>(std::get<uint64_t>(v))); }
-void proto_emit(const Value& v, YamlOut& y) { y.str(proto_describe(v)); }
+std::string proto_describe(const Value& v) {
+  return format_protocol(static_cast<uint16_t>(std::get<uint64_t>(v)));
+}
+void proto_emit(const Value& v, YamlOut& y) {
+  y.str(proto_describe(v));
+}
 
 // ---- IPv4 prefix -----------------------------------------------------------------
 bool v4_read(std::string_view s, uint32_t& out) {
@@ -146,7 +155,9 @@ std::string prefix_describe(const Value& v) {
   uint32_t full = bits == 0 ? 0 : 0xFFFFFFFFu << (32 - bits);
   return v4_str(w[0]) + "/" + (full == w[1] ? std::to_string(bits) : v4_str(w[1]));
 }
-void prefix_emit(const Value& v, YamlOut& y) { y.str(prefix_describe(v)); }
+void prefix_emit(const Value& v, YamlOut& y) {
+  y.str(prefix_describe(v));
+}
 
 // ---- IP address ------------------------------------------------------------------
 bool ip_parse(const Node& n, Value& out, Diagnostics& d) {
@@ -168,7 +179,9 @@ std::string ip_describe(const Value& v) {
   size_t len = ip_addr_bytes(w, b);
   return format_ip(len == 16 ? AF_INET6 : AF_INET, b);
 }
-void ip_emit(const Value& v, YamlOut& y) { y.str(ip_describe(v)); }
+void ip_emit(const Value& v, YamlOut& y) {
+  y.str(ip_describe(v));
+}
 
 // ---- IP address range ------------------------------------------------------------
 bool ip_range_parse(const Node& n, Value& out, Diagnostics& d) {
@@ -186,7 +199,10 @@ bool ip_range_parse(const Node& n, Value& out, Diagnostics& d) {
       return true;
     }
   }
-  d.error(n.loc, "expected an address or range such as 10.0.0.1, 10.0.0.1-10.0.0.9 or 2001:db8::1-2001:db8::9 (both ends the same family), not " + text_of(n));
+  d.error(n.loc,
+          "expected an address or range such as 10.0.0.1, 10.0.0.1-10.0.0.9 or 2001:db8::1-2001:db8::9 (both ends the "
+          "same family), not " +
+              text_of(n));
   return false;
 }
 
@@ -198,7 +214,9 @@ std::string ip_range_describe(const Value& v) {
   hi.insert(hi.end(), w.begin() + 1 + n, w.end());
   return lo == hi ? ip_describe(lo) : ip_describe(lo) + "-" + ip_describe(hi);
 }
-void ip_range_emit(const Value& v, YamlOut& y) { y.str(ip_range_describe(v)); }
+void ip_range_emit(const Value& v, YamlOut& y) {
+  y.str(ip_range_describe(v));
+}
 
 // ---- port range ------------------------------------------------------------------
 bool port_range_parse(const Node& n, Value& out, Diagnostics& d) {
@@ -228,8 +246,11 @@ void port_range_emit(const Value& v, YamlOut& y) {
 
 // ---- conntrack label: Words of 32 bytes, the 128-bit label then its mask --------
 bool hex_bytes(std::string_view s, uint32_t* out) {
-  if (s.empty() || s.size() > 32 || s.size() % 2 || s.find_first_not_of("0123456789abcdefABCDEF") != std::string_view::npos) return false;
-  for (size_t i = 0; i < s.size(); i += 2) out[i / 2] = static_cast<uint32_t>(std::stoul(std::string(s.substr(i, 2)), nullptr, 16));
+  if (s.empty() || s.size() > 32 || s.size() % 2 ||
+      s.find_first_not_of("0123456789abcdefABCDEF") != std::string_view::npos)
+    return false;
+  for (size_t i = 0; i < s.size(); i += 2)
+    out[i / 2] = static_cast<uint32_t>(std::stoul(std::string(s.substr(i, 2)), nullptr, 16));
   return true;
 }
 
@@ -240,11 +261,14 @@ bool ct_label_parse(const Node& n, Value& out, Diagnostics& d) {
     std::string_view s = n.scalar;
     auto slash = s.find('/');
     ok = hex_bytes(s.substr(0, slash), w.data());
-    if (slash == std::string_view::npos) std::fill(w.begin() + 16, w.end(), 0xFF);
-    else ok = ok && hex_bytes(s.substr(slash + 1), w.data() + 16);
+    if (slash == std::string_view::npos)
+      std::fill(w.begin() + 16, w.end(), 0xFF);
+    else
+      ok = ok && hex_bytes(s.substr(slash + 1), w.data() + 16);
   }
   if (!ok) {
-    d.error(n.loc, "expected a conntrack label: up to 32 hex digits (an even count), optionally /MASK, not " + text_of(n));
+    d.error(n.loc,
+            "expected a conntrack label: up to 32 hex digits (an even count), optionally /MASK, not " + text_of(n));
     return false;
   }
   out = std::move(w);
@@ -264,7 +288,9 @@ std::string ct_label_describe(const Value& v) {
   }
   return full ? label : label + "/" + mask;
 }
-void ct_label_emit(const Value& v, YamlOut& y) { y.str(ct_label_describe(v)); }
+void ct_label_emit(const Value& v, YamlOut& y) {
+  y.str(ct_label_describe(v));
+}
 
 }  // namespace
 
@@ -318,7 +344,8 @@ const CustomType kMacAddrType{
     .parse = mac_parse,
     .emit = mac_emit,
     .describe = mac_describe,
-    .json_schema = R"({"description": "A MAC address such as 02:00:00:00:00:01.", "type": "string", "pattern": "^[0-9a-fA-F]{1,2}(:[0-9a-fA-F]{1,2}){5}$"})",
+    .json_schema =
+        R"({"description": "A MAC address such as 02:00:00:00:00:01.", "type": "string", "pattern": "^[0-9a-fA-F]{1,2}(:[0-9a-fA-F]{1,2}){5}$"})",
 };
 
 const CustomType kEthProtoType{
@@ -326,7 +353,8 @@ const CustomType kEthProtoType{
     .parse = proto_parse,
     .emit = proto_emit,
     .describe = proto_describe,
-    .json_schema = R"({"description": "An Ethernet protocol: ip, ipv6, arp, 802.1q, 802.1ad, mpls_uc, mpls_mc... or 0xNNNN.", "type": "string"})",
+    .json_schema =
+        R"({"description": "An Ethernet protocol: ip, ipv6, arp, 802.1q, 802.1ad, mpls_uc, mpls_mc... or 0xNNNN.", "type": "string"})",
 };
 
 const CustomType kIpv4PrefixType{
@@ -334,7 +362,8 @@ const CustomType kIpv4PrefixType{
     .parse = prefix_parse,
     .emit = prefix_emit,
     .describe = prefix_describe,
-    .json_schema = R"({"description": "An IPv4 address, optionally with /LEN or /MASK: 10.0.0.1, 10.0.0.0/24; any is 0.0.0.0/0.", "type": "string"})",
+    .json_schema =
+        R"({"description": "An IPv4 address, optionally with /LEN or /MASK: 10.0.0.1, 10.0.0.0/24; any is 0.0.0.0/0.", "type": "string"})",
 };
 
 const CustomType kIpAddrType{
@@ -350,7 +379,8 @@ const CustomType kIpRangeType{
     .parse = ip_range_parse,
     .emit = ip_range_emit,
     .describe = ip_range_describe,
-    .json_schema = R"({"description": "An IPv4 or IPv6 address, or a range of them: 10.0.0.1, 10.0.0.1-10.0.0.9, 2001:db8::1-2001:db8::9.", "type": "string"})",
+    .json_schema =
+        R"({"description": "An IPv4 or IPv6 address, or a range of them: 10.0.0.1, 10.0.0.1-10.0.0.9, 2001:db8::1-2001:db8::9.", "type": "string"})",
 };
 
 const CustomType kPortRangeType{
@@ -358,7 +388,8 @@ const CustomType kPortRangeType{
     .parse = port_range_parse,
     .emit = port_range_emit,
     .describe = port_range_describe,
-    .json_schema = R"({"description": "A port or a range of ports: 80, 1000-2000.", "anyOf": [{"type": "integer", "minimum": 0, "maximum": 65535}, {"type": "string", "pattern": "^[0-9]+(-[0-9]+)?$"}]})",
+    .json_schema =
+        R"({"description": "A port or a range of ports: 80, 1000-2000.", "anyOf": [{"type": "integer", "minimum": 0, "maximum": 65535}, {"type": "string", "pattern": "^[0-9]+(-[0-9]+)?$"}]})",
 };
 
 const CustomType kCtLabelType{
@@ -366,7 +397,8 @@ const CustomType kCtLabelType{
     .parse = ct_label_parse,
     .emit = ct_label_emit,
     .describe = ct_label_describe,
-    .json_schema = R"({"description": "A 128-bit conntrack label: up to 32 hex digits from the first byte on, optionally /MASK.", "type": "string", "pattern": "^([0-9a-fA-F]{2}){1,16}(/([0-9a-fA-F]{2}){1,16})?$"})",
+    .json_schema =
+        R"({"description": "A 128-bit conntrack label: up to 32 hex digits from the first byte on, optionally /MASK.", "type": "string", "pattern": "^([0-9a-fA-F]{2}){1,16}(/([0-9a-fA-F]{2}){1,16})?$"})",
 };
 
 }  // namespace tcsync

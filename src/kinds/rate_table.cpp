@@ -4,15 +4,17 @@
 
 namespace tcsync {
 
-const EnumName kLinklayerNames[3] = {{"ethernet", TC_LINKLAYER_ETHERNET}, {"atm", TC_LINKLAYER_ATM}, {"unaware", TC_LINKLAYER_UNAWARE}};
+const EnumName kLinklayerNames[3] = {
+    {"ethernet", TC_LINKLAYER_ETHERNET}, {"atm", TC_LINKLAYER_ATM}, {"unaware", TC_LINKLAYER_UNAWARE}};
 
 bool tc_read_linklayer(TcCursor& c, const TcWord& kw, Node& body) {
   const TcWord* v = c.value(kw, "ethernet, atm or adsl");
   if (!v) return false;
   auto ll = tc_linklayer(v->text);
   if (!ll) {
-    c.diags().error(v->loc, "linklayer " + quoted(v->text) +
-                                ": tc takes ethernet, atm or adsl (tcsync's 'unaware', the kernel's link layer 0, has no tc word)");
+    c.diags().error(
+        v->loc, "linklayer " + quoted(v->text) +
+                    ": tc takes ethernet, atm or adsl (tcsync's 'unaware', the kernel's link layer 0, has no tc word)");
     return false;
   }
   tc_put(body, "linklayer", kw.loc, tc_scalar(std::string(*ll == "adsl" ? "atm" : *ll), v->loc));
@@ -21,7 +23,9 @@ bool tc_read_linklayer(TcCursor& c, const TcWord& kw, Node& body) {
 
 // The kernel keeps any of the 4 bits as sent (charging all but atm as
 // ethernet), and reports it: read as held, so 5 is not a silent ethernet.
-uint8_t held_linklayer(uint8_t reported) { return reported & TC_LINKLAYER_MASK; }
+uint8_t held_linklayer(uint8_t reported) {
+  return reported & TC_LINKLAYER_MASK;
+}
 
 namespace {
 constexpr uint64_t kAtmPayload = 48, kAtmCell = 53;
@@ -69,8 +73,12 @@ uint64_t spec_value(const Options& o, int own, int rates, uint64_t def) {
 
 namespace {
 constexpr uint64_t kSpecDefaults[] = {0, 0, TC_LINKLAYER_ETHERNET};  // overhead, mpu, link layer
-uint16_t field(SpecFields s, size_t i) { return static_cast<uint16_t>(i == 0 ? s.overhead : i == 1 ? s.mpu : s.linklayer); }
-uint64_t rates_value(const Options& o, SpecFields rates, size_t i) { return o.num(field(rates, i)).value_or(kSpecDefaults[i]); }
+uint16_t field(SpecFields s, size_t i) {
+  return static_cast<uint16_t>(i == 0 ? s.overhead : i == 1 ? s.mpu : s.linklayer);
+}
+uint64_t rates_value(const Options& o, SpecFields rates, size_t i) {
+  return o.num(field(rates, i)).value_or(kSpecDefaults[i]);
+}
 }  // namespace
 
 void decode_second_spec(const tc_ratespec& r, SpecFields own, SpecFields rates, Options& o) {
@@ -82,13 +90,16 @@ void decode_second_spec(const tc_ratespec& r, SpecFields own, SpecFields rates, 
 }
 
 BucketMath tc_bucket_math(uint64_t rate) {
-  return {[rate](uint64_t size) { return xmittime_ticks(rate, size); }, [rate](uint32_t t) { return xmitsize_bytes(rate, t); }};
+  return {[rate](uint64_t size) { return xmittime_ticks(rate, size); },
+          [rate](uint32_t t) { return xmitsize_bytes(rate, t); }};
 }
 
 namespace {
 // tc's ticks are 32 bits; police's packet bucket is held as 64 (a size
 // beyond what tc computes reads as the largest tc gives, the ticks apart).
-uint32_t tc_ticks(uint64_t t) { return t > UINT32_MAX ? UINT32_MAX : static_cast<uint32_t>(t); }
+uint32_t tc_ticks(uint64_t t) {
+  return t > UINT32_MAX ? UINT32_MAX : static_cast<uint32_t>(t);
+}
 }  // namespace
 
 void read_bucket(Options& o, int bytes_f, int ticks_f, const BucketMath& m, uint64_t held) {
@@ -97,7 +108,8 @@ void read_bucket(Options& o, int bytes_f, int ticks_f, const BucketMath& m, uint
   if (m.ticks(bytes) != held) o.set(static_cast<uint16_t>(ticks_f), held);
 }
 
-void check_bucket_ticks(Options& o, std::span<const Field> fields, int bytes_f, int ticks_f, const BucketMath& m, Diagnostics& d) {
+void check_bucket_ticks(Options& o, std::span<const Field> fields, int bytes_f, int ticks_f, const BucketMath& m,
+                        Diagnostics& d) {
   const Opt* t = o.opt(static_cast<uint16_t>(ticks_f));
   auto bytes = o.num(static_cast<uint16_t>(bytes_f));
   if (!t || !bytes) return;
@@ -108,8 +120,9 @@ void check_bucket_ticks(Options& o, std::span<const Field> fields, int bytes_f, 
   }
   std::string size_key(fields[static_cast<size_t>(bytes_f)].key);
   if (uint64_t reads = m.bytes(tc_ticks(ticks)); reads != *bytes)
-    d.error(t->loc, std::string(fields[static_cast<size_t>(ticks_f)].key) + " " + std::to_string(ticks) + " reads back as " + size_key + " " +
-                        std::to_string(reads) + "b (the smallest size at or above it at this rate spec): give that " + size_key + " with it");
+    d.error(t->loc, std::string(fields[static_cast<size_t>(ticks_f)].key) + " " + std::to_string(ticks) +
+                        " reads back as " + size_key + " " + std::to_string(reads) +
+                        "b (the smallest size at or above it at this rate spec): give that " + size_key + " with it");
 }
 
 void drop_second_spec_like_rate(Options& o, SpecFields own, SpecFields rates) {

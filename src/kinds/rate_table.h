@@ -24,7 +24,8 @@ namespace tcsync {
 // keeps, reports, and charges as ethernet (psched_l2t_ns).
 extern const EnumName kLinklayerNames[3];
 inline constexpr std::string_view kLinklayerDoc =
-    "ethernet, or atm: sizes charged as whole 53-byte cells of 48 bytes; unaware: the kernel's link layer 0, charged as ethernet "
+    "ethernet, or atm: sizes charged as whole 53-byte cells of 48 bytes; unaware: the kernel's link layer 0, charged "
+    "as ethernet "
     "(tc has no word for it; another netlink tool may send it).";
 // tcsync import: a rate spec's `linklayer WORD` as tc reads it (a prefix of
 // ethernet, atm or adsl); anything else, `unaware` too, is refused as tc
@@ -86,6 +87,7 @@ void read_bucket(Options& o, int bytes_f, int ticks_f, const BucketMath& m, uint
 // normalize: a declared TICKS_F the size gives is dropped (the form decode
 // gives); else the size must be the one decode will read (an error at
 // TICKS_F), or the file would never compare equal to what it made.
-void check_bucket_ticks(Options& o, std::span<const Field> fields, int bytes_f, int ticks_f, const BucketMath& m, Diagnostics& d);
+void check_bucket_ticks(Options& o, std::span<const Field> fields, int bytes_f, int ticks_f, const BucketMath& m,
+                        Diagnostics& d);
 
 }  // namespace tcsync

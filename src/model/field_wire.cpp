@@ -31,49 +31,90 @@ uint64_t mac_get(std::span<const uint8_t> b) {
 
 void put(MsgWriter& w, Wire wire, uint16_t attr, uint64_t v) {
   switch (wire) {
-    case Wire::None: break;
-    case Wire::U8: w.attr_u8(attr, static_cast<uint8_t>(v)); break;
-    case Wire::U16: w.attr_u16(attr, static_cast<uint16_t>(v)); break;
-    case Wire::U32: w.attr_u32(attr, static_cast<uint32_t>(v)); break;
-    case Wire::U64: w.attr_u64(attr, v); break;
-    case Wire::Be16: w.attr_be16(attr, static_cast<uint16_t>(v)); break;
-    case Wire::Be32: w.attr_be32(attr, static_cast<uint32_t>(v)); break;
+    case Wire::None:
+      break;
+    case Wire::U8:
+      w.attr_u8(attr, static_cast<uint8_t>(v));
+      break;
+    case Wire::U16:
+      w.attr_u16(attr, static_cast<uint16_t>(v));
+      break;
+    case Wire::U32:
+      w.attr_u32(attr, static_cast<uint32_t>(v));
+      break;
+    case Wire::U64:
+      w.attr_u64(attr, v);
+      break;
+    case Wire::Be16:
+      w.attr_be16(attr, static_cast<uint16_t>(v));
+      break;
+    case Wire::Be32:
+      w.attr_be32(attr, static_cast<uint32_t>(v));
+      break;
     case Wire::Mac: {
       uint8_t b[kMacLen];
       mac_put(v, b);
       w.attr(attr, b, sizeof b);
       break;
     }
-    case Wire::Str: break;  // encode_field sends the string itself
-    case Wire::Ifindex: break;  // and the index
-    case Wire::Custom: break;  // and its type the value
-    case Wire::Words: break;   // a struct's members, never an attribute
+    case Wire::Str:
+      break;  // encode_field sends the string itself
+    case Wire::Ifindex:
+      break;  // and the index
+    case Wire::Custom:
+      break;  // and its type the value
+    case Wire::Words:
+      break;  // a struct's members, never an attribute
   }
 }
 
 uint64_t get(const Attr& a, Wire wire) {
   switch (wire) {
-    case Wire::None: break;
-    case Wire::U8: return a.u8();
-    case Wire::U16: return a.u16();
-    case Wire::U32: case Wire::Ifindex: return a.u32();
-    case Wire::U64: return a.u64();
-    case Wire::Be16: return a.be16();
-    case Wire::Be32: return a.be32();
-    case Wire::Mac: return mac_get(a.data);
-    case Wire::Str: case Wire::Custom: case Wire::Words: break;
+    case Wire::None:
+      break;
+    case Wire::U8:
+      return a.u8();
+    case Wire::U16:
+      return a.u16();
+    case Wire::U32:
+    case Wire::Ifindex:
+      return a.u32();
+    case Wire::U64:
+      return a.u64();
+    case Wire::Be16:
+      return a.be16();
+    case Wire::Be32:
+      return a.be32();
+    case Wire::Mac:
+      return mac_get(a.data);
+    case Wire::Str:
+    case Wire::Custom:
+    case Wire::Words:
+      break;
   }
   return 0;
 }
 
 size_t width(Wire wire) {
   switch (wire) {
-    case Wire::U8: return 1;
-    case Wire::U16: case Wire::Be16: return 2;
-    case Wire::U32: case Wire::Be32: case Wire::Ifindex: return 4;
-    case Wire::U64: return 8;
-    case Wire::Mac: return kMacLen;
-    case Wire::None: case Wire::Str: case Wire::Custom: case Wire::Words: break;
+    case Wire::U8:
+      return 1;
+    case Wire::U16:
+    case Wire::Be16:
+      return 2;
+    case Wire::U32:
+    case Wire::Be32:
+    case Wire::Ifindex:
+      return 4;
+    case Wire::U64:
+      return 8;
+    case Wire::Mac:
+      return kMacLen;
+    case Wire::None:
+    case Wire::Str:
+    case Wire::Custom:
+    case Wire::Words:
+      break;
   }
   return 0;
 }
@@ -86,24 +127,55 @@ uint64_t member_get(std::span<const uint8_t> data, uint16_t offset, Wire wire) {
   if (offset < data.size()) std::memcpy(b, data.data() + offset, std::min(n, data.size() - offset));
   return get(Attr{0, std::span<const uint8_t>(b, n)}, wire);
 }
-uint64_t member_get(std::span<const uint8_t> data, const Field& f) { return member_get(data, f.offset, f.wire); }
+uint64_t member_get(std::span<const uint8_t> data, const Field& f) {
+  return member_get(data, f.offset, f.wire);
+}
 
 void member_put(std::span<uint8_t> data, uint16_t offset, Wire wire, uint64_t v) {
   uint8_t b[8] = {};
   switch (wire) {
-    case Wire::U8: b[0] = static_cast<uint8_t>(v); break;
-    case Wire::U16: { uint16_t x = static_cast<uint16_t>(v); std::memcpy(b, &x, 2); break; }
-    case Wire::Be16: { uint16_t x = __builtin_bswap16(static_cast<uint16_t>(v)); std::memcpy(b, &x, 2); break; }
-    case Wire::U32: case Wire::Ifindex: { uint32_t x = static_cast<uint32_t>(v); std::memcpy(b, &x, 4); break; }
-    case Wire::Be32: { uint32_t x = __builtin_bswap32(static_cast<uint32_t>(v)); std::memcpy(b, &x, 4); break; }
-    case Wire::U64: std::memcpy(b, &v, 8); break;
-    case Wire::Mac: mac_put(v, b); break;
-    case Wire::None: case Wire::Str: case Wire::Custom: case Wire::Words: return;
+    case Wire::U8:
+      b[0] = static_cast<uint8_t>(v);
+      break;
+    case Wire::U16: {
+      uint16_t x = static_cast<uint16_t>(v);
+      std::memcpy(b, &x, 2);
+      break;
+    }
+    case Wire::Be16: {
+      uint16_t x = __builtin_bswap16(static_cast<uint16_t>(v));
+      std::memcpy(b, &x, 2);
+      break;
+    }
+    case Wire::U32:
+    case Wire::Ifindex: {
+      uint32_t x = static_cast<uint32_t>(v);
+      std::memcpy(b, &x, 4);
+      break;
+    }
+    case Wire::Be32: {
+      uint32_t x = __builtin_bswap32(static_cast<uint32_t>(v));
+      std::memcpy(b, &x, 4);
+      break;
+    }
+    case Wire::U64:
+      std::memcpy(b, &v, 8);
+      break;
+    case Wire::Mac:
+      mac_put(v, b);
+      break;
+    case Wire::None:
+    case Wire::Str:
+    case Wire::Custom:
+    case Wire::Words:
+      return;
   }
   size_t n = width(wire);
   if (offset + n <= data.size()) std::memcpy(data.data() + offset, b, n);
 }
-void member_put(std::span<uint8_t> data, const Field& f, uint64_t v) { member_put(data, f.offset, f.wire, v); }
+void member_put(std::span<uint8_t> data, const Field& f, uint64_t v) {
+  member_put(data, f.offset, f.wire, v);
+}
 
 // What a member holds when its field is absent: the struct is sent whole,
 // so an add too sends the def, else change_absent, else 0.
@@ -126,15 +198,18 @@ std::optional<uint32_t> sent_ifindex(const Field& f, uint16_t idx, const Options
   auto* name = o.str(idx);
   if (!name) return std::nullopt;
   auto i = ctx.links ? ctx.links->index_of(*name) : std::nullopt;
-  if (!i && ctx.diags) ctx.diags->error(o.opt(idx)->loc, "'" + std::string(f.key) + "' device '" + *name + "' does not exist");
+  if (!i && ctx.diags)
+    ctx.diags->error(o.opt(idx)->loc, "'" + std::string(f.key) + "' device '" + *name + "' does not exist");
   return i;
 }
 
 // Sets field `idx` from what its attribute or member holds, through its map.
 void set_from_wire(const Field& f, uint16_t idx, uint64_t wire, Options& o) {
   if (f.map && f.map->def_is_absent && f.def == wire) return;
-  if (!f.map || !f.map->from_wire) o.set(idx, wire);
-  else if (auto v = f.map->from_wire(wire)) o.set(idx, *v);
+  if (!f.map || !f.map->from_wire)
+    o.set(idx, wire);
+  else if (auto v = f.map->from_wire(wire))
+    o.set(idx, *v);
 }
 
 // Whether some member of `s` has a value to send (WireStruct::only_with_value).
@@ -157,7 +232,8 @@ uint64_t attr_bits(std::span<const Field> fields, uint16_t attr, const Options& 
 
 bool first_bit_of_attr(std::span<const Field> fields, uint16_t idx) {
   const Field& f = fields[idx];
-  return std::none_of(fields.begin(), fields.begin() + idx, [&f](const Field& g) { return !g.in && g.bit && g.attr == f.attr; });
+  return std::none_of(fields.begin(), fields.begin() + idx,
+                      [&f](const Field& g) { return !g.in && g.bit && g.attr == f.attr; });
 }
 
 // Sets a bit field (Field::bit) from what its member or attribute holds:
@@ -180,7 +256,8 @@ void put_words(std::span<uint8_t> data, const Field& f, const Words* w) {
 }
 Words get_words(std::span<const uint8_t> data, const Field& f) {
   Words w;
-  for (const WordPart& p : f.parts) w.push_back(static_cast<uint32_t>(p.wire == Wire::None ? p.fixed : member_get(data, p.offset, p.wire)));
+  for (const WordPart& p : f.parts)
+    w.push_back(static_cast<uint32_t>(p.wire == Wire::None ? p.fixed : member_get(data, p.offset, p.wire)));
   return w;
 }
 
@@ -192,7 +269,8 @@ bool present_bit_set(const PresenceBit& p, const AttrTable& tb) {
 
 }  // namespace
 
-void encode_struct(std::span<const Field> fields, const WireStruct& s, const Options& o, const KindCtx& ctx, MsgWriter& w) {
+void encode_struct(std::span<const Field> fields, const WireStruct& s, const Options& o, const KindCtx& ctx,
+                   MsgWriter& w) {
   if (s.only_with_value && !struct_has_value(fields, s, o, ctx)) return;
   // Built on the stack: an action's parameters go with every rule, and the
   // declared structs are small (tc_gen and a member or two: 24 bytes at most).
@@ -200,7 +278,8 @@ void encode_struct(std::span<const Field> fields, const WireStruct& s, const Opt
   std::vector<uint8_t> large;
   if (s.size > sizeof small) large.resize(s.size);
   std::span<uint8_t> data = large.empty() ? std::span<uint8_t>(small, s.size) : std::span<uint8_t>(large);
-  if (s.action_parms && data.size() >= sizeof ctx.action_index) std::memcpy(data.data(), &ctx.action_index, sizeof ctx.action_index);
+  if (s.action_parms && data.size() >= sizeof ctx.action_index)
+    std::memcpy(data.data(), &ctx.action_index, sizeof ctx.action_index);
   for (uint16_t idx = 0; idx < fields.size(); ++idx) {
     const Field& f = fields[idx];
     if (f.in != &s) continue;
@@ -225,8 +304,10 @@ void encode_struct(std::span<const Field> fields, const WireStruct& s, const Opt
     if (p && p->in == &s && field_sent_value(fields[idx], o, idx, ctx))
       member_put(data, p->offset, p->wire, member_get(data, p->offset, p->wire) | p->bit);
   }
-  if (s.bare()) w.put_raw(data.data(), data.size());
-  else w.attr(s.attr, data.data(), data.size());
+  if (s.bare())
+    w.put_raw(data.data(), data.size());
+  else
+    w.attr(s.attr, data.data(), data.size());
 }
 
 void encode_field(std::span<const Field> fields, uint16_t idx, const Options& o, const KindCtx& ctx, MsgWriter& w) {
@@ -260,12 +341,14 @@ void encode_field(std::span<const Field> fields, uint16_t idx, const Options& o,
 void encode_structs(std::span<const Field> fields, const Options& o, const KindCtx& ctx, MsgWriter& w, bool last) {
   for (uint16_t idx = 0; idx < fields.size(); ++idx) {
     const WireStruct* s = fields[idx].in;
-    bool first = s && s->sent_last == last && std::none_of(fields.begin(), fields.begin() + idx, [s](const Field& f) { return f.in == s; });
+    bool first = s && s->sent_last == last &&
+                 std::none_of(fields.begin(), fields.begin() + idx, [s](const Field& f) { return f.in == s; });
     if (first) encode_struct(fields, *s, o, ctx, w);
   }
 }
 
-void encode_attrs(std::span<const Field> fields, const Options& o, const KindCtx& ctx, MsgWriter& w, std::span<const uint16_t> order) {
+void encode_attrs(std::span<const Field> fields, const Options& o, const KindCtx& ctx, MsgWriter& w,
+                  std::span<const uint16_t> order) {
   if (!order.empty()) {
     for (uint16_t idx : order) encode_field(fields, idx, o, ctx, w);
     return;
@@ -273,7 +356,8 @@ void encode_attrs(std::span<const Field> fields, const Options& o, const KindCtx
   for (uint16_t idx = 0; idx < fields.size(); ++idx) encode_field(fields, idx, o, ctx, w);
 }
 
-void encode_fields(std::span<const Field> fields, const Options& o, const KindCtx& ctx, MsgWriter& w, std::span<const uint16_t> order) {
+void encode_fields(std::span<const Field> fields, const Options& o, const KindCtx& ctx, MsgWriter& w,
+                   std::span<const uint16_t> order) {
   encode_structs(fields, o, ctx, w, false);
   encode_attrs(fields, o, ctx, w, order);
   encode_structs(fields, o, ctx, w, true);
@@ -306,7 +390,8 @@ void decode_fields(std::span<const Field> fields, const AttrTable& tb, Options& 
   }
 }
 
-void decode_options(std::span<const Field> fields, std::span<const uint8_t> payload, Options& o, const LinkNames* links) {
+void decode_options(std::span<const Field> fields, std::span<const uint8_t> payload, Options& o,
+                    const LinkNames* links) {
   bool attrs = false;
   for (uint16_t idx = 0; idx < fields.size(); ++idx) {
     const Field& f = fields[idx];
@@ -316,9 +401,12 @@ void decode_options(std::span<const Field> fields, std::span<const uint8_t> payl
       continue;
     }
     if (payload.size() < f.in->size) continue;
-    if (f.wire == Wire::Ifindex) o.set(idx, ifindex_name(member_get(payload, f), links));
-    else if (f.bit) set_bit(f, idx, member_get(payload, f), o);
-    else set_from_wire(f, idx, member_get(payload, f), o);
+    if (f.wire == Wire::Ifindex)
+      o.set(idx, ifindex_name(member_get(payload, f), links));
+    else if (f.bit)
+      set_bit(f, idx, member_get(payload, f), o);
+    else
+      set_from_wire(f, idx, member_get(payload, f), o);
   }
   // A bare struct's bytes are no attributes: an AttrTable only for a table
   // that names some.
@@ -333,13 +421,27 @@ uint16_t fields_max_attr(std::span<const Field> fields) {
 }
 
 namespace {
-std::optional<uint64_t> zero_absent(uint64_t v) { return v ? std::optional<uint64_t>(v) : std::nullopt; }
-std::optional<uint64_t> all_ones_absent(uint64_t v) { return v != 0xFFFFFFFFu ? std::optional<uint64_t>(v) : std::nullopt; }
-std::optional<uint64_t> non_zero_true(uint64_t v) { return uint64_t{v != 0}; }
-uint64_t zero(uint64_t) { return 0; }
-uint64_t negate(uint64_t v) { return uint64_t{v == 0}; }
-std::optional<uint64_t> as_read(uint64_t v) { return v; }
-std::optional<uint64_t> negated_or_absent(uint64_t v) { return v ? std::optional<uint64_t>(0) : std::nullopt; }
+std::optional<uint64_t> zero_absent(uint64_t v) {
+  return v ? std::optional<uint64_t>(v) : std::nullopt;
+}
+std::optional<uint64_t> all_ones_absent(uint64_t v) {
+  return v != 0xFFFFFFFFu ? std::optional<uint64_t>(v) : std::nullopt;
+}
+std::optional<uint64_t> non_zero_true(uint64_t v) {
+  return uint64_t{v != 0};
+}
+uint64_t zero(uint64_t) {
+  return 0;
+}
+uint64_t negate(uint64_t v) {
+  return uint64_t{v == 0};
+}
+std::optional<uint64_t> as_read(uint64_t v) {
+  return v;
+}
+std::optional<uint64_t> negated_or_absent(uint64_t v) {
+  return v ? std::optional<uint64_t>(0) : std::nullopt;
+}
 }  // namespace
 
 const WireMap kZeroIsAbsent{.from_wire = zero_absent};

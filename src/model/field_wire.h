@@ -31,7 +31,8 @@ std::optional<uint64_t> field_sent_value(const Field& f, const Options& o, uint1
 // (above), else its def, else its change_absent, else 0; a bit field sets
 // its bit when true. As its attribute, or bare (WireStruct::bare()); not at
 // all when only_with_value and no member has a value to send.
-void encode_struct(std::span<const Field> fields, const WireStruct& s, const Options& o, const KindCtx& ctx, MsgWriter& w);
+void encode_struct(std::span<const Field> fields, const WireStruct& s, const Options& o, const KindCtx& ctx,
+                   MsgWriter& w);
 
 // Writes field `idx` as its attribute, if it has a value to send (above),
 // a wire form, and its map does not say the value is unsent; a struct
@@ -71,7 +72,8 @@ void decode_fields(std::span<const Field> fields, const AttrTable& tb, Options& 
 // Reads TCA_OPTIONS' body `payload`: a bare struct's members from the
 // payload itself when it holds the whole struct, the rest through
 // decode_fields.
-void decode_options(std::span<const Field> fields, std::span<const uint8_t> payload, Options& o, const LinkNames* links = nullptr);
+void decode_options(std::span<const Field> fields, std::span<const uint8_t> payload, Options& o,
+                    const LinkNames* links = nullptr);
 
 // The largest attribute a table's fields name: the size of its AttrTable.
 uint16_t fields_max_attr(std::span<const Field> fields);

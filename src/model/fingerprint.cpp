@@ -5,7 +5,6 @@
 #include <string_view>
 #include <variant>
 
-
 namespace tcsync {
 
 namespace {
@@ -40,8 +39,10 @@ struct Digest {
     for (const Opt& x : o.items()) {
       u64(x.field);
       u64(x.value.index());
-      if (auto* n = std::get_if<uint64_t>(&x.value)) u64(*n);
-      else if (auto* t = std::get_if<std::string>(&x.value)) str(*t);
+      if (auto* n = std::get_if<uint64_t>(&x.value))
+        u64(*n);
+      else if (auto* t = std::get_if<std::string>(&x.value))
+        str(*t);
       else {
         const Words* w = &std::get<Words>(x.value);
         const CustomType* custom = ops && x.field < ops->fields.size() ? ops->fields[x.field].custom : nullptr;

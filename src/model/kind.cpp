@@ -5,17 +5,21 @@
 
 #include "base/handle.h"
 #include "base/units.h"
-#include "yaml/yaml_reader.h"
 #include "yaml/yaml_out.h"
+#include "yaml/yaml_reader.h"
 
 namespace tcsync {
 
 const char* obj_type_name(ObjType t) {
   switch (t) {
-    case ObjType::Qdisc: return "qdisc";
-    case ObjType::Class: return "class";
-    case ObjType::Filter: return "filter";
-    case ObjType::Action: return "action";
+    case ObjType::Qdisc:
+      return "qdisc";
+    case ObjType::Class:
+      return "class";
+    case ObjType::Filter:
+      return "filter";
+    case ObjType::Action:
+      return "action";
   }
   return "?";
 }
@@ -92,15 +96,24 @@ std::vector<std::string_view> KindOps::keys() const {
 
 static const char* type_word(FieldType t) {
   switch (t) {
-    case FieldType::Uint: return "a number";
-    case FieldType::Rate: return "a rate such as 100mbit";
-    case FieldType::Size: return "a size such as 1500b or 15kb";
-    case FieldType::Time: return "a time such as 10ms";
-    case FieldType::Handle: return "a handle such as 1:10";
-    case FieldType::Bool: return "true or false";
-    case FieldType::Enum: return "one of the listed words";
-    case FieldType::Device: return "an interface name";
-    case FieldType::Custom: return "a structured value";
+    case FieldType::Uint:
+      return "a number";
+    case FieldType::Rate:
+      return "a rate such as 100mbit";
+    case FieldType::Size:
+      return "a size such as 1500b or 15kb";
+    case FieldType::Time:
+      return "a time such as 10ms";
+    case FieldType::Handle:
+      return "a handle such as 1:10";
+    case FieldType::Bool:
+      return "true or false";
+    case FieldType::Enum:
+      return "one of the listed words";
+    case FieldType::Device:
+      return "an interface name";
+    case FieldType::Custom:
+      return "a structured value";
   }
   return "a value";
 }
@@ -121,13 +134,23 @@ bool parse_field(const Field& f, const Node& n, Value& out, Diagnostics& diags) 
         return false;
       }
       break;
-    case FieldType::Rate: v = parse_rate(s); break;
-    case FieldType::Size: v = parse_size(s); break;
-    case FieldType::Time: v = parse_time_us(s); break;
-    case FieldType::Handle: v = parse_handle(s); break;
+    case FieldType::Rate:
+      v = parse_rate(s);
+      break;
+    case FieldType::Size:
+      v = parse_size(s);
+      break;
+    case FieldType::Time:
+      v = parse_time_us(s);
+      break;
+    case FieldType::Handle:
+      v = parse_handle(s);
+      break;
     case FieldType::Bool:
-      if (s == "true") v = 1;
-      else if (s == "false") v = 0;
+      if (s == "true")
+        v = 1;
+      else if (s == "false")
+        v = 0;
       break;
     case FieldType::Enum:
       for (auto& e : f.names)
@@ -154,7 +177,8 @@ bool parse_field(const Field& f, const Node& n, Value& out, Diagnostics& diags) 
       }
       out = s;
       return true;
-    case FieldType::Custom: break;
+    case FieldType::Custom:
+      break;
   }
   if (!v) {
     diags.error(n.loc, "'" + std::string(f.key) + "' must be " + type_word(f.type) + ", not '" + s + "'");
@@ -176,13 +200,20 @@ std::string describe_field(const Field& f, const Value& v) {
   if (!std::holds_alternative<uint64_t>(v)) return "?";
   uint64_t n = std::get<uint64_t>(v);
   switch (f.type) {
-    case FieldType::Rate: return format_rate(n);
-    case FieldType::Size: return format_size(n);
-    case FieldType::Time: return format_time_us(n);
-    case FieldType::Handle: return format_handle(static_cast<uint32_t>(n));
-    case FieldType::Bool: return n ? "true" : "false";
-    case FieldType::Enum: return enum_name(f, n);
-    default: return std::to_string(n);
+    case FieldType::Rate:
+      return format_rate(n);
+    case FieldType::Size:
+      return format_size(n);
+    case FieldType::Time:
+      return format_time_us(n);
+    case FieldType::Handle:
+      return format_handle(static_cast<uint32_t>(n));
+    case FieldType::Bool:
+      return n ? "true" : "false";
+    case FieldType::Enum:
+      return enum_name(f, n);
+    default:
+      return std::to_string(n);
   }
 }
 
@@ -201,24 +232,33 @@ std::string field_schema(const Field& f) {
              (f.max != UINT64_MAX ? ", \"maximum\": " + std::to_string(f.max) : std::string()) +
              "}, {\"type\": \"string\", \"pattern\": \"^(0[xX][0-9a-fA-F]+|[0-9]+)$\"}]}";
     case FieldType::Rate:
-      return "{" + d + ", \"anyOf\": [{\"type\": \"integer\", \"minimum\": 0}, {\"type\": \"string\", \"pattern\": \"^[0-9.]+([kmgt]i?(bit|bps)|bit|bps)?$\"}]}";
+      return "{" + d +
+             ", \"anyOf\": [{\"type\": \"integer\", \"minimum\": 0}, {\"type\": \"string\", \"pattern\": "
+             "\"^[0-9.]+([kmgt]i?(bit|bps)|bit|bps)?$\"}]}";
     case FieldType::Size:
-      return "{" + d + ", \"anyOf\": [{\"type\": \"integer\", \"minimum\": 0}, {\"type\": \"string\", \"pattern\": \"^[0-9.]+([kmg]b?|b|[kmg]bit)?$\"}]}";
+      return "{" + d +
+             ", \"anyOf\": [{\"type\": \"integer\", \"minimum\": 0}, {\"type\": \"string\", \"pattern\": "
+             "\"^[0-9.]+([kmg]b?|b|[kmg]bit)?$\"}]}";
     case FieldType::Time:
-      return "{" + d + ", \"anyOf\": [{\"type\": \"integer\", \"minimum\": 0}, {\"type\": \"string\", \"pattern\": \"^[0-9.]+(s|secs?|ms|msecs?|us|usecs?)?$\"}]}";
+      return "{" + d +
+             ", \"anyOf\": [{\"type\": \"integer\", \"minimum\": 0}, {\"type\": \"string\", \"pattern\": "
+             "\"^[0-9.]+(s|secs?|ms|msecs?|us|usecs?)?$\"}]}";
     case FieldType::Handle:
       return "{" + d + ", \"type\": \"string\", \"pattern\": \"^(root|none|[0-9a-fA-F]{0,4}:[0-9a-fA-F]{0,4})$\"}";
-    case FieldType::Bool: return "{" + d + ", \"type\": \"boolean\"}";
+    case FieldType::Bool:
+      return "{" + d + ", \"type\": \"boolean\"}";
     case FieldType::Enum: {
       std::string e;
       for (auto& n : f.names) e += (e.empty() ? "\"" : ", \"") + std::string(n.name) + "\"";
       if (f.max != UINT64_MAX)
-        return "{" + d + ", \"anyOf\": [{\"enum\": [" + e + "]}, {\"type\": \"integer\", \"minimum\": 0, \"maximum\": " +
-               std::to_string(f.max) + "}]}";
+        return "{" + d + ", \"anyOf\": [{\"enum\": [" + e +
+               "]}, {\"type\": \"integer\", \"minimum\": 0, \"maximum\": " + std::to_string(f.max) + "}]}";
       return "{" + d + ", \"enum\": [" + e + "]}";
     }
-    case FieldType::Device: return "{" + d + ", \"type\": \"string\", \"minLength\": 1, \"maxLength\": 15}";
-    case FieldType::Custom: return std::string(f.custom->json_schema);
+    case FieldType::Device:
+      return "{" + d + ", \"type\": \"string\", \"minLength\": 1, \"maxLength\": 15}";
+    case FieldType::Custom:
+      return std::string(f.custom->json_schema);
   }
   return "{}";
 }

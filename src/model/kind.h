@@ -15,8 +15,8 @@
 #include <vector>
 
 #include "base/diag.h"
-#include "netlink/wire.h"
 #include "base/words.h"
+#include "netlink/wire.h"
 
 namespace tcsync {
 
@@ -57,13 +57,13 @@ struct KindCtx;
 struct CustomType {
   std::string_view schema_name;  // names the shape in docs and schema
   bool (*parse)(const Node& node, Value& out, Diagnostics& diags);
-  void (*emit)(const Value& v, YamlOut& out);        // YAML form, as the loader reads it
-  std::string (*describe)(const Value& v);           // short form for plan explanations
+  void (*emit)(const Value& v, YamlOut& out);  // YAML form, as the loader reads it
+  std::string (*describe)(const Value& v);     // short form for plan explanations
   // Fingerprints (fingerprint.h) hash a value's Words as the format's
   // version had them; a type whose Words changed since writes the old ones
   // here, so rules stamped before still read as unchanged. Null: as held.
   void (*fingerprint_words)(const Value& v, Words& out) = nullptr;
-  std::string_view json_schema;                      // a JSON Schema fragment
+  std::string_view json_schema;  // a JSON Schema fragment
   // Compares a desired value with a live one when they are not equal as
   // Words: a value with parts the kernel never reports (gred's virtual
   // queues keep tc's avpkt and bandwidth, which make the table sent). Null: ==.
@@ -403,7 +403,8 @@ struct FilterOps {
   // `tcsync stats` into lookups (when the kind counts them) and hits.
   uint16_t counters_attr = 0;
   // Each sets what its struct holds; a count it does not hold stays absent.
-  void (*read_counters)(std::span<const uint8_t> data, std::optional<uint64_t>& lookups, std::optional<uint64_t>& hits) = nullptr;
+  void (*read_counters)(std::span<const uint8_t> data, std::optional<uint64_t>& lookups,
+                        std::optional<uint64_t>& hits) = nullptr;
   // Filters that cannot take part in an atomic switch (--atomic), and why
   // (u32: its tables are shared between chains of one pref); empty: they can.
   std::string_view no_atomic_switch = {};
@@ -532,14 +533,30 @@ inline constexpr QdiscOps kNoQdiscOps{};
 inline constexpr ClassOps kNoClassOps{};
 inline constexpr FilterOps kNoFilterOps{};
 inline constexpr ActionOps kNoActionOps{};
-inline const QdiscOps& qdisc_ops(const KindOps* k) { return k && k->qdisc ? *k->qdisc : kNoQdiscOps; }
-inline const ClassOps& class_ops(const KindOps* k) { return k && k->cls ? *k->cls : kNoClassOps; }
-inline const FilterOps& filter_ops(const KindOps* k) { return k && k->filter ? *k->filter : kNoFilterOps; }
-inline const ActionOps& action_ops(const KindOps* k) { return k && k->action ? *k->action : kNoActionOps; }
-inline const QdiscOps& qdisc_ops(const KindOps& k) { return qdisc_ops(&k); }
-inline const ClassOps& class_ops(const KindOps& k) { return class_ops(&k); }
-inline const FilterOps& filter_ops(const KindOps& k) { return filter_ops(&k); }
-inline const ActionOps& action_ops(const KindOps& k) { return action_ops(&k); }
+inline const QdiscOps& qdisc_ops(const KindOps* k) {
+  return k && k->qdisc ? *k->qdisc : kNoQdiscOps;
+}
+inline const ClassOps& class_ops(const KindOps* k) {
+  return k && k->cls ? *k->cls : kNoClassOps;
+}
+inline const FilterOps& filter_ops(const KindOps* k) {
+  return k && k->filter ? *k->filter : kNoFilterOps;
+}
+inline const ActionOps& action_ops(const KindOps* k) {
+  return k && k->action ? *k->action : kNoActionOps;
+}
+inline const QdiscOps& qdisc_ops(const KindOps& k) {
+  return qdisc_ops(&k);
+}
+inline const ClassOps& class_ops(const KindOps& k) {
+  return class_ops(&k);
+}
+inline const FilterOps& filter_ops(const KindOps& k) {
+  return filter_ops(&k);
+}
+inline const ActionOps& action_ops(const KindOps& k) {
+  return action_ops(&k);
+}
 
 // Registry: every kind compiled in, looked up by object type and name
 // (defined in kinds/registry.cpp; kinds/kinds.def lists them).

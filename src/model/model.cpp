@@ -60,11 +60,14 @@ Device& State::get_or_add_block(uint32_t index) {
 std::string describe(const Chain& c, bool on_block) {
   std::string s = "chain " + std::to_string(c.index);
   if (!on_block) s += " " + describe_filter_parent(c.parent);
-  if (!c.kind.empty()) s += " (template " + c.kind + (c.protocol ? " protocol " + format_protocol(c.protocol) : std::string()) + ")";
+  if (!c.kind.empty())
+    s += " (template " + c.kind + (c.protocol ? " protocol " + format_protocol(c.protocol) : std::string()) + ")";
   return s;
 }
 
-std::string block_name(uint32_t index) { return "block " + std::to_string(index); }
+std::string block_name(uint32_t index) {
+  return "block " + std::to_string(index);
+}
 
 std::pair<uint32_t, uint32_t> bound_blocks(const Qdisc& q) {
   if (!qdisc_ops(q.ops).options_top_level) return {0, 0};

@@ -175,13 +175,13 @@ struct Filter {
 // itself, for the first filter in them; those are not objects here.
 // Identity: (device, parent, index).
 struct Chain {
-  uint32_t parent = 0;       // as Filter::key.parent (a block's: the block index)
+  uint32_t parent = 0;  // as Filter::key.parent (a block's: the block index)
   uint32_t index = 0;
   // The template's protocol (flower: its eth_type key), host order. 0 is
   // tc's default for `tc chain add` (not ETH_P_ALL as for filters): tc then
   // sends eth_type 0, and only `protocol all` leaves the key out.
   uint16_t protocol = 0;
-  std::string kind;          // the template's classifier; empty: no template
+  std::string kind;  // the template's classifier; empty: no template
   const KindOps* ops = nullptr;
   Options opts;
   Raw raw;
@@ -250,12 +250,16 @@ struct State {
 
 // Every place filters live in S (a State, const or not): its devices, then
 // its shared blocks; and every filter of those, in that order.
-template <class S, class Fn> void for_each_place(S& s, Fn&& fn) {
+template <class S, class Fn>
+void for_each_place(S& s, Fn&& fn) {
   for (auto& d : s.devices) fn(d);
   for (auto& b : s.blocks) fn(b);
 }
-template <class S, class Fn> void for_each_filter(S& s, Fn&& fn) {
-  for_each_place(s, [&](auto& place) { for (auto& f : place.filters) fn(f); });
+template <class S, class Fn>
+void for_each_filter(S& s, Fn&& fn) {
+  for_each_place(s, [&](auto& place) {
+    for (auto& f : place.filters) fn(f);
+  });
 }
 
 // Short human names used by plans and errors: "qdisc htb 1: root".

@@ -25,11 +25,16 @@ bool valid_utf8(std::span<const uint8_t> s) {
   for (size_t i = 0; i < s.size();) {
     uint8_t c = s[i];
     size_t more;  // continuation bytes
-    if (c < 0x80) more = 0;
-    else if (c >= 0xC2 && c < 0xE0) more = 1;
-    else if (c >= 0xE0 && c < 0xF0) more = 2;
-    else if (c >= 0xF0 && c < 0xF5) more = 3;
-    else return false;
+    if (c < 0x80)
+      more = 0;
+    else if (c >= 0xC2 && c < 0xE0)
+      more = 1;
+    else if (c >= 0xE0 && c < 0xF0)
+      more = 2;
+    else if (c >= 0xF0 && c < 0xF5)
+      more = 3;
+    else
+      return false;
     if (s.size() - i <= more) return false;
     for (size_t k = 1; k <= more; ++k)
       if ((s[i + k] & 0xC0) != 0x80) return false;
@@ -130,7 +135,9 @@ bool name_abbreviated(std::string_view name) {
   return name.size() > kNameKeptExactly && !spelled_abbreviated(name, prefix, hash);
 }
 
-std::string kept_spelling(std::string_view name) { return name_of_cookie(name_cookie(name).view()); }
+std::string kept_spelling(std::string_view name) {
+  return name_of_cookie(name_cookie(name).view());
+}
 
 int name_action(const Filter& f, bool live) {
   if (f.name.empty() && !live) return -1;
@@ -143,6 +150,8 @@ int name_action(const Filter& f, bool live) {
   return -1;
 }
 
-NameCookie kept_name(const Filter& f) { return name_action(f) >= 0 ? name_cookie(f.name) : NameCookie{}; }
+NameCookie kept_name(const Filter& f) {
+  return name_action(f) >= 0 ? name_cookie(f.name) : NameCookie{};
+}
 
 }  // namespace tcsync

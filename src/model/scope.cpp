@@ -8,9 +8,13 @@ namespace {
 
 // Filters of an ingress qdisc may name their parent "ffff:" or "ingress":
 // one place.
-uint32_t place(uint32_t parent) { return parent == kHandleIngressQdisc ? kHandleClsactIngress : parent; }
+uint32_t place(uint32_t parent) {
+  return parent == kHandleIngressQdisc ? kHandleClsactIngress : parent;
+}
 
-bool below_root(uint32_t parent) { return parent != kHandleRoot && parent != kHandleIngress; }
+bool below_root(uint32_t parent) {
+  return parent != kHandleRoot && parent != kHandleIngress;
+}
 
 }  // namespace
 
@@ -26,7 +30,8 @@ Ownership::Ownership(const Device& want, const Device* have) {
   auto grow = [&](const std::vector<Qdisc>& qs) {
     bool grew = false;
     for (auto& q : qs)
-      if (below_root(q.parent) && majors_.count(handle_major(q.parent)) && majors_.insert(handle_major(q.handle)).second)
+      if (below_root(q.parent) && majors_.count(handle_major(q.parent)) &&
+          majors_.insert(handle_major(q.handle)).second)
         grew = true;
     return grew;
   };
@@ -45,16 +50,20 @@ bool Ownership::owns(const Qdisc& q) const {
   return majors_.count(q.parent == kHandleIngress ? kHandleIngressQdisc : handle_major(q.handle)) != 0;
 }
 
-bool Ownership::owns(const Class& c) const { return !regions_ || majors_.count(handle_major(c.classid)); }
+bool Ownership::owns(const Class& c) const {
+  return !regions_ || majors_.count(handle_major(c.classid));
+}
 
-bool Ownership::owns(const Filter& f) const { return owns_filter_at(f.key.parent, f.key.chain, f.key.pref); }
+bool Ownership::owns(const Filter& f) const {
+  return owns_filter_at(f.key.parent, f.key.chain, f.key.pref);
+}
 
 bool Ownership::owns_filter_at(uint32_t parent, uint32_t chain, uint16_t pref) const {
   if (!regions_) return true;
   if (!block_ && majors_.count(handle_major(parent))) return true;
   for (auto& r : *regions_)
-    if (!r.tree && (block_ || place(r.parent) == place(parent)) && (!r.chain || *r.chain == chain) && pref >= r.pref_lo &&
-        pref <= r.pref_hi)
+    if (!r.tree && (block_ || place(r.parent) == place(parent)) && (!r.chain || *r.chain == chain) &&
+        pref >= r.pref_lo && pref <= r.pref_hi)
       return true;
   return false;
 }
@@ -65,8 +74,8 @@ bool Ownership::owns(const Chain& c) const {
   if (!regions_) return true;
   if (!block_ && majors_.count(handle_major(c.parent))) return true;
   for (auto& r : *regions_)
-    if (!r.tree && (block_ || place(r.parent) == place(c.parent)) && (!r.chain || *r.chain == c.index) && r.pref_lo <= 1 &&
-        r.pref_hi == 0xFFFF)
+    if (!r.tree && (block_ || place(r.parent) == place(c.parent)) && (!r.chain || *r.chain == c.index) &&
+        r.pref_lo <= 1 && r.pref_hi == 0xFFFF)
       return true;
   return false;
 }
@@ -92,7 +101,8 @@ void cut_to_scope(const State& file, State& live) {
   auto cut = [](const Device& want, Device& have) {
     if (!want.scoped) return;
     const Ownership own(want, &have);
-    bool hook = std::any_of(want.qdiscs.begin(), want.qdiscs.end(), [](const Qdisc& q) { return q.parent == kHandleIngress; });
+    bool hook =
+        std::any_of(want.qdiscs.begin(), want.qdiscs.end(), [](const Qdisc& q) { return q.parent == kHandleIngress; });
     std::erase_if(have.qdiscs, [&](const Qdisc& q) { return !own.owns(q) && !(hook && q.parent == kHandleIngress); });
     std::erase_if(have.classes, [&](const Class& c) { return !own.owns(c); });
     std::erase_if(have.filters, [&](const Filter& f) { return !own.owns(f); });

@@ -114,8 +114,10 @@ std::vector<size_t> root_order(const std::vector<RootList>& ls, std::vector<size
     if (!ls[i].root) continue;
     any = true;
     size_t place = ((ls[i].root & ~kRootBit) >> 20);
-    if (place >= ls.size() || at[place] != SIZE_MAX) unreachable.push_back(i);
-    else at[place] = i;
+    if (place >= ls.size() || at[place] != SIZE_MAX)
+      unreachable.push_back(i);
+    else
+      at[place] = i;
   }
   if (!any) return {};
   std::vector<bool> placed(ls.size());

@@ -15,8 +15,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <map>
-#include <tuple>
 #include <set>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -80,7 +80,9 @@ struct RootList {
   uint16_t pref, protocol;
   uint32_t root;
   const KindOps* ops = nullptr;
-  auto operator<=>(const RootList& o) const { return std::tie(parent, chain, pref, protocol) <=> std::tie(o.parent, o.chain, o.pref, o.protocol); }
+  auto operator<=>(const RootList& o) const {
+    return std::tie(parent, chain, pref, protocol) <=> std::tie(o.parent, o.chain, o.pref, o.protocol);
+  }
   bool operator==(const RootList& o) const { return (*this <=> o) == 0; }
 };
 

@@ -86,8 +86,8 @@ std::optional<std::vector<uint8_t>> parse_stab(const Node& n, Diagnostics& d) {
         }
       }
       if (!x || *x < lo || *x > hi) {
-        d.error(v.loc, "stab '" + std::string(key) + "' is a number from " + std::to_string(lo) + " to " + std::to_string(hi) + ", not " +
-                           text_of(v));
+        d.error(v.loc, "stab '" + std::string(key) + "' is a number from " + std::to_string(lo) + " to " +
+                           std::to_string(hi) + ", not " + text_of(v));
         ok = false;
         return std::nullopt;
       }
@@ -96,10 +96,14 @@ std::optional<std::vector<uint8_t>> parse_stab(const Node& n, Diagnostics& d) {
     if (key == "linklayer") {
       // tc's words: ethernet, atm and adsl (adsl is atm).
       std::string_view w = v.is_scalar() ? std::string_view(v.scalar) : std::string_view();
-      if (w == "ethernet") s.linklayer = TC_LINKLAYER_ETHERNET;
-      else if (w == "atm" || w == "adsl") s.linklayer = TC_LINKLAYER_ATM;
-      else if (w == "unaware") s.linklayer = TC_LINKLAYER_UNAWARE;
-      else d.error(v.loc, "stab 'linklayer' is ethernet, atm or adsl, not " + text_of(v)), ok = false;
+      if (w == "ethernet")
+        s.linklayer = TC_LINKLAYER_ETHERNET;
+      else if (w == "atm" || w == "adsl")
+        s.linklayer = TC_LINKLAYER_ATM;
+      else if (w == "unaware")
+        s.linklayer = TC_LINKLAYER_UNAWARE;
+      else
+        d.error(v.loc, "stab 'linklayer' is ethernet, atm or adsl, not " + text_of(v)), ok = false;
     } else if (key == "overhead") {
       if (auto x = number(INT32_MIN, INT32_MAX)) s.overhead = static_cast<int32_t>(*x);
     } else if (key == "mpu") {
@@ -119,7 +123,8 @@ std::optional<std::vector<uint8_t>> parse_stab(const Node& n, Diagnostics& d) {
       as_written = true;
       if (auto x = number(INT16_MIN, INT16_MAX)) s.cell_align = static_cast<int16_t>(*x);
     } else {
-      d.error(k.loc, "unknown stab key " + quoted(key) + " (linklayer, overhead, mpu, mtu, tsize; cell_log, size_log, cell_align as dumps write them)");
+      d.error(k.loc, "unknown stab key " + quoted(key) +
+                         " (linklayer, overhead, mpu, mtu, tsize; cell_log, size_log, cell_align as dumps write them)");
       ok = false;
     }
   }
@@ -170,8 +175,10 @@ bool emit_stab(std::span<const uint8_t> payload, YamlOut& y) {
   y.map_begin();
   for (auto& [k, v] : *words) {
     y.key(k);
-    if (k == "linklayer") y.str(v);
-    else y.number(v);
+    if (k == "linklayer")
+      y.str(v);
+    else
+      y.number(v);
   }
   y.map_end();
   return true;

@@ -30,7 +30,9 @@ std::string_view TcWords::value_of(std::string_view word) const {
   return word;
 }
 
-bool TcWords::refuses_twice(std::string_view key) const { return std::find(once.begin(), once.end(), key) != once.end(); }
+bool TcWords::refuses_twice(std::string_view key) const {
+  return std::find(once.begin(), once.end(), key) != once.end();
+}
 
 Node tc_scalar(std::string text, SourceLoc loc) {
   Node n;

@@ -15,9 +15,9 @@ namespace tcsync {
 struct AckResult {
   enum class Status : uint8_t { NotSent, Ok, Failed, Unacked };
   Status status = Status::NotSent;
-  int error = 0;             // positive errno when Failed
-  std::string ext_msg;       // NLMSGERR_ATTR_MSG, the kernel's own words
-  uint32_t bad_attr_off = 0; // NLMSGERR_ATTR_OFFS: byte offset in our message, 0 = none
+  int error = 0;              // positive errno when Failed
+  std::string ext_msg;        // NLMSGERR_ATTR_MSG, the kernel's own words
+  uint32_t bad_attr_off = 0;  // NLMSGERR_ATTR_OFFS: byte offset in our message, 0 = none
 };
 
 // Messages packed back to back in one buffer; offsets[i] is where message i

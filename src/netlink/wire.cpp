@@ -82,8 +82,12 @@ namespace {
 thread_local AttrReadLog* open_log = nullptr;
 }
 
-AttrReadLog::AttrReadLog(std::span<const uint8_t> buf) : buf_(buf), outer_(open_log) { open_log = this; }
-AttrReadLog::~AttrReadLog() { open_log = outer_; }
+AttrReadLog::AttrReadLog(std::span<const uint8_t> buf) : buf_(buf), outer_(open_log) {
+  open_log = this;
+}
+AttrReadLog::~AttrReadLog() {
+  open_log = outer_;
+}
 
 AttrReadLog* AttrReadLog::for_buffer(std::span<const uint8_t> buf) {
   for (AttrReadLog* l = open_log; l; l = l->outer_)
@@ -143,7 +147,8 @@ AttrTable::AttrTable(std::span<const uint8_t> buf, uint16_t max_type)
   AttrIter it(buf);
   Attr a;
   while (it.next(a))
-    if (a.type <= max_) slots[a.type].attr = a, present_[a.type / 64] |= uint64_t{1} << (a.type % 64);  // unknown: skipped
+    if (a.type <= max_)
+      slots[a.type].attr = a, present_[a.type / 64] |= uint64_t{1} << (a.type % 64);  // unknown: skipped
 }
 
 std::string hexdump(std::span<const uint8_t> data) {

@@ -5,8 +5,8 @@
 //
 // Pure: no sockets here, so the encoder and decoder are tested byte for byte.
 #pragma once
-#include <cstdint>
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <memory>
 #include <span>
@@ -16,7 +16,9 @@
 
 namespace tcsync {
 
-constexpr size_t nl_align(size_t n) { return (n + 3) & ~size_t{3}; }
+constexpr size_t nl_align(size_t n) {
+  return (n + 3) & ~size_t{3};
+}
 
 // Appends messages and attributes to a growing byte buffer. Offsets, not
 // pointers, mark open headers so the buffer may grow while a message is open.
@@ -27,7 +29,9 @@ class MsgWriter {
   size_t begin_message(uint16_t type, uint16_t flags, uint32_t seq);
   void end_message(size_t msg_off);
   template <typename T>
-  void put_struct(const T& s) { put_raw(&s, sizeof s); }
+  void put_struct(const T& s) {
+    put_raw(&s, sizeof s);
+  }
   void put_raw(const void* data, size_t len);  // padded to 4
   // Unpadded: for a bare struct whose attribute length counts only its own
   // bytes (hfsc's 2-byte tc_hfsc_qopt); whoever closes the attribute pads.

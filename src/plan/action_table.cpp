@@ -122,8 +122,10 @@ State desired_form(State out) {
     const size_t uses = end - i;
     for (; i < end; ++i) {
       Action& a = *indexed[i].second;
-      if (!table.empty() && table.count({a.kind, *a.index})) a.ref = true;
-      else if (!(a.standalone() || a.bindcnt > 1 || uses > 1)) a.index.reset();
+      if (!table.empty() && table.count({a.kind, *a.index}))
+        a.ref = true;
+      else if (!(a.standalone() || a.bindcnt > 1 || uses > 1))
+        a.index.reset();
     }
   }
   return out;

@@ -3,8 +3,8 @@
 #pragma once
 #include <vector>
 
-#include "plan/differ.h"
 #include "model/model.h"
+#include "plan/differ.h"
 
 namespace tcsync {
 

@@ -1,5 +1,5 @@
-#include "kinds/registry.h"
 #include "plan/atomic.h"
+#include "kinds/registry.h"
 
 #include <linux/if_ether.h>
 #include <linux/pkt_cls.h>
@@ -7,9 +7,9 @@
 #include <algorithm>
 #include <map>
 
+#include "base/handle.h"
 #include "kinds/action/action_control.h"
 #include "plan/differ.h"
-#include "base/handle.h"
 
 namespace tcsync {
 namespace {
@@ -131,7 +131,8 @@ bool atomize(State& desired, const State& live, bool all, Diagnostics& d) {
     // as the loader refuses 'atomic: true' with 'own'.
     if (dev.scoped) {
       d.error(dev.own_loc, "--atomic and 'own' do not mix on " + dev.name +
-                               ": the atomic switch takes over the hooks' whole filter lists, foreign rules too; apply without --atomic");
+                               ": the atomic switch takes over the hooks' whole filter lists, foreign rules too; apply "
+                               "without --atomic");
       ok = false;
       continue;
     }
@@ -169,9 +170,10 @@ bool atomize(State& desired, const State& live, bool all, Diagnostics& d) {
         if (f.key.chain == 0 && f.key.pref == kSwitchPref) {
           live_slot = switch_slot(f);
           if (!live_slot) {
-            d.error(dev.loc, "atomic apply on " + dev.name + " " + describe_filter_parent(parent) +
-                                 " needs pref " + std::to_string(kSwitchPref) + " of chain 0 for its switch rule, but the kernel holds " +
-                                 describe(f) + " there; move that rule to another pref first");
+            d.error(dev.loc, "atomic apply on " + dev.name + " " + describe_filter_parent(parent) + " needs pref " +
+                                 std::to_string(kSwitchPref) +
+                                 " of chain 0 for its switch rule, but the kernel holds " + describe(f) +
+                                 " there; move that rule to another pref first");
             ok = false;
           }
         }
@@ -197,13 +199,14 @@ void deatomize(State& live) {
     std::map<uint32_t, std::optional<int>> hooks;  // hook -> its live slot
     bool clean = true;
     for (auto& f : dev.filters)
-      if (atomic_hook(f.key.parent)) hooks.emplace(f.key.parent, std::nullopt);
-      else clean = false;
+      if (atomic_hook(f.key.parent))
+        hooks.emplace(f.key.parent, std::nullopt);
+      else
+        clean = false;
     for (auto& f : dev.filters)
       if (auto s = switch_slot(f)) hooks[f.key.parent] = s;
     for (auto& [hook, s] : hooks) clean = clean && s.has_value();
-    for (auto& f : dev.filters)
-      clean = clean && (switch_slot(f) || inside_slot(f, *hooks[f.key.parent]));
+    for (auto& f : dev.filters) clean = clean && (switch_slot(f) || inside_slot(f, *hooks[f.key.parent]));
     // Chain 0 (the switch's) and the slot's chains as the kernel lists them
     // (made for the slot's rules and the switch's goto): part of the
     // switching, not the file's chains.

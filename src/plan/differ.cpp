@@ -8,8 +8,6 @@
 #include <optional>
 #include <set>
 
-#include "plan/action_table.h"
-#include "plan/atomic.h"
 #include "base/handle.h"
 #include "kinds/registry.h"
 #include "model/name_cookie.h"
@@ -17,6 +15,8 @@
 #include "model/shared_tables.h"
 #include "model/size_table.h"
 #include "netlink/wire.h"
+#include "plan/action_table.h"
+#include "plan/atomic.h"
 
 namespace tcsync {
 
@@ -27,16 +27,21 @@ std::string Step::what() const {
 }
 
 void Step::append_what(std::string& out) const {
-  if (chain) out += describe(*chain, block != 0);
-  else if (action) out += describe(*action);
-  else if (qdisc) out += describe(*qdisc);
-  else if (cls) out += describe(*cls);
+  if (chain)
+    out += describe(*chain, block != 0);
+  else if (action)
+    out += describe(*action);
+  else if (qdisc)
+    out += describe(*qdisc);
+  else if (cls)
+    out += describe(*cls);
   else if (filter_group)
     out += "filters " + filter->kind + (block ? std::string() : " " + describe_filter_parent(filter->key.parent)) +
            (filter->key.chain ? " chain " + std::to_string(filter->key.chain) : std::string()) + " pref " +
            std::to_string(filter->key.pref) + " protocol " + format_protocol(filter->key.protocol) + " (all " +
            std::to_string(group_size) + ")";
-  else append_describe(out, *filter, block != 0);
+  else
+    append_describe(out, *filter, block != 0);
 }
 
 std::vector<std::string> diff_options(const KindOps& ops, const Options& want, const Options& have, bool& recreate) {
@@ -88,8 +93,11 @@ void diff_raw(const Raw& want, const Raw& have, std::vector<std::string>& why) {
     for (Attr a; it.next(a);) {
       size_t whole = std::min(nl_align(a.data.size() + 4), o.size() - pos);
       std::optional<std::string> stab = a.type == TCA_STAB ? describe_stab(a.data) : std::nullopt;
-      if (stab) out.first = *stab;
-      else out.second.insert(out.second.end(), o.begin() + static_cast<std::ptrdiff_t>(pos), o.begin() + static_cast<std::ptrdiff_t>(pos + whole));
+      if (stab)
+        out.first = *stab;
+      else
+        out.second.insert(out.second.end(), o.begin() + static_cast<std::ptrdiff_t>(pos),
+                          o.begin() + static_cast<std::ptrdiff_t>(pos + whole));
       pos += whole;
     }
     return out;
@@ -116,12 +124,14 @@ bool same_action(const Action& want, const Action& have, std::vector<std::string
   // A reference binds the table's action: which one is all it says.
   if (want.ref) {
     if (want.index == have.index) return true;
-    why.push_back(want.kind + " index " + (have.index ? std::to_string(*have.index) : "(none)") + " -> " + std::to_string(*want.index));
+    why.push_back(want.kind + " index " + (have.index ? std::to_string(*have.index) : "(none)") + " -> " +
+                  std::to_string(*want.index));
     return false;
   }
   bool ok = true;
   if (want.index && want.index != have.index) {
-    why.push_back(want.kind + " index " + (have.index ? std::to_string(*have.index) : "(none)") + " -> " + std::to_string(*want.index));
+    why.push_back(want.kind + " index " + (have.index ? std::to_string(*have.index) : "(none)") + " -> " +
+                  std::to_string(*want.index));
     ok = false;
   }
   if (want.cookie != have.cookie) {
@@ -131,7 +141,8 @@ bool same_action(const Action& want, const Action& have, std::vector<std::string
   // Compared only when declared: a rule is not replaced just for the flag.
   if (want.percpu_stats && *want.percpu_stats != have.percpu_stats.value_or(true)) {
     auto word = [](bool b) { return b ? "true" : "false"; };
-    why.push_back(want.kind + " percpu_stats " + word(have.percpu_stats.value_or(true)) + " -> " + word(*want.percpu_stats));
+    why.push_back(want.kind + " percpu_stats " + word(have.percpu_stats.value_or(true)) + " -> " +
+                  word(*want.percpu_stats));
     ok = false;
   }
   std::vector<std::string> d;
@@ -204,18 +215,23 @@ std::vector<std::string> class_differences(const Class& c, const Class& l, bool&
 
 std::vector<std::string> filter_differences(const Filter& f, const Filter& l, bool& recreate) {
   std::vector<std::string> why;
-  if (f.ops && l.ops) why = diff_options(*f.ops, f.opts, l.opts, recreate);
-  else if (f.raw.options() != l.raw.options() || !l.ops || !f.ops) recreate = true;  // a kind without a table
+  if (f.ops && l.ops)
+    why = diff_options(*f.ops, f.opts, l.opts, recreate);
+  else if (f.raw.options() != l.raw.options() || !l.ops || !f.ops)
+    recreate = true;  // a kind without a table
   diff_raw(f.raw, l.raw, why);
   if (f.classid != l.classid)
-    why.push_back("classid " + (l.classid ? format_handle(*l.classid) : "(none)") + " -> " + (f.classid ? format_handle(*f.classid) : "(none)"));
+    why.push_back("classid " + (l.classid ? format_handle(*l.classid) : "(none)") + " -> " +
+                  (f.classid ? format_handle(*f.classid) : "(none)"));
   diff_police(f.police.get(), l.police.get(), why);
   // The kernel keeps the name (name_cookie.h): a rename is a change, and a
   // long name equals its abbreviation. Unnamed rules (most of a big
   // file) compare nothing here.
   if (!f.name.empty() || !l.name.empty()) {
     NameCookie want = kept_name(f), have = kept_name(l);
-    auto text = [](const NameCookie& c, const Filter& x) { return c.empty() ? std::string("(none)") : "\"" + x.name + "\""; };
+    auto text = [](const NameCookie& c, const Filter& x) {
+      return c.empty() ? std::string("(none)") : "\"" + x.name + "\"";
+    };
     if (want != have) why.push_back("name " + text(have, l) + " -> " + text(want, f));
   }
   if (f.actions.size() != l.actions.size()) {
@@ -239,8 +255,8 @@ namespace {
 // Handles whose subtree is going away (deleted or re-created qdiscs), and
 // tests for "lives inside a dying subtree".
 struct Dying {
-  std::set<uint32_t> majors;     // qdisc handles being removed
-  bool hook = false;             // the clsact/ingress qdisc is being removed
+  std::set<uint32_t> majors;  // qdisc handles being removed
+  bool hook = false;          // the clsact/ingress qdisc is being removed
   bool class_dies(const Class& c) const { return majors.count(handle_major(c.classid)); }
   bool qdisc_dies(const Qdisc& q) const {
     if (q.parent == kHandleIngress) return hook;
@@ -357,8 +373,11 @@ struct DevicePlanner {
       const Chain& l = *it->second;
       matched.insert(&l);
       std::vector<std::string> why;
-      if (l.kind != c.kind) why.push_back("template " + (l.kind.empty() ? "(none)" : l.kind) + " -> " + (c.kind.empty() ? "(none)" : c.kind));
-      else if (l.protocol != c.protocol) why.push_back("protocol " + format_protocol(l.protocol) + " -> " + format_protocol(c.protocol));
+      if (l.kind != c.kind)
+        why.push_back("template " + (l.kind.empty() ? "(none)" : l.kind) + " -> " +
+                      (c.kind.empty() ? "(none)" : c.kind));
+      else if (l.protocol != c.protocol)
+        why.push_back("protocol " + format_protocol(l.protocol) + " -> " + format_protocol(c.protocol));
       else {
         bool recreate = false;
         if (c.ops && l.ops) why = diff_options(*c.ops, c.opts, l.opts, recreate);
@@ -366,7 +385,8 @@ struct DevicePlanner {
       }
       if (why.empty()) continue;
       std::string reason = join(why);
-      Step del = step(Op::Delete, ObjType::Filter, reason + "; a template cannot change: the chain and its filters are re-created", c.loc);
+      Step del = step(Op::Delete, ObjType::Filter,
+                      reason + "; a template cannot change: the chain and its filters are re-created", c.loc);
       del.chain = &l;
       chain_dels.push_back(std::move(del));
       dying.chains.insert({l.parent, l.index});
@@ -527,7 +547,8 @@ struct DevicePlanner {
       matched.insert(&l);
       bool recreate = false;
       std::string why = join(qdisc_differences(q, l, recreate));
-      if (!why.empty() && l.kind == q.kind && l.handle == q.handle && (!q.ops || !l.ops || !qdisc_ops(q.ops).can_change))
+      if (!why.empty() && l.kind == q.kind && l.handle == q.handle &&
+          (!q.ops || !l.ops || !qdisc_ops(q.ops).can_change))
         why += "; " + q.kind + " cannot change in place: re-created with its classes and filters";
       if (!own->owns(l)) {
         if (why.empty()) {
@@ -543,8 +564,8 @@ struct DevicePlanner {
                              describe(q) + " on " + want.name + " needs the place of " + describe(l) + " (" + why +
                                  "), which is outside this file's scope (" + describe_scope(want) + ")" +
                                  (held.empty() ? std::string() : " and holds " + held + " outside it") +
-                                 ": refused, nothing changed; own it ({qdisc: \"" + format_handle(handle_major(l.handle)) +
-                                 "\"}) or leave this qdisc out"});
+                                 ": refused, nothing changed; own it ({qdisc: \"" +
+                                 format_handle(handle_major(l.handle)) + "\"}) or leave this qdisc out"});
           continue;
         }
       }
@@ -568,8 +589,10 @@ struct DevicePlanner {
     Dying dying;
     for (auto& entry : q_del) {
       const Qdisc* l = entry.first;
-      if (l->parent == kHandleIngress) dying.hook = true;
-      else dying.majors.insert(handle_major(l->handle));
+      if (l->parent == kHandleIngress)
+        dying.hook = true;
+      else
+        dying.majors.insert(handle_major(l->handle));
     }
     hook_dies = dying.hook;
     for (bool grew = true; grew;) {
@@ -589,7 +612,8 @@ struct DevicePlanner {
     for (auto& entry : m.add) adding.insert(entry.first);
     for (auto& q : want.qdiscs) {
       auto it = m.live.find(q.parent);
-      if (adding.count(&q) || it == m.live.end() || it->second->parent == kHandleIngress || !dying.qdisc_dies(*it->second))
+      if (adding.count(&q) || it == m.live.end() || it->second->parent == kHandleIngress ||
+          !dying.qdisc_dies(*it->second))
         continue;
       std::erase_if(m.change, [&](auto& e) { return e.first == &q; });
       m.add.emplace_back(&q, "re-created with its parent");
@@ -681,7 +705,8 @@ struct DevicePlanner {
       if (!unreachable.empty()) continue;  // a fresh start would not reach them either: no plan that never ends
       std::vector<Group> live_lists;
       for (auto& [g, fs] : lists.live_groups)
-        if (filter_ops(fs.front()->ops).own_table_handle && table_space_of(std::get<0>(g)) == space) live_lists.push_back(g);
+        if (filter_ops(fs.front()->ops).own_table_handle && table_space_of(std::get<0>(g)) == space)
+          live_lists.push_back(g);
       if (live_lists.empty()) continue;  // made afresh anyway
       std::string why = root_table_moved(ls, lists);
       if (why.empty()) continue;
@@ -705,8 +730,8 @@ struct DevicePlanner {
             break;
           }
       if (have_root == l.root) continue;
-      return "u32 root table " + (shown ? format_filter_handle(shown->ops, have_root) : std::string("(none shown)")) + " -> " +
-             format_filter_handle(l.ops, l.root) + " at pref " + std::to_string(l.pref) +
+      return "u32 root table " + (shown ? format_filter_handle(shown->ops, have_root) : std::string("(none shown)")) +
+             " -> " + format_filter_handle(l.ops, l.root) + " at pref " + std::to_string(l.pref) +
              ": the kernel numbers a qdisc's root tables anew only when all its u32 lists go";
     }
     return {};
@@ -808,8 +833,8 @@ struct DevicePlanner {
                                const std::set<Group>& gone) {
     for (auto it = have.filters.rbegin(); it != have.filters.rend(); ++it) {
       const Filter& l = *it;
-      if (dying.filter_dies(l) || matched[static_cast<size_t>(&l - have.filters.data())] || gone.count(group_of(l.key)) ||
-          !own->owns(l))
+      if (dying.filter_dies(l) || matched[static_cast<size_t>(&l - have.filters.data())] ||
+          gone.count(group_of(l.key)) || !own->owns(l))
         continue;
       // An empty list the file fills with rules is no difference: the rules'
       // adds go into it (deleting it first would only re-make it).
@@ -912,7 +937,8 @@ struct DevicePlanner {
       }
       return d;
     };
-    std::stable_sort(c_del.begin(), c_del.end(), [&](auto& a, auto& b) { return depth_live(a.first) > depth_live(b.first); });
+    std::stable_sort(c_del.begin(), c_del.end(),
+                     [&](auto& a, auto& b) { return depth_live(a.first) > depth_live(b.first); });
     for (auto& entry : c_del) {
       Step s = step(Op::Delete, ObjType::Class, entry.second, {});
       s.cls = entry.first;
@@ -1031,7 +1057,8 @@ Plan make_plan(const State& desired, const State& live) {
     bool dies = false;
     if (auto it = live.block_binders.find(want.block); have && it != live.block_binders.end() && !it->second.empty()) {
       dies = std::all_of(it->second.begin(), it->second.end(), [&](const std::string& dev) {
-        auto p = std::find_if(per.begin(), per.end(), [&](const DevicePlanner& d) { return !d.want.block && d.want.name == dev; });
+        auto p = std::find_if(per.begin(), per.end(),
+                              [&](const DevicePlanner& d) { return !d.want.block && d.want.name == dev; });
         return p != per.end() && p->hook_dies;
       });
     }
@@ -1053,11 +1080,11 @@ Plan make_plan(const State& desired, const State& live) {
   // Phase by phase across devices, so a mirred target is never deleted
   // before the rules that point at it on another device.
   using Phase = std::vector<Step> DevicePlanner::*;
-  const std::initializer_list<Phase> phases = {
-      &DevicePlanner::filter_dels, &DevicePlanner::chain_dels,  &DevicePlanner::class_dels,
-      &DevicePlanner::qdisc_dels,  &DevicePlanner::tree_adds,   &DevicePlanner::chain_adds,
-      &DevicePlanner::action_adds, &DevicePlanner::filter_adds, &DevicePlanner::filter_dels_late,
-      &DevicePlanner::action_dels};
+  const std::initializer_list<Phase> phases = {&DevicePlanner::filter_dels,      &DevicePlanner::chain_dels,
+                                               &DevicePlanner::class_dels,       &DevicePlanner::qdisc_dels,
+                                               &DevicePlanner::tree_adds,        &DevicePlanner::chain_adds,
+                                               &DevicePlanner::action_adds,      &DevicePlanner::filter_adds,
+                                               &DevicePlanner::filter_dels_late, &DevicePlanner::action_dels};
   size_t total = 0;
   std::vector<Step>* big = nullptr;
   for (Phase phase : phases)

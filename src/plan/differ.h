@@ -23,8 +23,8 @@
 #include <string>
 #include <vector>
 
-#include "model/model.h"
 #include "codec/tc_codec.h"
+#include "model/model.h"
 
 namespace tcsync {
 
@@ -46,11 +46,11 @@ struct Step {
   const Qdisc* qdisc = nullptr;
   const Class* cls = nullptr;
   const Filter* filter = nullptr;
-  const Filter* live_filter = nullptr;  // replace: the rule as the kernel has it
-  const Chain* chain = nullptr;         // a chain add or delete
-  const Action* action = nullptr;       // the action table (no device)
-  std::string reason;  // "rate 10mbit -> 20mbit", "not in the file", "new"
-  std::string what() const;  // "qdisc htb 1: root"
+  const Filter* live_filter = nullptr;       // replace: the rule as the kernel has it
+  const Chain* chain = nullptr;              // a chain add or delete
+  const Action* action = nullptr;            // the action table (no device)
+  std::string reason;                        // "rate 10mbit -> 20mbit", "not in the file", "new"
+  std::string what() const;                  // "qdisc htb 1: root"
   void append_what(std::string& out) const;  // what(), appended to out
 };
 
@@ -82,7 +82,8 @@ void diff_raw(const Raw& want, const Raw& have, std::vector<std::string>& why);
 // *by_options when the kind's options_need_recreate said so). The applier
 // verifies what the kernel echoed with these too.
 std::vector<std::string> qdisc_differences(const Qdisc& want, const Qdisc& have, bool& recreate);
-std::vector<std::string> class_differences(const Class& want, const Class& have, bool& recreate, bool* by_options = nullptr);
+std::vector<std::string> class_differences(const Class& want, const Class& have, bool& recreate,
+                                           bool* by_options = nullptr);
 std::vector<std::string> filter_differences(const Filter& want, const Filter& have, bool& recreate);
 std::vector<std::string> action_differences(const Action& want, const Action& have);
 

@@ -9,10 +9,14 @@ namespace tcsync {
 
 static const char* sign(Op op) {
   switch (op) {
-    case Op::Add: return "+";
-    case Op::Delete: return "-";
-    case Op::Replace: return "~";
-    case Op::Change: return "~";
+    case Op::Add:
+      return "+";
+    case Op::Delete:
+      return "-";
+    case Op::Replace:
+      return "~";
+    case Op::Change:
+      return "~";
   }
   return "?";
 }
@@ -63,10 +67,14 @@ void write_plan_text(const Plan& plan, const PrintOptions& o, std::ostream& os) 
 
 static const char* status_name(AckResult::Status s) {
   switch (s) {
-    case AckResult::Status::NotSent: return "not_sent";
-    case AckResult::Status::Ok: return "ok";
-    case AckResult::Status::Failed: return "failed";
-    case AckResult::Status::Unacked: return "unacked";
+    case AckResult::Status::NotSent:
+      return "not_sent";
+    case AckResult::Status::Ok:
+      return "ok";
+    case AckResult::Status::Failed:
+      return "failed";
+    case AckResult::Status::Unacked:
+      return "unacked";
   }
   return "?";
 }

@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "plan/differ.h"
 #include "netlink/batch.h"
+#include "plan/differ.h"
 
 namespace tcsync {
 

@@ -10,7 +10,9 @@
 namespace tcsync {
 namespace {
 
-bool is_multiqueue_root(const Qdisc& q) { return qdisc_ops(q.ops).multiqueue_root; }
+bool is_multiqueue_root(const Qdisc& q) {
+  return qdisc_ops(q.ops).multiqueue_root;
+}
 
 const Qdisc* qdisc_with_handle(const Device* dev, uint32_t handle) {
   if (!dev) return nullptr;
@@ -29,15 +31,18 @@ void warn_unreachable_roots(const Device& dev, Diagnostics& d) {
     for (size_t i : unreachable) {
       const RootList& l = ls[i];
       auto f = std::find_if(dev.filters.begin(), dev.filters.end(), [&](const Filter& g) {
-        return g.key.parent == l.parent && g.key.chain == l.chain && g.key.pref == l.pref && g.key.protocol == l.protocol && kernel_root_of(g);
+        return g.key.parent == l.parent && g.key.chain == l.chain && g.key.pref == l.pref &&
+               g.key.protocol == l.protocol && kernel_root_of(g);
       });
       SourceLoc loc = f != dev.filters.end() ? f->loc : dev.loc;
-      d.warning(loc, dev.name + ": the u32 list " + describe_filter_parent(l.parent) + " chain " + std::to_string(l.chain) + " pref " +
-                         std::to_string(l.pref) + " protocol " + format_protocol(l.protocol) + " declares root table " +
-                         format_filter_handle(f != dev.filters.end() ? f->ops : nullptr, l.root) + ", which its qdisc's " +
-                         std::to_string(ls.size()) + " u32 list(s) made afresh never get (800: to " +
-                         format_filter_handle(f != dev.filters.end() ? f->ops : nullptr, (0x800u + static_cast<uint32_t>(ls.size()) - 1) << 20) +
-                         "): tcsync leaves the qdisc's root tables as they are");
+      d.warning(
+          loc, dev.name + ": the u32 list " + describe_filter_parent(l.parent) + " chain " + std::to_string(l.chain) +
+                   " pref " + std::to_string(l.pref) + " protocol " + format_protocol(l.protocol) +
+                   " declares root table " + format_filter_handle(f != dev.filters.end() ? f->ops : nullptr, l.root) +
+                   ", which its qdisc's " + std::to_string(ls.size()) + " u32 list(s) made afresh never get (800: to " +
+                   format_filter_handle(f != dev.filters.end() ? f->ops : nullptr,
+                                        (0x800u + static_cast<uint32_t>(ls.size()) - 1) << 20) +
+                   "): tcsync leaves the qdisc's root tables as they are");
     }
   }
 }
@@ -54,13 +59,16 @@ constexpr size_t kManyNewClasses = 4096;
 void note_class_walk(const Plan& plan, const State& desired, Diagnostics& d) {
   std::map<std::pair<std::string, uint32_t>, size_t> added;  // (device, qdisc major) -> new classes
   for (auto& s : plan.steps)
-    if (s.op == Op::Add && s.type == ObjType::Class && s.cls && !s.block) ++added[{s.device, handle_major(s.cls->classid)}];
+    if (s.op == Op::Add && s.type == ObjType::Class && s.cls && !s.block)
+      ++added[{s.device, handle_major(s.cls->classid)}];
   for (auto& [at, n] : added) {
     if (n < kManyNewClasses) continue;
     const Device* dev = desired.find(at.first);
     const Qdisc* q = qdisc_with_handle(dev, at.second);
     std::string what = q ? std::string(q->kind) + " " + format_handle(q->handle) : "qdisc " + format_handle(at.second);
-    d.note(q ? q->loc : dev ? dev->loc : SourceLoc{},
+    d.note(q     ? q->loc
+           : dev ? dev->loc
+                 : SourceLoc{},
            at.first + ": " + what + " gets " + std::to_string(n) +
                " new classes: after each one the kernel walks every class of the qdisc (tc_bind_tclass), so the time "
                "grows with the square of the count; classes spread over several qdiscs (mq, one per transmit queue) "
@@ -83,19 +91,22 @@ void warn_plan(const Plan& plan, const State& desired, const State& live, Diagno
     // The mq goes too (its queues' qdiscs with it), or a qdisc takes the
     // queue again in the same plan (a re-created child): nothing is left bare.
     bool parent_goes = std::any_of(plan.steps.begin(), plan.steps.end(), [&](const Step& o) {
-      return o.op == Op::Delete && o.type == ObjType::Qdisc && o.qdisc && o.device == s.device && o.qdisc->handle == parent->handle;
+      return o.op == Op::Delete && o.type == ObjType::Qdisc && o.qdisc && o.device == s.device &&
+             o.qdisc->handle == parent->handle;
     });
     bool refilled = std::any_of(plan.steps.begin(), plan.steps.end(), [&](const Step& o) {
-      return o.op == Op::Add && o.type == ObjType::Qdisc && o.qdisc && o.device == s.device && o.qdisc->parent == child.parent;
+      return o.op == Op::Add && o.type == ObjType::Qdisc && o.qdisc && o.device == s.device &&
+             o.qdisc->parent == child.parent;
     });
     if (parent_goes || refilled) continue;
     // Where the file speaks of that queue: the mq's own line, else the device's.
     const Device* want = desired.find(s.device);
     const Qdisc* declared = qdisc_with_handle(want, parent->handle);
     SourceLoc loc = declared ? declared->loc : want ? want->loc : SourceLoc{};
-    d.warning(loc, s.device + ": deleting " + describe(child) + " leaves transmit queue " + format_handle(child.parent) + " of " +
-                       parent->kind + " " + format_handle(parent->handle) +
-                       " without a qdisc (the kernel puts noop there: every packet sent on that queue is dropped); declare a qdisc with parent \"" +
+    d.warning(loc, s.device + ": deleting " + describe(child) + " leaves transmit queue " +
+                       format_handle(child.parent) + " of " + parent->kind + " " + format_handle(parent->handle) +
+                       " without a qdisc (the kernel puts noop there: every packet sent on that queue is dropped); "
+                       "declare a qdisc with parent \"" +
                        format_handle(child.parent) + "\" to keep one");
   }
 }

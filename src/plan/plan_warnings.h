@@ -2,8 +2,8 @@
 // printed at plan time (diff and apply) next to the file line they concern.
 #pragma once
 #include "base/diag.h"
-#include "plan/differ.h"
 #include "model/model.h"
+#include "plan/differ.h"
 
 namespace tcsync {
 

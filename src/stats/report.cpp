@@ -40,9 +40,13 @@ std::string rate_text(const Obj& o) {
 
 }  // namespace
 
-std::string_view StatRow::kind() const { return qdisc ? qdisc->kind : cls ? cls->kind : filter->kind; }
+std::string_view StatRow::kind() const {
+  return qdisc ? qdisc->kind : cls ? cls->kind : filter->kind;
+}
 
-std::string_view StatRow::name() const { return filter ? std::string_view(filter->name) : std::string_view(); }
+std::string_view StatRow::name() const {
+  return filter ? std::string_view(filter->name) : std::string_view();
+}
 
 std::string StatRow::id() const {
   if (qdisc) return format_handle(qdisc->handle);
@@ -63,16 +67,22 @@ std::string StatRow::parent() const {
   return on_block ? std::string(place) : describe_filter_parent(filter->key.parent);
 }
 
-std::string StatRow::target() const { return filter && filter->classid ? format_handle(*filter->classid) : std::string(); }
+std::string StatRow::target() const {
+  return filter && filter->classid ? format_handle(*filter->classid) : std::string();
+}
 
 std::string StatRow::where() const {
   if (!decl.known()) return {};
   return SourceFiles::instance().path(decl.file) + ":" + std::to_string(decl.line);
 }
 
-std::string StatRow::rate() const { return qdisc ? rate_text(*qdisc) : cls ? rate_text(*cls) : std::string(); }
+std::string StatRow::rate() const {
+  return qdisc ? rate_text(*qdisc) : cls ? rate_text(*cls) : std::string();
+}
 
-std::string StatRow::label() const { return name().empty() ? id() : std::string(name()); }
+std::string StatRow::label() const {
+  return name().empty() ? id() : std::string(name());
+}
 
 std::string_view StatRow::action_kind(size_t i) const {
   return filter && i < filter->actions.size() ? std::string_view(filter->actions[i].kind) : std::string_view();
@@ -112,8 +122,10 @@ void attach(StatRow& r, const ObjStats* s) {
 void join_place(const Device* want, const Device* have, const StatsTable& t, StatsReport& out) {
   const std::string& place = want ? want->name : have->name;
   bool on_block = (want ? want->block : have->block) != 0;
-  if (want) out.declared.reserve(out.declared.size() + want->qdiscs.size() + want->classes.size() + want->filters.size());
-  if (have) out.undeclared.reserve(out.undeclared.size() + have->qdiscs.size() + have->classes.size() + have->filters.size());
+  if (want)
+    out.declared.reserve(out.declared.size() + want->qdiscs.size() + want->classes.size() + want->filters.size());
+  if (have)
+    out.undeclared.reserve(out.undeclared.size() + have->qdiscs.size() + have->classes.size() + have->filters.size());
   auto ps = t.places.find(place);
   const PlaceStats* counted = ps == t.places.end() ? nullptr : &ps->second;
   auto filter_stats = [&](const FilterKey& k) -> const ObjStats* {
@@ -183,9 +195,12 @@ void join_place(const Device* want, const Device* have, const StatsTable& t, Sta
 
 const char* type_name(StatRow::Type t) {
   switch (t) {
-    case StatRow::Type::Qdisc: return "qdisc";
-    case StatRow::Type::Class: return "class";
-    case StatRow::Type::Filter: return "filter";
+    case StatRow::Type::Qdisc:
+      return "qdisc";
+    case StatRow::Type::Class:
+      return "class";
+    case StatRow::Type::Filter:
+      return "filter";
   }
   return "?";
 }
@@ -195,7 +210,8 @@ const char* type_name(StatRow::Type t) {
 void counters_text(const Counters& c, std::ostream& out, bool queues = true) {
   if (c.basic) out << " " << c.packets << " pkt " << c.bytes << " bytes";
   if (c.hw && (c.hw_packets || c.hw_bytes)) out << " (hw " << c.hw_packets << " pkt " << c.hw_bytes << " bytes)";
-  if (c.queue && !queues) out << " dropped " << c.drops << " overlimits " << c.overlimits;
+  if (c.queue && !queues)
+    out << " dropped " << c.drops << " overlimits " << c.overlimits;
   else if (c.queue)
     out << " dropped " << c.drops << " overlimits " << c.overlimits << " requeues " << c.requeues << " backlog "
         << c.backlog << "b " << c.qlen << "p";
@@ -238,7 +254,8 @@ void row_text(const StatRow& r, std::ostream& out) {
     return;
   }
   counters_text(r.stats->c, out);
-  if (auto& h = r.stats->kind_xstats.htb) out << " lended " << h->lends << " borrowed " << h->borrows << " giants " << h->giants;
+  if (auto& h = r.stats->kind_xstats.htb)
+    out << " lended " << h->lends << " borrowed " << h->borrows << " giants " << h->giants;
   out << "\n";
 }
 
@@ -268,10 +285,12 @@ void counters_json(const Counters& c, std::string& s) {
   };
   if (c.basic) field("bytes", c.bytes), field("packets", c.packets);
   if (c.hw) field("hw_bytes", c.hw_bytes), field("hw_packets", c.hw_packets);
-  if (c.hw && c.basic) field("sw_bytes", c.bytes - std::min(c.bytes, c.hw_bytes)), field("sw_packets", c.packets - std::min(c.packets, c.hw_packets));
+  if (c.hw && c.basic)
+    field("sw_bytes", c.bytes - std::min(c.bytes, c.hw_bytes)),
+        field("sw_packets", c.packets - std::min(c.packets, c.hw_packets));
   if (c.queue)
-    field("drops", c.drops), field("overlimits", c.overlimits), field("requeues", c.requeues), field("backlog", c.backlog),
-        field("qlen", c.qlen);
+    field("drops", c.drops), field("overlimits", c.overlimits), field("requeues", c.requeues),
+        field("backlog", c.backlog), field("qlen", c.qlen);
   if (c.rate) field("rate_bps", c.bps), field("rate_pps", c.pps);
   s += "}";
 }
@@ -434,18 +453,24 @@ void counter_families(const std::string& pre, bool queues, Emit&& emit) {
   auto hw = [](auto f) { return [f](const Counters& c) { return c.hw ? Count(f(c)) : Count(); }; };
   auto queue = [](auto f) { return [f](const Counters& c) { return c.queue ? Count(f(c)) : Count(); }; };
   auto rate = [](auto f) { return [f](const Counters& c) { return c.rate ? Count(f(c)) : Count(); }; };
-  emit(pre + "_bytes_total", "counter", "Bytes sent (tc -s: Sent N bytes).", basic([](const Counters& c) { return c.bytes; }));
-  emit(pre + "_packets_total", "counter", "Packets sent (tc -s: N pkt).", basic([](const Counters& c) { return c.packets; }));
-  emit(pre + "_hw_bytes_total", "counter", "Of the bytes, those offloaded hardware counted.", hw([](const Counters& c) { return c.hw_bytes; }));
+  emit(pre + "_bytes_total", "counter", "Bytes sent (tc -s: Sent N bytes).",
+       basic([](const Counters& c) { return c.bytes; }));
+  emit(pre + "_packets_total", "counter", "Packets sent (tc -s: N pkt).",
+       basic([](const Counters& c) { return c.packets; }));
+  emit(pre + "_hw_bytes_total", "counter", "Of the bytes, those offloaded hardware counted.",
+       hw([](const Counters& c) { return c.hw_bytes; }));
   emit(pre + "_hw_packets_total", "counter", "Of the packets, those offloaded hardware counted.",
        hw([](const Counters& c) { return c.hw_packets; }));
   emit(pre + "_drops_total", "counter", "Packets dropped.", queue([](const Counters& c) { return uint64_t{c.drops}; }));
   emit(pre + "_overlimits_total", "counter", "Overlimit events (throttled, or a policer's exceed).",
        queue([](const Counters& c) { return uint64_t{c.overlimits}; }));
   if (queues) {
-    emit(pre + "_requeues_total", "counter", "Packets requeued.", queue([](const Counters& c) { return uint64_t{c.requeues}; }));
-    emit(pre + "_backlog_bytes", "gauge", "Bytes queued now.", queue([](const Counters& c) { return uint64_t{c.backlog}; }));
-    emit(pre + "_queue_packets", "gauge", "Packets queued now (qlen).", queue([](const Counters& c) { return uint64_t{c.qlen}; }));
+    emit(pre + "_requeues_total", "counter", "Packets requeued.",
+         queue([](const Counters& c) { return uint64_t{c.requeues}; }));
+    emit(pre + "_backlog_bytes", "gauge", "Bytes queued now.",
+         queue([](const Counters& c) { return uint64_t{c.backlog}; }));
+    emit(pre + "_queue_packets", "gauge", "Packets queued now (qlen).",
+         queue([](const Counters& c) { return uint64_t{c.qlen}; }));
   }
   emit(pre + "_rate_estimate_bytes_per_second", "gauge", "The kernel's rate estimator: bytes per second.",
        rate([](const Counters& c) { return c.bps; }));
@@ -508,10 +533,14 @@ std::string prometheus_escape(std::string_view v) {
   std::string s;
   s.reserve(v.size());
   for (char c : v) {
-    if (c == '\\') s += "\\\\";
-    else if (c == '"') s += "\\\"";
-    else if (c == '\n') s += "\\n";
-    else s += c;
+    if (c == '\\')
+      s += "\\\\";
+    else if (c == '"')
+      s += "\\\"";
+    else if (c == '\n')
+      s += "\\n";
+    else
+      s += c;
   }
   return s;
 }
@@ -572,28 +601,33 @@ void write_stats_json(const StatsReport& r, std::ostream& out) {
 void write_stats_prometheus(const StatsReport& r, std::ostream& out) {
   Exposition e(r, out);
   for (auto type : {StatRow::Type::Qdisc, StatRow::Type::Class})
-    counter_families(std::string("tcsync_") + type_name(type), true, [&](const std::string& name, const char* kind, const char* help, auto pick) {
-      e.family(type, name, kind, help, [&](const ObjStats& s) { return pick(s.c); });
-    });
+    counter_families(std::string("tcsync_") + type_name(type), true,
+                     [&](const std::string& name, const char* kind, const char* help, auto pick) {
+                       e.family(type, name, kind, help, [&](const ObjStats& s) { return pick(s.c); });
+                     });
   auto htb = [&](const char* name, const char* help, auto f) {
-    e.family(StatRow::Type::Class, name, "counter", help, [&](const ObjStats& s) { return s.kind_xstats.htb ? Count(f(*s.kind_xstats.htb)) : Count(); });
+    e.family(StatRow::Type::Class, name, "counter", help,
+             [&](const ObjStats& s) { return s.kind_xstats.htb ? Count(f(*s.kind_xstats.htb)) : Count(); });
   };
-  htb("tcsync_class_lends_total", "htb: packets the class sent within its own rate.", [](const HtbXstats& h) { return uint64_t{h.lends}; });
+  htb("tcsync_class_lends_total", "htb: packets the class sent within its own rate.",
+      [](const HtbXstats& h) { return uint64_t{h.lends}; });
   htb("tcsync_class_borrows_total", "htb: packets the class sent on tokens borrowed from its parent.",
       [](const HtbXstats& h) { return uint64_t{h.borrows}; });
-  htb("tcsync_class_giants_total", "htb: packets larger than the class's mtu.", [](const HtbXstats& h) { return uint64_t{h.giants}; });
+  htb("tcsync_class_giants_total", "htb: packets larger than the class's mtu.",
+      [](const HtbXstats& h) { return uint64_t{h.giants}; });
   e.family(StatRow::Type::Filter, "tcsync_filter_packets_total", "counter",
            "Packets the rule matched (its own hit count, else its first action's).",
            [](const ObjStats& s) { return s.filter_packets(); });
-  e.family(StatRow::Type::Filter, "tcsync_filter_bytes_total", "counter", "Bytes the rule matched (its first action's).",
-           [](const ObjStats& s) { return s.filter_bytes(); });
+  e.family(StatRow::Type::Filter, "tcsync_filter_bytes_total", "counter",
+           "Bytes the rule matched (its first action's).", [](const ObjStats& s) { return s.filter_bytes(); });
   e.family(StatRow::Type::Filter, "tcsync_filter_lookups_total", "counter",
            "u32: packets the rule was tried on (CONFIG_CLS_U32_PERF).", [](const ObjStats& s) { return s.lookups; });
   counter_families("tcsync_action", false, [&](const std::string& name, const char* kind, const char* help, auto pick) {
     e.action_family(name, kind, help, pick);
   });
   if (r.with_files)
-    e.single("tcsync_declared_missing", "gauge", "Objects the files declare that the kernel does not hold.", r.missing());
+    e.single("tcsync_declared_missing", "gauge", "Objects the files declare that the kernel does not hold.",
+             r.missing());
 }
 
 void write_stats_dot(const StatsReport& r, std::ostream& out, size_t leaf_limit) {
@@ -617,9 +651,12 @@ void write_stats_dot(const StatsReport& r, std::ostream& out, size_t leaf_limit)
     std::map<uint32_t, std::string> drawn;  // handle -> the node that stands for it (a folded leaf: its "more" node)
     for (auto* x : rows) {
       if (x->place != place) continue;
-      if (x->type == StatRow::Type::Qdisc) qdiscs.push_back(x);
-      else if (x->type == StatRow::Type::Class) children[x->parent_handle].push_back(x), has_children.insert(x->parent_handle);
-      else filters.push_back(x);
+      if (x->type == StatRow::Type::Qdisc)
+        qdiscs.push_back(x);
+      else if (x->type == StatRow::Type::Class)
+        children[x->parent_handle].push_back(x), has_children.insert(x->parent_handle);
+      else
+        filters.push_back(x);
     }
     out << "  subgraph cluster_" << p << " {\n    label=\"" << dot_escape(place) << "\";\n    style=rounded;\n";
     auto box = [&](const StatRow& x, const std::string& id) {
@@ -641,7 +678,8 @@ void write_stats_dot(const StatsReport& r, std::ostream& out, size_t leaf_limit)
       std::stable_sort(leaves.begin(), leaves.end(), [](auto* a, auto* b) { return busy(*a) > busy(*b); });
       size_t shown = std::min(leaves.size(), leaf_limit);
       for (auto* k : inner) box(*k, node(k->handle)), drawn[k->handle] = node(k->handle);
-      for (size_t i = 0; i < shown; ++i) box(*leaves[i], node(leaves[i]->handle)), drawn[leaves[i]->handle] = node(leaves[i]->handle);
+      for (size_t i = 0; i < shown; ++i)
+        box(*leaves[i], node(leaves[i]->handle)), drawn[leaves[i]->handle] = node(leaves[i]->handle);
       for (size_t i = shown; i < leaves.size(); ++i) drawn[leaves[i]->handle] = p + "_more" + std::to_string(parent);
       if (leaves.size() > shown) {
         uint64_t pk = 0;
@@ -674,7 +712,8 @@ void write_stats_dot(const StatsReport& r, std::ostream& out, size_t leaf_limit)
       std::string c = counters_line(*f);
       if (!c.empty()) l += "\n" + c;
       if (std::string w = f->where(); !w.empty()) l += "\n" + w;
-      out << "    " << id << " [label=\"" << dot_escape(l) << "\", shape=note" << (f->live ? "" : ", style=dashed") << "];\n";
+      out << "    " << id << " [label=\"" << dot_escape(l) << "\", shape=note" << (f->live ? "" : ", style=dashed")
+          << "];\n";
       // Fed from the qdisc/class it hangs at, feeding the class it names.
       uint32_t at = f->parent_handle;
       bool hook = at == kHandleClsactIngress || at == kHandleClsactEgress || at == kHandleIngress;
@@ -682,7 +721,8 @@ void write_stats_dot(const StatsReport& r, std::ostream& out, size_t leaf_limit)
       // A class's id is its classid formatted as the target is: compared as numbers.
       if (f->filter->classid)
         for (auto* k : rows)
-          if (k->place == place && k->type == StatRow::Type::Class && k->handle == *f->filter->classid && drawn.count(k->handle))
+          if (k->place == place && k->type == StatRow::Type::Class && k->handle == *f->filter->classid &&
+              drawn.count(k->handle))
             out << "    " << id << " -> " << drawn[k->handle] << " [color=blue];\n";
     }
     out << "  }\n";
@@ -696,10 +736,13 @@ struct Totals {
 };
 Totals totals(const StatRow& r) {
   if (!r.stats) return {};
-  if (r.type == StatRow::Type::Filter) return {r.stats->filter_packets().value_or(0), r.stats->filter_bytes().value_or(0)};
+  if (r.type == StatRow::Type::Filter)
+    return {r.stats->filter_packets().value_or(0), r.stats->filter_bytes().value_or(0)};
   return {r.stats->c.packets, r.stats->c.bytes};
 }
-std::string row_key(const StatRow& r) { return std::string(r.place) + "\n" + type_name(r.type) + "\n" + r.id(); }
+std::string row_key(const StatRow& r) {
+  return std::string(r.place) + "\n" + type_name(r.type) + "\n" + r.id();
+}
 }  // namespace
 
 void write_stats_watch(const StatsReport& now, const StatsReport* before, double secs, std::ostream& out) {
@@ -734,8 +777,10 @@ void write_stats_watch(const StatsReport& now, const StatsReport* before, double
   // Rates below 1000 with a decimal: a ping a second is 1.0, not 0.
   auto rate = [](double v) {
     char b[32];
-    if (v < 1000) std::snprintf(b, sizeof b, "%.1f", v);
-    else return human(static_cast<uint64_t>(v));
+    if (v < 1000)
+      std::snprintf(b, sizeof b, "%.1f", v);
+    else
+      return human(static_cast<uint64_t>(v));
     return std::string(b);
   };
   for (auto& l : lines) {
@@ -745,8 +790,8 @@ void write_stats_watch(const StatsReport& now, const StatsReport* before, double
     if (name.size() > 34) name = name.substr(0, 33) + "~";
     std::string pps = before && counted ? rate(l.pps) : "-", bps = before && counted ? rate(l.bps) : "-";
     std::string pk = counted ? std::to_string(l.t.packets) : "-", by = counted ? std::to_string(l.t.bytes) : "-";
-    std::snprintf(buf, sizeof buf, "%-10s %-7s %-34s %12s %12s %14s %14s", std::string(l.row->place).c_str(), type_name(l.row->type),
-                  name.c_str(), pps.c_str(), bps.c_str(), pk.c_str(), by.c_str());
+    std::snprintf(buf, sizeof buf, "%-10s %-7s %-34s %12s %12s %14s %14s", std::string(l.row->place).c_str(),
+                  type_name(l.row->type), name.c_str(), pps.c_str(), bps.c_str(), pk.c_str(), by.c_str());
     out << buf;
     if (std::string w = l.row->where(); !w.empty()) out << "  " << w;
     out << "\n";

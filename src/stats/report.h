@@ -23,9 +23,9 @@ namespace tcsync {
 struct StatRow {
   enum class Type : uint8_t { Qdisc, Class, Filter };
   Type type = Type::Qdisc;
-  bool live = false;      // the kernel holds it
-  bool on_block = false;  // a filter of a shared block: it hangs at the block
-  std::string_view place; // the device, or "block N" (the Device's name)
+  bool live = false;       // the kernel holds it
+  bool on_block = false;   // a filter of a shared block: it hangs at the block
+  std::string_view place;  // the device, or "block N" (the Device's name)
   // The object, by type; the other two are null.
   const Qdisc* qdisc = nullptr;
   const Class* cls = nullptr;

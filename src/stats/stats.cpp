@@ -92,7 +92,8 @@ void read_stats2(std::span<const uint8_t> nest, Counters& c) {
         c.rate = true, c.bps = r.bps, c.pps = r.pps;
         break;
       }
-      default: break;
+      default:
+        break;
     }
   }
   // A kernel sends an estimator's nest even when none runs: all zeros.
@@ -105,9 +106,12 @@ bool read_object_stats(std::span<const uint8_t> msg, ObjStats& out, const KindOp
   bool any = false, stats2 = false;
   std::span<const uint8_t> old;
   while (it.next(a)) {
-    if (a.type == TCA_STATS2) read_stats2(a.data, out.c), stats2 = any = true;
-    else if (a.type == TCA_STATS) old = a.data;
-    else if (a.type == TCA_XSTATS) out.xstats.assign(a.data.begin(), a.data.end()), any = true;
+    if (a.type == TCA_STATS2)
+      read_stats2(a.data, out.c), stats2 = any = true;
+    else if (a.type == TCA_STATS)
+      old = a.data;
+    else if (a.type == TCA_XSTATS)
+      out.xstats.assign(a.data.begin(), a.data.end()), any = true;
   }
   if (!stats2 && !old.empty()) {
     // The old struct only: a kernel before gnet_stats (2.6.x), or a kind

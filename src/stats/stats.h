@@ -26,24 +26,24 @@
 namespace tcsync {
 
 struct Counters {
-  bool basic = false;      // bytes/packets reported
+  bool basic = false;  // bytes/packets reported
   uint64_t bytes = 0, packets = 0;
-  bool hw = false;         // TCA_STATS_BASIC_HW: the part offloaded hardware counted
+  bool hw = false;  // TCA_STATS_BASIC_HW: the part offloaded hardware counted
   uint64_t hw_bytes = 0, hw_packets = 0;
-  bool queue = false;      // TCA_STATS_QUEUE
+  bool queue = false;  // TCA_STATS_QUEUE
   uint32_t qlen = 0, backlog = 0, drops = 0, requeues = 0, overlimits = 0;
-  bool rate = false;       // a rate estimator (tc ... estimator)
+  bool rate = false;          // a rate estimator (tc ... estimator)
   uint64_t bps = 0, pps = 0;  // bytes/s, packets/s
   bool operator==(const Counters&) const = default;
 };
 
 struct ObjStats {
-  Counters c;                        // qdisc, class: the object's own; filter: unused
-  std::optional<uint64_t> hits;      // a filter's own hit count (u32 PCNT rhit, matchall)
-  std::optional<uint64_t> lookups;   // u32 PCNT rcnt: packets that reached the rule
-  std::vector<Counters> actions;     // a filter's actions, in its order
-  std::vector<uint8_t> xstats;       // TCA_XSTATS as the kernel sent it (kind-specific)
-  ClassXstats kind_xstats;           // what a class's kind read from them (ClassOps::read_xstats)
+  Counters c;                       // qdisc, class: the object's own; filter: unused
+  std::optional<uint64_t> hits;     // a filter's own hit count (u32 PCNT rhit, matchall)
+  std::optional<uint64_t> lookups;  // u32 PCNT rcnt: packets that reached the rule
+  std::vector<Counters> actions;    // a filter's actions, in its order
+  std::vector<uint8_t> xstats;      // TCA_XSTATS as the kernel sent it (kind-specific)
+  ClassXstats kind_xstats;          // what a class's kind read from them (ClassOps::read_xstats)
   // A filter's packets as people count them: its own hits when the kernel
   // reports them, else its first action's (every match runs it).
   std::optional<uint64_t> filter_packets() const;

@@ -12,7 +12,9 @@ namespace {
 
 using Entry = DeclaredFilters::Entry;
 
-bool by_key(const Entry& a, const Entry& b) { return a.first < b.first; }
+bool by_key(const Entry& a, const Entry& b) {
+  return a.first < b.first;
+}
 
 FilterKey list_key(FilterKey k) {
   k.handle = 0;
@@ -23,7 +25,8 @@ bool same_list(const FilterKey& a, const FilterKey& b) {
   return a.parent == b.parent && a.chain == b.chain && a.pref == b.pref && a.protocol == b.protocol;
 }
 
-Step filter_step(Op op, const std::string& device, std::string reason, const Filter* filter, const Filter* live = nullptr) {
+Step filter_step(Op op, const std::string& device, std::string reason, const Filter* filter,
+                 const Filter* live = nullptr) {
   Step s;
   s.op = op;
   s.type = ObjType::Filter;
@@ -53,7 +56,8 @@ std::pair<const DeclaredFilters::Entry*, const DeclaredFilters::Entry*> Declared
   return {by_key_.data() + (lo - by_key_.begin()), by_key_.data() + (hi - by_key_.begin())};
 }
 
-FilterRepair plan_filter_events(const Device& want, const DeclaredFilters& declared, const std::vector<FilterEvent>& events) {
+FilterRepair plan_filter_events(const Device& want, const DeclaredFilters& declared,
+                                const std::vector<FilterEvent>& events) {
   FilterRepair out;
   Ownership own(want);
   bool tree_scope = std::any_of(want.own.begin(), want.own.end(), [](const OwnRegion& r) { return r.tree; });

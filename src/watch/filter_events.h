@@ -56,6 +56,7 @@ struct FilterRepair {
 };
 
 // The last event of each key decides it (events are read in order).
-FilterRepair plan_filter_events(const Device& want, const DeclaredFilters& declared, const std::vector<FilterEvent>& events);
+FilterRepair plan_filter_events(const Device& want, const DeclaredFilters& declared,
+                                const std::vector<FilterEvent>& events);
 
 }  // namespace tcsync

@@ -101,8 +101,10 @@ std::string watch_event_json(const WatchEvent& e, long long unix_ms) {
   if (!e.message.empty()) j["message"] = e.message;
   if (!e.errors.empty()) {
     // Bounded: a refused 100k-step apply is one line, not 100k errors.
-    j["errors"] = std::vector<std::string>(e.errors.begin(), e.errors.begin() + std::min(e.errors.size(), kMaxEventErrors));
-    if (e.errors.size() > kMaxEventErrors) j["errors"].push_back("... " + std::to_string(e.errors.size() - kMaxEventErrors) + " more");
+    j["errors"] =
+        std::vector<std::string>(e.errors.begin(), e.errors.begin() + std::min(e.errors.size(), kMaxEventErrors));
+    if (e.errors.size() > kMaxEventErrors)
+      j["errors"].push_back("... " + std::to_string(e.errors.size() - kMaxEventErrors) + " more");
   }
   if (e.ms) j["ms"] = static_cast<double>(static_cast<long long>(*e.ms * 10 + 0.5)) / 10;
   // Bytes that are not UTF-8 (a device name is any bytes) become U+FFFD.
@@ -122,7 +124,8 @@ std::string watch_event_text(const WatchEvent& e, long long unix_ms) {
   out += "\n";
   for (auto& l : e.diff) out += "  " + l + "\n";
   for (size_t i = 0; i < e.errors.size() && i < kMaxEventErrors; ++i) out += "  " + e.errors[i] + "\n";
-  if (e.errors.size() > kMaxEventErrors) out += "  ... " + std::to_string(e.errors.size() - kMaxEventErrors) + " more\n";
+  if (e.errors.size() > kMaxEventErrors)
+    out += "  ... " + std::to_string(e.errors.size() - kMaxEventErrors) + " more\n";
   return out;
 }
 

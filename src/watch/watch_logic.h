@@ -86,12 +86,12 @@ class RepairTracker {
 //   {"time":"2026-12-02T05:40:01.123Z","event":"drift","device":"v0",
 //    "diff":["~ class htb 1:10 parent 1: (rate 2mbit -> 1mbit)"]}
 struct WatchEvent {
-  std::string event;             // drift, repaired, applied, device-appeared, device-gone,
-                                 // file-reloaded, file-error, conflict, resync, error, started, stopped
-  std::string device;            // empty when not about one device
-  std::vector<std::string> diff; // the plan's lines, as diff prints them
-  std::string message;           // a sentence (errors, conflicts, causes)
-  std::vector<std::string> errors;  // file-error: "FILE:LINE:COL: error: ..." lines
+  std::string event;                 // drift, repaired, applied, device-appeared, device-gone,
+                                     // file-reloaded, file-error, conflict, resync, error, started, stopped
+  std::string device;                // empty when not about one device
+  std::vector<std::string> diff;     // the plan's lines, as diff prints them
+  std::string message;               // a sentence (errors, conflicts, causes)
+  std::vector<std::string> errors;   // file-error: "FILE:LINE:COL: error: ..." lines
   std::optional<std::string> cause;  // repaired/applied: what led to it
   std::optional<double> ms;          // repaired/applied: event to done, milliseconds
 };

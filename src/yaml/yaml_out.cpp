@@ -42,8 +42,10 @@ void YamlOut::seq_end() {
 }
 void YamlOut::key(std::string_view k) {
   sep();
-  if (json_) append_json_string(out_, k);
-  else out_ += k;
+  if (json_)
+    append_json_string(out_, k);
+  else
+    out_ += k;
   out_ += ": ";
   after_key_ = true;
 }
@@ -54,8 +56,10 @@ void YamlOut::num(uint64_t v) {
 }
 void YamlOut::number(std::string_view text) {
   sep();
-  if (json_ && !is_json_number(text)) append_json_string(out_, text);
-  else out_ += text;
+  if (json_ && !is_json_number(text))
+    append_json_string(out_, text);
+  else
+    out_ += text;
 }
 void YamlOut::boolean(bool b) {
   sep();
@@ -87,7 +91,9 @@ constexpr ByteClasses kByteClasses;
 
 // ASCII only: the program never sets a locale, so std::tolower is this, at
 // the price of a call.
-constexpr char ascii_lower(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }
+constexpr char ascii_lower(char c) {
+  return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c;
+}
 }  // namespace
 
 bool yaml_needs_quotes(std::string_view s) {
@@ -99,7 +105,8 @@ bool yaml_needs_quotes(std::string_view s) {
   static constexpr std::string_view words[] = {"true", "false", "yes", "no", "on", "off", "null", "y", "n", "~"};
   if (s.size() <= 5)
     for (auto w : words)
-      if (w.size() == s.size() && std::equal(s.begin(), s.end(), w.begin(), [](char a, char b) { return ascii_lower(a) == b; }))
+      if (w.size() == s.size() &&
+          std::equal(s.begin(), s.end(), w.begin(), [](char a, char b) { return ascii_lower(a) == b; }))
         return true;
   uint8_t any = 0, all = kNumber;
   for (char c : s) {
@@ -145,9 +152,12 @@ std::string yaml_scalar(std::string_view s) {
 
 void YamlOut::str(std::string_view s) {
   sep();
-  if (json_) append_json_string(out_, s);
-  else if (!yaml_needs_quotes(s)) out_ += s;
-  else append_quoted(out_, s);
+  if (json_)
+    append_json_string(out_, s);
+  else if (!yaml_needs_quotes(s))
+    out_ += s;
+  else
+    append_quoted(out_, s);
 }
 
 DocOut::DocOut(std::ostream& os, YamlOut::Style style)
@@ -155,9 +165,13 @@ DocOut::DocOut(std::ostream& os, YamlOut::Style style)
   out_.reserve(72 * 1024);
 }
 
-DocOut::~DocOut() { os_.write(out_.data(), static_cast<std::streamsize>(out_.size())); }
+DocOut::~DocOut() {
+  os_.write(out_.data(), static_cast<std::streamsize>(out_.size()));
+}
 
-void DocOut::indent(size_t depth) { out_.append(2 * depth, ' '); }
+void DocOut::indent(size_t depth) {
+  out_.append(2 * depth, ' ');
+}
 
 // YAML: a key opens its line ("devices:") and the first thing inside the
 // value ends it; JSON: the comma and line break come before each entry.
@@ -224,8 +238,12 @@ void DocOut::close(char bracket, const char* empty_yaml) {
   }
 }
 
-void DocOut::map_end() { close('}', " {}\n"); }
-void DocOut::seq_end() { close(']', " []\n"); }
+void DocOut::map_end() {
+  close('}', " {}\n");
+}
+void DocOut::seq_end() {
+  close(']', " []\n");
+}
 
 void DocOut::item_begin() {
   if (json_) {

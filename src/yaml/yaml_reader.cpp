@@ -13,9 +13,12 @@ const Node* Node::find(std::string_view key) const {
 
 const char* Node::type_name() const {
   switch (type) {
-    case Type::Scalar: return "a scalar";
-    case Type::Map: return "a mapping";
-    case Type::Seq: return "a list";
+    case Type::Scalar:
+      return "a scalar";
+    case Type::Map:
+      return "a mapping";
+    case Type::Seq:
+      return "a list";
   }
   return "?";
 }
@@ -67,7 +70,8 @@ void YamlReader::open_string(std::string text, Parse how) {
 void YamlReader::start(Parse how, size_t size) {
   size_ = size;
   for (auto& b : batches_) empty_.push_back(&b);
-  if (how == Parse::Thread || (how == Parse::Auto && size >= kThreadFrom)) thread_ = std::thread([this] { parse_loop(); });
+  if (how == Parse::Thread || (how == Parse::Auto && size >= kThreadFrom))
+    thread_ = std::thread([this] { parse_loop(); });
 }
 
 SourceLoc YamlReader::loc_of_offset(size_t offset) const {
@@ -82,8 +86,10 @@ SourceLoc YamlReader::loc_of_offset(size_t offset) const {
   }
   uint32_t line = 1, col = 1;
   for (char c : head) {
-    if (c == '\n') ++line, col = 1;
-    else if ((static_cast<unsigned char>(c) & 0xC0) != 0x80) ++col;  // count characters, not bytes
+    if (c == '\n')
+      ++line, col = 1;
+    else if ((static_cast<unsigned char>(c) & 0xC0) != 0x80)
+      ++col;  // count characters, not bytes
   }
   return {file_, line, col};
 }
@@ -122,25 +128,36 @@ bool YamlReader::parse_one(Event& ev) {
     ev.offset = e.start_mark.index;
     bool keep = true, more = true;
     switch (e.type) {
-      case YAML_STREAM_START_EVENT: keep = false; break;
+      case YAML_STREAM_START_EVENT:
+        keep = false;
+        break;
       case YAML_NO_EVENT:
       case YAML_STREAM_END_EVENT:
         ev.type = Ev::StreamEnd;
         more = false;
         break;
-      case YAML_DOCUMENT_START_EVENT: ev.type = Ev::DocStart; break;
-      case YAML_DOCUMENT_END_EVENT: ev.type = Ev::DocEnd; break;
+      case YAML_DOCUMENT_START_EVENT:
+        ev.type = Ev::DocStart;
+        break;
+      case YAML_DOCUMENT_END_EVENT:
+        ev.type = Ev::DocEnd;
+        break;
       case YAML_MAPPING_START_EVENT:
       case YAML_SEQUENCE_START_EVENT:
         ev.type = e.type == YAML_MAPPING_START_EVENT ? Ev::MapStart : Ev::SeqStart;
         if (e.type == YAML_MAPPING_START_EVENT ? e.data.mapping_start.anchor : e.data.sequence_start.anchor)
           more = fail(ev.loc, kNoAliases);
         break;
-      case YAML_MAPPING_END_EVENT: ev.type = Ev::MapEnd; break;
-      case YAML_SEQUENCE_END_EVENT: ev.type = Ev::SeqEnd; break;
+      case YAML_MAPPING_END_EVENT:
+        ev.type = Ev::MapEnd;
+        break;
+      case YAML_SEQUENCE_END_EVENT:
+        ev.type = Ev::SeqEnd;
+        break;
       case YAML_SCALAR_EVENT:
         ev.type = Ev::Scalar;
-        if (e.data.scalar.anchor) more = fail(ev.loc, kNoAliases);
+        if (e.data.scalar.anchor)
+          more = fail(ev.loc, kNoAliases);
         else if (e.data.scalar.length > kMaxScalar)
           more = fail(ev.loc, "scalar longer than " + std::to_string(kMaxScalar) + " bytes");
         else {
@@ -148,7 +165,9 @@ bool YamlReader::parse_one(Event& ev) {
           ev.plain = e.data.scalar.style == YAML_PLAIN_SCALAR_STYLE;
         }
         break;
-      case YAML_ALIAS_EVENT: more = fail(ev.loc, kNoAliases); break;
+      case YAML_ALIAS_EVENT:
+        more = fail(ev.loc, kNoAliases);
+        break;
     }
     yaml_event_delete(&e);
     if (keep) return more;
@@ -278,7 +297,9 @@ bool YamlReader::read_map_entries(Node& out, int depth) {
   }
 }
 
-bool YamlReader::read_node(Node& out) { return read_node(out, 0); }
+bool YamlReader::read_node(Node& out) {
+  return read_node(out, 0);
+}
 
 bool YamlReader::read_node(Node& out, int depth) {
   // `out` may hold the previous entry of a list (Loader::list reuses one
@@ -333,9 +354,12 @@ void YamlReader::skip_node() {
   int depth = 0;
   do {
     const Event& ev = next();
-    if (ev.type == Ev::MapStart || ev.type == Ev::SeqStart) ++depth;
-    else if (ev.type == Ev::MapEnd || ev.type == Ev::SeqEnd) --depth;
-    else if (ev.type == Ev::Error || ev.type == Ev::StreamEnd) return;
+    if (ev.type == Ev::MapStart || ev.type == Ev::SeqStart)
+      ++depth;
+    else if (ev.type == Ev::MapEnd || ev.type == Ev::SeqEnd)
+      --depth;
+    else if (ev.type == Ev::Error || ev.type == Ev::StreamEnd)
+      return;
   } while (depth > 0);
 }
 
@@ -346,6 +370,8 @@ std::string quoted(std::string_view s) {
   return out;
 }
 
-std::string text_of(const Node& n) { return n.is_scalar() ? quoted(n.scalar) : std::string("a ") + n.type_name(); }
+std::string text_of(const Node& n) {
+  return n.is_scalar() ? quoted(n.scalar) : std::string("a ") + n.type_name();
+}
 
 }  // namespace tcsync

@@ -8,13 +8,13 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <cstdlib>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <vector>
 
-#include "plan/differ.h"
 #include "codec/tc_codec.h"
+#include "plan/differ.h"
 
 using namespace tcsync;
 
@@ -39,7 +39,8 @@ bool same(const KindOps* ops, const T& decoded, const T& back) {
   auto changed = diff_options(*ops, decoded.opts, back.opts, recreate);
   // What the table did not read must come back byte for byte (model.h Raw).
   diff_raw(decoded.raw, back.raw, changed);
-  for (auto& f : changed) std::fprintf(stderr, "round trip changed %.*s: %s\n", int(ops->name.size()), ops->name.data(), f.c_str());
+  for (auto& f : changed)
+    std::fprintf(stderr, "round trip changed %.*s: %s\n", int(ops->name.size()), ops->name.data(), f.c_str());
   return changed.empty();
 }
 // `attrs` byte for byte without the attributes of type `drop` (what no

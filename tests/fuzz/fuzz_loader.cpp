@@ -5,9 +5,9 @@
 #include <cstdlib>
 #include <string>
 
-#include "plan/differ.h"
 #include "file/loader.h"
 #include "file/yaml_writer.h"
+#include "plan/differ.h"
 
 using namespace tcsync;
 

@@ -18,7 +18,8 @@ using namespace tcsync::test::actions;
 
 TEST_CASE("act bpf: TCA_ACT_OPTIONS bodies are tc's bytes") {
   check_golden("[{bpf: {bytecode: '4,40 0 0 12,21 0 1 2048,6 0 0 262144,6 0 0 0'}, index: 100}]",
-               "060003000400000024000400280000000c000000150000010008000006000000000004000600000000000000180002006400000000000000030000000000000000000000");
+               "060003000400000024000400280000000c000000150000010008000006000000000004000600000000000000180002006400000"
+               "000000000030000000000000000000000");
   check_golden("[{bpf: {bytecode: '1,6 0 0 4294967295', control: drop}}]",
                "06000300010000000c00040006000000ffffffff180002000000000000000000020000000000000000000000");
 }
@@ -26,7 +27,9 @@ TEST_CASE("act bpf: TCA_ACT_OPTIONS bodies are tc's bytes") {
 TEST_CASE("act bpf: the kernel's dumps") {
   // Classic: PARMS, OPS_LEN, OPS, TM, as sent.
   Options o;
-  kActionBpf.decode(tcsync::test::unhex("18000200640000000100000003000000000000000000000006000300010000000c00040006000000ffffffff"), KindCtx{}, o);
+  kActionBpf.decode(
+      tcsync::test::unhex("18000200640000000100000003000000000000000000000006000300010000000c00040006000000ffffffff"),
+      KindCtx{}, o);
   CHECK(o == first_opts("[{bpf: {bytecode: '1,6 0 0 4294967295'}}]"));
   // eBPF: NAME, ID and TAG are read (not unread bytes), and cannot be sent.
   std::vector<uint8_t> buf;
@@ -59,11 +62,17 @@ TEST_CASE("act bpf: errors") {
 
 TEST_CASE("act bpf: tc's words") {
   std::string diags;
-  std::string y = imported("qdisc add dev v0 clsact\nfilter add dev v0 ingress pref 1 matchall action bpf bytecode '4,40 0 0 12,21 0 1 2054,6 0 0 262144,6 0 0 0' drop index 555\n", diags);
+  std::string y = imported(
+      "qdisc add dev v0 clsact\nfilter add dev v0 ingress pref 1 matchall action bpf bytecode '4,40 0 0 12,21 0 1 "
+      "2054,6 0 0 262144,6 0 0 0' drop index 555\n",
+      diags);
   INFO(diags);
   INFO(y);
   CHECK(y.find("bytecode: \"4,40 0 0 12,21 0 1 2054,6 0 0 262144,6 0 0 0\", control: drop") != std::string::npos);
   diags.clear();
-  CHECK(imported("qdisc add dev v0 clsact\nfilter add dev v0 ingress pref 1 matchall action bpf object-file action.o section action-ok\n", diags).empty());
+  CHECK(imported("qdisc add dev v0 clsact\nfilter add dev v0 ingress pref 1 matchall action bpf object-file action.o "
+                 "section action-ok\n",
+                 diags)
+            .empty());
   CHECK(diags.find("has no tcsync spelling") != std::string::npos);
 }

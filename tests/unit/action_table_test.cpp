@@ -8,13 +8,13 @@
 
 #include <catch2/catch.hpp>
 
+#include "codec/tc_codec.h"
+#include "file/yaml_writer.h"
+#include "import/import_tc.h"
 #include "plan/action_table.h"
 #include "plan/differ.h"
-#include "import/import_tc.h"
 #include "plan/plan_print.h"
-#include "codec/tc_codec.h"
 #include "test_util.h"
-#include "file/yaml_writer.h"
 
 using namespace tcsync;
 using tcsync::test::hex;
@@ -84,7 +84,6 @@ std::string plan_of(const State& want, const State& have) {
   return plan_text(p, PrintOptions{});
 }
 
-
 }  // namespace
 
 TEST_CASE("the table loads, and filters refer to it by ref") {
@@ -100,7 +99,8 @@ TEST_CASE("the table loads, and filters refer to it by ref") {
 
 TEST_CASE("table and ref mistakes are errors at their place") {
   CHECK(load_errors(edit(kWant, "{index: 7, mirred", "{mirred"))
-            .starts_with("t.yaml:3:5: error: an action of the table needs an 'index' (filters refer to it as ref: mirred/INDEX)\n"));
+            .starts_with("t.yaml:3:5: error: an action of the table needs an 'index' (filters refer to it as ref: "
+                         "mirred/INDEX)\n"));
   CHECK(load_errors(edit(kWant, "actions: [{ref: mirred/7}]}\n      - {parent: ingress, pref: 2",
                          "actions: [{ref: mirred/8}]}\n      - {parent: ingress, pref: 2"))
             .starts_with("t.yaml:8:97: error: ref mirred/8: no such action in 'actions:' (declare it there)\n"));
@@ -133,19 +133,23 @@ TEST_CASE("the same table and filters: nothing to do") {
 
 TEST_CASE("a table action's option changes in place: one replace, no filter step") {
   State want = load_ok(edit(kWant, "{action: redirect, dev: v1}", "{action: mirror, dev: v1}"));
-  CHECK(plan_of(want, live_of(kWant)) == "~ action mirred index 7  (action redirect -> mirror, control stolen -> pipe)\n");
+  CHECK(plan_of(want, live_of(kWant)) ==
+        "~ action mirred index 7  (action redirect -> mirror, control stolen -> pipe)\n");
 }
 
 TEST_CASE("an action dropped from the table goes after the filters that bound it") {
   std::string want = kWant;
   want = edit(want, "  - {index: 7, mirred: {action: redirect, dev: v1}}\n", "");
-  want = edit(want, ", actions: [{ref: mirred/7}]}\n      - {parent: ingress, pref: 2, u32: {match: [{u32: {value: 0, mask: 0, at: 0}}]}, actions: [{ref: mirred/7}]}",
+  want = edit(want,
+              ", actions: [{ref: mirred/7}]}\n      - {parent: ingress, pref: 2, u32: {match: [{u32: {value: 0, mask: "
+              "0, at: 0}}]}, actions: [{ref: mirred/7}]}",
               "}");
   State w = load_ok(want);
   REQUIRE(w.actions.present);  // `actions:` left empty: the file still owns the table
   CHECK(plan_of(w, live_of(kWant)) ==
         "- v0: filters u32 ingress pref 2 protocol all (all 1)  (not in the file)\n"
-        "- v0: filter u32 ingress pref 1 protocol all handle ::1  (terminal (none) -> false, actions 1 -> 0; cannot change in place)\n"
+        "- v0: filter u32 ingress pref 1 protocol all handle ::1  (terminal (none) -> false, actions 1 -> 0; cannot "
+        "change in place)\n"
         "+ v0: filter u32 ingress pref 1 protocol all handle ::1  (terminal (none) -> false, actions 1 -> 0)\n"
         "- action mirred index 7  (not in the file)\n");
 }
@@ -156,18 +160,21 @@ TEST_CASE("an undeclared table action is kept while something still binds it") {
     // The file's rule says mirred without an index: the live index is not
     // compared, the rule stays, and so does the action it binds.
     std::string want = edit(kWant, "  - {index: 7, mirred: {action: redirect, dev: v1}}\n", "");
-    want = edit(want, "actions: [{ref: mirred/7}]}\n      - {parent: ingress, pref: 2",
-                "actions: [{mirred: {action: redirect, dev: v1}, percpu_stats: false}]}\n      - {parent: ingress, pref: 2");
+    want = edit(
+        want, "actions: [{ref: mirred/7}]}\n      - {parent: ingress, pref: 2",
+        "actions: [{mirred: {action: redirect, dev: v1}, percpu_stats: false}]}\n      - {parent: ingress, pref: 2");
     want = edit(want, "[{ref: mirred/7}]", "[{mirred: {action: redirect, dev: v1}}]");
     CHECK(plan_of(load_ok(want), have).empty());
   }
   SECTION("a filter on a device the files leave alone binds it") {
     for (auto& dev : have.devices) dev.filters.pop_back();  // the dump sees one binding of two
     State w = load_ok(edit(edit(kWant, "  - {index: 7, mirred: {action: redirect, dev: v1}}\n", ""),
-                           ", actions: [{ref: mirred/7}]}\n      - {parent: ingress, pref: 2, u32: {match: [{u32: {value: 0, mask: 0, at: 0}}]}, actions: [{ref: mirred/7}]}",
+                           ", actions: [{ref: mirred/7}]}\n      - {parent: ingress, pref: 2, u32: {match: [{u32: "
+                           "{value: 0, mask: 0, at: 0}}]}, actions: [{ref: mirred/7}]}",
                            "}"));
     CHECK(plan_of(w, have) ==
-          "- v0: filter u32 ingress pref 1 protocol all handle ::1  (terminal (none) -> false, actions 1 -> 0; cannot change in place)\n"
+          "- v0: filter u32 ingress pref 1 protocol all handle ::1  (terminal (none) -> false, actions 1 -> 0; cannot "
+          "change in place)\n"
           "+ v0: filter u32 ingress pref 1 protocol all handle ::1  (terminal (none) -> false, actions 1 -> 0)\n");
   }
   SECTION("without an actions: section the table is not the file's") {
@@ -241,8 +248,21 @@ TEST_CASE("action table requests carry tc's bytes") {
   CHECK(h.nlmsg_type == RTM_NEWACTION);
   CHECK(h.nlmsg_flags == (NLM_F_REQUEST | NLM_F_ACK | NLM_F_CREATE | NLM_F_EXCL));
   CHECK(hex(b) ==
-        "00000000" "38000100" "34000100" "0b000100" "6d6972726564" "0000" "24000280" "20000200"
-        "07000000" "00000000" "04000000" "00000000" "00000000" "01000000" "02000000");
+        "00000000"
+        "38000100"
+        "34000100"
+        "0b000100"
+        "6d6972726564"
+        "0000"
+        "24000280"
+        "20000200"
+        "07000000"
+        "00000000"
+        "04000000"
+        "00000000"
+        "00000000"
+        "01000000"
+        "02000000");
   // tc actions replace ...: the same with NLM_F_REPLACE instead of NLM_F_EXCL
   auto [hr, br] = one(Op::Replace, a);
   CHECK(hr.nlmsg_flags == (NLM_F_REQUEST | NLM_F_ACK | NLM_F_CREATE | NLM_F_REPLACE));
@@ -251,23 +271,55 @@ TEST_CASE("action table requests carry tc's bytes") {
   auto [hd, bd] = one(Op::Delete, a);
   CHECK(hd.nlmsg_type == RTM_DELACTION);
   CHECK(hd.nlmsg_flags == (NLM_F_REQUEST | NLM_F_ACK));
-  CHECK(hex(bd) == "00000000" "1c000100" "18000100" "0b000100" "6d6972726564" "0000" "08000300" "07000000");
+  CHECK(hex(bd) ==
+        "00000000"
+        "1c000100"
+        "18000100"
+        "0b000100"
+        "6d6972726564"
+        "0000"
+        "08000300"
+        "07000000");
   // tc actions ls action mirred
   std::vector<uint8_t> buf;
   MsgWriter w(buf);
   encode_action_dump_request(w, "mirred");
   CHECK(hex(std::vector<uint8_t>(buf.begin() + 16, buf.end())) ==
-        "00000000" "14000100" "10000100" "0b000100" "6d6972726564" "0000" "0c000200" "01000000" "01000000");
+        "00000000"
+        "14000100"
+        "10000100"
+        "0b000100"
+        "6d6972726564"
+        "0000"
+        "0c000200"
+        "01000000"
+        "01000000");
   // ... and its terse form (TCA_ACT_FLAG_TERSE_DUMP too), as dump lists the table
   buf.clear();
   encode_action_dump_request(w, "mirred", true);
   CHECK(hex(std::vector<uint8_t>(buf.begin() + 16, buf.end())) ==
-        "00000000" "14000100" "10000100" "0b000100" "6d6972726564" "0000" "0c000200" "03000000" "03000000");
+        "00000000"
+        "14000100"
+        "10000100"
+        "0b000100"
+        "6d6972726564"
+        "0000"
+        "0c000200"
+        "03000000"
+        "03000000");
   // A filter's ref: `action mirred index 7`, the struct zeroed but the index.
   std::vector<uint8_t> fb;
   MsgWriter fw(fb);
   encode_filter(fw, Op::Add, s.devices[0].filters[0], 3, &links, d);
-  const std::string ref = "34000100" "0b000100" "6d6972726564" "0000" "24000280" "20000200" "07000000" + std::string(48, '0');
+  const std::string ref =
+      "34000100"
+      "0b000100"
+      "6d6972726564"
+      "0000"
+      "24000280"
+      "20000200"
+      "07000000" +
+      std::string(48, '0');
   CHECK(hex(fb).find(ref) != std::string::npos);
   CHECK_FALSE(d.has_errors());
 }
@@ -283,7 +335,9 @@ TEST_CASE("a table dump message decodes with the kernel's counts") {
   MsgWriter w(buf);
   encode_action(w, Op::Add, a, &links, d);
   // Put the counts in the parms as the kernel reports them.
-  const std::string parms = "20000200" "07000000";
+  const std::string parms =
+      "20000200"
+      "07000000";
   std::string hx = hex(buf);
   auto at = hx.find(parms);
   REQUIRE(at != std::string::npos);
@@ -318,8 +372,9 @@ actions add action mirred egress mirror dev v1 index 8
 actions delete action mirred index 8
 )",
                          ImportOptions{}, yaml, d));
-  CHECK(yaml.find("actions:\n  - {mirred: {direction: egress, action: redirect, dev: v1}, index: 7, percpu_stats: true}\n"
-                  "devices:\n") != std::string::npos);
+  CHECK(
+      yaml.find("actions:\n  - {mirred: {direction: egress, action: redirect, dev: v1}, index: 7, percpu_stats: true}\n"
+                "devices:\n") != std::string::npos);
   CHECK(yaml.find("actions: [{ref: mirred/7}]") != std::string::npos);
   CHECK(yaml.find("index: 20") != std::string::npos);  // a filter's own index stays on the filter
   CHECK(yaml.find("index: 8") == std::string::npos);
@@ -343,7 +398,8 @@ TEST_CASE("import: tc actions add reads a bare verdict as tc's verdict kind, and
   // (here one only u32 knows).
   std::string y2;
   Diagnostics d2;
-  CHECK_FALSE(import_tc_text("u.tc", "actions add action mirred egress redirect dev v1 divisor 1 index 7\n", ImportOptions{}, y2, d2));
+  CHECK_FALSE(import_tc_text("u.tc", "actions add action mirred egress redirect dev v1 divisor 1 index 7\n",
+                             ImportOptions{}, y2, d2));
   REQUIRE(d2.all().size() == 1);
   CHECK(d2.all()[0].message == "unknown word 'divisor' for mirred action");
   // A word that is neither a kind nor a verdict.
@@ -374,15 +430,33 @@ TEST_CASE("a saved dump as the live side (diff --against): refs resolved, table 
 TEST_CASE("a terse table dump message gives its action indexes") {
   // RTM_NEWACTION, TCA_ACT_TAB { [1] {KIND mirred, INDEX 7}, [2] {KIND mirred, INDEX 9} }
   // (a terse entry also carries stats and a cookie; only the index is read).
-  auto msg = test::unhex("48000000" "30000000" "00000000" "00000000" "00000000"
-                         "34000100"
-                         "18000100" "0b000100" "6d69727265640000" "08000300" "07000000"
-                         "18000200" "0b000100" "6d69727265640000" "08000300" "09000000");
+  auto msg = test::unhex(
+      "48000000"
+      "30000000"
+      "00000000"
+      "00000000"
+      "00000000"
+      "34000100"
+      "18000100"
+      "0b000100"
+      "6d69727265640000"
+      "08000300"
+      "07000000"
+      "18000200"
+      "0b000100"
+      "6d69727265640000"
+      "08000300"
+      "09000000");
   std::vector<uint32_t> idx;
   CHECK(decode_action_indexes(msg, idx));
   CHECK(idx == std::vector<uint32_t>{7, 9});
   // No table: not an action message.
-  auto bare = test::unhex("14000000" "30000000" "00000000" "00000000" "00000000");
+  auto bare = test::unhex(
+      "14000000"
+      "30000000"
+      "00000000"
+      "00000000"
+      "00000000");
   CHECK_FALSE(decode_action_indexes(bare, idx));
   CHECK(idx.size() == 2);
 }

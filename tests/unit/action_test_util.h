@@ -11,17 +11,20 @@
 #include "import/import_tc.h"
 #include "model/kind.h"
 #include "model/model.h"
-#include "test_util.h"
 #include "netlink/wire.h"
+#include "test_util.h"
 
 namespace tcsync::test::actions {
 
-inline std::string first_line(const std::string& s) { return s.substr(0, s.find('\n')); }
+inline std::string first_line(const std::string& s) {
+  return s.substr(0, s.find('\n'));
+}
 
 // `actions` is a YAML flow list: "[{gact: {control: drop}}]".
 inline std::string file_with(const std::string& actions) {
   return "version: 1\ndevices:\n  v0:\n    qdiscs: [{kind: clsact}]\n    filters:\n"
-         "      - {parent: ingress, pref: 1, protocol: all, matchall: {}, actions: " + actions + "}\n";
+         "      - {parent: ingress, pref: 1, protocol: all, matchall: {}, actions: " +
+         actions + "}\n";
 }
 
 inline std::vector<Action> load_actions(const std::string& actions) {
@@ -29,7 +32,9 @@ inline std::vector<Action> load_actions(const std::string& actions) {
 }
 
 // The options of the first action of `actions`.
-inline Options first_opts(const std::string& actions) { return load_actions(actions).at(0).opts; }
+inline Options first_opts(const std::string& actions) {
+  return load_actions(actions).at(0).opts;
+}
 
 // The first error loading `actions` gives, its message without the location.
 inline std::string error_of(const std::string& actions) {

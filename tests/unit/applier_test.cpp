@@ -18,15 +18,14 @@ using tcsync::test::load_ok;
 
 namespace {
 
-
 // Answers dumps from a script of states and fails chosen requests.
 struct FakeKernel : Kernel {
   test::FakeLinks names;
-  std::vector<State> dumps;      // returned in order
+  std::vector<State> dumps;  // returned in order
   size_t dumped = 0;
-  std::vector<size_t> sends;     // messages per send call
-  size_t sent = 0;               // messages so far
-  size_t fail_at = SIZE_MAX;     // the n-th message overall is refused
+  std::vector<size_t> sends;  // messages per send call
+  size_t sent = 0;            // messages so far
+  size_t fail_at = SIZE_MAX;  // the n-th message overall is refused
   // Echoes: each RTM_NEW* request comes back as its own bytes (a request
   // decodes as the object it asks for), through `tamper` first.
   bool echo = false;
@@ -236,8 +235,10 @@ TEST_CASE("a refused step stops at the chunk, then rolls back from what the kern
   // Two chunks of the plan, then one for the rollback.
   CHECK(k.sends == std::vector<size_t>{2, 2, 1});
   REQUIRE(d.all().size() == 1);
-  CHECK(format_diagnostic(d.all()[0]).rfind(
-            "t.yaml:7:9: error: kernel rejected add of v0 class htb 1:20 parent 1:: Invalid argument for test (Invalid argument)", 0) == 0);
+  CHECK(format_diagnostic(d.all()[0])
+            .rfind("t.yaml:7:9: error: kernel rejected add of v0 class htb 1:20 parent 1:: Invalid argument for test "
+                   "(Invalid argument)",
+                   0) == 0);
 }
 
 TEST_CASE("with on_error=stop nothing is rolled back") {
@@ -330,7 +331,7 @@ devices:
   REQUIRE(f);
   CHECK(f->key.pref == 10);
   CHECK_FALSE(f->actions[0].index.has_value());  // not "index 1": that is the new pass action
-  CHECK(r.rollback_ok);  // drop as action 3 is the state before, the kernel's numbering aside
+  CHECK(r.rollback_ok);                          // drop as action 3 is the state before, the kernel's numbering aside
 }
 
 namespace {
@@ -340,10 +341,11 @@ std::string rules(const char* kind, int n, const char* dev = "v0") {
   std::string y = std::string("version: 1\ndevices:\n  ") + dev + ":\n    qdiscs: [{kind: clsact}]\n    filters:\n";
   for (int i = 1; i <= n; ++i) {
     if (std::string(kind) == "matchall")
-      y += "      - {parent: ingress, pref: " + std::to_string(i) + ", classid: \"1:" + std::to_string(i) + "\", matchall: {}}\n";
+      y += "      - {parent: ingress, pref: " + std::to_string(i) + ", classid: \"1:" + std::to_string(i) +
+           "\", matchall: {}}\n";
     else
-      y += "      - {parent: ingress, pref: 10, protocol: ip, u32: {match: [{ip: {src: 10.0." + std::to_string(i / 256) +
-           "." + std::to_string(i % 256) + "/32}}]}}\n";
+      y += "      - {parent: ingress, pref: 10, protocol: ip, u32: {match: [{ip: {src: 10.0." +
+           std::to_string(i / 256) + "." + std::to_string(i % 256) + "/32}}]}}\n";
   }
   return y;
 }

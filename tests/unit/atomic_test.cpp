@@ -49,7 +49,9 @@ State as_live(const State& desired) {
   return live;
 }
 
-std::string text(const Plan& p) { return test::steps_text(p); }
+std::string text(const Plan& p) {
+  return test::steps_text(p);
+}
 
 const Filter* find(const State& s, uint32_t chain, uint16_t pref) {
   for (auto& f : s.devices[0].filters)
@@ -105,7 +107,8 @@ TEST_CASE("atomic: a change builds the other slot, switches, then removes the ol
   CHECK(text(make_plan(next, live)) ==
         "+ v0: filter flower ingress chain 200000000 pref 10 protocol ip handle 0x1\n"
         "+ v0: filter flower ingress chain 200000005 pref 10 protocol ip handle 0x1\n"
-        "~ v0: filter flower ingress pref 1 protocol all handle 0x1 (tcsync atomic switch)  (gact control goto chain 100000000 -> goto chain 200000000)\n"
+        "~ v0: filter flower ingress pref 1 protocol all handle 0x1 (tcsync atomic switch)  (gact control goto chain "
+        "100000000 -> goto chain 200000000)\n"
         "- v0: filters flower ingress chain 100000000 pref 10 protocol ip (all 1)  (not in the file)\n"
         "- v0: filters flower ingress chain 100000005 pref 10 protocol ip (all 1)  (not in the file)\n");
 }
@@ -125,7 +128,8 @@ TEST_CASE("atomic: leftovers of an interrupted apply in the spare slot go before
     State same = load_ok(kRules);
     REQUIRE(atomize(same, live, false, d));
     CHECK(switch_slot(*find(same, 0, 1)) == 0);
-    CHECK(text(make_plan(same, live)) == "- v0: filters flower ingress chain 200000007 pref 10 protocol ip (all 1)  (not in the file)\n");
+    CHECK(text(make_plan(same, live)) ==
+          "- v0: filters flower ingress chain 200000007 pref 10 protocol ip (all 1)  (not in the file)\n");
   }
   SECTION("changed file: the leftover is cleared before slot 1 is filled and switched to") {
     State next = load_ok(edit(kRules, "dst_port: 53", "dst_port: 54"));
@@ -154,8 +158,9 @@ devices:
   Diagnostics d;
   CHECK_FALSE(atomize(want, live, false, d));
   REQUIRE(d.all().size() == 1);
-  CHECK(format_diagnostic(d.all()[0]).find("needs pref 1 of chain 0 for its switch rule, but the kernel holds filter flower ingress pref 1 protocol ip") !=
-        std::string::npos);
+  CHECK(format_diagnostic(d.all()[0])
+            .find("needs pref 1 of chain 0 for its switch rule, but the kernel holds filter flower ingress pref 1 "
+                  "protocol ip") != std::string::npos);
 }
 
 TEST_CASE("atomic: chains the slots cannot hold are refused at the file's line") {

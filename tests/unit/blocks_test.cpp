@@ -5,9 +5,9 @@
 #include <catch2/catch.hpp>
 
 #include "apply/applier.h"
+#include "codec/tc_codec.h"
 #include "plan/differ.h"
 #include "plan/plan_print.h"
-#include "codec/tc_codec.h"
 #include "test_util.h"
 
 using namespace tcsync;
@@ -71,17 +71,20 @@ TEST_CASE("blocks: filters sit in the block, parent is the block index") {
 
 TEST_CASE("blocks: bad input is located") {
   CHECK(load_errors(edit(kShared, "{pref: 5,", "{parent: ingress, pref: 5,"))
-            .find("t.yaml:16:10: error: a filter of block 23 has no 'parent': the block is its place (leave 'parent' out)\n") == 0);
+            .find("t.yaml:16:10: error: a filter of block 23 has no 'parent': the block is its place (leave 'parent' "
+                  "out)\n") == 0);
   // A block nobody binds: the kernel would refuse its filters.
-  CHECK(load_errors(edit(kShared, "egress_block: 23", "egress_block: 24")).find(
-            "t.yaml:14:3: error: block 23 is bound by no declared qdisc") == 0);
+  CHECK(load_errors(edit(kShared, "egress_block: 23", "egress_block: 24"))
+            .find("t.yaml:14:3: error: block 23 is bound by no declared qdisc") == 0);
   // Filters of a side bound to a block belong to the block.
   CHECK(load_errors(edit(kShared, "      - {kind: ingress, ingress_block: 22}\n",
-                         "      - {kind: ingress, ingress_block: 22}\n    filters:\n      - {parent: ingress, pref: 1, u32: {match: [{u32: {value: 0, mask: 0, at: 0}}]}}\n"))
+                         "      - {kind: ingress, ingress_block: 22}\n    filters:\n      - {parent: ingress, pref: 1, "
+                         "u32: {match: [{u32: {value: 0, mask: 0, at: 0}}]}}\n"))
             .find("t.yaml:10:9: error: the ingress filters of v1 are those of shared block 22 (ingress at t.yaml:8:9): "
                   "declare this filter under 'blocks: 22:'") == 0);
   CHECK(load_errors(edit(kShared, "  23:\n", "  x23:\n")).find("block index must be a number") != std::string::npos);
-  CHECK(load_errors(edit(kShared, "ingress_block: 22}", "ingress_block: 0}")).find("block index 0 means") != std::string::npos);
+  CHECK(load_errors(edit(kShared, "ingress_block: 22}", "ingress_block: 0}")).find("block index 0 means") !=
+        std::string::npos);
   CHECK(load_errors(edit(kShared, "  23:\n    filters:", "  23:\n    filterz:")).find("(did you mean 'filters'?)") !=
         std::string::npos);
 }
@@ -102,8 +105,9 @@ TEST_CASE("blocks: a changed block filter is one step on the block, nothing else
   CHECK(plan.find("qdisc") == std::string::npos);
   CHECK(plan.find("block 23") == std::string::npos);
   // A rule the file drops from a block is deleted there.
-  CHECK(plan_of(edit(kShared, "      - {pref: 20, chain: 3, protocol: ip, u32: {match: [{ip: {src: 10.0.0.0/8}}]}}\n", ""),
-                kShared, {{22, {"v0", "v1"}}, {23, {"v0"}}}) ==
+  CHECK(plan_of(
+            edit(kShared, "      - {pref: 20, chain: 3, protocol: ip, u32: {match: [{ip: {src: 10.0.0.0/8}}]}}\n", ""),
+            kShared, {{22, {"v0", "v1"}}, {23, {"v0"}}}) ==
         "- block 22: filters u32 chain 3 pref 20 protocol ip (all 1)  (not in the file)\n");
 }
 
@@ -144,7 +148,8 @@ TEST_CASE("blocks: qdisc and filter bytes are tc's") {
   CHECK(hex(std::span(buf).subspan(16)) ==
         "00000000030000000000fffff1ffffff00000000"
         "0b000100636c736163740000"
-        "08000d0016000000" "08000e0017000000");
+        "08000d0016000000"
+        "08000e0017000000");
   // tc filter add block 22 protocol ip pref 10 u32 ...: tcm_ifindex
   // TCM_IFINDEX_MAGIC_BLOCK, tcm_parent (tcm_block_index) 22.
   Plan p = make_plan(s, State{});
@@ -157,7 +162,11 @@ TEST_CASE("blocks: qdisc and filter bytes are tc's") {
   MessageBatch batch;
   REQUIRE(encode_plan(one, links, batch, d));
   // (tc sent handle 0; tcsync always names the handle: ::1 here.)
-  CHECK(hex(std::span(batch.buf).subspan(16, 20)) == "00000000ffffffff" "01000000" "16000000" "08000a00");
+  CHECK(hex(std::span(batch.buf).subspan(16, 20)) ==
+        "00000000ffffffff"
+        "01000000"
+        "16000000"
+        "08000a00");
   // Decoding gives the binding back, and no options bytes are sent or kept.
   Qdisc q;
   Decoded info;

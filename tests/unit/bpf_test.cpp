@@ -9,14 +9,14 @@
 
 #include <catch2/catch.hpp>
 
-#include "kinds/registry.h"
+#include "codec/tc_codec.h"
 #include "kinds/filter/bpf_program.h"
-#include "plan/differ.h"
+#include "kinds/registry.h"
 #include "model/kind.h"
 #include "model/model.h"
-#include "codec/tc_codec.h"
-#include "test_util.h"
 #include "netlink/wire.h"
+#include "plan/differ.h"
+#include "test_util.h"
 
 using namespace tcsync;
 using tcsync::test::hex;
@@ -50,14 +50,18 @@ std::vector<uint8_t> body(const Filter& f, const BpfPrograms* p, Diagnostics* d 
   return buf;
 }
 
-const std::string kClassifierLabel = "17000700" "636c732e6f3a5b636c61737369666965725d00" "00";  // "cls.o:[classifier]"
+const std::string kClassifierLabel =
+    "17000700"
+    "636c732e6f3a5b636c61737369666965725d00"
+    "00";  // "cls.o:[classifier]"
 
 }  // namespace
 
 TEST_CASE("bpf: TCA_OPTIONS bodies are tc's bytes") {
   State s = load_ok(file_with(
       // tc: bpf obj cls.o sec classifier da classid 1:5 (fd 6)
-      "      - {parent: ingress, pref: 10, protocol: all, bpf: {object: /tmp/bpfw/cls.o, section: classifier, direct_action: true}, classid: \"1:5\"}\n"
+      "      - {parent: ingress, pref: 10, protocol: all, bpf: {object: /tmp/bpfw/cls.o, section: classifier, "
+      "direct_action: true}, classid: \"1:5\"}\n"
       // tc: bpf classid 1:6 skip_hw obj cls.o sec classifier (fd 6)
       "      - {parent: ingress, pref: 20, protocol: all, bpf: {object: cls.o, skip_hw: true}, classid: \"1:6\"}\n"
       // tc: bpf object-pinned /tmp/bpfw/fs/prog1 da (fd 4)
@@ -67,7 +71,12 @@ TEST_CASE("bpf: TCA_OPTIONS bodies are tc's bytes") {
   FakePrograms fd6(6), fd4(4);
   CHECK(hex(body(fs[0], &fd6)) == "0800060006000000" + kClassifierLabel + "0800080001000000");
   CHECK(hex(body(fs[1], &fd6)) == "0800060006000000" + kClassifierLabel + "0800090001000000");
-  CHECK(hex(body(fs[2], &fd4)) == "0800060004000000" "13000700" "70726f67313a5b2a66736f626a5d00" "00" "0800080001000000");
+  CHECK(hex(body(fs[2], &fd4)) ==
+        "0800060004000000"
+        "13000700"
+        "70726f67313a5b2a66736f626a5d00"
+        "00"
+        "0800080001000000");
   CHECK(*fs[1].opts.str(1) == "classifier");  // tc's default section
   CHECK(bpf_label(fs[2].opts) == "prog1:[*fsobj]");
 
@@ -89,7 +98,8 @@ TEST_CASE("bpf: the kernel's dump, and comparison by tag") {
   // Linux 6.18's options for `bpf obj cls.o sec classifier da classid 1:5`:
   // CLASSID, NAME, ID 7, TAG, FLAGS da, FLAGS_GEN not_in_hw (CLASSID is the
   // generic codec's).
-  auto dump = unhex("08000300 05000100" + kClassifierLabel + "08000b00 07000000 0c000a00 8d97ce09fb448586 08000800 01000000 08000900 08000000");
+  auto dump = unhex("08000300 05000100" + kClassifierLabel +
+                    "08000b00 07000000 0c000a00 8d97ce09fb448586 08000800 01000000 08000900 08000000");
   Options live;
   kFilterBpf.decode(dump, KindCtx{}, live);
   BpfRef r = bpf_ref(live);
@@ -97,8 +107,8 @@ TEST_CASE("bpf: the kernel's dump, and comparison by tag") {
   CHECK(r.section == "classifier");
   CHECK(r.id == 7u);
   CHECK(r.tag == "8d97ce09fb448586");
-  CHECK(live.num(6) == 1u);       // direct_action
-  CHECK_FALSE(live.has(7));       // not_in_hw is status, not skip_hw
+  CHECK(live.num(6) == 1u);  // direct_action
+  CHECK_FALSE(live.has(7));  // not_in_hw is status, not skip_hw
   CHECK(bpf_label(live) == "cls.o:[classifier]");
 
   // A pinned program's label keeps no path: it stays a label.
@@ -108,8 +118,9 @@ TEST_CASE("bpf: the kernel's dump, and comparison by tag") {
   CHECK(*pinned.str(3) == "prog1:[*fsobj]");
   CHECK(bpf_label(pinned) == "prog1:[*fsobj]");
 
-  State s = load_ok(file_with(
-      "      - {parent: ingress, pref: 10, protocol: all, bpf: {object: /srv/bpf/cls.o, section: classifier, direct_action: true}}\n"));
+  State s =
+      load_ok(file_with("      - {parent: ingress, pref: 10, protocol: all, bpf: {object: /srv/bpf/cls.o, section: "
+                        "classifier, direct_action: true}}\n"));
   Options want = s.devices[0].filters[0].opts;
   bool recreate = false;
   // Offline (no tag recorded): where the program comes from is not compared.
@@ -140,11 +151,14 @@ TEST_CASE("bpf: a program that cannot be sent is an error at the rule") {
   Diagnostics d;
   body(fs[0], &p, &d);
   REQUIRE(d.error_count() == 1);
-  CHECK(format_diagnostic(d.all()[0]).rfind("t.yaml:6:9: error: bpf filter: no program to send for pinned /gone: pinned /gone: No such file", 0) == 0);
+  CHECK(format_diagnostic(d.all()[0])
+            .rfind("t.yaml:6:9: error: bpf filter: no program to send for pinned /gone: pinned /gone: No such file",
+                   0) == 0);
   Diagnostics off;
   body(fs[1], nullptr, &off);
   REQUIRE(off.error_count() == 1);
-  CHECK(off.all()[0].message == "bpf filter: no program to send for tag 8d97ce09fb448586: its program was not opened (offline)");
+  CHECK(off.all()[0].message ==
+        "bpf filter: no program to send for tag 8d97ce09fb448586: its program was not opened (offline)");
 }
 
 TEST_CASE("bpf: errors") {
@@ -155,22 +169,33 @@ TEST_CASE("bpf: errors") {
   CHECK(err("{object: a.o, pinned: /sys/fs/bpf/p}") ==
         "t.yaml:6:78: error: a bpf filter takes its program from 'object' or from 'pinned', not both");
   CHECK(err("{section: s}") == "t.yaml:6:66: error: 'section' needs 'object' (the file it is a section of)");
-  CHECK(err("{direct_action: true}") == "t.yaml:6:9: error: a bpf filter needs its program: 'bytecode' (classic), 'object' (and 'section'), or 'pinned'");
-  CHECK(err("{pinned: /p, tag: 123}") == "t.yaml:6:74: error: 'tag' must be a program tag of 16 hex digits (as tc and bpftool print it), not '123'");
+  CHECK(
+      err("{direct_action: true}") ==
+      "t.yaml:6:9: error: a bpf filter needs its program: 'bytecode' (classic), 'object' (and 'section'), or 'pinned'");
+  CHECK(err("{pinned: /p, tag: 123}") ==
+        "t.yaml:6:74: error: 'tag' must be a program tag of 16 hex digits (as tc and bpftool print it), not '123'");
   CHECK(err("{object: a.o, name: \"a.o:[s]\"}") ==
-        "t.yaml:6:76: error: 'name' is for programs known only by tag or id; with 'object' or 'pinned' tc's label is made from the file name");
+        "t.yaml:6:76: error: 'name' is for programs known only by tag or id; with 'object' or 'pinned' tc's label is "
+        "made from the file name");
   CHECK(err("{object: \"\"}") == "t.yaml:6:65: error: expected a non-empty string, not an empty one");
-  CHECK(err("{pinned: /p, skip_hw: true, skip_sw: true}") == "t.yaml:6:93: error: skip_hw and skip_sw exclude each other");
+  CHECK(err("{pinned: /p, skip_hw: true, skip_sw: true}") ==
+        "t.yaml:6:93: error: skip_hw and skip_sw exclude each other");
   CHECK(err("{pinned: /p, direct: true}") == "t.yaml:6:69: error: unknown key 'direct' in bpf filter");
 }
 
 TEST_CASE("bpf: a classic program (bytecode) is tc's bytes, and comes back from the kernel's dump") {
   // tc: filter add ... ingress pref 10 protocol ip bpf bytecode '2,6 0 0 0,6 0 0 4294967295' classid 1:1
   // (Linux 6.18, iproute2 6.1): OPS_LEN 2, then the two sock_filter.
-  State s = load_ok(file_with("      - {parent: ingress, pref: 10, protocol: ip, bpf: {bytecode: \"2,6 0 0 0,6 0 0 4294967295\"}, classid: \"1:1\"}\n"));
+  State s =
+      load_ok(file_with("      - {parent: ingress, pref: 10, protocol: ip, bpf: {bytecode: \"2,6 0 0 0,6 0 0 "
+                        "4294967295\"}, classid: \"1:1\"}\n"));
   const Filter& f = s.devices[0].filters.at(0);
   CHECK_FALSE(is_bpf_filter(f));  // nothing for the edge to open
-  const std::string ops = "0600040002000000" "14000500" "0600000000000000" "06000000ffffffff";
+  const std::string ops =
+      "0600040002000000"
+      "14000500"
+      "0600000000000000"
+      "06000000ffffffff";
   Diagnostics d;
   CHECK(hex(body(f, nullptr, &d)) == ops);
   CHECK_FALSE(d.has_errors());
@@ -179,9 +204,11 @@ TEST_CASE("bpf: a classic program (bytecode) is tc's bytes, and comes back from 
   CHECK(*live.str(9) == "2,6 0 0 0,6 0 0 4294967295");
   CHECK(live == f.opts);
   CHECK(load_errors(file_with("      - {parent: ingress, pref: 10, bpf: {bytecode: \"2,6 0 0 0\"}}\n"))
-            .rfind("t.yaml:6:53: error: 'bytecode' is a classic BPF program as tc takes it: \"N,code jt jf k,...\" with N instructions "
-                   "(at most 4096), such as \"4,40 0 0 12,21 0 1 2048,6 0 0 262144,6 0 0 0\"\n", 0) == 0);
+            .rfind("t.yaml:6:53: error: 'bytecode' is a classic BPF program as tc takes it: \"N,code jt jf k,...\" "
+                   "with N instructions "
+                   "(at most 4096), such as \"4,40 0 0 12,21 0 1 2048,6 0 0 262144,6 0 0 0\"\n",
+                   0) == 0);
   CHECK(load_errors(file_with("      - {parent: ingress, pref: 10, bpf: {bytecode: \"1,6 0 0 0\", pinned: /p}}\n"))
-            .find("error: a bpf filter runs either 'bytecode' (a classic program) or an eBPF program (object, pinned, name, id, tag), not both") !=
-        std::string::npos);
+            .find("error: a bpf filter runs either 'bytecode' (a classic program) or an eBPF program (object, pinned, "
+                  "name, id, tag), not both") != std::string::npos);
 }

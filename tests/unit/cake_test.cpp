@@ -30,7 +30,8 @@ TEST_CASE("cake: options are tc's bytes") {
                "0c000200405973070000000008000300020000000800050007000000080006002600000008000e0054000000080007"
                "00640000000800080005000000080009000000000008000f00010000000800100002000000");
   // tc's internet = rtt 100ms.
-  check_golden("cake", "bandwidth: 20mbit, rtt: 100ms, diffserv: precedence, flow_mode: srchost, atm: atm, overhead: 44",
+  check_golden("cake",
+               "bandwidth: 20mbit, rtt: 100ms, diffserv: precedence, flow_mode: srchost, atm: atm, overhead: 44",
                "0c000200a025260000000000080003000400000008000400010000000800050001000000080006002c0000000800"
                "0700a086010008000800881300000800090000000000");
   check_golden("cake", "bandwidth: 50mbit", "0c000200105e5f00000000000800090000000000");

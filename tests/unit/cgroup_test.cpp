@@ -14,8 +14,10 @@ using namespace tcsync::test::filters;
 using tcsync::test::load_ok;
 
 TEST_CASE("cgroup: TCA_OPTIONS bodies are tc's bytes") {
-  check_golden("pref: 1, handle: 1, cgroup: {match: 'cmp(u8 at 0 layer link mask 0xff gt 10)'}, actions: [{gact: {control: drop}}]",
-               "2800030008000100010000001c0002001800010000000100000000000a000000ff00000000000110");
+  check_golden(
+      "pref: 1, handle: 1, cgroup: {match: 'cmp(u8 at 0 layer link mask 0xff gt 10)'}, actions: [{gact: {control: "
+      "drop}}]",
+      "2800030008000100010000001c0002001800010000000100000000000a000000ff00000000000110");
   check_golden("pref: 1, handle: 1, cgroup: {match: 'not cmp(u8 at 0 layer link mask 0xff eq 3)'}",
                "2800030008000100010000001c00020018000100000001000400000003000000ff00000000000100");
   check_golden("pref: 1, handle: 1, cgroup: {match: 'u32(u16 0x1122 0xffff at 0)'}",
@@ -36,7 +38,8 @@ TEST_CASE("cgroup: errors and tc's words") {
   CHECK(error_of("pref: 1, handle: 1, cgroup: {match: 'cmp(u8 at 0 layer link mask 0xff gt)'}").find("match: ") == 0);
   std::string diags;
   std::string y = tcsync::test::actions::imported(
-      "qdisc add dev v0 ingress\nfilter add dev v0 parent ffff: handle 1 protocol ip prio 1 cgroup match 'cmp(u8 at 0 layer link mask 0xff gt 10)' action drop\n",
+      "qdisc add dev v0 ingress\nfilter add dev v0 parent ffff: handle 1 protocol ip prio 1 cgroup match 'cmp(u8 at 0 "
+      "layer link mask 0xff gt 10)' action drop\n",
       diags);
   INFO(diags);
   INFO(y);

@@ -10,13 +10,13 @@
 #include <catch2/catch.hpp>
 #include <cstring>
 
+#include "codec/tc_codec.h"
 #include "kinds/registry.h"
-#include "plan/differ.h"
 #include "model/kind.h"
 #include "model/model.h"
-#include "codec/tc_codec.h"
-#include "test_util.h"
 #include "netlink/wire.h"
+#include "plan/differ.h"
+#include "test_util.h"
 
 using namespace tcsync;
 using tcsync::test::hex;
@@ -99,11 +99,17 @@ Msg cmsg(const Class& c) {
 }
 
 // TCA_KIND attributes as tc pads them.
-const std::string kPrio = "090001007072696f" "00000000";
+const std::string kPrio =
+    "090001007072696f"
+    "00000000";
 const std::string kDrr = "0800010064727200";
-const std::string kHfsc = "0900010068667363" "00000000";
+const std::string kHfsc =
+    "0900010068667363"
+    "00000000";
 const std::string kMq = "070001006d710000";
-const std::string kMqprio = "0b0001006d717072" "696f0000";
+const std::string kMqprio =
+    "0b0001006d717072"
+    "696f0000";
 
 // Decoding what was encoded gives the same options back (the dump side).
 template <typename T>
@@ -111,13 +117,17 @@ void round_trip(const T& obj, ObjType type) {
   std::vector<uint8_t> buf;
   MsgWriter w(buf);
   Diagnostics d;
-  if constexpr (std::is_same_v<T, Qdisc>) encode_qdisc(w, Op::Add, obj, 3, nullptr, d);
-  else encode_class(w, Op::Add, obj, 3, nullptr, d);
+  if constexpr (std::is_same_v<T, Qdisc>)
+    encode_qdisc(w, Op::Add, obj, 3, nullptr, d);
+  else
+    encode_class(w, Op::Add, obj, 3, nullptr, d);
   Decoded info;
   T back;
   bool kept;
-  if constexpr (std::is_same_v<T, Qdisc>) kept = decode_qdisc(buf, nullptr, back, info);
-  else kept = decode_class(buf, nullptr, back, info);
+  if constexpr (std::is_same_v<T, Qdisc>)
+    kept = decode_qdisc(buf, nullptr, back, info);
+  else
+    kept = decode_class(buf, nullptr, back, info);
   REQUIRE(kept);
   CHECK(back.ops == obj.ops);
   // Compared as the differ compares (fields at their defaults may be absent
@@ -135,39 +145,53 @@ TEST_CASE("prio: tc's bytes, defaults as absent, and round trips") {
   Msg m = qmsg(s.devices[0].qdiscs[0]);
   CHECK(m.handle == 0x10000u);
   CHECK(m.parent == TC_H_ROOT);
-  CHECK(m.attrs == kPrio + "1c000200" "030000000102020201020000010101010101010104000200");
+  CHECK(m.attrs == kPrio +
+                       "1c000200"
+                       "030000000102020201020000010101010101010104000200");
   CHECK(s.devices[0].qdiscs[0].opts.empty());  // tc's default bands and map are "absent"
   // tc qdisc add dev v0 root handle 1: prio bands 4 priomap 3 2 1 0 3 2 1 0 0 0 0 0 0 0 0 1
   m = qmsg(s.devices[1].qdiscs[0]);
-  CHECK(m.attrs == kPrio + "1c000200" "040000000302010003020100000000000000000104000200");
+  CHECK(m.attrs == kPrio +
+                       "1c000200"
+                       "040000000302010003020100000000000000000104000200");
   // tc qdisc add dev v0 parent 1:2 handle 10: pfifo limit 100
   m = qmsg(s.devices[0].qdiscs[1]);
   CHECK(m.handle == 0x100000u);
   CHECK(m.parent == 0x10002u);
-  CHECK(m.attrs == "0a00010070666966" "6f000000" "0800020064000000");
+  CHECK(m.attrs ==
+        "0a00010070666966"
+        "6f000000"
+        "0800020064000000");
   round_trip(s.devices[0].qdiscs[0], ObjType::Qdisc);
   round_trip(s.devices[1].qdiscs[0], ObjType::Qdisc);
 }
 
 TEST_CASE("prio: a shorter priomap keeps tc's default tail, entries must fit the bands") {
-  State s = load_ok("version: 1\ndevices:\n  v0:\n    qdiscs:\n      - {kind: prio, handle: \"1:\", bands: 4, priomap: [3, 3]}\n");
+  State s = load_ok(
+      "version: 1\ndevices:\n  v0:\n    qdiscs:\n      - {kind: prio, handle: \"1:\", bands: 4, priomap: [3, 3]}\n");
   auto* w = s.devices[0].qdiscs[0].opts.words(1);
   REQUIRE(w);
   CHECK(*w == Words{3, 3, 2, 2, 1, 2, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1});
   CHECK(load_errors("version: 1\ndevices:\n  v0:\n    qdiscs:\n      - {kind: prio, handle: \"1:\", bands: 2}\n")
             .find("t.yaml:5:43: error: priomap entry 1 is band 2, but there are only 2 bands (0 to 1)") == 0);
-  CHECK(load_errors("version: 1\ndevices:\n  v0:\n    qdiscs:\n      - {kind: prio, handle: \"1:\", bands: 1, priomap: [0]}\n")
+  CHECK(load_errors(
+            "version: 1\ndevices:\n  v0:\n    qdiscs:\n      - {kind: prio, handle: \"1:\", bands: 1, priomap: [0]}\n")
             .find("prio needs 2 to 16 bands") != std::string::npos);
 }
 
 TEST_CASE("tbf, netem, cbs: any minor of their one class holds the inner qdisc, once") {
   // sqm-scripts' simplest_tbf: `qdisc add ... parent 1: handle 110: fq_codel` under a tbf 1:.
-  const std::string head = "version: 1\ndevices:\n  v0:\n    qdiscs:\n      - {kind: tbf, handle: \"1:\", rate: 1mbit, burst: 10k, limit: 10k}\n";
+  const std::string head =
+      "version: 1\ndevices:\n  v0:\n    qdiscs:\n      - {kind: tbf, handle: \"1:\", rate: 1mbit, burst: 10k, limit: "
+      "10k}\n";
   CHECK(load_errors(head + "      - {kind: pfifo, parent: \"1:\", handle: \"10:\"}\n") == "");
   CHECK(load_errors(head + "      - {kind: pfifo, parent: \"1:5\", handle: \"10:\"}\n") == "");
-  CHECK(load_errors(head + "      - {kind: pfifo, parent: \"1:\", handle: \"10:\"}\n      - {kind: pfifo, parent: \"1:1\", handle: \"11:\"}\n")
-            .find("t.yaml:7:9: error: parent 1:1 is the one class of tbf 1:, which already holds the qdisc at t.yaml:6:9") == 0);
-  CHECK(load_errors("version: 1\ndevices:\n  v0:\n    qdiscs:\n      - {kind: netem, handle: \"1:\"}\n      - {kind: pfifo, parent: \"1:\", handle: \"10:\"}\n") == "");
+  CHECK(load_errors(head + "      - {kind: pfifo, parent: \"1:\", handle: \"10:\"}\n      - {kind: pfifo, parent: "
+                           "\"1:1\", handle: \"11:\"}\n")
+            .find("t.yaml:7:9: error: parent 1:1 is the one class of tbf 1:, which already holds the qdisc at "
+                  "t.yaml:6:9") == 0);
+  CHECK(load_errors("version: 1\ndevices:\n  v0:\n    qdiscs:\n      - {kind: netem, handle: \"1:\"}\n      - {kind: "
+                    "pfifo, parent: \"1:\", handle: \"10:\"}\n") == "");
 }
 
 TEST_CASE("prio: its bands are implicit classes for child qdiscs and filters") {
@@ -175,8 +199,12 @@ TEST_CASE("prio: its bands are implicit classes for child qdiscs and filters") {
   const std::string head = "version: 1\ndevices:\n  v0:\n    qdiscs:\n      - {kind: prio, handle: \"1:\"}\n";
   CHECK(load_errors(head + "      - {kind: pfifo, parent: \"1:3\", handle: \"30:\"}\n") == "");
   CHECK(load_errors(head + "      - {kind: pfifo, parent: \"1:4\", handle: \"40:\"}\n")
-            .find("t.yaml:6:9: error: parent class 1:4 is not declared on v0 and is not one of the classes prio 1: makes itself") == 0);
-  CHECK(load_errors(head + "    filters:\n      - {parent: \"1:2\", pref: 1, u32: {match: [{u32: {value: 0, mask: 0, at: 0}}]}}\n") == "");
+            .find("t.yaml:6:9: error: parent class 1:4 is not declared on v0 and is not one of the classes prio 1: "
+                  "makes itself") == 0);
+  CHECK(load_errors(
+            head +
+            "    filters:\n      - {parent: \"1:2\", pref: 1, u32: {match: [{u32: {value: 0, mask: 0, at: 0}}]}}\n") ==
+        "");
   // The prio's band classes, as the kernel dumps them (kind prio), are not objects.
   State s = load_ok(head);
   Class band;
@@ -217,14 +245,18 @@ TEST_CASE("drr: tc's bytes, and quantum is the kernel's when absent") {
   m = cmsg(dev.classes[0]);
   CHECK(m.handle == 0x20001u);
   CHECK(m.parent == 0x20000u);
-  CHECK(m.attrs == kDrr + "0c000200" "08000100dc050000");
+  CHECK(m.attrs == kDrr +
+                       "0c000200"
+                       "08000100dc050000");
   // tc class add dev v1 parent 2: classid 2:2 drr (an empty TCA_OPTIONS)
   m = cmsg(dev.classes[1]);
   CHECK(m.attrs == kDrr + "04000200");
   round_trip(dev.classes[0], ObjType::Class);
-  CHECK(load_errors("version: 1\ndevices:\n  v0:\n    qdiscs: [{kind: drr, handle: \"2:\"}]\n    classes: [{classid: \"2:1\"}, {classid: \"2:3\", parent: \"2:1\"}]\n")
+  CHECK(load_errors("version: 1\ndevices:\n  v0:\n    qdiscs: [{kind: drr, handle: \"2:\"}]\n    classes: [{classid: "
+                    "\"2:1\"}, {classid: \"2:3\", parent: \"2:1\"}]\n")
             .find("drr classes are flat: class 2:3 sits right under qdisc 2:, not under 2:1") != std::string::npos);
-  CHECK(load_errors("version: 1\ndevices:\n  v0:\n    qdiscs: [{kind: drr, handle: \"2:\"}]\n    classes: [{classid: \"2:1\", quantum: 0}]\n")
+  CHECK(load_errors("version: 1\ndevices:\n  v0:\n    qdiscs: [{kind: drr, handle: \"2:\"}]\n    classes: [{classid: "
+                    "\"2:1\", quantum: 0}]\n")
             .find("drr quantum must be more than 0") != std::string::npos);
 }
 
@@ -233,24 +265,36 @@ TEST_CASE("hfsc: tc's bytes for the qdisc and for rt, ls, ul and sc curves") {
   auto& dev = s.devices[3];
   // tc qdisc add dev v2 root handle 3: hfsc default 20 (a 2-byte struct: length 6)
   Msg m = qmsg(dev.qdiscs[0]);
-  CHECK(m.attrs == kHfsc + "06000200" "20000000");
+  CHECK(m.attrs == kHfsc +
+                       "06000200"
+                       "20000000");
   // tc qdisc add dev v3 root handle 3: hfsc
-  CHECK(qmsg(s.devices[4].qdiscs[0]).attrs == kHfsc + "06000200" "00000000");
+  CHECK(qmsg(s.devices[4].qdiscs[0]).attrs == kHfsc +
+                                                  "06000200"
+                                                  "00000000");
   // tc class add dev v2 parent 3: classid 3:1 hfsc sc rate 10mbit ul rate 20mbit
   m = cmsg(dev.classes[0]);
   CHECK(m.handle == 0x30001u);
-  CHECK(m.attrs == kHfsc + "34000200" "100001000000000000000000d0121300100002000000000000000000d0121300100003000000000000000000a0252600");
+  CHECK(m.attrs ==
+        kHfsc +
+            "34000200"
+            "100001000000000000000000d0121300100002000000000000000000d0121300100003000000000000000000a0252600");
   // tc class add dev v2 parent 3:1 classid 3:10 hfsc rt m1 2mbit d 10ms m2 1mbit ls rate 5mbit
   m = cmsg(dev.classes[1]);
   CHECK(m.parent == 0x30001u);
-  CHECK(m.attrs == kHfsc + "24000200" "1000010090d003001027000048e8010010000200000000000000000068890900");
+  CHECK(m.attrs == kHfsc +
+                       "24000200"
+                       "1000010090d003001027000048e8010010000200000000000000000068890900");
   // tc class add dev v2 parent 3:1 classid 3:20 hfsc ls m2 1mbit
-  CHECK(cmsg(dev.classes[2]).attrs == kHfsc + "14000200" "10000200000000000000000048e80100");
+  CHECK(cmsg(dev.classes[2]).attrs == kHfsc +
+                                          "14000200"
+                                          "10000200000000000000000048e80100");
   round_trip(dev.qdiscs[0], ObjType::Qdisc);
   for (auto& c : dev.classes) round_trip(c, ObjType::Class);
   // rt and ls that are equal are one sc, whichever way they were written.
-  State t = load_ok("version: 1\ndevices:\n  v0:\n    qdiscs: [{kind: hfsc, handle: \"3:\"}]\n"
-                    "    classes: [{classid: \"3:1\", rt: 10mbit, ls: 10mbit}]\n");
+  State t = load_ok(
+      "version: 1\ndevices:\n  v0:\n    qdiscs: [{kind: hfsc, handle: \"3:\"}]\n"
+      "    classes: [{classid: \"3:1\", rt: 10mbit, ls: 10mbit}]\n");
   CHECK(t.devices[0].classes[0].opts.has(3));
   CHECK_FALSE(t.devices[0].classes[0].opts.has(0));
 }
@@ -258,8 +302,9 @@ TEST_CASE("hfsc: tc's bytes for the qdisc and for rt, ls, ul and sc curves") {
 TEST_CASE("hfsc: curves are kept in bytes/s and us, as tc sends them") {
   // 777777bit is 97222 bytes/s (tc rounds down too); the kernel dumps the
   // same numbers back (lab: test_lab_classful.sh, class 3:30).
-  State s = load_ok("version: 1\ndevices:\n  v0:\n    qdiscs: [{kind: hfsc, handle: \"3:\"}]\n"
-                    "    classes: [{classid: \"3:1\", rt: {m1: 1001kbit, d: 333us, m2: 777777bit}}]\n");
+  State s = load_ok(
+      "version: 1\ndevices:\n  v0:\n    qdiscs: [{kind: hfsc, handle: \"3:\"}]\n"
+      "    classes: [{classid: \"3:1\", rt: {m1: 1001kbit, d: 333us, m2: 777777bit}}]\n");
   auto* c = s.devices[0].classes[0].opts.words(0);
   REQUIRE(c);
   CHECK((*c)[0] == 125125u);
@@ -269,12 +314,18 @@ TEST_CASE("hfsc: curves are kept in bytes/s and us, as tc sends them") {
 
 TEST_CASE("hfsc: errors as tc gives them, and removing a curve re-creates the class") {
   const std::string head = "version: 1\ndevices:\n  v0:\n    qdiscs: [{kind: hfsc, handle: \"3:\"}]\n    classes:\n";
-  CHECK(load_errors(head + "      - {classid: \"3:1\", ul: 1mbit}\n").find("hfsc class needs 'rt', 'ls' or 'sc'") != std::string::npos);
-  CHECK(load_errors(head + "      - {classid: \"3:1\", rt: 1mbit, ul: 1mbit}\n").find("'ul' needs 'ls' or 'sc'") != std::string::npos);
-  CHECK(load_errors(head + "      - {classid: \"3:1\", sc: 1mbit, rt: 1mbit}\n").find("give 'sc' or 'rt' and 'ls', not both") != std::string::npos);
-  CHECK(load_errors(head + "      - {classid: \"3:1\", sc: {m1: 0, d: 0, m2: 0}}\n").find("a service curve needs a slope") != std::string::npos);
-  CHECK(load_errors(head + "      - {classid: \"3:1\", sc: {m2: 1mbit, dd: 1ms}}\n").find("did you mean d?") != std::string::npos);
-  CHECK(load_errors(head + "      - {classid: \"3:1\", rt: 1mbit}\n      - {classid: \"3:2\", parent: \"3:1\", ls: 1mbit}\n")
+  CHECK(load_errors(head + "      - {classid: \"3:1\", ul: 1mbit}\n").find("hfsc class needs 'rt', 'ls' or 'sc'") !=
+        std::string::npos);
+  CHECK(load_errors(head + "      - {classid: \"3:1\", rt: 1mbit, ul: 1mbit}\n").find("'ul' needs 'ls' or 'sc'") !=
+        std::string::npos);
+  CHECK(load_errors(head + "      - {classid: \"3:1\", sc: 1mbit, rt: 1mbit}\n")
+            .find("give 'sc' or 'rt' and 'ls', not both") != std::string::npos);
+  CHECK(load_errors(head + "      - {classid: \"3:1\", sc: {m1: 0, d: 0, m2: 0}}\n")
+            .find("a service curve needs a slope") != std::string::npos);
+  CHECK(load_errors(head + "      - {classid: \"3:1\", sc: {m2: 1mbit, dd: 1ms}}\n").find("did you mean d?") !=
+        std::string::npos);
+  CHECK(load_errors(head +
+                    "      - {classid: \"3:1\", rt: 1mbit}\n      - {classid: \"3:2\", parent: \"3:1\", ls: 1mbit}\n")
             .find("hfsc class 3:1 has child classes, so it needs 'ls' or 'sc'") != std::string::npos);
 
   State have = load_ok(head + "      - {classid: \"3:1\", ls: 1mbit, ul: 2mbit}\n");
@@ -311,38 +362,59 @@ TEST_CASE("mq: no options, and its queues take children") {
   // tc qdisc add dev v4 parent 4:1 handle 41: pfifo limit 50
   Msg m = qmsg(s.devices[5].qdiscs[1]);
   CHECK(m.parent == 0x40001u);
-  CHECK(m.attrs == "0a00010070666966" "6f000000" "0800020032000000");
+  CHECK(m.attrs ==
+        "0a00010070666966"
+        "6f000000"
+        "0800020032000000");
 }
 
 TEST_CASE("mqprio: tc's bytes, defaults, checks") {
   State s = load_ok(kFile);
   // tc qdisc add dev v6 root handle 5: mqprio num_tc 2 map 0 0 0 0 1 1 1 1 queues 2@0 2@2 hw 0
   CHECK(qmsg(s.devices[6].qdiscs[0]).attrs ==
-        kMqprio + "58000200" "020000000001010101000000000000000000020002000000000000000000000000000000000000000000000000000000000000000200000000000000000000000000000000000000000000000000000000000000");
+        kMqprio +
+            "58000200"
+            "0200000000010101010000000000000000000200020000000000000000000000000000000000000000000000000000000000000002"
+            "00000000000000000000000000000000000000000000000000000000000000");
   // tc qdisc add dev v6 root handle 5: mqprio (tc's defaults: 8 classes, hw 1)
   CHECK(qmsg(s.devices[7].qdiscs[0]).attrs ==
-        kMqprio + "58000200" "080001020304050607000101010303030301000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000");
+        kMqprio +
+            "58000200"
+            "0800010203040506070001010103030303010000000000000000000000000000000000000000000000000000000000000000000000"
+            "00000000000000000000000000000000000000000000000000000000000000");
   // tc qdisc add dev v6 root handle 5: mqprio num_tc 3 map 0 1 2 queues 1@0 1@1 2@2 hw 0
   CHECK(qmsg(s.devices[8].qdiscs[0]).attrs ==
-        kMqprio + "58000200" "030001020000000000000000000000000000010001000200000000000000000000000000000000000000000000000000000000000100020000000000000000000000000000000000000000000000000000000000");
+        kMqprio +
+            "58000200"
+            "0300010200000000000000000000000000000100010002000000000000000000000000000000000000000000000000000000000001"
+            "00020000000000000000000000000000000000000000000000000000000000");
   for (int i : {6, 7, 8}) round_trip(s.devices[i].qdiscs[0], ObjType::Qdisc);
   const std::string head = "version: 1\ndevices:\n  v0:\n    qdiscs:\n";
-  CHECK(load_errors(head + "      - {kind: mqprio, handle: \"5:\", num_tc: 2, map: [0, 2], queues: [\"1@0\", \"1@1\"], hw: 0}\n")
-            .find("map entry 1 is traffic class 2, but num_tc is 2") != std::string::npos);
+  CHECK(
+      load_errors(head +
+                  "      - {kind: mqprio, handle: \"5:\", num_tc: 2, map: [0, 2], queues: [\"1@0\", \"1@1\"], hw: 0}\n")
+          .find("map entry 1 is traffic class 2, but num_tc is 2") != std::string::npos);
   CHECK(load_errors(head + "      - {kind: mqprio, handle: \"5:\", num_tc: 2, map: [0, 1], queues: [\"1@0\"], hw: 0}\n")
             .find("'queues' needs one range per traffic class: 2") != std::string::npos);
   // Queue classes take children; the traffic-class classes (ffe0..) do not.
-  const std::string mq = head + "      - {kind: mqprio, handle: \"5:\", num_tc: 2, map: [0, 1], queues: [\"1@0\", \"2@1\"], hw: 0}\n";
+  const std::string mq =
+      head + "      - {kind: mqprio, handle: \"5:\", num_tc: 2, map: [0, 1], queues: [\"1@0\", \"2@1\"], hw: 0}\n";
   CHECK(load_errors(mq + "      - {kind: pfifo, parent: \"5:3\", handle: \"53:\"}\n") == "");
-  CHECK(load_errors(mq + "      - {kind: pfifo, parent: \"5:4\", handle: \"54:\"}\n").find("parent class 5:4") != std::string::npos);
-  CHECK(load_errors(mq + "      - {kind: pfifo, parent: \"5:ffe0\", handle: \"54:\"}\n").find("parent class 5:ffe0") != std::string::npos);
+  CHECK(load_errors(mq + "      - {kind: pfifo, parent: \"5:4\", handle: \"54:\"}\n").find("parent class 5:4") !=
+        std::string::npos);
+  CHECK(load_errors(mq + "      - {kind: pfifo, parent: \"5:ffe0\", handle: \"54:\"}\n").find("parent class 5:ffe0") !=
+        std::string::npos);
 }
 
 TEST_CASE("mqprio: any change re-creates it (no ->change in Linux 6.1)") {
   const std::string head = "version: 1\ndevices:\n  v0:\n    qdiscs:\n";
   const std::string child = "      - {kind: pfifo, parent: \"5:1\", handle: \"51:\", limit: 7}\n";
-  State have = load_ok(head + "      - {kind: mqprio, handle: \"5:\", num_tc: 2, map: [0, 1], queues: [\"2@0\", \"2@2\"], hw: 0}\n" + child);
-  State want = load_ok(head + "      - {kind: mqprio, handle: \"5:\", num_tc: 2, map: [1, 0], queues: [\"2@0\", \"2@2\"], hw: 0}\n" + child);
+  State have = load_ok(
+      head + "      - {kind: mqprio, handle: \"5:\", num_tc: 2, map: [0, 1], queues: [\"2@0\", \"2@2\"], hw: 0}\n" +
+      child);
+  State want = load_ok(
+      head + "      - {kind: mqprio, handle: \"5:\", num_tc: 2, map: [1, 0], queues: [\"2@0\", \"2@2\"], hw: 0}\n" +
+      child);
   Plan p = make_plan(want, have);
   // The unchanged child goes with its parent, so it is added again after it.
   REQUIRE(p.steps.size() == 3);
@@ -358,13 +430,19 @@ TEST_CASE("mqprio: any change re-creates it (no ->change in Linux 6.1)") {
 TEST_CASE("prio: multiqueue is sent as tc sends it and never compared") {
   // tc qdisc add dev v0 root handle 1: prio bands 3 multiqueue (tc's bytes:
   // the nested TCA_OPTIONS carries the TCA_PRIO_MQ flag)
-  State s = load_ok("version: 1\ndevices:\n  v0:\n    qdiscs: [{kind: prio, handle: \"1:\", bands: 3, multiqueue: true}]\n");
+  State s =
+      load_ok("version: 1\ndevices:\n  v0:\n    qdiscs: [{kind: prio, handle: \"1:\", bands: 3, multiqueue: true}]\n");
   const Qdisc& q = s.devices[0].qdiscs[0];
-  CHECK(qmsg(q).attrs == kPrio + "20000200" "03000000010202020102000001010101010101010800020004000100");
+  CHECK(qmsg(q).attrs == kPrio +
+                             "20000200"
+                             "03000000010202020102000001010101010101010800020004000100");
   // tc qdisc add dev v0 root handle 1: prio bands 5 priomap 0 1 2 3 4 0 1 2 3 4 0 1 2 3 4 0 multiqueue
-  State t = load_ok("version: 1\ndevices:\n  v0:\n    qdiscs: [{kind: prio, handle: \"1:\", bands: 5, "
-                    "priomap: [0, 1, 2, 3, 4, 0, 1, 2, 3, 4, 0, 1, 2, 3, 4, 0], multiqueue: true}]\n");
-  CHECK(qmsg(t.devices[0].qdiscs[0]).attrs == kPrio + "20000200" "05000000000102030400010203040001020304000800020004000100");
+  State t = load_ok(
+      "version: 1\ndevices:\n  v0:\n    qdiscs: [{kind: prio, handle: \"1:\", bands: 5, "
+      "priomap: [0, 1, 2, 3, 4, 0, 1, 2, 3, 4, 0, 1, 2, 3, 4, 0], multiqueue: true}]\n");
+  CHECK(qmsg(t.devices[0].qdiscs[0]).attrs == kPrio +
+                                                  "20000200"
+                                                  "05000000000102030400010203040001020304000800020004000100");
   // The kernel dumps the bare struct: what it reports equals the file.
   std::vector<uint8_t> dumped = test::unhex("030000000102020201020000010101010101010104000200");
   Options live;

@@ -34,9 +34,11 @@ TEST_CASE("ctinfo: TCA_ACT_OPTIONS bodies are tc's bytes") {
 TEST_CASE("ctinfo: the kernel's dump (a zero statemask, counters) reads as the file") {
   // act_ctinfo.c dumps the statemask with the mask, 0 too, and counters.
   Options o;
-  kActionCtinfo.decode(tcsync::test::unhex("180003000000000000000000030000000100000001000000060004000000000008000500000000fc0800060000000000"
-                                           "0c00080000000000000000000c00090000000000000000000c000a000000000000000000"),
-                       KindCtx{}, o);
+  kActionCtinfo.decode(
+      tcsync::test::unhex(
+          "180003000000000000000000030000000100000001000000060004000000000008000500000000fc0800060000000000"
+          "0c00080000000000000000000c00090000000000000000000c000a000000000000000000"),
+      KindCtx{}, o);
   CHECK(o == first_opts("[{ctinfo: {dscp: 0xfc000000}}]"));
 }
 
@@ -47,7 +49,10 @@ TEST_CASE("ctinfo: errors") {
 
 TEST_CASE("ctinfo: tc's words") {
   std::string diags;
-  std::string y = imported("qdisc add dev v0 clsact\nfilter add dev v0 ingress pref 1 matchall action ctinfo dscp 0xfc000000 0x01000000 cpmark zone 5 pass index 3\n", diags);
+  std::string y = imported(
+      "qdisc add dev v0 clsact\nfilter add dev v0 ingress pref 1 matchall action ctinfo dscp 0xfc000000 0x01000000 "
+      "cpmark zone 5 pass index 3\n",
+      diags);
   INFO(diags);
   INFO(y);
   CHECK(y.find("dscp: \"0xfc000000\"") != std::string::npos);

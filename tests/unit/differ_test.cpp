@@ -42,7 +42,9 @@ std::string edit(std::string s, const std::string& from, const std::string& to) 
 }
 }  // namespace
 
-TEST_CASE("equal states give an empty plan") { CHECK(plan_of(kTree, kTree).empty()); }
+TEST_CASE("equal states give an empty plan") {
+  CHECK(plan_of(kTree, kTree).empty());
+}
 
 TEST_CASE("from nothing: parents before children, filters last") {
   CHECK(plan_of(kTree, "version: 1\ndevices:\n  eth0: {}\n") ==
@@ -61,8 +63,10 @@ TEST_CASE("a class rate change is a change in place, explained") {
 TEST_CASE("htb cannot change its qdisc options: the tree is re-created") {
   std::string p = plan_of(edit(kTree, "default: \"1:30\"", "default: \"1:10\""), kTree);
   CHECK(p ==
-        "- eth0: qdisc htb 1: root  (default 1:30 -> 1:10; htb cannot change in place: re-created with its classes and filters)\n"
-        "+ eth0: qdisc htb 1: root  (default 1:30 -> 1:10; htb cannot change in place: re-created with its classes and filters)\n"
+        "- eth0: qdisc htb 1: root  (default 1:30 -> 1:10; htb cannot change in place: re-created with its classes and "
+        "filters)\n"
+        "+ eth0: qdisc htb 1: root  (default 1:30 -> 1:10; htb cannot change in place: re-created with its classes and "
+        "filters)\n"
         "+ eth0: class htb 1:1 parent 1:\n"
         "+ eth0: class htb 1:10 parent 1:1\n"
         "+ eth0: class htb 1:30 parent 1:1\n"
@@ -74,7 +78,9 @@ TEST_CASE("objects the file does not name are deleted, children first") {
                            "      - {classid: \"1:30\", parent: \"1:1\", rate: 1mbit}\n"
                            "      - {classid: \"1:40\", parent: \"1:1\", rate: 1mbit}\n"
                            "      - {classid: \"1:41\", parent: \"1:40\", rate: 1mbit}\n");
-  extra = edit(extra, "classid: \"1:10\"}\n", "classid: \"1:10\"}\n      - {parent: \"1:\", pref: 6, protocol: ip, u32: {match: [{u32: {value: 2, mask: 2, at: 0}}]}}\n");
+  extra = edit(extra, "classid: \"1:10\"}\n",
+               "classid: \"1:10\"}\n      - {parent: \"1:\", pref: 6, protocol: ip, u32: {match: [{u32: {value: 2, "
+               "mask: 2, at: 0}}]}}\n");
   CHECK(plan_of(kTree, extra) ==
         "- eth0: filters u32 1: pref 6 protocol ip (all 1)  (not in the file)\n"
         "- eth0: class htb 1:41 parent 1:40  (not in the file)\n"
@@ -89,16 +95,22 @@ TEST_CASE("a filter classid change is a replace that keeps the handle") {
 TEST_CASE("a u32 selector change is delete + add: the kernel keeps old keys on replace") {
   std::string p = plan_of(edit(kTree, "value: 1, mask: 1", "value: 3, mask: 3"), kTree);
   CHECK(p.find("- eth0: filter u32 1: pref 5 protocol ip handle ::1  (match") == 0);
-  CHECK(p.find("; cannot change in place)\n+ eth0: filter u32 1: pref 5 protocol ip handle ::1  (match") != std::string::npos);
+  CHECK(p.find("; cannot change in place)\n+ eth0: filter u32 1: pref 5 protocol ip handle ::1  (match") !=
+        std::string::npos);
 }
 
 TEST_CASE("a qdisc kind change replaces the qdisc") {
-  std::string tbf = "version: 1\ndevices:\n  eth0:\n    qdiscs: [{kind: tbf, handle: \"1:\", rate: 1mbit, burst: 10kb, limit: 20kb}]\n";
-  CHECK(plan_of(tbf, kTree) == "- eth0: qdisc htb 1: root  (kind htb -> tbf)\n+ eth0: qdisc tbf 1: root  (kind htb -> tbf)\n");
+  std::string tbf =
+      "version: 1\ndevices:\n  eth0:\n    qdiscs: [{kind: tbf, handle: \"1:\", rate: 1mbit, burst: 10kb, limit: "
+      "20kb}]\n";
+  CHECK(plan_of(tbf, kTree) ==
+        "- eth0: qdisc htb 1: root  (kind htb -> tbf)\n+ eth0: qdisc tbf 1: root  (kind htb -> tbf)\n");
 }
 
 TEST_CASE("tbf options change in place") {
-  std::string a = "version: 1\ndevices:\n  eth0:\n    qdiscs: [{kind: tbf, handle: \"1:\", rate: 1mbit, burst: 10kb, limit: 20kb}]\n";
+  std::string a =
+      "version: 1\ndevices:\n  eth0:\n    qdiscs: [{kind: tbf, handle: \"1:\", rate: 1mbit, burst: 10kb, limit: "
+      "20kb}]\n";
   CHECK(plan_of(edit(a, "rate: 1mbit", "rate: 2mbit"), a) == "~ eth0: qdisc tbf 1: root  (rate 1mbit -> 2mbit)\n");
 }
 
@@ -118,11 +130,13 @@ TEST_CASE("kernel defaults are not drift: htb quantum") {
 TEST_CASE("empty filter lists: a missing one is added, an extra one deleted, one the file fills is kept") {
   const std::string head = "version: 1\ndevices:\n  v0:\n    qdiscs: [{kind: clsact}]\n    filters:\n";
   const std::string empty = head + "      - {parent: ingress, pref: 20, protocol: ip, empty: u32}\n";
-  const std::string rule = head + "      - {parent: ingress, pref: 20, protocol: ip, u32: {match: [{ip: {dst: 10.0.0.1}}]}}\n";
+  const std::string rule =
+      head + "      - {parent: ingress, pref: 20, protocol: ip, u32: {match: [{ip: {dst: 10.0.0.1}}]}}\n";
   const std::string none = head + "      - {parent: ingress, pref: 30, protocol: ip, empty: u32}\n";
   CHECK(plan_of(empty, empty).empty());
-  CHECK(plan_of(empty, none) == "- v0: filters u32 ingress pref 30 protocol ip (all 1)  (not in the file)\n"
-                                "+ v0: filter u32 ingress pref 20 protocol ip (empty list)\n");
+  CHECK(plan_of(empty, none) ==
+        "- v0: filters u32 ingress pref 30 protocol ip (all 1)  (not in the file)\n"
+        "+ v0: filter u32 ingress pref 20 protocol ip (empty list)\n");
   // The kernel keeps a u32 list after its last rule goes: the file's rule
   // is one add into it, not a delete of the list and an add.
   CHECK(plan_of(rule, empty) == "+ v0: filter u32 ingress pref 20 protocol ip handle ::1\n");
@@ -155,15 +169,21 @@ TEST_CASE("diff_options finds what a scan of every field finds") {
   uint32_t seed = 1;
   auto next = [&] { return seed = seed * 1103515245u + 12345u, seed >> 16; };
   size_t differing = 0;
-  for (auto [obj, kind] : {std::pair{ObjType::Qdisc, "cake"}, {ObjType::Qdisc, "htb"}, {ObjType::Qdisc, "fq_codel"},
-                           {ObjType::Class, "htb"}, {ObjType::Filter, "flower"}, {ObjType::Action, "police"},
-                           {ObjType::Qdisc, "red"}, {ObjType::Qdisc, "ets"}}) {
+  for (auto [obj, kind] : {std::pair{ObjType::Qdisc, "cake"},
+                           {ObjType::Qdisc, "htb"},
+                           {ObjType::Qdisc, "fq_codel"},
+                           {ObjType::Class, "htb"},
+                           {ObjType::Filter, "flower"},
+                           {ObjType::Action, "police"},
+                           {ObjType::Qdisc, "red"},
+                           {ObjType::Qdisc, "ets"}}) {
     const KindOps* ops = find_kind(obj, kind);
     REQUIRE(ops);
     // Plain numbers only (their describe needs no custom type's Words).
     std::vector<uint16_t> numeric;
     for (size_t i = 0; i < ops->fields.size(); ++i)
-      if (!ops->fields[i].custom && ops->fields[i].type != FieldType::Device) numeric.push_back(static_cast<uint16_t>(i));
+      if (!ops->fields[i].custom && ops->fields[i].type != FieldType::Device)
+        numeric.push_back(static_cast<uint16_t>(i));
     REQUIRE(!numeric.empty());
     for (int round = 0; round < 300; ++round) {
       Options want, have;

@@ -15,9 +15,11 @@ TEST_CASE("etf: options are tc's bytes") {
   // etf clockid CLOCK_TAI
   check_golden("etf", "clockid: TAI", "10000100000000000b00000000000000");
   // etf delta 100 clockid CLOCK_TAI deadline_mode skip_sock_check
-  check_golden("etf", "clockid: TAI, delta: 100, deadline_mode: true, skip_sock_check: true", "10000100640000000b00000005000000");
+  check_golden("etf", "clockid: TAI, delta: 100, deadline_mode: true, skip_sock_check: true",
+               "10000100640000000b00000005000000");
   CHECK_FALSE(qdisc_ops(kQdiscEtf).can_change);  // sch_etf has no ->change
-  CHECK(load_errors("version: 1\ndevices:\n  v0:\n    qdiscs: [{kind: etf, handle: \"1:\"}]\n").find("clockid") != std::string::npos);
+  CHECK(load_errors("version: 1\ndevices:\n  v0:\n    qdiscs: [{kind: etf, handle: \"1:\"}]\n").find("clockid") !=
+        std::string::npos);
 }
 
 TEST_CASE("etf: a clear flag reads as false, as its dump has always printed it") {

@@ -19,7 +19,8 @@ namespace {
 // A qdisc whose file draws the partial-quanta warning (and nothing else).
 Qdisc load_warned(const std::string& opts) {
   State s;
-  std::string errs = load_errors("version: 1\ndevices:\n  v0:\n    qdiscs: [{kind: ets, handle: \"1:\", " + opts + "}]\n", &s);
+  std::string errs =
+      load_errors("version: 1\ndevices:\n  v0:\n    qdiscs: [{kind: ets, handle: \"1:\", " + opts + "}]\n", &s);
   CHECK(errs.find("warning: quanta gives") != std::string::npos);
   CHECK(errs.find("error") == std::string::npos);
   return s.devices[0].qdiscs[0];
@@ -30,19 +31,37 @@ TEST_CASE("ets: options are tc's bytes") {
   // ets bands 2
   check_golden("ets", "bands: 2", "0500010002000000");
   // ets strict 3 quanta 1500 750
-  check_golden("ets", "strict: 3, quanta: [1500, 750]", "050001000500000005000200030000001400038008000400dc05000008000400ee020000");
+  check_golden("ets", "strict: 3, quanta: [1500, 750]",
+               "050001000500000005000200030000001400038008000400dc05000008000400ee020000");
   // ets bands 4 strict 1 quanta 1000 500 priomap 0 1 2 3: tc sends 4 map
   // entries, tcsync the whole map (the kernel fills the rest with band 3 alike).
-  CHECK(hex(body(load_warned("bands: 4, strict: 1, quanta: [1000, 500], priomap: [0, 1, 2, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 2]"))) ==
-               "050001000400000005000200010000001400038008000400e803000008000400f4010000"
-               "84000580" "0500060000000000" "0500060001000000" "0500060002000000" "0500060003000000"
-               "0500060003000000" "0500060003000000" "0500060003000000" "0500060003000000" "0500060003000000" "0500060003000000"
-               "0500060003000000" "0500060003000000" "0500060003000000" "0500060003000000" "0500060003000000" "0500060002000000");
+  CHECK(hex(body(load_warned(
+            "bands: 4, strict: 1, quanta: [1000, 500], priomap: [0, 1, 2, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 2]"))) ==
+        "050001000400000005000200010000001400038008000400e803000008000400f4010000"
+        "84000580"
+        "0500060000000000"
+        "0500060001000000"
+        "0500060002000000"
+        "0500060003000000"
+        "0500060003000000"
+        "0500060003000000"
+        "0500060003000000"
+        "0500060003000000"
+        "0500060003000000"
+        "0500060003000000"
+        "0500060003000000"
+        "0500060003000000"
+        "0500060003000000"
+        "0500060003000000"
+        "0500060003000000"
+        "0500060002000000");
   // ets bands 5 priomap 0 0 1 0 1 2 0 1 2 3 0 1 2 3 4 0
-  check_golden("ets", "bands: 5, priomap: [0, 0, 1, 0, 1, 2, 0, 1, 2, 3, 0, 1, 2, 3, 4, 0]",
-               "0500010005000000840005800500060000000000050006000000000005000600010000000500060000000000050006000100000005000600"
-               "020000000500060000000000050006000100000005000600020000000500060003000000050006000000000005000600010000000500060002"
-               "000000050006000300000005000600040000000500060000000000");
+  check_golden(
+      "ets", "bands: 5, priomap: [0, 0, 1, 0, 1, 2, 0, 1, 2, 3, 0, 1, 2, 3, 4, 0]",
+      "0500010005000000840005800500060000000000050006000000000005000600010000000500060000000000050006000100000005000600"
+      "0200000005000600000000000500060001000000050006000200000005000600030000000500060000000000050006000100000005000600"
+      "02"
+      "000000050006000300000005000600040000000500060000000000");
 }
 
 TEST_CASE("ets: TCA_OPTIONS carries NLA_F_NESTED, as tc sends it") {
@@ -55,7 +74,10 @@ TEST_CASE("ets: TCA_OPTIONS carries NLA_F_NESTED, as tc sends it") {
   REQUIRE_FALSE(d.has_errors());
   // After the tcmsg: TCA_KIND "ets", then TCA_OPTIONS | NLA_F_NESTED (0x8002).
   std::vector<uint8_t> rest(buf.begin() + sizeof(nlmsghdr) + sizeof(tcmsg), buf.end());
-  CHECK(hex(rest) == "0800010065747300" "0c000280" "0500010002000000");
+  CHECK(hex(rest) ==
+        "0800010065747300"
+        "0c000280"
+        "0500010002000000");
 }
 
 TEST_CASE("ets: tc's defaults and the kernel's form compare equal") {
@@ -92,19 +114,24 @@ TEST_CASE("ets: tc's defaults and the kernel's form compare equal") {
 
 TEST_CASE("ets: quanta are clamped to 256..1048576 bytes, as the kernel keeps them") {
   State s;
-  std::string errs = load_errors("version: 1\ndevices:\n  v0:\n    qdiscs: [{kind: ets, handle: \"1:\", quanta: [1, 2000, 2000000]}]\n", &s);
-  CHECK(errs.find("warning: the kernel keeps each quantum between 256 and 1048576 bytes: quanta are 256 2000 1048576") != std::string::npos);
+  std::string errs = load_errors(
+      "version: 1\ndevices:\n  v0:\n    qdiscs: [{kind: ets, handle: \"1:\", quanta: [1, 2000, 2000000]}]\n", &s);
+  CHECK(
+      errs.find("warning: the kernel keeps each quantum between 256 and 1048576 bytes: quanta are 256 2000 1048576") !=
+      std::string::npos);
   CHECK(*s.devices[0].qdiscs[0].opts.words(2) == Words{256, 2000, 1048576});
 }
 
 TEST_CASE("ets: what the kernel refuses is an error at its line") {
   const std::string head = "version: 1\ndevices:\n  v0:\n    qdiscs:\n      - {kind: ets, handle: \"1:\", ";
   CHECK(load_errors(head + "bands: 2, strict: 3}\n").find("strict 3 is more than the 2 bands") != std::string::npos);
-  CHECK(load_errors(head + "bands: 2, quanta: [1, 2, 3]}\n").find("3 quanta and 0 strict bands are more than the 2 bands") != std::string::npos);
-  CHECK(load_errors(head + "bands: 2, priomap: [0, 1, 2]}\n").find("priomap entry 2 is band 2, but there are only 2 bands") != std::string::npos);
+  CHECK(load_errors(head + "bands: 2, quanta: [1, 2, 3]}\n")
+            .find("3 quanta and 0 strict bands are more than the 2 bands") != std::string::npos);
+  CHECK(load_errors(head + "bands: 2, priomap: [0, 1, 2]}\n")
+            .find("priomap entry 2 is band 2, but there are only 2 bands") != std::string::npos);
   CHECK(load_errors(head + "quanta: [1000, 0]}\n").find("the kernel refuses 0") != std::string::npos);
   CHECK(load_errors(head + "bands: 0}\n").find("ets needs 1 to 16 bands") != std::string::npos);
   CHECK(load_errors(head + "bands: 3}\n      - {kind: pfifo, parent: \"1:3\", handle: \"30:\"}\n") == "");
-  CHECK(load_errors(head + "bands: 3}\n      - {kind: pfifo, parent: \"1:4\", handle: \"40:\"}\n").find("not one of the classes ets 1: makes itself") !=
-        std::string::npos);
+  CHECK(load_errors(head + "bands: 3}\n      - {kind: pfifo, parent: \"1:4\", handle: \"40:\"}\n")
+            .find("not one of the classes ets 1: makes itself") != std::string::npos);
 }

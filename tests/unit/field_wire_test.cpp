@@ -16,8 +16,12 @@ using namespace tcsync::test;
 
 namespace {
 
-std::optional<uint64_t> half(uint64_t v) { return v ? std::optional<uint64_t>(v / 2) : std::nullopt; }
-uint64_t twice(uint64_t v) { return v * 2; }
+std::optional<uint64_t> half(uint64_t v) {
+  return v ? std::optional<uint64_t>(v / 2) : std::nullopt;
+}
+uint64_t twice(uint64_t v) {
+  return v * 2;
+}
 const WireMap kTwice{.to_wire = twice, .from_wire = half};
 
 enum : uint16_t { kA, kB, kC, kD, kE, kF, kG, kH, kI, kNone };
@@ -34,7 +38,8 @@ const Field kFields[] = {
     {.key = "none", .type = FieldType::Uint, .attr = 10},  // the kind's own code carries it
 };
 
-std::string encoded(const Options& o, bool change, std::span<const uint16_t> order = {}, std::span<const Field> fields = kFields) {
+std::string encoded(const Options& o, bool change, std::span<const uint16_t> order = {},
+                    std::span<const Field> fields = kFields) {
   std::vector<uint8_t> buf;
   MsgWriter w(buf);
   KindCtx ctx;
@@ -50,7 +55,13 @@ enum : uint16_t { kUnset, kOnes, kAlways, kDefAbsent, kDev };
 const Field kDefFields[] = {
     {.key = "unset", .type = FieldType::Uint, .def = 0, .attr = 1, .wire = Wire::U32, .map = &kZeroIsUnset},
     {.key = "ones", .type = FieldType::Uint, .def = 0xFFFFFFFF, .attr = 2, .wire = Wire::U32, .map = &kOnesUnsent},
-    {.key = "always", .type = FieldType::Uint, .def = 0, .attr = 3, .wire = Wire::U16, .map = &kZeroIsAbsent, .def_always_sent = true},
+    {.key = "always",
+     .type = FieldType::Uint,
+     .def = 0,
+     .attr = 3,
+     .wire = Wire::U16,
+     .map = &kZeroIsAbsent,
+     .def_always_sent = true},
     {.key = "def_absent", .type = FieldType::Uint, .def = 0x8100, .attr = 4, .wire = Wire::Be16, .map = &kDefIsAbsent},
     {.key = "dev", .type = FieldType::Device, .attr = 5, .wire = Wire::Str},
 };
@@ -165,7 +176,8 @@ TEST_CASE("field wire: every kind's declared fields name an attribute of their o
     for (const Field& f : k->fields) {
       if (f.wire == Wire::None) continue;
       INFO(obj_type_name(k->obj) << " " << k->name << " " << f.key);
-      CHECK((f.type == FieldType::Device) == (f.wire == Wire::Str || f.wire == Wire::Ifindex));  // a device goes by its name or index
+      CHECK((f.type == FieldType::Device) ==
+            (f.wire == Wire::Str || f.wire == Wire::Ifindex));  // a device goes by its name or index
       if (f.in && f.in->bare()) {
         // TCA_OPTIONS itself: the kind's options are raw, and hold nothing
         // but this struct (no attribute follows a bare struct).
@@ -211,13 +223,15 @@ TEST_CASE("field wire: every kind's declared fields name an attribute of their o
         for (const Field& g : k->fields) {
           ours = ours || g.in == p.in;
           if (g.in == p.in && g.offset == p.offset && g.bit) CHECK((g.bit & p.bit) == 0);
-          if (&g != &f && g.present && g.present->in == p.in && g.present->offset == p.offset) CHECK((g.present->bit & p.bit) == 0);
+          if (&g != &f && g.present && g.present->in == p.in && g.present->offset == p.offset)
+            CHECK((g.present->bit & p.bit) == 0);
         }
         CHECK(ours);
         CHECK(p.offset < p.in->size);
         CHECK(p.bit != 0);
         CHECK((p.wire == Wire::U8 || p.wire == Wire::U16 || p.wire == Wire::U32 || p.wire == Wire::U64));
-        if (p.wire != Wire::U64) CHECK(p.bit < (uint64_t{1} << (p.wire == Wire::U8 ? 8 : p.wire == Wire::U16 ? 16 : 32)));
+        if (p.wire != Wire::U64)
+          CHECK(p.bit < (uint64_t{1} << (p.wire == Wire::U8 ? 8 : p.wire == Wire::U16 ? 16 : 32)));
         CHECK((f.wire != Wire::Str && f.wire != Wire::Custom && f.wire != Wire::Ifindex && !f.in && !f.bit));
         CHECK((f.flags & kRecreate) == 0);
         ++present;
@@ -246,11 +260,11 @@ TEST_CASE("field wire: every kind's declared fields name an attribute of their o
   }
   CHECK(declared >= 60);
   CHECK(members >= 25);
-  CHECK(bare >= 6);  // pfifo, bfifo, pfifo_head_drop, skbprio, multiq's two
-  CHECK(bits >= 2);  // matchall's
-  CHECK(custom >= 4);  // basic's and cgroup's ematch, gact's random, simple's sdata
+  CHECK(bare >= 6);     // pfifo, bfifo, pfifo_head_drop, skbprio, multiq's two
+  CHECK(bits >= 2);     // matchall's
+  CHECK(custom >= 4);   // basic's and cgroup's ematch, gact's random, simple's sdata
   CHECK(present >= 3);  // skbmod's dmac, smac, etype
-  CHECK(words >= 2);  // nat's old and new
+  CHECK(words >= 2);    // nat's old and new
 }
 
 namespace {
@@ -266,12 +280,41 @@ struct TestParms {
 constexpr WireStruct kStruct{.attr = 2, .size = sizeof(TestParms), .action_parms = true};
 enum : uint16_t { kSZone, kSAddr, kSBit0, kSBit2, kSVerdict, kSCapab, kSAttr };
 const Field kStructFields[] = {
-    {.key = "zone", .type = FieldType::Uint, .def = 0, .wire = Wire::U16, .in = &kStruct, .offset = offsetof(TestParms, zone), .map = &kZeroIsAbsent},
+    {.key = "zone",
+     .type = FieldType::Uint,
+     .def = 0,
+     .wire = Wire::U16,
+     .in = &kStruct,
+     .offset = offsetof(TestParms, zone),
+     .map = &kZeroIsAbsent},
     {.key = "addr", .type = FieldType::Uint, .wire = Wire::Be32, .in = &kStruct, .offset = offsetof(TestParms, addr)},
-    {.key = "bit0", .type = FieldType::Bool, .def = 0, .wire = Wire::U32, .in = &kStruct, .offset = offsetof(TestParms, flags), .bit = 1},
-    {.key = "bit2", .type = FieldType::Bool, .def = 0, .wire = Wire::U32, .in = &kStruct, .offset = offsetof(TestParms, flags), .bit = 4},
-    {.key = "verdict", .type = FieldType::Uint, .def = 3, .wire = Wire::U32, .in = &kStruct, .offset = offsetof(TestParms, action), .map = &kDefIsAbsent},
-    {.key = "capab", .type = FieldType::Uint, .wire = Wire::U32, .in = &kStruct, .offset = offsetof(TestParms, capab), .change_absent = 1},
+    {.key = "bit0",
+     .type = FieldType::Bool,
+     .def = 0,
+     .wire = Wire::U32,
+     .in = &kStruct,
+     .offset = offsetof(TestParms, flags),
+     .bit = 1},
+    {.key = "bit2",
+     .type = FieldType::Bool,
+     .def = 0,
+     .wire = Wire::U32,
+     .in = &kStruct,
+     .offset = offsetof(TestParms, flags),
+     .bit = 4},
+    {.key = "verdict",
+     .type = FieldType::Uint,
+     .def = 3,
+     .wire = Wire::U32,
+     .in = &kStruct,
+     .offset = offsetof(TestParms, action),
+     .map = &kDefIsAbsent},
+    {.key = "capab",
+     .type = FieldType::Uint,
+     .wire = Wire::U32,
+     .in = &kStruct,
+     .offset = offsetof(TestParms, capab),
+     .change_absent = 1},
     // An attribute of its own, numbered before the struct's: sent after it.
     {.key = "attr", .type = FieldType::Uint, .attr = 1, .wire = Wire::U32},
 };
@@ -290,16 +333,34 @@ TEST_CASE("field wire: a struct goes whole before the attributes, each member at
   // Nothing declared: the index, verdict's def, capab's change_absent (a
   // member is always sent, on an add too), zeros.
   encode_declared<kStructFields>(Options{}, action_ctx(5), w);
-  CHECK(test::hex(buf) == "24000200" "05000000" "01000000" "03000000" "00000000" "00000000" "00000000" "00000000" "00000000");
+  CHECK(test::hex(buf) ==
+        "24000200"
+        "05000000"
+        "01000000"
+        "03000000"
+        "00000000"
+        "00000000"
+        "00000000"
+        "00000000"
+        "00000000");
 
   Options o;
   const std::pair<uint16_t, uint64_t> values[] = {{kSZone, 0x1234}, {kSAddr, 0x0a000001}, {kSBit0, 1}, {kSBit2, 1},
-                                                  {kSVerdict, 2},   {kSCapab, 7},           {kSAttr, 9}};
+                                                  {kSVerdict, 2},   {kSCapab, 7},         {kSAttr, 9}};
   for (auto& v : values) o.set(v.first, v.second);
   buf.clear();
   encode_declared<kStructFields>(o, action_ctx(0), w);
-  CHECK(test::hex(buf) == "24000200" "00000000" "07000000" "02000000" "00000000" "00000000" "34120000" "0a000001" "05000000"
-                          "0800010009000000");
+  CHECK(test::hex(buf) ==
+        "24000200"
+        "00000000"
+        "07000000"
+        "02000000"
+        "00000000"
+        "00000000"
+        "34120000"
+        "0a000001"
+        "05000000"
+        "0800010009000000");
   Options back;
   decode_declared<kStructFields>(buf, KindCtx{}, back);
   CHECK(back == o);
@@ -361,7 +422,11 @@ TEST_CASE("field wire: an unsent value is never sent, a def_always_sent def alwa
   o.set(kDefAbsent, uint64_t{0x8100});  // declared: sent as tc sends it
   o.set(kDev, std::string("v0"));
   CHECK(encoded(o, false, {}, kDefFields) ==
-        "0800010005000000" "08000200ff000000" "0600030002000000" "0600040081000000" "0700050076300000");
+        "0800010005000000"
+        "08000200ff000000"
+        "0600030002000000"
+        "0600040081000000"
+        "0700050076300000");
 }
 
 TEST_CASE("field wire: a kernel's default reads as absent where the map says so, a device as its name") {
@@ -403,12 +468,30 @@ constexpr WireStruct kWithValue{.attr = 0, .size = sizeof(TestQopt), .only_with_
 constexpr WireStruct kAlwaysSent{.attr = 0, .size = sizeof(TestQopt)};
 enum : uint16_t { kQLimit, kQCount };
 const Field kWithValueFields[] = {
-    {.key = "limit", .type = FieldType::Uint, .def = 64, .wire = Wire::U32, .in = &kWithValue, .offset = offsetof(TestQopt, limit)},
-    {.key = "count", .type = FieldType::Uint, .wire = Wire::U16, .in = &kWithValue, .offset = offsetof(TestQopt, count)},
+    {.key = "limit",
+     .type = FieldType::Uint,
+     .def = 64,
+     .wire = Wire::U32,
+     .in = &kWithValue,
+     .offset = offsetof(TestQopt, limit)},
+    {.key = "count",
+     .type = FieldType::Uint,
+     .wire = Wire::U16,
+     .in = &kWithValue,
+     .offset = offsetof(TestQopt, count)},
 };
 const Field kAlwaysFields[] = {
-    {.key = "limit", .type = FieldType::Uint, .wire = Wire::U32, .in = &kAlwaysSent, .offset = offsetof(TestQopt, limit)},
-    {.key = "count", .type = FieldType::Uint, .wire = Wire::U16, .in = &kAlwaysSent, .offset = offsetof(TestQopt, count), .map = &kSentAsZero},
+    {.key = "limit",
+     .type = FieldType::Uint,
+     .wire = Wire::U32,
+     .in = &kAlwaysSent,
+     .offset = offsetof(TestQopt, limit)},
+    {.key = "count",
+     .type = FieldType::Uint,
+     .wire = Wire::U16,
+     .in = &kAlwaysSent,
+     .offset = offsetof(TestQopt, count),
+     .map = &kSentAsZero},
 };
 
 // Two bits of attribute 3 (matchall's flags), between two attributes.
@@ -420,7 +503,8 @@ const Field kBitFields[] = {
     {.key = "last", .type = FieldType::Uint, .attr = 4, .wire = Wire::U8},
 };
 
-std::string encoded_declared(void (*encode)(const Options&, const KindCtx&, MsgWriter&), const Options& o, bool change) {
+std::string encoded_declared(void (*encode)(const Options&, const KindCtx&, MsgWriter&), const Options& o,
+                             bool change) {
   std::vector<uint8_t> buf;
   MsgWriter w(buf);
   KindCtx ctx;
@@ -473,10 +557,14 @@ TEST_CASE("field wire: bits of one attribute send it once, at the first one's pl
   o.set(kBHw, uint64_t{0});  // false: no bit, no attribute
   CHECK(encoded_declared(encode_declared<kBitFields>, o, false) == "05000100010000000500040002000000");
   o.set(kBSw, uint64_t{1});
-  CHECK(encoded_declared(encode_declared<kBitFields>, o, false) == "0500010001000000080003000200000005000400" "02000000");
+  CHECK(encoded_declared(encode_declared<kBitFields>, o, false) ==
+        "0500010001000000080003000200000005000400"
+        "02000000");
   o.set(kBHw, uint64_t{1});
   std::string both = encoded_declared(encode_declared<kBitFields>, o, false);
-  CHECK(both == "0500010001000000080003000300000005000400" "02000000");
+  CHECK(both ==
+        "0500010001000000080003000300000005000400"
+        "02000000");
 
   // Read back: each set bit true, a clear one absent, bits no field names
   // (matchall's IN_HW) ignored.
@@ -521,8 +609,20 @@ namespace {
 constexpr WireStruct kLast{.attr = 3, .size = sizeof(TestParms), .action_parms = true, .sent_last = true};
 enum : uint16_t { kLVerdict, kLCsum, kLZone };
 const Field kLastFields[] = {
-    {.key = "verdict", .type = FieldType::Uint, .def = 3, .wire = Wire::U32, .in = &kLast, .offset = offsetof(TestParms, action), .map = &kDefIsAbsent},
-    {.key = "csum", .type = FieldType::Bool, .def = 1, .attr = 1, .wire = Wire::U8, .map = &kSentNegated, .def_always_sent = true},
+    {.key = "verdict",
+     .type = FieldType::Uint,
+     .def = 3,
+     .wire = Wire::U32,
+     .in = &kLast,
+     .offset = offsetof(TestParms, action),
+     .map = &kDefIsAbsent},
+    {.key = "csum",
+     .type = FieldType::Bool,
+     .def = 1,
+     .attr = 1,
+     .wire = Wire::U8,
+     .map = &kSentNegated,
+     .def_always_sent = true},
     {.key = "zone", .type = FieldType::Uint, .attr = 2, .wire = Wire::U16},
 };
 }  // namespace
@@ -532,15 +632,37 @@ TEST_CASE("field wire: a struct sent last goes after the attributes, a negated B
   o.set(kLZone, uint64_t{5});
   o.set(kLVerdict, uint64_t{2});
   // The index (7 from the context), capab, the verdict, the rest zeros.
-  const std::string parms = "24000300" "07000000" "00000000" "02000000" "00000000" "00000000" "00000000" "00000000" "00000000";
+  const std::string parms =
+      "24000300"
+      "07000000"
+      "00000000"
+      "02000000"
+      "00000000"
+      "00000000"
+      "00000000"
+      "00000000"
+      "00000000";
   // csum absent: its def true goes always, as the flag's 0.
   CHECK(encoded_declared(encode_declared<kLastFields>, o, false) ==
-        "0500010000000000" "0600020005000000" "24000300" "00000000" "00000000" "02000000" "00000000" "00000000" "00000000" "00000000" "00000000");
+        "0500010000000000"
+        "0600020005000000"
+        "24000300"
+        "00000000"
+        "00000000"
+        "02000000"
+        "00000000"
+        "00000000"
+        "00000000"
+        "00000000"
+        "00000000");
   o.set(kLCsum, uint64_t{0});
   std::vector<uint8_t> buf;
   MsgWriter w(buf);
   encode_declared<kLastFields>(o, action_ctx(7), w);
-  CHECK(hex(buf) == "0500010001000000" "0600020005000000" + parms);
+  CHECK(hex(buf) ==
+        "0500010001000000"
+        "0600020005000000" +
+            parms);
   Options back;
   decode_declared<kLastFields>(buf, KindCtx{}, back);
   CHECK(back == o);
@@ -549,7 +671,9 @@ TEST_CASE("field wire: a struct sent last goes after the attributes, a negated B
   // from encode_attrs, and only the one sent last from encode_structs(true).
   buf.clear();
   encode_attrs(kLastFields, o, action_ctx(7), w);
-  CHECK(hex(buf) == "0500010001000000" "0600020005000000");
+  CHECK(hex(buf) ==
+        "0500010001000000"
+        "0600020005000000");
   buf.clear();
   encode_structs(kLastFields, o, action_ctx(7), w, false);
   CHECK(buf.empty());
@@ -573,7 +697,11 @@ constexpr WireStruct kDevParms{.attr = 2, .size = sizeof(TestParms), .action_par
 enum : uint16_t { kIfAttr, kIfMember };
 const Field kIfindexFields[] = {
     {.key = "fromif", .type = FieldType::Device, .attr = 1, .wire = Wire::Ifindex},
-    {.key = "dev", .type = FieldType::Device, .wire = Wire::Ifindex, .in = &kDevParms, .offset = offsetof(TestParms, addr)},
+    {.key = "dev",
+     .type = FieldType::Device,
+     .wire = Wire::Ifindex,
+     .in = &kDevParms,
+     .offset = offsetof(TestParms, addr)},
 };
 }  // namespace
 
@@ -589,8 +717,17 @@ TEST_CASE("field wire: a device goes as its ifindex, and reads back as its name 
   std::vector<uint8_t> buf;
   MsgWriter w(buf);
   encode_declared<kIfindexFields>(o, ctx, w);
-  CHECK(hex(buf) == "24000200" "00000000" "00000000" "00000000" "00000000" "00000000" "00000000" "02000000" "00000000"
-                    "0800010003000000");
+  CHECK(hex(buf) ==
+        "24000200"
+        "00000000"
+        "00000000"
+        "00000000"
+        "00000000"
+        "00000000"
+        "00000000"
+        "02000000"
+        "00000000"
+        "0800010003000000");
   CHECK(d.all().empty());
   Options back;
   decode_declared<kIfindexFields>(buf, ctx, back);
@@ -610,7 +747,16 @@ TEST_CASE("field wire: a device goes as its ifindex, and reads back as its name 
   unknown.set(kIfMember, std::string("nope1"), SourceLoc{1, 5, 9});
   buf.clear();
   encode_declared<kIfindexFields>(unknown, ctx, w);
-  CHECK(hex(buf) == "24000200" "00000000" "00000000" "00000000" "00000000" "00000000" "00000000" "00000000" "00000000");
+  CHECK(hex(buf) ==
+        "24000200"
+        "00000000"
+        "00000000"
+        "00000000"
+        "00000000"
+        "00000000"
+        "00000000"
+        "00000000"
+        "00000000");
   REQUIRE(d.all().size() == 2);
   CHECK(d.all()[0].message == "'dev' device 'nope1' does not exist");
   CHECK(d.all()[0].loc.line == 5);
@@ -649,7 +795,14 @@ TEST_CASE("field wire: a Custom field goes and comes back through its type's put
   o.set(kPair, Words{7, 9});
   o.set(kAfter, uint64_t{1});
   // In table order: the nest (attribute 3) first, then attribute 1.
-  CHECK(encoded<kCustomFields>(o) == "14000300" "06000100" "07000000" "06000200" "09000000" "05000100" "01000000");
+  CHECK(encoded<kCustomFields>(o) ==
+        "14000300"
+        "06000100"
+        "07000000"
+        "06000200"
+        "09000000"
+        "05000100"
+        "01000000");
   CHECK(round_trip<kCustomFields>(o) == o);
 
   // What get reads as absent stays absent; a change sends no def for it.
@@ -676,7 +829,13 @@ constexpr WireStruct kFlagsStruct{.attr = 1, .size = sizeof(FlagsParms)};
 constexpr PresenceBit kHasTwo{&kFlagsStruct, offsetof(FlagsParms, flags), Wire::U32, 4};
 enum : uint16_t { kOn, kTwo };
 const Field kPresentFields[] = {
-    {.key = "on", .type = FieldType::Bool, .def = 0, .wire = Wire::U32, .in = &kFlagsStruct, .offset = offsetof(FlagsParms, flags), .bit = 1},
+    {.key = "on",
+     .type = FieldType::Bool,
+     .def = 0,
+     .wire = Wire::U32,
+     .in = &kFlagsStruct,
+     .offset = offsetof(FlagsParms, flags),
+     .bit = 1},
     {.key = "two", .type = FieldType::Uint, .attr = 2, .wire = Wire::U16, .present = &kHasTwo},
 };
 
@@ -685,7 +844,11 @@ const Field kPresentFields[] = {
 TEST_CASE("field wire: a presence bit is set with its attribute, and the attribute read only under it") {
   Options o;
   o.set(kTwo, uint64_t{9});
-  CHECK(encoded<kPresentFields>(o) == "08000100" "04000000" "06000200" "09000000");
+  CHECK(encoded<kPresentFields>(o) ==
+        "08000100"
+        "04000000"
+        "06000200"
+        "09000000");
   CHECK(round_trip<kPresentFields>(o) == o);
 
   // The bit clear: the attribute is not read, so the codec keeps it raw.
@@ -709,7 +872,9 @@ struct WordsParms {
   uint32_t a, b, c;
 };
 constexpr WireStruct kWordsStruct{.attr = 1, .size = sizeof(WordsParms)};
-constexpr WordPart kParts[] = {{.fixed = 4}, {.offset = offsetof(WordsParms, c), .wire = Wire::Be32}, {.offset = offsetof(WordsParms, a), .wire = Wire::U32}};
+constexpr WordPart kParts[] = {{.fixed = 4},
+                               {.offset = offsetof(WordsParms, c), .wire = Wire::Be32},
+                               {.offset = offsetof(WordsParms, a), .wire = Wire::U32}};
 const Field kWordsFields[] = {
     {.key = "w", .type = FieldType::Custom, .wire = Wire::Words, .in = &kWordsStruct, .parts = kParts},
 };
@@ -719,10 +884,18 @@ const Field kWordsFields[] = {
 TEST_CASE("field wire: a Words value goes as its struct's members, a fixed word read as itself") {
   Options o;
   o.set(0, Words{4, 0x0a000001, 7});
-  CHECK(encoded<kWordsFields>(o) == "10000100" "07000000" "00000000" "0a000001");
+  CHECK(encoded<kWordsFields>(o) ==
+        "10000100"
+        "07000000"
+        "00000000"
+        "0a000001");
   CHECK(round_trip<kWordsFields>(o) == o);
   // A value short of words sends zeros, not a part of it.
   Options shorter;
   shorter.set(0, Words{4, 0x0a000001});
-  CHECK(encoded<kWordsFields>(shorter) == "10000100" "00000000" "00000000" "00000000");
+  CHECK(encoded<kWordsFields>(shorter) ==
+        "10000100"
+        "00000000"
+        "00000000"
+        "00000000");
 }

@@ -17,7 +17,8 @@ namespace tcsync::test::filters {
 // `filter` is the rest of a flow mapping: "pref: 1, handle: 1, flow: {...}".
 inline std::string file_with(const std::string& filter) {
   return "version: 1\ndevices:\n  v0:\n    qdiscs: [{kind: clsact}]\n    filters:\n"
-         "      - {parent: ingress, protocol: ip, " + filter + "}\n";
+         "      - {parent: ingress, protocol: ip, " +
+         filter + "}\n";
 }
 
 inline std::string body(const Filter& f, const Options& o) {

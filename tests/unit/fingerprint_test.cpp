@@ -3,19 +3,21 @@
 // compared as the user's cookie.
 #include <catch2/catch.hpp>
 
+#include "codec/tc_codec.h"
+#include "file/yaml_writer.h"
+#include "model/fingerprint.h"
 #include "plan/differ.h"
 #include "plan/plan_print.h"
-#include "model/fingerprint.h"
-#include "codec/tc_codec.h"
 #include "test_util.h"
-#include "file/yaml_writer.h"
 
 using namespace tcsync;
 using tcsync::test::load_ok;
 
 namespace {
 
-bool have_flower() { return find_kind(ObjType::Filter, "flower") && find_kind(ObjType::Action, "gact"); }
+bool have_flower() {
+  return find_kind(ObjType::Filter, "flower") && find_kind(ObjType::Action, "gact");
+}
 
 State load_rules(const std::string& rules) {
   State s = load_ok("version: 1\ndevices:\n  v0:\n    qdiscs: [{kind: clsact}]\n    filters:\n" + rules);
@@ -24,7 +26,8 @@ State load_rules(const std::string& rules) {
 }
 
 const char* kRule =
-    "      - {name: web, parent: ingress, pref: 1, protocol: ip, flower: {dst_ip: 10.0.0.1}, actions: [{gact: {control: "
+    "      - {name: web, parent: ingress, pref: 1, protocol: ip, flower: {dst_ip: 10.0.0.1}, actions: [{gact: "
+    "{control: "
     "drop}}, {gact: {control: pass}}]}\n";
 
 std::string edit(std::string s, const std::string& from, const std::string& to) {
@@ -33,7 +36,9 @@ std::string edit(std::string s, const std::string& from, const std::string& to) 
   return s.replace(at, from.size(), to);
 }
 
-Opaque fp(const std::string& rules) { return load_rules(rules).devices[0].filters[0].fingerprint; }
+Opaque fp(const std::string& rules) {
+  return load_rules(rules).devices[0].filters[0].fingerprint;
+}
 
 }  // namespace
 
@@ -97,7 +102,8 @@ TEST_CASE("fingerprints travel as the first action's cookie and come back apart 
   CHECK(make_plan(want, have).steps.empty());
   have.devices[0].filters[0].fingerprint.assign(kFingerprintSize, 0);
   CHECK(make_plan(want, have).steps.empty());
-  State plain = load_ok("version: 1\ndevices:\n  v0:\n    qdiscs: [{kind: clsact}]\n    filters:\n" + std::string(kRule));
+  State plain =
+      load_ok("version: 1\ndevices:\n  v0:\n    qdiscs: [{kind: clsact}]\n    filters:\n" + std::string(kRule));
   CHECK(make_plan(plain, have).steps.empty());
 }
 
@@ -124,8 +130,9 @@ TEST_CASE("a user's cookie is kept as a cookie") {
 // build 2e3b1bf, before the change.
 TEST_CASE("a fingerprint is the digest format 2 has always given") {
   if (!have_flower()) return;
-  Opaque f = fp(
-      "      - {parent: ingress, pref: 3, protocol: ip, flower: {src_mac: \"e4:11:00:00:00:2a/40\", dst_mac: "
-      "\"e4:12:00:00:ff:01\", dst_ip: 10.1.0.0/16, dst_port: 80-90, ip_proto: tcp}, actions: [{gact: {control: drop}}]}\n");
+  Opaque f =
+      fp("      - {parent: ingress, pref: 3, protocol: ip, flower: {src_mac: \"e4:11:00:00:00:2a/40\", dst_mac: "
+         "\"e4:12:00:00:ff:01\", dst_ip: 10.1.0.0/16, dst_port: 80-90, ip_proto: tcp}, actions: [{gact: {control: "
+         "drop}}]}\n");
   CHECK(hexdump(f) == "74 63 73 02 ab 05 27 ef d6 fa 59 5d 3e b3 e8 24\n");
 }

@@ -19,17 +19,24 @@ TEST_CASE("flow: TCA_OPTIONS bodies are tc's bytes") {
     const char* tc;
     const char* bytes;
   } cases[] = {
-      {"flow: {keys: [dst], mask: 0xff}", "map key dst and 0xff", "0800010002000000080002000000000008000600ff0000000800070000000000"},
-      {"flow: {keys: [dst], rshift: 0x1f}", "map key dst rshift 0x1f", "0800010002000000080004001f0000000800020000000000"},
-      {"flow: {keys: [src], addend: 0xff}", "map key src addend 0xff", "080001000100000008000500ff0000000800020000000000"},
-      {"flow: {keys: [dst], addend: 0xffffffff}", "map key dst addend -1", "080001000200000008000500ffffffff0800020000000000"},
+      {"flow: {keys: [dst], mask: 0xff}", "map key dst and 0xff",
+       "0800010002000000080002000000000008000600ff0000000800070000000000"},
+      {"flow: {keys: [dst], rshift: 0x1f}", "map key dst rshift 0x1f",
+       "0800010002000000080004001f0000000800020000000000"},
+      {"flow: {keys: [src], addend: 0xff}", "map key src addend 0xff",
+       "080001000100000008000500ff0000000800020000000000"},
+      {"flow: {keys: [dst], addend: 0xffffffff}", "map key dst addend -1",
+       "080001000200000008000500ffffffff0800020000000000"},
       {"flow: {keys: [dst], mask: 0xffffff00, xor: 0xfc}", "map key dst or 0xff xor 3",
        "080001000200000008000200000000000800060000ffffff08000700fc000000"},
       {"flow: {mode: hash, keys: [src, dst, proto], divisor: 2, perturb: 10}, actions: [{gact: {control: drop}}]",
-       "hash keys src,dst,proto divisor 2 perturb 10 action drop", "0800010007000000080008000200000008000c000a0000000800020001000000"},
-      {"flow: {mode: hash, keys: src, divisor: 1024, baseclass: '1:1', match: 'cmp(u8 at 0 layer link mask 0xff gt 10)'}",
+       "hash keys src,dst,proto divisor 2 perturb 10 action drop",
+       "0800010007000000080008000200000008000c000a0000000800020001000000"},
+      {"flow: {mode: hash, keys: src, divisor: 1024, baseclass: '1:1', match: 'cmp(u8 at 0 layer link mask 0xff gt "
+       "10)'}",
        "hash keys src divisor 1024 baseclass 1:1 match 'cmp(u8 at 0 layer link mask 0xff gt 10)' action drop",
-       "08000100010000000800080000040000080003000100010028000b0008000100010000001c0002001800010000000100000000000a000000ff000000000001100800020001000000"},
+       "08000100010000000800080000040000080003000100010028000b0008000100010000001c0002001800010000000100000000000a00000"
+       "0ff000000000001100800020001000000"},
   };
   for (auto& c : cases) {
     INFO(c.tc);
@@ -47,7 +54,8 @@ TEST_CASE("flow: dropping what a change would keep is delete + add") {
 }
 
 TEST_CASE("flow: errors") {
-  CHECK(error_of("pref: 1, handle: 1, flow: {keys: [src, dst]}") == "flow: map mode takes one key; several need 'mode: hash'");
+  CHECK(error_of("pref: 1, handle: 1, flow: {keys: [src, dst]}") ==
+        "flow: map mode takes one key; several need 'mode: hash'");
   CHECK(error_of("pref: 1, handle: 1, flow: {keys: [srcx]}").find("'srcx' is no flow key") == 0);
   CHECK(error_of("pref: 1, handle: 1, flow: {keys: [src], perturb: 3}") == "flow: 'perturb' needs 'mode: hash'");
 }
@@ -57,7 +65,8 @@ TEST_CASE("flow: tc's words") {
   std::string y = tcsync::test::actions::imported(
       "qdisc add dev v0 ingress\n"
       "filter add dev v0 parent ffff: handle 1 prio 1 protocol ip flow map key dst or 0xff xor 3\n"
-      "filter add dev v0 parent ffff: handle 2 prio 2 protocol ip flow hash keys src,dst divisor 1024 baseclass 1:1 perturb 5 "
+      "filter add dev v0 parent ffff: handle 2 prio 2 protocol ip flow hash keys src,dst divisor 1024 baseclass 1:1 "
+      "perturb 5 "
       "match 'cmp(u8 at 0 layer link mask 0xff gt 10)' action drop\n",
       diags);
   INFO(diags);

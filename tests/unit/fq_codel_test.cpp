@@ -16,7 +16,8 @@ TEST_CASE("fq_codel: options are tc's bytes") {
                "limit: 2000, flows: 512, target: 3ms, interval: 50ms, quantum: 1000, ecn: true, ce_threshold: 2ms, "
                "memory_limit: 16mb, drop_batch: 32",
                "08000200d0070000080005000002000008000600e80300000800030050c3000008000100b80b00000800040001000000"
-               "08000700d007000008000900000000010800080020000000", false);
+               "08000700d007000008000900000000010800080020000000",
+               false);
   check_golden("fq_codel", "ecn: false", "0800040000000000", false);
   check_golden("fq_codel", "ce_threshold: 1ms, ce_threshold_selector: 0x01, ce_threshold_mask: 0x03",
                "08000700e803000005000b000300000005000a0001000000", false);
@@ -53,7 +54,8 @@ TEST_CASE("fq_codel: a change leaves flows out and restores defaults") {
   CHECK(tb.get(TCA_FQ_CODEL_ECN)->u32() == 1);
   REQUIRE(tb.get(TCA_FQ_CODEL_CE_THRESHOLD));
   CHECK(tb.get(TCA_FQ_CODEL_CE_THRESHOLD)->u32() == 2199023255u);  // = CODEL_DISABLED_THRESHOLD in units
-  CHECK(load_errors("version: 1\ndevices:\n  v0:\n    qdiscs: [{kind: fq_codel, handle: \"1:\", ce_threshold_mask: 3, ce_threshold_selector: 1}]\n") ==
+  CHECK(load_errors("version: 1\ndevices:\n  v0:\n    qdiscs: [{kind: fq_codel, handle: \"1:\", ce_threshold_mask: 3, "
+                    "ce_threshold_selector: 1}]\n") ==
         "t.yaml:4:90: error: ce_threshold_selector needs ce_threshold\n"
         "      qdiscs: [{kind: fq_codel, handle: \"1:\", ce_threshold_mask: 3, ce_threshold_selector: 1}]\n"
         "                                                                                           ^\n"

@@ -15,11 +15,14 @@ TEST_CASE("fq_pie: options are tc's bytes") {
   check_golden("fq_pie", "", "");
   check_golden("fq_pie", "flows: 65536", "0800020000000100");
   check_golden("fq_pie",
-               "limit: 100, flows: 256, target: 20ms, tupdate: 32ms, alpha: 4, beta: 30, quantum: 1000, memory_limit: 16mb, ecn_prob: 20, "
+               "limit: 100, flows: 256, target: 20ms, tupdate: 32ms, alpha: 4, beta: 30, quantum: 1000, memory_limit: "
+               "16mb, ecn_prob: 20, "
                "ecn: true, bytemode: true, dq_rate_estimator: true",
-               "0800010064000000080002000001000008000300204e000008000400007d00000800050004000000080006001e00000008000700e8030000080008000000"
+               "0800010064000000080002000001000008000300204e000008000400007d00000800050004000000080006001e0000000800070"
+               "0e8030000080008000000"
                "0001080009001400000008000a000100000008000b000100000008000c0001000000");
-  check_golden("fq_pie", "ecn: false, bytemode: false, dq_rate_estimator: false", "08000a000000000008000b000000000008000c0000000000");
+  check_golden("fq_pie", "ecn: false, bytemode: false, dq_rate_estimator: false",
+               "08000a000000000008000b000000000008000c0000000000");
   // tc sets NLA_F_NESTED on fq_pie's TCA_OPTIONS; the kernel refuses it without.
   CHECK(kQdiscFqPie.options_nested);
 }
@@ -30,8 +33,12 @@ TEST_CASE("fq_pie: a change leaves flows out and restores defaults") {
   AttrTable tb(b, TCA_FQ_PIE_MAX);
   CHECK(!tb.get(TCA_FQ_PIE_FLOWS));
   CHECK(!tb.get(TCA_FQ_PIE_QUANTUM));  // kAuto: the kernel's is kept
-  for (auto [attr, want] : {std::pair{TCA_FQ_PIE_LIMIT, 100u}, {TCA_FQ_PIE_TARGET, 15000u}, {TCA_FQ_PIE_TUPDATE, 15000u},
-                            {TCA_FQ_PIE_MEMORY_LIMIT, 32u << 20}, {TCA_FQ_PIE_ECN_PROB, 10u}, {TCA_FQ_PIE_ECN, 0u}}) {
+  for (auto [attr, want] : {std::pair{TCA_FQ_PIE_LIMIT, 100u},
+                            {TCA_FQ_PIE_TARGET, 15000u},
+                            {TCA_FQ_PIE_TUPDATE, 15000u},
+                            {TCA_FQ_PIE_MEMORY_LIMIT, 32u << 20},
+                            {TCA_FQ_PIE_ECN_PROB, 10u},
+                            {TCA_FQ_PIE_ECN, 0u}}) {
     INFO(attr);
     REQUIRE(tb.get(attr));
     CHECK(tb.get(attr)->u32() == want);

@@ -8,8 +8,8 @@
 #include "kinds/registry.h"
 #include "model/kind.h"
 #include "model/model.h"
-#include "test_util.h"
 #include "netlink/wire.h"
+#include "test_util.h"
 
 using namespace tcsync;
 using tcsync::test::hex;

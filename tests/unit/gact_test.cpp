@@ -8,14 +8,14 @@
 
 #include <catch2/catch.hpp>
 
-#include "kinds/registry.h"
-#include "kinds/action/action_control.h"
+#include "action_test_util.h"
 #include "base/diag.h"
+#include "kinds/action/action_control.h"
+#include "kinds/registry.h"
 #include "model/kind.h"
 #include "model/model.h"
-#include "action_test_util.h"
-#include "test_util.h"
 #include "netlink/wire.h"
+#include "test_util.h"
 #include "yaml/yaml_reader.h"
 
 using namespace tcsync;
@@ -29,7 +29,9 @@ using namespace tcsync::test::actions;
 using tcsync::test::hex;
 using tcsync::test::unhex;
 
-std::optional<uint32_t> control(std::string_view s) { return parse_control(s); }
+std::optional<uint32_t> control(std::string_view s) {
+  return parse_control(s);
+}
 
 }  // namespace
 
@@ -57,7 +59,8 @@ TEST_CASE("control: tc's verdict words, goto chain and jump") {
   CHECK(format_control(0xFFFFFFFFu) == "continue");
   CHECK(format_control(TC_ACT_OK) == "pass");
   CHECK(format_control(6) == "6");
-  for (const char* w : {"pass", "drop", "reclassify", "pipe", "stolen", "continue", "trap", "goto chain 3", "jump 4", "6"})
+  for (const char* w :
+       {"pass", "drop", "reclassify", "pipe", "stolen", "continue", "trap", "goto chain 3", "jump 4", "6"})
     CHECK(format_control(*control(w)) == w);
 }
 
@@ -67,7 +70,8 @@ TEST_CASE("gact: TCA_ACT_OPTIONS bodies are tc's bytes") {
   auto acts = load_actions(
       "[{gact: {control: drop}}, {gact: {control: pass, random: {type: netrand, value: 50, control: drop}}}, "
       "{gact: {control: goto chain 5}}, {gact: {control: jump 2}}, "
-      "{gact: {control: continue, random: {type: determ, value: 10, control: ok}}, index: 7}, {gact: {control: reclassify}, index: 12}]");
+      "{gact: {control: continue, random: {type: determ, value: 10, control: ok}}, index: 7}, {gact: {control: "
+      "reclassify}, index: 12}]");
   const char* tc[] = {
       "180002000000000000000000020000000000000000000000",
       "1800020000000000000000000000000000000000000000000c0003000100320002000000",
@@ -105,16 +109,23 @@ TEST_CASE("gact: errors") {
         "t.yaml:6:92: error: 'dorp' is not a control: expected pass, reclassify, drop, pipe, stolen, continue, trap, "
         "\"goto chain N\" or \"jump N\" (did you mean 'drop'?)");
   CHECK(first_line(load_errors(file_with("[{gact: {control: goto chain x}}]"))) ==
-        "t.yaml:6:92: error: 'goto chain x' is not a control: write \"goto chain N\" or \"jump N\" with N from 0 to 268435455");
+        "t.yaml:6:92: error: 'goto chain x' is not a control: write \"goto chain N\" or \"jump N\" with N from 0 to "
+        "268435455");
   CHECK(first_line(load_errors(file_with("[{gact: {}}]"))) == "t.yaml:6:82: error: gact action needs 'control'");
   CHECK(first_line(load_errors(file_with("[{gact: {control: pass, random: {type: netrand, value: 10}}}]"))) ==
         "t.yaml:6:106: error: gact random needs 'control'");
-  CHECK(first_line(load_errors(file_with("[{gact: {control: pass, random: {type: rand, value: 10, control: drop}}}]"))) ==
-        "t.yaml:6:113: error: random 'type' must be netrand (random) or determ (every Nth packet), not 'rand'");
-  CHECK(first_line(load_errors(file_with("[{gact: {control: pass, random: {type: determ, value: 10001, control: drop}}}]"))) ==
-        "t.yaml:6:128: error: random 'value' must be a number from 0 to 10000 (netrand: 1 in N packets; determ: every Nth), not '10001'");
-  CHECK(first_line(load_errors(file_with("[{gact: {control: pass, random: {type: determ, value: 1, control: goto chain 1}}}]"))) ==
+  CHECK(
+      first_line(load_errors(file_with("[{gact: {control: pass, random: {type: rand, value: 10, control: drop}}}]"))) ==
+      "t.yaml:6:113: error: random 'type' must be netrand (random) or determ (every Nth packet), not 'rand'");
+  CHECK(first_line(
+            load_errors(file_with("[{gact: {control: pass, random: {type: determ, value: 10001, control: drop}}}]"))) ==
+        "t.yaml:6:128: error: random 'value' must be a number from 0 to 10000 (netrand: 1 in N packets; determ: every "
+        "Nth), not '10001'");
+  CHECK(first_line(load_errors(
+            file_with("[{gact: {control: pass, random: {type: determ, value: 1, control: goto chain 1}}}]"))) ==
         "t.yaml:6:106: error: gact random's control cannot be 'goto chain 1' (the kernel refuses goto chain there)");
-  CHECK(first_line(load_errors(file_with("[{gact: {control: pass, random: {type: determ, value: 1, contrl: drop}}}]"))) ==
-        "t.yaml:6:131: error: unknown key 'contrl' in gact random: expected type, value, control (did you mean 'control'?)");
+  CHECK(
+      first_line(load_errors(file_with("[{gact: {control: pass, random: {type: determ, value: 1, contrl: drop}}}]"))) ==
+      "t.yaml:6:131: error: unknown key 'contrl' in gact random: expected type, value, control (did you mean "
+      "'control'?)");
 }

@@ -21,18 +21,26 @@ TEST_CASE("gate: TCA_ACT_OPTIONS bodies are tc's bytes") {
     const char* tc;
     const char* bytes;
   } cases[] = {
-      {"[{gate: {priority: 1, entries: ['close 100000000']}, index: 100}]", "priority 1 sched-entry close 100000000ns index 100",
-       "1800020064000000000000000300000000000000000000000800040001000000200005801c0001800800030000e1f50508000400ffffffff08000500ffffffff"},
-      {"[{gate: {base_time: 200000000000, entries: ['close 100000000']}}]", "base-time 200000000000ns sched-entry close 100000000ns",
-       "1800020000000000000000000300000000000000000000000c00060000d0ed902e000000200005801c0001800800030000e1f50508000400ffffffff08000500ffffffff"},
+      {"[{gate: {priority: 1, entries: ['close 100000000']}, index: 100}]",
+       "priority 1 sched-entry close 100000000ns index 100",
+       "1800020064000000000000000300000000000000000000000800040001000000200005801c0001800800030000e1f50508000400fffffff"
+       "f08000500ffffffff"},
+      {"[{gate: {base_time: 200000000000, entries: ['close 100000000']}}]",
+       "base-time 200000000000ns sched-entry close 100000000ns",
+       "1800020000000000000000000300000000000000000000000c00060000d0ed902e000000200005801c0001800800030000e1f5050800040"
+       "0ffffffff08000500ffffffff"},
       {"[{gate: {clockid: realtime, cycle_time: 200000000, cycle_time_ext: 20000000, flags: 3, control: drop, "
        "entries: ['open 600000000 3 8000000', 'close 1000000']}}]",
-       "clockid CLOCK_REALTIME cycle-time 200ms cycle-time-ext 20ms sched-entry open 600000000ns 3 8000000b sched-entry close 1ms flags 3 drop",
-       "18000200000000000000000002000000000000000000000008000900030000000c00070000c2eb0b000000000c000800002d310100000000"
-       "08000a0000000000400005802000018004000200080003000046c32308000400030000000800050000127a001c0001800800030040420f00"
+       "clockid CLOCK_REALTIME cycle-time 200ms cycle-time-ext 20ms sched-entry open 600000000ns 3 8000000b "
+       "sched-entry close 1ms flags 3 drop",
+       "18000200000000000000000002000000000000000000000008000900030000000c00070000c2eb0b000000000c000800002d31010000000"
+       "0"
+       "08000a0000000000400005802000018004000200080003000046c32308000400030000000800050000127a001c0001800800030040420f0"
+       "0"
        "08000400ffffffff08000500ffffffff"},
       {"[{gate: {entries: ['open 200000000 -1 8000']}}]", "sched-entry open 200ms -1 8000",
-       "1800020000000000000000000300000000000000000000002400058020000180040002000800030000c2eb0b08000400ffffffff08000500401f0000"},
+       "1800020000000000000000000300000000000000000000002400058020000180040002000800030000c2eb0b08000400ffffffff0800050"
+       "0401f0000"},
   };
   for (auto& c : cases) {
     INFO(c.tc);
@@ -77,9 +85,11 @@ TEST_CASE("gate: errors") {
 
 TEST_CASE("gate: tc's words") {
   std::string diags;
-  std::string y = imported("qdisc add dev v0 clsact\nfilter add dev v0 ingress pref 1 matchall action gate priority 1 base-time 2s sched-entry open 100ms 3 8000b "
-                           "sched-entry close 1ms -1 clockid CLOCK_TAI pipe index 7\n",
-                           diags);
+  std::string y = imported(
+      "qdisc add dev v0 clsact\nfilter add dev v0 ingress pref 1 matchall action gate priority 1 base-time 2s "
+      "sched-entry open 100ms 3 8000b "
+      "sched-entry close 1ms -1 clockid CLOCK_TAI pipe index 7\n",
+      diags);
   INFO(diags);
   INFO(y);
   CHECK(y.find("entries: [\"open 100000000 3 8000\", \"close 1000000\"]") != std::string::npos);

@@ -28,8 +28,12 @@ TEST_CASE("hhf: a change restores defaults, keeps the kernel's quantum") {
   auto b = body(q, true);
   AttrTable tb(b, TCA_HHF_MAX);
   CHECK(!tb.get(TCA_HHF_QUANTUM));
-  for (auto [attr, want] : {std::pair{TCA_HHF_BACKLOG_LIMIT, 1500u}, {TCA_HHF_HH_FLOWS_LIMIT, 2048u}, {TCA_HHF_RESET_TIMEOUT, 40000u},
-                            {TCA_HHF_ADMIT_BYTES, 131072u}, {TCA_HHF_EVICT_TIMEOUT, 1000000u}, {TCA_HHF_NON_HH_WEIGHT, 2u}}) {
+  for (auto [attr, want] : {std::pair{TCA_HHF_BACKLOG_LIMIT, 1500u},
+                            {TCA_HHF_HH_FLOWS_LIMIT, 2048u},
+                            {TCA_HHF_RESET_TIMEOUT, 40000u},
+                            {TCA_HHF_ADMIT_BYTES, 131072u},
+                            {TCA_HHF_EVICT_TIMEOUT, 1000000u},
+                            {TCA_HHF_NON_HH_WEIGHT, 2u}}) {
     INFO(attr);
     REQUIRE(tb.get(attr));
     CHECK(tb.get(attr)->u32() == want);

@@ -17,8 +17,10 @@ using namespace tcsync::test;
 namespace {
 
 Class load_class(const std::string& opts) {
-  std::string text = "version: 1\ndevices:\n  v0:\n    qdiscs: [{kind: htb, handle: \"1:\"}]\n"
-                     "    classes: [{classid: \"1:1\", " + opts + "}]\n";
+  std::string text =
+      "version: 1\ndevices:\n  v0:\n    qdiscs: [{kind: htb, handle: \"1:\"}]\n"
+      "    classes: [{classid: \"1:1\", " +
+      opts + "}]\n";
   return load_ok(text).devices[0].classes[0];
 }
 
@@ -48,7 +50,8 @@ const Golden kGolden[] = {
     {"rate: 1mbit, ceil: 2mbit, linklayer: atm, overhead: 10, mpu: 64",
      "3000010003020a00ffff400048e8010003020a00ffff400090d00300400d0300a0860100000000000000000000000000"},
     // tc class add dev v0 parent 1: classid 1:2 htb rate 1mbit mtu 9000 (bursts rate/HZ + 9000)
-    {"rate: 1mbit, mtu: 9000", "3000010006010000ffff000048e8010006010000ffff000048e80100882a1100882a1100000000000000000000000000"},
+    {"rate: 1mbit, mtu: 9000",
+     "3000010006010000ffff000048e8010006010000ffff000048e80100882a1100882a1100000000000000000000000000"},
 };
 
 }  // namespace
@@ -109,7 +112,8 @@ TEST_CASE("htb class: the ceil's own overhead, mpu and link layer are read, comp
   // A file that says nothing of the ceil's spec does not compare equal.
   CHECK_FALSE(num(c.opts, "ceil_overhead"));
   // One that spells it out reads as the kernel's.
-  Class apart = load_class("rate: 10mbit, ceil: 20mbit, overhead: 10, mpu: 64, ceil_overhead: 24, ceil_mpu: 96, ceil_linklayer: atm");
+  Class apart = load_class(
+      "rate: 10mbit, ceil: 20mbit, overhead: 10, mpu: 64, ceil_overhead: 24, ceil_mpu: 96, ceil_linklayer: atm");
   for (const char* key : {"ceil_overhead", "ceil_mpu", "ceil_linklayer"}) {
     INFO(key);
     CHECK(num(apart.opts, key) == num(live, key));
@@ -124,12 +128,15 @@ TEST_CASE("htb class: the ceil's own overhead, mpu and link layer are read, comp
 }
 
 TEST_CASE("htb class: a ceil spec equal to the rate's is no field, as tc's classes read") {
-  Class c = load_class("rate: 1mbit, ceil: 2mbit, overhead: 10, mpu: 64, ceil_overhead: 10, ceil_mpu: 64, ceil_linklayer: ethernet");
-  for (const char* key : {"ceil_overhead", "ceil_mpu", "ceil_linklayer"}) CHECK_FALSE(c.opts.has(c.ops->field_index(key)));
+  Class c = load_class(
+      "rate: 1mbit, ceil: 2mbit, overhead: 10, mpu: 64, ceil_overhead: 10, ceil_mpu: 64, ceil_linklayer: ethernet");
+  for (const char* key : {"ceil_overhead", "ceil_mpu", "ceil_linklayer"})
+    CHECK_FALSE(c.opts.has(c.ops->field_index(key)));
   // The first golden above is tc's class with one set of words: no ceil_*.
   Options back;
   c.ops->decode(class_body(load_class(kGolden[0].yaml)), KindCtx{}, back);
-  for (const char* key : {"ceil_overhead", "ceil_mpu", "ceil_linklayer"}) CHECK_FALSE(back.has(c.ops->field_index(key)));
+  for (const char* key : {"ceil_overhead", "ceil_mpu", "ceil_linklayer"})
+    CHECK_FALSE(back.has(c.ops->field_index(key)));
 }
 
 TEST_CASE("htb class: link layer 0 (unaware) is read, compared and sent back as 0, with no rate table") {
@@ -178,8 +185,9 @@ TEST_CASE("htb class: a link layer no word names (the kernel keeps 4 bits) is re
   CHECK(hex(again) == hex(dump));
   // The file takes the number the dump writes, up to the 4 bits' 15.
   CHECK(num(load_class("rate: 10mbit, linklayer: 5").opts, "linklayer") == 5u);
-  std::string errs = load_errors("version: 1\ndevices:\n  v0:\n    qdiscs: [{kind: htb, handle: \"1:\"}]\n"
-                                 "    classes: [{classid: \"1:1\", rate: 10mbit, linklayer: 16}]\n");
+  std::string errs = load_errors(
+      "version: 1\ndevices:\n  v0:\n    qdiscs: [{kind: htb, handle: \"1:\"}]\n"
+      "    classes: [{classid: \"1:1\", rate: 10mbit, linklayer: 16}]\n");
   CHECK(errs.find("'linklayer' cannot be '16'") != std::string::npos);
 }
 
@@ -208,7 +216,8 @@ TEST_CASE("htb class: a bucket held as ticks tc's arithmetic never gives is read
   c.ops->encode(live, KindCtx{}, w2);
   CHECK(hex(again) == hex(dump));
   // The dump's form loads as itself; ticks the burst gives are no field.
-  Class dumped = load_class("rate: 10mbit, ceil: 20mbit, burst: 1602, cburst: 1603, burst_ticks: 20001, cburst_ticks: 10001");
+  Class dumped =
+      load_class("rate: 10mbit, ceil: 20mbit, burst: 1602, cburst: 1603, burst_ticks: 20001, cburst_ticks: 10001");
   CHECK(num(dumped.opts, "burst_ticks") == 20001u);
   CHECK(num(dumped.opts, "cburst_ticks") == 10001u);
   Class spelled = load_class("rate: 10mbit, burst: 1600, burst_ticks: 20000");

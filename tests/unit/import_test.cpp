@@ -192,7 +192,8 @@ b.tc:3:63: error: unknown 'ip' match 'dts': expected one of src, dst, protocol, 
 b.tc:4:67: error: 'ip dst' must be an IPv4 address or prefix such as 10.0.0.0/8, not '10.0.0.300'
   filter add dev eth0 parent 1: protocol ip prio 1 u32 match ip dst 10.0.0.300 flowid 1:10
                                                                     ^
-b.tc:5:43: error: unknown qdisc kind 'htbb' (tcsync knows )" + kinds + R"(); did you mean 'htb'?
+b.tc:5:43: error: unknown qdisc kind 'htbb' (tcsync knows )" +
+                       kinds + R"(); did you mean 'htb'?
   qdisc add dev eth0 parent 1:10 handle 10: htbb
                                             ^
 b.tc:6:18: error: shell expansion '$DEV': import reads the script's text, it does not run it (expand first, e.g. run the script with TC="echo tc" and import its output)
@@ -207,7 +208,8 @@ class add dev eth0 parent 1: classid 1:10 htb rate 10mbit ceil 5mbit
 class add dev eth0 parent 2: classid 2:10 htb rate 10mbit
 )");
   CHECK_FALSE(r.ok);
-  CHECK(r.diags == R"(b.tc:2:1: warning: ceil 5mbit is below rate 10mbit: the class never borrows, and sends at most ceil
+  CHECK(r.diags ==
+        R"(b.tc:2:1: warning: ceil 5mbit is below rate 10mbit: the class never borrows, and sends at most ceil
   class add dev eth0 parent 1: classid 1:10 htb rate 10mbit ceil 5mbit
   ^
 b.tc:3:1: error: class 2:10: no qdisc 2: is declared on eth0
@@ -223,7 +225,8 @@ ip netns exec b tc qdisc add dev v1 clsact
 )";
   auto mixed = import(text);
   CHECK_FALSE(mixed.ok);
-  CHECK(mixed.diags.find("b.tc:2:7: error: this line is for namespace 'b', earlier lines (b.tc:1:7) for namespace 'a'") == 0);
+  CHECK(mixed.diags.find(
+            "b.tc:2:7: error: this line is for namespace 'b', earlier lines (b.tc:1:7) for namespace 'a'") == 0);
   auto b = import(text, ImportOptions{"b"});
   INFO(b.diags);
   REQUIRE(b.ok);
@@ -244,7 +247,8 @@ TEST_CASE("import: a file with nothing to import is an empty tcsync file") {
 }
 
 TEST_CASE("import: kinds whose words are their keys need no import code (flower, gact, police)") {
-  if (!find_kind(ObjType::Filter, "flower") || !find_kind(ObjType::Action, "gact") || !find_kind(ObjType::Action, "police")) {
+  if (!find_kind(ObjType::Filter, "flower") || !find_kind(ObjType::Action, "gact") ||
+      !find_kind(ObjType::Action, "police")) {
     WARN("flower, gact or police not compiled in");
     return;
   }
@@ -318,7 +322,9 @@ filter add dev eth0 ingress prio 3 protocol all basic classid 1:2
   CHECK(bad.diags.find("b.tc:1:48: error: match: cmp: layer must be") == 0);
 }
 
-TEST_CASE("import: a u32 or fw filter with no options is an empty list, and a rule moved to another pref's table leaves one") {
+TEST_CASE(
+    "import: a u32 or fw filter with no options is an empty list, and a rule moved to another pref's table leaves "
+    "one") {
   auto r = import(R"(qdisc add dev v0 clsact
 filter add dev v0 ingress protocol ip prio 5 u32
 filter add dev v0 ingress protocol ip prio 5 u32
@@ -345,13 +351,16 @@ filter add dev v0 egress prio 9 fw
 }
 
 TEST_CASE("import: a rate spec's linklayer is tc's word (a prefix of ethernet, atm or adsl), and unaware is none") {
-  auto r = import("qdisc add dev eth0 root handle 1: htb\n"
-                  "class add dev eth0 parent 1: classid 1:1 htb rate 1mbit linklayer ads\n"
-                  "qdisc add dev eth1 root handle 2: tbf rate 1mbit burst 10k limit 20k linklayer eth\n");
+  auto r = import(
+      "qdisc add dev eth0 root handle 1: htb\n"
+      "class add dev eth0 parent 1: classid 1:1 htb rate 1mbit linklayer ads\n"
+      "qdisc add dev eth1 root handle 2: tbf rate 1mbit burst 10k limit 20k linklayer eth\n");
   CHECK(r.ok);
   CHECK(body(r).find("linklayer: atm") != std::string::npos);
   CHECK(body(r).find("linklayer: ethernet") != std::string::npos);
   auto bad = import("qdisc add dev eth0 root handle 2: tbf rate 1mbit burst 10k limit 20k linklayer unaware\n");
   CHECK_FALSE(bad.ok);
-  CHECK(bad.diags.rfind("b.tc:1:80: error: linklayer 'unaware': tc takes ethernet, atm or adsl (tcsync's 'unaware', the kernel's link layer 0, has no tc word)", 0) == 0);
+  CHECK(bad.diags.rfind("b.tc:1:80: error: linklayer 'unaware': tc takes ethernet, atm or adsl (tcsync's 'unaware', "
+                        "the kernel's link layer 0, has no tc word)",
+                        0) == 0);
 }

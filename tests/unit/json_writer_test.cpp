@@ -62,7 +62,7 @@ TEST_CASE("json string: escapes quotes, backslashes and control bytes") {
   CHECK(as_json(std::string("\x01\x1f", 2)) == R"("\u0001\u001f")");
   CHECK(as_json(std::string("nul\0x", 5)) == R"("nul\u0000x")");
   CHECK(as_json("caf\xc3\xa9") == "\"caf\xc3\xa9\"");  // UTF-8 as is
-  CHECK(as_json("bad\xff") == "\"bad\xef\xbf\xbd\"");    // not UTF-8: U+FFFD, still JSON
+  CHECK(as_json("bad\xff") == "\"bad\xef\xbf\xbd\"");  // not UTF-8: U+FFFD, still JSON
   CHECK(json_escape("say \"hi\"") == R"(say \"hi\")");
   for (std::string odd : {std::string("\x7f/</script>"), std::string("\\u0041"), std::string("e4:11:00:00:00:01")})
     CHECK(json::parse(as_json(odd)).get<std::string>() == odd);
@@ -96,7 +96,8 @@ TEST_CASE("json style emitter: keys and strings quoted, nesting and commas") {
   y.str("10");
   y.seq_end();
   y.map_end();
-  CHECK(out == R"({"handle": "1:", "n": 18446744073709551615, "p": 2e-05, "bad": ".5", "list": [{}, [], false, null, "10"]})");
+  CHECK(out ==
+        R"({"handle": "1:", "n": 18446744073709551615, "p": 2e-05, "bad": ".5", "list": [{}, [], false, null, "10"]})");
   auto doc = json::parse(out);
   CHECK(doc["n"].get<uint64_t>() == 18446744073709551615ull);
   CHECK(doc["list"].size() == 5);
@@ -169,9 +170,13 @@ TEST_CASE("dump as JSON: parses, has the YAML's structure, and loads back to the
   std::string errs = test::load_errors(text, &back, "dump.json");
   REQUIRE(errs.empty());
   CHECK(write_state_yaml(back) == write_state_yaml(s));
-  CHECK(text.rfind("{\n  \"version\": 1,\n  \"actions\": [\n    {\"mirred\": {\"action\": \"redirect\", \"dev\": \"eth1\", \"control\": \"stolen\"}, \"index\": 7}\n  ],\n  \"devices\": {\n    \"eth0\": {\n      \"qdiscs\": [\n        {\"kind\": \"htb\", ", 0) == 0);
+  CHECK(text.rfind("{\n  \"version\": 1,\n  \"actions\": [\n    {\"mirred\": {\"action\": \"redirect\", \"dev\": "
+                   "\"eth1\", \"control\": \"stolen\"}, \"index\": 7}\n  ],\n  \"devices\": {\n    \"eth0\": {\n      "
+                   "\"qdiscs\": [\n        {\"kind\": \"htb\", ",
+                   0) == 0);
   CHECK(text.find("\n    \"eth1\": {},\n    \"eth2\": {\n") != std::string::npos);
-  CHECK(text.find("\n  \"blocks\": {\n    \"22\": {\n      \"chains\": [\n        {\"chain\": 9}\n      ],\n") != std::string::npos);
+  CHECK(text.find("\n  \"blocks\": {\n    \"22\": {\n      \"chains\": [\n        {\"chain\": 9}\n      ],\n") !=
+        std::string::npos);
   CHECK(write_state_json(State{}) == "{\n  \"version\": 1,\n  \"devices\": {}\n}\n");
 }
 
@@ -184,9 +189,10 @@ TEST_CASE("plan JSON: one line, laid out as before, strings escaped") {
   REQUIRE(p.steps.size() == 1);
   std::string what = p.steps[0].what();
   CHECK(plan_json(p, {}, "apply \"x\"") ==
-        "{\"format\": \"tcsync-plan\", \"version\": 1, \"command\": \"apply \\\"x\\\"\", \"changes\": 1, \"steps\": [{\"op\": "
-        "\"add\", \"object\": \"qdisc\", \"device\": \"eth0\", \"what\": \"" + what + "\", \"reason\": \"" +
-            p.steps[0].reason + "\", \"location\": \"t.yaml:4:14\"}]}\n");
+        "{\"format\": \"tcsync-plan\", \"version\": 1, \"command\": \"apply \\\"x\\\"\", \"changes\": 1, \"steps\": "
+        "[{\"op\": "
+        "\"add\", \"object\": \"qdisc\", \"device\": \"eth0\", \"what\": \"" +
+            what + "\", \"reason\": \"" + p.steps[0].reason + "\", \"location\": \"t.yaml:4:14\"}]}\n");
   AckResult failed;
   failed.status = AckResult::Status::Failed;
   failed.error = 22;
@@ -195,13 +201,15 @@ TEST_CASE("plan JSON: one line, laid out as before, strings escaped") {
   CHECK(doc["steps"][0]["status"] == "failed");
   CHECK(doc["steps"][0]["errno"] == 22);
   CHECK(doc["steps"][0]["kernel_message"] == "bad\n\"thing\"");
-  CHECK(plan_json(Plan{}, {}, "diff") == "{\"format\": \"tcsync-plan\", \"version\": 1, \"command\": \"diff\", \"changes\": 0, \"steps\": []}\n");
+  CHECK(plan_json(Plan{}, {}, "diff") ==
+        "{\"format\": \"tcsync-plan\", \"version\": 1, \"command\": \"diff\", \"changes\": 0, \"steps\": []}\n");
 }
 
 TEST_CASE("validate report: every diagnostic with file, line, column, severity, message") {
   State s;
   Diagnostics d;
-  bool ok = load_text("bad.yaml", "version: 1\ndevices:\n  eth0:\n    qdiscs: [{kind: htb, handle: \"1:\", defalt: \"1:10\"}]\n", s, d);
+  bool ok = load_text(
+      "bad.yaml", "version: 1\ndevices:\n  eth0:\n    qdiscs: [{kind: htb, handle: \"1:\", defalt: \"1:10\"}]\n", s, d);
   REQUIRE_FALSE(ok);
   d.note({}, "a note \"quoted\" with no place");
   std::string text = validate_report_json(ok, d);

@@ -1,7 +1,7 @@
 #include <catch2/catch.hpp>
 
-#include "base/handle.h"
 #include <unistd.h>
+#include "base/handle.h"
 
 #include "test_util.h"
 
@@ -111,7 +111,8 @@ TEST_CASE("broken YAML is located") {
 
 TEST_CASE("an empty file is an error") {
   CHECK(load_errors("") == "t.yaml:1:1: error: empty file: expected 'version: 1' and 'devices:'\n");
-  CHECK(load_errors("# only a comment\n") == "t.yaml:1:1: error: empty file: expected 'version: 1' and 'devices:'\n  # only a comment\n  ^\n");
+  CHECK(load_errors("# only a comment\n") ==
+        "t.yaml:1:1: error: empty file: expected 'version: 1' and 'devices:'\n  # only a comment\n  ^\n");
 }
 
 TEST_CASE("duplicate keys are errors") {
@@ -129,14 +130,16 @@ devices:
 }
 
 TEST_CASE("duplicate filter identities are errors") {
-  CHECK(load_errors(R"(version: 1
+  CHECK(
+      load_errors(R"(version: 1
 devices:
   eth0:
     qdiscs: [{kind: clsact}]
     filters:
       - {parent: ingress, pref: 1, protocol: ip, handle: "::5", u32: {match: [{u32: {value: 0, mask: 0, at: 0}}]}}
       - {parent: ingress, pref: 1, protocol: ip, handle: "::5", u32: {match: [{u32: {value: 1, mask: 1, at: 0}}]}}
-)") == R"(t.yaml:7:9: error: duplicate filter: filter u32 ingress pref 1 protocol ip handle ::5 is already declared at t.yaml:6:9
+)") ==
+      R"(t.yaml:7:9: error: duplicate filter: filter u32 ingress pref 1 protocol ip handle ::5 is already declared at t.yaml:6:9
         - {parent: ingress, pref: 1, protocol: ip, handle: "::5", u32: {match: [{u32: {value: 1, mask: 1, at: 0}}]}}
           ^
 )");
@@ -145,7 +148,8 @@ devices:
 TEST_CASE("a duplicate after keys in order is found (the index starts at the first key out of order)") {
   // 1, 3 in order; 2 out of order starts the index from 1 and 3; the
   // second 3 repeats a filter checked before the index existed.
-  CHECK(load_errors(R"(version: 1
+  CHECK(
+      load_errors(R"(version: 1
 devices:
   eth0:
     qdiscs: [{kind: clsact}]
@@ -154,7 +158,8 @@ devices:
       - {parent: ingress, pref: 1, protocol: ip, handle: 3, flower: {}}
       - {parent: ingress, pref: 1, protocol: ip, handle: 2, flower: {}}
       - {parent: ingress, pref: 1, protocol: ip, handle: 3, flower: {}}
-)") == R"(t.yaml:9:9: error: duplicate filter: filter flower ingress pref 1 protocol ip handle 0x3 is already declared at t.yaml:7:9
+)") ==
+      R"(t.yaml:9:9: error: duplicate filter: filter flower ingress pref 1 protocol ip handle 0x3 is already declared at t.yaml:7:9
         - {parent: ingress, pref: 1, protocol: ip, handle: 3, flower: {}}
           ^
 )");
@@ -173,12 +178,15 @@ devices:
       - {parent: "1:99", u32: {match: [{u32: {value: 0, mask: 0, at: 0}}]}}
 )");
   CHECK(errs.find("t.yaml:7:9: error: class 2:10: no qdisc 2: is declared on eth0") != std::string::npos);
-  CHECK(errs.find("t.yaml:9:9: error: filter parent ingress needs a clsact (or ingress) qdisc declared on eth0") != std::string::npos);
-  CHECK(errs.find("t.yaml:10:9: error: filter parent 1:99 is not a qdisc or class declared on eth0") != std::string::npos);
+  CHECK(errs.find("t.yaml:9:9: error: filter parent ingress needs a clsact (or ingress) qdisc declared on eth0") !=
+        std::string::npos);
+  CHECK(errs.find("t.yaml:10:9: error: filter parent 1:99 is not a qdisc or class declared on eth0") !=
+        std::string::npos);
 }
 
 TEST_CASE("qdiscs need explicit handles: the kernel never picks one") {
-  CHECK(load_errors("version: 1\ndevices:\n  eth0:\n    qdiscs: [{kind: tbf, rate: 1mbit, burst: 10kb, limit: 10kb}]\n") ==
+  CHECK(load_errors(
+            "version: 1\ndevices:\n  eth0:\n    qdiscs: [{kind: tbf, rate: 1mbit, burst: 10kb, limit: 10kb}]\n") ==
         "t.yaml:4:14: error: qdisc tbf needs a 'handle', such as \"1:\"\n"
         "      qdiscs: [{kind: tbf, rate: 1mbit, burst: 10kb, limit: 10kb}]\n"
         "               ^\n");
@@ -186,7 +194,11 @@ TEST_CASE("qdiscs need explicit handles: the kernel never picks one") {
 
 TEST_CASE("unknown kinds name what tcsync knows") {
   std::string errs = load_errors("version: 1\ndevices:\n  eth0:\n    qdiscs: [{kind: htbb, handle: \"1:\"}]\n");
-  CHECK(errs.find("t.yaml:4:21: error: unknown qdisc kind 'htbb' (tcsync knows clsact, ingress, pfifo, bfifo, htb, tbf, red, prio, drr, hfsc, mq, mqprio, fq_codel, netem, sfq, fq, cake, ets, cbs, etf, qfq, gred, taprio, codel, pie, fq_pie, choke, sfb, hhf, pfifo_head_drop, skbprio, multiq, plug, pfifo_fast); did you mean 'htb'?") == 0);
+  CHECK(errs.find(
+            "t.yaml:4:21: error: unknown qdisc kind 'htbb' (tcsync knows clsact, ingress, pfifo, bfifo, htb, tbf, red, "
+            "prio, drr, hfsc, mq, mqprio, fq_codel, netem, sfq, fq, cake, ets, cbs, etf, qfq, gred, taprio, codel, "
+            "pie, fq_pie, choke, sfb, hhf, pfifo_head_drop, skbprio, multiq, plug, pfifo_fast); did you mean 'htb'?") ==
+        0);
 }
 
 TEST_CASE("aliases are refused (no alias bombs)") {
@@ -238,11 +250,14 @@ TEST_CASE("an unreadable file is an error") {
   Diagnostics d;
   CHECK_FALSE(load_files({"/nonexistent/site.yaml"}, s, d));
   REQUIRE(d.all().size() == 1);
-  CHECK(format_diagnostic(d.all()[0]) == "/nonexistent/site.yaml: error: cannot read file: No such file or directory\n");
+  CHECK(format_diagnostic(d.all()[0]) ==
+        "/nonexistent/site.yaml: error: cannot read file: No such file or directory\n");
 }
 
 TEST_CASE("tbf latency becomes limit as tc computes it") {
-  State s = load_ok("version: 1\ndevices:\n  eth0:\n    qdiscs: [{kind: tbf, handle: \"1:\", rate: 1mbit, burst: 10kb, latency: 50ms}]\n");
+  State s = load_ok(
+      "version: 1\ndevices:\n  eth0:\n    qdiscs: [{kind: tbf, handle: \"1:\", rate: 1mbit, burst: 10kb, latency: "
+      "50ms}]\n");
   auto& q = s.devices[0].qdiscs[0];
   // 125000 B/s * 0.05 s + 10240 = 16490
   CHECK(q.opts.num(2) == 16490u);

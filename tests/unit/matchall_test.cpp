@@ -9,13 +9,13 @@
 
 #include <catch2/catch.hpp>
 
-#include "kinds/registry.h"
 #include "base/diag.h"
+#include "codec/tc_codec.h"
+#include "kinds/registry.h"
 #include "model/kind.h"
 #include "model/model.h"
-#include "codec/tc_codec.h"
-#include "test_util.h"
 #include "netlink/wire.h"
+#include "test_util.h"
 
 using namespace tcsync;
 using tcsync::test::hex;
@@ -38,10 +38,10 @@ std::vector<uint8_t> body(const Filter& f, const Options& o) {
 }  // namespace
 
 TEST_CASE("matchall: TCA_OPTIONS bodies are tc's bytes") {
-  State s = load_ok(file_with(
-      "      - {parent: ingress, pref: 1, protocol: all, matchall: {skip_hw: true}, classid: \"1:10\"}\n"
-      "      - {parent: ingress, pref: 2, protocol: all, matchall: {}, actions: [{gact: {control: drop}}]}\n"
-      "      - {parent: ingress, pref: 3, protocol: all, matchall: null, classid: \"1:10\"}\n"));
+  State s = load_ok(
+      file_with("      - {parent: ingress, pref: 1, protocol: all, matchall: {skip_hw: true}, classid: \"1:10\"}\n"
+                "      - {parent: ingress, pref: 2, protocol: all, matchall: {}, actions: [{gact: {control: drop}}]}\n"
+                "      - {parent: ingress, pref: 3, protocol: all, matchall: null, classid: \"1:10\"}\n"));
   auto& fs = s.devices[0].filters;
   REQUIRE(fs.size() == 3);
   // tc: matchall skip_hw classid 1:10 -> FLAGS 1 (and CLASSID)
@@ -91,8 +91,10 @@ TEST_CASE("matchall: errors") {
         "        - {parent: ingress, pref: 1, protocol: all, matchall: {}, classid: \"1:1\"}\n"
         "          ^\n");
   auto first_line = [](const std::string& s) { return s.substr(0, s.find('\n')); };
-  CHECK(first_line(load_errors(file_with("      - {parent: ingress, pref: 1, protocol: all, matchall: {skip_hw: true, skip_sw: true}}\n"))) ==
+  CHECK(first_line(load_errors(file_with(
+            "      - {parent: ingress, pref: 1, protocol: all, matchall: {skip_hw: true, skip_sw: true}}\n"))) ==
         "t.yaml:6:86: error: skip_hw and skip_sw exclude each other");
-  CHECK(first_line(load_errors(file_with("      - {parent: ingress, pref: 1, protocol: all, matchall: {skiphw: true}}\n"))) ==
+  CHECK(first_line(
+            load_errors(file_with("      - {parent: ingress, pref: 1, protocol: all, matchall: {skiphw: true}}\n"))) ==
         "t.yaml:6:62: error: unknown key 'skiphw' in matchall filter (did you mean 'skip_hw'?)");
 }

@@ -19,14 +19,22 @@ using tcsync::test::round_trip;
 
 namespace {
 
-std::string cookie_hex(std::string_view name) { return hex(name_cookie(name).view()); }
-std::span<const uint8_t> bytes_of(const std::string& s) { return {reinterpret_cast<const uint8_t*>(s.data()), s.size()}; }
+std::string cookie_hex(std::string_view name) {
+  return hex(name_cookie(name).view());
+}
+std::span<const uint8_t> bytes_of(const std::string& s) {
+  return {reinterpret_cast<const uint8_t*>(s.data()), s.size()};
+}
 
-bool have_flower() { return find_kind(ObjType::Filter, "flower") && find_kind(ObjType::Action, "gact"); }
+bool have_flower() {
+  return find_kind(ObjType::Filter, "flower") && find_kind(ObjType::Action, "gact");
+}
 
 const char* kHead = "version: 1\ndevices:\n  v0:\n    qdiscs: [{kind: clsact}]\n    filters:\n";
 
-State rules(const std::string& filters) { return load_ok(kHead + filters); }
+State rules(const std::string& filters) {
+  return load_ok(kHead + filters);
+}
 // The same, for rules whose long names the loader warns about.
 State rules_warned(const std::string& filters) {
   State s;
@@ -35,7 +43,9 @@ State rules_warned(const std::string& filters) {
   CHECK(said.find("warning: name") != std::string::npos);
   return s;
 }
-const Filter& first(const State& s) { return s.devices[0].filters[0]; }
+const Filter& first(const State& s) {
+  return s.devices[0].filters[0];
+}
 
 // The plan from `have` to `want`, one line a step, without locations.
 std::string plan_of(const State& want, State have) {
@@ -49,7 +59,9 @@ std::string plan_of(const State& want, State have) {
 
 TEST_CASE("names: up to 12 bytes are kept exactly") {
   CHECK(cookie_hex("web") == "74636e01776562");
-  CHECK(cookie_hex("abcdefghijkl") == "74636e01" "6162636465666768696a6b6c");
+  CHECK(cookie_hex("abcdefghijkl") ==
+        "74636e01"
+        "6162636465666768696a6b6c");
   CHECK(name_cookie("abcdefghijkl").size == 16);
   CHECK(name_cookie("").empty());
   CHECK(is_name_cookie(name_cookie("web").view()));
@@ -60,7 +72,10 @@ TEST_CASE("names: up to 12 bytes are kept exactly") {
 
 TEST_CASE("names: longer ones keep 8 bytes and a hash, spelled PREFIX~HASH") {
   // FNV-1a 32 of "web-frontend-eu" is 2c664c19.
-  CHECK(cookie_hex("web-frontend-eu") == "74636e02" "7765622d66726f6e" "2c664c19");
+  CHECK(cookie_hex("web-frontend-eu") ==
+        "74636e02"
+        "7765622d66726f6e"
+        "2c664c19");
   CHECK(kept_spelling("web-frontend-eu") == "web-fron~2c664c19");
   CHECK(name_abbreviated("web-frontend-eu"));
   // The spelling stands for the same cookie: dump -> apply -> dump is exact.
@@ -82,11 +97,18 @@ TEST_CASE("names: longer ones keep 8 bytes and a hash, spelled PREFIX~HASH") {
 }
 
 TEST_CASE("names: other cookies are not names") {
-  CHECK_FALSE(is_name_cookie(bytes_of("tcn\x01")));                // no name
-  CHECK_FALSE(is_name_cookie(bytes_of("tcn\x03" "abc")));          // another format
+  CHECK_FALSE(is_name_cookie(bytes_of("tcn\x01")));  // no name
+  CHECK_FALSE(
+      is_name_cookie(bytes_of("tcn\x03"
+                              "abc")));                                  // another format
   CHECK_FALSE(is_name_cookie(bytes_of(std::string("tcn\x01\xff", 5))));  // not UTF-8
-  CHECK_FALSE(is_name_cookie(bytes_of(std::string("tcn\x02" "abcd", 8))));  // no room for the hash
-  CHECK_FALSE(is_name_cookie(bytes_of("tcs\x02" "0123456789ab")));  // a fingerprint
+  CHECK_FALSE(
+      is_name_cookie(bytes_of(std::string("tcn\x02"
+                                          "abcd",
+                                          8))));  // no room for the hash
+  CHECK_FALSE(
+      is_name_cookie(bytes_of("tcs\x02"
+                              "0123456789ab")));  // a fingerprint
   CHECK_FALSE(is_name_cookie(Opaque{0x0a, 0x0b}));
   CHECK(name_of_cookie(Opaque{0x0a, 0x0b}).empty());
 }
@@ -94,14 +116,19 @@ TEST_CASE("names: other cookies are not names") {
 TEST_CASE("names: the action that keeps one") {
   // u32: the first action (no fingerprint); none without an action.
   State s = rules(
-      "      - {name: a, parent: ingress, pref: 1, protocol: ip, u32: {match: [{ip: {dst: 10.0.0.1}}]}, actions: [{mirred: "
+      "      - {name: a, parent: ingress, pref: 1, protocol: ip, u32: {match: [{ip: {dst: 10.0.0.1}}]}, actions: "
+      "[{mirred: "
       "{action: redirect, dev: v0}}]}\n"
-      "      - {name: b, parent: ingress, pref: 2, protocol: ip, u32: {match: [{ip: {dst: 10.0.0.2}}]}, classid: \"1:1\"}\n"
-      "      - {name: c, parent: ingress, pref: 3, protocol: ip, u32: {match: [{ip: {dst: 10.0.0.3}}]}, actions: [{mirred: "
+      "      - {name: b, parent: ingress, pref: 2, protocol: ip, u32: {match: [{ip: {dst: 10.0.0.2}}]}, classid: "
+      "\"1:1\"}\n"
+      "      - {name: c, parent: ingress, pref: 3, protocol: ip, u32: {match: [{ip: {dst: 10.0.0.3}}]}, actions: "
+      "[{mirred: "
       "{action: redirect, dev: v0}, cookie: \"0a\"}, {mirred: {action: mirror, dev: v0}}]}\n"
-      "      - {name: d, parent: ingress, pref: 4, protocol: ip, u32: {match: [{ip: {dst: 10.0.0.4}}]}, actions: [{mirred: "
+      "      - {name: d, parent: ingress, pref: 4, protocol: ip, u32: {match: [{ip: {dst: 10.0.0.4}}]}, actions: "
+      "[{mirred: "
       "{action: redirect, dev: v0}, index: 7}, {mirred: {action: mirror, dev: v0}}]}\n"
-      "      - {name: e, parent: ingress, pref: 5, protocol: ip, u32: {match: [{ip: {dst: 10.0.0.5}}]}, actions: [{mirred: "
+      "      - {name: e, parent: ingress, pref: 5, protocol: ip, u32: {match: [{ip: {dst: 10.0.0.5}}]}, actions: "
+      "[{mirred: "
       "{action: redirect, dev: v0}, index: 8}]}\n"
       "      - {parent: ingress, pref: 6, protocol: ip, u32: {match: [{ip: {dst: 10.0.0.6}}]}, actions: [{mirred: "
       "{action: redirect, dev: v0}}]}\n");
@@ -132,11 +159,14 @@ TEST_CASE("names: the action that keeps one") {
 TEST_CASE("names: a fingerprinted rule keeps its name on the second action") {
   if (!have_flower()) return;
   State s = rules(
-      "      - {name: two, parent: ingress, pref: 1, protocol: ip, flower: {dst_ip: 10.0.0.1}, actions: [{gact: {control: "
+      "      - {name: two, parent: ingress, pref: 1, protocol: ip, flower: {dst_ip: 10.0.0.1}, actions: [{gact: "
+      "{control: "
       "pipe}}, {gact: {control: drop}}]}\n"
-      "      - {name: one, parent: ingress, pref: 2, protocol: ip, flower: {dst_ip: 10.0.0.2}, actions: [{gact: {control: "
+      "      - {name: one, parent: ingress, pref: 2, protocol: ip, flower: {dst_ip: 10.0.0.2}, actions: [{gact: "
+      "{control: "
       "drop}}]}\n"
-      "      - {name: cookie, parent: ingress, pref: 3, protocol: ip, flower: {dst_ip: 10.0.0.3}, actions: [{gact: {control: "
+      "      - {name: cookie, parent: ingress, pref: 3, protocol: ip, flower: {dst_ip: 10.0.0.3}, actions: [{gact: "
+      "{control: "
       "pipe}, cookie: \"0a\"}, {gact: {control: drop}}]}\n");
   auto& fs = s.devices[0].filters;
   // Stamped or not (diff does not stamp every rule), the same answer.
@@ -185,7 +215,8 @@ TEST_CASE("names: a u32 rule's name travels in its mirred action's cookie") {
   have.devices[0].filters[0] = back;
   CHECK(make_plan(s, have).steps.empty());
   State dumped = rules(
-      "      - {name: web-fron~2c664c19, parent: ingress, pref: 1, protocol: ip, u32: {match: [{ip: {dst: 10.0.0.1}}]}, "
+      "      - {name: web-fron~2c664c19, parent: ingress, pref: 1, protocol: ip, u32: {match: [{ip: {dst: "
+      "10.0.0.1}}]}, "
       "actions: [{mirred: {action: redirect, dev: v0}}]}\n");
   CHECK(make_plan(dumped, have).steps.empty());
   CHECK(round_trip(first(dumped)).name == "web-fron~2c664c19");
@@ -193,7 +224,8 @@ TEST_CASE("names: a u32 rule's name travels in its mirred action's cookie") {
 
 TEST_CASE("names: a rename, a name added or dropped, is a replace that says so") {
   auto rule = [](const std::string& name) {
-    return rules("      - {" + name + "parent: ingress, pref: 1, protocol: ip, handle: \"::1\", u32: {match: [{ip: {dst: 10.0.0.1}}]}, "
+    return rules("      - {" + name +
+                 "parent: ingress, pref: 1, protocol: ip, handle: \"::1\", u32: {match: [{ip: {dst: 10.0.0.1}}]}, "
                  "actions: [{mirred: {action: redirect, dev: v0}}]}\n");
   };
   State a = rule("name: a, "), b = rule("name: b, "), none = rule("");
@@ -202,47 +234,55 @@ TEST_CASE("names: a rename, a name added or dropped, is a replace that says so")
     l.devices[0].filters[0] = round_trip(first(s));
     return l;
   };
-  CHECK(plan_of(b, live(a)) ==
-        "~ v0: filter u32 ingress pref 1 protocol ip handle ::1 (b)  (name \"a\" -> \"b\")\n");
-  CHECK(plan_of(none, live(a)) ==
-        "~ v0: filter u32 ingress pref 1 protocol ip handle ::1  (name \"a\" -> (none))\n");
+  CHECK(plan_of(b, live(a)) == "~ v0: filter u32 ingress pref 1 protocol ip handle ::1 (b)  (name \"a\" -> \"b\")\n");
+  CHECK(plan_of(none, live(a)) == "~ v0: filter u32 ingress pref 1 protocol ip handle ::1  (name \"a\" -> (none))\n");
   CHECK(plan_of(a, live(none)) ==
         "~ v0: filter u32 ingress pref 1 protocol ip handle ::1 (a)  (name (none) -> \"a\")\n");
   CHECK(make_plan(a, live(a)).steps.empty());
   // A rule with nowhere to keep a name: the file's name is no change.
   State kept_none = rules(
-      "      - {name: x, parent: ingress, pref: 1, protocol: ip, u32: {match: [{ip: {dst: 10.0.0.1}}]}, classid: \"1:1\"}\n");
-  State plain = rules("      - {parent: ingress, pref: 1, protocol: ip, u32: {match: [{ip: {dst: 10.0.0.1}}]}, classid: \"1:1\"}\n");
+      "      - {name: x, parent: ingress, pref: 1, protocol: ip, u32: {match: [{ip: {dst: 10.0.0.1}}]}, classid: "
+      "\"1:1\"}\n");
+  State plain = rules(
+      "      - {parent: ingress, pref: 1, protocol: ip, u32: {match: [{ip: {dst: 10.0.0.1}}]}, classid: \"1:1\"}\n");
   CHECK(make_plan(kept_none, plain).steps.empty());
 }
 
 TEST_CASE("names: the loader says once per file which names it abbreviates") {
-  std::string file = std::string(kHead) +
+  std::string file =
+      std::string(kHead) +
       "      - {name: web-frontend-eu, parent: ingress, pref: 1, protocol: ip, u32: {match: [{ip: {dst: 10.0.0.1}}]}, "
       "actions: [{mirred: {action: redirect, dev: v0}}]}\n"
       "      - {name: web-frontend-us, parent: ingress, pref: 2, protocol: ip, u32: {match: [{ip: {dst: 10.0.0.2}}]}, "
       "actions: [{mirred: {action: redirect, dev: v0}}]}\n"
-      "      - {name: web-fron~2c664c19, parent: ingress, pref: 3, protocol: ip, u32: {match: [{ip: {dst: 10.0.0.3}}]}, "
+      "      - {name: web-fron~2c664c19, parent: ingress, pref: 3, protocol: ip, u32: {match: [{ip: {dst: "
+      "10.0.0.3}}]}, "
       "actions: [{mirred: {action: redirect, dev: v0}}]}\n"
-      "      - {name: no-action-to-keep-it, parent: ingress, pref: 4, protocol: ip, u32: {match: [{ip: {dst: 10.0.0.4}}]}, "
+      "      - {name: no-action-to-keep-it, parent: ingress, pref: 4, protocol: ip, u32: {match: [{ip: {dst: "
+      "10.0.0.4}}]}, "
       "classid: \"1:1\"}\n";
   CHECK(load_errors(file) ==
-        "t.yaml:6:9: warning: name \"web-frontend-eu\" is kept in the kernel as \"web-fron~2c664c19\" (PREFIX~HASH: names "
-        "over 12 bytes are abbreviated; dump prints that, and it stands for this name); so are 1 more names in this file\n"
-        "        - {name: web-frontend-eu, parent: ingress, pref: 1, protocol: ip, u32: {match: [{ip: {dst: 10.0.0.1}}]}, "
+        "t.yaml:6:9: warning: name \"web-frontend-eu\" is kept in the kernel as \"web-fron~2c664c19\" (PREFIX~HASH: "
+        "names "
+        "over 12 bytes are abbreviated; dump prints that, and it stands for this name); so are 1 more names in this "
+        "file\n"
+        "        - {name: web-frontend-eu, parent: ingress, pref: 1, protocol: ip, u32: {match: [{ip: {dst: "
+        "10.0.0.1}}]}, "
         "actions: [{mirred: {action: redirect, dev: v0}}]}\n"
         "          ^\n");
   // The spelling and short names: nothing to say.
-  CHECK(load_errors(std::string(kHead) +
-                    "      - {name: web-fron~2c664c19, parent: ingress, pref: 3, protocol: ip, u32: {match: [{ip: {dst: "
-                    "10.0.0.3}}]}, actions: [{mirred: {action: redirect, dev: v0}}]}\n")
-            .empty());
+  CHECK(
+      load_errors(std::string(kHead) +
+                  "      - {name: web-fron~2c664c19, parent: ingress, pref: 3, protocol: ip, u32: {match: [{ip: {dst: "
+                  "10.0.0.3}}]}, actions: [{mirred: {action: redirect, dev: v0}}]}\n")
+          .empty());
 }
 
 TEST_CASE("names: a cookie that reads as a name is refused on a rule's own action") {
-  std::string errs = load_errors(std::string(kHead) +
-                                 "      - {parent: ingress, pref: 1, protocol: ip, u32: {match: [{ip: {dst: 10.0.0.1}}]}, "
-                                 "actions: [{mirred: {action: redirect, dev: v0}, cookie: \"74636e01616263\"}]}\n");
+  std::string errs =
+      load_errors(std::string(kHead) +
+                  "      - {parent: ingress, pref: 1, protocol: ip, u32: {match: [{ip: {dst: 10.0.0.1}}]}, "
+                  "actions: [{mirred: {action: redirect, dev: v0}, cookie: \"74636e01616263\"}]}\n");
   CHECK(errs.find("error: a cookie starting 74636e01 or 74636e02") != std::string::npos);
   // On a shared action (an index), it is the user's cookie.
   CHECK(load_errors(std::string(kHead) +

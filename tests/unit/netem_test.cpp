@@ -24,9 +24,10 @@ TEST_CASE("netem: options are tc's bytes") {
                "000000800c00040014ae4701295c8f02");
   check_golden("netem", "rate: 1mbit, packet_overhead: 20, cell_size: 100, cell_overhead: -10, delay: 1ms",
                "093d0000e8030000000000000000000000000000000000001400060048e801001400000064000000f6ffffff");
-  check_golden("netem", "rate: 100gbit",
-               "00000000e8030000000000000000000000000000000000000c00080000dd0ee90200000014000600ffffffff0000000000000000"
-               "00000000");
+  check_golden(
+      "netem", "rate: 100gbit",
+      "00000000e8030000000000000000000000000000000000000c00080000dd0ee90200000014000600ffffffff0000000000000000"
+      "00000000");
   check_golden("netem", "loss: 0.1%, ecn: true", "00000000e8030000378941000000000000000000000000000800070001000000");
 }
 
@@ -53,30 +54,38 @@ TEST_CASE("netem: a change resets what the file leaves out") {
   Qdisc q = load_qdisc("netem", "delay: 50ms");
   CHECK(hex(body(q, true)) ==
         "c2eb0b00e803000000000000000000000000000000000000"
-        "10000100000000000000000000000000"   // CORR
-        "0c0003000000000000000000"    // REORDER
-        "0800070000000000"            // ECN
-        "0c0004000000000000000000"    // CORRUPT
-        "2c000c00" + std::string(80, '0') +  // SLOT: none (kept unless sent)
-        "1400060000000000000000000000000000000000");  // RATE
+        "10000100000000000000000000000000"  // CORR
+        "0c0003000000000000000000"          // REORDER
+        "0800070000000000"                  // ECN
+        "0c0004000000000000000000"          // CORRUPT
+        "2c000c00" +
+            std::string(80, '0') +                        // SLOT: none (kept unless sent)
+            "1400060000000000000000000000000000000000");  // RATE
 }
 
 TEST_CASE("netem: loss models and slots are tc's bytes and decode back") {
   // tc qdisc add dev v0 root handle 1: netem loss state 1          (tdc: the defaults of the rest)
-  check_golden("netem", "loss_state_p13: 1%",
-               "00000000e8030000000000000000000000000000000000001c00058018000100295c8f02d6a370fd0000000000000000ffffffff");
+  check_golden(
+      "netem", "loss_state_p13: 1%",
+      "00000000e8030000000000000000000000000000000000001c00058018000100295c8f02d6a370fd0000000000000000ffffffff");
   // tc qdisc add dev v0 root handle 1: netem loss gemodel 1%       (tdc)
   check_golden("netem", "loss_gemodel_p: 1%",
                "00000000e8030000000000000000000000000000000000001800058014000200295c8f02d6a370fd0000000000000000");
   // tc qdisc add dev v0 root handle 1: netem slot 10 200 packets 2000 bytes 9000   (tdc: ns)
   check_golden("netem", "slot_min_delay: 10, slot_max_delay: 200, slot_packets: 2000, slot_bytes: 9000",
-               "00000000e8030000000000000000000000000000000000002c000c000a00000000000000c800000000000000d00700002823000000000000000000000000000000000000");
+               "00000000e8030000000000000000000000000000000000002c000c000a00000000000000c800000000000000d00700002823000"
+               "000000000000000000000000000000000");
   // tc ... netem loss state 1% 10% 5% 80% 0.5% slot 1ms  (P23 is the 5th u32: the struct has p14 first)
-  check_golden("netem", "loss_state_p13: 1%, loss_state_p31: 10%, loss_state_p32: 5%, loss_state_p23: 80%, loss_state_p14: 0.5%, slot_min_delay: 1ms",
-               "00000000e8030000000000000000000000000000000000002c000c0040420f000000000040420f00000000000000000000000000000000000000000000000000000000001c00058018000100295c8f029a999919cdcccc0c14ae4701cccccccc");
+  check_golden("netem",
+               "loss_state_p13: 1%, loss_state_p31: 10%, loss_state_p32: 5%, loss_state_p23: 80%, loss_state_p14: "
+               "0.5%, slot_min_delay: 1ms",
+               "00000000e8030000000000000000000000000000000000002c000c0040420f000000000040420f0000000000000000000000000"
+               "0000000000000000000000000000000001c00058018000100295c8f029a999919cdcccc0c14ae4701cccccccc");
   // tc ... netem loss gemodel 1% 10% 70% 0.1% ecn  (1-h 70%: the kernel's h is 30%)
-  check_golden("netem", "loss_gemodel_p: 1%, loss_gemodel_r: 10%, loss_gemodel_1h: 70%, loss_gemodel_1k: 0.1%, ecn: true",
-               "00000000e80300000000000000000000000000000000000008000700010000001800058014000200295c8f029a999919cdcccc4c37894100");
+  check_golden("netem",
+               "loss_gemodel_p: 1%, loss_gemodel_r: 10%, loss_gemodel_1h: 70%, loss_gemodel_1k: 0.1%, ecn: true",
+               "00000000e80300000000000000000000000000000000000008000700010000001800058014000200295c8f029a999919cdcccc4"
+               "c37894100");
   // A change without a model goes back to random loss (netem_change), and
   // without a slot sends a zero one: both as the file says.
   Qdisc q = load_qdisc("netem", "loss_state_p13: 1%");
@@ -91,7 +100,8 @@ TEST_CASE("netem: the kernel's dump of a slot and a model reads back") {
   Options back;
   kQdiscNetem.decode(b, KindCtx{}, back);
   CHECK(back == q.opts);
-  CHECK(describe_field(kQdiscNetem.fields[kQdiscNetem.field_index("slot_max_delay")], *back.get(kQdiscNetem.field_index("slot_max_delay"))) == "1ms");
-  CHECK(load_errors("version: 1\ndevices:\n  v0:\n    qdiscs: [{kind: netem, handle: \"1:\", loss_state_p31: 5%}]\n").find(
-            "loss_state_p31 needs loss_state_p13") != std::string::npos);
+  CHECK(describe_field(kQdiscNetem.fields[kQdiscNetem.field_index("slot_max_delay")],
+                       *back.get(kQdiscNetem.field_index("slot_max_delay"))) == "1ms");
+  CHECK(load_errors("version: 1\ndevices:\n  v0:\n    qdiscs: [{kind: netem, handle: \"1:\", loss_state_p31: 5%}]\n")
+            .find("loss_state_p31 needs loss_state_p13") != std::string::npos);
 }

@@ -5,11 +5,11 @@
 
 #include <catch2/catch.hpp>
 
+#include "codec/tc_codec.h"
+#include "file/yaml_writer.h"
 #include "plan/differ.h"
 #include "plan/plan_print.h"
-#include "codec/tc_codec.h"
 #include "test_util.h"
-#include "file/yaml_writer.h"
 
 using namespace tcsync;
 using tcsync::test::load_errors;
@@ -80,5 +80,6 @@ TEST_CASE("percpu_stats is compared only when declared") {
 }
 
 TEST_CASE("percpu_stats takes true or false, located") {
-  CHECK(load_errors(file(", percpu_stats: yes")).rfind("t.yaml:8:72: error: \"percpu_stats\" must be true or false, not 'yes'\n", 0) == 0);
+  CHECK(load_errors(file(", percpu_stats: yes"))
+            .rfind("t.yaml:8:72: error: \"percpu_stats\" must be true or false, not 'yes'\n", 0) == 0);
 }

@@ -20,12 +20,13 @@ TEST_CASE("pfifo_fast: no options either way") {
   // raw (a kind without decode would keep it, and send it back).
   tc_prio_qopt report{3, {1, 2, 2, 2, 1, 2, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1}};
   Qdisc dumped = q;
-  dumped.raw.set_options(Opaque(reinterpret_cast<uint8_t*>(&report), reinterpret_cast<uint8_t*>(&report) + sizeof report));
+  dumped.raw.set_options(
+      Opaque(reinterpret_cast<uint8_t*>(&report), reinterpret_cast<uint8_t*>(&report) + sizeof report));
   Qdisc back = read_back(dumped);
   CHECK(back.ops == &kQdiscPfifoFast);
   CHECK(back.opts == q.opts);
   CHECK(back.opts.empty());
   CHECK(back.raw.empty());
-  CHECK(load_errors("version: 1\ndevices:\n  v0:\n    qdiscs: [{kind: pfifo_fast, handle: \"1:\", bands: 3}]\n").find("unknown key") !=
-        std::string::npos);
+  CHECK(load_errors("version: 1\ndevices:\n  v0:\n    qdiscs: [{kind: pfifo_fast, handle: \"1:\", bands: 3}]\n")
+            .find("unknown key") != std::string::npos);
 }

@@ -13,9 +13,13 @@ using namespace tcsync::test;
 
 TEST_CASE("pie: options are tc's bytes") {
   check_golden("pie", "", "");
-  check_golden("pie", "limit: 100, target: 20ms, tupdate: 32ms, alpha: 4, beta: 30, ecn: true, bytemode: true, dq_rate_estimator: true",
-               "080002006400000008000300007d000008000100204e00000800040004000000080005001e000000080006000100000008000700010000000800080001000000");
-  check_golden("pie", "ecn: false, bytemode: false, dq_rate_estimator: false", "080006000000000008000700000000000800080000000000");
+  check_golden(
+      "pie",
+      "limit: 100, target: 20ms, tupdate: 32ms, alpha: 4, beta: 30, ecn: true, bytemode: true, dq_rate_estimator: true",
+      "080002006400000008000300007d000008000100204e00000800040004000000080005001e00000008000600010000000800070001000000"
+      "0800080001000000");
+  check_golden("pie", "ecn: false, bytemode: false, dq_rate_estimator: false",
+               "080006000000000008000700000000000800080000000000");
   CHECK(qdisc_ops(kQdiscPie).can_change);
 }
 
@@ -38,8 +42,14 @@ TEST_CASE("pie: a change restores the defaults of absent fields") {
   Qdisc q = load_qdisc("pie", "limit: 100");
   auto b = body(q, true);
   AttrTable tb(b, TCA_PIE_MAX);
-  for (auto [attr, want] : {std::pair{TCA_PIE_LIMIT, 100u}, {TCA_PIE_TARGET, 15000u}, {TCA_PIE_TUPDATE, 15000u}, {TCA_PIE_ALPHA, 2u},
-                            {TCA_PIE_BETA, 20u}, {TCA_PIE_ECN, 0u}, {TCA_PIE_BYTEMODE, 0u}, {TCA_PIE_DQ_RATE_ESTIMATOR, 0u}}) {
+  for (auto [attr, want] : {std::pair{TCA_PIE_LIMIT, 100u},
+                            {TCA_PIE_TARGET, 15000u},
+                            {TCA_PIE_TUPDATE, 15000u},
+                            {TCA_PIE_ALPHA, 2u},
+                            {TCA_PIE_BETA, 20u},
+                            {TCA_PIE_ECN, 0u},
+                            {TCA_PIE_BYTEMODE, 0u},
+                            {TCA_PIE_DQ_RATE_ESTIMATOR, 0u}}) {
     INFO(attr);
     REQUIRE(tb.get(attr));
     CHECK(tb.get(attr)->u32() == want);

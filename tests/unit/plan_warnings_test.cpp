@@ -37,7 +37,9 @@ std::string plan_notes(const std::string& want, const std::string& have) {
   return out;
 }
 
-std::string warnings(const std::string& want) { return plan_notes(want, kLive); }
+std::string warnings(const std::string& want) {
+  return plan_notes(want, kLive);
+}
 
 }  // namespace
 
@@ -48,7 +50,8 @@ devices:
     qdiscs:
       - {kind: mq, handle: "1:"}
       - {kind: fq_codel, handle: "20:", parent: "1:2"}
-)") == "t.yaml:5:9: warning: eth0: deleting qdisc pfifo 10: parent 1:1 leaves transmit queue 1:1 of mq 1: without a qdisc (the kernel "
+)") == "t.yaml:5:9: warning: eth0: deleting qdisc pfifo 10: parent 1:1 leaves transmit queue 1:1 of mq 1: without a "
+       "qdisc (the kernel "
        "puts noop there: every packet sent on that queue is dropped); declare a qdisc with parent \"1:1\" to keep one\n"
        "        - {kind: mq, handle: \"1:\"}\n"
        "          ^\n");
@@ -63,21 +66,24 @@ devices:
       - {kind: mq, handle: "1:"}
       - {kind: fq_codel, handle: "10:", parent: "1:1"}
       - {kind: fq_codel, handle: "20:", parent: "1:2"}
-)").empty());
+)")
+            .empty());
   // the mq itself is replaced: its queues' qdiscs go with it
   CHECK(warnings(R"(version: 1
 devices:
   eth0:
     qdiscs:
       - {kind: fq_codel, handle: "1:"}
-)").empty());
+)")
+            .empty());
   // a prio band's qdisc falls back to the band's own fifo: no warning
   CHECK(warnings(R"(version: 1
 devices:
   eth1:
     qdiscs:
       - {kind: prio, handle: "1:"}
-)").empty());
+)")
+            .empty());
 }
 
 TEST_CASE("plan warnings: one warning per bare queue, and a new mq handle takes all") {
@@ -86,7 +92,8 @@ devices:
   eth0:
     qdiscs:
       - {kind: mq, handle: "2:"}
-)").empty());  // a new mq replaces the old one and everything below it
+)")
+            .empty());  // a new mq replaces the old one and everything below it
   std::string w = warnings(R"(version: 1
 devices:
   eth0:
@@ -108,7 +115,8 @@ std::string htb_with(int classes) {
 TEST_CASE("plan notes: 4096 new classes on one qdisc name the kernel's walk and the layout that divides it") {
   const std::string empty = "version: 1\ndevices:\n  eth2: {}\n";
   std::string out = plan_notes(htb_with(4096), empty);
-  CHECK(out.find("t.yaml:5:9: note: eth2: htb 1: gets 4096 new classes: after each one the kernel walks every class of the qdisc (tc_bind_tclass)") == 0);
+  CHECK(out.find("t.yaml:5:9: note: eth2: htb 1: gets 4096 new classes: after each one the kernel walks every class of "
+                 "the qdisc (tc_bind_tclass)") == 0);
   CHECK(out.find("several qdiscs (mq, one per transmit queue)") != std::string::npos);
   // One fewer, or the classes there already (a change of one): no note.
   CHECK(plan_notes(htb_with(4095), empty).empty());

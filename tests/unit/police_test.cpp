@@ -10,14 +10,14 @@
 
 #include <catch2/catch.hpp>
 
-#include "kinds/registry.h"
+#include "action_test_util.h"
 #include "base/diag.h"
+#include "kinds/registry.h"
 #include "model/kind.h"
 #include "model/model.h"
-#include "action_test_util.h"
+#include "netlink/wire.h"
 #include "ratespec_test_util.h"
 #include "test_util.h"
-#include "netlink/wire.h"
 
 using namespace tcsync;
 using tcsync::test::load_errors;
@@ -66,26 +66,39 @@ TEST_CASE("police: TCA_ACT_OPTIONS bodies are tc's bytes") {
   //   action police rate 1mbit burst 10k mtu 100000
   auto acts = load_actions(
       "[{police: {rate: 1mbit, burst: 10k}},"
-      " {police: {rate: 1mbit, burst: 10k, mtu: 1514, peakrate: 2mbit, exceed: drop, conform: pipe, overhead: 14, mpu: 64}},"
+      " {police: {rate: 1mbit, burst: 10k, mtu: 1514, peakrate: 2mbit, exceed: drop, conform: pipe, overhead: 14, mpu: "
+      "64}},"
       " {police: {rate: 40gbit, burst: 1m}, index: 9},"
       " {police: {mtu: 1500, exceed: drop}},"
       " {police: {rate: 2mbit, burst: 4k, exceed: goto chain 3, conform: jump 1}},"
       " {police: {rate: 1mbit, burst: 10k, mtu: 100000}}]");
   const char* tc[] = {
-      "1 56 000000000100000000000000008813000000000003010000ffff000048e80100000000000000000000000000000000000000000000000000\n"
+      "1 56 "
+      "000000000100000000000000008813000000000003010000ffff000048e80100000000000000000000000000000000000000000000000000"
+      "\n"
       "2 1024 fnv=94bc813dba97d32f\n",
-      "1 56 00000000020000000000000000881300ea05000003010e00ffff400048e8010003010e00ffff400090d00300000000000000000000000000\n"
+      "1 56 "
+      "00000000020000000000000000881300ea05000003010e00ffff400048e8010003010e00ffff400090d00300000000000000000000000000"
+      "\n"
       "2 1024 fnv=3df305a550b265cf\n"
       "3 1024 fnv=e644f41e4e9a45d0\n"
       "5 4 03000000\n",
-      "1 56 090000000100000000000000c10c00000000000003010000ffff0000ffffffff000000000000000000000000000000000000000000000000\n"
+      "1 56 "
+      "090000000100000000000000c10c00000000000003010000ffff0000ffffffff000000000000000000000000000000000000000000000000"
+      "\n"
       "2 1024 fnv=51d88627df287325\n"
       "8 8 00f2052a01000000\n",
-      "1 56 00000000020000000000000000000000dc050000000000000000000000000000000000000000000000000000000000000000000000000000\n",
-      "1 56 00000000030000200000000000e803000000000003010000ffff000090d00300000000000000000000000000000000000000000000000000\n"
+      "1 56 "
+      "00000000020000000000000000000000dc050000000000000000000000000000000000000000000000000000000000000000000000000000"
+      "\n",
+      "1 56 "
+      "00000000030000200000000000e803000000000003010000ffff000090d00300000000000000000000000000000000000000000000000000"
+      "\n"
       "2 1024 fnv=ee9e4ca4a35421b0\n"
       "5 4 01000010\n",
-      "1 56 00000000010000000000000000881300a086010009010000ffff000048e80100000000000000000000000000000000000000000000000000\n"
+      "1 56 "
+      "00000000010000000000000000881300a086010009010000ffff000048e80100000000000000000000000000000000000000000000000000"
+      "\n"
       "2 1024 fnv=2739c46bdb8e1a73\n",
   };
   REQUIRE(acts.size() == 6);
@@ -112,15 +125,23 @@ TEST_CASE("police: linklayer and the packet bucket are tc's bytes and decode bac
       " {police: {pkts_rate: 1000, pkts_burst: 200}, index: 1},"
       " {police: {pkts_rate: 1000, pkts_burst: 200, exceed: drop, conform: pipe}}]");
   const char* tc[] = {
-      "1 56 0800000001000000000000000050c3000000000003020000ffff000090d00300000000000000000000000000000000000000000000000000\n"
+      "1 56 "
+      "0800000001000000000000000050c3000000000003020000ffff000090d00300000000000000000000000000000000000000000000000000"
+      "\n"
       "2 1024 fnv=91f3a480a8f208c1\n",
-      "1 56 0000000001000000000000000050c3000008000004024000ffff400048e8010004024000ffff400090d00300000000000000000000000000\n"
+      "1 56 "
+      "0000000001000000000000000050c3000008000004024000ffff400048e8010004024000ffff400090d00300000000000000000000000000"
+      "\n"
       "2 1024 fnv=3ebd44eb3f2f6655\n"
       "3 1024 fnv=93730a6738270a47\n",
-      "1 56 0100000001000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000\n"
+      "1 56 "
+      "0100000001000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000"
+      "\n"
       "10 8 e803000000000000\n"
       "11 8 08af2f0000000000\n",
-      "1 56 0000000002000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000\n"
+      "1 56 "
+      "0000000002000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000"
+      "\n"
       "5 4 03000000\n"
       "10 8 e803000000000000\n"
       "11 8 08af2f0000000000\n",
@@ -141,8 +162,10 @@ TEST_CASE("police: linklayer and the packet bucket are tc's bytes and decode bac
   // The kernel's dump of the packet bucket (Linux 6.1, the tdc case): the
   // ticks as sent, mtu all ones, and the 64-bit values padded.
   auto dump = unhex(
-      "0c000a00e803000000000000" "0c000b0008af2f0000000000"
-      "3c00010001000000010000000000000000000000ffffffff000000000000000000000000000000000000000000000000010000000000000000000000");
+      "0c000a00e803000000000000"
+      "0c000b0008af2f0000000000"
+      "3c00010001000000010000000000000000000000ffffffff0000000000000000000000000000000000000000000000000100000000000000"
+      "00000000");
   Options o;
   kActionPolice.decode(dump, KindCtx{}, o);
   CHECK(o.num(acts[2].ops->field_index("pkts_rate")) == 1000u);
@@ -158,7 +181,8 @@ TEST_CASE("police: rate and pkts_rate are refused together, as act_police.c does
 
 TEST_CASE("police: decode(encode(x)) encodes the same bytes") {
   auto acts = load_actions(
-      "[{police: {rate: 1mbit, burst: 10k, mtu: 1514, peakrate: 2mbit, exceed: drop, conform: pipe, overhead: 14, mpu: 64}},"
+      "[{police: {rate: 1mbit, burst: 10k, mtu: 1514, peakrate: 2mbit, exceed: drop, conform: pipe, overhead: 14, mpu: "
+      "64}},"
       " {police: {rate: 40gbit, burst: 1m, peakrate: 50gbit, mtu: 9000}}, {police: {mtu: 1500, exceed: drop}}]");
   for (auto& a : acts) {
     auto bytes = body(a, a.opts);
@@ -172,14 +196,15 @@ TEST_CASE("police: a kernel dump decodes to the file's options") {
   // Linux 6.1, `action police rate 1mbit burst 10k conform-exceed drop/pipe`:
   // the ratespec comes back without cell_log, mtu filled in (255 << 3), RESULT.
   auto dump = unhex(
-      "3c00010001000000020000000000000000881300f8070000000100000000000048e80100000000000000000000000000010000000100000000000000"
+      "3c00010001000000020000000000000000881300f8070000000100000000000048e801000000000000000000000000000100000001000000"
+      "00000000"
       "0800050003000000");
   Options o;
   kActionPolice.decode(dump, KindCtx{}, o);
   auto acts = load_actions("[{police: {rate: 1mbit, burst: 10k, exceed: drop, conform: pipe}}]");
   Options want = acts[0].opts;
-  CHECK_FALSE(want.has(2));         // mtu: the kernel's choice ...
-  want.set(2, uint64_t{2040});      // ... 2040 bytes
+  CHECK_FALSE(want.has(2));     // mtu: the kernel's choice ...
+  want.set(2, uint64_t{2040});  // ... 2040 bytes
   CHECK(o == want);
 }
 
@@ -190,16 +215,20 @@ TEST_CASE("police: bursts keep the byte count a dump gives back") {
 }
 
 TEST_CASE("police: errors") {
-  CHECK(first_line(load_errors(file_with("[{police: {rate: 1mbit}}]"))) == "t.yaml:6:91: error: police 'rate' needs 'burst' (the bucket size)");
-  CHECK(first_line(load_errors(file_with("[{police: {exceed: drop}}]"))) == "t.yaml:6:75: error: police needs 'rate' (with 'burst'), 'pkts_rate' (with 'pkts_burst'), 'avrate' or 'mtu'");
+  CHECK(first_line(load_errors(file_with("[{police: {rate: 1mbit}}]"))) ==
+        "t.yaml:6:91: error: police 'rate' needs 'burst' (the bucket size)");
+  CHECK(first_line(load_errors(file_with("[{police: {exceed: drop}}]"))) ==
+        "t.yaml:6:75: error: police needs 'rate' (with 'burst'), 'pkts_rate' (with 'pkts_burst'), 'avrate' or 'mtu'");
   CHECK(first_line(load_errors(file_with("[{police: {rate: 1mbit, burst: 10k, peakrate: 2mbit}}]"))) ==
         "t.yaml:6:120: error: police 'peakrate' needs 'rate' and 'mtu'");
   CHECK(first_line(load_errors(file_with("[{police: {rate: 1mbit, burst: 10k, conform: goto chain 1}}]"))) ==
         "t.yaml:6:119: error: police 'conform' cannot be 'goto chain 1' (the kernel refuses goto chain there)");
   CHECK(first_line(load_errors(file_with("[{police: {avrate: 1mbit, exceed: drop}}]"))) ==
-        "t.yaml:6:93: error: police 'avrate' needs a rate estimator on the filter (tc's 'estimator'), which tcsync does not support yet");
+        "t.yaml:6:93: error: police 'avrate' needs a rate estimator on the filter (tc's 'estimator'), which tcsync "
+        "does not support yet");
   CHECK(first_line(load_errors(file_with("[{police: {rate: 1mbit, burst: 10k, exceed: dorp}}]"))) ==
-        "t.yaml:6:118: error: 'dorp' is not a control: expected pass, reclassify, drop, pipe, stolen, continue, trap, \"goto chain N\" or \"jump N\" (did you mean 'drop'?)");
+        "t.yaml:6:118: error: 'dorp' is not a control: expected pass, reclassify, drop, pipe, stolen, continue, trap, "
+        "\"goto chain N\" or \"jump N\" (did you mean 'drop'?)");
   CHECK(first_line(load_errors(file_with("[{police: {rate: 1mbit, brust: 10k}}]"))) ==
         "t.yaml:6:98: error: unknown key 'brust' in police action (did you mean 'burst'?)");
 }
@@ -210,8 +239,9 @@ TEST_CASE("police: errors") {
 // mpu 80 over raw netlink (tests/kernel/tc_struct.py); tc sends the rate's
 // in both. refcnt, bindcnt and capab zeroed.
 TEST_CASE("police: the peak rate's own overhead, mpu and link layer are read and sent back as held") {
-  const auto parms = unhex("090000000100000000000000008813000008000000010a000000400048e8010000021e000000500090d00300"
-                           "000000000000000000000000");
+  const auto parms = unhex(
+      "090000000100000000000000008813000008000000010a000000400048e8010000021e000000500090d00300"
+      "000000000000000000000000");
   REQUIRE(parms.size() == sizeof(tc_police));
   std::vector<uint8_t> dump;
   MsgWriter w(dump);
@@ -245,7 +275,8 @@ TEST_CASE("police: the peak rate's own overhead, mpu and link layer are read and
 TEST_CASE("police: link layer 0 (unaware) is sent as 0 with tc's ethernet table, and reads back") {
   // The kernel keeps the spec as sent in its copy of the table's (R_tab's),
   // guessing a link layer only for the request's: it holds and reports 0.
-  auto acts = load_actions("[{police: {rate: 1mbit, burst: 10k, linklayer: unaware}}, {police: {rate: 1mbit, burst: 10k}}]");
+  auto acts =
+      load_actions("[{police: {rate: 1mbit, burst: 10k, linklayer: unaware}}, {police: {rate: 1mbit, burst: 10k}}]");
   REQUIRE(acts.size() == 2);
   auto unaware = body(acts[0], acts[0].opts), eth = body(acts[1], acts[1].opts);
   AttrTable tu(unaware, TCA_POLICE_MAX), te(eth, TCA_POLICE_MAX);
@@ -317,5 +348,6 @@ TEST_CASE("police: a packet bucket held as ticks tc never gives is pkts_burst_ti
   CHECK_FALSE(num(live, "pkts_burst_ticks"));
   CHECK(num(live, "pkts_burst") == 200u);
   // Without pkts_rate it has no bucket to be.
-  CHECK(error_of("[{police: {rate: 1mbit, burst: 10k, pkts_burst_ticks: 5}}]") == "police 'pkts_burst_ticks' needs 'pkts_rate'");
+  CHECK(error_of("[{police: {rate: 1mbit, burst: 10k, pkts_burst_ticks: 5}}]") ==
+        "police 'pkts_burst_ticks' needs 'pkts_rate'");
 }

@@ -5,8 +5,8 @@
 
 #include "model/kind.h"
 #include "model/model.h"
-#include "test_util.h"
 #include "netlink/wire.h"
+#include "test_util.h"
 
 namespace tcsync::test {
 
@@ -49,7 +49,8 @@ inline Qdisc with_opts(Qdisc q, const Options& o) {
 // but never less, than was sent), except input-only fields (red's avpkt).
 // fq_codel's times are not reported as sent
 // (CoDel units, rounded down): its own test covers the kernel's form.
-inline void check_golden(const std::string& kind, const std::string& yaml, const std::string& tc, bool round_trip = true) {
+inline void check_golden(const std::string& kind, const std::string& yaml, const std::string& tc,
+                         bool round_trip = true) {
   INFO(kind << " {" << yaml << "}");
   Qdisc q = load_qdisc(kind, yaml);
   auto b = body(q);
@@ -64,6 +65,5 @@ inline void check_golden(const std::string& kind, const std::string& yaml, const
     CHECK(*back.get(o.field) == o.value);
   }
 }
-
 
 }  // namespace tcsync::test

@@ -45,9 +45,10 @@ TEST_CASE("qfq: class options are tc's bytes") {
 }
 
 TEST_CASE("qfq: classes are flat, weights and maxpkt in the kernel's range") {
-  CHECK(load_errors(kQfqHead + "      - {classid: \"1:1\"}\n      - {classid: \"1:2\", parent: \"1:1\"}\n").find("qfq classes are flat") !=
+  CHECK(load_errors(kQfqHead + "      - {classid: \"1:1\"}\n      - {classid: \"1:2\", parent: \"1:1\"}\n")
+            .find("qfq classes are flat") != std::string::npos);
+  CHECK(load_errors(kQfqHead + "      - {classid: \"1:1\", weight: 0}\n").find("qfq weight must be 1 to 1024") !=
         std::string::npos);
-  CHECK(load_errors(kQfqHead + "      - {classid: \"1:1\", weight: 0}\n").find("qfq weight must be 1 to 1024") != std::string::npos);
   CHECK(load_errors(kQfqHead + "      - {classid: \"1:1\", weight: 1025}\n") != "");
   CHECK(load_errors(kQfqHead + "      - {classid: \"1:1\", maxpkt: 100}\n").find("512 to 65536") != std::string::npos);
 }

@@ -8,9 +8,9 @@
 
 #include "base/hex.h"
 #include "codec/stab.h"
-#include "model/size_table.h"
 #include "codec/tc_codec.h"
 #include "file/yaml_writer.h"
+#include "model/size_table.h"
 #include "plan/differ.h"
 #include "qdisc_test_util.h"
 #include "test_util.h"
@@ -122,10 +122,15 @@ TEST_CASE("raw: a kind without a table keeps its whole options") {
 
 TEST_CASE("raw: hex that is not whole attributes is an error at its place") {
   using Catch::Matchers::StartsWith;
-  CHECK_THAT(load_errors("version: 1\ndevices:\n  v0:\n    qdiscs:\n      - {kind: pfifo, handle: \"1:\", raw_attrs: \"0800\"}\n"),
-             StartsWith("t.yaml:5:48: error: 'raw_attrs' is not a run of netlink attributes (the lengths do not add up)\n"));
-  CHECK_THAT(load_errors("version: 1\ndevices:\n  v0:\n    qdiscs:\n      - {kind: pfifo, handle: \"1:\", raw_attrs: \"08z0\"}\n"),
-             StartsWith("t.yaml:5:48: error: 'raw_attrs' must be hex digits, two a byte (the kernel's attribute bytes, as dump writes them)\n"));
+  CHECK_THAT(
+      load_errors(
+          "version: 1\ndevices:\n  v0:\n    qdiscs:\n      - {kind: pfifo, handle: \"1:\", raw_attrs: \"0800\"}\n"),
+      StartsWith("t.yaml:5:48: error: 'raw_attrs' is not a run of netlink attributes (the lengths do not add up)\n"));
+  CHECK_THAT(
+      load_errors(
+          "version: 1\ndevices:\n  v0:\n    qdiscs:\n      - {kind: pfifo, handle: \"1:\", raw_attrs: \"08z0\"}\n"),
+      StartsWith("t.yaml:5:48: error: 'raw_attrs' must be hex digits, two a byte (the kernel's attribute bytes, as "
+                 "dump writes them)\n"));
 }
 
 TEST_CASE("raw: a file may name a kind without a table when raw_options holds its options") {
@@ -134,7 +139,8 @@ TEST_CASE("raw: a file may name a kind without a table when raw_options holds it
       "version: 1\ndevices:\n  v0:\n    qdiscs:\n"
       "      - {kind: nextqdisc, handle: \"1:\", raw_options: \"0500010003000000\"}\n"
       "    filters:\n"
-      "      - {parent: \"1:\", pref: 1, protocol: all, handle: \"0x1\", tcindex: {raw_options: \"0800010001000000\"},\n"
+      "      - {parent: \"1:\", pref: 1, protocol: all, handle: \"0x1\", tcindex: {raw_options: "
+      "\"0800010001000000\"},\n"
       "         actions: [{xt: {raw_options: \"\"}, raw_attrs: \"0800080001000000\"}]}\n");
   const Device& dev = s.devices.at(0);
   const Qdisc& q = dev.qdiscs.at(0);
@@ -155,8 +161,10 @@ TEST_CASE("raw: a file may name a kind without a table when raw_options holds it
   CHECK(back.raw == q.raw);
 
   using Catch::Matchers::Contains;
-  CHECK_THAT(load_errors("version: 1\ndevices:\n  v0:\n    qdiscs:\n      - {kind: nextqdisc, handle: \"1:\", bands: 3, raw_options: \"\"}\n"),
-             Contains("unknown key 'bands' in nextqdisc qdisc: tcsync has no table for this kind; raw_options (as dump writes it) holds its options"));
+  CHECK_THAT(load_errors("version: 1\ndevices:\n  v0:\n    qdiscs:\n      - {kind: nextqdisc, handle: \"1:\", bands: "
+                         "3, raw_options: \"\"}\n"),
+             Contains("unknown key 'bands' in nextqdisc qdisc: tcsync has no table for this kind; raw_options (as dump "
+                      "writes it) holds its options"));
   CHECK_THAT(load_errors("version: 1\ndevices:\n  v0:\n    qdiscs:\n      - {kind: nextqdisc, handle: \"1:\"}\n"),
              Contains("unknown qdisc kind 'nextqdisc'"));
 }
@@ -168,8 +176,8 @@ TEST_CASE("raw: a size table the kernel keeps but does not report is computed as
   auto t = stab_table(2, 0, TC_LINKLAYER_ATM, 64, 512);
   REQUIRE(t.size() == 512);
   CHECK(t[0] == 106);
-  CHECK(t[23] == 106);   // 96 bytes: two cells
-  CHECK(t[24] == 159);   // 100 bytes: three
+  CHECK(t[23] == 106);  // 96 bytes: two cells
+  CHECK(t[24] == 159);  // 100 bytes: three
   CHECK(t[511] == 2279);
   CHECK(stab_table(0, 0, TC_LINKLAYER_ETHERNET, 64, 4) == std::vector<uint16_t>{64, 64, 64, 64});
 
@@ -214,8 +222,8 @@ TEST_CASE("raw: a size table the kernel keeps but does not report is computed as
       uint16_t nest_len;
       std::memcpy(&nest_len, out.data(), 2);
       CHECK(nest_len == out.size());  // the whole nest's length fits its 16 bits
-    }
-    else CHECK(out == big);
+    } else
+      CHECK(out == big);
   }
 
   // A nest with bytes no attribute header covers after its spec: the

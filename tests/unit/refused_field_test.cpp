@@ -53,11 +53,11 @@ const std::string kIngressRule =
     "        pref: 1\n"
     "        protocol: ip\n";
 const std::string kFile = kIngressRule +
-    "        flower:\n"
-    "          ip_proto: tcp\n"
-    "          ct_state: +trk+est\n"
-    "        actions:\n"
-    "          - gact: {control: drop}\n";
+                          "        flower:\n"
+                          "          ip_proto: tcp\n"
+                          "          ct_state: +trk+est\n"
+                          "        actions:\n"
+                          "          - gact: {control: drop}\n";
 
 // The request that adds the file's first filter, and its step.
 std::vector<uint8_t> add_request(const Filter& f, Step& st) {
@@ -82,8 +82,8 @@ TEST_CASE("refused field: the attribute the kernel names points at its field") {
 
   size_t off = offset_of(buf, sizeof(tcmsg), {TCA_OPTIONS, TCA_FLOWER_KEY_CT_STATE});
   REQUIRE(off != 0);
-  CHECK(attr_path(std::span<const uint8_t>(buf).subspan(NLMSG_HDRLEN + sizeof(tcmsg)), off - NLMSG_HDRLEN - sizeof(tcmsg)) ==
-        std::vector<uint16_t>{TCA_OPTIONS, TCA_FLOWER_KEY_CT_STATE});
+  CHECK(attr_path(std::span<const uint8_t>(buf).subspan(NLMSG_HDRLEN + sizeof(tcmsg)),
+                  off - NLMSG_HDRLEN - sizeof(tcmsg)) == std::vector<uint16_t>{TCA_OPTIONS, TCA_FLOWER_KEY_CT_STATE});
   auto r = refused_field(st, buf, static_cast<uint32_t>(off));
   CHECK(r.key == "ct_state");
   CHECK(r.loc.line == 11);
@@ -97,22 +97,25 @@ TEST_CASE("refused field: the attribute the kernel names points at its field") {
   // Inside the first action's options: gact's parameters (a struct of several fields).
   off = offset_of(buf, sizeof(tcmsg), {TCA_OPTIONS, TCA_FLOWER_ACT, 1, TCA_ACT_OPTIONS});
   REQUIRE(off != 0);
-  CHECK(attr_path(std::span<const uint8_t>(buf).subspan(NLMSG_HDRLEN + sizeof(tcmsg)), off - NLMSG_HDRLEN - sizeof(tcmsg)) ==
+  CHECK(attr_path(std::span<const uint8_t>(buf).subspan(NLMSG_HDRLEN + sizeof(tcmsg)),
+                  off - NLMSG_HDRLEN - sizeof(tcmsg)) ==
         std::vector<uint16_t>{TCA_OPTIONS, TCA_FLOWER_ACT, 1, TCA_ACT_OPTIONS});
 
   // An offset in the middle of an attribute names nothing; nor does a delete.
   CHECK(refused_field(st, buf, static_cast<uint32_t>(off + 1)).key.empty());
   st.op = Op::Delete;
-  CHECK(refused_field(st, buf, static_cast<uint32_t>(offset_of(buf, sizeof(tcmsg), {TCA_OPTIONS, TCA_FLOWER_KEY_CT_STATE}))).key.empty());
+  CHECK(refused_field(st, buf,
+                      static_cast<uint32_t>(offset_of(buf, sizeof(tcmsg), {TCA_OPTIONS, TCA_FLOWER_KEY_CT_STATE})))
+            .key.empty());
 }
 
 TEST_CASE("refused field: a struct shared by several fields names none of them") {
   // connmark's zone and verdict are both members of TCA_CONNMARK_PARMS: a
   // refusal of that attribute is the action's, not the zone's.
   State s = load_ok(kIngressRule +
-      "        matchall: {}\n"
-      "        actions:\n"
-      "          - connmark: {zone: 3, control: drop}\n");
+                    "        matchall: {}\n"
+                    "        actions:\n"
+                    "          - connmark: {zone: 3, control: drop}\n");
   Step st;
   std::vector<uint8_t> buf = add_request(s.devices[0].filters[0], st);
   size_t off = offset_of(buf, sizeof(tcmsg), {TCA_OPTIONS, TCA_MATCHALL_ACT, 1, TCA_ACT_OPTIONS, TCA_CONNMARK_PARMS});
@@ -124,8 +127,8 @@ TEST_CASE("refused field: a flags attribute points at the flag the file sets") {
   // matchall's skip_sw is a bit of TCA_MATCHALL_FLAGS (Field::bit): a
   // refusal of that attribute (no offload on the device) is the flag's.
   State s = load_ok(kIngressRule +
-      "        matchall:\n"
-      "          skip_sw: true\n");
+                    "        matchall:\n"
+                    "          skip_sw: true\n");
   Step st;
   std::vector<uint8_t> buf = add_request(s.devices[0].filters[0], st);
   size_t off = offset_of(buf, sizeof(tcmsg), {TCA_OPTIONS, TCA_MATCHALL_FLAGS});

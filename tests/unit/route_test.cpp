@@ -29,17 +29,23 @@ TEST_CASE("route: TCA_OPTIONS bodies are tc's bytes, handles the kernel's") {
 
 TEST_CASE("route: fromif needs its handle, from and fromif exclude each other") {
   CHECK(error_of("pref: 1, route: {fromif: v1, to: 1}") == "route filter needs a 'handle' here");
-  CHECK(error_of("pref: 1, handle: 0x80030001, route: {from: 1, fromif: v1}") == "route takes 'from' or 'fromif', not both (the kernel refuses both)");
+  CHECK(error_of("pref: 1, handle: 0x80030001, route: {from: 1, fromif: v1}") ==
+        "route takes 'from' or 'fromif', not both (the kernel refuses both)");
 }
 
 TEST_CASE("route: tc's words") {
   std::string diags;
   std::string y = tcsync::test::actions::imported(
-      "qdisc add dev v0 ingress\nfilter add dev v0 parent ffff: protocol ip prio 2 route from 10 to 2 classid 1:1 action pipe\n", diags);
+      "qdisc add dev v0 ingress\nfilter add dev v0 parent ffff: protocol ip prio 2 route from 10 to 2 classid 1:1 "
+      "action pipe\n",
+      diags);
   INFO(diags);
   INFO(y);
   CHECK(y.find("route: {from: 10, to: 2}") != std::string::npos);
   diags.clear();
-  CHECK(tcsync::test::actions::imported("qdisc add dev v0 ingress\nfilter add dev v0 parent ffff: protocol ip prio 2 route to 2 order 3 classid 1:1\n", diags).empty());
+  CHECK(tcsync::test::actions::imported("qdisc add dev v0 ingress\nfilter add dev v0 parent ffff: protocol ip prio 2 "
+                                        "route to 2 order 3 classid 1:1\n",
+                                        diags)
+            .empty());
   CHECK(diags.find("has no tcsync spelling") != std::string::npos);
 }

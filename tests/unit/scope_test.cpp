@@ -67,7 +67,8 @@ TEST_CASE("own: a scoped file deletes only inside its scope and says what it lea
   auto p = plan_of(scoped(R"([{parent: ingress, prefs: 100-199}])", R"(    qdiscs: [{kind: clsact}]
     filters:
       - {parent: ingress, pref: 100, protocol: ip, u32: {match: [{ip: {dport: 22}}]}}
-)"), kLive);
+)"),
+                   kLive);
   CHECK(p.steps ==
         "- v0: filters u32 ingress pref 150 protocol ip (all 1)  (not in the file)\n"
         "+ v0: filter u32 ingress pref 100 protocol ip handle ::1\n");
@@ -79,7 +80,8 @@ TEST_CASE("own: a scoped file deletes only inside its scope and says what it lea
 TEST_CASE("own: a tree owns its qdisc, classes, the qdiscs below and their filters") {
   auto p = plan_of(scoped(R"([{qdisc: "1:"}])", R"(    qdiscs: [{kind: htb, handle: "1:"}]
     classes: [{classid: "1:10", rate: 20mbit}]
-)"), kLive);
+)"),
+                   kLive);
   CHECK(p.steps ==
         "- v0: filters u32 1: pref 10 protocol ip (all 1)  (not in the file)\n"
         "~ v0: class htb 1:10 parent 1:  (rate 10mbit -> 20mbit, ceil 10mbit -> 20mbit)\n");
@@ -88,7 +90,8 @@ TEST_CASE("own: a tree owns its qdisc, classes, the qdiscs below and their filte
   // A qdisc someone hung below an owned class is inside the tree.
   auto below = plan_of(scoped(R"([{qdisc: "1:"}])", R"(    qdiscs: [{kind: htb, handle: "1:"}]
     classes: [{classid: "1:10", rate: 10mbit}]
-)"), R"(version: 1
+)"),
+                       R"(version: 1
 devices:
   v0:
     qdiscs:
@@ -115,7 +118,8 @@ TEST_CASE("own: the file's clsact is created when missing, kept when foreign, ne
 
 TEST_CASE("own: a foreign qdisc in the way is refused, naming both") {
   auto p = plan_of(scoped(R"([{qdisc: "2:"}])", R"(    qdiscs: [{kind: htb, handle: "2:"}]
-)"), kLive);
+)"),
+                   kLive);
   CHECK(p.refused ==
         "t.yaml:5:14: error: qdisc htb 2: root on v0 needs the place of qdisc htb 1: root (handle 1: -> 2:), which is "
         "outside this file's scope (qdisc 2: and below) and holds 1 class, 1 filter outside it: refused, nothing "
@@ -126,25 +130,32 @@ TEST_CASE("own: a foreign qdisc in the way is refused, naming both") {
   auto hook = plan_of(scoped(R"([{parent: egress, prefs: 100-199}])", R"(    qdiscs: [{kind: clsact}]
     filters:
       - {parent: egress, pref: 100, protocol: ip, u32: {match: [{ip: {dport: 22}}]}}
-)"), R"(version: 1
+)"),
+                      R"(version: 1
 devices:
   v0:
     qdiscs: [{kind: ingress}]
     filters:
       - {parent: ingress, pref: 1, protocol: ip, u32: {match: [{ip: {src: 10.1.0.0/16}}]}}
 )");
-  CHECK(hook.refused.find("error: qdisc clsact ffff: ingress on v0 needs the place of qdisc ingress ffff: ingress (kind ingress -> clsact), "
-                          "which is outside this file's scope (egress prefs 100-199) and holds 1 filter outside it") != std::string::npos);
+  CHECK(hook.refused.find("error: qdisc clsact ffff: ingress on v0 needs the place of qdisc ingress ffff: ingress "
+                          "(kind ingress -> clsact), "
+                          "which is outside this file's scope (egress prefs 100-199) and holds 1 filter outside it") !=
+        std::string::npos);
   // The same ingress qdisc empty of foreign rules may be replaced.
   auto empty = plan_of(scoped(R"([{parent: egress, prefs: 100-199}])", R"(    qdiscs: [{kind: clsact}]
-)"), "version: 1\ndevices:\n  v0:\n    qdiscs: [{kind: ingress}]\n");
+)"),
+                       "version: 1\ndevices:\n  v0:\n    qdiscs: [{kind: ingress}]\n");
   CHECK(empty.refused.empty());
-  CHECK(empty.steps == "- v0: qdisc ingress ffff: ingress  (kind ingress -> clsact)\n+ v0: qdisc clsact ffff: ingress  (kind ingress -> clsact)\n");
+  CHECK(empty.steps ==
+        "- v0: qdisc ingress ffff: ingress  (kind ingress -> clsact)\n+ v0: qdisc clsact ffff: ingress  (kind ingress "
+        "-> clsact)\n");
 }
 
 TEST_CASE("own: regions by chain, and a block's regions") {
   auto p = plan_of(scoped(R"([{parent: ingress, chain: 3}])", R"(    qdiscs: [{kind: clsact}]
-)"), R"(version: 1
+)"),
+                   R"(version: 1
 devices:
   v0:
     qdiscs: [{kind: clsact}]
@@ -176,26 +187,32 @@ blocks:
 }
 
 TEST_CASE("own: the loader refuses what lies outside the scope, at its line") {
-  CHECK(load_errors(scoped(R"([{parent: ingress, prefs: 100-199}])", R"(    qdiscs: [{kind: clsact}, {kind: htb, handle: "1:"}]
+  CHECK(load_errors(
+            scoped(R"([{parent: ingress, prefs: 100-199}])", R"(    qdiscs: [{kind: clsact}, {kind: htb, handle: "1:"}]
     filters:
       - {parent: ingress, pref: 99, protocol: ip, u32: {match: [{ip: {dport: 22}}]}}
       - {parent: "1:", pref: 100, protocol: ip, u32: {match: [{ip: {dport: 22}}]}}
-)")) == "t.yaml:5:30: error: qdisc htb 1: root is outside this file's scope (v0 owns ingress prefs 100-199: 'own' at t.yaml:4:5); own it with {qdisc: \"1:\"}\n"
-       "      qdiscs: [{kind: clsact}, {kind: htb, handle: \"1:\"}]\n"
-       "                               ^\n"
-       "t.yaml:7:9: error: filter u32 ingress pref 99 protocol ip handle ::1 is outside this file's scope (v0 owns ingress prefs 100-199: 'own' at t.yaml:4:5)\n"
-       "        - {parent: ingress, pref: 99, protocol: ip, u32: {match: [{ip: {dport: 22}}]}}\n"
-       "          ^\n"
-       "t.yaml:8:9: error: filter u32 1: pref 100 protocol ip handle ::1 is outside this file's scope (v0 owns ingress prefs 100-199: 'own' at t.yaml:4:5)\n"
-       "        - {parent: \"1:\", pref: 100, protocol: ip, u32: {match: [{ip: {dport: 22}}]}}\n"
-       "          ^\n");
+)")) == "t.yaml:5:30: error: qdisc htb 1: root is outside this file's scope (v0 owns ingress prefs 100-199: 'own' at "
+        "t.yaml:4:5); own it with {qdisc: \"1:\"}\n"
+        "      qdiscs: [{kind: clsact}, {kind: htb, handle: \"1:\"}]\n"
+        "                               ^\n"
+        "t.yaml:7:9: error: filter u32 ingress pref 99 protocol ip handle ::1 is outside this file's scope (v0 owns "
+        "ingress prefs 100-199: 'own' at t.yaml:4:5)\n"
+        "        - {parent: ingress, pref: 99, protocol: ip, u32: {match: [{ip: {dport: 22}}]}}\n"
+        "          ^\n"
+        "t.yaml:8:9: error: filter u32 1: pref 100 protocol ip handle ::1 is outside this file's scope (v0 owns "
+        "ingress prefs 100-199: 'own' at t.yaml:4:5)\n"
+        "        - {parent: \"1:\", pref: 100, protocol: ip, u32: {match: [{ip: {dport: 22}}]}}\n"
+        "          ^\n");
   // Filters at a foreign qdisc need not (and cannot) declare it.
   CHECK(load_errors(scoped(R"([{parent: "5:", prefs: 100-199}])", R"(    filters:
       - {parent: "5:", pref: 100, protocol: ip, u32: {match: [{ip: {dport: 22}}]}}
-)")).empty());
+)"))
+            .empty());
   // A tree below a foreign class.
   CHECK(load_errors(scoped(R"([{qdisc: "30:"}])", R"(    qdiscs: [{kind: pfifo, parent: "1:30", handle: "30:"}]
-)")).empty());
+)"))
+            .empty());
 }
 
 TEST_CASE("own: entries are checked") {
@@ -214,11 +231,16 @@ blocks:
   22:
     own: [{parent: ingress}]
 )");
-  CHECK(errs.find("t.yaml:6:34: error: 'prefs' is a range of prefs such as 100-199 (1 to 65535, low to high), or one pref, not '200-100'") != std::string::npos);
-  CHECK(errs.find("t.yaml:7:17: error: 'qdisc' is a qdisc's handle such as \"1:\" (or \"ffff:\" for clsact/ingress), not '1:10'") != std::string::npos);
-  CHECK(errs.find("t.yaml:8:23: error: an 'own' entry is a qdisc tree ({qdisc: \"1:\"}) or a place for filters ({parent, chain, prefs}), not both: give two entries") != std::string::npos);
-  CHECK(errs.find("t.yaml:9:9: error: an 'own' entry needs 'qdisc' (a qdisc and all below it) or 'parent' (filters at ingress, egress or a handle)") != std::string::npos);
-  CHECK(errs.find("t.yaml:10:27: error: unknown key 'pref' in an 'own' entry (did you mean 'prefs'?)") != std::string::npos);
+  CHECK(errs.find("t.yaml:6:34: error: 'prefs' is a range of prefs such as 100-199 (1 to 65535, low to high), or one "
+                  "pref, not '200-100'") != std::string::npos);
+  CHECK(errs.find("t.yaml:7:17: error: 'qdisc' is a qdisc's handle such as \"1:\" (or \"ffff:\" for clsact/ingress), "
+                  "not '1:10'") != std::string::npos);
+  CHECK(errs.find("t.yaml:8:23: error: an 'own' entry is a qdisc tree ({qdisc: \"1:\"}) or a place for filters "
+                  "({parent, chain, prefs}), not both: give two entries") != std::string::npos);
+  CHECK(errs.find("t.yaml:9:9: error: an 'own' entry needs 'qdisc' (a qdisc and all below it) or 'parent' (filters at "
+                  "ingress, egress or a handle)") != std::string::npos);
+  CHECK(errs.find("t.yaml:10:27: error: unknown key 'pref' in an 'own' entry (did you mean 'prefs'?)") !=
+        std::string::npos);
   CHECK(errs.find("t.yaml:11:9: error: each entry of 'own' must be a mapping, not a scalar") != std::string::npos);
   CHECK(errs.find("t.yaml:5:5: error: 'atomic: true' and 'own' do not mix on v0") != std::string::npos);
   CHECK(errs.find("t.yaml:14:12: error: a region of block 22 has no 'parent'") != std::string::npos);
@@ -227,10 +249,12 @@ blocks:
 TEST_CASE("own: a chain is owned only with all its filters") {
   CHECK(load_errors(scoped(R"([{parent: ingress, chain: 5, prefs: 1-9}])", R"(    qdiscs: [{kind: clsact}]
     chains: [{parent: ingress, chain: 5}]
-)")).find("t.yaml:6:14: error: chain 5 ingress is outside this file's scope") != std::string::npos);
+)"))
+            .find("t.yaml:6:14: error: chain 5 ingress is outside this file's scope") != std::string::npos);
   CHECK(load_errors(scoped(R"([{parent: ingress, chain: 5}])", R"(    qdiscs: [{kind: clsact}]
     chains: [{parent: ingress, chain: 5}]
-)")).empty());
+)"))
+            .empty());
 }
 
 TEST_CASE("own: the state writer keeps a scope, and it loads back the same") {
@@ -243,8 +267,10 @@ devices:
     own: []
 )");
   std::string text = write_state_yaml(s);
-  CHECK(text.find("    own:\n      - {parent: ingress, chain: 2, prefs: \"100-199\"}\n      - {parent: egress, prefs: \"7\"}\n"
-                  "      - {qdisc: \"1:\"}\n") != std::string::npos);
+  CHECK(
+      text.find(
+          "    own:\n      - {parent: ingress, chain: 2, prefs: \"100-199\"}\n      - {parent: egress, prefs: \"7\"}\n"
+          "      - {qdisc: \"1:\"}\n") != std::string::npos);
   CHECK(text.find("  v1:\n    own: []\n") != std::string::npos);
   State back = load_ok(text);
   REQUIRE(back.devices.size() == 2);

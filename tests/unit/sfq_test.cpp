@@ -14,9 +14,11 @@ using namespace tcsync::test;
 TEST_CASE("sfq: options are tc's bytes") {
   check_golden("sfq", "", "");
   check_golden("sfq", "perturb: 10, quantum: 1500, limit: 100, divisor: 512, flows: 64, depth: 64, headdrop: true",
-               "dc0500000a00000064000000000200004000000040000000010000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000");
+               "dc0500000a000000640000000002000040000000400000000100000000000000000000000000000000000000000000000000000"
+               "00000000000000000000000000000000000000000");
   check_golden("sfq", "perturb: 20",
-               "000000001400000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000");
+               "0000000014000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000"
+               "00000000000000000000000000000000000000000");
   CHECK(!qdisc_ops(kQdiscSfq).can_change);
 }
 
@@ -40,13 +42,16 @@ TEST_CASE("sfq: RED mode is tc's bytes, and the kernel's report reads back") {
     const char *yaml, *tc, *kernel_form;
   } cases[] = {
       {"redflowlimit: 100000, min: 8000, max: 60000, probability: 0.20, ecn: true, headdrop: true",
-       "00000000000000000000000000000000000000000000000001000000a0860100401f000060ea00000612000133333333000000000000000000000000000000000000000000000000",
+       "00000000000000000000000000000000000000000000000001000000a0860100401f000060ea00000612000133333333000000000000000"
+       "000000000000000000000000000000000",
        "min: 8000, max: 60000, ewma: 6, probability: 0.2, ecn: true, headdrop: true"},
       {"limit: 3000, redflowlimit: 100000, avpkt: 1000, burst: 20, harddrop: true",
-       "0000000000000000b80b000000000000000000000000000000000000a08601008d200000a86100000514000251b81e05000000000000000000000000000000000000000000000000",
+       "0000000000000000b80b000000000000000000000000000000000000a08601008d200000a86100000514000251b81e05000000000000000"
+       "000000000000000000000000000000000",
        "limit: 3000, min: 8333, max: 25000, ewma: 5, probability: 0.02, harddrop: true"},
       {"redflowlimit: 200000",
-       "00000000000000000000000000000000000000000000000000000000400d03001a41000050c300000415000051b81e05000000000000000000000000000000000000000000000000",
+       "00000000000000000000000000000000000000000000000000000000400d03001a41000050c300000415000051b81e05000000000000000"
+       "000000000000000000000000000000000",
        "min: 16666, max: 50000, ewma: 4, probability: 0.02"},
   };
   for (auto& c : cases) {
@@ -71,10 +76,11 @@ TEST_CASE("sfq: RED mode is tc's bytes, and the kernel's report reads back") {
 }
 
 TEST_CASE("sfq: RED mode errors") {
-  CHECK(load_errors("version: 1\ndevices:\n  v0:\n    qdiscs: [{kind: sfq, handle: \"1:\", min: 8000}]\n").find(
-            "sfq's RED mode needs redflowlimit") != std::string::npos);
-  CHECK(load_errors("version: 1\ndevices:\n  v0:\n    qdiscs: [{kind: sfq, handle: \"1:\", redflowlimit: 1000, max: 2000}]\n").find(
-            "max is larger than redflowlimit") != std::string::npos);
+  CHECK(load_errors("version: 1\ndevices:\n  v0:\n    qdiscs: [{kind: sfq, handle: \"1:\", min: 8000}]\n")
+            .find("sfq's RED mode needs redflowlimit") != std::string::npos);
+  CHECK(load_errors(
+            "version: 1\ndevices:\n  v0:\n    qdiscs: [{kind: sfq, handle: \"1:\", redflowlimit: 1000, max: 2000}]\n")
+            .find("max is larger than redflowlimit") != std::string::npos);
 }
 
 // tc_sfq_qopt_v1 as the kernel lab's 6.1 reported it for `sfq redflowlimit
@@ -82,11 +88,13 @@ TEST_CASE("sfq: RED mode errors") {
 // set to 25 and the flags byte to 0x41 over raw netlink
 // (tests/kernel/tc_struct.py); the RED stats (counters) zeroed.
 TEST_CASE("sfq: a Plog other than tc's and flag bits no word sets are read and sent back as held") {
-  auto held = unhex("ea050000000000007f000000000400007f0000007f0000000000000000000000401f000060ea00000619004133333333"
-                    "000000000000000000000000000000000000000000000000");
+  auto held = unhex(
+      "ea050000000000007f000000000400007f0000007f0000000000000000000000401f000060ea00000619004133333333"
+      "000000000000000000000000000000000000000000000000");
   REQUIRE(held.size() == sizeof(tc_sfq_qopt_v1));
   Qdisc q = load_qdisc("sfq", "redflowlimit: 100000, min: 8000, max: 60000, probability: 0.2, ecn: true");
-  const auto plog = static_cast<uint16_t>(q.ops->field_index("plog")), bits = static_cast<uint16_t>(q.ops->field_index("flag_bits"));
+  const auto plog = static_cast<uint16_t>(q.ops->field_index("plog")),
+             bits = static_cast<uint16_t>(q.ops->field_index("flag_bits"));
   Options live;
   q.ops->decode(held, KindCtx{}, live);
   CHECK(live.num(plog) == 25u);
@@ -105,8 +113,8 @@ TEST_CASE("sfq: a Plog other than tc's and flag bits no word sets are read and s
   q.ops->decode(tcs, KindCtx{}, from_tc);
   CHECK_FALSE(from_tc.has(plog));
   CHECK_FALSE(from_tc.has(bits));
-  CHECK(load_errors("version: 1\ndevices:\n  v0:\n    qdiscs: [{kind: sfq, handle: \"1:\", flag_bits: 3}]\n").find(
-            "error: flag_bits holds the other bits: say ecn and harddrop by their names") != std::string::npos);
-  CHECK(load_errors("version: 1\ndevices:\n  v0:\n    qdiscs: [{kind: sfq, handle: \"1:\", plog: 3}]\n").find(
-            "error: plog is for RED mode") != std::string::npos);
+  CHECK(load_errors("version: 1\ndevices:\n  v0:\n    qdiscs: [{kind: sfq, handle: \"1:\", flag_bits: 3}]\n")
+            .find("error: flag_bits holds the other bits: say ecn and harddrop by their names") != std::string::npos);
+  CHECK(load_errors("version: 1\ndevices:\n  v0:\n    qdiscs: [{kind: sfq, handle: \"1:\", plog: 3}]\n")
+            .find("error: plog is for RED mode") != std::string::npos);
 }

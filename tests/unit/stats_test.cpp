@@ -146,8 +146,8 @@ TEST_CASE("stats: the old TCA_STATS struct is read when there is no TCA_STATS2")
   CHECK(!s.kind_xstats.htb);
 
   ObjStats none;
-  CHECK_FALSE(read_object_stats(tc_message(RTM_NEWQDISC, 0x10000, TC_H_ROOT, [](MsgWriter& w) { w.attr_str(TCA_KIND, "tbf"); }),
-                                none));
+  CHECK_FALSE(read_object_stats(
+      tc_message(RTM_NEWQDISC, 0x10000, TC_H_ROOT, [](MsgWriter& w) { w.attr_str(TCA_KIND, "tbf"); }), none));
 }
 
 TEST_CASE("stats: a u32 rule's mirred counters, from the kernel's own message") {
@@ -308,9 +308,10 @@ TEST_CASE("stats: Prometheus exposition, families grouped, labels escaped") {
   std::ostringstream out;
   write_stats_prometheus(join_stats(&fx.desired, fx.live, fx.table), out);
   std::string p = out.str();
-  CHECK_THAT(p, Catch::Contains("# TYPE tcsync_filter_packets_total counter\n"
-                                "tcsync_filter_packets_total{dev=\"v0\",kind=\"u32\",name=\"we\\\"b\\\\n\",parent=\"1:\","
-                                "declared=\"true\"} 7\n"));
+  CHECK_THAT(p,
+             Catch::Contains("# TYPE tcsync_filter_packets_total counter\n"
+                             "tcsync_filter_packets_total{dev=\"v0\",kind=\"u32\",name=\"we\\\"b\\\\n\",parent=\"1:\","
+                             "declared=\"true\"} 7\n"));
   CHECK_THAT(p, Catch::Contains("tcsync_class_packets_total{dev=\"v0\",kind=\"htb\",classid=\"1:99\",parent=\"1:1\","
                                 "declared=\"false\"} 5\n"));
   CHECK_THAT(p, Catch::Contains("# TYPE tcsync_class_backlog_bytes gauge\n"));

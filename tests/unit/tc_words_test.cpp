@@ -48,7 +48,8 @@ std::string line_for(const KindOps& k, std::string_view words) {
         std::string out = "qdisc add dev v0 root handle 1: " + name + " " + w.substr(0, nl) + "\n";
         for (size_t start = nl + 1; start <= w.size();) {
           size_t end = w.find('\n', start);
-          out += "qdisc change dev v0 root handle 1: " + name + " " + w.substr(start, end == std::string::npos ? std::string::npos : end - start) + "\n";
+          out += "qdisc change dev v0 root handle 1: " + name + " " +
+                 w.substr(start, end == std::string::npos ? std::string::npos : end - start) + "\n";
           if (end == std::string::npos) break;
           start = end + 1;
         }
@@ -56,7 +57,8 @@ std::string line_for(const KindOps& k, std::string_view words) {
       }
       return "qdisc add dev v0 root handle 1: " + name + " " + w + "\n";
     case ObjType::Class:
-      return "qdisc add dev v0 root handle 1: " + name + "\nclass add dev v0 parent 1: classid 1:1 " + name + " " + w + "\n";
+      return "qdisc add dev v0 root handle 1: " + name + "\nclass add dev v0 parent 1: classid 1:1 " + name + " " + w +
+             "\n";
     case ObjType::Filter: {
       // Several filters, one a line ("handle 2: divisor 256\nlink 2: ..."),
       // a line's leading `handle H` going before the kind, as tc wants it.
@@ -78,7 +80,8 @@ std::string line_for(const KindOps& k, std::string_view words) {
       return out;
     }
     case ObjType::Action:
-      return "qdisc add dev v0 clsact\nfilter add dev v0 ingress protocol ip prio 1 u32 match u32 0 0 action " + name + " " + w + "\n";
+      return "qdisc add dev v0 clsact\nfilter add dev v0 ingress protocol ip prio 1 u32 match u32 0 0 action " + name +
+             " " + w + "\n";
   }
   return {};
 }
@@ -87,7 +90,8 @@ bool has_word(std::string_view example, std::string_view word) {
   size_t pos = 0;
   while ((pos = example.find(word, pos)) != std::string_view::npos) {
     bool start = pos == 0 || example[pos - 1] == ' ' || example[pos - 1] == '\n';
-    bool end = pos + word.size() == example.size() || example[pos + word.size()] == ' ' || example[pos + word.size()] == '\n';
+    bool end =
+        pos + word.size() == example.size() || example[pos + word.size()] == ' ' || example[pos + word.size()] == '\n';
     if (start && end) return true;
     ++pos;
   }
@@ -120,8 +124,10 @@ TEST_CASE("tc words: every word a kind's descriptor knows imports, in a minimal 
       INFO(r.diags);
       // A word tc knows and tcsync cannot say (u32's order) has a reader
       // that says so: its example must be refused with that message.
-      if (r.diags.find("has no tcsync spelling") != std::string::npos) CHECK_FALSE(r.ok);
-      else CHECK(r.ok);
+      if (r.diags.find("has no tcsync spelling") != std::string::npos)
+        CHECK_FALSE(r.ok);
+      else
+        CHECK(r.ok);
       ++lines;
     }
   }
@@ -136,9 +142,11 @@ TEST_CASE("tc words: a word the kind does not know is still refused") {
 }
 
 TEST_CASE("tc words: u32 ip6 icmp_type and icmp_code, as f_u32.c reads them") {
-  auto r = import("qdisc add dev v0 root handle 1: prio\n"
-                  "filter add dev v0 parent 1: protocol ipv6 prio 1 u32 match ip6 icmp_type 128 0xff match ip6 icmp_code 0 0xff flowid 1:1\n"
-                  "filter add dev v0 parent 1: protocol ipv6 prio 1 u32 match ip6 icmp_type 0x80 0xf0 flowid 1:2\n");
+  auto r = import(
+      "qdisc add dev v0 root handle 1: prio\n"
+      "filter add dev v0 parent 1: protocol ipv6 prio 1 u32 match ip6 icmp_type 128 0xff match ip6 icmp_code 0 0xff "
+      "flowid 1:1\n"
+      "filter add dev v0 parent 1: protocol ipv6 prio 1 u32 match ip6 icmp_type 0x80 0xf0 flowid 1:2\n");
   INFO(r.diags);
   REQUIRE(r.ok);
   CHECK(body(r) == R"(  v0:
@@ -164,8 +172,9 @@ TEST_CASE("tc words: fq_codel noecn and ecn") {
 }
 
 TEST_CASE("tc words: prio priomap takes its 16 bands by position") {
-  auto r = import("qdisc add dev v0 root handle 1: prio priomap 1 2 2 2 1 2 0 0 1 1 1 1 1 1 1 1\n"
-                  "qdisc add dev v1 root handle 1: prio bands 4 priomap 3 3 multiqueue\n");
+  auto r = import(
+      "qdisc add dev v0 root handle 1: prio priomap 1 2 2 2 1 2 0 0 1 1 1 1 1 1 1 1\n"
+      "qdisc add dev v1 root handle 1: prio bands 4 priomap 3 3 multiqueue\n");
   INFO(r.diags);
   REQUIRE(r.ok);
   CHECK(body(r) == R"(  v0:
@@ -181,10 +190,11 @@ TEST_CASE("tc words: prio priomap takes its 16 bands by position") {
 }
 
 TEST_CASE("tc words: netem's positional jitter, correlations and rate overheads") {
-  auto r = import("qdisc add dev v0 root handle 1: netem delay 10ms 2ms 25%\n"
-                  "qdisc add dev v1 root handle 1: netem loss 1% 25% duplicate 2% 5% corrupt 0.1% 10%\n"
-                  "qdisc add dev v2 root handle 1: netem latency 20MS reorder 25% 50% gap 5 loss random 3%\n"
-                  "qdisc add dev v3 root handle 1: netem rate 1Mbit 20 1500 -4 limit 100\n");
+  auto r = import(
+      "qdisc add dev v0 root handle 1: netem delay 10ms 2ms 25%\n"
+      "qdisc add dev v1 root handle 1: netem loss 1% 25% duplicate 2% 5% corrupt 0.1% 10%\n"
+      "qdisc add dev v2 root handle 1: netem latency 20MS reorder 25% 50% gap 5 loss random 3%\n"
+      "qdisc add dev v3 root handle 1: netem rate 1Mbit 20 1500 -4 limit 100\n");
   INFO(r.diags);
   REQUIRE(r.ok);
   CHECK(body(r) == R"(  v0:
@@ -207,9 +217,10 @@ TEST_CASE("tc words: netem's positional jitter, correlations and rate overheads"
 
 TEST_CASE("tc words: a key that is also its own value is a flag unless a value follows (cake atm)") {
   // sqm-scripts' layer_cake sends `atm overhead 44`; tc reads atm, ptm, noatm as flags (the last wins).
-  auto r = import("qdisc add dev v0 root handle 1: cake bandwidth 1000kbit atm overhead 44 mpu 0 diffserv3 nat\n"
-                  "qdisc add dev v1 root handle 1: cake atm\n"
-                  "qdisc add dev v2 root handle 1: cake atm ptm\n");
+  auto r = import(
+      "qdisc add dev v0 root handle 1: cake bandwidth 1000kbit atm overhead 44 mpu 0 diffserv3 nat\n"
+      "qdisc add dev v1 root handle 1: cake atm\n"
+      "qdisc add dev v2 root handle 1: cake atm ptm\n");
   INFO(r.diags);
   REQUIRE(r.ok);
   CHECK(body(r) == R"(  v0:
@@ -225,9 +236,10 @@ TEST_CASE("tc words: a key that is also its own value is a flag unless a value f
 }
 
 TEST_CASE("tc words: a repeated option: the last wins where tc lets it, an error where tc refuses") {
-  auto r = import("qdisc add dev v0 root handle 1: cake diffserv4 diffserv4 besteffort diffserv3\n"
-                  "qdisc add dev v1 root handle 1: htb\n"
-                  "filter add dev v1 parent 1: protocol ip prio 1 u32 match u32 0 0 classid 1:1 classid 1:2\n");
+  auto r = import(
+      "qdisc add dev v0 root handle 1: cake diffserv4 diffserv4 besteffort diffserv3\n"
+      "qdisc add dev v1 root handle 1: htb\n"
+      "filter add dev v1 parent 1: protocol ip prio 1 u32 match u32 0 0 classid 1:1 classid 1:2\n");
   INFO(r.diags);
   REQUIRE(r.ok);
   CHECK(body(r) == R"(  v0:
@@ -248,10 +260,11 @@ TEST_CASE("tc words: a repeated option: the last wins where tc lets it, an error
 }
 
 TEST_CASE("tc words: fw handle with a mask, ingress handle ffff:, a qdisc handle without its colon") {
-  auto r = import("qdisc add dev v0 root handle 1 htb\n"
-                  "filter add dev v0 parent 1: protocol ip prio 1 handle 1/0xff fw classid 1:1\n"
-                  "filter add dev v0 parent 1: protocol ip prio 2 handle 0x10 fw classid 1:2\n"
-                  "qdisc add dev v0 ingress handle ffff:\n");
+  auto r = import(
+      "qdisc add dev v0 root handle 1 htb\n"
+      "filter add dev v0 parent 1: protocol ip prio 1 handle 1/0xff fw classid 1:1\n"
+      "filter add dev v0 parent 1: protocol ip prio 2 handle 0x10 fw classid 1:2\n"
+      "qdisc add dev v0 ingress handle ffff:\n");
   INFO(r.diags);
   REQUIRE(r.ok);
   CHECK(body(r) == R"(  v0:
@@ -265,9 +278,10 @@ TEST_CASE("tc words: fw handle with a mask, ingress handle ffff:, a qdisc handle
 }
 
 TEST_CASE("tc words: action KIND index N alone binds the action a filter above made") {
-  auto r = import("qdisc add dev v0 clsact\n"
-                  "filter add dev v0 ingress protocol ip prio 1 u32 match u32 0 0 action gact drop index 5\n"
-                  "filter add dev v0 ingress protocol ip prio 2 u32 match u32 0 0 action gact index 5\n");
+  auto r = import(
+      "qdisc add dev v0 clsact\n"
+      "filter add dev v0 ingress protocol ip prio 1 u32 match u32 0 0 action gact drop index 5\n"
+      "filter add dev v0 ingress protocol ip prio 2 u32 match u32 0 0 action gact index 5\n");
   INFO(r.diags);
   REQUIRE(r.ok);
   CHECK(body(r) == R"(  v0:
@@ -277,16 +291,19 @@ TEST_CASE("tc words: action KIND index N alone binds the action a filter above m
       - {parent: ingress, pref: 1, protocol: ip, handle: "::800", u32: {match: [{u32: {value: 0, mask: "0x0"}}]}, actions: [{gact: {control: drop}, index: 5, percpu_stats: true}]}
       - {parent: ingress, pref: 2, protocol: ip, handle: "::800", u32: {match: [{u32: {value: 0, mask: "0x0"}}]}, actions: [{gact: {control: drop}, index: 5, percpu_stats: true}]}
 )");
-  auto none = import("qdisc add dev v0 clsact\nfilter add dev v0 ingress protocol ip prio 1 u32 match u32 0 0 action gact index 5\n");
+  auto none = import(
+      "qdisc add dev v0 clsact\nfilter add dev v0 ingress protocol ip prio 1 u32 match u32 0 0 action gact index 5\n");
   CHECK_FALSE(none.ok);
-  CHECK(none.diags.find("'action gact index 5' alone binds an existing action, and no line above makes gact 5") != std::string::npos);
+  CHECK(none.diags.find("'action gact index 5' alone binds an existing action, and no line above makes gact 5") !=
+        std::string::npos);
 }
 
 TEST_CASE("tc words: a qdisc under tbf's and netem's own class 1:1") {
-  auto r = import("qdisc add dev v0 root handle 1: tbf rate 1mbit burst 10k latency 50ms\n"
-                  "qdisc add dev v0 parent 1:1 handle 10: pfifo limit 50\n"
-                  "qdisc add dev v1 root handle 1: netem delay 10ms\n"
-                  "qdisc add dev v1 parent 1:1 handle 10: bfifo\n");
+  auto r = import(
+      "qdisc add dev v0 root handle 1: tbf rate 1mbit burst 10k latency 50ms\n"
+      "qdisc add dev v0 parent 1:1 handle 10: pfifo limit 50\n"
+      "qdisc add dev v1 root handle 1: netem delay 10ms\n"
+      "qdisc add dev v1 parent 1:1 handle 10: bfifo\n");
   INFO(r.diags);
   REQUIRE(r.ok);
   CHECK(body(r) == R"(  v0:
@@ -332,7 +349,8 @@ TEST_CASE("tc words: what a kind sends, its decoder reads: nothing unread in any
           Qdisc back;
           Decoded info;
           if (!decode_qdisc(buf, &links, back, info)) continue;
-          INFO("qdisc " << back.kind << " unread " << attr_types(back.raw.options()) << " / " << attr_types(back.raw.attrs()));
+          INFO("qdisc " << back.kind << " unread " << attr_types(back.raw.options()) << " / "
+                        << attr_types(back.raw.attrs()));
           CHECK(back.raw.empty());
           ++objects;
         }
@@ -357,7 +375,8 @@ TEST_CASE("tc words: what a kind sends, its decoder reads: nothing unread in any
           INFO("filter " << back.kind << " unread " << attr_types(back.raw.options()));
           CHECK(back.raw.empty());
           for (const Action& a : back.actions) {
-            INFO("action " << a.kind << " unread " << attr_types(a.raw.options()) << " / " << attr_types(a.raw.attrs()));
+            INFO("action " << a.kind << " unread " << attr_types(a.raw.options()) << " / "
+                           << attr_types(a.raw.attrs()));
             CHECK(a.raw.empty());
           }
           ++objects;

@@ -30,13 +30,17 @@ devices:
 )";
 
 // sqm-scripts' order: the catch-all at pref 999 first (800:), then 8 and 9.
-const std::string kSqm = kHead + R"(      - {parent: "1:", pref: 8, protocol: ip, handle: "801::800", u32: {match: [{ip: {protocol: 1}}]}, classid: "1:13"}
+const std::string kSqm =
+    kHead +
+    R"(      - {parent: "1:", pref: 8, protocol: ip, handle: "801::800", u32: {match: [{ip: {protocol: 1}}]}, classid: "1:13"}
       - {parent: "1:", pref: 9, protocol: ipv6, handle: "802::800", u32: {match: [{ip: {protocol: 1}}]}, classid: "1:13"}
       - {parent: "1:", pref: 999, protocol: all, handle: "800::800", u32: {match: [{u32: {value: 0, mask: 0, at: 0}}]}, classid: "1:12"}
 )";
 
 // The same rules in tcsync's own order: 8 -> 800:, 9 -> 801:, 999 -> 802:.
-const std::string kPlain = kHead + R"(      - {parent: "1:", pref: 8, protocol: ip, handle: "::800", u32: {match: [{ip: {protocol: 1}}]}, classid: "1:13"}
+const std::string kPlain =
+    kHead +
+    R"(      - {parent: "1:", pref: 8, protocol: ip, handle: "::800", u32: {match: [{ip: {protocol: 1}}]}, classid: "1:13"}
       - {parent: "1:", pref: 9, protocol: ipv6, handle: "::800", u32: {match: [{ip: {protocol: 1}}]}, classid: "1:13"}
       - {parent: "1:", pref: 999, protocol: all, handle: "::800", u32: {match: [{u32: {value: 0, mask: 0, at: 0}}]}, classid: "1:12"}
 )";
@@ -85,21 +89,31 @@ TEST_CASE("u32 roots: an empty list's handle is its root table, and only that", 
   State s = load_ok(kHead + "      - {parent: \"1:\", pref: 98, protocol: ip, empty: u32, handle: \"801:\"}\n");
   CHECK(s.devices[0].filters[0].wire_handle == 0x80100000u);
   CHECK(s.devices[0].filters[0].key.handle == 0);
-  CHECK(load_errors(kHead + "      - {parent: \"1:\", pref: 98, protocol: ip, empty: u32, handle: \"1:\"}\n").find(
-            "t.yaml:7:68: error: an empty u32 list's handle names its root table (800: to fff:), not '1:'\n") == 0);
+  CHECK(load_errors(kHead + "      - {parent: \"1:\", pref: 98, protocol: ip, empty: u32, handle: \"1:\"}\n")
+            .find("t.yaml:7:68: error: an empty u32 list's handle names its root table (800: to fff:), not '1:'\n") ==
+        0);
   CHECK(load_errors(kHead + "      - {parent: \"1:\", pref: 98, protocol: ip, empty: fw, handle: \"1\"}\n")
             .find("t.yaml:7:59: error: an empty fw list has no 'handle': it holds no rule") == 0);
 }
 
 TEST_CASE("u32 roots: one root per list, and one list per root", "[u32_roots]") {
-  std::string two_in_one = kHead + R"(      - {parent: "1:", pref: 8, protocol: ip, handle: "801::1", u32: {match: [{ip: {protocol: 1}}]}, classid: "1:13"}
+  std::string two_in_one =
+      kHead +
+      R"(      - {parent: "1:", pref: 8, protocol: ip, handle: "801::1", u32: {match: [{ip: {protocol: 1}}]}, classid: "1:13"}
       - {parent: "1:", pref: 8, protocol: ip, handle: "802::2", u32: {match: [{ip: {protocol: 2}}]}, classid: "1:13"}
 )";
-  CHECK(load_errors(two_in_one).find("t.yaml:8:9: error: the u32 list 1: chain 0 pref 8 protocol ip has one root table: 802: here, 801: at t.yaml:7:9") == 0);
-  std::string shared = kHead + R"(      - {parent: "1:", pref: 8, protocol: ip, handle: "801::1", u32: {match: [{ip: {protocol: 1}}]}, classid: "1:13"}
+  CHECK(load_errors(two_in_one)
+            .find("t.yaml:8:9: error: the u32 list 1: chain 0 pref 8 protocol ip has one root table: 802: here, 801: "
+                  "at t.yaml:7:9") == 0);
+  std::string shared =
+      kHead +
+      R"(      - {parent: "1:", pref: 8, protocol: ip, handle: "801::1", u32: {match: [{ip: {protocol: 1}}]}, classid: "1:13"}
       - {parent: "1:", pref: 9, protocol: ip, handle: "801::2", u32: {match: [{ip: {protocol: 2}}]}, classid: "1:13"}
 )";
-  CHECK(load_errors(shared).find("t.yaml:8:9: error: u32 root table 801: is already the root of 1: chain 0 pref 8 protocol ip (t.yaml:7:9)") == 0);
+  CHECK(
+      load_errors(shared).find(
+          "t.yaml:8:9: error: u32 root table 801: is already the root of 1: chain 0 pref 8 protocol ip (t.yaml:7:9)") ==
+      0);
 }
 
 TEST_CASE("u32 roots: a root table is named in the notation of a kind that has them", "[u32_roots]") {
@@ -107,17 +121,18 @@ TEST_CASE("u32 roots: a root table is named in the notation of a kind that has t
   const KindOps* fw = find_kind(ObjType::Filter, "fw");
   REQUIRE(u32);
   REQUIRE(fw);
-  CHECK(names_root_table(u32, 0x80000000u));  // 800:
-  CHECK(names_root_table(u32, 0xFFF00000u));  // fff:
+  CHECK(names_root_table(u32, 0x80000000u));        // 800:
+  CHECK(names_root_table(u32, 0xFFF00000u));        // fff:
   CHECK_FALSE(names_root_table(u32, 0x7FF00000u));  // 7ff: a table tcsync or a script numbers
   CHECK_FALSE(names_root_table(u32, 0x80100005u));  // 801::5, a rule
   CHECK_FALSE(names_root_table(u32, 0x80100800u));  // 801::800
-  CHECK_FALSE(names_root_table(fw, 0x80000000u));  // fw has no tables
+  CHECK_FALSE(names_root_table(fw, 0x80000000u));   // fw has no tables
   CHECK_FALSE(names_root_table(nullptr, 0x80000000u));
 }
 
 TEST_CASE("u32 roots: the order that gives declared roots, the others fill in", "[u32_roots]") {
-  std::vector<RootList> ls = {{0x10000, 0, 8, 0, 0}, {0x10000, 0, 9, 0, 0x80200000u}, {0x10000, 0, 999, 0, 0x80000000u}};
+  std::vector<RootList> ls = {
+      {0x10000, 0, 8, 0, 0}, {0x10000, 0, 9, 0, 0x80200000u}, {0x10000, 0, 999, 0, 0x80000000u}};
   std::vector<size_t> unreachable;
   CHECK(root_order(ls, unreachable) == std::vector<size_t>{2, 0, 1});
   CHECK(unreachable.empty());
@@ -180,15 +195,20 @@ TEST_CASE("u32 roots: declared roots the live lists have: in sync", "[u32_roots]
 TEST_CASE("u32 roots: live roots that differ: every u32 list of the qdisc is made again", "[u32_roots]") {
   std::string live = kPlain;
   // What tcsync made before roots were declared: 8 -> 800:, 9 -> 801:, 999 -> 802:.
-  live = kHead + R"(      - {parent: "1:", pref: 8, protocol: ip, handle: "800::800", u32: {match: [{ip: {protocol: 1}}]}, classid: "1:13"}
+  live =
+      kHead +
+      R"(      - {parent: "1:", pref: 8, protocol: ip, handle: "800::800", u32: {match: [{ip: {protocol: 1}}]}, classid: "1:13"}
       - {parent: "1:", pref: 9, protocol: ipv6, handle: "801::800", u32: {match: [{ip: {protocol: 1}}]}, classid: "1:13"}
       - {parent: "1:", pref: 999, protocol: all, handle: "802::800", u32: {match: [{u32: {value: 0, mask: 0, at: 0}}]}, classid: "1:12"}
 )";
   auto p = plan_of(kSqm, live);
   CHECK(p->text ==
-        "- v0: filters u32 1: pref 8 protocol ip (all 1)  (u32 root table 800: -> 801: at pref 8: the kernel numbers a qdisc's root tables anew only when all its u32 lists go)\n"
-        "- v0: filters u32 1: pref 9 protocol ipv6 (all 1)  (u32 root table 800: -> 801: at pref 8: the kernel numbers a qdisc's root tables anew only when all its u32 lists go)\n"
-        "- v0: filters u32 1: pref 999 protocol all (all 1)  (u32 root table 800: -> 801: at pref 8: the kernel numbers a qdisc's root tables anew only when all its u32 lists go)\n"
+        "- v0: filters u32 1: pref 8 protocol ip (all 1)  (u32 root table 800: -> 801: at pref 8: the kernel numbers a "
+        "qdisc's root tables anew only when all its u32 lists go)\n"
+        "- v0: filters u32 1: pref 9 protocol ipv6 (all 1)  (u32 root table 800: -> 801: at pref 8: the kernel numbers "
+        "a qdisc's root tables anew only when all its u32 lists go)\n"
+        "- v0: filters u32 1: pref 999 protocol all (all 1)  (u32 root table 800: -> 801: at pref 8: the kernel "
+        "numbers a qdisc's root tables anew only when all its u32 lists go)\n"
         "+ v0: filter u32 1: pref 999 protocol all handle ::800\n"
         "+ v0: filter u32 1: pref 8 protocol ip handle ::800\n"
         "+ v0: filter u32 1: pref 9 protocol ipv6 handle ::800\n");
@@ -206,7 +226,9 @@ devices:
       - {parent: "1:", pref: 8, protocol: ip, handle: "801::800", u32: {match: [{ip: {protocol: 1}}]}, classid: "1:13"}
       - {parent: "1:", pref: 9, protocol: ipv6, handle: "800::800", u32: {match: [{ip: {protocol: 1}}]}, classid: "1:13"}
 )";
-  std::string live = kHead + R"(      - {parent: "1:", pref: 8, protocol: ip, handle: "800::800", u32: {match: [{ip: {protocol: 1}}]}, classid: "1:13"}
+  std::string live =
+      kHead +
+      R"(      - {parent: "1:", pref: 8, protocol: ip, handle: "800::800", u32: {match: [{ip: {protocol: 1}}]}, classid: "1:13"}
       - {parent: "1:", pref: 9, protocol: ipv6, handle: "801::800", u32: {match: [{ip: {protocol: 1}}]}, classid: "1:13"}
       - {parent: "1:", pref: 999, protocol: all, handle: "802::800", u32: {match: [{u32: {value: 0, mask: 0, at: 0}}]}, classid: "1:12"}
 )";
@@ -214,7 +236,8 @@ devices:
   REQUIRE(p->plan.refused.size() == 1);
   CHECK(p->plan.refused[0].loc.line == 6);
   CHECK(p->plan.refused[0].message.find("u32 root table 800: -> 801: at pref 8") == 0);
-  CHECK(p->plan.refused[0].message.find("1 u32 filter(s) of that qdisc on v0 are outside this file's scope") != std::string::npos);
+  CHECK(p->plan.refused[0].message.find("1 u32 filter(s) of that qdisc on v0 are outside this file's scope") !=
+        std::string::npos);
   // Roots as the kernel holds them: nothing to refuse, nothing to do.
   std::string same = want;
   same.replace(same.find("801::800"), 8, "800::800");
@@ -225,16 +248,22 @@ devices:
 }
 
 TEST_CASE("u32 roots: a root no order gives is a warning, and no endless re-making", "[u32_roots]") {
-  std::string f = kHead + R"(      - {parent: "1:", pref: 8, protocol: ip, handle: "805::1", u32: {match: [{ip: {protocol: 1}}]}, classid: "1:13"}
+  std::string f =
+      kHead +
+      R"(      - {parent: "1:", pref: 8, protocol: ip, handle: "805::1", u32: {match: [{ip: {protocol: 1}}]}, classid: "1:13"}
 )";
-  std::string live = kHead + R"(      - {parent: "1:", pref: 8, protocol: ip, handle: "800::1", u32: {match: [{ip: {protocol: 1}}]}, classid: "1:13"}
+  std::string live =
+      kHead +
+      R"(      - {parent: "1:", pref: 8, protocol: ip, handle: "800::1", u32: {match: [{ip: {protocol: 1}}]}, classid: "1:13"}
 )";
   auto p = plan_of(f, live);
   CHECK(p->text.empty());
   Diagnostics d;
   warn_plan(p->plan, p->keep[0], p->keep[1], d);
-  CHECK(formatted(d).find("t.yaml:7:9: warning: v0: the u32 list 1: chain 0 pref 8 protocol ip declares root table 805:, which its qdisc's 1 u32 "
-                          "list(s) made afresh never get (800: to 800:): tcsync leaves the qdisc's root tables as they are") == 0);
+  CHECK(formatted(d).find(
+            "t.yaml:7:9: warning: v0: the u32 list 1: chain 0 pref 8 protocol ip declares root table 805:, which its "
+            "qdisc's 1 u32 "
+            "list(s) made afresh never get (800: to 800:): tcsync leaves the qdisc's root tables as they are") == 0);
 }
 
 TEST_CASE("u32 roots: import writes the roots a tc batch makes, where tcsync's order would differ", "[u32_roots]") {
@@ -260,7 +289,9 @@ TEST_CASE("u32 roots: a rule linking to a later list's table waits for it, its l
   // pref 10 (800:) holds a rule first, then one linking to 2:, a table of
   // pref 40 (802:, no root shown): moving 2: up would make pref 40's list
   // second; the linking rule goes after 2: instead.
-  std::string f = kHead + R"(      - {parent: "1:", pref: 10, protocol: ip, handle: "800::1", u32: {match: [{ip: {protocol: 1}}]}, classid: "1:13"}
+  std::string f =
+      kHead +
+      R"(      - {parent: "1:", pref: 10, protocol: ip, handle: "800::1", u32: {match: [{ip: {protocol: 1}}]}, classid: "1:13"}
       - {parent: "1:", pref: 10, protocol: ip, handle: "800::2", u32: {match: [{ip: {dst: 10.1.0.0/16}}], hashkey: {mask: "0xff", at: 16}, link: "2:"}}
       - {parent: "1:", pref: 30, protocol: ip, handle: "801::1", u32: {match: [{ip: {protocol: 2}}]}, classid: "1:13"}
       - {parent: "1:", pref: 40, protocol: ip, handle: "2:", u32: {divisor: 256}}
@@ -271,7 +302,8 @@ TEST_CASE("u32 roots: a rule linking to a later list's table waits for it, its l
 
 // Hash tables with ids of 800: and above (model/shared_tables.h
 // home_explicit_table_rules): the same entry as a root, another id.
-const std::string kTable900 = kHead + R"(      - {parent: "1:", pref: 5, protocol: ip, handle: "900:", u32: {divisor: 1}}
+const std::string kTable900 =
+    kHead + R"(      - {parent: "1:", pref: 5, protocol: ip, handle: "900:", u32: {divisor: 1}}
       - {parent: "1:", pref: 5, protocol: ip, handle: "901:", u32: {divisor: 256}}
       - {parent: "1:", pref: 5, protocol: ip, handle: "900::1", u32: {match: [{ip: {dst: 10.0.0.1}}]}, classid: "1:13"}
       - {parent: "1:", pref: 5, protocol: ip, handle: "901:7:1", u32: {match: [{ip: {dst: 10.0.0.7}}]}, classid: "1:13"}
@@ -303,7 +335,9 @@ TEST_CASE("u32 tables 800: and above: 900::1 is a rule of table 900: where the f
 }
 
 TEST_CASE("u32 tables 800: and above: without the table, 900::1 is a rule of the list's root 900:", "[u32_roots]") {
-  State s = load_ok(kHead + R"(      - {parent: "1:", pref: 5, protocol: ip, handle: "900::1", u32: {match: [{ip: {dst: 10.0.0.1}}]}, classid: "1:13"}
+  State s = load_ok(
+      kHead +
+      R"(      - {parent: "1:", pref: 5, protocol: ip, handle: "900::1", u32: {match: [{ip: {dst: 10.0.0.1}}]}, classid: "1:13"}
 )");
   auto& f = s.devices[0].filters[0];
   CHECK(f.key.handle == 0x1u);
@@ -313,13 +347,25 @@ TEST_CASE("u32 tables 800: and above: without the table, 900::1 is a rule of the
 TEST_CASE("u32 tables 800: and above: an id a declared root has, a link to no declared table", "[u32_roots]") {
   CHECK(load_errors(kHead + R"(      - {parent: "1:", pref: 5, protocol: ip, empty: u32, handle: "801:"}
       - {parent: "1:", pref: 6, protocol: ip, handle: "801:", u32: {divisor: 1}}
-)").find("t.yaml:8:9: error: u32 table 801: is the root table of 1: chain 0 pref 5 protocol ip (t.yaml:7:9): give the hash table another id") == 0);
+)")
+            .find("t.yaml:8:9: error: u32 table 801: is the root table of 1: chain 0 pref 5 protocol ip (t.yaml:7:9): "
+                  "give the hash table another id") == 0);
   // With the table declared, 801::1 is a rule of it, not a root's.
-  CHECK(load_errors(kHead + R"(      - {parent: "1:", pref: 5, protocol: ip, handle: "801::1", u32: {match: [{ip: {dst: 10.0.0.1}}]}, classid: "1:13"}
+  CHECK(
+      load_errors(
+          kHead +
+          R"(      - {parent: "1:", pref: 5, protocol: ip, handle: "801::1", u32: {match: [{ip: {dst: 10.0.0.1}}]}, classid: "1:13"}
       - {parent: "1:", pref: 6, protocol: ip, handle: "801:", u32: {divisor: 1}}
-)").find("t.yaml:7:9: error: rules in u32 table 801: are listed in its own list, 1: chain 0 pref 6 protocol ip") == 0);
-  CHECK(load_errors(kHead + R"(      - {parent: "1:", pref: 5, protocol: ip, handle: "::1", u32: {match: [{ip: {dst: 10.0.0.1}}], link: "900:"}}
-)").find("error: 'link' names u32 table 900:, which is not declared on this qdisc") != std::string::npos);
+)")
+          .find(
+              "t.yaml:7:9: error: rules in u32 table 801: are listed in its own list, 1: chain 0 pref 6 protocol ip") ==
+      0);
+  CHECK(
+      load_errors(
+          kHead +
+          R"(      - {parent: "1:", pref: 5, protocol: ip, handle: "::1", u32: {match: [{ip: {dst: 10.0.0.1}}], link: "900:"}}
+)")
+          .find("error: 'link' names u32 table 900:, which is not declared on this qdisc") != std::string::npos);
 }
 
 TEST_CASE("u32 tables 800: and above: the dump's reading, handed to the declared table", "[u32_roots]") {
@@ -336,19 +382,27 @@ TEST_CASE("u32 tables 800: and above: the dump's reading, handed to the declared
   CHECK(fs[1].opts == s.devices[0].filters[2].opts);
 }
 
-TEST_CASE("u32 terminal: read as the kernel holds it, and written where the rule's result does not give it", "[u32_roots]") {
-  State s = load_ok(kHead + R"(      - {parent: "1:", pref: 5, protocol: ip, handle: "::1", u32: {match: [{ip: {dst: 10.0.0.1}}], terminal: true}}
+TEST_CASE("u32 terminal: read as the kernel holds it, and written where the rule's result does not give it",
+          "[u32_roots]") {
+  State s = load_ok(
+      kHead +
+      R"(      - {parent: "1:", pref: 5, protocol: ip, handle: "::1", u32: {match: [{ip: {dst: 10.0.0.1}}], terminal: true}}
       - {parent: "1:", pref: 5, protocol: ip, handle: "::2", u32: {match: [{ip: {dst: 10.0.0.2}}], terminal: false}, classid: "1:13"}
       - {parent: "1:", pref: 5, protocol: ip, handle: "::3", u32: {match: [{ip: {dst: 10.0.0.3}}], terminal: false}}
       - {parent: "1:", pref: 5, protocol: ip, handle: "::4", u32: {match: [{ip: {dst: 10.0.0.4}}], terminal: true}, classid: "1:13"}
 )");
   std::string y = write_state_yaml(s);
-  CHECK(y.find("handle: \"::1\", u32: {match: [{u32: {value: \"0x0a000001\", mask: \"0xffffffff\", at: 16}}], terminal: true}}") != std::string::npos);
+  CHECK(y.find("handle: \"::1\", u32: {match: [{u32: {value: \"0x0a000001\", mask: \"0xffffffff\", at: 16}}], "
+               "terminal: true}}") != std::string::npos);
   CHECK(y.find("terminal: false}, classid: \"1:13\"") != std::string::npos);
-  CHECK(y.find("handle: \"::3\", u32: {match: [{u32: {value: \"0x0a000003\", mask: \"0xffffffff\", at: 16}}], terminal: false}}") != std::string::npos);
-  CHECK(y.find("handle: \"::4\", u32: {match: [{u32: {value: \"0x0a000004\", mask: \"0xffffffff\", at: 16}}]}, classid") != std::string::npos);
+  CHECK(y.find("handle: \"::3\", u32: {match: [{u32: {value: \"0x0a000003\", mask: \"0xffffffff\", at: 16}}], "
+               "terminal: false}}") != std::string::npos);
+  CHECK(y.find(
+            "handle: \"::4\", u32: {match: [{u32: {value: \"0x0a000004\", mask: \"0xffffffff\", at: 16}}]}, classid") !=
+        std::string::npos);
   // A live rule whose flag differs from the file's: a difference.
-  State flipped = load_ok(kHead + R"(      - {parent: "1:", pref: 5, protocol: ip, handle: "::1", u32: {match: [{ip: {dst: 10.0.0.1}}]}}
+  State flipped = load_ok(
+      kHead + R"(      - {parent: "1:", pref: 5, protocol: ip, handle: "::1", u32: {match: [{ip: {dst: 10.0.0.1}}]}}
       - {parent: "1:", pref: 5, protocol: ip, handle: "::2", u32: {match: [{ip: {dst: 10.0.0.2}}]}, classid: "1:13"}
       - {parent: "1:", pref: 5, protocol: ip, handle: "::3", u32: {match: [{ip: {dst: 10.0.0.3}}]}}
       - {parent: "1:", pref: 5, protocol: ip, handle: "::4", u32: {match: [{ip: {dst: 10.0.0.4}}]}, classid: "1:13"}
@@ -360,7 +414,9 @@ TEST_CASE("u32 terminal: read as the kernel holds it, and written where the rule
 // Lists that hold only hash tables and their rules (model.h
 // Filter::list_root): the root is said on the list's first table.
 // Made pref 7 first (800:), then 6 (801:), then 5 (802:).
-const std::string kTablesOnly = kHead + R"(      - {parent: "1:", pref: 5, protocol: ip, handle: "802::800", u32: {match: [{ip: {dst: 1.2.3.6}}]}, classid: "1:1"}
+const std::string kTablesOnly =
+    kHead +
+    R"(      - {parent: "1:", pref: 5, protocol: ip, handle: "802::800", u32: {match: [{ip: {dst: 1.2.3.6}}]}, classid: "1:1"}
       - {parent: "1:", pref: 6, protocol: ip, handle: "2:", root_table: "801:", u32: {divisor: 256}}
       - {parent: "1:", pref: 6, protocol: ip, handle: "2:1:800", u32: {ht: "2:1:", match: [{ip: {dst: 1.2.3.4}}]}, classid: "1:1"}
       - {parent: "1:", pref: 7, protocol: ip, handle: "3:", root_table: "800:", u32: {divisor: 16}}
@@ -395,22 +451,41 @@ TEST_CASE("u32 roots: a list holding only hash tables gives its root on a table"
 }
 
 TEST_CASE("u32 roots: root_table only on a hash table, naming a root", "[u32_roots]") {
-  CHECK(load_errors(kHead + R"(      - {parent: "1:", pref: 6, protocol: ip, handle: "2:", root_table: "2:", u32: {divisor: 256}}
-)").find("t.yaml:7:73: error: 'root_table' names the kernel's root table of the entry's list (800: to fff:), not '2:'") == 0);
-  CHECK(load_errors(kHead + R"(      - {parent: "1:", pref: 6, protocol: ip, handle: "::1", root_table: "801:", u32: {match: [{ip: {dst: 1.2.3.4}}]}}
-)").find("t.yaml:7:9: error: 'root_table' is given on a u32 hash table entry") == 0);
+  CHECK(
+      load_errors(kHead +
+                  R"(      - {parent: "1:", pref: 6, protocol: ip, handle: "2:", root_table: "2:", u32: {divisor: 256}}
+)")
+          .find("t.yaml:7:73: error: 'root_table' names the kernel's root table of the entry's list (800: to fff:), "
+                "not '2:'") == 0);
+  CHECK(
+      load_errors(
+          kHead +
+          R"(      - {parent: "1:", pref: 6, protocol: ip, handle: "::1", root_table: "801:", u32: {match: [{ip: {dst: 1.2.3.4}}]}}
+)")
+          .find("t.yaml:7:9: error: 'root_table' is given on a u32 hash table entry") == 0);
   CHECK(load_errors(kHead + R"(      - {parent: "1:", pref: 6, protocol: ip, empty: u32, root_table: "801:"}
-)").find("error: an empty u32 list has no 'root_table'") != std::string::npos);
+)")
+            .find("error: an empty u32 list has no 'root_table'") != std::string::npos);
   // A kind without kernel-numbered roots has none to name: refused as a
   // root_table on no table, in any notation.
-  CHECK(load_errors(kHead + R"(      - {parent: "1:", pref: 6, protocol: ip, handle: "5", root_table: "801:", fw: {}, classid: "1:1"}
-)").find("t.yaml:7:9: error: 'root_table' is given on a u32 hash table entry") == 0);
-  CHECK(load_errors(kHead + R"(      - {parent: "1:", pref: 6, protocol: ip, handle: "5", root_table: "2:", fw: {}, classid: "1:1"}
-)").find("t.yaml:7:9: error: 'root_table' is given on a u32 hash table entry") == 0);
+  CHECK(load_errors(
+            kHead +
+            R"(      - {parent: "1:", pref: 6, protocol: ip, handle: "5", root_table: "801:", fw: {}, classid: "1:1"}
+)")
+            .find("t.yaml:7:9: error: 'root_table' is given on a u32 hash table entry") == 0);
+  CHECK(load_errors(
+            kHead +
+            R"(      - {parent: "1:", pref: 6, protocol: ip, handle: "5", root_table: "2:", fw: {}, classid: "1:1"}
+)")
+            .find("t.yaml:7:9: error: 'root_table' is given on a u32 hash table entry") == 0);
   // One root a list: the table's and a rule's must agree.
-  CHECK(load_errors(kHead + R"(      - {parent: "1:", pref: 6, protocol: ip, handle: "2:", root_table: "801:", u32: {divisor: 256}}
+  CHECK(load_errors(
+            kHead +
+            R"(      - {parent: "1:", pref: 6, protocol: ip, handle: "2:", root_table: "801:", u32: {divisor: 256}}
       - {parent: "1:", pref: 6, protocol: ip, handle: "802::1", u32: {match: [{ip: {dst: 1.2.3.4}}]}}
-)").find("t.yaml:8:9: error: the u32 list 1: chain 0 pref 6 protocol ip has one root table: 802: here, 801: at t.yaml:7:9") == 0);
+)")
+            .find("t.yaml:8:9: error: the u32 list 1: chain 0 pref 6 protocol ip has one root table: 802: here, 801: "
+                  "at t.yaml:7:9") == 0);
 }
 
 TEST_CASE("u32 roots: a table-only list whose live root differs: the qdisc's lists are made again", "[u32_roots]") {
@@ -419,8 +494,8 @@ TEST_CASE("u32 roots: a table-only list whose live root differs: the qdisc's lis
   live.replace(live.find("root_table: \"800:\""), 18, "root_table: \"801:\"");
   live.replace(live.find("root_table: \"8XX:\""), 18, "root_table: \"800:\"");
   auto p = plan_of(kTablesOnly, live);
-  CHECK(p->text.find("- v0: filters u32 1: pref 6 protocol ip (all 2)  (u32 root table 800: -> 801: at pref 6: the kernel numbers") !=
-        std::string::npos);
+  CHECK(p->text.find("- v0: filters u32 1: pref 6 protocol ip (all 2)  (u32 root table 800: -> 801: at pref 6: the "
+                     "kernel numbers") != std::string::npos);
   CHECK(add_prefs(p->plan) == "7 6 6 5 ");
   // Not declared in the file: not compared.
   std::string plain = kTablesOnly;

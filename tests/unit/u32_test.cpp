@@ -15,11 +15,11 @@
 #include "test_util.h"
 
 #include "base/diag.h"
+#include "file/yaml_writer.h"
 #include "model/kind.h"
 #include "model/model.h"
 #include "netlink/wire.h"
 #include "yaml/yaml_reader.h"
-#include "file/yaml_writer.h"
 
 using namespace tcsync;
 
@@ -157,7 +157,8 @@ TEST_CASE("u32: ip6 selectors make the keys tc makes") {
         "20010db8/ffffffff at 24, 00000000/ffffffff at 28, 00000000/ffffffff at 32, 00000001/ffffffff at 36");
   CHECK(keys_of("[{ip6: {dst: 2001:db8:1:2:3::/72}}]") ==
         "20010db8/ffffffff at 24, 00010002/ffffffff at 28, 00000000/ff000000 at 32");
-  CHECK(keys_of("[{ip6: {protocol: 6, dport: 443, sport: 1024}}]") == "00000600/0000ff00 at 4, 040001bb/ffffffff at 40");
+  CHECK(keys_of("[{ip6: {protocol: 6, dport: 443, sport: 1024}}]") ==
+        "00000600/0000ff00 at 4, 040001bb/ffffffff at 40");
   CHECK(keys_of("[{ip6: {nexthdr: tcp}}]") == "00000600/0000ff00 at 4");
   CHECK(keys_of("[{ip6: {priority: 0x10}}]") == "01000000/0ff00000 at 0");
   CHECK(keys_of("[{ip6: {flowlabel: 0x12345}}]") == "00012345/000fffff at 0");
@@ -190,7 +191,8 @@ TEST_CASE("u32: match words are struct tc_u32_key, mask and value in network ord
 TEST_CASE("u32: dump prints raw keys that read back to the same words") {
   Options o = parse_ok(
       "{match: [{ether: {dst: 02:00:00:00:00:01}}, {tcp: {dst: 22}}, {u32: {value: 1, mask: 1, at: 8, offmask: 0x3}}],"
-      " hashkey: {mask: 0x000000ff, at: 12}, offset: {at: 0, mask: 0x0f00, shift: 6, eat: true}, link: \"2:\", ht: \"3:5:\","
+      " hashkey: {mask: 0x000000ff, at: 12}, offset: {at: 0, mask: 0x0f00, shift: 6, eat: true}, link: \"2:\", ht: "
+      "\"3:5:\","
       " mark: {value: 1, mask: 0xff}, skip_hw: true}");
   std::string text = emit(o);
   // Quoting is the writer's business: compare without quotes.
@@ -204,8 +206,10 @@ TEST_CASE("u32: dump prints raw keys that read back to the same words") {
         "link: 2:, hashkey: {mask: 0x000000ff, at: 12}, offset: {at: 0, mask: 0x0f00, shift: 6, eat: true}, "
         "mark: {value: 0x1, mask: 0xff}, skip_hw: true}");
   CHECK(parse_ok(text) == o);
-  CHECK(describe_field(u32.fields[field("offset")], *o.get(static_cast<uint16_t>(field("offset")))) == "at 0 mask 0f00 shift 6 eat");
-  CHECK(describe_field(u32.fields[field("hashkey")], *o.get(static_cast<uint16_t>(field("hashkey")))) == "mask 000000ff at 12");
+  CHECK(describe_field(u32.fields[field("offset")], *o.get(static_cast<uint16_t>(field("offset")))) ==
+        "at 0 mask 0f00 shift 6 eat");
+  CHECK(describe_field(u32.fields[field("hashkey")], *o.get(static_cast<uint16_t>(field("hashkey")))) ==
+        "mask 000000ff at 12");
   CHECK(describe_field(u32.fields[field("ht")], *o.get(static_cast<uint16_t>(field("ht")))) == "3:5:");
 }
 
@@ -221,7 +225,8 @@ TEST_CASE("u32: golden TCA_OPTIONS bodies") {
         "00000000");
   // tc: u32 link 2: hashkey mask 0x000000ff at 16 match ip dst 10.0.0.0/24
   // (no flowid: not terminal): byte for byte what tc sent.
-  Filter b = filter("{link: \"2:\", hashkey: {mask: 0x000000ff, at: 16}, match: [{ip: {dst: 10.0.0.0/24}}]}", 0x00000001, std::nullopt);
+  Filter b = filter("{link: \"2:\", hashkey: {mask: 0x000000ff, at: 16}, match: [{ip: {dst: 10.0.0.0/24}}]}",
+                    0x00000001, std::nullopt);
   CHECK(hex(encode(b)) ==
         "0800030000002000"
         "240005000000010000000000000010000000"
@@ -230,7 +235,10 @@ TEST_CASE("u32: golden TCA_OPTIONS bodies") {
   Filter t = filter("{divisor: 256}", 0x00200000, std::nullopt);
   CHECK(hex(encode(t)) == "0800040000010000");
   // offset, mark, indev and flags.
-  Filter c = filter("{match: [{u32: {value: 0, mask: 0}}], offset: {at: 0, mask: 0x0f00, shift: 6, plus: 0, eat: true}, mark: 7, indev: eth0, skip_sw: true}", 0x00000002);
+  Filter c = filter(
+      "{match: [{u32: {value: 0, mask: 0}}], offset: {at: 0, mask: 0x0f00, shift: 6, plus: 0, eat: true}, mark: 7, "
+      "indev: eth0, skip_sw: true}",
+      0x00000002);
   CHECK(hex(encode(c)) ==
         "0800030000000000"
         "24000500"
@@ -244,7 +252,8 @@ TEST_CASE("u32: decode(encode(x)) encodes to the same bytes") {
   const char* bodies[] = {
       "{match: [{ip: {src: 10.0.0.0/8, dport: 22}}]}",
       "{ht: \"2:7:\", match: [{ether: {src: 02:00:00:00:00:02}}, {udp: {dst: 53}}]}",
-      "{link: \"2:\", hashkey: {mask: 0x000000ff, at: -4}, offset: {at: -2, mask: 0x0f00, shift: 6, plus: 4, eat: true}, match: [{u8: {value: 6, mask: 0xff, at: 9}}]}",
+      "{link: \"2:\", hashkey: {mask: 0x000000ff, at: -4}, offset: {at: -2, mask: 0x0f00, shift: 6, plus: 4, eat: "
+      "true}, match: [{u8: {value: 6, mask: 0xff, at: 9}}]}",
       "{mark: {value: 0x10, mask: 0xf0}, indev: v1, skip_hw: true}",
       "{divisor: 16}",
   };
@@ -260,7 +269,8 @@ TEST_CASE("u32: decode(encode(x)) encodes to the same bytes") {
     // The classid travels in the options too (the filter codec adds it):
     // decode reads TC_U32_TERMINAL against it.
     auto with_classid = bytes;
-    if (f.classid) for (uint8_t b : unhex("08000100 10000100")) with_classid.push_back(b);
+    if (f.classid)
+      for (uint8_t b : unhex("08000100 10000100")) with_classid.push_back(b);
     u32.decode(with_classid, KindCtx{handles[i]}, back.opts);
     CHECK(back.opts == f.opts);
     CHECK(hex(encode(back)) == hex(bytes));
@@ -321,14 +331,16 @@ TEST_CASE("u32: handle spaces") {
   // sample u32 0x12345678 0xffff0000 at 0 divisor 16 -> bucket 4.
   filter_ops(u32).handle_space(parse_ok("{ht: \"2:\", sample: {ip: {dst: 10.0.0.7}}}"), fixed, mask);
   CHECK((fixed == 0x00207000 && mask == 0xFFF));
-  filter_ops(u32).handle_space(parse_ok("{ht: \"2:\", sample: {u32: {value: 0x12345678, mask: 0xffff0000}, divisor: 16}}"), fixed, mask);
+  filter_ops(u32).handle_space(
+      parse_ok("{ht: \"2:\", sample: {u32: {value: 0x12345678, mask: 0xffff0000}, divisor: 16}}"), fixed, mask);
   CHECK((fixed == 0x00204000 && mask == 0xFFF));
   filter_ops(u32).handle_space(parse_ok("{divisor: 256}"), fixed, mask);
   CHECK(mask == 0);
 }
 
 TEST_CASE("u32: normalize folds sample into ht and derives terminal") {
-  Filter f = filter("{ht: \"2:\", sample: {ip: {dst: 10.0.0.7}, divisor: 256}, match: [{ip: {dst: 10.0.0.7}}]}", 0x00207001);
+  Filter f =
+      filter("{ht: \"2:\", sample: {ip: {dst: 10.0.0.7}, divisor: 256}, match: [{ip: {dst: 10.0.0.7}}]}", 0x00207001);
   CHECK(f.opts == parse_ok("{ht: \"2:7:\", match: [{ip: {dst: 10.0.0.7}}]}"));
   // A handle in a table implies `ht`, as the kernel will report it.
   f = filter("{match: [{ip: {dport: 22}}]}", 0x00203001);
@@ -346,12 +358,14 @@ TEST_CASE("u32: normalize folds sample into ht and derives terminal") {
 
 TEST_CASE("u32: selector errors, located") {
   CHECK(load_errors("{match: [{ip: {dprt: 22}}]}") ==
-        "u32.yaml:1:16: error: unknown 'ip' match 'dprt': expected one of src, dst, protocol, tos, dsfield, precedence, ihl, dport, sport, "
+        "u32.yaml:1:16: error: unknown 'ip' match 'dprt': expected one of src, dst, protocol, tos, dsfield, "
+        "precedence, ihl, dport, sport, "
         "icmp_type, icmp_code, nofrag, firstfrag, df, mf (did you mean 'dport'?)\n"
         "  {match: [{ip: {dprt: 22}}]}\n"
         "                 ^\n");
   CHECK(load_errors("{match: [{ipv4: {dport: 22}}]}") ==
-        "u32.yaml:1:11: error: unknown selector 'ipv4' in 'match': expected one of ip, ip6, tcp, udp, icmp, ether, u32, u16, u8 (did you mean 'ip'?)\n"
+        "u32.yaml:1:11: error: unknown selector 'ipv4' in 'match': expected one of ip, ip6, tcp, udp, icmp, ether, "
+        "u32, u16, u8 (did you mean 'ip'?)\n"
         "  {match: [{ipv4: {dport: 22}}]}\n"
         "            ^\n");
   CHECK(load_errors("{match: [{ip: {dport: 70000}}]}") ==
@@ -372,7 +386,8 @@ TEST_CASE("u32: selector errors, located") {
         "  {match: [{u32: {value: 1, at: 3}}]}\n"
         "                                ^\n");
   CHECK(load_errors("{match: [{ip: {dport: 22}, tcp: {dst: 22}}]}") ==
-        "u32.yaml:1:10: error: a 'match' entry is one selector such as {ip: {dport: 22}}: one of ip, ip6, tcp, udp, icmp, ether, u32, u16, u8\n"
+        "u32.yaml:1:10: error: a 'match' entry is one selector such as {ip: {dport: 22}}: one of ip, ip6, tcp, udp, "
+        "icmp, ether, u32, u16, u8\n"
         "  {match: [{ip: {dport: 22}, tcp: {dst: 22}}]}\n"
         "           ^\n");
   CHECK(load_errors("{match: {ip: {dport: 22}}}") ==
@@ -404,16 +419,22 @@ TEST_CASE("u32: table and rule errors, located") {
         "u32.yaml:1:11: error: u32 'divisor' must be a power of two from 1 to 256, not 100\n"
         "  {divisor: 100}\n"
         "            ^\n");
-  CHECK(load_errors("{divisor: 16, match: [{ip: {dport: 22}}]}", 0x00200000, std::nullopt) ==
-        "u32.yaml:1:22: error: a u32 hash table ('divisor') takes no 'match': it only holds rules that name it in 'ht'\n"
-        "  {divisor: 16, match: [{ip: {dport: 22}}]}\n"
-        "                       ^\n");
-  CHECK(load_errors("{divisor: 16}", 0x00200000) == "tcsync: error: a u32 hash table ('divisor') takes no classid, actions or police: give them to the rules in it\n");
+  CHECK(
+      load_errors("{divisor: 16, match: [{ip: {dport: 22}}]}", 0x00200000, std::nullopt) ==
+      "u32.yaml:1:22: error: a u32 hash table ('divisor') takes no 'match': it only holds rules that name it in 'ht'\n"
+      "  {divisor: 16, match: [{ip: {dport: 22}}]}\n"
+      "                       ^\n");
+  CHECK(load_errors("{divisor: 16}", 0x00200000) ==
+        "tcsync: error: a u32 hash table ('divisor') takes no classid, actions or police: give them to the rules in "
+        "it\n");
   CHECK(load_errors("{divisor: 16}", 0x90000000, std::nullopt) == "");  // 800: and above: the file's too
-  CHECK(load_errors("{divisor: 16}", 0x00201000, std::nullopt) == "tcsync: error: a u32 hash table's handle is a table id such as 2:, not 2:1:\n");
-  CHECK(load_errors("{ht: \"2:5:\"}", 0x00203001) == "tcsync: error: handle 2:3:1 is not in the table 'ht' names (2:5:): give it as 2:5:1\n");
+  CHECK(load_errors("{divisor: 16}", 0x00201000, std::nullopt) ==
+        "tcsync: error: a u32 hash table's handle is a table id such as 2:, not 2:1:\n");
+  CHECK(load_errors("{ht: \"2:5:\"}", 0x00203001) ==
+        "tcsync: error: handle 2:3:1 is not in the table 'ht' names (2:5:): give it as 2:5:1\n");
   CHECK(load_errors("{ht: \"2:\"}", 0x00200000) ==
-        "tcsync: error: a u32 rule's handle needs a node id, such as 2::1 (only hash tables, with 'divisor', end in ':')\n");
+        "tcsync: error: a u32 rule's handle needs a node id, such as 2::1 (only hash tables, with 'divisor', end in "
+        "':')\n");
   CHECK(load_errors("{skip_hw: true, skip_sw: true}") ==
         "u32.yaml:1:26: error: skip_hw and skip_sw exclude each other\n"
         "  {skip_hw: true, skip_sw: true}\n"

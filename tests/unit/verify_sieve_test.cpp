@@ -91,8 +91,10 @@ TEST_CASE("verify sieve: a changed, a missing and an extra rule are planned as w
   for (int h = 1; h <= 6; ++h) {
     std::string ip = "10.0.0." + std::to_string(h) + "/32";
     want += flower(0, 1, h, ip);
-    if (h == 3) have += flower(0, 1, h, "10.9.9.9/32");  // the kernel stored another value
-    else if (h != 5) have += flower(0, 1, h, ip);        // 5: missing
+    if (h == 3)
+      have += flower(0, 1, h, "10.9.9.9/32");  // the kernel stored another value
+    else if (h != 5)
+      have += flower(0, 1, h, ip);  // 5: missing
   }
   have += flower(0, 1, 7, "10.0.0.7/32");  // not in the file
   Outcome o = compare(want, have);
@@ -107,8 +109,8 @@ TEST_CASE("verify sieve: an implicit chain and a list whose every file rule matc
   // explicitly and delete it; and a list with one extra rule would look
   // like a list the file dropped (one request for the whole list).
   std::string want = std::string(kHead) + "    filters:\n", have = std::string(kHead) +
-                                                                 "    chains:\n      - {parent: ingress, chain: 1}\n"
-                                                                 "    filters:\n";
+                                                                   "    chains:\n      - {parent: ingress, chain: 1}\n"
+                                                                   "    filters:\n";
   for (int h = 1; h <= 4; ++h) {
     want += flower(1, 1, h, "10.1.0." + std::to_string(h) + "/32");
     have += flower(1, 1, h, "10.1.0." + std::to_string(h) + "/32");
@@ -120,7 +122,7 @@ TEST_CASE("verify sieve: an implicit chain and a list whose every file rule matc
   have += flower(0, 2, 9, "10.2.0.9/32");
   Outcome o = compare(want, have);
   CHECK(o.full == o.sieved);
-  CHECK(o.full.find("chain") == std::string::npos);   // no chain delete
+  CHECK(o.full.find("chain") == std::string::npos);        // no chain delete
   CHECK(o.full.find("handle 0x9 ") != std::string::npos);  // the one extra rule
   CHECK(o.taken == 5);
 }
@@ -129,7 +131,8 @@ TEST_CASE("verify sieve: u32 rules and keys listed twice are left to the differ"
   std::string u32 =
       "      - {parent: egress, pref: 5, protocol: ip, u32: {match: [{u32: {value: 1, mask: 1, at: 0}}]}, "
       "actions: [{gact: {control: drop}}]}\n";
-  std::string r1 = flower(0, 1, 1, "10.0.0.1/32"), r2 = flower(0, 1, 2, "10.0.0.2/32"), r3 = flower(0, 1, 3, "10.0.0.3/32");
+  std::string r1 = flower(0, 1, 1, "10.0.0.1/32"), r2 = flower(0, 1, 2, "10.0.0.2/32"),
+              r3 = flower(0, 1, 3, "10.0.0.3/32");
   std::string want = std::string(kHead) + "    filters:\n" + r1 + r2 + r3 + u32;
   // r2 listed twice after its list's first: the first listing is taken
   // before the second shows, so the sieve cannot plan as the differ would.
@@ -171,16 +174,23 @@ TEST_CASE("verify sieve: random files and dumps plan the same with and without i
           // One round in four has keys the kernel lists twice (sieved kinds
           // never do; the sieve must still not plan otherwise).
           switch (rng() % 10) {
-            case 0: want += rule; break;          // missing from the kernel
-            case 1: live(chain, rule); break;     // only in the kernel
-            case 2: want += rule, live(chain, flower(chain, pref, h, ip, "pass")); break;  // stored otherwise
+            case 0:
+              want += rule;
+              break;  // missing from the kernel
+            case 1:
+              live(chain, rule);
+              break;  // only in the kernel
+            case 2:
+              want += rule, live(chain, flower(chain, pref, h, ip, "pass"));
+              break;  // stored otherwise
             case 3:
               if (round % 4 == 0) {
                 want += rule, twice.insert(live(chain, rule));  // listed twice
                 break;
               }
               [[fallthrough]];
-            default: want += rule, live(chain, rule);
+            default:
+              want += rule, live(chain, rule);
           }
         }
     if (!any_chain1) have = std::string(kHead) + "    filters:\n";  // no rule there: no chain
@@ -205,7 +215,8 @@ TEST_CASE("verify sieve: a re-created qdisc or chain, or another kind, still dif
     rules += "      - {parent: \"1:\", pref: 1, protocol: ip, handle: " + std::to_string(h) +
              ", flower: {dst_ip: 10.0.0." + std::to_string(h) + "/32}, classid: \"1:1\"}\n";
   auto tree = [&](const std::string& kind) {
-    return "version: 1\ndevices:\n  v0:\n    qdiscs:\n      - {kind: " + kind + ", handle: \"1:\"}\n    filters:\n" + rules;
+    return "version: 1\ndevices:\n  v0:\n    qdiscs:\n      - {kind: " + kind + ", handle: \"1:\"}\n    filters:\n" +
+           rules;
   };
   // The kernel holds prio 1: where the file has htb 1: -- the qdisc goes,
   // its rules with it, and all four come back: the taken three too, which
@@ -219,8 +230,10 @@ TEST_CASE("verify sieve: a re-created qdisc or chain, or another kind, still dif
 
   // A chain whose template changes is made again, its rules too.
   auto chained = [](const std::string& mask) {
-    std::string f = std::string(kHead) + "    chains:\n      - {parent: ingress, chain: 1, protocol: ip, template: {flower: {dst_ip: 0.0.0.0/" +
-                    mask + "}}}\n    filters:\n";
+    std::string f =
+        std::string(kHead) +
+        "    chains:\n      - {parent: ingress, chain: 1, protocol: ip, template: {flower: {dst_ip: 0.0.0.0/" + mask +
+        "}}}\n    filters:\n";
     for (int h = 1; h <= 4; ++h) f += flower(1, 1, h, "10.0." + std::to_string(h) + ".0/24");
     return f;
   };

@@ -17,11 +17,16 @@ std::string file(const std::string& rules) {
   return "version: 1\ndevices:\n  v0:\n"
          "    qdiscs: [{kind: htb, handle: \"1:\"}]\n"
          "    classes: [{classid: \"1:10\", rate: 1mbit}, {classid: \"1:30\", rate: 1mbit}]\n"
-         "    filters:\n" + rules;
+         "    filters:\n" +
+         rules;
 }
 
-const std::string kRule1 = "      - {parent: \"1:\", pref: 10, protocol: ip, handle: \"::1\", u32: {match: [{ip: {dport: 22}}]}, classid: \"1:10\"}\n";
-const std::string kRule2 = "      - {parent: \"1:\", pref: 10, protocol: ip, handle: \"::2\", u32: {match: [{ip: {dport: 80}}]}, classid: \"1:10\"}\n";
+const std::string kRule1 =
+    "      - {parent: \"1:\", pref: 10, protocol: ip, handle: \"::1\", u32: {match: [{ip: {dport: 22}}]}, classid: "
+    "\"1:10\"}\n";
+const std::string kRule2 =
+    "      - {parent: \"1:\", pref: 10, protocol: ip, handle: \"::2\", u32: {match: [{ip: {dport: 80}}]}, classid: "
+    "\"1:10\"}\n";
 
 std::string text(const Plan& p) {
   std::string out;
@@ -92,7 +97,8 @@ TEST_CASE("watch targeted: the last event of a key decides it") {
   State have = live(file(kRule1 + kRule2));
   DeclaredFilters idx(want.devices.at(0));
   // A foreign rule added, then deleted again: nothing to do.
-  FilterRepair r = plan_filter_events(want.devices.at(0), idx, {FilterEvent{false, rule(have, 2)}, FilterEvent{true, rule(have, 2)}});
+  FilterRepair r = plan_filter_events(want.devices.at(0), idx,
+                                      {FilterEvent{false, rule(have, 2)}, FilterEvent{true, rule(have, 2)}});
   CHECK(r.fallback.empty());
   CHECK(r.plan.empty());
 }
@@ -101,7 +107,9 @@ TEST_CASE("watch targeted: what one event cannot settle falls back to a full pla
   State want = load_ok(file(kRule1));
   DeclaredFilters idx(want.devices.at(0));
   // A list the file does not declare: the differ deletes it whole.
-  State other = live(file("      - {parent: \"1:\", pref: 20, protocol: ip, handle: \"::1\", u32: {match: [{ip: {dport: 22}}]}, classid: \"1:10\"}\n"));
+  State other =
+      live(file("      - {parent: \"1:\", pref: 20, protocol: ip, handle: \"::1\", u32: {match: [{ip: {dport: 22}}]}, "
+                "classid: \"1:10\"}\n"));
   FilterRepair r = plan_filter_events(want.devices.at(0), idx, {FilterEvent{false, other.devices.at(0).filters.at(0)}});
   CHECK(r.fallback == "a filter in a list the file does not declare");
   CHECK(r.plan.empty());
@@ -113,8 +121,10 @@ TEST_CASE("watch targeted: what one event cannot settle falls back to a full pla
 
 TEST_CASE("watch targeted: an event outside a scoped device's regions is no drift") {
   auto at = [](int pref, const std::string& own) {
-    return "version: 1\ndevices:\n  v0:\n" + own + "    qdiscs: [{kind: clsact}]\n    filters:\n"
-           "      - {parent: ingress, pref: " + std::to_string(pref) + ", protocol: ip, handle: \"::1\", u32: {match: [{ip: {dport: 22}}]}}\n";
+    return "version: 1\ndevices:\n  v0:\n" + own +
+           "    qdiscs: [{kind: clsact}]\n    filters:\n"
+           "      - {parent: ingress, pref: " +
+           std::to_string(pref) + ", protocol: ip, handle: \"::1\", u32: {match: [{ip: {dport: 22}}]}}\n";
   };
   State want = load_ok(at(10, "    own: [{parent: ingress, prefs: 10-19}]\n"));
   DeclaredFilters idx(want.devices.at(0));

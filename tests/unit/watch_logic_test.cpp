@@ -9,7 +9,9 @@ using namespace tcsync;
 using namespace std::chrono_literals;
 
 namespace {
-WatchTime at(int ms) { return WatchTime{} + std::chrono::milliseconds(ms); }
+WatchTime at(int ms) {
+  return WatchTime{} + std::chrono::milliseconds(ms);
+}
 }  // namespace
 
 TEST_CASE("watch: a burst is due once, quiet after its last event") {
@@ -95,7 +97,8 @@ TEST_CASE("watch: an event is one JSON line with time, event, device and the dif
   REQUIRE(line.back() == '\n');
   CHECK(line.find('\n') == line.size() - 1);
   CHECK(line ==
-        "{\"time\":\"2026-12-02T05:40:01.123Z\",\"event\":\"drift\",\"device\":\"v0\",\"diff\":[\"~ class htb 1:10 parent "
+        "{\"time\":\"2026-12-02T05:40:01.123Z\",\"event\":\"drift\",\"device\":\"v0\",\"diff\":[\"~ class htb 1:10 "
+        "parent "
         "1: (rate 2mbit -> 1mbit)\",\"- filter u32 parent 1: pref 5 (not in the file)\"]}\n");
   auto j = nlohmann::json::parse(line);
   CHECK(j["diff"].size() == 2);
@@ -106,11 +109,13 @@ TEST_CASE("watch: an event is one JSON line with time, event, device and the dif
   r.cause = "drift";
   r.ms = 12.345;
   CHECK(watch_event_json(r, 1796190001123LL) ==
-        "{\"time\":\"2026-12-02T05:40:01.123Z\",\"event\":\"repaired\",\"device\":\"v0\",\"cause\":\"drift\",\"ms\":12.3}\n");
+        "{\"time\":\"2026-12-02T05:40:01.123Z\",\"event\":\"repaired\",\"device\":\"v0\",\"cause\":\"drift\",\"ms\":12."
+        "3}\n");
   CHECK(watch_event_text(r, 1796190001123LL) == "05:40:01.123 repaired v0 (drift) in 12.3 ms\n");
-  CHECK(watch_event_text(e, 1796190001123LL) ==
-        "05:40:01.123 drift v0\n  ~ class htb 1:10 parent 1: (rate 2mbit -> 1mbit)\n  - filter u32 parent 1: pref 5 (not "
-        "in the file)\n");
+  CHECK(
+      watch_event_text(e, 1796190001123LL) ==
+      "05:40:01.123 drift v0\n  ~ class htb 1:10 parent 1: (rate 2mbit -> 1mbit)\n  - filter u32 parent 1: pref 5 (not "
+      "in the file)\n");
 }
 
 TEST_CASE("watch: a device name that is not UTF-8 still makes valid JSON") {

@@ -11,7 +11,9 @@ using tcsync::Words;
 
 namespace {
 
-std::vector<uint32_t> as_vector(const Words& w) { return {w.begin(), w.end()}; }
+std::vector<uint32_t> as_vector(const Words& w) {
+  return {w.begin(), w.end()};
+}
 
 // 0, 1, ..., n-1
 Words count(uint32_t n) {

@@ -3,8 +3,8 @@
 // dropped halfway stops its thread.
 #include <catch2/catch.hpp>
 
-#include <cstdio>
 #include <unistd.h>
+#include <cstdio>
 
 #include <algorithm>
 #include <cstdlib>
@@ -59,8 +59,8 @@ Read read_all(const std::string& text, Parse how) {
 long first_difference(const Read& a, const Read& b) {
   for (size_t i = 0; i < std::min(a.events.size(), b.events.size()); ++i) {
     auto &x = a.events[i], &y = b.events[i];
-    if (x.type != y.type || x.loc.line != y.loc.line || x.loc.col != y.loc.col || x.scalar != y.scalar || x.plain != y.plain ||
-        x.offset != y.offset)
+    if (x.type != y.type || x.loc.line != y.loc.line || x.loc.col != y.loc.col || x.scalar != y.scalar ||
+        x.plain != y.plain || x.offset != y.offset)
       return static_cast<long>(i);
   }
   return a.events.size() == b.events.size() ? -1 : static_cast<long>(std::min(a.events.size(), b.events.size()));
@@ -114,8 +114,9 @@ TEST_CASE("yaml reader: a big file (parsed on a thread) loads as the same text l
   std::string text = "version: 1\ndevices:\n  eth0:\n    qdiscs:\n      - {kind: clsact}\n    filters:\n";
   size_t rules = 0;
   for (int i = 1; text.size() < YamlReader::kThreadFrom + 4096; ++i, ++rules)
-    text += "      - {parent: ingress, pref: 10, protocol: ip, handle: " + std::to_string(i) + ", flower: {dst_ip: 10.0." +
-            std::to_string(i / 250) + "." + std::to_string(i % 250) + "}, actions: [{gact: {control: drop}}]}\n";
+    text += "      - {parent: ingress, pref: 10, protocol: ip, handle: " + std::to_string(i) +
+            ", flower: {dst_ip: 10.0." + std::to_string(i / 250) + "." + std::to_string(i % 250) +
+            "}, actions: [{gact: {control: drop}}]}\n";
   char path[] = "/tmp/tcsync-yaml-reader-XXXXXX";
   int fd = mkstemp(path);
   REQUIRE(fd >= 0);
@@ -133,7 +134,8 @@ TEST_CASE("yaml reader: a big file (parsed on a thread) loads as the same text l
   CHECK(make_plan(from_file, from_text).empty());
   CHECK(make_plan(from_text, from_file).empty());
 
-  std::string bad = text + "      - {parent: ingress, pref: 10, protocol: ip, handle: 1000000, flower: {dst_ip: 10.0.0.1/33}}\n";
+  std::string bad =
+      text + "      - {parent: ingress, pref: 10, protocol: ip, handle: 1000000, flower: {dst_ip: 10.0.0.1/33}}\n";
   State s1, s2;
   std::string e1 = load_file(bad, s1), e2 = test::load_errors(bad, &s2, path);
   std::remove(path);

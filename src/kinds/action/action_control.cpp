@@ -5,15 +5,15 @@
 #include <vector>
 
 #include "base/units.h"
-#include "yaml/yaml_reader.h"
 #include "yaml/yaml_out.h"
+#include "yaml/yaml_reader.h"
 
 namespace tcsync {
 namespace {
 
 const EnumName kNames[] = {
-    {"pass", TC_ACT_OK},         {"reclassify", TC_ACT_RECLASSIFY}, {"drop", TC_ACT_SHOT},
-    {"pipe", TC_ACT_PIPE},       {"stolen", TC_ACT_STOLEN},         {"continue", 0xFFFFFFFFu /* TC_ACT_UNSPEC */},
+    {"pass", TC_ACT_OK},   {"reclassify", TC_ACT_RECLASSIFY}, {"drop", TC_ACT_SHOT},
+    {"pipe", TC_ACT_PIPE}, {"stolen", TC_ACT_STOLEN},         {"continue", 0xFFFFFFFFu /* TC_ACT_UNSPEC */},
     {"trap", TC_ACT_TRAP},
 };
 // tc's other spellings of the same verdicts (read, never printed).
@@ -56,15 +56,20 @@ bool control_parse(const Node& n, Value& out, Diagnostics& d) {
   std::string msg = "'" + n.scalar + "' is not a control: expected " + list + "\"goto chain N\" or \"jump N\"";
   auto w = words(n.scalar);
   if (!w.empty() && (w[0] == "goto" || w[0] == "jump"))
-    msg = "'" + n.scalar + "' is not a control: write \"goto chain N\" or \"jump N\" with N from 0 to " + std::to_string(kArgMask);
+    msg = "'" + n.scalar + "' is not a control: write \"goto chain N\" or \"jump N\" with N from 0 to " +
+          std::to_string(kArgMask);
   else if (auto dym = did_you_mean(n.scalar, cands); !dym.empty())
     msg += " (did you mean '" + std::string(dym) + "'?)";
   d.error(n.loc, msg);
   return false;
 }
 
-void control_emit(const Value& v, YamlOut& y) { y.str(format_control(static_cast<uint32_t>(std::get<uint64_t>(v)))); }
-std::string control_describe(const Value& v) { return format_control(static_cast<uint32_t>(std::get<uint64_t>(v))); }
+void control_emit(const Value& v, YamlOut& y) {
+  y.str(format_control(static_cast<uint32_t>(std::get<uint64_t>(v))));
+}
+std::string control_describe(const Value& v) {
+  return format_control(static_cast<uint32_t>(std::get<uint64_t>(v)));
+}
 
 }  // namespace
 
@@ -101,7 +106,8 @@ const CustomType kControlType{
     .parse = control_parse,
     .emit = control_emit,
     .describe = control_describe,
-    .json_schema = R"({"description": "What happens next: pass (ok), drop (shot), reclassify, pipe, stolen, continue, trap, \"goto chain N\" or \"jump N\".", "type": "string", "pattern": "^(pass|ok|reclassify|drop|shot|pipe|stolen|continue|trap|goto +chain +[0-9]+|jump +[0-9]+|[0-9]+)$"})",
+    .json_schema =
+        R"({"description": "What happens next: pass (ok), drop (shot), reclassify, pipe, stolen, continue, trap, \"goto chain N\" or \"jump N\".", "type": "string", "pattern": "^(pass|ok|reclassify|drop|shot|pipe|stolen|continue|trap|goto +chain +[0-9]+|jump +[0-9]+|[0-9]+)$"})",
 };
 
 bool tc_read_verdict(TcCursor& c, Node& body, std::string_view key) {
@@ -121,6 +127,8 @@ bool tc_read_verdict(TcCursor& c, Node& body, std::string_view key) {
   return true;
 }
 
-bool tc_bare_control(TcCursor& c, Node& body) { return tc_read_verdict(c, body, "control"); }
+bool tc_bare_control(TcCursor& c, Node& body) {
+  return tc_read_verdict(c, body, "control");
+}
 
 }  // namespace tcsync

@@ -37,7 +37,9 @@ std::string format_control(uint32_t v);
 
 // TC_ACT_GOTO_CHAIN | N: the kernel refuses it on fallback branches (police
 // conform, gact random): "goto chain not allowed on fallback".
-constexpr bool control_is_goto_chain(uint64_t v) { return (v & 0xF0000000u) == 0x20000000u; }
+constexpr bool control_is_goto_chain(uint64_t v) {
+  return (v & 0xF0000000u) == 0x20000000u;
+}
 
 // A kind's default verdict reads as absent, both from the file (normalize)
 // and from the kernel (decode), so `control: pipe` and no control compare
@@ -60,7 +62,7 @@ struct TcGenHead {
 constexpr Field control_field(const WireStruct& parms, uint32_t def, std::string_view doc = {}) {
   return {.key = "control",
           .type = FieldType::Custom,
-          .doc = !doc.empty()          ? doc
+          .doc = !doc.empty()         ? doc
                  : def == TC_ACT_PIPE ? "Verdict after the action (default pipe; also \"goto chain N\", \"jump N\")."
                                       : "Verdict after the action (default pass; also \"goto chain N\", \"jump N\").",
           .def = def,

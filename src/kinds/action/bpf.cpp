@@ -36,7 +36,9 @@ std::string text_describe(const Value& v) {
   auto* s = std::get_if<std::string>(&v);
   return s ? *s : "?";
 }
-void text_emit(const Value& v, YamlOut& y) { y.str(text_describe(v)); }
+void text_emit(const Value& v, YamlOut& y) {
+  y.str(text_describe(v));
+}
 bool text_parse(const Node& n, Value& out, Diagnostics& d) {
   if (!n.is_scalar() || n.scalar.empty()) {
     d.error(n.loc, "expected a non-empty string");
@@ -55,11 +57,30 @@ const CustomType kNameType{
 };
 
 const Field kFields[] = {
-    {.key = "bytecode", .type = FieldType::Custom, .doc = "Classic BPF program, tc's \"N,code jt jf k,...\"; its return code is the verdict.", .custom = &kBpfBytecodeType},
-    {.key = "name", .type = FieldType::Custom, .flags = kNoCompare, .doc = "eBPF program: tc's label (dumps; tcsync cannot send eBPF actions yet).", .custom = &kNameType},
-    {.key = "id", .type = FieldType::Uint, .flags = kNoCompare, .doc = "eBPF program: its live id (dumps).", .max = 0xFFFFFFFF},
-    {.key = "tag", .type = FieldType::Custom, .flags = kAuto, .doc = "eBPF program: its tag, 16 hex digits (dumps): what it is compared by.", .custom = &kNameType},
-    {.key = "control", .type = FieldType::Custom, .doc = "Verdict when the program returns TC_ACT_UNSPEC (default pipe).", .def = TC_ACT_PIPE, .custom = &kControlType},
+    {.key = "bytecode",
+     .type = FieldType::Custom,
+     .doc = "Classic BPF program, tc's \"N,code jt jf k,...\"; its return code is the verdict.",
+     .custom = &kBpfBytecodeType},
+    {.key = "name",
+     .type = FieldType::Custom,
+     .flags = kNoCompare,
+     .doc = "eBPF program: tc's label (dumps; tcsync cannot send eBPF actions yet).",
+     .custom = &kNameType},
+    {.key = "id",
+     .type = FieldType::Uint,
+     .flags = kNoCompare,
+     .doc = "eBPF program: its live id (dumps).",
+     .max = 0xFFFFFFFF},
+    {.key = "tag",
+     .type = FieldType::Custom,
+     .flags = kAuto,
+     .doc = "eBPF program: its tag, 16 hex digits (dumps): what it is compared by.",
+     .custom = &kNameType},
+    {.key = "control",
+     .type = FieldType::Custom,
+     .doc = "Verdict when the program returns TC_ACT_UNSPEC (default pipe).",
+     .def = TC_ACT_PIPE,
+     .custom = &kControlType},
 };
 
 void encode(const Options& o, const KindCtx& ctx, MsgWriter& w) {
@@ -103,15 +124,23 @@ const uint16_t kReportedOnly[] = {TCA_ACT_BPF_TM, TCA_ACT_BPF_PAD};
 
 // tc's other ways to name a program: files and eBPF objects.
 bool tc_unsaid(TcCursor& c, const TcWord& kw, Node&) {
-  c.diags().error(kw.loc, "bpf action '" + kw.text + "' has no tcsync spelling: give the program as 'bytecode' (eBPF actions are not supported yet)");
+  c.diags().error(kw.loc,
+                  "bpf action '" + kw.text +
+                      "' has no tcsync spelling: give the program as 'bytecode' (eBPF actions are not supported yet)");
   return false;
 }
 // `run` may stand before the program (m_bpf.c): nothing to read.
-bool tc_run(TcCursor&, const TcWord&, Node&) { return true; }
-const TcReader kTcReaders[] = {{"bytecode", tc_bpf_bytecode}, {"run", tc_run}, {"bytecode-file", tc_unsaid}, {"object-file", tc_unsaid},
+bool tc_run(TcCursor&, const TcWord&, Node&) {
+  return true;
+}
+const TcReader kTcReaders[] = {{"bytecode", tc_bpf_bytecode},
+                               {"run", tc_run},
+                               {"bytecode-file", tc_unsaid},
+                               {"object-file", tc_unsaid},
                                {"object-pinned", tc_unsaid}};
-const std::string_view kTcExamples[] = {"bytecode '1,6 0 0 0' drop", "run bytecode '1,6 0 0 4294967295'", "bytecode-file /tmp/prog.bpf",
-                                        "object-file prog.o", "object-pinned /sys/fs/bpf/prog"};
+const std::string_view kTcExamples[] = {"bytecode '1,6 0 0 0' drop", "run bytecode '1,6 0 0 4294967295'",
+                                        "bytecode-file /tmp/prog.bpf", "object-file prog.o",
+                                        "object-pinned /sys/fs/bpf/prog"};
 const TcWords kTcWords{.readers = kTcReaders, .bare = tc_bare_control, .examples = kTcExamples};
 
 }  // namespace
@@ -124,7 +153,9 @@ constexpr ActionOps kActionBpfOps{
 const KindOps kActionBpf{
     .name = "bpf",
     .obj = ObjType::Action,
-    .doc = "Runs a classic BPF program (tc's bytecode) whose return code is the verdict (tc-bpf(8)); eBPF programs are read, not sent.",
+    .doc =
+        "Runs a classic BPF program (tc's bytecode) whose return code is the verdict (tc-bpf(8)); eBPF programs are "
+        "read, not sent.",
     .fields = kFields,
     .encode = encode,
     .decode = decode,

@@ -20,12 +20,21 @@ enum : uint16_t { kZone, kControl };
 constexpr WireStruct kParms{.attr = TCA_CONNMARK_PARMS, .size = sizeof(tc_connmark), .action_parms = true};
 
 const Field kFields[] = {
-    {.key = "zone", .type = FieldType::Uint, .doc = "Conntrack zone to look the connection up in.", .def = 0, .max = 0xFFFF,
-     .wire = Wire::U16, .in = &kParms, .offset = offsetof(tc_connmark, zone), .map = &kZeroIsAbsent},
+    {.key = "zone",
+     .type = FieldType::Uint,
+     .doc = "Conntrack zone to look the connection up in.",
+     .def = 0,
+     .max = 0xFFFF,
+     .wire = Wire::U16,
+     .in = &kParms,
+     .offset = offsetof(tc_connmark, zone),
+     .map = &kZeroIsAbsent},
     control_field(kParms, TC_ACT_PIPE),
 };
 
-void normalize(Options& o, const KindCtx&, Diagnostics&, SourceLoc) { drop_default_control(o, kControl, TC_ACT_PIPE); }
+void normalize(Options& o, const KindCtx&, Diagnostics&, SourceLoc) {
+  drop_default_control(o, kControl, TC_ACT_PIPE);
+}
 
 }  // namespace
 

@@ -22,8 +22,14 @@ constexpr WireStruct kParms{.attr = TCA_CSUM_PARMS, .size = sizeof(tc_csum), .ac
 
 // A header's field: a bit of update_flags.
 constexpr Field target(std::string_view key, std::string_view doc, uint32_t bit) {
-  return {.key = key, .type = FieldType::Bool, .doc = doc, .def = 0,
-          .wire = Wire::U32, .in = &kParms, .offset = offsetof(tc_csum, update_flags), .bit = bit};
+  return {.key = key,
+          .type = FieldType::Bool,
+          .doc = doc,
+          .def = 0,
+          .wire = Wire::U32,
+          .in = &kParms,
+          .offset = offsetof(tc_csum, update_flags),
+          .bit = bit};
 }
 
 const Field kFields[] = {
@@ -53,7 +59,9 @@ namespace {
 // Reported by the kernel, not configuration (kind.h reported_only).
 const uint16_t kReportedOnly[] = {TCA_CSUM_TM, TCA_CSUM_PAD};
 // `ip4h and udp`: the 'and' between targets says nothing.
-bool tc_and(TcCursor&, const TcWord&, Node&) { return true; }
+bool tc_and(TcCursor&, const TcWord&, Node&) {
+  return true;
+}
 const TcAlias kTcAliases[] = {{"iph", "ip4h"}, {"ipv4h", "ip4h"}};
 const TcReader kTcReaders[] = {{"and", tc_and}};
 const std::string_view kTcExamples[] = {"iph and udp ok", "ipv4h tcp"};

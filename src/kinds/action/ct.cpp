@@ -25,19 +25,18 @@
 
 #include <cstring>
 
+#include "base/units.h"
 #include "kinds/action/action_control.h"
 #include "kinds/net_types.h"
 #include "kinds/registry.h"
 #include "model/field_wire.h"
 #include "model/kind.h"
-#include "base/units.h"
-#include "yaml/yaml_reader.h"
-#include "yaml/yaml_out.h"
 #include "model/tc_words.h"
+#include "yaml/yaml_out.h"
+#include "yaml/yaml_reader.h"
 
 namespace tcsync {
 namespace {
-
 
 std::string hex32(uint32_t v) {
   char buf[12];
@@ -77,8 +76,9 @@ const CustomType kMarkType{
     .parse = mark_parse,
     .emit = mark_emit,
     .describe = mark_describe,
-    .json_schema = R"({"description": "A 32-bit conntrack mark, optionally /MASK: 5, 0x10/0xff.", "anyOf": [{"type": "integer", "minimum": 0, "maximum": 4294967295}, )"
-                   R"({"type": "string", "pattern": "^(0[xX][0-9a-fA-F]+|[0-9]+)(/(0[xX][0-9a-fA-F]+|[0-9]+))?$"}]})",
+    .json_schema =
+        R"({"description": "A 32-bit conntrack mark, optionally /MASK: 5, 0x10/0xff.", "anyOf": [{"type": "integer", "minimum": 0, "maximum": 4294967295}, )"
+        R"({"type": "string", "pattern": "^(0[xX][0-9a-fA-F]+|[0-9]+)(/(0[xX][0-9a-fA-F]+|[0-9]+))?$"}]})",
 };
 
 // ---- the kind --------------------------------------------------------------------
@@ -90,16 +90,47 @@ const EnumName kNatNames[] = {{"restore", kNatRestore}, {"src", kNatSrc}, {"dst"
 constexpr WireStruct kParms{.attr = TCA_CT_PARMS, .size = sizeof(tc_ct), .action_parms = true, .sent_last = true};
 
 const Field kFields[] = {
-    {.key = "commit", .type = FieldType::Bool, .doc = "Commit the connection to the conntrack table (tc's commit).", .def = 0},
-    {.key = "force", .type = FieldType::Bool, .doc = "With commit: a connection seen in the other direction is replaced by a new one.", .def = 0},
-    {.key = "clear", .type = FieldType::Bool, .doc = "Drop the packet's conntrack state instead (alone: no other key but control).", .def = 0},
-    {.key = "zone", .type = FieldType::Uint, .doc = "Conntrack zone to look up and commit in.", .def = 0, .max = 0xFFFF,
-     .attr = TCA_CT_ZONE, .wire = Wire::U16, .map = &kZeroIsAbsent},
-    {.key = "mark", .type = FieldType::Custom, .doc = "Set the connection's mark on commit, optionally /MASK: 5, 0x10/0xff.", .custom = &kMarkType},
-    {.key = "label", .type = FieldType::Custom, .doc = "Set the connection's 128-bit label on commit (hex), optionally /MASK.", .custom = &kCtLabelType},
-    {.key = "nat", .type = FieldType::Enum, .doc = "restore: apply the NAT the connection already has; src or dst (with commit and nat_addr): set up source or destination NAT.", .names = kNatNames},
-    {.key = "nat_addr", .type = FieldType::Custom, .doc = "The address or range NAT maps to (nat src or dst): 10.0.0.1-10.0.0.9.", .custom = &kIpRangeType},
-    {.key = "nat_port", .type = FieldType::Custom, .doc = "The port or port range NAT maps to (with nat_addr): 1000-2000.", .custom = &kPortRangeType},
+    {.key = "commit",
+     .type = FieldType::Bool,
+     .doc = "Commit the connection to the conntrack table (tc's commit).",
+     .def = 0},
+    {.key = "force",
+     .type = FieldType::Bool,
+     .doc = "With commit: a connection seen in the other direction is replaced by a new one.",
+     .def = 0},
+    {.key = "clear",
+     .type = FieldType::Bool,
+     .doc = "Drop the packet's conntrack state instead (alone: no other key but control).",
+     .def = 0},
+    {.key = "zone",
+     .type = FieldType::Uint,
+     .doc = "Conntrack zone to look up and commit in.",
+     .def = 0,
+     .max = 0xFFFF,
+     .attr = TCA_CT_ZONE,
+     .wire = Wire::U16,
+     .map = &kZeroIsAbsent},
+    {.key = "mark",
+     .type = FieldType::Custom,
+     .doc = "Set the connection's mark on commit, optionally /MASK: 5, 0x10/0xff.",
+     .custom = &kMarkType},
+    {.key = "label",
+     .type = FieldType::Custom,
+     .doc = "Set the connection's 128-bit label on commit (hex), optionally /MASK.",
+     .custom = &kCtLabelType},
+    {.key = "nat",
+     .type = FieldType::Enum,
+     .doc = "restore: apply the NAT the connection already has; src or dst (with commit and nat_addr): set up source "
+            "or destination NAT.",
+     .names = kNatNames},
+    {.key = "nat_addr",
+     .type = FieldType::Custom,
+     .doc = "The address or range NAT maps to (nat src or dst): 10.0.0.1-10.0.0.9.",
+     .custom = &kIpRangeType},
+    {.key = "nat_port",
+     .type = FieldType::Custom,
+     .doc = "The port or port range NAT maps to (with nat_addr): 1000-2000.",
+     .custom = &kPortRangeType},
     control_field(kParms, TC_ACT_PIPE),
 };
 
@@ -191,7 +222,8 @@ void normalize(Options& o, const KindCtx&, Diagnostics& d, SourceLoc loc) {
   }
   if (o.has(kForce) && !o.has(kCommit)) err(kForce, "ct 'force' needs 'commit'");
   auto nat = o.num(kNat);
-  if (nat == kNatRestore && o.has(kCommit)) err(kNat, "ct 'commit' with 'nat' needs nat src or dst (restore is without commit)");
+  if (nat == kNatRestore && o.has(kCommit))
+    err(kNat, "ct 'commit' with 'nat' needs nat src or dst (restore is without commit)");
   if ((nat == kNatSrc || nat == kNatDst) && !o.has(kCommit)) err(kNat, "ct nat src or dst needs 'commit'");
   if ((nat == kNatSrc || nat == kNatDst) && !o.has(kNatAddr)) err(kNat, "ct nat src or dst needs 'nat_addr'");
   if (o.has(kNatAddr) && nat != kNatSrc && nat != kNatDst) err(kNatAddr, "ct 'nat_addr' needs nat src or dst");
@@ -251,7 +283,9 @@ constexpr ActionOps kActionCtOps{
 const KindOps kActionCt{
     .name = "ct",
     .obj = ObjType::Action,
-    .doc = "Connection tracking: look the packet up (in a zone), commit the connection with a mark and label, apply NAT, or clear the state.",
+    .doc =
+        "Connection tracking: look the packet up (in a zone), commit the connection with a mark and label, apply NAT, "
+        "or clear the state.",
     .fields = kFields,
     .encode = encode,
     .decode = decode,

@@ -29,14 +29,35 @@ enum : uint16_t { kDscp, kDscpStatemask, kCpmark, kZone, kControl };
 constexpr WireStruct kParms{.attr = TCA_CTINFO_ACT, .size = sizeof(tc_ctinfo), .action_parms = true};
 
 const Field kFields[] = {
-    {.key = "dscp", .type = FieldType::Uint, .doc = "Copy the conntrack mark's bits under this mask (6 contiguous bits) to the DSCP.", .max = 0xFFFFFFFF,
-     .attr = TCA_CTINFO_PARMS_DSCP_MASK, .wire = Wire::U32},
-    {.key = "dscp_statemask", .type = FieldType::Uint, .doc = "Only when the conntrack mark has these bits set (needs dscp; must not overlap it).", .def = 0, .max = 0xFFFFFFFF,
-     .attr = TCA_CTINFO_PARMS_DSCP_STATEMASK, .wire = Wire::U32, .map = &kZeroIsUnset},
-    {.key = "cpmark", .type = FieldType::Uint, .doc = "Copy the conntrack mark under this mask to the firewall mark (tc's cpmark alone: 0xffffffff).", .max = 0xFFFFFFFF,
-     .attr = TCA_CTINFO_PARMS_CPMARK_MASK, .wire = Wire::U32},
-    {.key = "zone", .type = FieldType::Uint, .doc = "Conntrack zone to look the connection up in.", .def = 0, .max = 0xFFFF,
-     .attr = TCA_CTINFO_ZONE, .wire = Wire::U16, .map = &kZeroIsAbsent, .def_always_sent = true},
+    {.key = "dscp",
+     .type = FieldType::Uint,
+     .doc = "Copy the conntrack mark's bits under this mask (6 contiguous bits) to the DSCP.",
+     .max = 0xFFFFFFFF,
+     .attr = TCA_CTINFO_PARMS_DSCP_MASK,
+     .wire = Wire::U32},
+    {.key = "dscp_statemask",
+     .type = FieldType::Uint,
+     .doc = "Only when the conntrack mark has these bits set (needs dscp; must not overlap it).",
+     .def = 0,
+     .max = 0xFFFFFFFF,
+     .attr = TCA_CTINFO_PARMS_DSCP_STATEMASK,
+     .wire = Wire::U32,
+     .map = &kZeroIsUnset},
+    {.key = "cpmark",
+     .type = FieldType::Uint,
+     .doc = "Copy the conntrack mark under this mask to the firewall mark (tc's cpmark alone: 0xffffffff).",
+     .max = 0xFFFFFFFF,
+     .attr = TCA_CTINFO_PARMS_CPMARK_MASK,
+     .wire = Wire::U32},
+    {.key = "zone",
+     .type = FieldType::Uint,
+     .doc = "Conntrack zone to look the connection up in.",
+     .def = 0,
+     .max = 0xFFFF,
+     .attr = TCA_CTINFO_ZONE,
+     .wire = Wire::U16,
+     .map = &kZeroIsAbsent,
+     .def_always_sent = true},
     control_field(kParms, TC_ACT_PIPE),
 };
 
@@ -49,8 +70,10 @@ void normalize(Options& o, const KindCtx&, Diagnostics& d, SourceLoc) {
     if (o.num(f) == 0u) o.erase(f);
   // act_ctinfo.c refuses these (EINVAL).
   if (auto m = o.num(kDscp)) {
-    if (*m == 0 || (*m >> __builtin_ctzll(*m)) != 0x3f) d.error(o.opt(kDscp)->loc, "ctinfo 'dscp' must be 6 contiguous bits, such as 0xfc000000");
-    if (o.num(kDscpStatemask).value_or(0) & *m) d.error(o.opt(kDscpStatemask)->loc, "ctinfo 'dscp_statemask' must not overlap 'dscp'");
+    if (*m == 0 || (*m >> __builtin_ctzll(*m)) != 0x3f)
+      d.error(o.opt(kDscp)->loc, "ctinfo 'dscp' must be 6 contiguous bits, such as 0xfc000000");
+    if (o.num(kDscpStatemask).value_or(0) & *m)
+      d.error(o.opt(kDscpStatemask)->loc, "ctinfo 'dscp_statemask' must not overlap 'dscp'");
   } else if (o.has(kDscpStatemask)) {
     d.warning(o.opt(kDscpStatemask)->loc, "ctinfo 'dscp_statemask' without 'dscp': the kernel ignores it");
     o.erase(kDscpStatemask);

@@ -7,14 +7,14 @@
 #include <linux/pkt_cls.h>
 #include <linux/tc_act/tc_gact.h>
 
+#include "base/units.h"
 #include "kinds/action/action_control.h"
 #include "kinds/registry.h"
 #include "model/field_wire.h"
 #include "model/kind.h"
-#include "base/units.h"
-#include "yaml/yaml_reader.h"
-#include "yaml/yaml_out.h"
 #include "model/tc_words.h"
+#include "yaml/yaml_out.h"
+#include "yaml/yaml_reader.h"
 
 namespace tcsync {
 namespace {
@@ -37,7 +37,8 @@ std::string_view random_name(uint32_t ptype) {
 
 bool random_parse(const Node& n, Value& out, Diagnostics& d) {
   if (!n.is_map()) {
-    d.error(n.loc, std::string("'random' must be a mapping such as {type: netrand, value: 10, control: drop}, not ") + n.type_name());
+    d.error(n.loc, std::string("'random' must be a mapping such as {type: netrand, value: 10, control: drop}, not ") +
+                       n.type_name());
     return false;
   }
   bool ok = true, have_type = false, have_value = false, have_control = false;
@@ -50,15 +51,17 @@ bool random_parse(const Node& n, Value& out, Diagnostics& d) {
         for (auto& r : kRandomKinds)
           if (v.scalar == r.name) ptype = r.ptype, found = true;
       if (!found) {
-        d.error(v.loc, "random 'type' must be netrand (random) or determ (every Nth packet), not '" + (v.is_scalar() ? v.scalar : std::string(v.type_name())) + "'");
+        d.error(v.loc, "random 'type' must be netrand (random) or determ (every Nth packet), not '" +
+                           (v.is_scalar() ? v.scalar : std::string(v.type_name())) + "'");
         ok = false;
       }
     } else if (k.scalar == "value") {
       have_value = true;
       auto x = v.is_scalar() ? parse_uint(v.scalar) : std::nullopt;
       if (!x || *x > kMaxProbability) {
-        d.error(v.loc, "random 'value' must be a number from 0 to 10000 (netrand: 1 in N packets; determ: every Nth), not '" +
-                           (v.is_scalar() ? v.scalar : std::string(v.type_name())) + "'");
+        d.error(v.loc,
+                "random 'value' must be a number from 0 to 10000 (netrand: 1 in N packets; determ: every Nth), not '" +
+                    (v.is_scalar() ? v.scalar : std::string(v.type_name())) + "'");
         ok = false;
       } else {
         pval = static_cast<uint32_t>(*x);
@@ -66,11 +69,14 @@ bool random_parse(const Node& n, Value& out, Diagnostics& d) {
     } else if (k.scalar == "control") {
       have_control = true;
       Value c;
-      if (kControlType.parse(v, c, d)) paction = static_cast<uint32_t>(std::get<uint64_t>(c));
-      else ok = false;
+      if (kControlType.parse(v, c, d))
+        paction = static_cast<uint32_t>(std::get<uint64_t>(c));
+      else
+        ok = false;
     } else {
       std::string msg = "unknown key '" + k.scalar + "' in gact random: expected type, value, control";
-      if (auto dym = did_you_mean(k.scalar, {"type", "value", "control"}); !dym.empty()) msg += " (did you mean '" + std::string(dym) + "'?)";
+      if (auto dym = did_you_mean(k.scalar, {"type", "value", "control"}); !dym.empty())
+        msg += " (did you mean '" + std::string(dym) + "'?)";
       d.error(k.loc, msg);
       ok = false;
     }
@@ -120,7 +126,8 @@ const CustomType kRandomType{
     .parse = random_parse,
     .emit = random_emit,
     .describe = random_describe,
-    .json_schema = R"({"description": "A second verdict taken at random (netrand: 1 in value packets) or deterministically (determ: every value-th packet).", "type": "object", "properties": {"type": {"enum": ["netrand", "determ"]}, "value": {"anyOf": [{"type": "integer", "minimum": 0, "maximum": 10000}, {"type": "string"}]}, "control": {"type": "string"}}, "required": ["type", "value", "control"], "additionalProperties": false})",
+    .json_schema =
+        R"({"description": "A second verdict taken at random (netrand: 1 in value packets) or deterministically (determ: every value-th packet).", "type": "object", "properties": {"type": {"enum": ["netrand", "determ"]}, "value": {"anyOf": [{"type": "integer", "minimum": 0, "maximum": 10000}, {"type": "string"}]}, "control": {"type": "string"}}, "required": ["type", "value", "control"], "additionalProperties": false})",
     .put = random_put,
     .get = random_get,
 };
@@ -128,10 +135,20 @@ const CustomType kRandomType{
 constexpr WireStruct kParms{.attr = TCA_GACT_PARMS, .size = sizeof(tc_gact), .action_parms = true};
 
 const Field kFields[] = {
-    {.key = "control", .type = FieldType::Custom, .flags = kRequired, .doc = "The verdict: pass, drop, reclassify, pipe, stolen, continue, trap, \"goto chain N\" or \"jump N\".", .custom = &kControlType,
-     .wire = Wire::U32, .in = &kParms, .offset = offsetof(TcGenHead, action)},
-    {.key = "random", .type = FieldType::Custom, .doc = "A second verdict for some packets: {type: netrand|determ, value: N, control: VERDICT}.", .custom = &kRandomType,
-     .attr = TCA_GACT_PROB, .wire = Wire::Custom},
+    {.key = "control",
+     .type = FieldType::Custom,
+     .flags = kRequired,
+     .doc = "The verdict: pass, drop, reclassify, pipe, stolen, continue, trap, \"goto chain N\" or \"jump N\".",
+     .custom = &kControlType,
+     .wire = Wire::U32,
+     .in = &kParms,
+     .offset = offsetof(TcGenHead, action)},
+    {.key = "random",
+     .type = FieldType::Custom,
+     .doc = "A second verdict for some packets: {type: netrand|determ, value: N, control: VERDICT}.",
+     .custom = &kRandomType,
+     .attr = TCA_GACT_PROB,
+     .wire = Wire::Custom},
 };
 
 void normalize(Options& o, const KindCtx&, Diagnostics& d, SourceLoc) {
@@ -139,7 +156,8 @@ void normalize(Options& o, const KindCtx&, Diagnostics& d, SourceLoc) {
   if (auto* r = o.opt(kRandom)) {
     uint32_t c = std::get<Words>(r->value)[2];
     if (control_is_goto_chain(c))
-      d.error(r->loc, "gact random's control cannot be '" + format_control(c) + "' (the kernel refuses goto chain there)");
+      d.error(r->loc,
+              "gact random's control cannot be '" + format_control(c) + "' (the kernel refuses goto chain there)");
   }
 }
 

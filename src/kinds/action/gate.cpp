@@ -55,11 +55,16 @@ std::optional<uint64_t> parse_ns(std::string_view s) {
   std::string num(s.substr(0, i));
   std::string_view unit = s.substr(i);
   double scale;
-  if (unit.empty() || unit == "ns" || unit == "nsec" || unit == "nsecs") scale = 1;
-  else if (unit == "us" || unit == "usec" || unit == "usecs") scale = 1e3;
-  else if (unit == "ms" || unit == "msec" || unit == "msecs") scale = 1e6;
-  else if (unit == "s" || unit == "sec" || unit == "secs") scale = 1e9;
-  else return std::nullopt;
+  if (unit.empty() || unit == "ns" || unit == "nsec" || unit == "nsecs")
+    scale = 1;
+  else if (unit == "us" || unit == "usec" || unit == "usecs")
+    scale = 1e3;
+  else if (unit == "ms" || unit == "msec" || unit == "msecs")
+    scale = 1e6;
+  else if (unit == "s" || unit == "sec" || unit == "secs")
+    scale = 1e9;
+  else
+    return std::nullopt;
   if (scale == 1 && num.find('.') == std::string::npos) return parse_uint(num);
   char* end = nullptr;
   double v = std::strtod(num.c_str(), &end);
@@ -87,7 +92,9 @@ std::optional<uint32_t> parse_s32(const std::string& w) {
 
 bool entries_parse(const Node& n, Value& out, Diagnostics& d) {
   if (!n.is_seq() || n.seq.empty()) {
-    d.error(n.loc, "'entries' must be a list of schedule entries such as \"open 100000000 3 8000\" or \"close 100000000\" (interval in ns)");
+    d.error(n.loc,
+            "'entries' must be a list of schedule entries such as \"open 100000000 3 8000\" or \"close 100000000\" "
+            "(interval in ns)");
     return false;
   }
   Words w;
@@ -108,9 +115,11 @@ bool entries_parse(const Node& n, Value& out, Diagnostics& d) {
     bool open = !parts.empty() && parts[0] == "open";
     std::optional<uint32_t> ipv = parts.size() >= 3 ? parse_s32(parts[2]) : kWildcard;
     std::optional<uint32_t> octets = parts.size() >= 4 ? parse_s32(parts[3]) : kWildcard;
-    if (parts.size() < 2 || parts.size() > 4 || (!open && parts[0] != "close") || interval == 0 || interval > 0xFFFFFFFF ||
-        !ipv || !octets) {
-      d.error(e.loc, "a gate entry is \"open|close INTERVAL_NS [IPV [MAX_OCTETS]]\" (interval 1 to 4294967295 ns; -1: wildcard)");
+    if (parts.size() < 2 || parts.size() > 4 || (!open && parts[0] != "close") || interval == 0 ||
+        interval > 0xFFFFFFFF || !ipv || !octets) {
+      d.error(
+          e.loc,
+          "a gate entry is \"open|close INTERVAL_NS [IPV [MAX_OCTETS]]\" (interval 1 to 4294967295 ns; -1: wildcard)");
       return false;
     }
     // tc makes a closed entry's ipv and max_octets wildcards.
@@ -140,29 +149,67 @@ const CustomType kEntriesType{
     .parse = entries_parse,
     .emit = entries_emit,
     .describe = entries_describe,
-    .json_schema = R"({"description": "The schedule, in order: \"open|close INTERVAL_NS [IPV [MAX_OCTETS]]\" each (-1: wildcard).", "type": "array", "minItems": 1, "items": {"type": "string", "pattern": "^(open|close) [0-9]+( -?[0-9]+( -?[0-9]+)?)?$"}})",
+    .json_schema =
+        R"({"description": "The schedule, in order: \"open|close INTERVAL_NS [IPV [MAX_OCTETS]]\" each (-1: wildcard).", "type": "array", "minItems": 1, "items": {"type": "string", "pattern": "^(open|close) [0-9]+( -?[0-9]+( -?[0-9]+)?)?$"}})",
 };
 
-const EnumName kClocks[] = {{"tai", CLOCK_TAI}, {"realtime", CLOCK_REALTIME}, {"monotonic", CLOCK_MONOTONIC}, {"boottime", CLOCK_BOOTTIME}};
+const EnumName kClocks[] = {
+    {"tai", CLOCK_TAI}, {"realtime", CLOCK_REALTIME}, {"monotonic", CLOCK_MONOTONIC}, {"boottime", CLOCK_BOOTTIME}};
 
 constexpr WireStruct kParms{.attr = TCA_GATE_PARMS, .size = sizeof(tc_gate), .action_parms = true};
 
 const Field kFields[] = {
-    {.key = "entries", .type = FieldType::Custom, .flags = kRequired,
-     .doc = "The schedule, in order: \"open|close INTERVAL_NS [IPV [MAX_OCTETS]]\" (tc's sched-entry; -1: wildcard).", .custom = &kEntriesType},
-    {.key = "priority", .type = FieldType::Uint, .doc = "Internal priority value (ipv) of the gate; absent: wildcard (-1).", .max = 0x7FFFFFFF,
-     .attr = TCA_GATE_PRIORITY, .wire = Wire::U32, .map = &kAllOnesIsAbsent},
-    {.key = "base_time", .type = FieldType::Uint, .doc = "Start of the schedule, ns since the clock's epoch (0: now).", .def = 0,
-     .attr = TCA_GATE_BASE_TIME, .wire = Wire::U64, .map = &kZeroIsUnset},
-    {.key = "cycle_time", .type = FieldType::Uint, .flags = kAuto, .doc = "Length of one cycle in ns; absent: the sum of the entries' intervals (the kernel's).",
-     .attr = TCA_GATE_CYCLE_TIME, .wire = Wire::U64, .map = &kZeroIsUnset},
-    {.key = "cycle_time_ext", .type = FieldType::Uint, .doc = "Extension of the last cycle before a new schedule, ns.", .def = 0,
-     .attr = TCA_GATE_CYCLE_TIME_EXT, .wire = Wire::U64, .map = &kZeroIsUnset},
-    {.key = "clockid", .type = FieldType::Enum, .doc = "Clock of the schedule: tai (default), realtime, monotonic or boottime.", .def = CLOCK_TAI, .names = kClocks,
-     .attr = TCA_GATE_CLOCKID, .wire = Wire::U32, .map = &kDefIsAbsent},
-    {.key = "flags", .type = FieldType::Uint, .doc = "Gate flags (TCA_GATE_FLAGS).", .def = 0, .max = 0xFFFFFFFF,
-     .attr = TCA_GATE_FLAGS, .wire = Wire::U32, .map = &kZeroIsUnset},
-    control_field(kParms, TC_ACT_PIPE, "Verdict after the action for packets that pass (default pipe; also \"goto chain N\", \"jump N\")."),
+    {.key = "entries",
+     .type = FieldType::Custom,
+     .flags = kRequired,
+     .doc = "The schedule, in order: \"open|close INTERVAL_NS [IPV [MAX_OCTETS]]\" (tc's sched-entry; -1: wildcard).",
+     .custom = &kEntriesType},
+    {.key = "priority",
+     .type = FieldType::Uint,
+     .doc = "Internal priority value (ipv) of the gate; absent: wildcard (-1).",
+     .max = 0x7FFFFFFF,
+     .attr = TCA_GATE_PRIORITY,
+     .wire = Wire::U32,
+     .map = &kAllOnesIsAbsent},
+    {.key = "base_time",
+     .type = FieldType::Uint,
+     .doc = "Start of the schedule, ns since the clock's epoch (0: now).",
+     .def = 0,
+     .attr = TCA_GATE_BASE_TIME,
+     .wire = Wire::U64,
+     .map = &kZeroIsUnset},
+    {.key = "cycle_time",
+     .type = FieldType::Uint,
+     .flags = kAuto,
+     .doc = "Length of one cycle in ns; absent: the sum of the entries' intervals (the kernel's).",
+     .attr = TCA_GATE_CYCLE_TIME,
+     .wire = Wire::U64,
+     .map = &kZeroIsUnset},
+    {.key = "cycle_time_ext",
+     .type = FieldType::Uint,
+     .doc = "Extension of the last cycle before a new schedule, ns.",
+     .def = 0,
+     .attr = TCA_GATE_CYCLE_TIME_EXT,
+     .wire = Wire::U64,
+     .map = &kZeroIsUnset},
+    {.key = "clockid",
+     .type = FieldType::Enum,
+     .doc = "Clock of the schedule: tai (default), realtime, monotonic or boottime.",
+     .def = CLOCK_TAI,
+     .names = kClocks,
+     .attr = TCA_GATE_CLOCKID,
+     .wire = Wire::U32,
+     .map = &kDefIsAbsent},
+    {.key = "flags",
+     .type = FieldType::Uint,
+     .doc = "Gate flags (TCA_GATE_FLAGS).",
+     .def = 0,
+     .max = 0xFFFFFFFF,
+     .attr = TCA_GATE_FLAGS,
+     .wire = Wire::U32,
+     .map = &kZeroIsUnset},
+    control_field(kParms, TC_ACT_PIPE,
+                  "Verdict after the action for packets that pass (default pipe; also \"goto chain N\", \"jump N\")."),
 };
 
 // tc's order, which the declared attributes take between the struct and the list.
@@ -280,10 +327,14 @@ bool tc_clockid(TcCursor& c, const TcWord& kw, Node& body) {
   return true;
 }
 
-const TcReader kTcReaders[] = {
-    {"base-time", tc_time}, {"cycle-time", tc_time}, {"cycle-time-ext", tc_time}, {"sched-entry", tc_entry}, {"clockid", tc_clockid}};
+const TcReader kTcReaders[] = {{"base-time", tc_time},
+                               {"cycle-time", tc_time},
+                               {"cycle-time-ext", tc_time},
+                               {"sched-entry", tc_entry},
+                               {"clockid", tc_clockid}};
 const std::string_view kTcExamples[] = {
-    "priority 1 sched-entry close 100000000ns", "base-time 200ms cycle-time 1s cycle-time-ext 10ms sched-entry open 100ms 3 8000b clockid CLOCK_TAI drop"};
+    "priority 1 sched-entry close 100000000ns",
+    "base-time 200ms cycle-time 1s cycle-time-ext 10ms sched-entry open 100ms 3 8000b clockid CLOCK_TAI drop"};
 const TcWords kTcWords{.readers = kTcReaders, .bare = tc_bare_control, .examples = kTcExamples};
 
 }  // namespace

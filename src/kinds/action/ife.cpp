@@ -45,7 +45,8 @@ bool meta_parse(const Node& n, Value& out, Diagnostics& d) {
   if (n.is_scalar() && n.scalar == "allow") return out = Words{}, true;
   auto v = n.is_scalar() ? parse_uint(n.scalar) : std::nullopt;
   if (!v || *v == 0 || *v > Max) {
-    d.error(n.loc, "expected 'allow' (the packet's own value) or a value from 1 to " + std::to_string(Max) + " to send instead");
+    d.error(n.loc, "expected 'allow' (the packet's own value) or a value from 1 to " + std::to_string(Max) +
+                       " to send instead");
     return false;
   }
   out = Words{static_cast<uint32_t>(*v)};
@@ -57,8 +58,10 @@ std::string meta_describe(const Value& v) {
 }
 void meta_emit(const Value& v, YamlOut& y) {
   const Words& w = std::get<Words>(v);
-  if (w.empty()) y.str("allow");
-  else y.num(w[0]);
+  if (w.empty())
+    y.str("allow");
+  else
+    y.num(w[0]);
 }
 
 const CustomType kMeta32Type{
@@ -66,28 +69,60 @@ const CustomType kMeta32Type{
     .parse = meta_parse<0xFFFFFFFF>,
     .emit = meta_emit,
     .describe = meta_describe,
-    .json_schema = R"({"description": "allow: carry the packet's own value; a number: carry this one.", "anyOf": [{"const": "allow"}, {"type": "integer", "minimum": 1, "maximum": 4294967295}]})",
+    .json_schema =
+        R"({"description": "allow: carry the packet's own value; a number: carry this one.", "anyOf": [{"const": "allow"}, {"type": "integer", "minimum": 1, "maximum": 4294967295}]})",
 };
 const CustomType kMeta16Type{
     .schema_name = "ife_meta16",
     .parse = meta_parse<0xFFFF>,
     .emit = meta_emit,
     .describe = meta_describe,
-    .json_schema = R"({"description": "allow: carry the packet's own value; a number: carry this one.", "anyOf": [{"const": "allow"}, {"type": "integer", "minimum": 1, "maximum": 65535}]})",
+    .json_schema =
+        R"({"description": "allow: carry the packet's own value; a number: carry this one.", "anyOf": [{"const": "allow"}, {"type": "integer", "minimum": 1, "maximum": 65535}]})",
 };
 
 const Field kFields[] = {
-    {.key = "mode", .type = FieldType::Enum, .flags = kRequired, .doc = "encode (wrap and send metadata) or decode (unwrap).", .names = kModes},
+    {.key = "mode",
+     .type = FieldType::Enum,
+     .flags = kRequired,
+     .doc = "encode (wrap and send metadata) or decode (unwrap).",
+     .names = kModes},
     // kAuto: a decode given no list gets every metadatum whose module the
     // kernel has loaded, so an absent one is not compared (nor, then, one
     // an encode's file drops: write it as it should be).
-    {.key = "mark", .type = FieldType::Custom, .flags = kAuto, .doc = "Carry the firewall mark: allow (the packet's) or a value; absent: not compared.", .custom = &kMeta32Type},
-    {.key = "prio", .type = FieldType::Custom, .flags = kAuto, .doc = "Carry skb->priority: allow (the packet's) or a value; absent: not compared.", .custom = &kMeta32Type},
-    {.key = "tcindex", .type = FieldType::Custom, .flags = kAuto, .doc = "Carry the tc index: allow (the packet's) or a value; absent: not compared.", .custom = &kMeta16Type},
-    {.key = "type", .type = FieldType::Uint, .flags = kAuto, .doc = "Ethertype of the outer header (encode); absent: 0xED3E (ETH_P_IFE).", .max = 0xFFFF},
-    {.key = "dst", .type = FieldType::Custom, .doc = "Destination MAC of the outer header (encode); absent: the packet's.", .custom = &kMacAddrType},
-    {.key = "src", .type = FieldType::Custom, .doc = "Source MAC of the outer header (encode); absent: the packet's.", .custom = &kMacAddrType},
-    {.key = "control", .type = FieldType::Custom, .doc = "Verdict after the action (default pipe; also \"goto chain N\", \"jump N\").", .def = TC_ACT_PIPE, .custom = &kControlType},
+    {.key = "mark",
+     .type = FieldType::Custom,
+     .flags = kAuto,
+     .doc = "Carry the firewall mark: allow (the packet's) or a value; absent: not compared.",
+     .custom = &kMeta32Type},
+    {.key = "prio",
+     .type = FieldType::Custom,
+     .flags = kAuto,
+     .doc = "Carry skb->priority: allow (the packet's) or a value; absent: not compared.",
+     .custom = &kMeta32Type},
+    {.key = "tcindex",
+     .type = FieldType::Custom,
+     .flags = kAuto,
+     .doc = "Carry the tc index: allow (the packet's) or a value; absent: not compared.",
+     .custom = &kMeta16Type},
+    {.key = "type",
+     .type = FieldType::Uint,
+     .flags = kAuto,
+     .doc = "Ethertype of the outer header (encode); absent: 0xED3E (ETH_P_IFE).",
+     .max = 0xFFFF},
+    {.key = "dst",
+     .type = FieldType::Custom,
+     .doc = "Destination MAC of the outer header (encode); absent: the packet's.",
+     .custom = &kMacAddrType},
+    {.key = "src",
+     .type = FieldType::Custom,
+     .doc = "Source MAC of the outer header (encode); absent: the packet's.",
+     .custom = &kMacAddrType},
+    {.key = "control",
+     .type = FieldType::Custom,
+     .doc = "Verdict after the action (default pipe; also \"goto chain N\", \"jump N\").",
+     .def = TC_ACT_PIPE,
+     .custom = &kControlType},
 };
 
 struct Meta {
@@ -115,9 +150,12 @@ void encode(const Options& o, const KindCtx& ctx, MsgWriter& w) {
   for (const Meta& m : kMetas) {
     const Words* v = o.words(m.field);
     if (!v) continue;
-    if (v->empty()) w.attr(m.id, nullptr, 0);
-    else if (m.size == 2) w.attr_u16(m.id, static_cast<uint16_t>((*v)[0]));
-    else w.attr_u32(m.id, (*v)[0]);
+    if (v->empty())
+      w.attr(m.id, nullptr, 0);
+    else if (m.size == 2)
+      w.attr_u16(m.id, static_cast<uint16_t>((*v)[0]));
+    else
+      w.attr_u32(m.id, (*v)[0]);
   }
   w.nest_end(list);
 }
@@ -134,14 +172,17 @@ void decode(std::span<const uint8_t> payload, const KindCtx&, Options& o) {
   if (auto* a = tb.get(TCA_IFE_DMAC); a && a->data.size() >= 6) o.set(kDst, mac_from_bytes(a->data.data()));
   if (auto* a = tb.get(TCA_IFE_SMAC); a && a->data.size() >= 6) o.set(kSrc, mac_from_bytes(a->data.data()));
   // The kernel's defaults read as absent: ETH_P_IFE for encode, 0 for decode.
-  if (auto* a = tb.get(TCA_IFE_TYPE); a && a->u16() != ((flags & IFE_ENCODE) ? ETH_P_IFE : 0)) o.set(kType, uint64_t{a->u16()});
+  if (auto* a = tb.get(TCA_IFE_TYPE); a && a->u16() != ((flags & IFE_ENCODE) ? ETH_P_IFE : 0))
+    o.set(kType, uint64_t{a->u16()});
   if (auto* a = tb.get(TCA_IFE_METALST)) {
     AttrTable ml(a->data, IFE_META_MAX);
     for (const Meta& m : kMetas) {
       const Attr* v = ml.get(m.id);
       if (!v) continue;
-      if (v->data.empty()) o.set(m.field, Words{});
-      else o.set(m.field, Words{m.size == 2 ? uint32_t{v->u16()} : v->u32()});
+      if (v->data.empty())
+        o.set(m.field, Words{});
+      else
+        o.set(m.field, Words{m.size == 2 ? uint32_t{v->u16()} : v->u32()});
     }
   }
 }
@@ -150,7 +191,9 @@ void normalize(Options& o, const KindCtx&, Diagnostics& d, SourceLoc) {
   drop_default_control(o, kControl, TC_ACT_PIPE);
   if (o.num(kMode) == kDecode) {
     for (uint16_t f : {kType, kDst, kSrc})
-      if (o.has(f)) d.warning(o.opt(f)->loc, "ife decode ignores '" + std::string(kFields[f].key) + "' (encode only): the kernel keeps none");
+      if (o.has(f))
+        d.warning(o.opt(f)->loc,
+                  "ife decode ignores '" + std::string(kFields[f].key) + "' (encode only): the kernel keeps none");
     for (uint16_t f : {kType, kDst, kSrc}) o.erase(f);
   } else if (o.num(kType) == uint64_t{ETH_P_IFE}) {
     o.erase(kType);
@@ -198,7 +241,9 @@ constexpr ActionOps kActionIfeOps{
 const KindOps kActionIfe{
     .name = "ife",
     .obj = ObjType::Action,
-    .doc = "Inter-FE encapsulation: encode carries mark, prio or tcindex in an outer Ethernet header, decode restores them (tc-ife(8)).",
+    .doc =
+        "Inter-FE encapsulation: encode carries mark, prio or tcindex in an outer Ethernet header, decode restores "
+        "them (tc-ife(8)).",
     .fields = kFields,
     .encode = encode,
     .decode = decode,

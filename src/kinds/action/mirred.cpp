@@ -24,14 +24,33 @@ constexpr WireStruct kParms{.attr = TCA_MIRRED_PARMS, .size = sizeof(tc_mirred),
 // direction and action are one member together (eaction), so the struct is
 // written by hand; dev and control are read as the members they are.
 const Field kFields[] = {
-    {.key = "direction", .type = FieldType::Enum, .doc = "Send on the target's egress or receive on its ingress.", .def = kEgress, .names = kDirections},
-    {.key = "action", .type = FieldType::Enum, .flags = kRequired, .doc = "redirect (the packet goes) or mirror (a copy goes).", .names = kActions},
-    {.key = "dev", .type = FieldType::Device, .flags = kRequired, .doc = "Target device.",
-     .wire = Wire::Ifindex, .in = &kParms, .offset = offsetof(tc_mirred, ifindex)},
+    {.key = "direction",
+     .type = FieldType::Enum,
+     .doc = "Send on the target's egress or receive on its ingress.",
+     .def = kEgress,
+     .names = kDirections},
+    {.key = "action",
+     .type = FieldType::Enum,
+     .flags = kRequired,
+     .doc = "redirect (the packet goes) or mirror (a copy goes).",
+     .names = kActions},
+    {.key = "dev",
+     .type = FieldType::Device,
+     .flags = kRequired,
+     .doc = "Target device.",
+     .wire = Wire::Ifindex,
+     .in = &kParms,
+     .offset = offsetof(tc_mirred, ifindex)},
     // normalize gives it always (stolen or pipe by the action), and a dump
     // prints it always.
-    {.key = "control", .type = FieldType::Custom, .doc = "Verdict after the action (default: stolen for redirect, pipe for mirror; also \"goto chain N\", \"jump N\").", .custom = &kControlType,
-     .wire = Wire::U32, .in = &kParms, .offset = offsetof(TcGenHead, action)},
+    {.key = "control",
+     .type = FieldType::Custom,
+     .doc =
+         "Verdict after the action (default: stolen for redirect, pipe for mirror; also \"goto chain N\", \"jump N\").",
+     .custom = &kControlType,
+     .wire = Wire::U32,
+     .in = &kParms,
+     .offset = offsetof(TcGenHead, action)},
 };
 
 int eaction(uint64_t dir, uint64_t act) {
@@ -67,7 +86,8 @@ void decode(std::span<const uint8_t> payload, const KindCtx& ctx, Options& o) {
 }
 
 void normalize(Options& o, const KindCtx&, Diagnostics&, SourceLoc loc) {
-  if (!o.has(kControl)) o.set(kControl, o.num(kAction) == kMirror ? uint64_t{TC_ACT_PIPE} : uint64_t{TC_ACT_STOLEN}, loc);
+  if (!o.has(kControl))
+    o.set(kControl, o.num(kAction) == kMirror ? uint64_t{TC_ACT_PIPE} : uint64_t{TC_ACT_STOLEN}, loc);
 }
 
 }  // namespace

@@ -36,17 +36,53 @@ constexpr uint64_t kDefaultTtl = 255;  // act_mpls.c: ACT_MPLS_TTL_DEFAULT
 constexpr WireStruct kParms{.attr = TCA_MPLS_PARMS, .size = sizeof(tc_mpls), .action_parms = true};
 
 const Field kFields[] = {
-    {.key = "action", .type = FieldType::Enum, .flags = kRequired, .doc = "pop, push (after the Ethernet header or at the start: mac_push), modify or dec_ttl.", .names = kActions,
-     .wire = Wire::U32, .in = &kParms, .offset = offsetof(tc_mpls, m_action), .change_absent = TCA_MPLS_ACT_POP},
-    {.key = "protocol", .type = FieldType::Custom, .doc = "pop: the protocol of what follows (needed); push: mpls_uc (default) or mpls_mc.", .custom = &kEthProtoType, .attr = TCA_MPLS_PROTO, .wire = Wire::Be16, .map = &kZeroIsAbsent},
-    {.key = "label", .type = FieldType::Uint, .doc = "The label to push (needed) or set.", .max = 0xFFFFF, .attr = TCA_MPLS_LABEL, .wire = Wire::U32},
-    {.key = "tc", .type = FieldType::Uint, .doc = "The traffic class bits to push or set.", .max = 7, .attr = TCA_MPLS_TC, .wire = Wire::U8},
-    {.key = "ttl", .type = FieldType::Uint, .doc = "The TTL to push (default 255) or set.", .max = 255, .attr = TCA_MPLS_TTL, .wire = Wire::U8, .map = &kZeroIsAbsent},
-    {.key = "bos", .type = FieldType::Uint, .doc = "The bottom-of-stack bit to push or set (0 or 1).", .max = 1, .attr = TCA_MPLS_BOS, .wire = Wire::U8},
+    {.key = "action",
+     .type = FieldType::Enum,
+     .flags = kRequired,
+     .doc = "pop, push (after the Ethernet header or at the start: mac_push), modify or dec_ttl.",
+     .names = kActions,
+     .wire = Wire::U32,
+     .in = &kParms,
+     .offset = offsetof(tc_mpls, m_action),
+     .change_absent = TCA_MPLS_ACT_POP},
+    {.key = "protocol",
+     .type = FieldType::Custom,
+     .doc = "pop: the protocol of what follows (needed); push: mpls_uc (default) or mpls_mc.",
+     .custom = &kEthProtoType,
+     .attr = TCA_MPLS_PROTO,
+     .wire = Wire::Be16,
+     .map = &kZeroIsAbsent},
+    {.key = "label",
+     .type = FieldType::Uint,
+     .doc = "The label to push (needed) or set.",
+     .max = 0xFFFFF,
+     .attr = TCA_MPLS_LABEL,
+     .wire = Wire::U32},
+    {.key = "tc",
+     .type = FieldType::Uint,
+     .doc = "The traffic class bits to push or set.",
+     .max = 7,
+     .attr = TCA_MPLS_TC,
+     .wire = Wire::U8},
+    {.key = "ttl",
+     .type = FieldType::Uint,
+     .doc = "The TTL to push (default 255) or set.",
+     .max = 255,
+     .attr = TCA_MPLS_TTL,
+     .wire = Wire::U8,
+     .map = &kZeroIsAbsent},
+    {.key = "bos",
+     .type = FieldType::Uint,
+     .doc = "The bottom-of-stack bit to push or set (0 or 1).",
+     .max = 1,
+     .attr = TCA_MPLS_BOS,
+     .wire = Wire::U8},
     control_field(kParms, TC_ACT_PIPE),
 };
 
-bool pushes(std::optional<uint64_t> a) { return a == TCA_MPLS_ACT_PUSH || a == TCA_MPLS_ACT_MAC_PUSH; }
+bool pushes(std::optional<uint64_t> a) {
+  return a == TCA_MPLS_ACT_PUSH || a == TCA_MPLS_ACT_MAC_PUSH;
+}
 
 // The kernel's defaults, which depend on the action, read as absent on
 // either side (KindOps::drop_defaults).
@@ -97,7 +133,8 @@ constexpr ActionOps kActionMplsOps{
 const KindOps kActionMpls{
     .name = "mpls",
     .obj = ObjType::Action,
-    .doc = "Pop, push (mac_push: before the Ethernet header) or modify an MPLS label stack entry, or decrement its TTL.",
+    .doc =
+        "Pop, push (mac_push: before the Ethernet header) or modify an MPLS label stack entry, or decrement its TTL.",
     .fields = kFields,
     .encode = encode_declared_in_order<kFields, kTcOrder>,
     .decode = decode_declared<kFields>,

@@ -26,14 +26,14 @@
 #include <cstdio>
 #include <cstring>
 
+#include "base/units.h"
 #include "kinds/action/action_control.h"
 #include "kinds/net_types.h"
 #include "kinds/registry.h"
 #include "model/kind.h"
-#include "base/units.h"
-#include "yaml/yaml_reader.h"
-#include "yaml/yaml_out.h"
 #include "model/tc_words.h"
+#include "yaml/yaml_out.h"
+#include "yaml/yaml_reader.h"
 
 namespace tcsync {
 namespace {
@@ -46,7 +46,9 @@ constexpr size_t kMaxKeys = 255;  // nkeys is a u8
 // An `ip` edit's header before normalize knows whether the action is `ex`:
 // tc gives ip edits htype ipv4 with ex and network without.
 constexpr uint32_t kHtypeIpAuto = 0x10000;
-uint32_t ip_htype(bool ex) { return ex ? uint32_t{TCA_PEDIT_KEY_EX_HDR_TYPE_IP4} : uint32_t{TCA_PEDIT_KEY_EX_HDR_TYPE_NETWORK}; }
+uint32_t ip_htype(bool ex) {
+  return ex ? uint32_t{TCA_PEDIT_KEY_EX_HDR_TYPE_IP4} : uint32_t{TCA_PEDIT_KEY_EX_HDR_TYPE_NETWORK};
+}
 
 // The edits value: Words{ex, then 8 words per key}. ex is 1 for the PARMS_EX
 // form, 0 for PARMS, 2 while undecided (parsed, not yet normalized).
@@ -72,8 +74,10 @@ Words words_of(uint32_t ex, const std::vector<Key>& keys) {
 }
 
 void emit_int(YamlOut& y, int32_t v) {
-  if (v >= 0) y.num(static_cast<uint64_t>(v));
-  else y.str(std::to_string(v));
+  if (v >= 0)
+    y.num(static_cast<uint64_t>(v));
+  else
+    y.str(std::to_string(v));
 }
 
 std::string hex32(uint32_t v) {
@@ -88,7 +92,9 @@ std::string hexnum(uint64_t v) {
 }
 
 const char* const kHtypeNames[] = {"network", "eth", "ipv4", "ipv6", "tcp", "udp"};
-std::string htype_name(uint32_t h) { return h < 6 ? kHtypeNames[h] : std::to_string(h); }
+std::string htype_name(uint32_t h) {
+  return h < 6 ? kHtypeNames[h] : std::to_string(h);
+}
 
 // ---- the fields tc names -----------------------------------------------------------
 enum class VT : uint8_t { Num, Mac, Ip4, Ip6 };
@@ -100,9 +106,9 @@ struct FieldDef {
   uint8_t len;      // bytes: 1, 2, 4, 6 (MAC) or 16 (IPv6)
   uint32_t retain;  // tc's default retain mask
   VT vt = VT::Num;
-  bool dec = false;      // `decrement` allowed
-  uint8_t extra = 0;     // bits the key is shifted further left (ip6 traffic_class: 4)
-  bool hexv = true;      // values print as 0x-hex (bit fields), else decimal (ports, ttl)
+  bool dec = false;   // `decrement` allowed
+  uint8_t extra = 0;  // bits the key is shifted further left (ip6 traffic_class: 4)
+  bool hexv = true;   // values print as 0x-hex (bit fields), else decimal (ports, ttl)
 };
 
 // tc 6.1's p_eth.c, p_ip.c, p_ip6.c, p_tcp.c, p_udp.c. Aliases (dsfield,
@@ -142,7 +148,9 @@ const FieldDef kDefs[] = {
 const std::string_view kHeaders[] = {"eth", "ip", "ip6", "tcp", "udp"};
 
 // ---- deriving keys as tc does (m_pedit.c pack_key8/16/32, pack_mac, pack_ipv6) ----
-uint32_t width_mask(uint8_t len) { return len >= 4 ? 0xFFFFFFFFu : (1u << (8 * len)) - 1; }
+uint32_t width_mask(uint8_t len) {
+  return len >= 4 ? 0xFFFFFFFFu : (1u << (8 * len)) - 1;
+}
 
 // One key for a field of len 1, 2 or 4 bytes at byte `off`; "" or tc's complaint.
 std::string lane_key(uint32_t off, uint8_t len, uint32_t v, uint32_t retain, uint8_t extra, Key& k) {
@@ -161,8 +169,8 @@ std::string lane_key(uint32_t off, uint8_t len, uint32_t v, uint32_t retain, uin
 
 // The value of an edit: a number, or the words of a MAC or an IP address.
 struct EditVal {
-  uint64_t num = 0;    // Num, Ip4 (host order), Mac
-  uint32_t ip6[4]{};   // Ip6, host order per word
+  uint64_t num = 0;   // Num, Ip4 (host order), Mac
+  uint32_t ip6[4]{};  // Ip6, host order per word
 };
 
 // Keys for a named field or an offset (def == nullptr: `offset` of `len`).
@@ -172,7 +180,8 @@ std::string derive(const FieldDef* def, uint32_t off, uint8_t len, const EditVal
   k.htype = htype;
   k.cmd = cmd;
   VT vt = def ? def->vt : VT::Num;
-  if ((vt == VT::Mac || vt == VT::Ip6) && retain != 0xFFFFFFFF) return "retain is not supported for fields longer than 32 bits";
+  if ((vt == VT::Mac || vt == VT::Ip6) && retain != 0xFFFFFFFF)
+    return "retain is not supported for fields longer than 32 bits";
   if (vt == VT::Mac) {
     uint32_t hi4 = static_cast<uint32_t>(v.num >> 16), lo2 = static_cast<uint32_t>(v.num & 0xFFFF);
     uint32_t hi2 = static_cast<uint32_t>(v.num >> 32), lo4 = static_cast<uint32_t>(v.num);
@@ -217,7 +226,8 @@ std::optional<int32_t> read_offset(const Node& n, Diagnostics& d) {
     std::string_view s = n.scalar;
     bool neg = !s.empty() && s[0] == '-';
     auto v = parse_uint(neg ? s.substr(1) : s);
-    if (v && *v <= (neg ? 0x80000000ull : 0x7FFFFFFFull)) return static_cast<int32_t>(neg ? -static_cast<int64_t>(*v) : static_cast<int64_t>(*v));
+    if (v && *v <= (neg ? 0x80000000ull : 0x7FFFFFFFull))
+      return static_cast<int32_t>(neg ? -static_cast<int64_t>(*v) : static_cast<int64_t>(*v));
   }
   d.error(n.loc, "'offset' must be a byte offset such as 12 or -14, not " + text_of(n));
   return std::nullopt;
@@ -244,8 +254,10 @@ bool read_value(VT vt, const Node& n, EditVal& out, Diagnostics& d) {
         d.error(n.loc, std::string("expected an ") + (vt == VT::Ip6 ? "IPv6" : "IPv4") + " address, not " + text_of(n));
         return false;
       }
-      if (vt == VT::Ip4) out.num = w[1];
-      else std::memcpy(out.ip6, &w[1], sizeof out.ip6);
+      if (vt == VT::Ip4)
+        out.num = w[1];
+      else
+        std::memcpy(out.ip6, &w[1], sizeof out.ip6);
       return true;
     }
   }
@@ -260,12 +272,14 @@ const FieldDef* find_def(std::string_view header, std::string_view name) {
 
 bool parse_raw_key(const Node& body, std::vector<Key>& out, Diagnostics& d) {
   if (!body.is_map()) {
-    d.error(body.loc, "'raw' must be a key such as {offset: 0, mask: 0xff00ffff, val: 0x00100000}, not " + std::string(body.type_name()));
+    d.error(body.loc, "'raw' must be a key such as {offset: 0, mask: 0xff00ffff, val: 0x00100000}, not " +
+                          std::string(body.type_name()));
     return false;
   }
   Key k;
   bool ok = true, have_off = false;
-  static const std::vector<std::string_view> kRawKeys = {"offset", "mask", "val", "htype", "cmd", "at", "offmask", "shift"};
+  static const std::vector<std::string_view> kRawKeys = {"offset", "mask", "val",     "htype",
+                                                         "cmd",    "at",   "offmask", "shift"};
   for (auto& [key, v] : body.map) {
     auto& s = key.scalar;
     if (s == "offset") {
@@ -276,7 +290,11 @@ bool parse_raw_key(const Node& body, std::vector<Key>& out, Diagnostics& d) {
     } else if (s == "mask" || s == "val" || s == "at" || s == "offmask" || s == "shift") {
       auto x = read_u32(v, quoted(s), d);
       ok &= x.has_value();
-      uint32_t* dst = s == "mask" ? &k.mask : s == "val" ? &k.val : s == "at" ? &k.at : s == "offmask" ? &k.offmask : &k.shift;
+      uint32_t* dst = s == "mask"      ? &k.mask
+                      : s == "val"     ? &k.val
+                      : s == "at"      ? &k.at
+                      : s == "offmask" ? &k.offmask
+                                       : &k.shift;
       *dst = x.value_or(0);
     } else if (s == "htype") {
       bool found = false;
@@ -286,15 +304,21 @@ bool parse_raw_key(const Node& body, std::vector<Key>& out, Diagnostics& d) {
         auto x = v.is_scalar() ? parse_uint(v.scalar) : std::nullopt;
         if (x && *x <= 0xFFFF) k.htype = static_cast<uint32_t>(*x), found = true;
       }
-      if (!found) d.error(v.loc, "'htype' must be network, eth, ipv4, ipv6, tcp, udp or a number, not " + text_of(v)), ok = false;
+      if (!found)
+        d.error(v.loc, "'htype' must be network, eth, ipv4, ipv6, tcp, udp or a number, not " + text_of(v)), ok = false;
     } else if (s == "cmd") {
       auto x = v.is_scalar() ? parse_uint(v.scalar) : std::nullopt;
-      if (v.is_scalar() && v.scalar == "set") k.cmd = TCA_PEDIT_KEY_EX_CMD_SET;
-      else if (v.is_scalar() && v.scalar == "add") k.cmd = TCA_PEDIT_KEY_EX_CMD_ADD;
-      else if (x && *x <= 0xFFFF) k.cmd = static_cast<uint32_t>(*x);
-      else d.error(v.loc, "'cmd' must be set, add or a number, not " + text_of(v)), ok = false;
+      if (v.is_scalar() && v.scalar == "set")
+        k.cmd = TCA_PEDIT_KEY_EX_CMD_SET;
+      else if (v.is_scalar() && v.scalar == "add")
+        k.cmd = TCA_PEDIT_KEY_EX_CMD_ADD;
+      else if (x && *x <= 0xFFFF)
+        k.cmd = static_cast<uint32_t>(*x);
+      else
+        d.error(v.loc, "'cmd' must be set, add or a number, not " + text_of(v)), ok = false;
     } else {
-      std::string msg = "unknown raw key field " + quoted(s) + ": expected offset, mask, val, htype, cmd, at, offmask or shift";
+      std::string msg =
+          "unknown raw key field " + quoted(s) + ": expected offset, mask, val, htype, cmd, at, offmask or shift";
       if (auto dym = did_you_mean(s, kRawKeys); !dym.empty()) msg += " (did you mean " + quoted(dym) + "?)";
       d.error(key.loc, msg);
       ok = false;
@@ -309,27 +333,39 @@ bool parse_raw_key(const Node& body, std::vector<Key>& out, Diagnostics& d) {
 // {offset: N, size: u8|u16|u32, set|add: V, retain: M}, or {raw: {...}}.
 bool parse_edit(const Node& e, std::vector<Key>& out, Diagnostics& d) {
   if (!e.is_map()) {
-    d.error(e.loc, "a pedit edit is a mapping such as {ip: ttl, decrement: true} or {eth: src, set: 02:00:00:00:00:01}, not " + text_of(e));
+    d.error(e.loc,
+            "a pedit edit is a mapping such as {ip: ttl, decrement: true} or {eth: src, set: 02:00:00:00:00:01}, not " +
+                text_of(e));
     return false;
   }
-  const Node *hdr_key = nullptr, *hdr_val = nullptr, *off = nullptr, *size = nullptr, *op = nullptr, *opv = nullptr, *retain = nullptr, *raw = nullptr;
+  const Node *hdr_key = nullptr, *hdr_val = nullptr, *off = nullptr, *size = nullptr, *op = nullptr, *opv = nullptr,
+             *retain = nullptr, *raw = nullptr;
   bool ok = true;
-  static const std::vector<std::string_view> kEditKeys = {"eth", "ip", "ip6", "tcp", "udp", "offset", "size", "set", "add", "decrement", "retain", "raw"};
+  static const std::vector<std::string_view> kEditKeys = {"eth",  "ip",  "ip6", "tcp",       "udp",    "offset",
+                                                          "size", "set", "add", "decrement", "retain", "raw"};
   for (auto& [k, v] : e.map) {
     auto& s = k.scalar;
     bool header = false;
     for (auto h : kHeaders) header |= s == h;
-    const Node** slot = header ? &hdr_val : s == "offset" ? &off : s == "size" ? &size : (s == "set" || s == "add" || s == "decrement") ? &opv
-                      : s == "retain" ? &retain : s == "raw" ? &raw : nullptr;
+    const Node** slot = header                                           ? &hdr_val
+                        : s == "offset"                                  ? &off
+                        : s == "size"                                    ? &size
+                        : (s == "set" || s == "add" || s == "decrement") ? &opv
+                        : s == "retain"                                  ? &retain
+                        : s == "raw"                                     ? &raw
+                                                                         : nullptr;
     if (!slot) {
-      std::string msg = "unknown pedit edit key " + quoted(s) + ": expected a header (eth, ip, ip6, tcp, udp) or offset, then set, add or decrement, and retain; or raw";
+      std::string msg =
+          "unknown pedit edit key " + quoted(s) +
+          ": expected a header (eth, ip, ip6, tcp, udp) or offset, then set, add or decrement, and retain; or raw";
       if (auto dym = did_you_mean(s, kEditKeys); !dym.empty()) msg += " (did you mean " + quoted(dym) + "?)";
       d.error(k.loc, msg);
       ok = false;
       continue;
     }
     if (*slot || (header && off) || (s == "offset" && hdr_val)) {
-      d.error(k.loc, "a pedit edit has one header or offset and one of set, add, decrement: " + quoted(s) + " is one too many");
+      d.error(k.loc, "a pedit edit has one header or offset and one of set, add, decrement: " + quoted(s) +
+                         " is one too many");
       ok = false;
       continue;
     }
@@ -362,10 +398,13 @@ bool parse_edit(const Node& e, std::vector<Key>& out, Diagnostics& d) {
       std::vector<std::string_view> names;
       std::string list;
       for (auto& f : kDefs)
-        if (f.header == hdr_key->scalar) names.push_back(f.name), list += (list.empty() ? "" : ", ") + std::string(f.name);
-      std::string msg = "unknown " + quoted(hdr_key->scalar) + " field " + text_of(*hdr_val) + ": expected one of " + list;
+        if (f.header == hdr_key->scalar)
+          names.push_back(f.name), list += (list.empty() ? "" : ", ") + std::string(f.name);
+      std::string msg =
+          "unknown " + quoted(hdr_key->scalar) + " field " + text_of(*hdr_val) + ": expected one of " + list;
       if (hdr_val->is_scalar())
-        if (auto dym = did_you_mean(hdr_val->scalar, names); !dym.empty()) msg += " (did you mean " + quoted(dym) + "?)";
+        if (auto dym = did_you_mean(hdr_val->scalar, names); !dym.empty())
+          msg += " (did you mean " + quoted(dym) + "?)";
       d.error(hdr_val->loc, msg);
       return false;
     }
@@ -382,8 +421,10 @@ bool parse_edit(const Node& e, std::vector<Key>& out, Diagnostics& d) {
       d.error(e.loc, "an 'offset' edit needs 'size': u8, u16 or u32");
       return false;
     }
-    if (size->is_scalar() && size->scalar == "u8") len = 1;
-    else if (size->is_scalar() && size->scalar == "u16") len = 2;
+    if (size->is_scalar() && size->scalar == "u8")
+      len = 1;
+    else if (size->is_scalar() && size->scalar == "u16")
+      len = 2;
     else if (!size->is_scalar() || size->scalar != "u32") {
       d.error(size->loc, "'size' must be u8, u16 or u32, not " + text_of(*size));
       return false;
@@ -431,7 +472,8 @@ bool edits_parse(const Node& n, Value& out, Diagnostics& d) {
   bool ok = true;
   for (auto& e : n.seq) ok &= parse_edit(e, keys, d);
   if (ok && keys.size() > kMaxKeys) {
-    d.error(n.loc, "pedit holds at most " + std::to_string(kMaxKeys) + " keys; these edits make " + std::to_string(keys.size()));
+    d.error(n.loc, "pedit holds at most " + std::to_string(kMaxKeys) + " keys; these edits make " +
+                       std::to_string(keys.size()));
     ok = false;
   }
   if (ok) out = words_of(kExUndecided, keys);
@@ -470,7 +512,8 @@ Edit edit_at(const std::vector<Key>& keys, size_t at, bool ex) {
     std::vector<Key> want;
     if (!derive(def, off, len, e.v, e.retain, e.cmd, htype, want).empty() || !same_keys(want, keys, at)) return;
     bool is_default = e.retain == (def ? def->retain & width_mask(len) : width_mask(len));
-    if (!found || (is_default && !found_default)) best = e, best.nkeys = want.size(), found = true, found_default = is_default;
+    if (!found || (is_default && !found_default))
+      best = e, best.nkeys = want.size(), found = true, found_default = is_default;
   };
   if (k.at == 0 && k.offmask == 0 && k.shift == 0 && k.cmd <= TCA_PEDIT_KEY_EX_CMD_ADD) {
     for (auto& def : kDefs) {
@@ -481,7 +524,8 @@ Edit edit_at(const std::vector<Key>& keys, size_t at, bool ex) {
       if (def.vt == VT::Mac) {
         if (at + 1 >= keys.size()) continue;
         const Key& k2 = keys[at + 1];
-        e.v.num = (def.off & 3) == 0 ? (uint64_t{k.val} << 16 | k2.val >> 16) : (uint64_t{k.val & 0xFFFF} << 32 | k2.val);
+        e.v.num =
+            (def.off & 3) == 0 ? (uint64_t{k.val} << 16 | k2.val >> 16) : (uint64_t{k.val & 0xFFFF} << 32 | k2.val);
       } else if (def.vt == VT::Ip6) {
         if (at + 3 >= keys.size()) continue;
         for (int i = 0; i < 4; ++i) e.v.ip6[i] = keys[at + i].val;
@@ -530,10 +574,14 @@ std::vector<Edit> edits_of(const Words& w) {
 std::string value_text(const Edit& e) {
   VT vt = e.def ? e.def->vt : VT::Num;
   switch (vt) {
-    case VT::Mac: return kMacAddrType.describe(Value{e.v.num});
-    case VT::Ip4: return kIpAddrType.describe(Value{Words{4, static_cast<uint32_t>(e.v.num)}});
-    case VT::Ip6: return kIpAddrType.describe(Value{Words{6, e.v.ip6[0], e.v.ip6[1], e.v.ip6[2], e.v.ip6[3]}});
-    case VT::Num: break;
+    case VT::Mac:
+      return kMacAddrType.describe(Value{e.v.num});
+    case VT::Ip4:
+      return kIpAddrType.describe(Value{Words{4, static_cast<uint32_t>(e.v.num)}});
+    case VT::Ip6:
+      return kIpAddrType.describe(Value{Words{6, e.v.ip6[0], e.v.ip6[1], e.v.ip6[2], e.v.ip6[3]}});
+    case VT::Num:
+      break;
   }
   return e.v.num > 9 && (!e.def || e.def->hexv) ? hexnum(e.v.num) : std::to_string(e.v.num);
 }
@@ -577,8 +625,11 @@ void emit_edit(const Edit& e, YamlOut& y) {
     y.boolean(true);
   } else {
     y.key(e.cmd == TCA_PEDIT_KEY_EX_CMD_ADD ? "add" : "set");
-    if (std::string t = value_text(e); !t.empty() && t[0] >= '0' && t[0] <= '9' && t.find_first_not_of("0123456789") == std::string::npos) y.num(e.v.num);
-    else y.str(t);
+    if (std::string t = value_text(e);
+        !t.empty() && t[0] >= '0' && t[0] <= '9' && t.find_first_not_of("0123456789") == std::string::npos)
+      y.num(e.v.num);
+    else
+      y.str(t);
   }
   if (retain_shown(e)) y.key("retain"), y.str(hexnum(e.retain));
   y.map_end();
@@ -586,10 +637,16 @@ void emit_edit(const Edit& e, YamlOut& y) {
 
 std::string describe_edit(const Edit& e) {
   if (!e.def && !e.offset_form)
-    return "key " + htype_name(e.raw.htype) + "+" + std::to_string(static_cast<int32_t>(e.raw.off)) + (e.raw.cmd ? " add " : " val ") +
-           hex32(e.raw.val) + " mask " + hex32(e.raw.mask) + (e.raw.at || e.raw.offmask || e.raw.shift ? " at " + std::to_string(e.raw.at) + " " + hex32(e.raw.offmask) + " " + std::to_string(e.raw.shift) : "");
+    return "key " + htype_name(e.raw.htype) + "+" + std::to_string(static_cast<int32_t>(e.raw.off)) +
+           (e.raw.cmd ? " add " : " val ") + hex32(e.raw.val) + " mask " + hex32(e.raw.mask) +
+           (e.raw.at || e.raw.offmask || e.raw.shift
+                ? " at " + std::to_string(e.raw.at) + " " + hex32(e.raw.offmask) + " " + std::to_string(e.raw.shift)
+                : "");
   std::string s = e.def ? std::string(e.def->header) + " " + std::string(e.def->name)
-                        : "offset " + std::to_string(e.offset) + (e.len == 1 ? " u8" : e.len == 2 ? " u16" : " u32");
+                        : "offset " + std::to_string(e.offset) +
+                              (e.len == 1   ? " u8"
+                               : e.len == 2 ? " u16"
+                                            : " u32");
   s += e.decrement ? " decrement" : (e.cmd == TCA_PEDIT_KEY_EX_CMD_ADD ? " add " : " set ") + value_text(e);
   if (retain_shown(e)) s += " retain " + hexnum(e.retain);
   return s;
@@ -617,32 +674,58 @@ const CustomType kEditsType{
         R"({"description": "Edits in order, as tc's munge words: [{eth: src, set: 02:00:00:00:00:01}, {ip: ttl, decrement: true}, {ip: tos, set: 0x10, retain: 0xfc}, {offset: 13, size: u8, set: 5}, {raw: {offset: 0, mask: 0xffffffff, val: 0xff000000}}].", "type": "array", "minItems": 1, "items": {"type": "object", "properties": {)"
         R"("eth": {"enum": ["dst", "src", "type"]}, "ip": {"enum": ["src", "dst", "tos", "dsfield", "precedence", "ihl", "ttl", "protocol", "nofrag", "firstfrag", "ce", "df", "mf"]}, )"
         R"("ip6": {"enum": ["src", "dst", "flow_lbl", "payload_len", "nexthdr", "hoplimit", "traffic_class"]}, "tcp": {"enum": ["sport", "dport", "flags"]}, "udp": {"enum": ["sport", "dport"]}, )"
-        R"("offset": )" PEDIT_NUM R"(, "size": {"enum": ["u8", "u16", "u32"]}, "set": )" PEDIT_NUM R"(, "add": )" PEDIT_NUM R"(, "decrement": {"const": true}, "retain": )" PEDIT_NUM R"(, )"
-        R"("raw": {"type": "object", "properties": {"offset": )" PEDIT_NUM R"(, "mask": )" PEDIT_NUM R"(, "val": )" PEDIT_NUM R"(, "htype": )" PEDIT_NUM R"(, "cmd": )" PEDIT_NUM
-        R"(, "at": )" PEDIT_NUM R"(, "offmask": )" PEDIT_NUM R"(, "shift": )" PEDIT_NUM R"(}, "required": ["offset"], "additionalProperties": false}}, "additionalProperties": false}})",
+        R"("offset": )" PEDIT_NUM R"(, "size": {"enum": ["u8", "u16", "u32"]}, "set": )" PEDIT_NUM
+        R"(, "add": )" PEDIT_NUM R"(, "decrement": {"const": true}, "retain": )" PEDIT_NUM R"(, )"
+        R"("raw": {"type": "object", "properties": {"offset": )" PEDIT_NUM R"(, "mask": )" PEDIT_NUM
+        R"(, "val": )" PEDIT_NUM R"(, "htype": )" PEDIT_NUM R"(, "cmd": )" PEDIT_NUM R"(, "at": )" PEDIT_NUM
+        R"(, "offmask": )" PEDIT_NUM R"(, "shift": )" PEDIT_NUM
+        R"(}, "required": ["offset"], "additionalProperties": false}}, "additionalProperties": false}})",
 };
 
 const Field kFields[] = {
-    {.key = "edits", .type = FieldType::Custom, .flags = kRequired, .doc = "The edits, in order: {HEADER: FIELD, set|add: V | decrement: true, retain: M} with HEADER eth, ip, ip6, tcp or udp; {offset: N, size: u8|u16|u32, set: V}; or a raw key {raw: {offset, mask, val, htype, cmd}}.", .custom = &kEditsType},
-    {.key = "ex", .type = FieldType::Bool, .doc = "tc's `pedit ex` (keys with header types): implied by any eth, ip6, tcp, udp edit or add; true makes ip edits ipv4-typed keys.", },
-    {.key = "control", .type = FieldType::Custom, .doc = "Verdict after the action (default pass; also \"goto chain N\", \"jump N\").", .def = TC_ACT_OK, .custom = &kControlType},
+    {.key = "edits",
+     .type = FieldType::Custom,
+     .flags = kRequired,
+     .doc = "The edits, in order: {HEADER: FIELD, set|add: V | decrement: true, retain: M} with HEADER eth, ip, ip6, "
+            "tcp or udp; {offset: N, size: u8|u16|u32, set: V}; or a raw key {raw: {offset, mask, val, htype, cmd}}.",
+     .custom = &kEditsType},
+    {
+        .key = "ex",
+        .type = FieldType::Bool,
+        .doc = "tc's `pedit ex` (keys with header types): implied by any eth, ip6, tcp, udp edit or add; true makes ip "
+               "edits ipv4-typed keys.",
+    },
+    {.key = "control",
+     .type = FieldType::Custom,
+     .doc = "Verdict after the action (default pass; also \"goto chain N\", \"jump N\").",
+     .def = TC_ACT_OK,
+     .custom = &kControlType},
     // tcf_pedit_init copies tc_pedit_sel's flags byte and tcf_pedit_dump
     // reports it; nothing in the kernel reads it, tc leaves it 0.
-    {.key = "sel_flags", .type = FieldType::Uint, .doc = "The flags byte of the kernel's tc_pedit_sel, which it keeps and reports but does not use (tc always sends 0).", .def = 0, .max = 0xFF},
+    {.key = "sel_flags",
+     .type = FieldType::Uint,
+     .doc = "The flags byte of the kernel's tc_pedit_sel, which it keeps and reports but does not use (tc always sends "
+            "0).",
+     .def = 0,
+     .max = 0xFF},
 };
 
 // Whether the edits the keys print as imply `ex` (an eth, ip6, tcp or udp
 // header, or add). ipv4 keys do not: an ip edit without ex is a network key.
 bool keys_need_ex(const std::vector<Key>& keys) {
   for (auto& k : keys)
-    if ((k.htype != TCA_PEDIT_KEY_EX_HDR_TYPE_NETWORK && k.htype != TCA_PEDIT_KEY_EX_HDR_TYPE_IP4) || k.cmd != TCA_PEDIT_KEY_EX_CMD_SET) return true;
+    if ((k.htype != TCA_PEDIT_KEY_EX_HDR_TYPE_NETWORK && k.htype != TCA_PEDIT_KEY_EX_HDR_TYPE_IP4) ||
+        k.cmd != TCA_PEDIT_KEY_EX_CMD_SET)
+      return true;
   return false;
 }
 
 // `ex` is shown only when the keys alone do not imply it.
 void settle_ex(Options& o, bool ex, const std::vector<Key>& keys) {
-  if (ex && !keys_need_ex(keys)) o.set(kEx, uint64_t{1}, o.opt(kEx) ? o.opt(kEx)->loc : SourceLoc{});
-  else o.erase(kEx);
+  if (ex && !keys_need_ex(keys))
+    o.set(kEx, uint64_t{1}, o.opt(kEx) ? o.opt(kEx)->loc : SourceLoc{});
+  else
+    o.erase(kEx);
 }
 
 void encode(const Options& o, const KindCtx& ctx, MsgWriter& w) {
@@ -721,10 +804,13 @@ void normalize(Options& o, const KindCtx&, Diagnostics& d, SourceLoc) {
   auto keys = keys_of(*ew);
   bool need = false;
   for (auto& k : keys)
-    need |= (k.htype != TCA_PEDIT_KEY_EX_HDR_TYPE_NETWORK && k.htype != kHtypeIpAuto) || k.cmd != TCA_PEDIT_KEY_EX_CMD_SET;
+    need |=
+        (k.htype != TCA_PEDIT_KEY_EX_HDR_TYPE_NETWORK && k.htype != kHtypeIpAuto) || k.cmd != TCA_PEDIT_KEY_EX_CMD_SET;
   auto asked = o.num(kEx);
   if (asked == 0u && need) {
-    d.error(o.opt(kEx)->loc, "pedit 'ex: false' cannot hold these edits: eth, ip6, tcp, udp edits, add and decrement need tc's extended keys");
+    d.error(o.opt(kEx)->loc,
+            "pedit 'ex: false' cannot hold these edits: eth, ip6, tcp, udp edits, add and decrement need tc's extended "
+            "keys");
     return;
   }
   bool ex = need || asked == 1u;
@@ -770,7 +856,8 @@ bool tc_munge(TcCursor& c, const TcWord& kw, Node& body) {
   } else if (cmd->text == "decrement") {
     tc_put(edit, "decrement", cmd->loc, tc_scalar("true", cmd->loc));
   } else {
-    c.diags().error(cmd->loc, "pedit '" + cmd->text + "' has no tcsync edit: write the key it makes as {raw: {offset, mask, val}}");
+    c.diags().error(
+        cmd->loc, "pedit '" + cmd->text + "' has no tcsync edit: write the key it makes as {raw: {offset, mask, val}}");
     return false;
   }
   if (c.is("retain")) {
@@ -783,7 +870,8 @@ bool tc_munge(TcCursor& c, const TcWord& kw, Node& body) {
   return true;
 }
 const TcReader kTcReaders[] = {{"munge", tc_munge}};
-const std::string_view kTcExamples[] = {"munge ip ttl set 5 pipe", "ex munge offset 0 u32 set 1 retain 0xff munge ip ttl decrement"};
+const std::string_view kTcExamples[] = {"munge ip ttl set 5 pipe",
+                                        "ex munge offset 0 u32 set 1 retain 0xff munge ip ttl decrement"};
 const TcWords kTcWords{.readers = kTcReaders, .bare = tc_bare_control, .examples = kTcExamples};
 }  // namespace
 

@@ -22,46 +22,109 @@
 
 #include <string>
 
+#include "base/units.h"
 #include "kinds/action/action_control.h"
+#include "kinds/rate_table.h"
 #include "kinds/registry.h"
 #include "model/field_wire.h"
 #include "model/kind.h"
-#include "kinds/rate_table.h"
-#include "base/units.h"
 #include "model/tc_words.h"
 
 namespace tcsync {
 namespace {
 
-enum : uint16_t { kRate, kBurst, kMtu, kPeakrate, kAvrate, kOverhead, kMpu, kConform, kExceed, kLinklayer, kPktsRate, kPktsBurst,
-                   kPeakOverhead, kPeakMpu, kPeakLinklayer, kBurstTicks, kPktsBurstTicks };
+enum : uint16_t {
+  kRate,
+  kBurst,
+  kMtu,
+  kPeakrate,
+  kAvrate,
+  kOverhead,
+  kMpu,
+  kConform,
+  kExceed,
+  kLinklayer,
+  kPktsRate,
+  kPktsBurst,
+  kPeakOverhead,
+  kPeakMpu,
+  kPeakLinklayer,
+  kBurstTicks,
+  kPktsBurstTicks
+};
 
 const Field kFields[] = {
     {.key = "rate", .type = FieldType::Rate, .doc = "Token rate: traffic above it exceeds."},
     {.key = "burst", .type = FieldType::Size, .doc = "Bucket size (needed with rate)."},
-    {.key = "mtu", .type = FieldType::Size, .flags = kAuto, .doc = "Largest packet that can conform (default: 2040 bytes with rate, unlimited without; needed with peakrate)."},
+    {.key = "mtu",
+     .type = FieldType::Size,
+     .flags = kAuto,
+     .doc =
+         "Largest packet that can conform (default: 2040 bytes with rate, unlimited without; needed with peakrate)."},
     {.key = "peakrate", .type = FieldType::Rate, .doc = "Rate of a second bucket of mtu bytes (needs rate and mtu)."},
-    {.key = "avrate", .type = FieldType::Rate, .doc = "Exceed when the rate estimator reads more than this (instead of rate).",
-     .attr = TCA_POLICE_AVRATE, .wire = Wire::U32, .map = &kZeroIsAbsent},
+    {.key = "avrate",
+     .type = FieldType::Rate,
+     .doc = "Exceed when the rate estimator reads more than this (instead of rate).",
+     .attr = TCA_POLICE_AVRATE,
+     .wire = Wire::U32,
+     .map = &kZeroIsAbsent},
     {.key = "overhead", .type = FieldType::Uint, .doc = "Bytes added to every packet's size.", .def = 0, .max = 0xFFFF},
     {.key = "mpu", .type = FieldType::Size, .doc = "Smallest size a packet counts as.", .def = 0},
-    {.key = "conform", .type = FieldType::Custom, .doc = "Verdict for conforming packets (tc's conform-exceed X/CONFORM).", .def = TC_ACT_OK, .custom = &kControlType,
-     .attr = TCA_POLICE_RESULT, .wire = Wire::U32, .map = &kZeroIsUnset},  // TC_ACT_OK is 0, which the kernel does not dump
-    {.key = "exceed", .type = FieldType::Custom, .doc = "Verdict for packets over the limit (tc's conform-exceed EXCEED/...).", .def = TC_ACT_RECLASSIFY, .custom = &kControlType},
-    {.key = "linklayer", .type = FieldType::Enum, .doc = kLinklayerDoc, .def = TC_LINKLAYER_ETHERNET, .max = TC_LINKLAYER_MASK, .names = kLinklayerNames},
-    {.key = "pkts_rate", .type = FieldType::Uint, .doc = "Packets per second of a packet bucket: packets above it exceed (instead of rate; needs pkts_burst)."},
+    {.key = "conform",
+     .type = FieldType::Custom,
+     .doc = "Verdict for conforming packets (tc's conform-exceed X/CONFORM).",
+     .def = TC_ACT_OK,
+     .custom = &kControlType,
+     .attr = TCA_POLICE_RESULT,
+     .wire = Wire::U32,
+     .map = &kZeroIsUnset},  // TC_ACT_OK is 0, which the kernel does not dump
+    {.key = "exceed",
+     .type = FieldType::Custom,
+     .doc = "Verdict for packets over the limit (tc's conform-exceed EXCEED/...).",
+     .def = TC_ACT_RECLASSIFY,
+     .custom = &kControlType},
+    {.key = "linklayer",
+     .type = FieldType::Enum,
+     .doc = kLinklayerDoc,
+     .def = TC_LINKLAYER_ETHERNET,
+     .max = TC_LINKLAYER_MASK,
+     .names = kLinklayerNames},
+    {.key = "pkts_rate",
+     .type = FieldType::Uint,
+     .doc = "Packets per second of a packet bucket: packets above it exceed (instead of rate; needs pkts_burst)."},
     {.key = "pkts_burst", .type = FieldType::Uint, .doc = "Size of the packet bucket in packets (with pkts_rate)."},
     // The kernel keeps a spec of its own for the peak rate; tc fills it
     // from the rate's words, another netlink tool need not. Absent: the rate's.
-    {.key = "peak_overhead", .type = FieldType::Uint, .doc = "The peak rate's own overhead, where it differs from overhead (tc cannot set it apart; dump shows it only then).", .max = 0xFFFF},
-    {.key = "peak_mpu", .type = FieldType::Size, .doc = "The peak rate's own mpu, where it differs from mpu (tc cannot set it apart; dump shows it only then).", .max = 0xFFFF},
-    {.key = "peak_linklayer", .type = FieldType::Enum, .doc = "The peak rate's own link layer, where it differs from linklayer (tc cannot set it apart; dump shows it only then).", .max = TC_LINKLAYER_MASK, .names = kLinklayerNames},
+    {.key = "peak_overhead",
+     .type = FieldType::Uint,
+     .doc = "The peak rate's own overhead, where it differs from overhead (tc cannot set it apart; dump shows it only "
+            "then).",
+     .max = 0xFFFF},
+    {.key = "peak_mpu",
+     .type = FieldType::Size,
+     .doc = "The peak rate's own mpu, where it differs from mpu (tc cannot set it apart; dump shows it only then).",
+     .max = 0xFFFF},
+    {.key = "peak_linklayer",
+     .type = FieldType::Enum,
+     .doc = "The peak rate's own link layer, where it differs from linklayer (tc cannot set it apart; dump shows it "
+            "only then).",
+     .max = TC_LINKLAYER_MASK,
+     .names = kLinklayerNames},
     // The kernel keeps the bucket as the ticks sent; tc computes them from
     // bytes, another netlink tool may send ticks tc's arithmetic never gives.
-    {.key = "burst_ticks", .type = FieldType::Uint, .doc = "The kernel's bucket in scheduler ticks (64 ns), where no burst in bytes gives it at rate as tc computes ticks (tc always sends those; dump shows it only then, with burst the smallest size above it). Sent as is.", .max = 0xFFFFFFFF},
+    {.key = "burst_ticks",
+     .type = FieldType::Uint,
+     .doc =
+         "The kernel's bucket in scheduler ticks (64 ns), where no burst in bytes gives it at rate as tc computes "
+         "ticks (tc always sends those; dump shows it only then, with burst the smallest size above it). Sent as is.",
+     .max = 0xFFFFFFFF},
     // The packet bucket likewise, as 64-bit ticks: the kernel keeps them
     // as ns (ticks << 6) in an s64, so at most 2^57 - 1.
-    {.key = "pkts_burst_ticks", .type = FieldType::Uint, .doc = "The kernel's packet bucket in scheduler ticks (64 ns), where no pkts_burst gives it at pkts_rate as tc computes ticks (dump shows it only then, with pkts_burst the smallest count at or above it). Sent as is.", .max = (1ull << 57) - 1},
+    {.key = "pkts_burst_ticks",
+     .type = FieldType::Uint,
+     .doc = "The kernel's packet bucket in scheduler ticks (64 ns), where no pkts_burst gives it at pkts_rate as tc "
+            "computes ticks (dump shows it only then, with pkts_burst the smallest count at or above it). Sent as is.",
+     .max = (1ull << 57) - 1},
 };
 
 constexpr SpecFields kRateSpec{kOverhead, kMpu, kLinklayer};
@@ -105,7 +168,8 @@ void encode(const Options& o, const KindCtx& ctx, MsgWriter& w) {
   encode_fields(kFields, o, ctx, w);
   if (auto pps = o.num(kPktsRate)) {
     w.attr_u64(TCA_POLICE_PKTRATE64, *pps);
-    w.attr_u64(TCA_POLICE_PKTBURST64, o.num(kPktsBurstTicks).value_or(xmittime_ticks(*pps, o.num(kPktsBurst).value_or(0))));
+    w.attr_u64(TCA_POLICE_PKTBURST64,
+               o.num(kPktsBurstTicks).value_or(xmittime_ticks(*pps, o.num(kPktsBurst).value_or(0))));
   }
 }
 
@@ -156,7 +220,8 @@ void normalize(Options& o, const KindCtx&, Diagnostics& d, SourceLoc loc) {
   if (o.has(kPktsRate) != o.has(kPktsBurst))
     d.error(at(o.has(kPktsRate) ? kPktsRate : kPktsBurst), "police 'pkts_rate' and 'pkts_burst' go together");
   if (o.num(kPktsRate) == 0u || o.num(kPktsBurst) == 0u)
-    d.error(at(o.num(kPktsRate) == 0u ? kPktsRate : kPktsBurst), "police 'pkts_rate' and 'pkts_burst' must be more than 0");
+    d.error(at(o.num(kPktsRate) == 0u ? kPktsRate : kPktsBurst),
+            "police 'pkts_rate' and 'pkts_burst' must be more than 0");
   if (rate && *rate && !o.has(kBurst)) d.error(at(kRate), "police 'rate' needs 'burst' (the bucket size)");
   if (!rate && o.has(kBurst)) d.error(at(kBurst), "police 'burst' needs 'rate'");
   if (!rate && o.has(kBurstTicks)) d.error(at(kBurstTicks), "police 'burst_ticks' needs 'rate'");
@@ -168,10 +233,13 @@ void normalize(Options& o, const KindCtx&, Diagnostics& d, SourceLoc loc) {
   // The kernel takes avrate only from a filter that carries a rate
   // estimator (TCA_RATE, tc's `estimator`), which tcsync cannot declare yet.
   if (o.has(kAvrate))
-    d.error(at(kAvrate), "police 'avrate' needs a rate estimator on the filter (tc's 'estimator'), which tcsync does not support yet");
+    d.error(
+        at(kAvrate),
+        "police 'avrate' needs a rate estimator on the filter (tc's 'estimator'), which tcsync does not support yet");
   // act_police.c: "goto chain not allowed on fallback".
   if (auto c = o.num(kConform); c && control_is_goto_chain(*c))
-    d.error(at(kConform), "police 'conform' cannot be '" + format_control(static_cast<uint32_t>(*c)) + "' (the kernel refuses goto chain there)");
+    d.error(at(kConform), "police 'conform' cannot be '" + format_control(static_cast<uint32_t>(*c)) +
+                              "' (the kernel refuses goto chain there)");
   // The burst travels as ticks at the rate: keep the byte count a dump gives back.
   if (rate && *rate)
     if (auto* b = o.opt(kBurst)) {
@@ -185,8 +253,10 @@ void normalize(Options& o, const KindCtx&, Diagnostics& d, SourceLoc loc) {
       uint64_t n = std::get<uint64_t>(b->value);
       o.set(kPktsBurst, xmitsize_bytes(*pps, xmittime_ticks(*pps, n)), b->loc);
     }
-  if (auto pps = o.num(kPktsRate); pps && *pps) check_bucket_ticks(o, kFields, kPktsBurst, kPktsBurstTicks, tc_bucket_math(*pps), d);
-  else if (o.has(kPktsBurstTicks)) d.error(at(kPktsBurstTicks), "police 'pkts_burst_ticks' needs 'pkts_rate'");
+  if (auto pps = o.num(kPktsRate); pps && *pps)
+    check_bucket_ticks(o, kFields, kPktsBurst, kPktsBurstTicks, tc_bucket_math(*pps), d);
+  else if (o.has(kPktsBurstTicks))
+    d.error(at(kPktsBurstTicks), "police 'pkts_burst_ticks' needs 'pkts_rate'");
 }
 
 }  // namespace
@@ -199,7 +269,8 @@ bool tc_conform_exceed(TcCursor& c, const TcWord& kw, Node& body) {
   const TcWord* v = c.value(kw, "a verdict such as drop or drop/pipe");
   if (!v) return false;
   std::string text = v->text, exceed = text, conform;
-  if (auto slash = text.find('/'); slash != std::string::npos) exceed = text.substr(0, slash), conform = text.substr(slash + 1);
+  if (auto slash = text.find('/'); slash != std::string::npos)
+    exceed = text.substr(0, slash), conform = text.substr(slash + 1);
   // Each side in tcsync's spelling ("ok" is "pass"); the table's parser
   // reports a word that is no verdict.
   auto spell = [](const std::string& w) {
@@ -211,7 +282,9 @@ bool tc_conform_exceed(TcCursor& c, const TcWord& kw, Node& body) {
   return true;
 }
 // A bare verdict is the exceed action (m_police.c).
-bool tc_bare_exceed(TcCursor& c, Node& body) { return tc_read_verdict(c, body, "exceed"); }
+bool tc_bare_exceed(TcCursor& c, Node& body) {
+  return tc_read_verdict(c, body, "exceed");
+}
 const TcAlias kTcAliases[] = {{"buffer", "burst"}, {"maxburst", "burst"}, {"minburst", "mtu"}};
 const TcValueAlias kTcValueAliases[] = {{"adsl", "atm"}};
 const TcReader kTcReaders[] = {{"conform-exceed", tc_conform_exceed}, {"linklayer", tc_read_linklayer}};
@@ -219,8 +292,14 @@ const TcReader kTcReaders[] = {{"conform-exceed", tc_conform_exceed}, {"linklaye
 const std::string_view kTcOnce[] = {"rate", "burst", "mtu", "mpu", "avrate", "peakrate", "pkts_rate", "pkts_burst"};
 const std::string_view kTcExamples[] = {"rate 1mbit burst 10k drop", "rate 1mbit buffer 10k conform-exceed drop/ok",
                                         "rate 1mbit maxburst 10k minburst 1500 peakrate 2mbit",
-                                        "rate 1mbit burst 10k linklayer adsl overhead 10 mpu 64", "pkts_rate 1000 pkts_burst 200"};
-const TcWords kTcWords{.aliases = kTcAliases, .value_aliases = kTcValueAliases, .readers = kTcReaders, .bare = tc_bare_exceed, .once = kTcOnce, .examples = kTcExamples};
+                                        "rate 1mbit burst 10k linklayer adsl overhead 10 mpu 64",
+                                        "pkts_rate 1000 pkts_burst 200"};
+const TcWords kTcWords{.aliases = kTcAliases,
+                       .value_aliases = kTcValueAliases,
+                       .readers = kTcReaders,
+                       .bare = tc_bare_exceed,
+                       .once = kTcOnce,
+                       .examples = kTcExamples};
 }  // namespace
 
 constexpr ActionOps kActionPoliceOps{

@@ -22,9 +22,26 @@ enum : uint16_t { kRate, kGroup, kTrunc, kControl };
 constexpr WireStruct kParms{.attr = TCA_SAMPLE_PARMS, .size = sizeof(tc_sample), .action_parms = true};
 
 const Field kFields[] = {
-    {.key = "rate", .type = FieldType::Uint, .flags = kRequired, .doc = "Sample 1 in this many packets.", .max = 0xFFFFFFFF, .attr = TCA_SAMPLE_RATE, .wire = Wire::U32},
-    {.key = "group", .type = FieldType::Uint, .flags = kRequired, .doc = "The psample group the samples go to.", .max = 0xFFFFFFFF, .attr = TCA_SAMPLE_PSAMPLE_GROUP, .wire = Wire::U32},
-    {.key = "trunc", .type = FieldType::Uint, .doc = "Cut samples to this many bytes.", .max = 0xFFFFFFFF, .attr = TCA_SAMPLE_TRUNC_SIZE, .wire = Wire::U32},
+    {.key = "rate",
+     .type = FieldType::Uint,
+     .flags = kRequired,
+     .doc = "Sample 1 in this many packets.",
+     .max = 0xFFFFFFFF,
+     .attr = TCA_SAMPLE_RATE,
+     .wire = Wire::U32},
+    {.key = "group",
+     .type = FieldType::Uint,
+     .flags = kRequired,
+     .doc = "The psample group the samples go to.",
+     .max = 0xFFFFFFFF,
+     .attr = TCA_SAMPLE_PSAMPLE_GROUP,
+     .wire = Wire::U32},
+    {.key = "trunc",
+     .type = FieldType::Uint,
+     .doc = "Cut samples to this many bytes.",
+     .max = 0xFFFFFFFF,
+     .attr = TCA_SAMPLE_TRUNC_SIZE,
+     .wire = Wire::U32},
     control_field(kParms, TC_ACT_PIPE),
 };
 

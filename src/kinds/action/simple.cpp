@@ -45,7 +45,9 @@ std::string sdata_describe(const Value& v) {
   auto* s = std::get_if<std::string>(&v);
   return s ? *s : "?";
 }
-void sdata_emit(const Value& v, YamlOut& y) { y.str(sdata_describe(v)); }
+void sdata_emit(const Value& v, YamlOut& y) {
+  y.str(sdata_describe(v));
+}
 // tc's length: the whole buffer, zeros after the string.
 void sdata_put(const Value& v, uint16_t attr, const KindCtx&, MsgWriter& w) {
   auto* s = std::get_if<std::string>(&v);
@@ -54,14 +56,17 @@ void sdata_put(const Value& v, uint16_t attr, const KindCtx&, MsgWriter& w) {
   s->copy(buf, std::min(s->size(), kMaxData - 1));
   w.attr(attr, buf, sizeof buf);
 }
-std::optional<Value> sdata_get(const Attr& a) { return Value{a.str()}; }
+std::optional<Value> sdata_get(const Attr& a) {
+  return Value{a.str()};
+}
 
 const CustomType kSdataType{
     .schema_name = "simple_sdata",
     .parse = sdata_parse,
     .emit = sdata_emit,
     .describe = sdata_describe,
-    .json_schema = R"({"description": "The string the action logs for each packet, at most 31 bytes.", "type": "string", "maxLength": 31})",
+    .json_schema =
+        R"({"description": "The string the action logs for each packet, at most 31 bytes.", "type": "string", "maxLength": 31})",
     .put = sdata_put,
     .get = sdata_get,
 };
@@ -69,8 +74,12 @@ const CustomType kSdataType{
 constexpr WireStruct kParms{.attr = TCA_DEF_PARMS, .size = sizeof(tc_defact), .action_parms = true};
 
 const Field kFields[] = {
-    {.key = "sdata", .type = FieldType::Custom, .doc = "The string logged for each packet (at most 31 bytes); required.", .custom = &kSdataType,
-     .attr = TCA_DEF_DATA, .wire = Wire::Custom},
+    {.key = "sdata",
+     .type = FieldType::Custom,
+     .doc = "The string logged for each packet (at most 31 bytes); required.",
+     .custom = &kSdataType,
+     .attr = TCA_DEF_DATA,
+     .wire = Wire::Custom},
     control_field(kParms, TC_ACT_PIPE),
 };
 

@@ -27,26 +27,59 @@ namespace {
 
 enum : uint16_t { kMark, kMask, kPriority, kQueueMapping, kPtype, kInheritDsfield, kControl };
 
-const EnumName kPtypes[] = {
-    {"host", PACKET_HOST}, {"otherhost", PACKET_OTHERHOST}, {"broadcast", PACKET_BROADCAST}, {"multicast", PACKET_MULTICAST}};
+const EnumName kPtypes[] = {{"host", PACKET_HOST},
+                            {"otherhost", PACKET_OTHERHOST},
+                            {"broadcast", PACKET_BROADCAST},
+                            {"multicast", PACKET_MULTICAST}};
 
 constexpr WireStruct kParms{.attr = TCA_SKBEDIT_PARMS, .size = sizeof(tc_skbedit), .action_parms = true};
 
 // inheritdsfield is the one flag of TCA_SKBEDIT_FLAGS, sent only when set.
-uint64_t inherit_to_wire(uint64_t v) { return v ? SKBEDIT_F_INHERITDSFIELD : 0; }
+uint64_t inherit_to_wire(uint64_t v) {
+  return v ? SKBEDIT_F_INHERITDSFIELD : 0;
+}
 std::optional<uint64_t> inherit_from_wire(uint64_t w) {
   return (w & SKBEDIT_F_INHERITDSFIELD) ? std::optional<uint64_t>(1) : std::nullopt;
 }
 const WireMap kInheritFlag{.to_wire = inherit_to_wire, .from_wire = inherit_from_wire, .unsent = 0};
 
 const Field kFields[] = {
-    {.key = "mark", .type = FieldType::Uint, .doc = "Set the firewall mark (skb->mark) to this value.", .max = 0xFFFFFFFF, .attr = TCA_SKBEDIT_MARK, .wire = Wire::U32},
-    {.key = "mask", .type = FieldType::Uint, .doc = "Set only these bits of the mark (tc's mark V/M; needs mark).", .max = 0xFFFFFFFF, .attr = TCA_SKBEDIT_MASK, .wire = Wire::U32},
-    {.key = "priority", .type = FieldType::Handle, .doc = "Set skb->priority, a class id such as 1:10.", .attr = TCA_SKBEDIT_PRIORITY, .wire = Wire::U32},
-    {.key = "queue_mapping", .type = FieldType::Uint, .doc = "Send on this transmit queue.", .max = 0xFFFF, .attr = TCA_SKBEDIT_QUEUE_MAPPING, .wire = Wire::U16},
-    {.key = "ptype", .type = FieldType::Enum, .doc = "Set the packet type: host, otherhost, broadcast or multicast.", .names = kPtypes, .attr = TCA_SKBEDIT_PTYPE, .wire = Wire::U16},
-    {.key = "inheritdsfield", .type = FieldType::Bool, .doc = "Set skb->priority from the IP DS field.", .def = 0,
-     .attr = TCA_SKBEDIT_FLAGS, .wire = Wire::U64, .map = &kInheritFlag},
+    {.key = "mark",
+     .type = FieldType::Uint,
+     .doc = "Set the firewall mark (skb->mark) to this value.",
+     .max = 0xFFFFFFFF,
+     .attr = TCA_SKBEDIT_MARK,
+     .wire = Wire::U32},
+    {.key = "mask",
+     .type = FieldType::Uint,
+     .doc = "Set only these bits of the mark (tc's mark V/M; needs mark).",
+     .max = 0xFFFFFFFF,
+     .attr = TCA_SKBEDIT_MASK,
+     .wire = Wire::U32},
+    {.key = "priority",
+     .type = FieldType::Handle,
+     .doc = "Set skb->priority, a class id such as 1:10.",
+     .attr = TCA_SKBEDIT_PRIORITY,
+     .wire = Wire::U32},
+    {.key = "queue_mapping",
+     .type = FieldType::Uint,
+     .doc = "Send on this transmit queue.",
+     .max = 0xFFFF,
+     .attr = TCA_SKBEDIT_QUEUE_MAPPING,
+     .wire = Wire::U16},
+    {.key = "ptype",
+     .type = FieldType::Enum,
+     .doc = "Set the packet type: host, otherhost, broadcast or multicast.",
+     .names = kPtypes,
+     .attr = TCA_SKBEDIT_PTYPE,
+     .wire = Wire::U16},
+    {.key = "inheritdsfield",
+     .type = FieldType::Bool,
+     .doc = "Set skb->priority from the IP DS field.",
+     .def = 0,
+     .attr = TCA_SKBEDIT_FLAGS,
+     .wire = Wire::U64,
+     .map = &kInheritFlag},
     control_field(kParms, TC_ACT_PIPE),
 };
 
@@ -90,7 +123,8 @@ constexpr ActionOps kActionSkbeditOps{
 const KindOps kActionSkbedit{
     .name = "skbedit",
     .obj = ObjType::Action,
-    .doc = "Set packet metadata: mark (under a mask), priority, transmit queue, packet type, priority from the DS field.",
+    .doc =
+        "Set packet metadata: mark (under a mask), priority, transmit queue, packet type, priority from the DS field.",
     .fields = kFields,
     .encode = encode_declared_in_order<kFields, kTcOrder>,
     .decode = decode_declared<kFields>,

@@ -32,17 +32,44 @@ constexpr PresenceBit kHasSmac{&kParms, kFlags, Wire::U64, SKBMOD_F_SMAC};
 constexpr PresenceBit kHasEtype{&kParms, kFlags, Wire::U64, SKBMOD_F_ETYPE};
 
 const Field kFields[] = {
-    {.key = "dmac", .type = FieldType::Custom, .doc = "Set the destination MAC.", .custom = &kMacAddrType,
-     .attr = TCA_SKBMOD_DMAC, .wire = Wire::Mac, .present = &kHasDmac},
-    {.key = "smac", .type = FieldType::Custom, .doc = "Set the source MAC.", .custom = &kMacAddrType,
-     .attr = TCA_SKBMOD_SMAC, .wire = Wire::Mac, .present = &kHasSmac},
-    {.key = "etype", .type = FieldType::Custom, .doc = "Set the Ethernet type (ip, ipv6, 0x88b5...).", .custom = &kEthProtoType,
-     .attr = TCA_SKBMOD_ETYPE, .wire = Wire::U16, .present = &kHasEtype},
-    {.key = "swap_mac", .type = FieldType::Bool, .doc = "Swap the source and destination MACs (alone: the kernel then ignores the sets).", .def = 0,
-     .wire = Wire::U64, .in = &kParms, .offset = kFlags, .bit = SKBMOD_F_SWAPMAC},
+    {.key = "dmac",
+     .type = FieldType::Custom,
+     .doc = "Set the destination MAC.",
+     .custom = &kMacAddrType,
+     .attr = TCA_SKBMOD_DMAC,
+     .wire = Wire::Mac,
+     .present = &kHasDmac},
+    {.key = "smac",
+     .type = FieldType::Custom,
+     .doc = "Set the source MAC.",
+     .custom = &kMacAddrType,
+     .attr = TCA_SKBMOD_SMAC,
+     .wire = Wire::Mac,
+     .present = &kHasSmac},
+    {.key = "etype",
+     .type = FieldType::Custom,
+     .doc = "Set the Ethernet type (ip, ipv6, 0x88b5...).",
+     .custom = &kEthProtoType,
+     .attr = TCA_SKBMOD_ETYPE,
+     .wire = Wire::U16,
+     .present = &kHasEtype},
+    {.key = "swap_mac",
+     .type = FieldType::Bool,
+     .doc = "Swap the source and destination MACs (alone: the kernel then ignores the sets).",
+     .def = 0,
+     .wire = Wire::U64,
+     .in = &kParms,
+     .offset = kFlags,
+     .bit = SKBMOD_F_SWAPMAC},
     control_field(kParms, TC_ACT_PIPE),
-    {.key = "ecn", .type = FieldType::Bool, .doc = "Mark ECN-capable (ECT) IPv4 and IPv6 packets Congestion Experienced.", .def = 0,
-     .wire = Wire::U64, .in = &kParms, .offset = kFlags, .bit = SKBMOD_F_ECN},
+    {.key = "ecn",
+     .type = FieldType::Bool,
+     .doc = "Mark ECN-capable (ECT) IPv4 and IPv6 packets Congestion Experienced.",
+     .def = 0,
+     .wire = Wire::U64,
+     .in = &kParms,
+     .offset = kFlags,
+     .bit = SKBMOD_F_ECN},
 };
 
 // tc's order: DMAC, ETYPE, SMAC (after the parameters).
@@ -58,7 +85,8 @@ void normalize(Options& o, const KindCtx&, Diagnostics& d, SourceLoc loc) {
   // would never show up in a dump, and the file would never be in sync.
   // The kernel takes both (and holds them): warnings, so a dump of a live
   // state always applies back (validate --strict refuses them).
-  if (o.has(kSwapMac) && sets) d.warning(o.opt(kSwapMac)->loc, "skbmod 'swap_mac' goes alone: the kernel ignores dmac, smac and etype with it");
+  if (o.has(kSwapMac) && sets)
+    d.warning(o.opt(kSwapMac)->loc, "skbmod 'swap_mac' goes alone: the kernel ignores dmac, smac and etype with it");
   if (!o.has(kSwapMac) && !sets && !o.has(kEcn))
     d.warning(loc, "skbmod with nothing to do (no dmac, smac, etype, swap_mac or ecn): it passes packets unchanged");
 }

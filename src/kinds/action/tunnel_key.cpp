@@ -39,8 +39,21 @@ namespace tcsync {
 namespace {
 
 enum : uint16_t {
-  kAction, kSrcIp, kDstIp, kId, kDstPort, kTos, kTtl, kCsum, kControl,
-  kGeneveOpts, kVxlanGbp, kErspanVer, kErspanIndex, kErspanDir, kErspanHwid,
+  kAction,
+  kSrcIp,
+  kDstIp,
+  kId,
+  kDstPort,
+  kTos,
+  kTtl,
+  kCsum,
+  kControl,
+  kGeneveOpts,
+  kVxlanGbp,
+  kErspanVer,
+  kErspanIndex,
+  kErspanDir,
+  kErspanHwid,
 };
 
 // ---- geneve options: tc's "CLASS:TYPE:DATA[,CLASS:TYPE:DATA...]", in hex --------
@@ -112,43 +125,112 @@ bool geneve_parse(const Node& n, Value& out, Diagnostics& d) {
       out = format_geneve(*g);
       return true;
     }
-  d.error(n.loc, "expected geneve options as CLASS:TYPE:DATA[,...] in hex, such as 0102:80:00880022 (data in whole 4-byte words, at most 124 bytes)");
+  d.error(n.loc,
+          "expected geneve options as CLASS:TYPE:DATA[,...] in hex, such as 0102:80:00880022 (data in whole 4-byte "
+          "words, at most 124 bytes)");
   return false;
 }
-std::string geneve_describe(const Value& v) { return std::get<std::string>(v); }
-void geneve_emit(const Value& v, YamlOut& y) { y.str(std::get<std::string>(v)); }
+std::string geneve_describe(const Value& v) {
+  return std::get<std::string>(v);
+}
+void geneve_emit(const Value& v, YamlOut& y) {
+  y.str(std::get<std::string>(v));
+}
 
 const CustomType kGeneveOptsType{
     .schema_name = "geneve_opts",
     .parse = geneve_parse,
     .emit = geneve_emit,
     .describe = geneve_describe,
-    .json_schema = R"({"description": "Geneve options as tc writes them: CLASS:TYPE:DATA[,CLASS:TYPE:DATA...] in hex, such as 0102:80:00880022.", "type": "string", "pattern": "^[0-9a-fA-F]{1,4}:[0-9a-fA-F]{1,2}:([0-9a-fA-F]{8})+(,[0-9a-fA-F]{1,4}:[0-9a-fA-F]{1,2}:([0-9a-fA-F]{8})+)*$"})",
+    .json_schema =
+        R"({"description": "Geneve options as tc writes them: CLASS:TYPE:DATA[,CLASS:TYPE:DATA...] in hex, such as 0102:80:00880022.", "type": "string", "pattern": "^[0-9a-fA-F]{1,4}:[0-9a-fA-F]{1,2}:([0-9a-fA-F]{8})+(,[0-9a-fA-F]{1,4}:[0-9a-fA-F]{1,2}:([0-9a-fA-F]{8})+)*$"})",
 };
 const EnumName kActions[] = {{"set", TCA_TUNNEL_KEY_ACT_SET}, {"unset", TCA_TUNNEL_KEY_ACT_RELEASE}};
 
 // Sent after the attributes, as tc sends it.
-constexpr WireStruct kParms{.attr = TCA_TUNNEL_KEY_PARMS, .size = sizeof(tc_tunnel_key), .action_parms = true, .sent_last = true};
+constexpr WireStruct kParms{
+    .attr = TCA_TUNNEL_KEY_PARMS, .size = sizeof(tc_tunnel_key), .action_parms = true, .sent_last = true};
 
 const Field kFields[] = {
-    {.key = "action", .type = FieldType::Enum, .flags = kRequired, .doc = "set the tunnel metadata, or unset (release) it.", .names = kActions,
-     .wire = Wire::U32, .in = &kParms, .offset = offsetof(tc_tunnel_key, t_action), .change_absent = TCA_TUNNEL_KEY_ACT_SET},
-    {.key = "src_ip", .type = FieldType::Custom, .doc = "Outer source address (IPv4 or IPv6; set needs both).", .custom = &kIpAddrType},
-    {.key = "dst_ip", .type = FieldType::Custom, .doc = "Outer destination address (IPv4 or IPv6).", .custom = &kIpAddrType},
-    {.key = "id", .type = FieldType::Uint, .doc = "Tunnel key id (VNI).", .max = 0xFFFFFFFF, .attr = TCA_TUNNEL_KEY_ENC_KEY_ID, .wire = Wire::Be32},
-    {.key = "dst_port", .type = FieldType::Uint, .doc = "Outer UDP destination port.", .max = 0xFFFF, .attr = TCA_TUNNEL_KEY_ENC_DST_PORT, .wire = Wire::Be16, .map = &kZeroIsAbsent},
-    {.key = "tos", .type = FieldType::Uint, .doc = "Outer TOS / traffic class.", .max = 0xFF, .attr = TCA_TUNNEL_KEY_ENC_TOS, .wire = Wire::U8, .map = &kZeroIsAbsent},
-    {.key = "ttl", .type = FieldType::Uint, .doc = "Outer TTL / hop limit.", .max = 0xFF, .attr = TCA_TUNNEL_KEY_ENC_TTL, .wire = Wire::U8, .map = &kZeroIsAbsent},
+    {.key = "action",
+     .type = FieldType::Enum,
+     .flags = kRequired,
+     .doc = "set the tunnel metadata, or unset (release) it.",
+     .names = kActions,
+     .wire = Wire::U32,
+     .in = &kParms,
+     .offset = offsetof(tc_tunnel_key, t_action),
+     .change_absent = TCA_TUNNEL_KEY_ACT_SET},
+    {.key = "src_ip",
+     .type = FieldType::Custom,
+     .doc = "Outer source address (IPv4 or IPv6; set needs both).",
+     .custom = &kIpAddrType},
+    {.key = "dst_ip",
+     .type = FieldType::Custom,
+     .doc = "Outer destination address (IPv4 or IPv6).",
+     .custom = &kIpAddrType},
+    {.key = "id",
+     .type = FieldType::Uint,
+     .doc = "Tunnel key id (VNI).",
+     .max = 0xFFFFFFFF,
+     .attr = TCA_TUNNEL_KEY_ENC_KEY_ID,
+     .wire = Wire::Be32},
+    {.key = "dst_port",
+     .type = FieldType::Uint,
+     .doc = "Outer UDP destination port.",
+     .max = 0xFFFF,
+     .attr = TCA_TUNNEL_KEY_ENC_DST_PORT,
+     .wire = Wire::Be16,
+     .map = &kZeroIsAbsent},
+    {.key = "tos",
+     .type = FieldType::Uint,
+     .doc = "Outer TOS / traffic class.",
+     .max = 0xFF,
+     .attr = TCA_TUNNEL_KEY_ENC_TOS,
+     .wire = Wire::U8,
+     .map = &kZeroIsAbsent},
+    {.key = "ttl",
+     .type = FieldType::Uint,
+     .doc = "Outer TTL / hop limit.",
+     .max = 0xFF,
+     .attr = TCA_TUNNEL_KEY_ENC_TTL,
+     .wire = Wire::U8,
+     .map = &kZeroIsAbsent},
     // NO_CSUM: tc sends it always, also for unset; the kernel dumps it for every set.
-    {.key = "csum", .type = FieldType::Bool, .doc = "Compute the outer UDP checksum (false: tc's nocsum).", .def = 1,
-     .attr = TCA_TUNNEL_KEY_NO_CSUM, .wire = Wire::U8, .map = &kSentNegated, .def_always_sent = true},
+    {.key = "csum",
+     .type = FieldType::Bool,
+     .doc = "Compute the outer UDP checksum (false: tc's nocsum).",
+     .def = 1,
+     .attr = TCA_TUNNEL_KEY_NO_CSUM,
+     .wire = Wire::U8,
+     .map = &kSentNegated,
+     .def_always_sent = true},
     control_field(kParms, TC_ACT_PIPE),
-    {.key = "geneve_opts", .type = FieldType::Custom, .doc = "Geneve options, as tc's CLASS:TYPE:DATA[,...] in hex.", .custom = &kGeneveOptsType},
-    {.key = "vxlan_gbp", .type = FieldType::Uint, .doc = "VXLAN group policy (tc's vxlan_opts): the policy id and the don't-learn and policy-applied bits; the kernel keeps those bits only.", .max = 0xFFFFFFFF},
-    {.key = "erspan_ver", .type = FieldType::Uint, .doc = "ERSPAN version, 1 or 2 (tc's erspan_opts VER:INDEX:DIR:HWID).", .max = 0xFF},
-    {.key = "erspan_index", .type = FieldType::Uint, .doc = "ERSPAN version 1 index (the kernel keeps it for version 1 only).", .max = 0xFFFFFFFF},
-    {.key = "erspan_dir", .type = FieldType::Uint, .doc = "ERSPAN version 2 direction, 0 or 1 (kept for version 2 only).", .max = 0xFF},
-    {.key = "erspan_hwid", .type = FieldType::Uint, .doc = "ERSPAN version 2 hardware id (kept for version 2 only).", .max = 0xFF},
+    {.key = "geneve_opts",
+     .type = FieldType::Custom,
+     .doc = "Geneve options, as tc's CLASS:TYPE:DATA[,...] in hex.",
+     .custom = &kGeneveOptsType},
+    {.key = "vxlan_gbp",
+     .type = FieldType::Uint,
+     .doc = "VXLAN group policy (tc's vxlan_opts): the policy id and the don't-learn and policy-applied bits; the "
+            "kernel keeps those bits only.",
+     .max = 0xFFFFFFFF},
+    {.key = "erspan_ver",
+     .type = FieldType::Uint,
+     .doc = "ERSPAN version, 1 or 2 (tc's erspan_opts VER:INDEX:DIR:HWID).",
+     .max = 0xFF},
+    {.key = "erspan_index",
+     .type = FieldType::Uint,
+     .doc = "ERSPAN version 1 index (the kernel keeps it for version 1 only).",
+     .max = 0xFFFFFFFF},
+    {.key = "erspan_dir",
+     .type = FieldType::Uint,
+     .doc = "ERSPAN version 2 direction, 0 or 1 (kept for version 2 only).",
+     .max = 0xFF},
+    {.key = "erspan_hwid",
+     .type = FieldType::Uint,
+     .doc = "ERSPAN version 2 hardware id (kept for version 2 only).",
+     .max = 0xFF},
 };
 
 void put_ip(MsgWriter& w, const Words* ip, uint16_t v4, uint16_t v6) {
@@ -249,7 +331,8 @@ void normalize(Options& o, const KindCtx&, Diagnostics& d, SourceLoc loc) {
   if (o.num(kCsum) == 1u) o.erase(kCsum);  // the kernel's default
   auto act = o.num(kAction);
   if (act == TCA_TUNNEL_KEY_ACT_RELEASE) {
-    for (uint16_t f : {kSrcIp, kDstIp, kId, kDstPort, kTos, kTtl, kCsum, kGeneveOpts, kVxlanGbp, kErspanVer, kErspanIndex, kErspanDir, kErspanHwid})
+    for (uint16_t f : {kSrcIp, kDstIp, kId, kDstPort, kTos, kTtl, kCsum, kGeneveOpts, kVxlanGbp, kErspanVer,
+                       kErspanIndex, kErspanDir, kErspanHwid})
       if (o.has(f)) d.error(o.opt(f)->loc, "tunnel_key '" + std::string(kFields[f].key) + "' is for set only");
     return;
   }
@@ -258,13 +341,15 @@ void normalize(Options& o, const KindCtx&, Diagnostics& d, SourceLoc loc) {
   if (!o.has(kSrcIp) || !o.has(kDstIp)) d.error(loc, "tunnel_key set needs 'src_ip' and 'dst_ip'");
   auto* s = o.words(kSrcIp);
   auto* t = o.words(kDstIp);
-  if (s && t && (*s)[0] != (*t)[0]) d.error(o.opt(kSrcIp)->loc, "tunnel_key 'src_ip' and 'dst_ip' must be both IPv4 or both IPv6");
+  if (s && t && (*s)[0] != (*t)[0])
+    d.error(o.opt(kSrcIp)->loc, "tunnel_key 'src_ip' and 'dst_ip' must be both IPv4 or both IPv6");
   // act_tunnel_key.c keeps only the bits VXLAN_GBP_MASK covers.
   if (auto* g = o.opt(kVxlanGbp)) {
     constexpr uint64_t kGbpMask = 0x48FFFF;  // don't learn, policy applied, 16-bit id
     uint64_t v = std::get<uint64_t>(g->value);
     if (v & ~kGbpMask) {
-      d.warning(g->loc, "vxlan_gbp " + std::to_string(v) + " has bits the kernel drops: it keeps " + std::to_string(v & kGbpMask));
+      d.warning(g->loc, "vxlan_gbp " + std::to_string(v) + " has bits the kernel drops: it keeps " +
+                            std::to_string(v & kGbpMask));
       o.set(kVxlanGbp, v & kGbpMask, g->loc);
     }
   }
@@ -272,7 +357,8 @@ void normalize(Options& o, const KindCtx&, Diagnostics& d, SourceLoc loc) {
   int kinds = o.has(kGeneveOpts) + o.has(kVxlanGbp) + o.has(kErspanVer);
   if (kinds > 1) d.error(loc, "tunnel_key takes one kind of options: geneve_opts, vxlan_gbp or erspan_*");
   for (uint16_t f : {kErspanIndex, kErspanDir, kErspanHwid})
-    if (o.has(f) && !o.has(kErspanVer)) d.error(o.opt(f)->loc, "tunnel_key '" + std::string(kFields[f].key) + "' needs erspan_ver");
+    if (o.has(f) && !o.has(kErspanVer))
+      d.error(o.opt(f)->loc, "tunnel_key '" + std::string(kFields[f].key) + "' needs erspan_ver");
 }
 
 }  // namespace
@@ -317,10 +403,11 @@ bool tc_erspan_opts(TcCursor& c, const TcWord& kw, Node& body) {
   return true;
 }
 const TcReader kTcReaders[] = {{"nocsum", tc_nocsum}, {"vxlan_opts", tc_vxlan_opts}, {"erspan_opts", tc_erspan_opts}};
-const std::string_view kTcExamples[] = {"set src_ip 10.0.0.1 dst_ip 10.0.0.2 id 5 dst_port 4789 nocsum pipe",
-                                        "set src_ip 1.1.1.1 dst_ip 2.2.2.2 id 42 dst_port 6081 geneve_opts 0102:80:00880022,0408:42:0000000000000000",
-                                        "set src_ip 1.1.1.1 dst_ip 2.2.2.2 id 42 vxlan_opts 01020304",
-                                        "set src_ip 1.1.1.1 dst_ip 2.2.2.2 id 42 erspan_opts 2:123:1:2"};
+const std::string_view kTcExamples[] = {
+    "set src_ip 10.0.0.1 dst_ip 10.0.0.2 id 5 dst_port 4789 nocsum pipe",
+    "set src_ip 1.1.1.1 dst_ip 2.2.2.2 id 42 dst_port 6081 geneve_opts 0102:80:00880022,0408:42:0000000000000000",
+    "set src_ip 1.1.1.1 dst_ip 2.2.2.2 id 42 vxlan_opts 01020304",
+    "set src_ip 1.1.1.1 dst_ip 2.2.2.2 id 42 erspan_opts 2:123:1:2"};
 const TcWords kTcWords{.readers = kTcReaders, .bare = tc_bare_control, .examples = kTcExamples};
 }  // namespace
 
@@ -332,7 +419,9 @@ constexpr ActionOps kActionTunnelKeyOps{
 const KindOps kActionTunnelKey{
     .name = "tunnel_key",
     .obj = ObjType::Action,
-    .doc = "Set (or unset) the tunnel metadata a collect_md tunnel device encapsulates with: addresses, id, port, tos, ttl, checksum.",
+    .doc =
+        "Set (or unset) the tunnel metadata a collect_md tunnel device encapsulates with: addresses, id, port, tos, "
+        "ttl, checksum.",
     .fields = kFields,
     .encode = encode,
     .decode = decode,

@@ -34,22 +34,54 @@ constexpr uint64_t kDot1q = 0x8100;
 constexpr WireStruct kParms{.attr = TCA_VLAN_PARMS, .size = sizeof(tc_vlan), .action_parms = true};
 
 const Field kFields[] = {
-    {.key = "action", .type = FieldType::Enum, .flags = kRequired, .doc = "pop, push or modify the outer tag; pop_eth or push_eth the Ethernet header.", .names = kActions,
-     .wire = Wire::U32, .in = &kParms, .offset = offsetof(tc_vlan, v_action), .change_absent = TCA_VLAN_ACT_POP},
-    {.key = "id", .type = FieldType::Uint, .doc = "VLAN id to push or set (push, modify).", .max = 4095,
-     .attr = TCA_VLAN_PUSH_VLAN_ID, .wire = Wire::U16},
-    {.key = "protocol", .type = FieldType::Custom, .doc = "Tag protocol for push and modify: 802.1q or 802.1ad.", .def = kDot1q, .custom = &kEthProtoType,
-     .attr = TCA_VLAN_PUSH_VLAN_PROTOCOL, .wire = Wire::Be16, .map = &kDefIsAbsent},  // dumped for every push and modify
-    {.key = "priority", .type = FieldType::Uint, .doc = "VLAN priority (PCP) to push or set; absent: not given (a push then has 0, which reads as absent; a modify leaves the priority as it is, and a given 0 is kept).", .max = 7,
-     .attr = TCA_VLAN_PUSH_VLAN_PRIORITY, .wire = Wire::U8},
-    {.key = "dst_mac", .type = FieldType::Custom, .doc = "Destination MAC of the pushed Ethernet header (push_eth).", .custom = &kMacAddrType,
-     .attr = TCA_VLAN_PUSH_ETH_DST, .wire = Wire::Mac},
-    {.key = "src_mac", .type = FieldType::Custom, .doc = "Source MAC of the pushed Ethernet header (push_eth).", .custom = &kMacAddrType,
-     .attr = TCA_VLAN_PUSH_ETH_SRC, .wire = Wire::Mac},
+    {.key = "action",
+     .type = FieldType::Enum,
+     .flags = kRequired,
+     .doc = "pop, push or modify the outer tag; pop_eth or push_eth the Ethernet header.",
+     .names = kActions,
+     .wire = Wire::U32,
+     .in = &kParms,
+     .offset = offsetof(tc_vlan, v_action),
+     .change_absent = TCA_VLAN_ACT_POP},
+    {.key = "id",
+     .type = FieldType::Uint,
+     .doc = "VLAN id to push or set (push, modify).",
+     .max = 4095,
+     .attr = TCA_VLAN_PUSH_VLAN_ID,
+     .wire = Wire::U16},
+    {.key = "protocol",
+     .type = FieldType::Custom,
+     .doc = "Tag protocol for push and modify: 802.1q or 802.1ad.",
+     .def = kDot1q,
+     .custom = &kEthProtoType,
+     .attr = TCA_VLAN_PUSH_VLAN_PROTOCOL,
+     .wire = Wire::Be16,
+     .map = &kDefIsAbsent},  // dumped for every push and modify
+    {.key = "priority",
+     .type = FieldType::Uint,
+     .doc = "VLAN priority (PCP) to push or set; absent: not given (a push then has 0, which reads as absent; a modify "
+            "leaves the priority as it is, and a given 0 is kept).",
+     .max = 7,
+     .attr = TCA_VLAN_PUSH_VLAN_PRIORITY,
+     .wire = Wire::U8},
+    {.key = "dst_mac",
+     .type = FieldType::Custom,
+     .doc = "Destination MAC of the pushed Ethernet header (push_eth).",
+     .custom = &kMacAddrType,
+     .attr = TCA_VLAN_PUSH_ETH_DST,
+     .wire = Wire::Mac},
+    {.key = "src_mac",
+     .type = FieldType::Custom,
+     .doc = "Source MAC of the pushed Ethernet header (push_eth).",
+     .custom = &kMacAddrType,
+     .attr = TCA_VLAN_PUSH_ETH_SRC,
+     .wire = Wire::Mac},
     control_field(kParms, TC_ACT_PIPE),
 };
 
-bool tags(uint64_t a) { return a == TCA_VLAN_ACT_PUSH || a == TCA_VLAN_ACT_MODIFY; }
+bool tags(uint64_t a) {
+  return a == TCA_VLAN_ACT_PUSH || a == TCA_VLAN_ACT_MODIFY;
+}
 
 // act_vlan keeps a priority for every push (0 when not given) and for a
 // modify only when given (tcfv_push_prio_exists), and dumps what it keeps
@@ -69,7 +101,8 @@ void normalize(Options& o, const KindCtx&, Diagnostics& d, SourceLoc loc) {
   if (!tags(*act))
     for (uint16_t f : {kId, kProtocol, kPriority})
       if (o.has(f)) d.error(at(f), "vlan '" + std::string(kFields[f].key) + "' is for push and modify only");
-  if (*act == TCA_VLAN_ACT_PUSH_ETH && (!o.has(kDstMac) || !o.has(kSrcMac))) d.error(loc, "vlan push_eth needs 'dst_mac' and 'src_mac'");
+  if (*act == TCA_VLAN_ACT_PUSH_ETH && (!o.has(kDstMac) || !o.has(kSrcMac)))
+    d.error(loc, "vlan push_eth needs 'dst_mac' and 'src_mac'");
   if (*act != TCA_VLAN_ACT_PUSH_ETH)
     for (uint16_t f : {kDstMac, kSrcMac})
       if (o.has(f)) d.error(at(f), "vlan '" + std::string(kFields[f].key) + "' is for push_eth only");

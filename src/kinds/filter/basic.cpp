@@ -25,9 +25,13 @@ namespace tcsync {
 namespace {
 
 const Field kFields[] = {
-    {.key = "match", .type = FieldType::Custom,
-     .doc = "Ematch expression in tc's grammar: cmp(...), meta(...), u32(...) joined by and/or, with not and parentheses; absent: every packet.",
-     .custom = &ematch::kMatchType, .attr = TCA_BASIC_EMATCHES, .wire = Wire::Custom},
+    {.key = "match",
+     .type = FieldType::Custom,
+     .doc = "Ematch expression in tc's grammar: cmp(...), meta(...), u32(...) joined by and/or, with not and "
+            "parentheses; absent: every packet.",
+     .custom = &ematch::kMatchType,
+     .attr = TCA_BASIC_EMATCHES,
+     .wire = Wire::Custom},
 };
 
 }  // namespace
@@ -50,7 +54,9 @@ constexpr FilterOps kFilterBasicOps{
 const KindOps kFilterBasic{
     .name = "basic",
     .obj = ObjType::Filter,
-    .doc = "Matches an ematch expression (cmp, meta, u32; and, or, not, parentheses) in tc's grammar (tc-basic(8), tc-ematch(8)).",
+    .doc =
+        "Matches an ematch expression (cmp, meta, u32; and, or, not, parentheses) in tc's grammar (tc-basic(8), "
+        "tc-ematch(8)).",
     .fields = kFields,
     .encode = encode_declared<kFields>,
     .decode = decode_declared<kFields>,

@@ -32,12 +32,12 @@
 #include <cctype>
 
 #include "kinds/bpf_bytecode.h"
+#include "kinds/filter/bpf_program.h"
 #include "kinds/registry.h"
 #include "model/field_wire.h"
-#include "kinds/filter/bpf_program.h"
 #include "model/tc_words.h"
-#include "yaml/yaml_reader.h"
 #include "yaml/yaml_out.h"
+#include "yaml/yaml_reader.h"
 
 namespace tcsync {
 namespace {
@@ -48,7 +48,8 @@ constexpr std::string_view kPinnedSuffix = ":[*fsobj]";
 
 bool text_parse(const Node& n, Value& out, Diagnostics& d) {
   if (!n.is_scalar() || n.scalar.empty() || n.scalar.find('\0') != std::string::npos) {
-    d.error(n.loc, "expected a non-empty string, not " + (n.is_scalar() ? std::string("an empty one") : std::string(n.type_name())));
+    d.error(n.loc, "expected a non-empty string, not " +
+                       (n.is_scalar() ? std::string("an empty one") : std::string(n.type_name())));
     return false;
   }
   out = n.scalar;
@@ -58,31 +59,40 @@ std::string text_describe(const Value& v) {
   auto* s = std::get_if<std::string>(&v);
   return s ? *s : "?";
 }
-void text_emit(const Value& v, YamlOut& y) { y.str(text_describe(v)); }
+void text_emit(const Value& v, YamlOut& y) {
+  y.str(text_describe(v));
+}
 
 bool tag_parse(const Node& n, Value& out, Diagnostics& d) {
   std::string t = n.is_scalar() ? n.scalar : std::string();
   bool ok = t.size() == 16;
   for (char& c : t) ok = ok && std::isxdigit(static_cast<unsigned char>(c)), c = static_cast<char>(std::tolower(c));
   if (!ok) {
-    d.error(n.loc, "'tag' must be a program tag of 16 hex digits (as tc and bpftool print it), not " +
-                       text_of(n));
+    d.error(n.loc, "'tag' must be a program tag of 16 hex digits (as tc and bpftool print it), not " + text_of(n));
     return false;
   }
   out = t;
   return true;
 }
 
-#define BPF_TEXT_TYPE(var, name, desc)                                                                     \
-  const CustomType var{.schema_name = name, .parse = text_parse, .emit = text_emit, .describe = text_describe, \
+#define BPF_TEXT_TYPE(var, name, desc)            \
+  const CustomType var{.schema_name = name,       \
+                       .parse = text_parse,       \
+                       .emit = text_emit,         \
+                       .describe = text_describe, \
                        .json_schema = R"({"description": ")" desc R"(", "type": "string", "minLength": 1})"};
 
 BPF_TEXT_TYPE(kObjectType, "bpf_object",
-              "ELF object file holding the program, with section (tc's obj FILE sec NAME). A relative path is taken from the current directory, as tc does.")
-BPF_TEXT_TYPE(kSectionType, "bpf_section", "ELF section of the object holding the program; default classifier (tc's default).")
-BPF_TEXT_TYPE(kPinnedType, "bpf_pinned", "Path of a program pinned in a BPF file system (tc's object-pinned PATH), opened with bpf(2) BPF_OBJ_GET.")
+              "ELF object file holding the program, with section (tc's obj FILE sec NAME). A relative path is taken "
+              "from the current directory, as tc does.")
+BPF_TEXT_TYPE(kSectionType, "bpf_section",
+              "ELF section of the object holding the program; default classifier (tc's default).")
+BPF_TEXT_TYPE(
+    kPinnedType, "bpf_pinned",
+    "Path of a program pinned in a BPF file system (tc's object-pinned PATH), opened with bpf(2) BPF_OBJ_GET.")
 BPF_TEXT_TYPE(kNameType, "bpf_name",
-              "tc's label of a program known only by tag or id (dumps): sent back as it was; derived from object or pinned otherwise.")
+              "tc's label of a program known only by tag or id (dumps): sent back as it was; derived from object or "
+              "pinned otherwise.")
 #undef BPF_TEXT_TYPE
 
 const CustomType kTagType{
@@ -90,25 +100,68 @@ const CustomType kTagType{
     .parse = tag_parse,
     .emit = text_emit,
     .describe = text_describe,
-    .json_schema = R"({"description": "The program's tag (16 hex digits, a digest of its instructions): what the rule is compared by. Dumps print it; in a file next to object or pinned it asserts which program that is.", "type": "string", "pattern": "^[0-9a-fA-F]{16}$"})",
+    .json_schema =
+        R"({"description": "The program's tag (16 hex digits, a digest of its instructions): what the rule is compared by. Dumps print it; in a file next to object or pinned it asserts which program that is.", "type": "string", "pattern": "^[0-9a-fA-F]{16}$"})",
 };
 
 const Field kFields[] = {
-    {.key = "object", .type = FieldType::Custom, .flags = kNoCompare, .doc = "ELF object file holding the program, with section.", .custom = &kObjectType},
-    {.key = "section", .type = FieldType::Custom, .flags = kNoCompare, .doc = "ELF section of the object; default classifier.", .custom = &kSectionType},
-    {.key = "pinned", .type = FieldType::Custom, .flags = kNoCompare, .doc = "Path of a pinned program in a BPF file system.", .custom = &kPinnedType},
-    {.key = "name", .type = FieldType::Custom, .flags = kNoCompare, .doc = "tc's label of a program known only by tag or id.", .custom = &kNameType},
-    {.key = "id", .type = FieldType::Uint, .flags = kNoCompare,
-     .doc = "Live program id (dumps): used while that program exists, when object or pinned cannot give it.", .max = 0xFFFFFFFF},
-    {.key = "tag", .type = FieldType::Custom, .flags = kAuto, .doc = "The program's tag: what the rule is compared by.", .custom = &kTagType},
-    {.key = "direct_action", .type = FieldType::Bool, .doc = "The program's return code is the action (tc's da): no classid lookup.", .def = 0,
-     .attr = TCA_BPF_FLAGS, .wire = Wire::U32, .bit = TCA_BPF_FLAG_ACT_DIRECT},
-    {.key = "skip_hw", .type = FieldType::Bool, .flags = kRecreate, .doc = "Do not offload to hardware.", .def = 0,
-     .attr = TCA_BPF_FLAGS_GEN, .wire = Wire::U32, .bit = TCA_CLS_FLAGS_SKIP_HW},
-    {.key = "skip_sw", .type = FieldType::Bool, .flags = kRecreate,
-     .doc = "Run in hardware only. Needs a program loaded for the device's hardware: tcsync loads programs for the host, so only a pinned offloaded program works.",
-     .def = 0, .attr = TCA_BPF_FLAGS_GEN, .wire = Wire::U32, .bit = TCA_CLS_FLAGS_SKIP_SW},
-    {.key = "bytecode", .type = FieldType::Custom, .doc = "A classic BPF program, tc's \"N,code jt jf k,...\" (instead of an eBPF object).",
+    {.key = "object",
+     .type = FieldType::Custom,
+     .flags = kNoCompare,
+     .doc = "ELF object file holding the program, with section.",
+     .custom = &kObjectType},
+    {.key = "section",
+     .type = FieldType::Custom,
+     .flags = kNoCompare,
+     .doc = "ELF section of the object; default classifier.",
+     .custom = &kSectionType},
+    {.key = "pinned",
+     .type = FieldType::Custom,
+     .flags = kNoCompare,
+     .doc = "Path of a pinned program in a BPF file system.",
+     .custom = &kPinnedType},
+    {.key = "name",
+     .type = FieldType::Custom,
+     .flags = kNoCompare,
+     .doc = "tc's label of a program known only by tag or id.",
+     .custom = &kNameType},
+    {.key = "id",
+     .type = FieldType::Uint,
+     .flags = kNoCompare,
+     .doc = "Live program id (dumps): used while that program exists, when object or pinned cannot give it.",
+     .max = 0xFFFFFFFF},
+    {.key = "tag",
+     .type = FieldType::Custom,
+     .flags = kAuto,
+     .doc = "The program's tag: what the rule is compared by.",
+     .custom = &kTagType},
+    {.key = "direct_action",
+     .type = FieldType::Bool,
+     .doc = "The program's return code is the action (tc's da): no classid lookup.",
+     .def = 0,
+     .attr = TCA_BPF_FLAGS,
+     .wire = Wire::U32,
+     .bit = TCA_BPF_FLAG_ACT_DIRECT},
+    {.key = "skip_hw",
+     .type = FieldType::Bool,
+     .flags = kRecreate,
+     .doc = "Do not offload to hardware.",
+     .def = 0,
+     .attr = TCA_BPF_FLAGS_GEN,
+     .wire = Wire::U32,
+     .bit = TCA_CLS_FLAGS_SKIP_HW},
+    {.key = "skip_sw",
+     .type = FieldType::Bool,
+     .flags = kRecreate,
+     .doc = "Run in hardware only. Needs a program loaded for the device's hardware: tcsync loads programs for the "
+            "host, so only a pinned offloaded program works.",
+     .def = 0,
+     .attr = TCA_BPF_FLAGS_GEN,
+     .wire = Wire::U32,
+     .bit = TCA_CLS_FLAGS_SKIP_SW},
+    {.key = "bytecode",
+     .type = FieldType::Custom,
+     .doc = "A classic BPF program, tc's \"N,code jt jf k,...\" (instead of an eBPF object).",
      .custom = &kBpfBytecodeType},
 };
 
@@ -173,13 +226,19 @@ void normalize(Options& o, const KindCtx&, Diagnostics& d, SourceLoc loc) {
   if (o.has(kBytecode))
     for (uint16_t f : {kObject, kPinned, kName, kId, kTag})
       if (o.has(f))
-        d.error(o.opt(f)->loc, "a bpf filter runs either 'bytecode' (a classic program) or an eBPF program (object, pinned, name, id, tag), not both");
+        d.error(o.opt(f)->loc,
+                "a bpf filter runs either 'bytecode' (a classic program) or an eBPF program (object, pinned, name, id, "
+                "tag), not both");
   if (o.has(kObject) && o.has(kPinned))
     d.error(o.opt(kPinned)->loc, "a bpf filter takes its program from 'object' or from 'pinned', not both");
-  if (o.has(kSection) && !o.has(kObject)) d.error(o.opt(kSection)->loc, "'section' needs 'object' (the file it is a section of)");
-  if (o.has(kObject) && !o.has(kSection)) o.set(kSection, std::string("classifier"), o.opt(kObject)->loc);  // tc's default
+  if (o.has(kSection) && !o.has(kObject))
+    d.error(o.opt(kSection)->loc, "'section' needs 'object' (the file it is a section of)");
+  if (o.has(kObject) && !o.has(kSection))
+    o.set(kSection, std::string("classifier"), o.opt(kObject)->loc);  // tc's default
   if (o.has(kName) && (o.has(kObject) || o.has(kPinned)))
-    d.error(o.opt(kName)->loc, "'name' is for programs known only by tag or id; with 'object' or 'pinned' tc's label is made from the file name");
+    d.error(o.opt(kName)->loc,
+            "'name' is for programs known only by tag or id; with 'object' or 'pinned' tc's label is made from the "
+            "file name");
   if (!o.has(kBytecode) && !o.has(kObject) && !o.has(kPinned) && !o.has(kId) && !o.has(kTag))
     d.error(loc, "a bpf filter needs its program: 'bytecode' (classic), 'object' (and 'section'), or 'pinned'");
 }
@@ -188,15 +247,28 @@ void normalize(Options& o, const KindCtx&, Diagnostics& d, SourceLoc loc) {
 // pin; `da` for direct-action. `bytecode-file` needs the file tc read, so
 // it is an error to import.
 bool tc_file(TcCursor& c, const TcWord& kw, Node&) {
-  c.diags().error(kw.loc, "bpf '" + kw.text + "' has no tcsync spelling (tcsync reads no program file on import): give the program as 'bytecode' or an 'object'");
+  c.diags().error(kw.loc, "bpf '" + kw.text +
+                              "' has no tcsync spelling (tcsync reads no program file on import): give the program as "
+                              "'bytecode' or an 'object'");
   return false;
 }
-const TcAlias kTcAliases[] = {{"obj", "object"}, {"object-file", "object"}, {"sec", "section"}, {"object-pinned", "pinned"},
-                              {"fd", "pinned"},  {"da", "direct_action"},   {"direct-action", "direct_action"}};
-const TcReader kTcReaders[] = {{"bytecode", tc_bpf_bytecode}, {"bc", tc_bpf_bytecode}, {"bytecode-file", tc_file}, {"bcf", tc_file}};
-const std::string_view kTcExamples[] = {"bytecode '1,6 0 0 4294967295' classid 1:1", "obj prog.o sec cls da", "object-file prog.o",
+const TcAlias kTcAliases[] = {{"obj", "object"},
+                              {"object-file", "object"},
+                              {"sec", "section"},
+                              {"object-pinned", "pinned"},
+                              {"fd", "pinned"},
+                              {"da", "direct_action"},
+                              {"direct-action", "direct_action"}};
+const TcReader kTcReaders[] = {
+    {"bytecode", tc_bpf_bytecode}, {"bc", tc_bpf_bytecode}, {"bytecode-file", tc_file}, {"bcf", tc_file}};
+const std::string_view kTcExamples[] = {"bytecode '1,6 0 0 4294967295' classid 1:1",
+                                        "obj prog.o sec cls da",
+                                        "object-file prog.o",
                                         "object-pinned /sys/fs/bpf/p direct-action",
-                                        "bc '1,6 0 0 0'", "bytecode-file /tmp/prog.bpf", "bcf /tmp/prog.bpf", "fd /sys/fs/bpf/p"};
+                                        "bc '1,6 0 0 0'",
+                                        "bytecode-file /tmp/prog.bpf",
+                                        "bcf /tmp/prog.bpf",
+                                        "fd /sys/fs/bpf/p"};
 const TcWords kTcWords{.aliases = kTcAliases, .readers = kTcReaders, .examples = kTcExamples};
 
 }  // namespace
@@ -210,7 +282,9 @@ constexpr FilterOps kFilterBpfOps{
 const KindOps kFilterBpf{
     .name = "bpf",
     .obj = ObjType::Filter,
-    .doc = "Runs a BPF program (cls_bpf): an eBPF one from an object file or a pinned path, compared by its tag, or a classic one given as bytecode (tc-bpf(8)).",
+    .doc =
+        "Runs a BPF program (cls_bpf): an eBPF one from an object file or a pinned path, compared by its tag, or a "
+        "classic one given as bytecode (tc-bpf(8)).",
     .fields = kFields,
     .encode = encode,
     .decode = decode,
@@ -219,7 +293,9 @@ const KindOps kFilterBpf{
     .filter = &kFilterBpfOps,
 };
 
-bool is_bpf_filter(const Filter& f) { return f.ops == &kFilterBpf && !f.opts.has(kBytecode); }
+bool is_bpf_filter(const Filter& f) {
+  return f.ops == &kFilterBpf && !f.opts.has(kBytecode);
+}
 
 BpfRef bpf_ref(const Options& o) {
   BpfRef r;
@@ -231,7 +307,9 @@ BpfRef bpf_ref(const Options& o) {
   return r;
 }
 
-void set_bpf_tag(Options& o, const std::string& tag) { o.set(kTag, tag); }
+void set_bpf_tag(Options& o, const std::string& tag) {
+  o.set(kTag, tag);
+}
 
 std::string bpf_label(const Options& o) {
   if (auto* obj = o.str(kObject)) {

@@ -22,11 +22,11 @@ namespace tcsync {
 // What a bpf filter's options say about its program (empty strings and id 0
 // for what they do not say).
 struct BpfRef {
-  std::string object;   // ELF object file, with `section`
+  std::string object;  // ELF object file, with `section`
   std::string section;
-  std::string pinned;   // a path in a BPF file system
-  uint32_t id = 0;      // a live program (dumps)
-  std::string tag;      // 16 hex digits: declared, or recorded by the edge
+  std::string pinned;  // a path in a BPF file system
+  uint32_t id = 0;     // a live program (dumps)
+  std::string tag;     // 16 hex digits: declared, or recorded by the edge
   auto operator<=>(const BpfRef&) const = default;
   // "object cls.o section classifier", "pinned /sys/fs/bpf/p", "program id 7"
   std::string describe() const;

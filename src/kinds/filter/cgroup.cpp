@@ -24,9 +24,13 @@ namespace tcsync {
 namespace {
 
 const Field kFields[] = {
-    {.key = "match", .type = FieldType::Custom,
-     .doc = "Ematch expression in tc's grammar that packets must also match (cmp(...), meta(...), u32(...)...); absent: every packet of a classified socket.",
-     .custom = &ematch::kMatchType, .attr = TCA_CGROUP_EMATCHES, .wire = Wire::Custom},
+    {.key = "match",
+     .type = FieldType::Custom,
+     .doc = "Ematch expression in tc's grammar that packets must also match (cmp(...), meta(...), u32(...)...); "
+            "absent: every packet of a classified socket.",
+     .custom = &ematch::kMatchType,
+     .attr = TCA_CGROUP_EMATCHES,
+     .wire = Wire::Custom},
 };
 
 const TcReader kTcReaders[] = {{"match", ematch::tc_match}};
@@ -39,13 +43,15 @@ constexpr FilterOps kFilterCgroupOps{
     .classid_attr = 0,
     .actions_attr = TCA_CGROUP_ACT,
     .old_police_attr = TCA_CGROUP_POLICE,  // tc's `police ...` among the filter's words
-    .walk_resumes = true,  // one rule
+    .walk_resumes = true,                  // one rule
 };
 
 const KindOps kFilterCgroup{
     .name = "cgroup",
     .obj = ObjType::Filter,
-    .doc = "Classifies by the sending process's net_cls cgroup classid, optionally narrowed by an ematch expression (tc-cgroup(8)).",
+    .doc =
+        "Classifies by the sending process's net_cls cgroup classid, optionally narrowed by an ematch expression "
+        "(tc-cgroup(8)).",
     .fields = kFields,
     .encode = encode_declared<kFields>,
     .decode = decode_declared<kFields>,

@@ -9,8 +9,8 @@
 // A parenthesised expression is a container match (kind 0) whose data is
 // the index of its first child; tc numbers a sequence first, then each
 // container's sequence depth first, and so does encode_tree.
-#include "base/hex.h"
 #include "kinds/filter/ematch.h"
+#include "base/hex.h"
 
 #include <linux/pkt_cls.h>
 #include <linux/tc_ematch/tc_em_cmp.h>
@@ -36,7 +36,9 @@ struct Tok {
   size_t off = 0;
 };
 
-bool is_space(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; }
+bool is_space(char c) {
+  return c == ' ' || c == '\t' || c == '\r' || c == '\n';
+}
 int hex_digit(char c) {
   if (c >= '0' && c <= '9') return c - '0';
   if (c >= 'a' && c <= 'f') return c - 'a' + 10;
@@ -50,7 +52,10 @@ bool tokenize(std::string_view s, std::vector<Tok>& out, ParseError& err) {
   size_t i = 0;
   while (i < s.size()) {
     char c = s[i];
-    if (is_space(c)) { ++i; continue; }
+    if (is_space(c)) {
+      ++i;
+      continue;
+    }
     if (c == '(' || c == ')') {
       out.push_back({c == '(' ? Tok::LParen : Tok::RParen, std::string(1, c), i});
       ++i;
@@ -65,8 +70,15 @@ bool tokenize(std::string_view s, std::vector<Tok>& out, ParseError& err) {
           return false;
         }
         char d = s[i];
-        if (d == '"') { ++i; break; }
-        if (d != '\\') { t.text += d; ++i; continue; }
+        if (d == '"') {
+          ++i;
+          break;
+        }
+        if (d != '\\') {
+          t.text += d;
+          ++i;
+          continue;
+        }
         if (++i >= s.size()) continue;  // reported as unterminated
         char e = s[i];
         if (e == 'x' && i + 1 < s.size() && hex_digit(s[i + 1]) >= 0) {
@@ -112,8 +124,10 @@ bool word_is(const Tok& t, std::string_view w) {
 // whole word must be the number.
 std::optional<uint64_t> parse_num(std::string_view s, uint64_t max) {
   unsigned base = 10;
-  if (s.size() > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) base = 16, s.remove_prefix(2);
-  else if (s.size() > 1 && s[0] == '0') base = 8, s.remove_prefix(1);
+  if (s.size() > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X'))
+    base = 16, s.remove_prefix(2);
+  else if (s.size() > 1 && s[0] == '0')
+    base = 8, s.remove_prefix(1);
   if (s.empty()) return std::nullopt;
   uint64_t v = 0;
   for (char c : s) {
@@ -125,8 +139,12 @@ std::optional<uint64_t> parse_num(std::string_view s, uint64_t max) {
   return v;
 }
 
-void put16(Bytes& b, uint16_t v) { b.push_back(static_cast<uint8_t>(v)), b.push_back(static_cast<uint8_t>(v >> 8)); }
-void put32(Bytes& b, uint32_t v) { put16(b, static_cast<uint16_t>(v)), put16(b, static_cast<uint16_t>(v >> 16)); }
+void put16(Bytes& b, uint16_t v) {
+  b.push_back(static_cast<uint8_t>(v)), b.push_back(static_cast<uint8_t>(v >> 8));
+}
+void put32(Bytes& b, uint32_t v) {
+  put16(b, static_cast<uint16_t>(v)), put16(b, static_cast<uint16_t>(v >> 16));
+}
 uint32_t get32(std::span<const uint8_t> d, size_t at) {
   uint32_t v;
   std::memcpy(&v, d.data() + at, 4);
@@ -182,7 +200,8 @@ std::optional<LeafError> parse_cmp(Args a, Bytes& out, const Tok& name) {
     auto value = [&](uint64_t max, const char* what) -> std::optional<LeafError> {
       if (i + 1 >= a.size()) return LeafError{&w, "cmp: " + w.text + " needs a value"};
       auto v = parse_num(a[i + 1].text, max);
-      if (!v || a[i + 1].type != Tok::Word) return LeafError{&a[i + 1], std::string("cmp: ") + what + " must be a number up to " + std::to_string(max)};
+      if (!v || a[i + 1].type != Tok::Word)
+        return LeafError{&a[i + 1], std::string("cmp: ") + what + " must be a number up to " + std::to_string(max)};
       ++i;
       return std::nullopt;
     };
@@ -193,9 +212,12 @@ std::optional<LeafError> parse_cmp(Args a, Bytes& out, const Tok& name) {
       if (i + 1 >= a.size()) return LeafError{&w, "cmp: layer needs a value"};
       const Tok& l = a[++i];
       char c = l.text.empty() ? 0 : l.text[0];
-      if (l.type == Tok::Word && (c == 'l' || c == 'n' || c == 't')) layer = c == 'l' ? TCF_LAYER_LINK : c == 'n' ? TCF_LAYER_NETWORK : TCF_LAYER_TRANSPORT;
-      else if (auto v = parse_num(l.text, TCF_LAYER_MAX); v && l.type == Tok::Word) layer = *v;
-      else return LeafError{&l, "cmp: layer must be link, network, transport or 0..2"};
+      if (l.type == Tok::Word && (c == 'l' || c == 'n' || c == 't'))
+        layer = c == 'l' ? TCF_LAYER_LINK : c == 'n' ? TCF_LAYER_NETWORK : TCF_LAYER_TRANSPORT;
+      else if (auto v = parse_num(l.text, TCF_LAYER_MAX); v && l.type == Tok::Word)
+        layer = *v;
+      else
+        return LeafError{&l, "cmp: layer must be link, network, transport or 0..2"};
     } else if (w.type == Tok::Word && w.text == "mask") {
       if (auto e = value(0xFFFFFFFF, "the mask")) return e;
       mask = *parse_num(a[i].text, 0xFFFFFFFF);
@@ -223,8 +245,10 @@ std::optional<std::string> print_cmp(std::span<const uint8_t> d) {
   uint32_t val = get32(d, 0), mask = get32(d, 4);
   uint16_t off = get16(d, 8);
   unsigned align = d[10] & 0xF, flags = d[10] >> 4, layer = d[11] & 0xF, op = d[11] >> 4;
-  if ((align != 1 && align != 2 && align != 4) || (flags & ~TCF_EM_CMP_TRANS) || layer > TCF_LAYER_MAX || op > 2) return std::nullopt;
-  std::string s = std::string("cmp(u") + std::to_string(align * 8) + " at " + std::to_string(off) + " layer " + kLayers[layer];
+  if ((align != 1 && align != 2 && align != 4) || (flags & ~TCF_EM_CMP_TRANS) || layer > TCF_LAYER_MAX || op > 2)
+    return std::nullopt;
+  std::string s =
+      std::string("cmp(u") + std::to_string(align * 8) + " at " + std::to_string(off) + " layer " + kLayers[layer];
   if (mask) s += " mask " + hex_0x(mask);
   if (flags) s += " trans";
   return s + " " + kOps[op] + " " + std::to_string(val) + ")";
@@ -278,9 +302,12 @@ std::optional<std::string> print_u32(std::span<const uint8_t> d) {
   uint32_t add = 0;
   for (uint32_t b = 0; b < 4 && m && w == "u32"; ++b)
     if ((m & ~(0xFFu << (24 - 8 * b))) == 0) w = "u8", add = b, v >>= 24 - 8 * b, m >>= 24 - 8 * b;
-  if (w == "u32" && m && (m & 0xFFFF) == 0) w = "u16", v >>= 16, m >>= 16;
-  else if (w == "u32" && m && (m & 0xFFFF0000) == 0) w = "u16", add = 2;
-  return "u32(" + w + " " + hex_0x(v) + " " + hex_0x(m) + " at " + (offmask ? "nexthdr+" : "") + std::to_string(off + add) + ")";
+  if (w == "u32" && m && (m & 0xFFFF) == 0)
+    w = "u16", v >>= 16, m >>= 16;
+  else if (w == "u32" && m && (m & 0xFFFF0000) == 0)
+    w = "u16", add = 2;
+  return "u32(" + w + " " + hex_0x(v) + " " + hex_0x(m) + " at " + (offmask ? "nexthdr+" : "") +
+         std::to_string(off + add) + ")";
 }
 
 // ---- meta: TCA_EM_META_HDR (struct tcf_meta_hdr), LVALUE, RVALUE -----------
@@ -292,23 +319,40 @@ struct MetaName {
 };
 // tc's names (tc/em_meta.c); the first of an id is the one printed.
 const MetaName kMetaNames[] = {
-    {"random", TCF_META_ID_RANDOM, false},        {"loadavg_1", TCF_META_ID_LOADAVG_0, false},
-    {"loadavg_5", TCF_META_ID_LOADAVG_1, false},  {"loadavg_15", TCF_META_ID_LOADAVG_2, false},
-    {"dev", TCF_META_ID_DEV, true},               {"priority", TCF_META_ID_PRIORITY, false},
-    {"protocol", TCF_META_ID_PROTOCOL, false},    {"pkt_type", TCF_META_ID_PKTTYPE, false},
-    {"pkt_len", TCF_META_ID_PKTLEN, false},       {"data_len", TCF_META_ID_DATALEN, false},
-    {"mac_len", TCF_META_ID_MACLEN, false},       {"nf_mark", TCF_META_ID_NFMARK, false},
-    {"fwmark", TCF_META_ID_NFMARK, false},        {"tc_index", TCF_META_ID_TCINDEX, false},
-    {"rt_classid", TCF_META_ID_RTCLASSID, false}, {"rt_iif", TCF_META_ID_RTIIF, false},
-    {"vlan", TCF_META_ID_VLAN_TAG, false},        {"sk_family", TCF_META_ID_SK_FAMILY, false},
-    {"sk_state", TCF_META_ID_SK_STATE, false},    {"sk_reuse", TCF_META_ID_SK_REUSE, false},
-    {"sk_bind_if", TCF_META_ID_SK_BOUND_IF, true}, {"sk_refcnt", TCF_META_ID_SK_REFCNT, false},
-    {"sk_shutdown", TCF_META_ID_SK_SHUTDOWN, false}, {"sk_proto", TCF_META_ID_SK_PROTO, false},
-    {"sk_type", TCF_META_ID_SK_TYPE, false},      {"sk_rcvbuf", TCF_META_ID_SK_RCVBUF, false},
-    {"sk_rmem", TCF_META_ID_SK_RMEM_ALLOC, false}, {"sk_wmem", TCF_META_ID_SK_WMEM_ALLOC, false},
-    {"sk_omem", TCF_META_ID_SK_OMEM_ALLOC, false}, {"sk_wmem_queue", TCF_META_ID_SK_WMEM_QUEUED, false},
-    {"sk_snd_queue", TCF_META_ID_SK_SND_QLEN, false}, {"sk_rcv_queue", TCF_META_ID_SK_RCV_QLEN, false},
-    {"sk_err_queue", TCF_META_ID_SK_ERR_QLEN, false}, {"sk_fwd_alloc", TCF_META_ID_SK_FORWARD_ALLOCS, false},
+    {"random", TCF_META_ID_RANDOM, false},
+    {"loadavg_1", TCF_META_ID_LOADAVG_0, false},
+    {"loadavg_5", TCF_META_ID_LOADAVG_1, false},
+    {"loadavg_15", TCF_META_ID_LOADAVG_2, false},
+    {"dev", TCF_META_ID_DEV, true},
+    {"priority", TCF_META_ID_PRIORITY, false},
+    {"protocol", TCF_META_ID_PROTOCOL, false},
+    {"pkt_type", TCF_META_ID_PKTTYPE, false},
+    {"pkt_len", TCF_META_ID_PKTLEN, false},
+    {"data_len", TCF_META_ID_DATALEN, false},
+    {"mac_len", TCF_META_ID_MACLEN, false},
+    {"nf_mark", TCF_META_ID_NFMARK, false},
+    {"fwmark", TCF_META_ID_NFMARK, false},
+    {"tc_index", TCF_META_ID_TCINDEX, false},
+    {"rt_classid", TCF_META_ID_RTCLASSID, false},
+    {"rt_iif", TCF_META_ID_RTIIF, false},
+    {"vlan", TCF_META_ID_VLAN_TAG, false},
+    {"sk_family", TCF_META_ID_SK_FAMILY, false},
+    {"sk_state", TCF_META_ID_SK_STATE, false},
+    {"sk_reuse", TCF_META_ID_SK_REUSE, false},
+    {"sk_bind_if", TCF_META_ID_SK_BOUND_IF, true},
+    {"sk_refcnt", TCF_META_ID_SK_REFCNT, false},
+    {"sk_shutdown", TCF_META_ID_SK_SHUTDOWN, false},
+    {"sk_proto", TCF_META_ID_SK_PROTO, false},
+    {"sk_type", TCF_META_ID_SK_TYPE, false},
+    {"sk_rcvbuf", TCF_META_ID_SK_RCVBUF, false},
+    {"sk_rmem", TCF_META_ID_SK_RMEM_ALLOC, false},
+    {"sk_wmem", TCF_META_ID_SK_WMEM_ALLOC, false},
+    {"sk_omem", TCF_META_ID_SK_OMEM_ALLOC, false},
+    {"sk_wmem_queue", TCF_META_ID_SK_WMEM_QUEUED, false},
+    {"sk_snd_queue", TCF_META_ID_SK_SND_QLEN, false},
+    {"sk_rcv_queue", TCF_META_ID_SK_RCV_QLEN, false},
+    {"sk_err_queue", TCF_META_ID_SK_ERR_QLEN, false},
+    {"sk_fwd_alloc", TCF_META_ID_SK_FORWARD_ALLOCS, false},
     {"sk_sndbuf", TCF_META_ID_SK_SNDBUF, false},
 };
 
@@ -346,15 +390,21 @@ std::optional<LeafError> parse_meta_obj(Args a, size_t& i, MetaObj& o) {
     return std::nullopt;
   }
   const MetaName* m = meta_by_name(t.text);
-  if (!m) return LeafError{&t, "meta: unknown meta name '" + t.text + "' (nf_mark, priority, vlan, pkt_len, dev, tc_index, rt_classid...)"};
+  if (!m)
+    return LeafError{&t, "meta: unknown meta name '" + t.text +
+                             "' (nf_mark, priority, vlan, pkt_len, dev, tc_index, rt_classid...)"};
   o.id = m->id;
   while (i < a.size() && a[i].type == Tok::Word && (a[i].text == "shift" || a[i].text == "mask")) {
     const Tok& w = a[i];
     if (i + 1 >= a.size() || a[i + 1].type != Tok::Word) return LeafError{&w, "meta: " + w.text + " needs a number"};
     auto v = parse_num(a[i + 1].text, w.text == "shift" ? 0xFF : 0xFFFFFFFF);
-    if (!v) return LeafError{&a[i + 1], "meta: " + w.text + " must be a number up to " + (w.text == "shift" ? "255" : "0xffffffff")};
-    if (w.text == "shift") o.shift = static_cast<uint8_t>(*v);
-    else o.num = static_cast<uint32_t>(*v), o.mask_tok = &w;
+    if (!v)
+      return LeafError{&a[i + 1],
+                       "meta: " + w.text + " must be a number up to " + (w.text == "shift" ? "255" : "0xffffffff")};
+    if (w.text == "shift")
+      o.shift = static_cast<uint8_t>(*v);
+    else
+      o.num = static_cast<uint32_t>(*v), o.mask_tok = &w;
     i += 2;
   }
   return std::nullopt;
@@ -370,9 +420,12 @@ void meta_value_attr(Bytes& out, uint16_t type, const MetaObj& o) {
   // tc sends an int side always (an id's mask, 0 for none), a string side
   // only when it is a value: a named string (dev) has nothing to send.
   Bytes body;
-  if (o.type == TCF_META_TYPE_INT) put32(body, o.num);
-  else if (o.id == TCF_META_ID_VALUE) body.assign(o.str.begin(), o.str.end());
-  else return;
+  if (o.type == TCF_META_TYPE_INT)
+    put32(body, o.num);
+  else if (o.id == TCF_META_ID_VALUE)
+    body.assign(o.str.begin(), o.str.end());
+  else
+    return;
   put16(out, static_cast<uint16_t>(4 + body.size()));
   put16(out, type);
   out.insert(out.end(), body.begin(), body.end());
@@ -395,12 +448,16 @@ std::optional<LeafError> parse_meta(Args a, Bytes& out, const Tok& name) {
   // it can (dev compared with a string is the device's name).
   if (l.type != r.type) {
     bool ln = l.id != TCF_META_ID_VALUE, rn = r.id != TCF_META_ID_VALUE;
-    if (ln && meta_takes(l, r.type)) l.type = r.type;
-    else if (rn && meta_takes(r, l.type)) r.type = l.type;
-    else return LeafError{right_tok, "meta: the two sides compare different types (a string with a number)"};
+    if (ln && meta_takes(l, r.type))
+      l.type = r.type;
+    else if (rn && meta_takes(r, l.type))
+      r.type = l.type;
+    else
+      return LeafError{right_tok, "meta: the two sides compare different types (a string with a number)"};
   }
   for (const MetaObj* o : {&l, &r})
-    if (o->type == TCF_META_TYPE_VAR && o->mask_tok) return LeafError{o->mask_tok, "meta: mask applies to numbers, not strings"};
+    if (o->type == TCF_META_TYPE_VAR && o->mask_tok)
+      return LeafError{o->mask_tok, "meta: mask applies to numbers, not strings"};
   put16(out, 4 + sizeof(tcf_meta_hdr));
   put16(out, TCA_EM_META_HDR);
   put16(out, static_cast<uint16_t>(l.type << 12 | l.id));
@@ -417,8 +474,10 @@ std::optional<LeafError> parse_meta(Args a, Bytes& out, const Tok& name) {
 std::string quote(std::string_view s) {
   std::string q = "\"";
   for (unsigned char c : s) {
-    if (c >= 0x20 && c < 0x7F && c != '"' && c != '\\') q += static_cast<char>(c);
-    else q += "\\x", q += "0123456789abcdef"[c >> 4], q += "0123456789abcdef"[c & 15];
+    if (c >= 0x20 && c < 0x7F && c != '"' && c != '\\')
+      q += static_cast<char>(c);
+    else
+      q += "\\x", q += "0123456789abcdef"[c >> 4], q += "0123456789abcdef"[c & 15];
   }
   return q + "\"";
 }
@@ -457,7 +516,8 @@ std::optional<std::string> print_meta(std::span<const uint8_t> d) {
 
 std::optional<LeafError> parse_raw(Args a, Bytes& out, uint16_t& kind, const Tok& name) {
   auto k = a.empty() || a[0].type != Tok::Word ? std::nullopt : parse_num(a[0].text, 0xFFFF);
-  if (!k || *k == 0) return LeafError{a.empty() ? &name : &a[0], "ematch: expected ematch(KIND HEXBYTES) with KIND 1..65535"};
+  if (!k || *k == 0)
+    return LeafError{a.empty() ? &name : &a[0], "ematch: expected ematch(KIND HEXBYTES) with KIND 1..65535"};
   kind = static_cast<uint16_t>(*k);
   if (a.size() > 2) return LeafError{&a[2], "ematch: unexpected '" + a[2].text + "'"};
   if (a.size() == 2) {
@@ -466,7 +526,8 @@ std::optional<LeafError> parse_raw(Args a, Bytes& out, uint16_t& kind, const Tok
       return LeafError{&a[1], "ematch: the data must be hex bytes (an even number of hex digits)"};
     for (size_t i = 0; i < h.size(); i += 2) {
       int hi = hex_digit(h[i]), lo = hex_digit(h[i + 1]);
-      if (hi < 0 || lo < 0) return LeafError{&a[1], "ematch: the data must be hex bytes (an even number of hex digits)"};
+      if (hi < 0 || lo < 0)
+        return LeafError{&a[1], "ematch: the data must be hex bytes (an even number of hex digits)"};
       out.push_back(static_cast<uint8_t>(hi << 4 | lo));
     }
   }
@@ -518,7 +579,10 @@ class Parser {
       return true;
     }
     if (t.type != Tok::Word || word_is(t, "and") || word_is(t, "or") || word_is(t, "not"))
-      return fail(err, t, t.type == Tok::End ? "expected a match such as cmp(...), meta(...), u32(...) or '('" : "expected a match such as cmp(...), meta(...), u32(...) or '(', not '" + t.text + "'");
+      return fail(err, t,
+                  t.type == Tok::End
+                      ? "expected a match such as cmp(...), meta(...), u32(...) or '('"
+                      : "expected a match such as cmp(...), meta(...), u32(...) or '(', not '" + t.text + "'");
     ++pos_;
     if (t_[pos_].type != Tok::LParen) return fail(err, t_[pos_], "expected '(' after " + t.text);
     size_t first = ++pos_;
@@ -527,11 +591,16 @@ class Parser {
     Args args(t_.data() + first, pos_ - first);
     ++pos_;
     std::optional<LeafError> e;
-    if (t.text == "cmp") out.kind = TCF_EM_CMP, e = parse_cmp(args, out.data, t);
-    else if (t.text == "u32") out.kind = TCF_EM_U32, e = parse_u32(args, out.data, t);
-    else if (t.text == "meta") out.kind = TCF_EM_META, e = parse_meta(args, out.data, t);
-    else if (t.text == "ematch") e = parse_raw(args, out.data, out.kind, t);
-    else return fail(err, t, "unknown match '" + t.text + "' (cmp, meta, u32, or ematch(KIND HEX) for others)");
+    if (t.text == "cmp")
+      out.kind = TCF_EM_CMP, e = parse_cmp(args, out.data, t);
+    else if (t.text == "u32")
+      out.kind = TCF_EM_U32, e = parse_u32(args, out.data, t);
+    else if (t.text == "meta")
+      out.kind = TCF_EM_META, e = parse_meta(args, out.data, t);
+    else if (t.text == "ematch")
+      e = parse_raw(args, out.data, out.kind, t);
+    else
+      return fail(err, t, "unknown match '" + t.text + "' (cmp, meta, u32, or ematch(KIND HEX) for others)");
     if (e) return fail(err, *e->at, e->message);
     return true;
   }
@@ -568,9 +637,12 @@ std::optional<Seq> parse(std::string_view text, ParseError& err) {
 // bytes, else raw.
 std::string print_leaf(uint16_t kind, std::span<const uint8_t> d) {
   std::optional<std::string> s;
-  if (kind == TCF_EM_CMP) s = print_cmp(d);
-  else if (kind == TCF_EM_U32) s = print_u32(d);
-  else if (kind == TCF_EM_META) s = print_meta(d);
+  if (kind == TCF_EM_CMP)
+    s = print_cmp(d);
+  else if (kind == TCF_EM_U32)
+    s = print_u32(d);
+  else if (kind == TCF_EM_META)
+    s = print_meta(d);
   if (s) {
     ParseError err;
     auto back = parse(*s, err);
@@ -584,8 +656,10 @@ std::string print_seq(const Seq& s) {
   for (const Term& t : s) {
     if (t.invert) out += "not ";
     out += t.kind == TCF_EM_CONTAINER ? "(" + print_seq(t.child) + ")" : print_leaf(t.kind, t.data);
-    if (t.rel == TCF_EM_REL_AND) out += " and ";
-    else if (t.rel == TCF_EM_REL_OR) out += " or ";
+    if (t.rel == TCF_EM_REL_AND)
+      out += " and ";
+    else if (t.rel == TCF_EM_REL_OR)
+      out += " or ";
   }
   return out;
 }
@@ -668,8 +742,10 @@ bool encode_tree(std::string_view text, MsgWriter& w, ParseError& err) {
     size_t m = w.nest_begin(static_cast<uint16_t>(i + 1));
     tcf_ematch_hdr h{0, flat[i].kind, flat[i].flags, 0};
     w.put_struct(h);
-    if (flat[i].kind == TCF_EM_CONTAINER) w.put_struct(flat[i].ref);
-    else if (!flat[i].data->empty()) w.put_raw(flat[i].data->data(), flat[i].data->size());
+    if (flat[i].kind == TCF_EM_CONTAINER)
+      w.put_struct(flat[i].ref);
+    else if (!flat[i].data->empty())
+      w.put_raw(flat[i].data->data(), flat[i].data->size());
     w.nest_end(m);
   }
   w.nest_end(list);
@@ -711,13 +787,16 @@ SourceLoc loc_in(const Node& n, size_t off) {
   if (!at.known() || n.scalar.find('\n') != std::string::npos) return at;
   std::string line = SourceFiles::instance().line_text(at.file, at.line);
   size_t start = at.col - 1 + (n.plain ? 0 : 1);
-  if (start <= line.size() && line.compare(start, n.scalar.size(), n.scalar) == 0) at.col = static_cast<uint32_t>(start + off + 1);
+  if (start <= line.size() && line.compare(start, n.scalar.size(), n.scalar) == 0)
+    at.col = static_cast<uint32_t>(start + off + 1);
   return at;
 }
 
 bool match_parse(const Node& n, Value& out, Diagnostics& d) {
   if (!n.is_scalar()) {
-    d.error(n.loc, std::string("expected an ematch expression such as \"cmp(u16 at 0 layer link mask 0xffff eq 0x800) and not meta(nf_mark eq 5)\", not a ") + n.type_name());
+    d.error(n.loc, std::string("expected an ematch expression such as \"cmp(u16 at 0 layer link mask 0xffff eq 0x800) "
+                               "and not meta(nf_mark eq 5)\", not a ") +
+                       n.type_name());
     return false;
   }
   ParseError err;
@@ -730,8 +809,12 @@ bool match_parse(const Node& n, Value& out, Diagnostics& d) {
   return true;
 }
 
-void match_emit(const Value& v, YamlOut& y) { y.str(std::get<std::string>(v)); }
-std::string match_describe(const Value& v) { return std::get<std::string>(v); }
+void match_emit(const Value& v, YamlOut& y) {
+  y.str(std::get<std::string>(v));
+}
+std::string match_describe(const Value& v) {
+  return std::get<std::string>(v);
+}
 
 // The tree as a nest of its own (the body encode_tree writes); a text that
 // does not parse (it was canonical when loaded) is an error at the object.
@@ -761,7 +844,8 @@ const CustomType kMatchType{
     .parse = match_parse,
     .emit = match_emit,
     .describe = match_describe,
-    .json_schema = R"({"description": "An ematch expression in tc's grammar (tc-ematch(8)): cmp(u16 at 0 layer link mask 0xffff eq 0x800) and not (meta(nf_mark eq 5) or u32(u8 0x6 0xff at 9)).", "type": "string", "minLength": 1})",
+    .json_schema =
+        R"({"description": "An ematch expression in tc's grammar (tc-ematch(8)): cmp(u16 at 0 layer link mask 0xffff eq 0x800) and not (meta(nf_mark eq 5) or u32(u8 0x6 0xff at 9)).", "type": "string", "minLength": 1})",
     .put = match_put,
     .get = match_get,
 };
@@ -775,9 +859,12 @@ bool tc_match(TcCursor& c, const TcWord& kw, Node& body) {
   SourceLoc loc = kw.loc;
   while (!c.done()) {
     const TcWord& w = c.peek();
-    if (w.text == "classid" || w.text == "flowid" || w.text == "action" || w.text == "actions" || w.text == "police") break;
-    if (expr.empty()) loc = w.loc;
-    else expr += ' ';
+    if (w.text == "classid" || w.text == "flowid" || w.text == "action" || w.text == "actions" || w.text == "police")
+      break;
+    if (expr.empty())
+      loc = w.loc;
+    else
+      expr += ' ';
     expr += c.take().text;
   }
   if (expr.empty()) {

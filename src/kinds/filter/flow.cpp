@@ -39,15 +39,17 @@ namespace {
 enum : uint16_t { kKeys, kMode, kBaseclass, kDivisor, kMask, kXor, kRshift, kAddend, kPerturb, kMatch };
 
 // tc's names, by FLOW_KEY_* bit.
-const std::string_view kKeyNames[] = {"src", "dst", "proto", "proto-src", "proto-dst", "iif", "priority", "mark", "nfct",
-                                      "nfct-src", "nfct-dst", "nfct-proto-src", "nfct-proto-dst", "rt-classid", "sk-uid",
-                                      "sk-gid", "vlan-tag", "rxhash"};
+const std::string_view kKeyNames[] = {
+    "src",      "dst",      "proto",    "proto-src",      "proto-dst",      "iif",        "priority", "mark",
+    "nfct",     "nfct-src", "nfct-dst", "nfct-proto-src", "nfct-proto-dst", "rt-classid", "sk-uid",   "sk-gid",
+    "vlan-tag", "rxhash"};
 constexpr size_t kKeyCount = std::size(kKeyNames);
 
 std::string keys_text(uint64_t mask) {
   std::string s;
   for (size_t i = 0; i < 32; ++i)
-    if (mask >> i & 1) s += (s.empty() ? "" : ",") + (i < kKeyCount ? std::string(kKeyNames[i]) : "bit" + std::to_string(i));
+    if (mask >> i & 1)
+      s += (s.empty() ? "" : ",") + (i < kKeyCount ? std::string(kKeyNames[i]) : "bit" + std::to_string(i));
   return s;
 }
 
@@ -63,8 +65,10 @@ std::optional<uint32_t> key_bit(std::string_view w) {
 
 bool keys_parse(const Node& n, Value& out, Diagnostics& d) {
   std::vector<const Node*> items;
-  if (n.is_seq()) for (const Node& e : n.seq) items.push_back(&e);
-  else items.push_back(&n);
+  if (n.is_seq())
+    for (const Node& e : n.seq) items.push_back(&e);
+  else
+    items.push_back(&n);
   uint64_t mask = 0;
   for (const Node* e : items) {
     std::string_view text = e->is_scalar() ? std::string_view(e->scalar) : std::string_view();
@@ -74,8 +78,10 @@ bool keys_parse(const Node& n, Value& out, Diagnostics& d) {
       std::string_view one = text.substr(0, comma);
       auto bit = key_bit(one);
       if (!bit) {
-        d.error(e->loc, "'" + std::string(one) + "' is no flow key: src, dst, proto, proto-src, proto-dst, iif, priority, mark, nfct, "
-                        "nfct-src, nfct-dst, nfct-proto-src, nfct-proto-dst, rt-classid, sk-uid, sk-gid, vlan-tag, rxhash");
+        d.error(e->loc,
+                "'" + std::string(one) +
+                    "' is no flow key: src, dst, proto, proto-src, proto-dst, iif, priority, mark, nfct, "
+                    "nfct-src, nfct-dst, nfct-proto-src, nfct-proto-dst, rt-classid, sk-uid, sk-gid, vlan-tag, rxhash");
         return false;
       }
       mask |= uint64_t{1} << *bit;
@@ -97,40 +103,100 @@ void keys_emit(const Value& v, YamlOut& y) {
     if (mask >> i & 1) y.str(i < kKeyCount ? std::string(kKeyNames[i]) : "bit" + std::to_string(i));
   y.seq_end();
 }
-std::string keys_describe(const Value& v) { return keys_text(std::get<uint64_t>(v)); }
+std::string keys_describe(const Value& v) {
+  return keys_text(std::get<uint64_t>(v));
+}
 
 const CustomType kKeysType{
     .schema_name = "flow_keys",
     .parse = keys_parse,
     .emit = keys_emit,
     .describe = keys_describe,
-    .json_schema = R"({"description": "Flow keys: src, dst, proto, proto-src, proto-dst, iif, priority, mark, nfct, nfct-src, nfct-dst, nfct-proto-src, nfct-proto-dst, rt-classid, sk-uid, sk-gid, vlan-tag, rxhash (a list, or tc's comma list).", "anyOf": [{"type": "string"}, {"type": "array", "minItems": 1, "items": {"type": "string"}}]})",
+    .json_schema =
+        R"({"description": "Flow keys: src, dst, proto, proto-src, proto-dst, iif, priority, mark, nfct, nfct-src, nfct-dst, nfct-proto-src, nfct-proto-dst, rt-classid, sk-uid, sk-gid, vlan-tag, rxhash (a list, or tc's comma list).", "anyOf": [{"type": "string"}, {"type": "array", "minItems": 1, "items": {"type": "string"}}]})",
 };
 
 const EnumName kModes[] = {{"map", FLOW_MODE_MAP}, {"hash", FLOW_MODE_HASH}};
 
 // mask and xor go together (below): they are read as declared and sent by hand.
 const Field kFields[] = {
-    {.key = "keys", .type = FieldType::Custom, .flags = kRequired, .doc = "The flow keys (map mode: one).", .custom = &kKeysType,
-     .attr = TCA_FLOW_KEYS, .wire = Wire::U32, .map = &kZeroIsAbsent},
-    {.key = "mode", .type = FieldType::Enum, .doc = "map (one key's value) or hash (of all keys).", .def = FLOW_MODE_MAP, .names = kModes,
-     .attr = TCA_FLOW_MODE, .wire = Wire::U32, .map = &kZeroIsAbsent, .def_always_sent = true},  // FLOW_MODE_MAP is 0
-    {.key = "baseclass", .type = FieldType::Handle, .flags = kAuto, .doc = "First class of the range; absent: the qdisc's handle, minor 1.",
-     .attr = TCA_FLOW_BASECLASS, .wire = Wire::U32},
-    {.key = "divisor", .type = FieldType::Uint, .doc = "Number of classes (value modulo divisor); 0: none.", .def = 0, .max = 0xFFFFFFFF,
-     .attr = TCA_FLOW_DIVISOR, .wire = Wire::U32, .map = &kZeroIsUnset},
-    {.key = "mask", .type = FieldType::Uint, .doc = "Map mode: AND the key's value with this (tc's and/or words).", .def = 0xFFFFFFFF, .max = 0xFFFFFFFF,
-     .attr = TCA_FLOW_MASK, .wire = Wire::U32, .map = &kAllOnesIsAbsent},
-    {.key = "xor", .type = FieldType::Uint, .doc = "Map mode: then XOR it with this (tc's or/xor words).", .def = 0, .max = 0xFFFFFFFF,
-     .attr = TCA_FLOW_XOR, .wire = Wire::U32, .map = &kZeroIsAbsent},
-    {.key = "rshift", .type = FieldType::Uint, .doc = "Map mode: then shift it right by this many bits.", .def = 0, .max = 0xFFFFFFFF,
-     .attr = TCA_FLOW_RSHIFT, .wire = Wire::U32, .map = &kZeroIsUnset},
-    {.key = "addend", .type = FieldType::Uint, .doc = "Map mode: then add this (32-bit wrap; tc's -N is 2^32-N).", .def = 0, .max = 0xFFFFFFFF,
-     .attr = TCA_FLOW_ADDEND, .wire = Wire::U32, .map = &kZeroIsUnset},
-    {.key = "perturb", .type = FieldType::Uint, .doc = "Hash mode: change the hash's seed every this many seconds; 0: never.", .def = 0, .max = 0xFFFFFFFF,
-     .attr = TCA_FLOW_PERTURB, .wire = Wire::U32, .map = &kZeroIsUnset},
-    {.key = "match", .type = FieldType::Custom, .doc = "Ematch expression packets must also match (tc's grammar).", .custom = &ematch::kMatchType,
-     .attr = TCA_FLOW_EMATCHES, .wire = Wire::Custom},
+    {.key = "keys",
+     .type = FieldType::Custom,
+     .flags = kRequired,
+     .doc = "The flow keys (map mode: one).",
+     .custom = &kKeysType,
+     .attr = TCA_FLOW_KEYS,
+     .wire = Wire::U32,
+     .map = &kZeroIsAbsent},
+    {.key = "mode",
+     .type = FieldType::Enum,
+     .doc = "map (one key's value) or hash (of all keys).",
+     .def = FLOW_MODE_MAP,
+     .names = kModes,
+     .attr = TCA_FLOW_MODE,
+     .wire = Wire::U32,
+     .map = &kZeroIsAbsent,
+     .def_always_sent = true},  // FLOW_MODE_MAP is 0
+    {.key = "baseclass",
+     .type = FieldType::Handle,
+     .flags = kAuto,
+     .doc = "First class of the range; absent: the qdisc's handle, minor 1.",
+     .attr = TCA_FLOW_BASECLASS,
+     .wire = Wire::U32},
+    {.key = "divisor",
+     .type = FieldType::Uint,
+     .doc = "Number of classes (value modulo divisor); 0: none.",
+     .def = 0,
+     .max = 0xFFFFFFFF,
+     .attr = TCA_FLOW_DIVISOR,
+     .wire = Wire::U32,
+     .map = &kZeroIsUnset},
+    {.key = "mask",
+     .type = FieldType::Uint,
+     .doc = "Map mode: AND the key's value with this (tc's and/or words).",
+     .def = 0xFFFFFFFF,
+     .max = 0xFFFFFFFF,
+     .attr = TCA_FLOW_MASK,
+     .wire = Wire::U32,
+     .map = &kAllOnesIsAbsent},
+    {.key = "xor",
+     .type = FieldType::Uint,
+     .doc = "Map mode: then XOR it with this (tc's or/xor words).",
+     .def = 0,
+     .max = 0xFFFFFFFF,
+     .attr = TCA_FLOW_XOR,
+     .wire = Wire::U32,
+     .map = &kZeroIsAbsent},
+    {.key = "rshift",
+     .type = FieldType::Uint,
+     .doc = "Map mode: then shift it right by this many bits.",
+     .def = 0,
+     .max = 0xFFFFFFFF,
+     .attr = TCA_FLOW_RSHIFT,
+     .wire = Wire::U32,
+     .map = &kZeroIsUnset},
+    {.key = "addend",
+     .type = FieldType::Uint,
+     .doc = "Map mode: then add this (32-bit wrap; tc's -N is 2^32-N).",
+     .def = 0,
+     .max = 0xFFFFFFFF,
+     .attr = TCA_FLOW_ADDEND,
+     .wire = Wire::U32,
+     .map = &kZeroIsUnset},
+    {.key = "perturb",
+     .type = FieldType::Uint,
+     .doc = "Hash mode: change the hash's seed every this many seconds; 0: never.",
+     .def = 0,
+     .max = 0xFFFFFFFF,
+     .attr = TCA_FLOW_PERTURB,
+     .wire = Wire::U32,
+     .map = &kZeroIsUnset},
+    {.key = "match",
+     .type = FieldType::Custom,
+     .doc = "Ematch expression packets must also match (tc's grammar).",
+     .custom = &ematch::kMatchType,
+     .attr = TCA_FLOW_EMATCHES,
+     .wire = Wire::Custom},
 };
 
 // The usual order (tc's is its words'); mask and xor follow, by hand.
@@ -156,7 +222,8 @@ void normalize(Options& o, const KindCtx&, Diagnostics& d, SourceLoc) {
   if (auto k = o.num(kKeys); k && !hash && __builtin_popcountll(*k) > 1)
     d.error(o.opt(kKeys)->loc, "flow: map mode takes one key; several need 'mode: hash'");
   if (o.has(kPerturb) && !hash) d.error(o.opt(kPerturb)->loc, "flow: 'perturb' needs 'mode: hash'");
-  if (auto b = o.num(kBaseclass); b && (*b & 0xFFFF) == 0) d.error(o.opt(kBaseclass)->loc, "flow: 'baseclass' needs a minor (such as 1:1)");
+  if (auto b = o.num(kBaseclass); b && (*b & 0xFFFF) == 0)
+    d.error(o.opt(kBaseclass)->loc, "flow: 'baseclass' needs a minor (such as 1:1)");
 }
 
 // A change keeps what the message leaves out (flow_change copies the old
@@ -224,10 +291,12 @@ bool tc_addend(TcCursor& c, const TcWord& kw, Node& body) {
   tc_put(body, "addend", kw.loc, tc_scalar(std::to_string(val), v->loc));
   return true;
 }
-const TcReader kTcReaders[] = {{"keys", tc_keys}, {"key", tc_keys}, {"map", tc_mode}, {"hash", tc_mode}, {"and", tc_bitop},
-                               {"or", tc_bitop}, {"xor", tc_bitop}, {"addend", tc_addend}, {"match", ematch::tc_match}};
-const std::string_view kTcExamples[] = {"map key dst and 0xff or 0x10 xor 3 addend -1 rshift 2",
-                                        "hash keys src,dst divisor 1024 baseclass 1:1 perturb 10 match meta(nf_mark eq 5) action drop"};
+const TcReader kTcReaders[] = {{"keys", tc_keys}, {"key", tc_keys},      {"map", tc_mode},
+                               {"hash", tc_mode}, {"and", tc_bitop},     {"or", tc_bitop},
+                               {"xor", tc_bitop}, {"addend", tc_addend}, {"match", ematch::tc_match}};
+const std::string_view kTcExamples[] = {
+    "map key dst and 0xff or 0x10 xor 3 addend -1 rshift 2",
+    "hash keys src,dst divisor 1024 baseclass 1:1 perturb 10 match meta(nf_mark eq 5) action drop"};
 const TcWords kTcWords{.readers = kTcReaders, .examples = kTcExamples};
 
 }  // namespace
@@ -242,7 +311,8 @@ constexpr FilterOps kFilterFlowOps{
 const KindOps kFilterFlow{
     .name = "flow",
     .obj = ObjType::Filter,
-    .doc = "Classifies by a flow key's value (map) or a hash of several keys (hash) into a range of classes (tc-flow(8)).",
+    .doc =
+        "Classifies by a flow key's value (map) or a hash of several keys (hash) into a range of classes (tc-flow(8)).",
     .fields = kFields,
     .encode = encode,
     .decode = decode_declared<kFields>,

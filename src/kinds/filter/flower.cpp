@@ -28,27 +28,52 @@
 #include <array>
 #include <cstring>
 
-#include "base/hex.h"
-#include "kinds/net_types.h"
 #include "base/handle.h"
+#include "base/hex.h"
+#include "base/units.h"
+#include "kinds/net_types.h"
 #include "kinds/registry.h"
 #include "model/field_wire.h"
 #include "model/kind.h"
 #include "model/model.h"
-#include "base/units.h"
-#include "yaml/yaml_reader.h"
 #include "yaml/yaml_out.h"
+#include "yaml/yaml_reader.h"
 
 namespace tcsync {
 namespace {
 
 enum : uint16_t {
-  kIndev, kVlanId, kVlanPrio, kVlanEthtype, kCvlanId, kCvlanPrio, kCvlanEthtype,
-  kDstMac, kSrcMac, kIpProto, kIpTos, kIpTtl, kDstIp, kSrcIp, kDstPort, kSrcPort,
-  kTcpFlags, kIcmpType, kIcmpCode, kCtState, kCtZone, kCtMark, kCtLabel,
-  kEncKeyId, kEncDstIp, kEncSrcIp, kEncDstPort, kIpFlags, kSkipHw, kSkipSw,
+  kIndev,
+  kVlanId,
+  kVlanPrio,
+  kVlanEthtype,
+  kCvlanId,
+  kCvlanPrio,
+  kCvlanEthtype,
+  kDstMac,
+  kSrcMac,
+  kIpProto,
+  kIpTos,
+  kIpTtl,
+  kDstIp,
+  kSrcIp,
+  kDstPort,
+  kSrcPort,
+  kTcpFlags,
+  kIcmpType,
+  kIcmpCode,
+  kCtState,
+  kCtZone,
+  kCtMark,
+  kCtLabel,
+  kEncKeyId,
+  kEncDstIp,
+  kEncSrcIp,
+  kEncDstPort,
+  kIpFlags,
+  kSkipHw,
+  kSkipSw,
 };
-
 
 // Bits set from the top, or -1 when the mask has holes (0xff00ff00).
 int prefix_len(const uint8_t* m, size_t n) {
@@ -58,14 +83,17 @@ int prefix_len(const uint8_t* m, size_t n) {
     for (int b = 7; b >= 0; --b) {
       bool set = (m[i] >> b) & 1;
       if (set && hole) return -1;
-      if (set) ++bits;
-      else hole = true;
+      if (set)
+        ++bits;
+      else
+        hole = true;
     }
   return bits;
 }
 
 void prefix_mask(int bits, uint8_t* m, size_t n) {
-  for (size_t i = 0; i < n; ++i, bits -= 8) m[i] = bits >= 8 ? 0xFF : bits <= 0 ? 0 : static_cast<uint8_t>(0xFF << (8 - bits));
+  for (size_t i = 0; i < n; ++i, bits -= 8)
+    m[i] = bits >= 8 ? 0xFF : bits <= 0 ? 0 : static_cast<uint8_t>(0xFF << (8 - bits));
 }
 
 bool split_slash(std::string_view s, std::string_view& a, std::string_view& b) {
@@ -136,7 +164,9 @@ std::string mac_describe(const Value& v) {
   if (bits == 48) return format_mac(addr);
   return format_mac(addr) + "/" + (bits >= 0 ? std::to_string(bits) : format_mac(mask));
 }
-void mac_emit(const Value& v, YamlOut& y) { y.str(mac_describe(v)); }
+void mac_emit(const Value& v, YamlOut& y) {
+  y.str(mac_describe(v));
+}
 
 const CustomType kMacType{
     .schema_name = "flower_mac",
@@ -144,7 +174,8 @@ const CustomType kMacType{
     .emit = mac_emit,
     .describe = mac_describe,
     .fingerprint_words = mac_fingerprint_words,
-    .json_schema = R"({"description": "A MAC address, optionally with /BITS or /MASK: 02:00:00:00:00:01, 02:00:00:00:00:00/24.", "type": "string", "pattern": "^[0-9a-fA-F]{1,2}(:[0-9a-fA-F]{1,2}){5}(/([0-9]+|[0-9a-fA-F]{1,2}(:[0-9a-fA-F]{1,2}){5}))?$"})",
+    .json_schema =
+        R"({"description": "A MAC address, optionally with /BITS or /MASK: 02:00:00:00:00:01, 02:00:00:00:00:00/24.", "type": "string", "pattern": "^[0-9a-fA-F]{1,2}(:[0-9a-fA-F]{1,2}){5}(/([0-9]+|[0-9a-fA-F]{1,2}(:[0-9a-fA-F]{1,2}){5}))?$"})",
 };
 
 // ---- IP addresses: Words{family 4|6, address words, mask words} ----------------
@@ -179,7 +210,9 @@ bool ip_parse(const Node& n, Value& out, Diagnostics& d) {
   return true;
 }
 
-size_t ip_len(const Words& w) { return w[0] == 6 ? 16 : 4; }
+size_t ip_len(const Words& w) {
+  return w[0] == 6 ? 16 : 4;
+}
 
 void ip_bytes(const Words& w, uint8_t* addr, uint8_t* mask) {
   size_t n = ip_len(w) / 4;
@@ -201,14 +234,17 @@ std::string ip_describe(const Value& v) {
   if (bits >= 0) return a + "/" + std::to_string(bits);
   return a + "/" + format_ip(af, mask);
 }
-void ip_emit(const Value& v, YamlOut& y) { y.str(ip_describe(v)); }
+void ip_emit(const Value& v, YamlOut& y) {
+  y.str(ip_describe(v));
+}
 
 const CustomType kIpType{
     .schema_name = "flower_ip",
     .parse = ip_parse,
     .emit = ip_emit,
     .describe = ip_describe,
-    .json_schema = R"({"description": "An IPv4 or IPv6 address, optionally with /PREFIX or /MASK: 10.0.0.0/8, 2001:db8::1.", "type": "string"})",
+    .json_schema =
+        R"({"description": "An IPv4 or IPv6 address, optionally with /PREFIX or /MASK: 10.0.0.0/8, 2001:db8::1.", "type": "string"})",
 };
 
 // ---- ports: Words{0, port, mask} or Words{1, min, max} ---------------------------
@@ -257,7 +293,8 @@ const CustomType kPortType{
     .parse = port_parse,
     .emit = port_emit,
     .describe = port_describe,
-    .json_schema = R"({"description": "A port (80), a port with a mask (80/0xff00), or a range (1000-2000).", "anyOf": [{"type": "integer", "minimum": 0, "maximum": 65535}, {"type": "string", "pattern": "^[0-9]+(-[0-9]+|/(0[xX][0-9a-fA-F]+|[0-9]+))?$"}]})",
+    .json_schema =
+        R"({"description": "A port (80), a port with a mask (80/0xff00), or a range (1000-2000).", "anyOf": [{"type": "integer", "minimum": 0, "maximum": 65535}, {"type": "string", "pattern": "^[0-9]+(-[0-9]+|/(0[xX][0-9a-fA-F]+|[0-9]+))?$"}]})",
 };
 
 // ---- ip_proto: a protocol number, read and printed by name where tc has one -----
@@ -266,8 +303,8 @@ struct Named {
   uint32_t value;
 };
 const Named kIpProtos[] = {
-    {"icmp", IPPROTO_ICMP}, {"igmp", IPPROTO_IGMP}, {"ipip", IPPROTO_IPIP}, {"tcp", IPPROTO_TCP},
-    {"udp", IPPROTO_UDP},   {"ipv6", IPPROTO_IPV6}, {"gre", IPPROTO_GRE},   {"esp", IPPROTO_ESP},
+    {"icmp", IPPROTO_ICMP}, {"igmp", IPPROTO_IGMP},     {"ipip", IPPROTO_IPIP}, {"tcp", IPPROTO_TCP},
+    {"udp", IPPROTO_UDP},   {"ipv6", IPPROTO_IPV6},     {"gre", IPPROTO_GRE},   {"esp", IPPROTO_ESP},
     {"ah", IPPROTO_AH},     {"icmpv6", IPPROTO_ICMPV6}, {"sctp", IPPROTO_SCTP},
 };
 
@@ -285,7 +322,9 @@ bool proto_parse(const Node& n, Value& out, Diagnostics& d) {
   }
   std::vector<std::string_view> names;
   for (auto& p : kIpProtos) names.push_back(p.name);
-  std::string msg = "'ip_proto' must be tcp, udp, sctp, icmp, icmpv6 (or another protocol name) or a number from 0 to 255, not " + text_of(n);
+  std::string msg =
+      "'ip_proto' must be tcp, udp, sctp, icmp, icmpv6 (or another protocol name) or a number from 0 to 255, not " +
+      text_of(n);
   if (n.is_scalar())
     if (auto dym = did_you_mean(n.scalar, names); !dym.empty()) msg += " (did you mean " + quoted(dym) + "?)";
   d.error(n.loc, msg);
@@ -309,7 +348,8 @@ const CustomType kIpProtoType{
     .parse = proto_parse,
     .emit = proto_emit,
     .describe = proto_describe,
-    .json_schema = R"({"description": "IP protocol: tcp, udp, sctp, icmp, icmpv6, igmp, ipip, ipv6, gre, esp, ah, or a number.", "anyOf": [{"type": "integer", "minimum": 0, "maximum": 255}, {"type": "string"}]})",
+    .json_schema =
+        R"({"description": "IP protocol: tcp, udp, sctp, icmp, icmpv6, igmp, ipip, ipv6, gre, esp, ah, or a number.", "anyOf": [{"type": "integer", "minimum": 0, "maximum": 255}, {"type": "string"}]})",
 };
 
 // ---- ethernet types inside VLANs (vlan_ethtype, cvlan_ethtype) -------------------
@@ -325,15 +365,20 @@ bool ethtype_parse(const Node& n, Value& out, Diagnostics& d) {
   d.error(n.loc, "expected an ethernet type such as ip, ipv6, 802.1q, 802.1ad or 0x88cc, not " + text_of(n));
   return false;
 }
-std::string ethtype_describe(const Value& v) { return format_protocol(static_cast<uint16_t>(std::get<uint64_t>(v))); }
-void ethtype_emit(const Value& v, YamlOut& y) { y.str(ethtype_describe(v)); }
+std::string ethtype_describe(const Value& v) {
+  return format_protocol(static_cast<uint16_t>(std::get<uint64_t>(v)));
+}
+void ethtype_emit(const Value& v, YamlOut& y) {
+  y.str(ethtype_describe(v));
+}
 
 const CustomType kEthTypeType{
     .schema_name = "flower_ethtype",
     .parse = ethtype_parse,
     .emit = ethtype_emit,
     .describe = ethtype_describe,
-    .json_schema = R"({"description": "The ethernet type inside the VLAN tag: ip, ipv6, 802.1q, 802.1ad or a hex number.", "type": "string"})",
+    .json_schema =
+        R"({"description": "The ethernet type inside the VLAN tag: ip, ipv6, 802.1q, 802.1ad or a hex number.", "type": "string"})",
 };
 
 // ---- VALUE/MASK numbers: Words{value, mask} ----------------------------------------
@@ -357,7 +402,8 @@ bool masked_parse(const Node& n, Value& out, Diagnostics& d) {
       return true;
     }
   }
-  d.error(n.loc, quoted(S.key) + " must be a number up to " + hex_0x(S.max) + ", optionally with /MASK, not " + text_of(n));
+  d.error(n.loc,
+          quoted(S.key) + " must be a number up to " + hex_0x(S.max) + ", optionally with /MASK, not " + text_of(n));
   return false;
 }
 
@@ -375,13 +421,13 @@ void masked_emit(const Value& v, YamlOut& y) {
   y.str(masked_describe<S>(v));
 }
 
-#define MASKED_TYPE(var, spec, what)                                                                              \
-  const CustomType var{.schema_name = "flower_" #spec,                                                            \
-                       .parse = masked_parse<spec>,                                                               \
-                       .emit = masked_emit<spec>,                                                                 \
-                       .describe = masked_describe<spec>,                                                         \
-                       .json_schema = R"({"description": ")" what R"(", "anyOf": [{"type": "integer", "minimum": 0}, )" \
-                                      R"({"type": "string", "pattern": "^(0[xX][0-9a-fA-F]+|[0-9]+)(/(0[xX][0-9a-fA-F]+|[0-9]+))?$"}]})"}
+#define MASKED_TYPE(var, spec, what)                                                                                  \
+  const CustomType var {                                                                                              \
+    .schema_name = "flower_" #spec, .parse = masked_parse<spec>, .emit = masked_emit<spec>,                           \
+    .describe = masked_describe<spec>,                                                                                \
+    .json_schema = R"({"description": ")" what R"(", "anyOf": [{"type": "integer", "minimum": 0}, )"                  \
+                   R"({"type": "string", "pattern": "^(0[xX][0-9a-fA-F]+|[0-9]+)(/(0[xX][0-9a-fA-F]+|[0-9]+))?$"}]})" \
+  }
 
 constexpr MaskedSpec kTos{"ip_tos", 0xFF, 0xFF, true};
 constexpr MaskedSpec kTtl{"ip_ttl", 0xFF, 0xFF, false};
@@ -401,10 +447,11 @@ MASKED_TYPE(kCtMarkType, kCtMarkSpec, "Conntrack mark, optionally /MASK: 0x10/0x
 #undef MASKED_TYPE
 
 // ---- ct_state: Words{value, mask} of TCA_FLOWER_KEY_CT_FLAGS_* ----------------------
-const Named kCtStates[] = {  // tc's order, which it prints in
-    {"trk", TCA_FLOWER_KEY_CT_FLAGS_TRACKED}, {"new", TCA_FLOWER_KEY_CT_FLAGS_NEW},
+const Named kCtStates[] = {
+    // tc's order, which it prints in
+    {"trk", TCA_FLOWER_KEY_CT_FLAGS_TRACKED},     {"new", TCA_FLOWER_KEY_CT_FLAGS_NEW},
     {"est", TCA_FLOWER_KEY_CT_FLAGS_ESTABLISHED}, {"rel", TCA_FLOWER_KEY_CT_FLAGS_RELATED},
-    {"inv", TCA_FLOWER_KEY_CT_FLAGS_INVALID}, {"rpl", TCA_FLOWER_KEY_CT_FLAGS_REPLY},
+    {"inv", TCA_FLOWER_KEY_CT_FLAGS_INVALID},     {"rpl", TCA_FLOWER_KEY_CT_FLAGS_REPLY},
 };
 
 constexpr uint32_t kCtFlagsAll = ((__TCA_FLOWER_KEY_CT_FLAGS_MAX - 1) << 1) - 1;  // the six flags above
@@ -428,7 +475,10 @@ bool ct_state_parse(const Node& n, Value& out, Diagnostics& d) {
     s = end == std::string_view::npos ? std::string_view{} : s.substr(end);
   }
   if (!ok) {
-    d.error(n.loc, "'ct_state' must be flags with + or - such as +trk+est or +trk-new (flags: trk, new, est, rel, inv, rpl), not " + text_of(n));
+    d.error(n.loc,
+            "'ct_state' must be flags with + or - such as +trk+est or +trk-new (flags: trk, new, est, rel, inv, rpl), "
+            "not " +
+                text_of(n));
     return false;
   }
   out = Words{value, mask};
@@ -444,18 +494,22 @@ std::string ct_state_describe(const Value& v) {
   if (unknown) s.append("+").append(hex_0x(unknown));
   return s;
 }
-void ct_state_emit(const Value& v, YamlOut& y) { y.str(ct_state_describe(v)); }
+void ct_state_emit(const Value& v, YamlOut& y) {
+  y.str(ct_state_describe(v));
+}
 
 const CustomType kCtStateType{
     .schema_name = "flower_ct_state",
     .parse = ct_state_parse,
     .emit = ct_state_emit,
     .describe = ct_state_describe,
-    .json_schema = R"({"description": "Conntrack state flags, each with + (set) or - (not set): +trk+est, +trk-new. Flags: trk, new, est, rel, inv, rpl.", "type": "string", "pattern": "^([+-](trk|new|est|rel|inv|rpl))+$"})",
+    .json_schema =
+        R"({"description": "Conntrack state flags, each with + (set) or - (not set): +trk+est, +trk-new. Flags: trk, new, est, rel, inv, rpl.", "type": "string", "pattern": "^([+-](trk|new|est|rel|inv|rpl))+$"})",
 };
 
 // ---- ip_flags: Words{value, mask} of TCA_FLOWER_KEY_FLAGS_* -----------------------
-const Named kIpFlagNames[] = {{"frag", TCA_FLOWER_KEY_FLAGS_IS_FRAGMENT}, {"firstfrag", TCA_FLOWER_KEY_FLAGS_FRAG_IS_FIRST}};
+const Named kIpFlagNames[] = {{"frag", TCA_FLOWER_KEY_FLAGS_IS_FRAGMENT},
+                              {"firstfrag", TCA_FLOWER_KEY_FLAGS_FRAG_IS_FIRST}};
 
 bool ip_flags_parse(const Node& n, Value& out, Diagnostics& d) {
   uint32_t value = 0, mask = 0;
@@ -472,13 +526,16 @@ bool ip_flags_parse(const Node& n, Value& out, Diagnostics& d) {
     ok = hit != nullptr;
     if (ok) {
       mask |= hit->value;
-      if (no) value &= ~hit->value;
-      else value |= hit->value;
+      if (no)
+        value &= ~hit->value;
+      else
+        value |= hit->value;
     }
     s = slash == std::string_view::npos ? std::string_view{} : s.substr(slash + 1);
   }
   if (!ok) {
-    d.error(n.loc, "'ip_flags' must be frag, nofrag, firstfrag or nofirstfrag, joined by / (frag/nofirstfrag), not " + text_of(n));
+    d.error(n.loc, "'ip_flags' must be frag, nofrag, firstfrag or nofirstfrag, joined by / (frag/nofirstfrag), not " +
+                       text_of(n));
     return false;
   }
   out = Words{value, mask};
@@ -492,14 +549,17 @@ std::string ip_flags_describe(const Value& v) {
     if (w[1] & f.value) s.append(s.empty() ? "" : "/").append((w[0] & f.value) ? "" : "no").append(f.name);
   return s;
 }
-void ip_flags_emit(const Value& v, YamlOut& y) { y.str(ip_flags_describe(v)); }
+void ip_flags_emit(const Value& v, YamlOut& y) {
+  y.str(ip_flags_describe(v));
+}
 
 const CustomType kIpFlagsType{
     .schema_name = "flower_ip_flags",
     .parse = ip_flags_parse,
     .emit = ip_flags_emit,
     .describe = ip_flags_describe,
-    .json_schema = R"({"description": "Fragment flags joined by /: frag, nofrag, firstfrag, nofirstfrag.", "type": "string", "pattern": "^(no)?(frag|firstfrag)(/(no)?(frag|firstfrag))*$"})",
+    .json_schema =
+        R"({"description": "Fragment flags joined by /: frag, nofrag, firstfrag, nofirstfrag.", "type": "string", "pattern": "^(no)?(frag|firstfrag)(/(no)?(frag|firstfrag))*$"})",
 };
 
 // ---- the table --------------------------------------------------------------------
@@ -509,41 +569,176 @@ const CustomType kIpFlagsType{
 constexpr uint32_t kKey = 0;
 
 const Field kFields[] = {
-    {.key = "indev", .type = FieldType::Device, .flags = kKey, .doc = "Match packets received on this device.", .attr = TCA_FLOWER_INDEV, .wire = Wire::Str},
-    {.key = "vlan_id", .type = FieldType::Uint, .flags = kKey, .doc = "VLAN id (protocol 802.1q or 802.1ad).", .max = 4095, .attr = TCA_FLOWER_KEY_VLAN_ID, .wire = Wire::U16},
-    {.key = "vlan_prio", .type = FieldType::Uint, .flags = kKey, .doc = "VLAN priority (protocol 802.1q or 802.1ad).", .max = 7, .attr = TCA_FLOWER_KEY_VLAN_PRIO, .wire = Wire::U8},
-    {.key = "vlan_ethtype", .type = FieldType::Custom, .flags = kKey, .doc = "Ethernet type inside the VLAN tag: ip, ipv6, or 802.1q/802.1ad for an inner tag.", .custom = &kEthTypeType, .attr = TCA_FLOWER_KEY_VLAN_ETH_TYPE, .wire = Wire::Be16},
-    {.key = "cvlan_id", .type = FieldType::Uint, .flags = kKey, .doc = "Inner VLAN id (vlan_ethtype 802.1q or 802.1ad).", .max = 4095, .attr = TCA_FLOWER_KEY_CVLAN_ID, .wire = Wire::U16},
-    {.key = "cvlan_prio", .type = FieldType::Uint, .flags = kKey, .doc = "Inner VLAN priority.", .max = 7, .attr = TCA_FLOWER_KEY_CVLAN_PRIO, .wire = Wire::U8},
-    {.key = "cvlan_ethtype", .type = FieldType::Custom, .flags = kKey, .doc = "Ethernet type inside the inner VLAN tag.", .custom = &kEthTypeType, .attr = TCA_FLOWER_KEY_CVLAN_ETH_TYPE, .wire = Wire::Be16},
-    {.key = "dst_mac", .type = FieldType::Custom, .flags = kKey, .doc = "Destination MAC address, optionally /BITS or /MASK.", .custom = &kMacType, .attr = TCA_FLOWER_KEY_ETH_DST},
-    {.key = "src_mac", .type = FieldType::Custom, .flags = kKey, .doc = "Source MAC address, optionally /BITS or /MASK.", .custom = &kMacType, .attr = TCA_FLOWER_KEY_ETH_SRC},
-    {.key = "ip_proto", .type = FieldType::Custom, .flags = kKey, .doc = "IP protocol: tcp, udp, sctp, icmp, icmpv6 or a number (protocol ip or ipv6).", .custom = &kIpProtoType, .attr = TCA_FLOWER_KEY_IP_PROTO, .wire = Wire::U8},
-    {.key = "ip_tos", .type = FieldType::Custom, .flags = kKey, .doc = "IP TOS byte, optionally /MASK.", .custom = &kTosType, .attr = TCA_FLOWER_KEY_IP_TOS},
-    {.key = "ip_ttl", .type = FieldType::Custom, .flags = kKey, .doc = "IP TTL, optionally /MASK.", .custom = &kTtlType, .attr = TCA_FLOWER_KEY_IP_TTL},
-    {.key = "dst_ip", .type = FieldType::Custom, .flags = kKey, .doc = "Destination address or prefix (IPv4 with protocol ip, IPv6 with ipv6).", .custom = &kIpType},
+    {.key = "indev",
+     .type = FieldType::Device,
+     .flags = kKey,
+     .doc = "Match packets received on this device.",
+     .attr = TCA_FLOWER_INDEV,
+     .wire = Wire::Str},
+    {.key = "vlan_id",
+     .type = FieldType::Uint,
+     .flags = kKey,
+     .doc = "VLAN id (protocol 802.1q or 802.1ad).",
+     .max = 4095,
+     .attr = TCA_FLOWER_KEY_VLAN_ID,
+     .wire = Wire::U16},
+    {.key = "vlan_prio",
+     .type = FieldType::Uint,
+     .flags = kKey,
+     .doc = "VLAN priority (protocol 802.1q or 802.1ad).",
+     .max = 7,
+     .attr = TCA_FLOWER_KEY_VLAN_PRIO,
+     .wire = Wire::U8},
+    {.key = "vlan_ethtype",
+     .type = FieldType::Custom,
+     .flags = kKey,
+     .doc = "Ethernet type inside the VLAN tag: ip, ipv6, or 802.1q/802.1ad for an inner tag.",
+     .custom = &kEthTypeType,
+     .attr = TCA_FLOWER_KEY_VLAN_ETH_TYPE,
+     .wire = Wire::Be16},
+    {.key = "cvlan_id",
+     .type = FieldType::Uint,
+     .flags = kKey,
+     .doc = "Inner VLAN id (vlan_ethtype 802.1q or 802.1ad).",
+     .max = 4095,
+     .attr = TCA_FLOWER_KEY_CVLAN_ID,
+     .wire = Wire::U16},
+    {.key = "cvlan_prio",
+     .type = FieldType::Uint,
+     .flags = kKey,
+     .doc = "Inner VLAN priority.",
+     .max = 7,
+     .attr = TCA_FLOWER_KEY_CVLAN_PRIO,
+     .wire = Wire::U8},
+    {.key = "cvlan_ethtype",
+     .type = FieldType::Custom,
+     .flags = kKey,
+     .doc = "Ethernet type inside the inner VLAN tag.",
+     .custom = &kEthTypeType,
+     .attr = TCA_FLOWER_KEY_CVLAN_ETH_TYPE,
+     .wire = Wire::Be16},
+    {.key = "dst_mac",
+     .type = FieldType::Custom,
+     .flags = kKey,
+     .doc = "Destination MAC address, optionally /BITS or /MASK.",
+     .custom = &kMacType,
+     .attr = TCA_FLOWER_KEY_ETH_DST},
+    {.key = "src_mac",
+     .type = FieldType::Custom,
+     .flags = kKey,
+     .doc = "Source MAC address, optionally /BITS or /MASK.",
+     .custom = &kMacType,
+     .attr = TCA_FLOWER_KEY_ETH_SRC},
+    {.key = "ip_proto",
+     .type = FieldType::Custom,
+     .flags = kKey,
+     .doc = "IP protocol: tcp, udp, sctp, icmp, icmpv6 or a number (protocol ip or ipv6).",
+     .custom = &kIpProtoType,
+     .attr = TCA_FLOWER_KEY_IP_PROTO,
+     .wire = Wire::U8},
+    {.key = "ip_tos",
+     .type = FieldType::Custom,
+     .flags = kKey,
+     .doc = "IP TOS byte, optionally /MASK.",
+     .custom = &kTosType,
+     .attr = TCA_FLOWER_KEY_IP_TOS},
+    {.key = "ip_ttl",
+     .type = FieldType::Custom,
+     .flags = kKey,
+     .doc = "IP TTL, optionally /MASK.",
+     .custom = &kTtlType,
+     .attr = TCA_FLOWER_KEY_IP_TTL},
+    {.key = "dst_ip",
+     .type = FieldType::Custom,
+     .flags = kKey,
+     .doc = "Destination address or prefix (IPv4 with protocol ip, IPv6 with ipv6).",
+     .custom = &kIpType},
     {.key = "src_ip", .type = FieldType::Custom, .flags = kKey, .doc = "Source address or prefix.", .custom = &kIpType},
-    {.key = "dst_port", .type = FieldType::Custom, .flags = kKey, .doc = "Destination port, port/mask or range min-max (ip_proto tcp, udp or sctp).", .custom = &kPortType},
-    {.key = "src_port", .type = FieldType::Custom, .flags = kKey, .doc = "Source port, port/mask or range min-max.", .custom = &kPortType},
-    {.key = "tcp_flags", .type = FieldType::Custom, .flags = kKey, .doc = "TCP flags, optionally /MASK (ip_proto tcp).", .custom = &kTcpFlagsType, .attr = TCA_FLOWER_KEY_TCP_FLAGS},
-    {.key = "type", .type = FieldType::Custom, .flags = kKey, .doc = "ICMP type (ip_proto icmp with protocol ip, icmpv6 with ipv6).", .custom = &kIcmpTypeType},
+    {.key = "dst_port",
+     .type = FieldType::Custom,
+     .flags = kKey,
+     .doc = "Destination port, port/mask or range min-max (ip_proto tcp, udp or sctp).",
+     .custom = &kPortType},
+    {.key = "src_port",
+     .type = FieldType::Custom,
+     .flags = kKey,
+     .doc = "Source port, port/mask or range min-max.",
+     .custom = &kPortType},
+    {.key = "tcp_flags",
+     .type = FieldType::Custom,
+     .flags = kKey,
+     .doc = "TCP flags, optionally /MASK (ip_proto tcp).",
+     .custom = &kTcpFlagsType,
+     .attr = TCA_FLOWER_KEY_TCP_FLAGS},
+    {.key = "type",
+     .type = FieldType::Custom,
+     .flags = kKey,
+     .doc = "ICMP type (ip_proto icmp with protocol ip, icmpv6 with ipv6).",
+     .custom = &kIcmpTypeType},
     {.key = "code", .type = FieldType::Custom, .flags = kKey, .doc = "ICMP code.", .custom = &kIcmpCodeType},
-    {.key = "ct_state", .type = FieldType::Custom, .flags = kKey, .doc = "Conntrack state flags: +trk+est, +trk-new...", .custom = &kCtStateType, .attr = TCA_FLOWER_KEY_CT_STATE},
-    {.key = "ct_zone", .type = FieldType::Custom, .flags = kKey, .doc = "Conntrack zone, optionally /MASK.", .custom = &kCtZoneType, .attr = TCA_FLOWER_KEY_CT_ZONE},
-    {.key = "ct_mark", .type = FieldType::Custom, .flags = kKey, .doc = "Conntrack mark, optionally /MASK.", .custom = &kCtMarkType, .attr = TCA_FLOWER_KEY_CT_MARK},
-    {.key = "ct_label", .type = FieldType::Custom, .flags = kKey, .doc = "Conntrack label (128 bits in hex), optionally /MASK.", .custom = &kCtLabelType, .attr = TCA_FLOWER_KEY_CT_LABELS},
-    {.key = "enc_key_id", .type = FieldType::Uint, .flags = kKey, .doc = "Tunnel key id (VNI) of decapsulated packets.", .max = 0xFFFFFFFF, .attr = TCA_FLOWER_KEY_ENC_KEY_ID, .wire = Wire::Be32},
-    {.key = "enc_dst_ip", .type = FieldType::Custom, .flags = kKey, .doc = "Tunnel destination address or prefix.", .custom = &kIpType},
-    {.key = "enc_src_ip", .type = FieldType::Custom, .flags = kKey, .doc = "Tunnel source address or prefix.", .custom = &kIpType},
-    {.key = "enc_dst_port", .type = FieldType::Uint, .flags = kKey, .doc = "Tunnel UDP destination port.", .max = 0xFFFF, .attr = TCA_FLOWER_KEY_ENC_UDP_DST_PORT, .wire = Wire::Be16},
-    {.key = "ip_flags", .type = FieldType::Custom, .flags = kKey, .doc = "Fragment flags: frag, nofrag, firstfrag, nofirstfrag, joined by /.", .custom = &kIpFlagsType, .attr = TCA_FLOWER_KEY_FLAGS},
+    {.key = "ct_state",
+     .type = FieldType::Custom,
+     .flags = kKey,
+     .doc = "Conntrack state flags: +trk+est, +trk-new...",
+     .custom = &kCtStateType,
+     .attr = TCA_FLOWER_KEY_CT_STATE},
+    {.key = "ct_zone",
+     .type = FieldType::Custom,
+     .flags = kKey,
+     .doc = "Conntrack zone, optionally /MASK.",
+     .custom = &kCtZoneType,
+     .attr = TCA_FLOWER_KEY_CT_ZONE},
+    {.key = "ct_mark",
+     .type = FieldType::Custom,
+     .flags = kKey,
+     .doc = "Conntrack mark, optionally /MASK.",
+     .custom = &kCtMarkType,
+     .attr = TCA_FLOWER_KEY_CT_MARK},
+    {.key = "ct_label",
+     .type = FieldType::Custom,
+     .flags = kKey,
+     .doc = "Conntrack label (128 bits in hex), optionally /MASK.",
+     .custom = &kCtLabelType,
+     .attr = TCA_FLOWER_KEY_CT_LABELS},
+    {.key = "enc_key_id",
+     .type = FieldType::Uint,
+     .flags = kKey,
+     .doc = "Tunnel key id (VNI) of decapsulated packets.",
+     .max = 0xFFFFFFFF,
+     .attr = TCA_FLOWER_KEY_ENC_KEY_ID,
+     .wire = Wire::Be32},
+    {.key = "enc_dst_ip",
+     .type = FieldType::Custom,
+     .flags = kKey,
+     .doc = "Tunnel destination address or prefix.",
+     .custom = &kIpType},
+    {.key = "enc_src_ip",
+     .type = FieldType::Custom,
+     .flags = kKey,
+     .doc = "Tunnel source address or prefix.",
+     .custom = &kIpType},
+    {.key = "enc_dst_port",
+     .type = FieldType::Uint,
+     .flags = kKey,
+     .doc = "Tunnel UDP destination port.",
+     .max = 0xFFFF,
+     .attr = TCA_FLOWER_KEY_ENC_UDP_DST_PORT,
+     .wire = Wire::Be16},
+    {.key = "ip_flags",
+     .type = FieldType::Custom,
+     .flags = kKey,
+     .doc = "Fragment flags: frag, nofrag, firstfrag, nofirstfrag, joined by /.",
+     .custom = &kIpFlagsType,
+     .attr = TCA_FLOWER_KEY_FLAGS},
     {.key = "skip_hw", .type = FieldType::Bool, .doc = "Do not offload to hardware.", .def = 0},
     {.key = "skip_sw", .type = FieldType::Bool, .doc = "Match in hardware only.", .def = 0},
 };
 
 // ---- protocol rules ------------------------------------------------------------------
 
-bool is_vlan(uint64_t proto) { return proto == ETH_P_8021Q || proto == ETH_P_8021AD; }
+bool is_vlan(uint64_t proto) {
+  return proto == ETH_P_8021Q || proto == ETH_P_8021AD;
+}
 
 // The ethernet type the IP keys see: the filter's protocol, or the type
 // inside its VLAN tag(s).
@@ -562,19 +757,28 @@ struct PortAttrs {
 // TCP_SRC, TCP_DST... by ip_proto; nullopt for other protocols.
 std::optional<PortAttrs> port_attrs(uint64_t ip_proto, bool dst) {
   switch (ip_proto) {
-    case IPPROTO_TCP: return dst ? PortAttrs{TCA_FLOWER_KEY_TCP_DST, TCA_FLOWER_KEY_TCP_DST_MASK} : PortAttrs{TCA_FLOWER_KEY_TCP_SRC, TCA_FLOWER_KEY_TCP_SRC_MASK};
-    case IPPROTO_UDP: return dst ? PortAttrs{TCA_FLOWER_KEY_UDP_DST, TCA_FLOWER_KEY_UDP_DST_MASK} : PortAttrs{TCA_FLOWER_KEY_UDP_SRC, TCA_FLOWER_KEY_UDP_SRC_MASK};
-    case IPPROTO_SCTP: return dst ? PortAttrs{TCA_FLOWER_KEY_SCTP_DST, TCA_FLOWER_KEY_SCTP_DST_MASK} : PortAttrs{TCA_FLOWER_KEY_SCTP_SRC, TCA_FLOWER_KEY_SCTP_SRC_MASK};
-    default: return std::nullopt;
+    case IPPROTO_TCP:
+      return dst ? PortAttrs{TCA_FLOWER_KEY_TCP_DST, TCA_FLOWER_KEY_TCP_DST_MASK}
+                 : PortAttrs{TCA_FLOWER_KEY_TCP_SRC, TCA_FLOWER_KEY_TCP_SRC_MASK};
+    case IPPROTO_UDP:
+      return dst ? PortAttrs{TCA_FLOWER_KEY_UDP_DST, TCA_FLOWER_KEY_UDP_DST_MASK}
+                 : PortAttrs{TCA_FLOWER_KEY_UDP_SRC, TCA_FLOWER_KEY_UDP_SRC_MASK};
+    case IPPROTO_SCTP:
+      return dst ? PortAttrs{TCA_FLOWER_KEY_SCTP_DST, TCA_FLOWER_KEY_SCTP_DST_MASK}
+                 : PortAttrs{TCA_FLOWER_KEY_SCTP_SRC, TCA_FLOWER_KEY_SCTP_SRC_MASK};
+    default:
+      return std::nullopt;
   }
 }
 
 // ICMPV4_TYPE... by (inner type, ip_proto); nullopt when they do not fit.
 std::optional<PortAttrs> icmp_attrs(uint16_t eth, uint64_t ip_proto, bool code) {
   if (eth == ETH_P_IP && ip_proto == IPPROTO_ICMP)
-    return code ? PortAttrs{TCA_FLOWER_KEY_ICMPV4_CODE, TCA_FLOWER_KEY_ICMPV4_CODE_MASK} : PortAttrs{TCA_FLOWER_KEY_ICMPV4_TYPE, TCA_FLOWER_KEY_ICMPV4_TYPE_MASK};
+    return code ? PortAttrs{TCA_FLOWER_KEY_ICMPV4_CODE, TCA_FLOWER_KEY_ICMPV4_CODE_MASK}
+                : PortAttrs{TCA_FLOWER_KEY_ICMPV4_TYPE, TCA_FLOWER_KEY_ICMPV4_TYPE_MASK};
   if (eth == ETH_P_IPV6 && ip_proto == IPPROTO_ICMPV6)
-    return code ? PortAttrs{TCA_FLOWER_KEY_ICMPV6_CODE, TCA_FLOWER_KEY_ICMPV6_CODE_MASK} : PortAttrs{TCA_FLOWER_KEY_ICMPV6_TYPE, TCA_FLOWER_KEY_ICMPV6_TYPE_MASK};
+    return code ? PortAttrs{TCA_FLOWER_KEY_ICMPV6_CODE, TCA_FLOWER_KEY_ICMPV6_CODE_MASK}
+                : PortAttrs{TCA_FLOWER_KEY_ICMPV6_TYPE, TCA_FLOWER_KEY_ICMPV6_TYPE_MASK};
   return std::nullopt;
 }
 
@@ -634,8 +838,10 @@ void encode(const Options& o, const KindCtx& ctx, MsgWriter& w) {
   encode_field(kFields, kIpProto, o, ctx, w);
   put_masked8(w, o, kIpTos, TCA_FLOWER_KEY_IP_TOS, TCA_FLOWER_KEY_IP_TOS_MASK);
   put_masked8(w, o, kIpTtl, TCA_FLOWER_KEY_IP_TTL, TCA_FLOWER_KEY_IP_TTL_MASK);
-  put_ip(w, o, kDstIp, TCA_FLOWER_KEY_IPV4_DST, TCA_FLOWER_KEY_IPV4_DST_MASK, TCA_FLOWER_KEY_IPV6_DST, TCA_FLOWER_KEY_IPV6_DST_MASK);
-  put_ip(w, o, kSrcIp, TCA_FLOWER_KEY_IPV4_SRC, TCA_FLOWER_KEY_IPV4_SRC_MASK, TCA_FLOWER_KEY_IPV6_SRC, TCA_FLOWER_KEY_IPV6_SRC_MASK);
+  put_ip(w, o, kDstIp, TCA_FLOWER_KEY_IPV4_DST, TCA_FLOWER_KEY_IPV4_DST_MASK, TCA_FLOWER_KEY_IPV6_DST,
+         TCA_FLOWER_KEY_IPV6_DST_MASK);
+  put_ip(w, o, kSrcIp, TCA_FLOWER_KEY_IPV4_SRC, TCA_FLOWER_KEY_IPV4_SRC_MASK, TCA_FLOWER_KEY_IPV6_SRC,
+         TCA_FLOWER_KEY_IPV6_SRC_MASK);
   put_port(w, o, kDstPort, true);
   put_port(w, o, kSrcPort, false);
   if (auto* v = o.words(kTcpFlags)) {
@@ -659,11 +865,14 @@ void encode(const Options& o, const KindCtx& ctx, MsgWriter& w) {
   }
   if (auto* v = o.words(kCtLabel)) put_ct_label(w, *v, TCA_FLOWER_KEY_CT_LABELS, TCA_FLOWER_KEY_CT_LABELS_MASK);
   encode_field(kFields, kEncKeyId, o, ctx, w);
-  put_ip(w, o, kEncDstIp, TCA_FLOWER_KEY_ENC_IPV4_DST, TCA_FLOWER_KEY_ENC_IPV4_DST_MASK, TCA_FLOWER_KEY_ENC_IPV6_DST, TCA_FLOWER_KEY_ENC_IPV6_DST_MASK);
-  put_ip(w, o, kEncSrcIp, TCA_FLOWER_KEY_ENC_IPV4_SRC, TCA_FLOWER_KEY_ENC_IPV4_SRC_MASK, TCA_FLOWER_KEY_ENC_IPV6_SRC, TCA_FLOWER_KEY_ENC_IPV6_SRC_MASK);
+  put_ip(w, o, kEncDstIp, TCA_FLOWER_KEY_ENC_IPV4_DST, TCA_FLOWER_KEY_ENC_IPV4_DST_MASK, TCA_FLOWER_KEY_ENC_IPV6_DST,
+         TCA_FLOWER_KEY_ENC_IPV6_DST_MASK);
+  put_ip(w, o, kEncSrcIp, TCA_FLOWER_KEY_ENC_IPV4_SRC, TCA_FLOWER_KEY_ENC_IPV4_SRC_MASK, TCA_FLOWER_KEY_ENC_IPV6_SRC,
+         TCA_FLOWER_KEY_ENC_IPV6_SRC_MASK);
   encode_field(kFields, kEncDstPort, o, ctx, w);
   // tc's tail: flags always, then ip_flags, then the protocol as the key's type.
-  uint32_t flags = (o.num(kSkipHw).value_or(0) ? TCA_CLS_FLAGS_SKIP_HW : 0) | (o.num(kSkipSw).value_or(0) ? TCA_CLS_FLAGS_SKIP_SW : 0);
+  uint32_t flags = (o.num(kSkipHw).value_or(0) ? TCA_CLS_FLAGS_SKIP_HW : 0) |
+                   (o.num(kSkipSw).value_or(0) ? TCA_CLS_FLAGS_SKIP_SW : 0);
   w.attr_u32(TCA_FLOWER_FLAGS, flags);
   if (auto* v = o.words(kIpFlags)) {
     w.attr_be32(TCA_FLOWER_KEY_FLAGS, (*v)[0]);
@@ -703,14 +912,18 @@ void get_ip(const AttrTable& tb, Options& o, uint16_t f, uint16_t a4, uint16_t m
   }
 }
 
-void get_masked(const AttrTable& tb, Options& o, uint16_t f, uint16_t attr, uint16_t mask_attr, int width, bool be, uint32_t full) {
+void get_masked(const AttrTable& tb, Options& o, uint16_t f, uint16_t attr, uint16_t mask_attr, int width, bool be,
+                uint32_t full) {
   auto* a = tb.get(attr);
   if (!a) return;
   auto read = [&](const Attr& x) -> uint32_t {
     switch (width) {
-      case 1: return x.u8();
-      case 2: return be ? x.be16() : x.u16();
-      default: return be ? x.be32() : x.u32();
+      case 1:
+        return x.u8();
+      case 2:
+        return be ? x.be16() : x.u16();
+      default:
+        return be ? x.be32() : x.u32();
     }
   };
   auto* m = tb.get(mask_attr);
@@ -740,8 +953,10 @@ void decode(std::span<const uint8_t> payload, const KindCtx&, Options& o) {
   get_mac(tb, o, kSrcMac, TCA_FLOWER_KEY_ETH_SRC, TCA_FLOWER_KEY_ETH_SRC_MASK);
   get_masked(tb, o, kIpTos, TCA_FLOWER_KEY_IP_TOS, TCA_FLOWER_KEY_IP_TOS_MASK, 1, false, 0xFF);
   get_masked(tb, o, kIpTtl, TCA_FLOWER_KEY_IP_TTL, TCA_FLOWER_KEY_IP_TTL_MASK, 1, false, 0xFF);
-  get_ip(tb, o, kDstIp, TCA_FLOWER_KEY_IPV4_DST, TCA_FLOWER_KEY_IPV4_DST_MASK, TCA_FLOWER_KEY_IPV6_DST, TCA_FLOWER_KEY_IPV6_DST_MASK);
-  get_ip(tb, o, kSrcIp, TCA_FLOWER_KEY_IPV4_SRC, TCA_FLOWER_KEY_IPV4_SRC_MASK, TCA_FLOWER_KEY_IPV6_SRC, TCA_FLOWER_KEY_IPV6_SRC_MASK);
+  get_ip(tb, o, kDstIp, TCA_FLOWER_KEY_IPV4_DST, TCA_FLOWER_KEY_IPV4_DST_MASK, TCA_FLOWER_KEY_IPV6_DST,
+         TCA_FLOWER_KEY_IPV6_DST_MASK);
+  get_ip(tb, o, kSrcIp, TCA_FLOWER_KEY_IPV4_SRC, TCA_FLOWER_KEY_IPV4_SRC_MASK, TCA_FLOWER_KEY_IPV6_SRC,
+         TCA_FLOWER_KEY_IPV6_SRC_MASK);
   get_port(tb, o, kDstPort, true);
   get_port(tb, o, kSrcPort, false);
   get_masked(tb, o, kTcpFlags, TCA_FLOWER_KEY_TCP_FLAGS, TCA_FLOWER_KEY_TCP_FLAGS_MASK, 2, true, 0xFFF);
@@ -754,8 +969,10 @@ void decode(std::span<const uint8_t> payload, const KindCtx&, Options& o) {
   get_masked(tb, o, kCtMark, TCA_FLOWER_KEY_CT_MARK, TCA_FLOWER_KEY_CT_MARK_MASK, 4, false, 0xFFFFFFFF);
   if (auto* a = tb.get(TCA_FLOWER_KEY_CT_LABELS); a && a->data.size() == 16)
     o.set(kCtLabel, ct_label_words(*a, tb.get(TCA_FLOWER_KEY_CT_LABELS_MASK)));
-  get_ip(tb, o, kEncDstIp, TCA_FLOWER_KEY_ENC_IPV4_DST, TCA_FLOWER_KEY_ENC_IPV4_DST_MASK, TCA_FLOWER_KEY_ENC_IPV6_DST, TCA_FLOWER_KEY_ENC_IPV6_DST_MASK);
-  get_ip(tb, o, kEncSrcIp, TCA_FLOWER_KEY_ENC_IPV4_SRC, TCA_FLOWER_KEY_ENC_IPV4_SRC_MASK, TCA_FLOWER_KEY_ENC_IPV6_SRC, TCA_FLOWER_KEY_ENC_IPV6_SRC_MASK);
+  get_ip(tb, o, kEncDstIp, TCA_FLOWER_KEY_ENC_IPV4_DST, TCA_FLOWER_KEY_ENC_IPV4_DST_MASK, TCA_FLOWER_KEY_ENC_IPV6_DST,
+         TCA_FLOWER_KEY_ENC_IPV6_DST_MASK);
+  get_ip(tb, o, kEncSrcIp, TCA_FLOWER_KEY_ENC_IPV4_SRC, TCA_FLOWER_KEY_ENC_IPV4_SRC_MASK, TCA_FLOWER_KEY_ENC_IPV6_SRC,
+         TCA_FLOWER_KEY_ENC_IPV6_SRC_MASK);
   get_masked(tb, o, kIpFlags, TCA_FLOWER_KEY_FLAGS, TCA_FLOWER_KEY_FLAGS_MASK, 4, true, 0);
   // IN_HW / NOT_IN_HW are the kernel's status, not configuration.
   if (auto* a = tb.get(TCA_FLOWER_FLAGS)) {
@@ -786,7 +1003,8 @@ void normalize(Options& o, const KindCtx& ctx, Diagnostics& d, SourceLoc) {
   size_t nzero = 0;
   for (auto& opt : o.items()) {
     const Field& fd = kFields[opt.field];
-    if (fd.type == FieldType::Custom && fd.custom != &kIpProtoType && fd.custom != &kEthTypeType && mask_is_zero(fd, opt.value))
+    if (fd.type == FieldType::Custom && fd.custom != &kIpProtoType && fd.custom != &kEthTypeType &&
+        mask_is_zero(fd, opt.value))
       zero[nzero++] = opt.field;
   }
   for (size_t i = 0; i < nzero; ++i) o.erase(zero[i]);
@@ -797,10 +1015,15 @@ void normalize(Options& o, const KindCtx& ctx, Diagnostics& d, SourceLoc) {
     auto& w = std::get<Words>(s->value);
     uint32_t st = w[0] & w[1];
     const char* why = nullptr;  // cls_flower.c fl_validate_ct_state()
-    if (st && !(st & TCA_FLOWER_KEY_CT_FLAGS_TRACKED)) why = "any other flag needs +trk";
-    else if ((st & TCA_FLOWER_KEY_CT_FLAGS_NEW) && (st & TCA_FLOWER_KEY_CT_FLAGS_ESTABLISHED)) why = "+new and +est exclude each other";
-    else if ((st & TCA_FLOWER_KEY_CT_FLAGS_INVALID) && (st & ~(TCA_FLOWER_KEY_CT_FLAGS_TRACKED | TCA_FLOWER_KEY_CT_FLAGS_INVALID))) why = "with +inv only +trk may be set";
-    else if ((st & TCA_FLOWER_KEY_CT_FLAGS_NEW) && (st & TCA_FLOWER_KEY_CT_FLAGS_REPLY)) why = "+new and +rpl exclude each other";
+    if (st && !(st & TCA_FLOWER_KEY_CT_FLAGS_TRACKED))
+      why = "any other flag needs +trk";
+    else if ((st & TCA_FLOWER_KEY_CT_FLAGS_NEW) && (st & TCA_FLOWER_KEY_CT_FLAGS_ESTABLISHED))
+      why = "+new and +est exclude each other";
+    else if ((st & TCA_FLOWER_KEY_CT_FLAGS_INVALID) &&
+             (st & ~(TCA_FLOWER_KEY_CT_FLAGS_TRACKED | TCA_FLOWER_KEY_CT_FLAGS_INVALID)))
+      why = "with +inv only +trk may be set";
+    else if ((st & TCA_FLOWER_KEY_CT_FLAGS_NEW) && (st & TCA_FLOWER_KEY_CT_FLAGS_REPLY))
+      why = "+new and +rpl exclude each other";
     if (why) d.error(s->loc, "'ct_state' " + ct_state_describe(s->value) + ": " + why);
   }
 
@@ -824,12 +1047,14 @@ void normalize(Options& o, const KindCtx& ctx, Diagnostics& d, SourceLoc) {
   const std::string in = is_vlan(proto) ? "vlan_ethtype" : "protocol";
   for (uint16_t k : {kIpProto, kIpTos, kIpTtl, kDstIp, kSrcIp})
     if (auto* x = given(k); x && !ip)
-      d.error(x->loc, "flower " + key(k) + " needs " + in + " ip or ipv6, not " + format_protocol(inner) + " (the kernel ignores IP keys of other packets)");
+      d.error(x->loc, "flower " + key(k) + " needs " + in + " ip or ipv6, not " + format_protocol(inner) +
+                          " (the kernel ignores IP keys of other packets)");
   for (uint16_t k : {kDstIp, kSrcIp})
     if (auto* x = given(k); x && ip) {
       uint32_t fam = std::get<Words>(x->value)[0];
       if ((fam == 6) != (inner == ETH_P_IPV6))
-        d.error(x->loc, "flower " + key(k) + " is an IPv" + std::to_string(fam) + " address but " + in + " is " + format_protocol(inner));
+        d.error(x->loc, "flower " + key(k) + " is an IPv" + std::to_string(fam) + " address but " + in + " is " +
+                            format_protocol(inner));
     }
   const uint64_t ipp = o.num(kIpProto).value_or(0);
   for (uint16_t k : {kDstPort, kSrcPort})
@@ -871,10 +1096,14 @@ Words mask_signature(const Options& o) {
 }  // namespace
 
 // A replace with another mask fails (fl_check_assign_mask: -EINVAL).
-bool flower_needs_recreate(const Options& want, const Options& have) { return mask_signature(want) != mask_signature(have); }
+bool flower_needs_recreate(const Options& want, const Options& have) {
+  return mask_signature(want) != mask_signature(have);
+}
 
 namespace {
-bool needs_recreate(const Filter& want, const Filter& have) { return flower_needs_recreate(want.opts, have.opts); }
+bool needs_recreate(const Filter& want, const Filter& have) {
+  return flower_needs_recreate(want.opts, have.opts);
+}
 }  // namespace
 
 // Reported by the kernel, not configuration (kind.h reported_only).

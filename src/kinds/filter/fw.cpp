@@ -28,10 +28,20 @@ const WireMap kAllOnesUnsent{.unsent = 0xFFFFFFFF};
 
 // In tc's order: the mask, then the device.
 const Field kFields[] = {
-    {.key = "mask", .type = FieldType::Uint, .flags = kRecreate,
+    {.key = "mask",
+     .type = FieldType::Uint,
+     .flags = kRecreate,
      .doc = "Bits of the mark compared with the handle (tc's handle V/MASK); one mask per pref and protocol.",
-     .def = 0xFFFFFFFF, .max = 0xFFFFFFFF, .attr = TCA_FW_MASK, .wire = Wire::U32, .map = &kAllOnesUnsent},
-    {.key = "indev", .type = FieldType::Device, .doc = "Match only packets received on this device.", .attr = TCA_FW_INDEV, .wire = Wire::Str},
+     .def = 0xFFFFFFFF,
+     .max = 0xFFFFFFFF,
+     .attr = TCA_FW_MASK,
+     .wire = Wire::U32,
+     .map = &kAllOnesUnsent},
+    {.key = "indev",
+     .type = FieldType::Device,
+     .doc = "Match only packets received on this device.",
+     .attr = TCA_FW_INDEV,
+     .wire = Wire::Str},
 };
 
 void normalize(Options& o, const KindCtx&, Diagnostics&, SourceLoc) {
@@ -56,7 +66,7 @@ const TcWords kTcWords{.handle = tc_handle, .examples = kTcExamples};
 constexpr FilterOps kFilterFwOps{
     .classid_attr = TCA_FW_CLASSID,
     .actions_attr = TCA_FW_ACT,
-    .old_police_attr = TCA_FW_POLICE,  // tc's `police ...` among the filter's words
+    .old_police_attr = TCA_FW_POLICE,                // tc's `police ...` among the filter's words
     .empty_list = FilterOps::EmptyList::NotOnBlock,  // the "old method" fw_change still takes
 };
 

@@ -27,10 +27,22 @@ namespace {
 enum : uint16_t { kSkipHw, kSkipSw };
 
 const Field kFields[] = {
-    {.key = "skip_hw", .type = FieldType::Bool, .flags = kRecreate, .doc = "Do not offload to hardware.", .def = 0,
-     .attr = TCA_MATCHALL_FLAGS, .wire = Wire::U32, .bit = TCA_CLS_FLAGS_SKIP_HW},
-    {.key = "skip_sw", .type = FieldType::Bool, .flags = kRecreate, .doc = "Match in hardware only.", .def = 0,
-     .attr = TCA_MATCHALL_FLAGS, .wire = Wire::U32, .bit = TCA_CLS_FLAGS_SKIP_SW},
+    {.key = "skip_hw",
+     .type = FieldType::Bool,
+     .flags = kRecreate,
+     .doc = "Do not offload to hardware.",
+     .def = 0,
+     .attr = TCA_MATCHALL_FLAGS,
+     .wire = Wire::U32,
+     .bit = TCA_CLS_FLAGS_SKIP_HW},
+    {.key = "skip_sw",
+     .type = FieldType::Bool,
+     .flags = kRecreate,
+     .doc = "Match in hardware only.",
+     .def = 0,
+     .attr = TCA_MATCHALL_FLAGS,
+     .wire = Wire::U32,
+     .bit = TCA_CLS_FLAGS_SKIP_SW},
 };
 
 void normalize(Options& o, const KindCtx&, Diagnostics& d, SourceLoc) {
@@ -47,14 +59,17 @@ void check_device(const std::vector<const Filter*>& filters, Diagnostics& d) {
     if (f->empty_list) continue;
     auto [it, ok] = seen.emplace(std::make_tuple(f->key.parent, f->key.chain, f->key.pref, f->key.protocol), f);
     if (!ok)
-      d.error(f->loc, "a second matchall filter at pref " + std::to_string(f->key.pref) + " protocol " + format_protocol(f->key.protocol) +
-                          " (the first is at " + format_location(it->second->loc) + "): the kernel holds one matchall filter per pref and protocol");
+      d.error(f->loc, "a second matchall filter at pref " + std::to_string(f->key.pref) + " protocol " +
+                          format_protocol(f->key.protocol) + " (the first is at " + format_location(it->second->loc) +
+                          "): the kernel holds one matchall filter per pref and protocol");
   }
 }
 
 // The kernel replaces no matchall filter in place (mall_change: -EEXIST):
 // every change is a delete and an add.
-bool needs_recreate(const Filter&, const Filter&) { return true; }
+bool needs_recreate(const Filter&, const Filter&) {
+  return true;
+}
 
 }  // namespace
 

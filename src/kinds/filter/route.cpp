@@ -35,18 +35,33 @@ namespace {
 enum : uint16_t { kTo, kFrom, kFromif };
 
 const Field kFields[] = {
-    {.key = "to", .type = FieldType::Uint, .flags = kRecreate, .doc = "Destination realm of the route (0-255).", .max = 0xFF,
-     .attr = TCA_ROUTE4_TO, .wire = Wire::U32},
-    {.key = "from", .type = FieldType::Uint, .flags = kRecreate, .doc = "Source realm of the route (0-255; not with fromif).", .max = 0xFF,
-     .attr = TCA_ROUTE4_FROM, .wire = Wire::U32},
-    {.key = "fromif", .type = FieldType::Device, .flags = kRecreate, .doc = "Device the packet came in on (not with from; the filter then needs its handle).",
-     .attr = TCA_ROUTE4_IIF, .wire = Wire::Ifindex},
+    {.key = "to",
+     .type = FieldType::Uint,
+     .flags = kRecreate,
+     .doc = "Destination realm of the route (0-255).",
+     .max = 0xFF,
+     .attr = TCA_ROUTE4_TO,
+     .wire = Wire::U32},
+    {.key = "from",
+     .type = FieldType::Uint,
+     .flags = kRecreate,
+     .doc = "Source realm of the route (0-255; not with fromif).",
+     .max = 0xFF,
+     .attr = TCA_ROUTE4_FROM,
+     .wire = Wire::U32},
+    {.key = "fromif",
+     .type = FieldType::Device,
+     .flags = kRecreate,
+     .doc = "Device the packet came in on (not with from; the filter then needs its handle).",
+     .attr = TCA_ROUTE4_IIF,
+     .wire = Wire::Ifindex},
 };
 // tc's order: FROM or IIF, then TO.
 const uint16_t kTcOrder[] = {kFrom, kFromif, kTo};
 
 void normalize(Options& o, const KindCtx&, Diagnostics& d, SourceLoc) {
-  if (o.has(kFrom) && o.has(kFromif)) d.error(o.opt(kFromif)->loc, "route takes 'from' or 'fromif', not both (the kernel refuses both)");
+  if (o.has(kFrom) && o.has(kFromif))
+    d.error(o.opt(kFromif)->loc, "route takes 'from' or 'fromif', not both (the kernel refuses both)");
 }
 
 // The handle route4_change derives (tc's too, without `order`). With
@@ -59,12 +74,15 @@ void handle_space(const Options& o, uint32_t& fixed, uint32_t& counter_mask) {
   fixed = h;
 }
 
-bool needs_recreate(const Filter&, const Filter&) { return true; }
+bool needs_recreate(const Filter&, const Filter&) {
+  return true;
+}
 
 // `to REALM`, `from REALM`: tc also takes names from rt_realms; tcsync
 // takes numbers (a name is refused by the table's reader).
 bool tc_order(TcCursor& c, const TcWord& kw, Node&) {
-  c.diags().error(kw.loc, "route 'order' has no tcsync spelling: give the filter's handle instead (order N is bits 8-14 of it)");
+  c.diags().error(
+      kw.loc, "route 'order' has no tcsync spelling: give the filter's handle instead (order N is bits 8-14 of it)");
   return false;
 }
 const TcReader kTcReaders[] = {{"order", tc_order}};

@@ -20,39 +20,59 @@
 #include <linux/pkt_cls.h>
 
 #include <algorithm>
-#include <map>
 #include <cstdio>
 #include <cstring>
+#include <map>
 
-#include "base/hex.h"
 #include "base/handle.h"
+#include "base/hex.h"
+#include "base/units.h"
 #include "kinds/net_types.h"
 #include "kinds/registry.h"
 #include "model/field_wire.h"
 #include "model/kind.h"
-#include "model/tc_words.h"
 #include "model/model.h"
 #include "model/shared_tables.h"
-#include "base/units.h"
-#include "yaml/yaml_reader.h"
+#include "model/tc_words.h"
 #include "yaml/yaml_out.h"
+#include "yaml/yaml_reader.h"
 
 namespace tcsync {
 namespace {
 
-enum : uint16_t { kHt, kSample, kMatch, kLink, kHashkey, kOffset, kDivisor, kMark, kIndev, kSkipHw, kSkipSw, kTerminal };
+enum : uint16_t {
+  kHt,
+  kSample,
+  kMatch,
+  kLink,
+  kHashkey,
+  kOffset,
+  kDivisor,
+  kMark,
+  kIndev,
+  kSkipHw,
+  kSkipSw,
+  kTerminal
+};
 
-constexpr uint32_t kNextHdr = 0xFFFFFFFFu;  // key offmask for "nexthdr+N": add the offset the linking rule computed
-constexpr size_t kMaxKeys = 255;            // tc_u32_sel.nkeys is 8 bits
+constexpr uint32_t kNextHdr = 0xFFFFFFFFu;    // key offmask for "nexthdr+N": add the offset the linking rule computed
+constexpr size_t kMaxKeys = 255;              // tc_u32_sel.nkeys is 8 bits
 constexpr uint32_t kTableMask = 0xFFFFF000u;  // HT:BUCKET: of a handle
 constexpr uint32_t kKernelTables = 0x800;     // ids the kernel picks itself (root tables 800:, 801:, ...)
 
-uint32_t ht_id(uint32_t h) { return h >> 20; }
-uint32_t bucket_of(uint32_t h) { return (h >> 12) & 0xFF; }
-uint32_t node_of(uint32_t h) { return h & 0xFFF; }
+uint32_t ht_id(uint32_t h) {
+  return h >> 20;
+}
+uint32_t bucket_of(uint32_t h) {
+  return (h >> 12) & 0xFF;
+}
+uint32_t node_of(uint32_t h) {
+  return h & 0xFFF;
+}
 
-std::string u32_handle_str(uint32_t h) { return format_u32_handle(h); }
-
+std::string u32_handle_str(uint32_t h) {
+  return format_u32_handle(h);
+}
 
 std::string join(std::initializer_list<std::string_view> words) {
   std::string out;
@@ -68,7 +88,8 @@ std::optional<int64_t> parse_int(std::string_view s) {
   return neg ? -static_cast<int64_t>(*v) : static_cast<int64_t>(*v);
 }
 
-void unknown_key(Diagnostics& d, const Node& k, const std::string& where, std::initializer_list<std::string_view> cands) {
+void unknown_key(Diagnostics& d, const Node& k, const std::string& where,
+                 std::initializer_list<std::string_view> cands) {
   std::string msg = "unknown key " + quoted(k.scalar) + " in " + where + ": expected " + join(cands);
   std::vector<std::string_view> v(cands);
   if (auto dym = did_you_mean(k.scalar, v); !dym.empty()) msg += " (did you mean " + quoted(dym) + "?)";
@@ -108,7 +129,9 @@ Pack pack_field(Words& keys, uint32_t val, uint32_t mask, int32_t off, uint32_t 
 
 bool report_pack(Pack p, Diagnostics& d, const Node& at, const std::string& what) {
   if (p == Pack::Conflict) d.error(at.loc, what + " contradicts an earlier match on the same bits");
-  if (p == Pack::TooMany) d.error(at.loc, "more than " + std::to_string(kMaxKeys) + " keys in one u32 rule (the kernel counts them in 8 bits)");
+  if (p == Pack::TooMany)
+    d.error(at.loc,
+            "more than " + std::to_string(kMaxKeys) + " keys in one u32 rule (the kernel counts them in 8 bits)");
   return p == Pack::Ok;
 }
 
@@ -120,13 +143,13 @@ enum class How : uint8_t { V4, V6, Mac, Num, Flag };
 struct SelField {
   std::string_view name;
   How how;
-  int32_t at;            // byte offset tc uses (from the network header, or the next one)
-  uint32_t offmask = 0;  // the key's offmask: kNextHdr is relative to the next header (tc: nexthdr+)
-  int width = 1;         // Num: 1, 2 or 4 bytes
-  uint32_t def_mask = 0xFF;  // Num: the mask of a plain number, which must fit in it
-  uint32_t max = 0xFF;       // Num: bound of value and mask in {value, mask}
-  int lshift = 0;            // Num: ip6 priority sits 20 bits up in word 0
-  bool proto_names = false;  // Num: tcp, udp... allowed
+  int32_t at;                            // byte offset tc uses (from the network header, or the next one)
+  uint32_t offmask = 0;                  // the key's offmask: kNextHdr is relative to the next header (tc: nexthdr+)
+  int width = 1;                         // Num: 1, 2 or 4 bytes
+  uint32_t def_mask = 0xFF;              // Num: the mask of a plain number, which must fit in it
+  uint32_t max = 0xFF;                   // Num: bound of value and mask in {value, mask}
+  int lshift = 0;                        // Num: ip6 priority sits 20 bits up in word 0
+  bool proto_names = false;              // Num: tcp, udp... allowed
   uint16_t flag_val = 0, flag_mask = 0;  // Flag: the 16-bit pattern at `at`
 };
 
@@ -190,8 +213,8 @@ struct Family {
 };
 
 const Family kFamilies[] = {
-    {"ip", kIpFields}, {"ip6", kIp6Fields}, {"tcp", kL4Fields}, {"udp", kL4Fields},
-    {"icmp", kIcmpFields}, {"ether", kEtherFields}, {"u32", {}}, {"u16", {}}, {"u8", {}},
+    {"ip", kIpFields},       {"ip6", kIp6Fields}, {"tcp", kL4Fields}, {"udp", kL4Fields}, {"icmp", kIcmpFields},
+    {"ether", kEtherFields}, {"u32", {}},         {"u16", {}},        {"u8", {}},
 };
 constexpr std::string_view kFamilyList = "ip, ip6, tcp, udp, icmp, ether, u32, u16, u8";
 
@@ -200,8 +223,8 @@ struct ProtoName {
   uint8_t num;
 };
 const ProtoName kProtoNames[] = {
-    {"icmp", 1}, {"igmp", 2}, {"ipip", 4}, {"tcp", 6}, {"udp", 17}, {"ipv6", 41}, {"gre", 47},
-    {"esp", 50}, {"ah", 51}, {"icmpv6", 58}, {"ospf", 89}, {"sctp", 132},
+    {"icmp", 1}, {"igmp", 2}, {"ipip", 4}, {"tcp", 6},     {"udp", 17},  {"ipv6", 41},
+    {"gre", 47}, {"esp", 50}, {"ah", 51},  {"icmpv6", 58}, {"ospf", 89}, {"sctp", 132},
 };
 
 bool scalar_or_error(const Node& n, const std::string& what, Diagnostics& d) {
@@ -215,7 +238,8 @@ bool read_num(const Node& n, const std::string& what, uint64_t max, uint32_t& ou
   if (!scalar_or_error(n, what, d)) return false;
   auto v = parse_uint(n.scalar);
   if (!v || *v > max) {
-    d.error(n.loc, what + " must be a number from 0 to 0x" + hex_digits(static_cast<uint32_t>(max), 1) + ", not " + quoted(n.scalar));
+    d.error(n.loc, what + " must be a number from 0 to 0x" + hex_digits(static_cast<uint32_t>(max), 1) + ", not " +
+                       quoted(n.scalar));
     return false;
   }
   out = static_cast<uint32_t>(*v);
@@ -247,7 +271,8 @@ bool read_bool(const Node& n, const std::string& what, bool& out, Diagnostics& d
 }
 
 // A plain number or {value: V, mask: M}; the mask defaults to the field's own bits.
-bool read_value_mask(const Node& n, const SelField& f, const std::string& what, uint32_t& val, uint32_t& mask, Diagnostics& d) {
+bool read_value_mask(const Node& n, const SelField& f, const std::string& what, uint32_t& val, uint32_t& mask,
+                     Diagnostics& d) {
   if (n.is_scalar()) {
     uint64_t bound = f.def_mask;
     if (f.proto_names)
@@ -259,7 +284,8 @@ bool read_value_mask(const Node& n, const SelField& f, const std::string& what, 
     auto v = parse_uint(n.scalar);
     if (!v || *v > bound) {
       std::string msg = what + " must be a number from 0 to " + std::to_string(bound) +
-                        (f.proto_names ? " or a protocol name such as tcp" : "") + ", or {value: N, mask: M}, not " + quoted(n.scalar);
+                        (f.proto_names ? " or a protocol name such as tcp" : "") + ", or {value: N, mask: M}, not " +
+                        quoted(n.scalar);
       d.error(n.loc, msg);
       return false;
     }
@@ -346,7 +372,8 @@ bool read_mac_node(const Node& n, const std::string& what, uint8_t (&mac)[6], Di
 }
 
 // One field of a family, e.g. `dport: 22` under `ip`.
-bool parse_sel_field(const SelField& f, std::string_view family, const Node& k, const Node& v, Words& keys, Diagnostics& d) {
+bool parse_sel_field(const SelField& f, std::string_view family, const Node& k, const Node& v, Words& keys,
+                     Diagnostics& d) {
   const std::string what = quoted(std::string(family) + " " + std::string(f.name));
   const uint32_t offmask = f.offmask;
   switch (f.how) {
@@ -416,8 +443,10 @@ bool parse_raw(std::string_view family, const Node& body, Words& keys, Diagnosti
       ok &= read_num(v, fam + " offmask", 0xFFFFFFFFu, explicit_offmask, d);
       have_offmask = true;
     } else {
-      if (width == 4) unknown_key(d, k, fam, {"value", "mask", "at", "offmask"});
-      else unknown_key(d, k, fam, {"value", "mask", "at"});
+      if (width == 4)
+        unknown_key(d, k, fam, {"value", "mask", "at", "offmask"});
+      else
+        unknown_key(d, k, fam, {"value", "mask", "at"});
       ok = false;
     }
   }
@@ -446,7 +475,8 @@ const Family* find_family(std::string_view name) {
 }
 
 void unknown_family(const Node& k, std::string_view where, Diagnostics& d) {
-  std::string msg = "unknown selector " + quoted(k.scalar) + " in " + std::string(where) + ": expected one of " + std::string(kFamilyList);
+  std::string msg = "unknown selector " + quoted(k.scalar) + " in " + std::string(where) + ": expected one of " +
+                    std::string(kFamilyList);
   std::vector<std::string_view> names;
   for (auto& f : kFamilies) names.push_back(f.name);
   if (auto dym = did_you_mean(k.scalar, names); !dym.empty()) msg += " (did you mean " + quoted(dym) + "?)";
@@ -458,7 +488,8 @@ void unknown_family(const Node& k, std::string_view where, Diagnostics& d) {
 bool parse_family(const Family& fam, const Node& body, Words& keys, Diagnostics& d) {
   if (!body.is_map()) {
     d.error(body.loc, quoted(fam.name) + " must be a mapping such as {" +
-                          (fam.fields.empty() ? std::string("value: 0x0a000000, mask: 0xff000000, at: 16") : std::string(fam.fields[0].name) + ": ...") +
+                          (fam.fields.empty() ? std::string("value: 0x0a000000, mask: 0xff000000, at: 16")
+                                              : std::string(fam.fields[0].name) + ": ...") +
                           "}, not " + body.type_name());
     return false;
   }
@@ -501,8 +532,10 @@ bool parse_selector(const Node& e, Words& keys, Diagnostics& d) {
 // ---- emitting keys ---------------------------------------------------------------
 
 void emit_int(YamlOut& y, int64_t v) {
-  if (v >= 0) y.num(static_cast<uint64_t>(v));
-  else y.str(std::to_string(v));
+  if (v >= 0)
+    y.num(static_cast<uint64_t>(v));
+  else
+    y.str(std::to_string(v));
 }
 
 // "0x" and a word's eight digits as hex_digits(v, 8) spells them, in
@@ -524,8 +557,10 @@ void emit_key(YamlOut& y, const uint32_t* k) {
   y.key("mask");
   y.str(hex_word(ntohl(k[0]), buf));
   y.key("at");
-  if (k[3] == kNextHdr) y.str("nexthdr+" + std::to_string(off));
-  else emit_int(y, off);
+  if (k[3] == kNextHdr)
+    y.str("nexthdr+" + std::to_string(off));
+  else
+    emit_int(y, off);
   if (k[3] != 0 && k[3] != kNextHdr) {
     y.key("offmask");
     y.str("0x" + hex_digits(k[3], 8));
@@ -536,14 +571,16 @@ void emit_key(YamlOut& y, const uint32_t* k) {
 
 std::string describe_key(const uint32_t* k) {
   std::string at = k[3] == kNextHdr ? "nexthdr+" : k[3] ? "offmask " + hex_digits(k[3], 8) + " " : "";
-  return hex_digits(ntohl(k[1]), 8) + "/" + hex_digits(ntohl(k[0]), 8) + " at " + at + std::to_string(static_cast<int32_t>(k[2]));
+  return hex_digits(ntohl(k[1]), 8) + "/" + hex_digits(ntohl(k[0]), 8) + " at " + at +
+         std::to_string(static_cast<int32_t>(k[2]));
 }
 
 // ---- match -------------------------------------------------------------------------
 
 bool match_parse(const Node& n, Value& out, Diagnostics& d) {
   if (!n.is_seq()) {
-    d.error(n.loc, "'match' must be a list of selectors such as [{ip: {dport: 22}}], not " + std::string(n.type_name()));
+    d.error(n.loc,
+            "'match' must be a list of selectors such as [{ip: {dport: 22}}], not " + std::string(n.type_name()));
     return false;
   }
   Words keys;
@@ -568,30 +605,42 @@ std::string match_describe(const Value& v) {
   return out;
 }
 
-#define U32_NUM R"({"anyOf": [{"type": "integer", "minimum": 0}, {"type": "string", "pattern": "^(0[xX][0-9a-fA-F]+|[0-9]+)$"}]})"
-#define U32_VM R"({"anyOf": [{"type": ["integer", "string"]}, {"type": "object", "properties": {"value": {"type": ["integer", "string"]}, "mask": {"type": ["integer", "string"]}}, "required": ["value"], "additionalProperties": false}]})"
-#define U32_AT R"({"anyOf": [{"type": "integer"}, {"type": "string", "pattern": "^(nexthdr\\+)?[-+]?(0[xX][0-9a-fA-F]+|[0-9]+)$"}]})"
-#define U32_RAW(extra) R"({"type": "object", "properties": {"value": {"type": ["integer", "string"]}, "mask": {"type": ["integer", "string"]}, "at": )" U32_AT extra R"(}, "required": ["value"], "additionalProperties": false})"
+#define U32_NUM \
+  R"({"anyOf": [{"type": "integer", "minimum": 0}, {"type": "string", "pattern": "^(0[xX][0-9a-fA-F]+|[0-9]+)$"}]})"
+#define U32_VM \
+  R"({"anyOf": [{"type": ["integer", "string"]}, {"type": "object", "properties": {"value": {"type": ["integer", "string"]}, "mask": {"type": ["integer", "string"]}}, "required": ["value"], "additionalProperties": false}]})"
+#define U32_AT \
+  R"({"anyOf": [{"type": "integer"}, {"type": "string", "pattern": "^(nexthdr\\+)?[-+]?(0[xX][0-9a-fA-F]+|[0-9]+)$"}]})"
+#define U32_RAW(extra)                                                                                                                    \
+  R"({"type": "object", "properties": {"value": {"type": ["integer", "string"]}, "mask": {"type": ["integer", "string"]}, "at": )" U32_AT \
+      extra R"(}, "required": ["value"], "additionalProperties": false})"
 #define U32_SELECTOR                                                                                                                              \
-  R"({"type": "object", "minProperties": 1, "maxProperties": 1, "properties": {)"                                                                \
-  R"("ip": {"type": "object", "properties": {"src": {"type": "string"}, "dst": {"type": "string"}, "protocol": )" U32_VM R"(, "tos": )" U32_VM  \
-  R"(, "dsfield": )" U32_VM R"(, "precedence": )" U32_VM R"(, "ihl": )" U32_VM R"(, "dport": )" U32_VM R"(, "sport": )" U32_VM                  \
-  R"(, "icmp_type": )" U32_VM R"(, "icmp_code": )" U32_VM R"(, "nofrag": {"const": true}, "firstfrag": {"const": true}, "df": {"const": true}, "mf": {"const": true}}, "additionalProperties": false}, )" \
-  R"("ip6": {"type": "object", "properties": {"src": {"type": "string"}, "dst": {"type": "string"}, "protocol": )" U32_VM R"(, "nexthdr": )" U32_VM \
-  R"(, "priority": )" U32_VM R"(, "flowlabel": )" U32_VM R"(, "dport": )" U32_VM R"(, "sport": )" U32_VM R"(}, "additionalProperties": false}, )" \
-  R"("tcp": {"type": "object", "properties": {"src": )" U32_VM R"(, "dst": )" U32_VM R"(}, "additionalProperties": false}, )"                    \
-  R"("udp": {"type": "object", "properties": {"src": )" U32_VM R"(, "dst": )" U32_VM R"(}, "additionalProperties": false}, )"                    \
-  R"("icmp": {"type": "object", "properties": {"type": )" U32_VM R"(, "code": )" U32_VM R"(}, "additionalProperties": false}, )"                 \
+  R"({"type": "object", "minProperties": 1, "maxProperties": 1, "properties": {)"                                                                 \
+  R"("ip": {"type": "object", "properties": {"src": {"type": "string"}, "dst": {"type": "string"}, "protocol": )" U32_VM                          \
+  R"(, "tos": )" U32_VM R"(, "dsfield": )" U32_VM R"(, "precedence": )" U32_VM R"(, "ihl": )" U32_VM                                              \
+  R"(, "dport": )" U32_VM R"(, "sport": )" U32_VM R"(, "icmp_type": )" U32_VM R"(, "icmp_code": )" U32_VM                                         \
+  R"(, "nofrag": {"const": true}, "firstfrag": {"const": true}, "df": {"const": true}, "mf": {"const": true}}, "additionalProperties": false}, )" \
+  R"("ip6": {"type": "object", "properties": {"src": {"type": "string"}, "dst": {"type": "string"}, "protocol": )" U32_VM                         \
+  R"(, "nexthdr": )" U32_VM R"(, "priority": )" U32_VM R"(, "flowlabel": )" U32_VM R"(, "dport": )" U32_VM                                        \
+  R"(, "sport": )" U32_VM R"(}, "additionalProperties": false}, )"                                                                                \
+  R"("tcp": {"type": "object", "properties": {"src": )" U32_VM R"(, "dst": )" U32_VM                                                              \
+  R"(}, "additionalProperties": false}, )"                                                                                                        \
+  R"("udp": {"type": "object", "properties": {"src": )" U32_VM R"(, "dst": )" U32_VM                                                              \
+  R"(}, "additionalProperties": false}, )"                                                                                                        \
+  R"("icmp": {"type": "object", "properties": {"type": )" U32_VM R"(, "code": )" U32_VM                                                           \
+  R"(}, "additionalProperties": false}, )"                                                                                                        \
   R"("ether": {"type": "object", "properties": {"src": {"type": "string"}, "dst": {"type": "string"}}, "additionalProperties": false}, )"         \
-  R"("u32": )" U32_RAW(R"(, "offmask": {"type": ["integer", "string"]})") R"(, "u16": )" U32_RAW("") R"(, "u8": )" U32_RAW("")                 \
-  R"(}, "additionalProperties": false})"
+  R"("u32": )" U32_RAW(R"(, "offmask": {"type": ["integer", "string"]})") R"(, "u16": )" U32_RAW(                                                 \
+      "") R"(, "u8": )" U32_RAW("") R"(}, "additionalProperties": false})"
 
 const CustomType kMatchType{
     .schema_name = "u32-match",
     .parse = match_parse,
     .emit = match_emit,
     .describe = match_describe,
-    .json_schema = R"({"description": "Selectors, as tc's match words: [{ip: {dst: 10.0.0.0/8, dport: 22}}, {u32: {value: 0x0a000000, mask: 0xff000000, at: 16}}].", "type": "array", "items": )" U32_SELECTOR "}",
+    .json_schema =
+        R"({"description": "Selectors, as tc's match words: [{ip: {dst: 10.0.0.0/8, dport: 22}}, {u32: {value: 0x0a000000, mask: 0xff000000, at: 16}}].", "type": "array", "items": )" U32_SELECTOR
+        "}",
 };
 
 // ---- sample: one selector that picks the bucket of `ht` ----------------------
@@ -606,11 +655,14 @@ uint32_t sample_bucket(const Words& w) {
   return ((val & mask) >> fshift) % divisor;
 }
 
-bool is_divisor(uint64_t n) { return n >= 1 && n <= 256 && (n & (n - 1)) == 0; }
+bool is_divisor(uint64_t n) {
+  return n >= 1 && n <= 256 && (n & (n - 1)) == 0;
+}
 
 bool sample_parse(const Node& n, Value& out, Diagnostics& d) {
   if (!n.is_map()) {
-    d.error(n.loc, "'sample' must be a selector such as {ip: {dst: 10.0.0.7}, divisor: 256}, not " + std::string(n.type_name()));
+    d.error(n.loc, "'sample' must be a selector such as {ip: {dst: 10.0.0.7}, divisor: 256}, not " +
+                       std::string(n.type_name()));
     return false;
   }
   Words keys;
@@ -665,8 +717,10 @@ void sample_emit(const Value& v, YamlOut& y) {
   y.key("mask");
   y.str("0x" + hex_digits(ntohl(w[0]), 8));
   y.key("at");
-  if (w[3] == kNextHdr) y.str("nexthdr+" + std::to_string(static_cast<int32_t>(w[2])));
-  else emit_int(y, static_cast<int32_t>(w[2]));
+  if (w[3] == kNextHdr)
+    y.str("nexthdr+" + std::to_string(static_cast<int32_t>(w[2])));
+  else
+    emit_int(y, static_cast<int32_t>(w[2]));
   y.map_end();
   y.key("divisor");
   y.num(w[4]);
@@ -683,7 +737,8 @@ const CustomType kSampleType{
     .parse = sample_parse,
     .emit = sample_emit,
     .describe = sample_describe,
-    .json_schema = R"({"description": "One selector whose value picks the bucket of 'ht' (tc's sample), plus its divisor (default 256).", "type": "object", "minProperties": 1, "maxProperties": 2})",
+    .json_schema =
+        R"({"description": "One selector whose value picks the bucket of 'ht' (tc's sample), plus its divisor (default 256).", "type": "object", "minProperties": 1, "maxProperties": 2})",
 };
 
 // ---- ht and link: u32 table handles --------------------------------------------------
@@ -698,7 +753,8 @@ bool table_handle(const Node& n, const char* key, bool bucket_ok, Value& out, Di
     return false;
   }
   if (ht_id(*h) == 0) {
-    d.error(n.loc, what + " must name a table from 1: to fff:, not " + quoted(n.scalar) + (bucket_ok ? " (leave 'ht' out for the root table)" : ""));
+    d.error(n.loc, what + " must name a table from 1: to fff:, not " + quoted(n.scalar) +
+                       (bucket_ok ? " (leave 'ht' out for the root table)" : ""));
     return false;
   }
   // 800: and above: a table the file declares with such an id (the kernel
@@ -707,24 +763,34 @@ bool table_handle(const Node& n, const char* key, bool bucket_ok, Value& out, Di
   return true;
 }
 
-bool ht_parse(const Node& n, Value& out, Diagnostics& d) { return table_handle(n, "ht", true, out, d); }
-bool link_parse(const Node& n, Value& out, Diagnostics& d) { return table_handle(n, "link", false, out, d); }
-void handle_emit(const Value& v, YamlOut& y) { y.str(u32_handle_str(static_cast<uint32_t>(std::get<uint64_t>(v)))); }
-std::string handle_describe(const Value& v) { return u32_handle_str(static_cast<uint32_t>(std::get<uint64_t>(v))); }
+bool ht_parse(const Node& n, Value& out, Diagnostics& d) {
+  return table_handle(n, "ht", true, out, d);
+}
+bool link_parse(const Node& n, Value& out, Diagnostics& d) {
+  return table_handle(n, "link", false, out, d);
+}
+void handle_emit(const Value& v, YamlOut& y) {
+  y.str(u32_handle_str(static_cast<uint32_t>(std::get<uint64_t>(v))));
+}
+std::string handle_describe(const Value& v) {
+  return u32_handle_str(static_cast<uint32_t>(std::get<uint64_t>(v)));
+}
 
 const CustomType kHtType{
     .schema_name = "u32-table",
     .parse = ht_parse,
     .emit = handle_emit,
     .describe = handle_describe,
-    .json_schema = R"({"description": "The hash table (2:) or table bucket (2:5:) the rule goes into; absent: the root table.", "type": "string", "pattern": "^[0-9a-fA-F]{1,3}:([0-9a-fA-F]{1,2}:)?$"})",
+    .json_schema =
+        R"({"description": "The hash table (2:) or table bucket (2:5:) the rule goes into; absent: the root table.", "type": "string", "pattern": "^[0-9a-fA-F]{1,3}:([0-9a-fA-F]{1,2}:)?$"})",
 };
 const CustomType kLinkType{
     .schema_name = "u32-link",
     .parse = link_parse,
     .emit = handle_emit,
     .describe = handle_describe,
-    .json_schema = R"({"description": "The hash table matching packets continue in, such as 2:.", "type": "string", "pattern": "^[0-9a-fA-F]{1,3}:$"})",
+    .json_schema =
+        R"({"description": "The hash table matching packets continue in, such as 2:.", "type": "string", "pattern": "^[0-9a-fA-F]{1,3}:$"})",
 };
 
 // ---- hashkey: {mask, at} -> sel.hmask (network order), sel.hoff ------------------
@@ -782,7 +848,9 @@ const CustomType kHashkeyType{
     .parse = hashkey_parse,
     .emit = hashkey_emit,
     .describe = hashkey_describe,
-    .json_schema = R"({"description": "The packet word (at, a multiple of 4) and mask whose value picks the bucket of the linked table.", "type": "object", "properties": {"mask": )" U32_NUM R"(, "at": )" U32_AT R"(}, "required": ["mask"], "additionalProperties": false})",
+    .json_schema =
+        R"({"description": "The packet word (at, a multiple of 4) and mask whose value picks the bucket of the linked table.", "type": "object", "properties": {"mask": )" U32_NUM
+        R"(, "at": )" U32_AT R"(}, "required": ["mask"], "additionalProperties": false})",
 };
 
 // ---- offset: where the next header starts, for a linked table -------------------
@@ -791,7 +859,8 @@ const CustomType kHashkeyType{
 
 bool offset_parse(const Node& n, Value& out, Diagnostics& d) {
   if (!n.is_map()) {
-    d.error(n.loc, "'offset' must be a mapping such as {at: 0, mask: 0x0f00, shift: 6, eat: true}, not " + std::string(n.type_name()));
+    d.error(n.loc, "'offset' must be a mapping such as {at: 0, mask: 0x0f00, shift: 6, eat: true}, not " +
+                       std::string(n.type_name()));
     return false;
   }
   uint32_t flags = 0, plus = 0, mask = 0, shift = 0, offmask = 0;
@@ -854,7 +923,8 @@ std::string offset_describe(const Value& v) {
   auto& w = std::get<Words>(v);
   std::string out;
   if ((w[0] & TC_U32_VAROFFSET) || w[2] || w[3] || w[4])
-    out = "at " + std::to_string(static_cast<int16_t>(w[2])) + " mask " + hex_digits(ntohs(static_cast<uint16_t>(w[3])), 4) + " shift " + std::to_string(w[4]);
+    out = "at " + std::to_string(static_cast<int16_t>(w[2])) + " mask " +
+          hex_digits(ntohs(static_cast<uint16_t>(w[3])), 4) + " shift " + std::to_string(w[4]);
   if ((w[0] & TC_U32_OFFSET) || w[1]) out += (out.empty() ? "" : " ") + std::string("plus ") + std::to_string(w[1]);
   if (w[0] & TC_U32_EAT) out += out.empty() ? "eat" : " eat";
   return out.empty() ? "none" : out;
@@ -865,7 +935,10 @@ const CustomType kOffsetType{
     .parse = offset_parse,
     .emit = offset_emit,
     .describe = offset_describe,
-    .json_schema = R"({"description": "Where the next header starts for the linked table: ((16 bits at 'at') & mask) >> shift, plus 'plus'; eat: the next table's offsets start there.", "type": "object", "properties": {"at": )" U32_AT R"(, "mask": )" U32_NUM R"(, "shift": {"type": "integer", "minimum": 0, "maximum": 31}, "plus": {"type": "integer", "minimum": 0, "maximum": 65535}, "eat": {"type": "boolean"}}, "additionalProperties": false})",
+    .json_schema =
+        R"({"description": "Where the next header starts for the linked table: ((16 bits at 'at') & mask) >> shift, plus 'plus'; eat: the next table's offsets start there.", "type": "object", "properties": {"at": )" U32_AT
+        R"(, "mask": )" U32_NUM
+        R"(, "shift": {"type": "integer", "minimum": 0, "maximum": 31}, "plus": {"type": "integer", "minimum": 0, "maximum": 65535}, "eat": {"type": "boolean"}}, "additionalProperties": false})",
 };
 
 // ---- mark: {value, mask} against skb->mark (TCA_U32_MARK) ------------------------
@@ -876,7 +949,8 @@ bool mark_parse(const Node& n, Value& out, Diagnostics& d) {
   uint32_t val = 0, mask = 0;
   if (!read_value_mask(n, kMarkField, "'mark'", val, mask, d)) return false;
   if ((val & mask) != val) {
-    d.error(n.loc, "'mark' value 0x" + hex_digits(val, 1) + " has bits outside its mask 0x" + hex_digits(mask, 1) + ": it could never match");
+    d.error(n.loc, "'mark' value 0x" + hex_digits(val, 1) + " has bits outside its mask 0x" + hex_digits(mask, 1) +
+                       ": it could never match");
     return false;
   }
   out = Words{val, mask};
@@ -903,7 +977,8 @@ const CustomType kMarkType{
     .parse = mark_parse,
     .emit = mark_emit,
     .describe = mark_describe,
-    .json_schema = R"({"description": "Match the packet mark: a number, or {value, mask}.", "anyOf": [{"type": ["integer", "string"]}, {"type": "object", "properties": {"value": {"type": ["integer", "string"]}, "mask": {"type": ["integer", "string"]}}, "required": ["value"], "additionalProperties": false}]})",
+    .json_schema =
+        R"({"description": "Match the packet mark: a number, or {value, mask}.", "anyOf": [{"type": ["integer", "string"]}, {"type": "object", "properties": {"value": {"type": ["integer", "string"]}, "mask": {"type": ["integer", "string"]}}, "required": ["value"], "additionalProperties": false}]})",
 };
 
 // ---- the table ----------------------------------------------------------------------
@@ -915,22 +990,72 @@ const CustomType kMarkType{
 // hash table's divisor cannot change ("Key node id cannot be zero"). So
 // those fields are kRecreate: a change is delete + add.
 const Field kFields[] = {
-    {.key = "ht", .type = FieldType::Custom, .flags = kRecreate, .doc = "Hash table (2:) or table bucket (2:5:) the rule goes into; absent: the root table.", .custom = &kHtType},
-    {.key = "sample", .type = FieldType::Custom, .flags = kRecreate, .doc = "A selector whose value picks the bucket of 'ht', as tc's sample (divisor default 256).", .custom = &kSampleType},
-    {.key = "match", .type = FieldType::Custom, .flags = kRecreate, .doc = "Selectors that must all match (ip, ip6, tcp, udp, icmp, ether, u32, u16, u8).", .custom = &kMatchType},
-    {.key = "link", .type = FieldType::Custom, .doc = "Hash table matching packets continue in, such as 2:.", .custom = &kLinkType},
-    {.key = "hashkey", .type = FieldType::Custom, .flags = kRecreate, .doc = "Word and mask that pick the bucket of the linked table.", .custom = &kHashkeyType},
-    {.key = "offset", .type = FieldType::Custom, .flags = kRecreate, .doc = "Where the next header starts for the linked table.", .custom = &kOffsetType},
-    {.key = "divisor", .type = FieldType::Uint, .flags = kRecreate, .doc = "Makes this entry a hash table with this many buckets (a power of two up to 256); needs a handle such as 2:.", .max = 256},
-    {.key = "mark", .type = FieldType::Custom, .flags = kRecreate, .doc = "Packet mark to match: a number or {value, mask}.", .custom = &kMarkType},
-    {.key = "indev", .type = FieldType::Device, .flags = kRecreate, .doc = "Match only packets received on this device.", .attr = TCA_U32_INDEV},
-    {.key = "skip_hw", .type = FieldType::Bool, .flags = kRecreate, .doc = "Do not offload to hardware.",
-     .attr = TCA_U32_FLAGS, .wire = Wire::U32, .bit = TCA_CLS_FLAGS_SKIP_HW},
-    {.key = "skip_sw", .type = FieldType::Bool, .flags = kRecreate, .doc = "Match in hardware only.",
-     .attr = TCA_U32_FLAGS, .wire = Wire::U32, .bit = TCA_CLS_FLAGS_SKIP_SW},
+    {.key = "ht",
+     .type = FieldType::Custom,
+     .flags = kRecreate,
+     .doc = "Hash table (2:) or table bucket (2:5:) the rule goes into; absent: the root table.",
+     .custom = &kHtType},
+    {.key = "sample",
+     .type = FieldType::Custom,
+     .flags = kRecreate,
+     .doc = "A selector whose value picks the bucket of 'ht', as tc's sample (divisor default 256).",
+     .custom = &kSampleType},
+    {.key = "match",
+     .type = FieldType::Custom,
+     .flags = kRecreate,
+     .doc = "Selectors that must all match (ip, ip6, tcp, udp, icmp, ether, u32, u16, u8).",
+     .custom = &kMatchType},
+    {.key = "link",
+     .type = FieldType::Custom,
+     .doc = "Hash table matching packets continue in, such as 2:.",
+     .custom = &kLinkType},
+    {.key = "hashkey",
+     .type = FieldType::Custom,
+     .flags = kRecreate,
+     .doc = "Word and mask that pick the bucket of the linked table.",
+     .custom = &kHashkeyType},
+    {.key = "offset",
+     .type = FieldType::Custom,
+     .flags = kRecreate,
+     .doc = "Where the next header starts for the linked table.",
+     .custom = &kOffsetType},
+    {.key = "divisor",
+     .type = FieldType::Uint,
+     .flags = kRecreate,
+     .doc =
+         "Makes this entry a hash table with this many buckets (a power of two up to 256); needs a handle such as 2:.",
+     .max = 256},
+    {.key = "mark",
+     .type = FieldType::Custom,
+     .flags = kRecreate,
+     .doc = "Packet mark to match: a number or {value, mask}.",
+     .custom = &kMarkType},
+    {.key = "indev",
+     .type = FieldType::Device,
+     .flags = kRecreate,
+     .doc = "Match only packets received on this device.",
+     .attr = TCA_U32_INDEV},
+    {.key = "skip_hw",
+     .type = FieldType::Bool,
+     .flags = kRecreate,
+     .doc = "Do not offload to hardware.",
+     .attr = TCA_U32_FLAGS,
+     .wire = Wire::U32,
+     .bit = TCA_CLS_FLAGS_SKIP_HW},
+    {.key = "skip_sw",
+     .type = FieldType::Bool,
+     .flags = kRecreate,
+     .doc = "Match in hardware only.",
+     .attr = TCA_U32_FLAGS,
+     .wire = Wire::U32,
+     .bit = TCA_CLS_FLAGS_SKIP_SW},
     // TC_U32_TERMINAL lives in the selector, which a replace keeps: a rule
     // that gains or loses its classid/actions must be recreated.
-    {.key = "terminal", .type = FieldType::Bool, .flags = kRecreate, .doc = "tc's TC_U32_TERMINAL: a matching rule ends the search. Absent: true when the rule has a classid, actions or police, else false."},
+    {.key = "terminal",
+     .type = FieldType::Bool,
+     .flags = kRecreate,
+     .doc = "tc's TC_U32_TERMINAL: a matching rule ends the search. Absent: true when the rule has a classid, actions "
+            "or police, else false."},
 };
 
 // The table and bucket a rule goes into: `ht`, with the bucket `sample` picks.
@@ -942,7 +1067,9 @@ uint32_t rule_table(const Options& o) {
 
 // A classid, actions or the filter's own police: tc marks such a rule
 // TC_U32_TERMINAL (f_u32.c).
-bool has_result(const Filter* f) { return f && (f->classid || !f->actions.empty() || f->police); }
+bool has_result(const Filter* f) {
+  return f && (f->classid || !f->actions.empty() || f->police);
+}
 
 bool derived_terminal(const KindCtx& ctx, const Options& o) {
   if (auto t = o.num(kTerminal)) return *t != 0;
@@ -1022,12 +1149,15 @@ void decode(std::span<const uint8_t> payload, const KindCtx&, Options& o) {
     if (sel.hmask || sel.hoff) o.set(kHashkey, Words{sel.hmask, static_cast<uint32_t>(static_cast<int32_t>(sel.hoff))});
     uint32_t offflags = sel.flags & (TC_U32_OFFSET | TC_U32_VAROFFSET | TC_U32_EAT);
     if (offflags || sel.off || sel.offoff || sel.offmask || sel.offshift)
-      o.set(kOffset, Words{offflags, sel.off, static_cast<uint32_t>(static_cast<int32_t>(sel.offoff)), sel.offmask, sel.offshift});
+      o.set(kOffset, Words{offflags, sel.off, static_cast<uint32_t>(static_cast<int32_t>(sel.offoff)), sel.offmask,
+                           sel.offshift});
     // In normalize's form; the result is looked at without marking it read
     // (the filter's decoder reads it).
     bool result = tb.peek(TCA_U32_CLASSID) || tb.peek(TCA_U32_ACT) || tb.peek(TCA_U32_POLICE);
-    if (!(sel.flags & TC_U32_TERMINAL)) o.set(kTerminal, uint64_t{0});
-    else if (!result) o.set(kTerminal, uint64_t{1});
+    if (!(sel.flags & TC_U32_TERMINAL))
+      o.set(kTerminal, uint64_t{0});
+    else if (!result)
+      o.set(kTerminal, uint64_t{1});
   }
   // Knodes of the kernel's own root table (800:, 801:...) carry no `ht`; a
   // root has one bucket, so a table of 800: or above with a bucket past 0
@@ -1053,11 +1183,14 @@ void normalize(Options& o, const KindCtx& ctx, Diagnostics& d, SourceLoc loc) {
 
   if (auto* div = o.opt(kDivisor)) {
     uint64_t n = std::get<uint64_t>(div->value);
-    if (!is_divisor(n)) d.error(div->loc, "u32 'divisor' must be a power of two from 1 to 256, not " + std::to_string(n));
+    if (!is_divisor(n))
+      d.error(div->loc, "u32 'divisor' must be a power of two from 1 to 256, not " + std::to_string(n));
     for (auto& opt : o.items())
       if (opt.field != kDivisor)
-        d.error(opt.loc, "a u32 hash table ('divisor') takes no " + quoted(kFields[opt.field].key) + ": it only holds rules that name it in 'ht'");
-    if (result) d.error(loc, "a u32 hash table ('divisor') takes no classid, actions or police: give them to the rules in it");
+        d.error(opt.loc, "a u32 hash table ('divisor') takes no " + quoted(kFields[opt.field].key) +
+                             ": it only holds rules that name it in 'ht'");
+    if (result)
+      d.error(loc, "a u32 hash table ('divisor') takes no classid, actions or police: give them to the rules in it");
     // Ids of 800: and above are taken as given (the kernel's own roots come
     // from the same range: check_device keeps the file's apart).
     if (handle && (handle & ~0xFFF00000u))
@@ -1084,12 +1217,13 @@ void normalize(Options& o, const KindCtx& ctx, Diagnostics& d, SourceLoc loc) {
   if (handle) {
     uint32_t table = handle & kTableMask;
     if (node_of(handle) == 0) {
-      d.error(loc, "a u32 rule's handle needs a node id, such as " + u32_handle_str(table | 1) + " (only hash tables, with 'divisor', end in ':')");
+      d.error(loc, "a u32 rule's handle needs a node id, such as " + u32_handle_str(table | 1) +
+                       " (only hash tables, with 'divisor', end in ':')");
     } else if (auto* ht = o.opt(kHt)) {
       uint32_t want = static_cast<uint32_t>(std::get<uint64_t>(ht->value));
       if (table != want)
-        d.error(loc, "handle " + u32_handle_str(handle) + " is not in the table 'ht' names (" + u32_handle_str(want) + "): give it as " +
-                         u32_handle_str(want | node_of(handle)));
+        d.error(loc, "handle " + u32_handle_str(handle) + " is not in the table 'ht' names (" + u32_handle_str(want) +
+                         "): give it as " + u32_handle_str(want | node_of(handle)));
     } else if (ht_id(table)) {
       // 1:-7ff:, or a declared table of 800: and above (801::5 of a list's
       // root never gets here: the loader keeps it as the list's root, and
@@ -1104,7 +1238,8 @@ void normalize(Options& o, const KindCtx& ctx, Diagnostics& d, SourceLoc loc) {
   if (auto* m = o.words(kMatch); m && m->empty()) o.erase(kMatch);
   if (auto* m = o.words(kMark); m && (*m)[0] == 0 && (*m)[1] == 0) o.erase(kMark);
   if (auto* h = o.words(kHashkey); h && (*h)[0] == 0 && (*h)[1] == 0) o.erase(kHashkey);
-  if (auto* w = o.words(kOffset); w && std::all_of(w->begin(), w->end(), [](uint32_t x) { return x == 0; })) o.erase(kOffset);
+  if (auto* w = o.words(kOffset); w && std::all_of(w->begin(), w->end(), [](uint32_t x) { return x == 0; }))
+    o.erase(kOffset);
   if (o.num(kSkipHw) == 0u) o.erase(kSkipHw);
   if (o.num(kSkipSw) == 0u) o.erase(kSkipSw);
   if (o.has(kSkipHw) && o.has(kSkipSw)) d.error(o.opt(kSkipSw)->loc, "skip_hw and skip_sw exclude each other");
@@ -1119,8 +1254,10 @@ void normalize(Options& o, const KindCtx& ctx, Diagnostics& d, SourceLoc loc) {
   // a replace would keep the old flag).
   if (f) {
     auto t = o.num(kTerminal);
-    if (!t && !result) o.set(kTerminal, uint64_t{0}, loc);
-    else if (t && *t && result) o.erase(kTerminal);
+    if (!t && !result)
+      o.set(kTerminal, uint64_t{0}, loc);
+    else if (t && *t && result)
+      o.erase(kTerminal);
   }
 }
 
@@ -1143,7 +1280,9 @@ bool canonical_key(FilterKey& k, const Options& o) {
   return true;
 }
 
-int add_rank(const Options& o) { return o.has(kDivisor) ? 0 : 1; }
+int add_rank(const Options& o) {
+  return o.has(kDivisor) ? 0 : 1;
+}
 
 std::vector<uint32_t> depends_on(const Options& o) {
   std::vector<uint32_t> out;
@@ -1162,15 +1301,16 @@ std::vector<uint32_t> depends_on(const Options& o) {
 void check_device(const std::vector<const Filter*>& filters, Diagnostics& d) {
   auto list_of = [](const Filter* f) { return std::make_tuple(f->key.parent, f->key.chain, f->key.protocol); };
   auto describe = [](const Filter* f) {
-    return describe_filter_parent(f->key.parent) + " chain " + std::to_string(f->key.chain) + " pref " + std::to_string(f->key.pref) +
-           " protocol " + format_protocol(f->key.protocol);
+    return describe_filter_parent(f->key.parent) + " chain " + std::to_string(f->key.chain) + " pref " +
+           std::to_string(f->key.pref) + " protocol " + format_protocol(f->key.protocol);
   };
   std::map<std::pair<uint32_t, uint32_t>, const Filter*> tables;  // (qdisc, table) -> table
   for (const Filter* f : filters)
     if (!f->empty_list && f->opts.has(kDivisor)) {
       auto [it, ok] = tables.emplace(std::make_pair(table_space_of(f->key.parent), f->key.handle & 0xFFF00000u), f);
       if (!ok)
-        d.error(f->loc, "u32 table " + u32_handle_str(f->key.handle) + " is already declared at " + format_location(it->second->loc) +
+        d.error(f->loc, "u32 table " + u32_handle_str(f->key.handle) + " is already declared at " +
+                            format_location(it->second->loc) +
                             " (table ids are shared by every parent, chain and pref of a qdisc)");
     }
   auto table_at = [&](const Filter* f, uint32_t t) -> const Filter* {
@@ -1183,15 +1323,18 @@ void check_device(const std::vector<const Filter*>& filters, Diagnostics& d) {
       uint32_t t = static_cast<uint32_t>(*ht);
       const Filter* tab = table_at(f, t);
       if (!tab) {
-        d.error(f->opts.opt(kHt)->loc, "u32 table " + u32_handle_str(t & 0xFFF00000u) + " is not declared on this qdisc (declare it with 'divisor')");
+        d.error(f->opts.opt(kHt)->loc, "u32 table " + u32_handle_str(t & 0xFFF00000u) +
+                                           " is not declared on this qdisc (declare it with 'divisor')");
       } else {
         if (list_of(tab) != list_of(f) || tab->key.pref != f->key.pref)
-          d.error(f->loc, "rules in u32 table " + u32_handle_str(t & 0xFFF00000u) + " are listed in its own list, " + describe(tab) +
-                              " (declared at " + format_location(tab->loc) + "): give the rule the same parent, chain, pref and protocol");
+          d.error(f->loc, "rules in u32 table " + u32_handle_str(t & 0xFFF00000u) + " are listed in its own list, " +
+                              describe(tab) + " (declared at " + format_location(tab->loc) +
+                              "): give the rule the same parent, chain, pref and protocol");
         uint64_t div = tab->opts.num(kDivisor).value_or(1);
         if (bucket_of(t) >= div)
           d.error(f->opts.opt(kHt)->loc, "bucket " + hex_digits(bucket_of(t), 1) + " is past the end of u32 table " +
-                                             u32_handle_str(t & 0xFFF00000u) + " (divisor " + std::to_string(div) + ")");
+                                             u32_handle_str(t & 0xFFF00000u) + " (divisor " + std::to_string(div) +
+                                             ")");
       }
     }
     if (auto link = f->opts.num(kLink); link && !table_at(f, static_cast<uint32_t>(*link)))
@@ -1214,15 +1357,15 @@ void check_device(const std::vector<const Filter*>& filters, Diagnostics& d) {
     auto [ot, fresh] = root_owner.emplace(std::make_pair(table_space_of(f->key.parent), root), f);
     if (!fresh && (ot->second->key.parent != f->key.parent || ot->second->key.chain != f->key.chain ||
                    ot->second->key.pref != f->key.pref || ot->second->key.protocol != f->key.protocol))
-      d.error(f->loc, "u32 root table " + u32_handle_str(root) + " is already the root of " + describe(ot->second) + " (" +
-                          format_location(ot->second->loc) + "): each list of a qdisc has its own");
+      d.error(f->loc, "u32 root table " + u32_handle_str(root) + " is already the root of " + describe(ot->second) +
+                          " (" + format_location(ot->second->loc) + "): each list of a qdisc has its own");
   }
   // A table of 800: or above is in the id range of the roots: one id names
   // one table of the qdisc (the kernel refuses the second).
   for (auto& [at, f] : root_owner)
     if (auto it = tables.find(at); it != tables.end())
-      d.error(it->second->loc, "u32 table " + u32_handle_str(at.second) + " is the root table of " + describe(f) + " (" + format_location(f->loc) +
-                                   "): give the hash table another id");
+      d.error(it->second->loc, "u32 table " + u32_handle_str(at.second) + " is the root table of " + describe(f) +
+                                   " (" + format_location(f->loc) + "): give the hash table another id");
   // Where the dump will list each table of a pref shared by several lists.
   using List = std::tuple<uint32_t, uint32_t, uint16_t>;
   std::map<std::pair<uint32_t, uint16_t>, std::vector<List>> lists;  // (qdisc, pref) -> its lists, sorted
@@ -1245,8 +1388,10 @@ void check_device(const std::vector<const Filter*>& filters, Diagnostics& d) {
     std::vector<uint32_t> declared;
     for (const Filter* f : filters) {
       if (f->empty_list || table_space_of(f->key.parent) != g.first || f->key.pref != g.second) continue;
-      if (f->opts.has(kDivisor)) declared.push_back(f->key.handle & 0xFFF00000u);
-      else if (auto link = f->opts.num(kLink)) links.emplace_back(table_of_rule(f), static_cast<uint32_t>(*link) & 0xFFF00000u);
+      if (f->opts.has(kDivisor))
+        declared.push_back(f->key.handle & 0xFFF00000u);
+      else if (auto link = f->opts.num(kLink))
+        links.emplace_back(table_of_rule(f), static_cast<uint32_t>(*link) & 0xFFF00000u);
     }
     auto at = place_tables(roots, links, declared);
     for (uint32_t t : declared) {
@@ -1256,9 +1401,11 @@ void check_device(const std::vector<const Filter*>& filters, Diagnostics& d) {
       Filter where;
       std::tie(where.key.parent, where.key.chain, where.key.protocol) = want;
       where.key.pref = g.second;
-      d.error(tab->loc, "u32 table " + u32_handle_str(t) + " is listed by the kernel under every list at pref " + std::to_string(g.second) +
-                            " of this qdisc, and tcsync's dump puts it in " + describe(&where) +
-                            " (the first list, by parent, chain and protocol, whose rules link to it; the first list when none does): declare it there");
+      d.error(tab->loc, "u32 table " + u32_handle_str(t) + " is listed by the kernel under every list at pref " +
+                            std::to_string(g.second) + " of this qdisc, and tcsync's dump puts it in " +
+                            describe(&where) +
+                            " (the first list, by parent, chain and protocol, whose rules link to it; the first list "
+                            "when none does): declare it there");
     }
   }
 }
@@ -1304,8 +1451,12 @@ bool tc_selector(TcCursor& c, const TcWord& kw, Node& seq, bool merge, Node* mar
       break;
     }
   if (family.empty()) {
-    std::string msg = "unknown selector " + quoted(fam->text) + ": expected u32, u16, u8, ip, ip6, tcp, udp, icmp, ether or mark";
-    if (auto dym = did_you_mean(fam->text, std::vector<std::string_view>(std::begin(kTcFamilies), std::end(kTcFamilies))); !dym.empty()) msg += " (did you mean " + quoted(dym) + "?)";
+    std::string msg =
+        "unknown selector " + quoted(fam->text) + ": expected u32, u16, u8, ip, ip6, tcp, udp, icmp, ether or mark";
+    if (auto dym =
+            did_you_mean(fam->text, std::vector<std::string_view>(std::begin(kTcFamilies), std::end(kTcFamilies)));
+        !dym.empty())
+      msg += " (did you mean " + quoted(dym) + "?)";
     d.error(fam->loc, msg);
     return false;
   }
@@ -1335,7 +1486,8 @@ bool tc_selector(TcCursor& c, const TcWord& kw, Node& seq, bool merge, Node* mar
     }
   } else if (family == "mark") {
     if (!mark_out) {
-      d.error(fam->loc, "a mark selects no packet bits: " + quoted(kw.text) + " needs a selector such as 'ip dst 10.0.0.7'");
+      d.error(fam->loc,
+              "a mark selects no packet bits: " + quoted(kw.text) + " needs a selector such as 'ip dst 10.0.0.7'");
       return false;
     }
     Node mark = tc_map(fam->loc);
@@ -1383,7 +1535,8 @@ bool tc_selector(TcCursor& c, const TcWord& kw, Node& seq, bool merge, Node* mar
   }
   if (merge && !seq.seq.empty()) {
     Node& last = seq.seq.back();
-    if (last.map.size() == 1 && last.map[0].first.scalar == family && !field.empty() && !tc_find(last.map[0].second, field)) {
+    if (last.map.size() == 1 && last.map[0].first.scalar == family && !field.empty() &&
+        !tc_find(last.map[0].second, field)) {
       last.map[0].second.map.push_back(std::move(body.map[0]));
       return true;
     }
@@ -1484,7 +1637,8 @@ const std::string_view kTcExamples[] = {
     "match tcp dst 80 0xffff match icmp type 8 0xff match ether src 02:00:00:00:00:01",
     "match u16 0x800 0xffff at -2 match u8 6 0xff at 9 match ip nofrag",
     "mark 5 0xff match u32 0 0",
-    "handle 2: divisor 256\nlink 2: hashkey mask 0x000000ff at 16 match ip protocol 6 0xff offset at 0 mask 0x0f00 shift 6 eat",
+    "handle 2: divisor 256\nlink 2: hashkey mask 0x000000ff at 16 match ip protocol 6 0xff offset at 0 mask 0x0f00 "
+    "shift 6 eat",
     "handle 2: divisor 16\nht 2: sample u32 0x0a000001 0x000000ff at 16 divisor 16 match ip dst 10.0.0.1 classid 1:1",
     "order 5 match u32 0 0",
 };
@@ -1497,7 +1651,8 @@ static const uint16_t kReportedOnly[] = {TCA_U32_PCNT, TCA_U32_PAD};
 
 // struct tc_u32_pcnt starts with the lookups (rcnt) and the hits (rhit);
 // per-key counts follow. The kernel sends it only with CONFIG_CLS_U32_PERF.
-static void read_counters(std::span<const uint8_t> data, std::optional<uint64_t>& lookups, std::optional<uint64_t>& hits) {
+static void read_counters(std::span<const uint8_t> data, std::optional<uint64_t>& lookups,
+                          std::optional<uint64_t>& hits) {
   uint64_t v[2];
   if (data.size() < sizeof v) return;
   std::memcpy(v, data.data(), sizeof v);
@@ -1519,7 +1674,7 @@ constexpr FilterOps kFilterU32Ops{
     .parse_handle = parse_u32_handle,
     .format_handle = format_u32_handle,
     .table_of = [](uint32_t h) { return h & 0xFFF00000u; },
-    .own_table_handle = 0xFFF00000u,  // TC_U32_ROOT: u32_get answers tp->root
+    .own_table_handle = 0xFFF00000u,              // TC_U32_ROOT: u32_get answers tp->root
     .empty_list = FilterOps::EmptyList::Allowed,  // u32_change: no options, no handle: the list alone
 };
 

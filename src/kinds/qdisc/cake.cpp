@@ -4,20 +4,34 @@
 // what the kernel keeps and what is written here.
 #include <linux/pkt_sched.h>
 
-#include "kinds/registry.h"
-#include "model/kind.h"
-#include "kinds/qdisc/qdisc_values.h"
-#include "model/field_wire.h"
 #include "base/units.h"
-#include "yaml/yaml_reader.h"
+#include "kinds/qdisc/qdisc_values.h"
+#include "kinds/registry.h"
+#include "model/field_wire.h"
+#include "model/kind.h"
 #include "yaml/yaml_out.h"
+#include "yaml/yaml_reader.h"
 
 namespace tcsync {
 namespace {
 
 enum {
-  kBandwidth, kDiffserv, kAtm, kFlowMode, kOverhead, kMpu, kRtt, kTarget, kAutorate, kMemlimit, kFwmark, kNat, kWash,
-  kSplitGso, kIngress, kAckFilter,
+  kBandwidth,
+  kDiffserv,
+  kAtm,
+  kFlowMode,
+  kOverhead,
+  kMpu,
+  kRtt,
+  kTarget,
+  kAutorate,
+  kMemlimit,
+  kFwmark,
+  kNat,
+  kWash,
+  kSplitGso,
+  kIngress,
+  kAckFilter,
 };
 
 // bandwidth: a rate, or "unlimited" (0, the kernel's "no shaping").
@@ -39,7 +53,9 @@ std::string bw_describe(const Value& v) {
   uint64_t r = std::get<uint64_t>(v);
   return r ? format_rate(r) : "unlimited";
 }
-void bw_emit(const Value& v, YamlOut& y) { y.str(bw_describe(v)); }
+void bw_emit(const Value& v, YamlOut& y) {
+  y.str(bw_describe(v));
+}
 const CustomType kBandwidthType{
     .schema_name = "cake_bandwidth",
     .parse = bw_parse,
@@ -49,37 +65,128 @@ const CustomType kBandwidthType{
 };
 
 const EnumName kDiffservNames[] = {
-    {"diffserv3", CAKE_DIFFSERV_DIFFSERV3}, {"diffserv4", CAKE_DIFFSERV_DIFFSERV4},   {"diffserv8", CAKE_DIFFSERV_DIFFSERV8},
-    {"besteffort", CAKE_DIFFSERV_BESTEFFORT}, {"precedence", CAKE_DIFFSERV_PRECEDENCE},
+    {"diffserv3", CAKE_DIFFSERV_DIFFSERV3},   {"diffserv4", CAKE_DIFFSERV_DIFFSERV4},
+    {"diffserv8", CAKE_DIFFSERV_DIFFSERV8},   {"besteffort", CAKE_DIFFSERV_BESTEFFORT},
+    {"precedence", CAKE_DIFFSERV_PRECEDENCE},
 };
 const EnumName kAtmNames[] = {{"noatm", CAKE_ATM_NONE}, {"atm", CAKE_ATM_ATM}, {"ptm", CAKE_ATM_PTM}};
 const EnumName kFlowModeNames[] = {
-    {"flowblind", CAKE_FLOW_NONE},       {"srchost", CAKE_FLOW_SRC_IP},          {"dsthost", CAKE_FLOW_DST_IP},
-    {"hosts", CAKE_FLOW_HOSTS},          {"flows", CAKE_FLOW_FLOWS},             {"dual-srchost", CAKE_FLOW_DUAL_SRC},
+    {"flowblind", CAKE_FLOW_NONE},        {"srchost", CAKE_FLOW_SRC_IP},        {"dsthost", CAKE_FLOW_DST_IP},
+    {"hosts", CAKE_FLOW_HOSTS},           {"flows", CAKE_FLOW_FLOWS},           {"dual-srchost", CAKE_FLOW_DUAL_SRC},
     {"dual-dsthost", CAKE_FLOW_DUAL_DST}, {"triple-isolate", CAKE_FLOW_TRIPLE},
 };
 const EnumName kAckNames[] = {{"off", CAKE_ACK_NONE}, {"on", CAKE_ACK_FILTER}, {"aggressive", CAKE_ACK_AGGRESSIVE}};
 
 const Field kFields[] = {
-    {.key = "bandwidth", .type = FieldType::Custom, .doc = "Rate to shape to, or unlimited.", .def = 0, .custom = &kBandwidthType, .attr = TCA_CAKE_BASE_RATE64, .wire = Wire::U64},
-    {.key = "diffserv", .type = FieldType::Enum, .doc = "How DSCP marks map to tins.", .def = CAKE_DIFFSERV_DIFFSERV3, .names = kDiffservNames, .attr = TCA_CAKE_DIFFSERV_MODE, .wire = Wire::U32},
-    {.key = "atm", .type = FieldType::Enum, .doc = "Link layer cell framing for the overhead: noatm, atm (ADSL) or ptm (VDSL2).", .def = CAKE_ATM_NONE, .names = kAtmNames, .attr = TCA_CAKE_ATM, .wire = Wire::U32},
-    {.key = "flow_mode", .type = FieldType::Enum, .doc = "Flow isolation: by host, by flow, or both.", .def = CAKE_FLOW_TRIPLE, .names = kFlowModeNames, .attr = TCA_CAKE_FLOW_MODE, .wire = Wire::U32},
-    {.key = "overhead", .type = FieldType::Custom, .doc = "Bytes added to each packet for shaping (tc's presets set it); absent: raw, the kernel's packet length.", .custom = &kSignedType},
-    {.key = "mpu", .type = FieldType::Uint, .doc = "Smallest packet size counted for shaping.", .def = 0, .max = 256, .attr = TCA_CAKE_MPU, .wire = Wire::U32},
-    {.key = "rtt", .type = FieldType::Time, .doc = "Round trip time the AQM is tuned for (tc's datacentre: 100us ... interplanetary: 1h).", .def = 100000, .max = 0xFFFFFFFF, .attr = TCA_CAKE_RTT, .wire = Wire::U32},
-    {.key = "target", .type = FieldType::Time, .flags = kAuto, .doc = "AQM delay target (default: rtt / 20, as tc).", .max = 0xFFFFFFFF, .attr = TCA_CAKE_TARGET, .wire = Wire::U32},
-    {.key = "autorate_ingress", .type = FieldType::Bool, .doc = "Estimate the bandwidth from arriving traffic.", .def = 0, .attr = TCA_CAKE_AUTORATE, .wire = Wire::U32},
-    {.key = "memlimit", .type = FieldType::Size, .doc = "Most memory the queue uses; absent: derived from bandwidth.", .def = 0, .max = 0xFFFFFFFF, .attr = TCA_CAKE_MEMORY, .wire = Wire::U32},
-    {.key = "fwmark", .type = FieldType::Uint, .doc = "Mask over the firewall mark that picks the tin.", .def = 0, .max = 0xFFFFFFFF, .attr = TCA_CAKE_FWMARK, .wire = Wire::U32},
-    {.key = "nat", .type = FieldType::Bool, .doc = "Look up NAT to isolate hosts behind it.", .def = 0, .attr = TCA_CAKE_NAT, .wire = Wire::U32},
-    {.key = "wash", .type = FieldType::Bool, .doc = "Clear DSCP marks after tin selection.", .def = 0, .attr = TCA_CAKE_WASH, .wire = Wire::U32},
-    {.key = "split_gso", .type = FieldType::Bool, .doc = "Split GSO super-packets into single packets.", .def = 1, .attr = TCA_CAKE_SPLIT_GSO, .wire = Wire::U32},
-    {.key = "ingress", .type = FieldType::Bool, .doc = "Count dropped packets against the shaper (cake on an ingress/ifb device).", .def = 0, .attr = TCA_CAKE_INGRESS, .wire = Wire::U32},
-    {.key = "ack_filter", .type = FieldType::Enum, .doc = "Drop redundant TCP ACKs: off, on, aggressive.", .def = CAKE_ACK_NONE, .names = kAckNames, .attr = TCA_CAKE_ACK_FILTER, .wire = Wire::U32},
+    {.key = "bandwidth",
+     .type = FieldType::Custom,
+     .doc = "Rate to shape to, or unlimited.",
+     .def = 0,
+     .custom = &kBandwidthType,
+     .attr = TCA_CAKE_BASE_RATE64,
+     .wire = Wire::U64},
+    {.key = "diffserv",
+     .type = FieldType::Enum,
+     .doc = "How DSCP marks map to tins.",
+     .def = CAKE_DIFFSERV_DIFFSERV3,
+     .names = kDiffservNames,
+     .attr = TCA_CAKE_DIFFSERV_MODE,
+     .wire = Wire::U32},
+    {.key = "atm",
+     .type = FieldType::Enum,
+     .doc = "Link layer cell framing for the overhead: noatm, atm (ADSL) or ptm (VDSL2).",
+     .def = CAKE_ATM_NONE,
+     .names = kAtmNames,
+     .attr = TCA_CAKE_ATM,
+     .wire = Wire::U32},
+    {.key = "flow_mode",
+     .type = FieldType::Enum,
+     .doc = "Flow isolation: by host, by flow, or both.",
+     .def = CAKE_FLOW_TRIPLE,
+     .names = kFlowModeNames,
+     .attr = TCA_CAKE_FLOW_MODE,
+     .wire = Wire::U32},
+    {.key = "overhead",
+     .type = FieldType::Custom,
+     .doc = "Bytes added to each packet for shaping (tc's presets set it); absent: raw, the kernel's packet length.",
+     .custom = &kSignedType},
+    {.key = "mpu",
+     .type = FieldType::Uint,
+     .doc = "Smallest packet size counted for shaping.",
+     .def = 0,
+     .max = 256,
+     .attr = TCA_CAKE_MPU,
+     .wire = Wire::U32},
+    {.key = "rtt",
+     .type = FieldType::Time,
+     .doc = "Round trip time the AQM is tuned for (tc's datacentre: 100us ... interplanetary: 1h).",
+     .def = 100000,
+     .max = 0xFFFFFFFF,
+     .attr = TCA_CAKE_RTT,
+     .wire = Wire::U32},
+    {.key = "target",
+     .type = FieldType::Time,
+     .flags = kAuto,
+     .doc = "AQM delay target (default: rtt / 20, as tc).",
+     .max = 0xFFFFFFFF,
+     .attr = TCA_CAKE_TARGET,
+     .wire = Wire::U32},
+    {.key = "autorate_ingress",
+     .type = FieldType::Bool,
+     .doc = "Estimate the bandwidth from arriving traffic.",
+     .def = 0,
+     .attr = TCA_CAKE_AUTORATE,
+     .wire = Wire::U32},
+    {.key = "memlimit",
+     .type = FieldType::Size,
+     .doc = "Most memory the queue uses; absent: derived from bandwidth.",
+     .def = 0,
+     .max = 0xFFFFFFFF,
+     .attr = TCA_CAKE_MEMORY,
+     .wire = Wire::U32},
+    {.key = "fwmark",
+     .type = FieldType::Uint,
+     .doc = "Mask over the firewall mark that picks the tin.",
+     .def = 0,
+     .max = 0xFFFFFFFF,
+     .attr = TCA_CAKE_FWMARK,
+     .wire = Wire::U32},
+    {.key = "nat",
+     .type = FieldType::Bool,
+     .doc = "Look up NAT to isolate hosts behind it.",
+     .def = 0,
+     .attr = TCA_CAKE_NAT,
+     .wire = Wire::U32},
+    {.key = "wash",
+     .type = FieldType::Bool,
+     .doc = "Clear DSCP marks after tin selection.",
+     .def = 0,
+     .attr = TCA_CAKE_WASH,
+     .wire = Wire::U32},
+    {.key = "split_gso",
+     .type = FieldType::Bool,
+     .doc = "Split GSO super-packets into single packets.",
+     .def = 1,
+     .attr = TCA_CAKE_SPLIT_GSO,
+     .wire = Wire::U32},
+    {.key = "ingress",
+     .type = FieldType::Bool,
+     .doc = "Count dropped packets against the shaper (cake on an ingress/ifb device).",
+     .def = 0,
+     .attr = TCA_CAKE_INGRESS,
+     .wire = Wire::U32},
+    {.key = "ack_filter",
+     .type = FieldType::Enum,
+     .doc = "Drop redundant TCP ACKs: off, on, aggressive.",
+     .def = CAKE_ACK_NONE,
+     .names = kAckNames,
+     .attr = TCA_CAKE_ACK_FILTER,
+     .wire = Wire::U32},
 };
 
-uint64_t target_for(uint64_t rtt) { return rtt / 20 ? rtt / 20 : 1; }
+uint64_t target_for(uint64_t rtt) {
+  return rtt / 20 ? rtt / 20 : 1;
+}
 
 // tc's order, in three runs of declared fields with tc's own steps between.
 const uint16_t kTcFirst[] = {kBandwidth, kDiffserv, kAtm, kFlowMode};
@@ -88,16 +195,22 @@ const uint16_t kTcLast[] = {kMemlimit, kFwmark, kNat, kWash, kSplitGso, kIngress
 
 void encode(const Options& o, const KindCtx& ctx, MsgWriter& w) {
   encode_fields(kFields, o, ctx, w, kTcFirst);
-  if (auto ov = o.num(kOverhead)) w.attr_u32(TCA_CAKE_OVERHEAD, static_cast<uint32_t>(*ov));
-  else if (ctx.change) w.attr_u32(TCA_CAKE_RAW, 0);  // back to raw: clears the kernel's overhead flag
+  if (auto ov = o.num(kOverhead))
+    w.attr_u32(TCA_CAKE_OVERHEAD, static_cast<uint32_t>(*ov));
+  else if (ctx.change)
+    w.attr_u32(TCA_CAKE_RAW, 0);  // back to raw: clears the kernel's overhead flag
   encode_fields(kFields, o, ctx, w, kTcThen);
   // As tc: naming an rtt also sets the target to rtt / 20; tc says
   // autorate 0 whenever it names a bandwidth.
   auto rtt = field_sent_value(kFields[kRtt], o, kRtt, ctx);
-  if (auto t = o.num(kTarget)) w.attr_u32(TCA_CAKE_TARGET, static_cast<uint32_t>(*t));
-  else if (rtt) w.attr_u32(TCA_CAKE_TARGET, static_cast<uint32_t>(target_for(*rtt)));
-  if (auto a = field_sent_value(kFields[kAutorate], o, kAutorate, ctx)) w.attr_u32(TCA_CAKE_AUTORATE, static_cast<uint32_t>(*a));
-  else if (o.has(kBandwidth)) w.attr_u32(TCA_CAKE_AUTORATE, 0);
+  if (auto t = o.num(kTarget))
+    w.attr_u32(TCA_CAKE_TARGET, static_cast<uint32_t>(*t));
+  else if (rtt)
+    w.attr_u32(TCA_CAKE_TARGET, static_cast<uint32_t>(target_for(*rtt)));
+  if (auto a = field_sent_value(kFields[kAutorate], o, kAutorate, ctx))
+    w.attr_u32(TCA_CAKE_AUTORATE, static_cast<uint32_t>(*a));
+  else if (o.has(kBandwidth))
+    w.attr_u32(TCA_CAKE_AUTORATE, 0);
   encode_fields(kFields, o, ctx, w, kTcLast);
 }
 

@@ -11,8 +11,8 @@
 
 #include <cstddef>
 
-#include "kinds/registry.h"
 #include "kinds/qdisc/qdisc_values.h"
+#include "kinds/registry.h"
 #include "model/field_wire.h"
 #include "model/kind.h"
 #include "model/tc_words.h"
@@ -26,16 +26,46 @@ constexpr WireStruct kParms{.attr = TCA_CBS_PARMS, .size = sizeof(tc_cbs_qopt)};
 // does a change, which replaces all five values. The signed values are
 // kept as their 32 bits (kSignedType).
 const Field kFields[] = {
-    {.key = "hicredit", .type = FieldType::Custom, .doc = "Most credit the queue may gather, in bytes.", .def = 0, .custom = &kSignedType,
-     .wire = Wire::U32, .in = &kParms, .offset = offsetof(tc_cbs_qopt, hicredit)},
-    {.key = "locredit", .type = FieldType::Custom, .doc = "Least credit the queue may fall to, in bytes (usually negative).", .def = 0, .custom = &kSignedType,
-     .wire = Wire::U32, .in = &kParms, .offset = offsetof(tc_cbs_qopt, locredit)},
-    {.key = "idleslope", .type = FieldType::Custom, .doc = "Rate, in kbit/s, at which credit grows while packets wait: the bandwidth reserved for the queue.", .def = 0, .custom = &kSignedType,
-     .wire = Wire::U32, .in = &kParms, .offset = offsetof(tc_cbs_qopt, idleslope)},
-    {.key = "sendslope", .type = FieldType::Custom, .doc = "Rate, in kbit/s, at which credit changes while the queue sends (idleslope minus the port rate: negative).", .def = 0, .custom = &kSignedType,
-     .wire = Wire::U32, .in = &kParms, .offset = offsetof(tc_cbs_qopt, sendslope)},
-    {.key = "offload", .type = FieldType::Uint, .doc = "1: the device shapes (ndo_setup_tc; veth and dummy refuse); 0: software.", .def = 0, .max = 0xFF,
-     .wire = Wire::U8, .in = &kParms, .offset = offsetof(tc_cbs_qopt, offload)},
+    {.key = "hicredit",
+     .type = FieldType::Custom,
+     .doc = "Most credit the queue may gather, in bytes.",
+     .def = 0,
+     .custom = &kSignedType,
+     .wire = Wire::U32,
+     .in = &kParms,
+     .offset = offsetof(tc_cbs_qopt, hicredit)},
+    {.key = "locredit",
+     .type = FieldType::Custom,
+     .doc = "Least credit the queue may fall to, in bytes (usually negative).",
+     .def = 0,
+     .custom = &kSignedType,
+     .wire = Wire::U32,
+     .in = &kParms,
+     .offset = offsetof(tc_cbs_qopt, locredit)},
+    {.key = "idleslope",
+     .type = FieldType::Custom,
+     .doc = "Rate, in kbit/s, at which credit grows while packets wait: the bandwidth reserved for the queue.",
+     .def = 0,
+     .custom = &kSignedType,
+     .wire = Wire::U32,
+     .in = &kParms,
+     .offset = offsetof(tc_cbs_qopt, idleslope)},
+    {.key = "sendslope",
+     .type = FieldType::Custom,
+     .doc = "Rate, in kbit/s, at which credit changes while the queue sends (idleslope minus the port rate: negative).",
+     .def = 0,
+     .custom = &kSignedType,
+     .wire = Wire::U32,
+     .in = &kParms,
+     .offset = offsetof(tc_cbs_qopt, sendslope)},
+    {.key = "offload",
+     .type = FieldType::Uint,
+     .doc = "1: the device shapes (ndo_setup_tc; veth and dummy refuse); 0: software.",
+     .def = 0,
+     .max = 0xFF,
+     .wire = Wire::U8,
+     .in = &kParms,
+     .offset = offsetof(tc_cbs_qopt, offload)},
 };
 
 }  // namespace

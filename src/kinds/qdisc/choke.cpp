@@ -17,8 +17,8 @@
 
 #include <string>
 
-#include "kinds/registry.h"
 #include "kinds/qdisc/red_params.h"
+#include "kinds/registry.h"
 #include "model/field_wire.h"
 #include "model/kind.h"
 #include "model/tc_words.h"
@@ -31,23 +31,72 @@ enum { kLimit, kMin, kMax, kAvpkt, kBurst, kBandwidth, kProbability, kEwma, kPlo
 constexpr uint32_t kDefaultAvpkt = 1000;  // tc's
 
 const Field kFields[] = {
-    {.key = "limit", .type = FieldType::Uint, .flags = kRequired, .doc = "Most packets the queue holds.", .max = 0xFFFFFFFF},
-    {.key = "min", .type = FieldType::Uint, .doc = "Average queue length in packets where dropping starts (default: max / 3, as tc).", .max = 0xFFFFFFFF},
-    {.key = "max", .type = FieldType::Uint, .doc = "Average queue length in packets where dropping is at its highest (default: limit / 4, as tc).", .max = 0xFFFFFFFF},
-    {.key = "avpkt", .type = FieldType::Size, .flags = kInputOnly, .doc = "Average packet size (default 1000), for ewma, plog and scell_log as tc computes them (input only: the kernel does not report it).", .max = 0xFFFFFFFF},
-    {.key = "burst", .type = FieldType::Uint, .flags = kInputOnly, .doc = "Packets a burst may hold before the average follows (default: (2 * min + max) / 3); needs bandwidth (input only).", .max = 0xFFFFFFFF},
-    {.key = "bandwidth", .type = FieldType::Rate, .flags = kInputOnly, .doc = "Link rate for the idle-time average; tc's form needs it (input only: without it the idle-damping table is a middle one).", .max = 0xFFFFFFFF},
-    {.key = "probability", .type = FieldType::Custom, .doc = "Drop probability at max (default 0.02).", .def = kDefaultRedProbability, .custom = &kRedProbabilityType,
-     .attr = TCA_CHOKE_MAX_P, .wire = Wire::U32, .map = &kZeroIsAbsent, .def_always_sent = true},
-    {.key = "ewma", .type = FieldType::Uint, .doc = "The kernel's Wlog: the average's weight is 2^-ewma (computed from avpkt and burst when not given).", .max = 31},
-    {.key = "plog", .type = FieldType::Uint, .doc = "The kernel's Plog, which it reports but does not use while max_P is set (computed from min, max, avpkt and probability when not given).", .max = 31},
-    {.key = "scell_log", .type = FieldType::Uint, .doc = "The kernel's Scell_log: idle time cell size (computed from avpkt and bandwidth when not given).", .max = 31},
+    {.key = "limit",
+     .type = FieldType::Uint,
+     .flags = kRequired,
+     .doc = "Most packets the queue holds.",
+     .max = 0xFFFFFFFF},
+    {.key = "min",
+     .type = FieldType::Uint,
+     .doc = "Average queue length in packets where dropping starts (default: max / 3, as tc).",
+     .max = 0xFFFFFFFF},
+    {.key = "max",
+     .type = FieldType::Uint,
+     .doc = "Average queue length in packets where dropping is at its highest (default: limit / 4, as tc).",
+     .max = 0xFFFFFFFF},
+    {.key = "avpkt",
+     .type = FieldType::Size,
+     .flags = kInputOnly,
+     .doc = "Average packet size (default 1000), for ewma, plog and scell_log as tc computes them (input only: the "
+            "kernel does not report it).",
+     .max = 0xFFFFFFFF},
+    {.key = "burst",
+     .type = FieldType::Uint,
+     .flags = kInputOnly,
+     .doc = "Packets a burst may hold before the average follows (default: (2 * min + max) / 3); needs bandwidth "
+            "(input only).",
+     .max = 0xFFFFFFFF},
+    {.key = "bandwidth",
+     .type = FieldType::Rate,
+     .flags = kInputOnly,
+     .doc = "Link rate for the idle-time average; tc's form needs it (input only: without it the idle-damping table is "
+            "a middle one).",
+     .max = 0xFFFFFFFF},
+    {.key = "probability",
+     .type = FieldType::Custom,
+     .doc = "Drop probability at max (default 0.02).",
+     .def = kDefaultRedProbability,
+     .custom = &kRedProbabilityType,
+     .attr = TCA_CHOKE_MAX_P,
+     .wire = Wire::U32,
+     .map = &kZeroIsAbsent,
+     .def_always_sent = true},
+    {.key = "ewma",
+     .type = FieldType::Uint,
+     .doc = "The kernel's Wlog: the average's weight is 2^-ewma (computed from avpkt and burst when not given).",
+     .max = 31},
+    {.key = "plog",
+     .type = FieldType::Uint,
+     .doc = "The kernel's Plog, which it reports but does not use while max_P is set (computed from min, max, avpkt "
+            "and probability when not given).",
+     .max = 31},
+    {.key = "scell_log",
+     .type = FieldType::Uint,
+     .doc = "The kernel's Scell_log: idle time cell size (computed from avpkt and bandwidth when not given).",
+     .max = 31},
     {.key = "ecn", .type = FieldType::Bool, .doc = "Mark ECN-capable packets instead of dropping them.", .def = 0},
-    {.key = "harddrop", .type = FieldType::Bool, .doc = "Drop, not mark, above max even with ecn (tc has no word for it).", .def = 0},
+    {.key = "harddrop",
+     .type = FieldType::Bool,
+     .doc = "Drop, not mark, above max even with ecn (tc has no word for it).",
+     .def = 0},
 };
 
-uint32_t u32(const Options& o, int f) { return static_cast<uint32_t>(o.num(f).value_or(0)); }
-uint32_t avpkt_of(const Options& o) { return static_cast<uint32_t>(o.num(kAvpkt).value_or(kDefaultAvpkt)); }
+uint32_t u32(const Options& o, int f) {
+  return static_cast<uint32_t>(o.num(f).value_or(0));
+}
+uint32_t avpkt_of(const Options& o) {
+  return static_cast<uint32_t>(o.num(kAvpkt).value_or(kDefaultAvpkt));
+}
 
 void encode(const Options& o, const KindCtx& ctx, MsgWriter& w) {
   tc_red_qopt q{};
@@ -60,8 +109,10 @@ void encode(const Options& o, const KindCtx& ctx, MsgWriter& w) {
   if (o.num(kEcn).value_or(0)) q.flags |= TC_RED_ECN;
   if (o.num(kHarddrop).value_or(0)) q.flags |= TC_RED_HARDDROP;
   uint8_t table[256];
-  if (auto bw = o.num(kBandwidth)) red_idle_damping(q.Wlog, avpkt_of(o), *bw, table);
-  else red_middle_table(table);
+  if (auto bw = o.num(kBandwidth))
+    red_idle_damping(q.Wlog, avpkt_of(o), *bw, table);
+  else
+    red_middle_table(table);
   w.attr(TCA_CHOKE_PARMS, &q, sizeof q);
   w.attr(TCA_CHOKE_STAB, table, sizeof table);
   encode_fields(kFields, o, ctx, w);
@@ -109,7 +160,9 @@ void normalize(Options& o, const KindCtx&, Diagnostics& d, SourceLoc loc) {
   if (!o.has(kPlog)) {
     uint32_t max_p = static_cast<uint32_t>(o.num(kProbability).value_or(kDefaultRedProbability));
     int plog = red_eval_plog(smin, smax, static_cast<double>(max_p) / kTwo32);
-    if (plog < 0) return d.error(loc_of(o, kProbability, loc), "probability is too small for the span from min to max (tc: failed to calculate probability)");
+    if (plog < 0)
+      return d.error(loc_of(o, kProbability, loc),
+                     "probability is too small for the span from min to max (tc: failed to calculate probability)");
     o.set(kPlog, uint64_t(plog), loc_of(o, kProbability, loc));
   }
 
@@ -119,27 +172,34 @@ void normalize(Options& o, const KindCtx&, Diagnostics& d, SourceLoc loc) {
       d.error(loc, "choke needs bandwidth (tc's form) or ewma and scell_log (the kernel's form, as dump prints it)");
     return;
   }
-  if (!o.has(kBandwidth)) return d.error(loc_of(o, kAvpkt, loc_of(o, kBurst, loc)), "avpkt and burst need bandwidth (as tc)");
-  if (auto* e = o.opt(kEwma); e && o.has(kBurst)) return d.error(e->loc, "give burst or ewma, not both (ewma is computed from burst)");
+  if (!o.has(kBandwidth))
+    return d.error(loc_of(o, kAvpkt, loc_of(o, kBurst, loc)), "avpkt and burst need bandwidth (as tc)");
+  if (auto* e = o.opt(kEwma); e && o.has(kBurst))
+    return d.error(e->loc, "give burst or ewma, not both (ewma is computed from burst)");
   int wlog;
   if (auto e = o.num(kEwma)) {
     wlog = static_cast<int>(*e);
   } else {
     uint32_t burst = o.has(kBurst) ? u32(o, kBurst) : (2 * qmin + qmax) / 3;
     wlog = red_eval_ewma(smin, burst, avpkt);
-    if (wlog < 0) return d.error(loc_of(o, kBurst, loc), "no EWMA weight fits burst " + std::to_string(burst) + " (tc: failed to calculate EWMA constant)");
+    if (wlog < 0)
+      return d.error(loc_of(o, kBurst, loc),
+                     "no EWMA weight fits burst " + std::to_string(burst) + " (tc: failed to calculate EWMA constant)");
     o.set(kEwma, uint64_t(wlog), loc_of(o, kBurst, loc_of(o, kBandwidth, loc)));
   }
   uint8_t table[256];
   int clog = red_idle_damping(wlog, avpkt, *o.num(kBandwidth), table);
-  if (clog < 0) return d.error(loc_of(o, kBandwidth, loc), "no Scell_log fits avpkt and bandwidth (tc: failed to calculate idle damping table)");
+  if (clog < 0)
+    return d.error(loc_of(o, kBandwidth, loc),
+                   "no Scell_log fits avpkt and bandwidth (tc: failed to calculate idle damping table)");
   if (auto* s = o.opt(kScellLog); s && std::get<uint64_t>(s->value) != static_cast<uint64_t>(clog))
-    return d.error(s->loc, "scell_log " + std::to_string(std::get<uint64_t>(s->value)) + " does not match avpkt and bandwidth, which give " +
-                               std::to_string(clog));
+    return d.error(s->loc, "scell_log " + std::to_string(std::get<uint64_t>(s->value)) +
+                               " does not match avpkt and bandwidth, which give " + std::to_string(clog));
   o.set(kScellLog, uint64_t(clog), loc_of(o, kScellLog, loc_of(o, kBandwidth, loc)));
 }
 
-const std::string_view kTcExamples[] = {"limit 500 bandwidth 10mbit min 50 max 150 avpkt 1500 burst 80 probability 0.1 ecn"};
+const std::string_view kTcExamples[] = {
+    "limit 500 bandwidth 10mbit min 50 max 150 avpkt 1500 burst 80 probability 0.1 ecn"};
 const TcWords kTcWords{.examples = kTcExamples};
 
 }  // namespace

@@ -7,8 +7,8 @@
 // (codel_time.h).
 #include <linux/pkt_sched.h>
 
-#include "kinds/registry.h"
 #include "kinds/qdisc/codel_time.h"
+#include "kinds/registry.h"
 #include "model/field_wire.h"
 #include "model/kind.h"
 #include "model/tc_words.h"
@@ -19,12 +19,44 @@ namespace {
 enum { kLimit, kTarget, kInterval, kEcn, kCeThreshold };
 
 const Field kFields[] = {
-    {.key = "limit", .type = FieldType::Uint, .doc = "Most packets the queue holds.", .def = 1000, .max = 0xFFFFFFFF, .attr = TCA_CODEL_LIMIT, .wire = Wire::U32},
-    {.key = "target", .type = FieldType::Time, .doc = "Acceptable standing queue delay (kept in units of 1.024 us).", .def = 5000, .max = 0xFFFFFFFF, .attr = TCA_CODEL_TARGET, .wire = Wire::U32, .map = &kCodelTime},
-    {.key = "interval", .type = FieldType::Time, .doc = "Width of the moving window over which the delay is judged (kept in units of 1.024 us).", .def = 100000, .max = 0xFFFFFFFF, .attr = TCA_CODEL_INTERVAL, .wire = Wire::U32, .map = &kCodelTime},
-    {.key = "ecn", .type = FieldType::Bool, .doc = "Mark ECN-capable packets instead of dropping them.", .def = 0, .attr = TCA_CODEL_ECN, .wire = Wire::U32, .map = &kNonZeroIsTrue},
-    {.key = "ce_threshold", .type = FieldType::Time, .doc = "Queue delay above which packets are CE-marked (DCTCP style); absent: off.", .max = 0xFFFFFFFF,
-     .attr = TCA_CODEL_CE_THRESHOLD, .wire = Wire::U32, .map = &kCodelTime, .change_absent = kCodelCeOffUs},
+    {.key = "limit",
+     .type = FieldType::Uint,
+     .doc = "Most packets the queue holds.",
+     .def = 1000,
+     .max = 0xFFFFFFFF,
+     .attr = TCA_CODEL_LIMIT,
+     .wire = Wire::U32},
+    {.key = "target",
+     .type = FieldType::Time,
+     .doc = "Acceptable standing queue delay (kept in units of 1.024 us).",
+     .def = 5000,
+     .max = 0xFFFFFFFF,
+     .attr = TCA_CODEL_TARGET,
+     .wire = Wire::U32,
+     .map = &kCodelTime},
+    {.key = "interval",
+     .type = FieldType::Time,
+     .doc = "Width of the moving window over which the delay is judged (kept in units of 1.024 us).",
+     .def = 100000,
+     .max = 0xFFFFFFFF,
+     .attr = TCA_CODEL_INTERVAL,
+     .wire = Wire::U32,
+     .map = &kCodelTime},
+    {.key = "ecn",
+     .type = FieldType::Bool,
+     .doc = "Mark ECN-capable packets instead of dropping them.",
+     .def = 0,
+     .attr = TCA_CODEL_ECN,
+     .wire = Wire::U32,
+     .map = &kNonZeroIsTrue},
+    {.key = "ce_threshold",
+     .type = FieldType::Time,
+     .doc = "Queue delay above which packets are CE-marked (DCTCP style); absent: off.",
+     .max = 0xFFFFFFFF,
+     .attr = TCA_CODEL_CE_THRESHOLD,
+     .wire = Wire::U32,
+     .map = &kCodelTime,
+     .change_absent = kCodelCeOffUs},
 };
 
 // tc's order. A change sends the defaults of absent fields (codel_change

@@ -11,9 +11,15 @@
 
 namespace tcsync {
 
-inline uint64_t codel_units(uint64_t us) { return (us * 1000) >> 10; }
-inline uint64_t codel_canon_us(uint64_t units) { return (units * 1024 + 999) / 1000; }
-inline uint64_t codel_dumped_us(uint64_t dumped) { return codel_canon_us((dumped * 1000 + 1023) / 1024); }
+inline uint64_t codel_units(uint64_t us) {
+  return (us * 1000) >> 10;
+}
+inline uint64_t codel_canon_us(uint64_t units) {
+  return (units * 1024 + 999) / 1000;
+}
+inline uint64_t codel_dumped_us(uint64_t dumped) {
+  return codel_canon_us((dumped * 1000 + 1023) / 1024);
+}
 
 // ce_threshold has no "off" value in a request: the kernel turns the u32 us
 // into units as (us * 1000) >> 10 into a u32, and this many us land exactly
@@ -22,7 +28,9 @@ constexpr uint32_t kCodelCeOffUs = 2199023255u;
 
 // A time field in CoDel's units (Field::map): sent as the us it holds,
 // read as the smallest us of the unit the kernel reports.
-inline std::optional<uint64_t> codel_read_us(uint64_t dumped) { return codel_dumped_us(dumped); }
+inline std::optional<uint64_t> codel_read_us(uint64_t dumped) {
+  return codel_dumped_us(dumped);
+}
 inline constexpr WireMap kCodelTime{.from_wire = codel_read_us};
 
 }  // namespace tcsync

@@ -3,11 +3,11 @@
 #include <linux/pkt_sched.h>
 
 #include "base/handle.h"
+#include "base/units.h"
 #include "kinds/registry.h"
 #include "model/field_wire.h"
 #include "model/kind.h"
 #include "model/model.h"
-#include "base/units.h"
 
 namespace tcsync {
 namespace {
@@ -15,8 +15,13 @@ namespace {
 enum { kQuantum };
 
 const Field kClassFields[] = {
-    {.key = "quantum", .type = FieldType::Size, .flags = kAuto, .doc = "Bytes served per round (default: the device's MTU with its link-layer header, computed by the kernel).", .max = 0xFFFFFFFF,
-     .attr = TCA_DRR_QUANTUM, .wire = Wire::U32},
+    {.key = "quantum",
+     .type = FieldType::Size,
+     .flags = kAuto,
+     .doc = "Bytes served per round (default: the device's MTU with its link-layer header, computed by the kernel).",
+     .max = 0xFFFFFFFF,
+     .attr = TCA_DRR_QUANTUM,
+     .wire = Wire::U32},
 };
 
 void class_normalize(Options& o, const KindCtx&, Diagnostics& d, SourceLoc) {
@@ -31,7 +36,8 @@ void check_classes(const std::vector<const Class*>& cs, Diagnostics& d) {
   for (const Class* c : cs)
     if (handle_minor(c->parent))
       d.error(c->loc, "drr classes are flat: class " + format_handle(c->classid) + " sits right under qdisc " +
-                          format_handle(handle_major(c->classid)) + ", not under " + format_handle(c->parent) + " (leave 'parent' out)");
+                          format_handle(handle_major(c->classid)) + ", not under " + format_handle(c->parent) +
+                          " (leave 'parent' out)");
 }
 
 }  // namespace

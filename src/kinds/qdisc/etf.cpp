@@ -30,16 +30,50 @@ constexpr WireStruct kQopt{.attr = TCA_ETF_PARMS, .size = sizeof(tc_etf_qopt)};
 // The flags read false when clear (kClearBitIsFalse): a dump has always
 // printed them.
 const Field kFields[] = {
-    {.key = "clockid", .type = FieldType::Enum, .flags = kRequired, .doc = "Clock of the packets' launch times: TAI (the only one the kernel takes).", .names = kClockNames,
-     .wire = Wire::U32, .in = &kQopt, .offset = offsetof(tc_etf_qopt, clockid), .change_absent = 0xFFFFFFFF},
-    {.key = "delta", .type = FieldType::Uint, .doc = "Nanoseconds before its launch time a packet is handed to the device.", .def = 0, .max = 0x7FFFFFFF,
-     .wire = Wire::U32, .in = &kQopt, .offset = offsetof(tc_etf_qopt, delta)},
-    {.key = "deadline_mode", .type = FieldType::Bool, .doc = "Launch times are deadlines: a packet is sent as soon as it may.", .def = 0,
-     .wire = Wire::U32, .in = &kQopt, .offset = offsetof(tc_etf_qopt, flags), .bit = TC_ETF_DEADLINE_MODE_ON, .map = &kClearBitIsFalse},
-    {.key = "offload", .type = FieldType::Bool, .doc = "The device launches packets at their time (needs its support; veth and dummy refuse).", .def = 0,
-     .wire = Wire::U32, .in = &kQopt, .offset = offsetof(tc_etf_qopt, flags), .bit = TC_ETF_OFFLOAD_ON, .map = &kClearBitIsFalse},
-    {.key = "skip_sock_check", .type = FieldType::Bool, .doc = "Take packets from sockets without SO_TXTIME too.", .def = 0,
-     .wire = Wire::U32, .in = &kQopt, .offset = offsetof(tc_etf_qopt, flags), .bit = TC_ETF_SKIP_SOCK_CHECK, .map = &kClearBitIsFalse},
+    {.key = "clockid",
+     .type = FieldType::Enum,
+     .flags = kRequired,
+     .doc = "Clock of the packets' launch times: TAI (the only one the kernel takes).",
+     .names = kClockNames,
+     .wire = Wire::U32,
+     .in = &kQopt,
+     .offset = offsetof(tc_etf_qopt, clockid),
+     .change_absent = 0xFFFFFFFF},
+    {.key = "delta",
+     .type = FieldType::Uint,
+     .doc = "Nanoseconds before its launch time a packet is handed to the device.",
+     .def = 0,
+     .max = 0x7FFFFFFF,
+     .wire = Wire::U32,
+     .in = &kQopt,
+     .offset = offsetof(tc_etf_qopt, delta)},
+    {.key = "deadline_mode",
+     .type = FieldType::Bool,
+     .doc = "Launch times are deadlines: a packet is sent as soon as it may.",
+     .def = 0,
+     .wire = Wire::U32,
+     .in = &kQopt,
+     .offset = offsetof(tc_etf_qopt, flags),
+     .bit = TC_ETF_DEADLINE_MODE_ON,
+     .map = &kClearBitIsFalse},
+    {.key = "offload",
+     .type = FieldType::Bool,
+     .doc = "The device launches packets at their time (needs its support; veth and dummy refuse).",
+     .def = 0,
+     .wire = Wire::U32,
+     .in = &kQopt,
+     .offset = offsetof(tc_etf_qopt, flags),
+     .bit = TC_ETF_OFFLOAD_ON,
+     .map = &kClearBitIsFalse},
+    {.key = "skip_sock_check",
+     .type = FieldType::Bool,
+     .doc = "Take packets from sockets without SO_TXTIME too.",
+     .def = 0,
+     .wire = Wire::U32,
+     .in = &kQopt,
+     .offset = offsetof(tc_etf_qopt, flags),
+     .bit = TC_ETF_SKIP_SOCK_CHECK,
+     .map = &kClearBitIsFalse},
 };
 
 }  // namespace
@@ -47,12 +81,14 @@ const Field kFields[] = {
 namespace {
 // tc takes a clock's name with or without CLOCK_ (in any case; tcsync: as
 // written here).
-const TcValueAlias kTcValues[] = {
-    {"CLOCK_TAI", "TAI"}, {"CLOCK_REALTIME", "REALTIME"}, {"CLOCK_MONOTONIC", "MONOTONIC"}, {"CLOCK_BOOTTIME", "BOOTTIME"}};
+const TcValueAlias kTcValues[] = {{"CLOCK_TAI", "TAI"},
+                                  {"CLOCK_REALTIME", "REALTIME"},
+                                  {"CLOCK_MONOTONIC", "MONOTONIC"},
+                                  {"CLOCK_BOOTTIME", "BOOTTIME"}};
 const std::string_view kTcOnce[] = {"clockid", "delta", "deadline_mode", "offload", "skip_sock_check"};
 // The other clocks: tc takes them, the kernel refuses them (import reads them).
-const std::string_view kTcExamples[] = {"delta 100 clockid CLOCK_TAI deadline_mode skip_sock_check", "clockid CLOCK_REALTIME",
-                                        "clockid CLOCK_MONOTONIC", "clockid CLOCK_BOOTTIME"};
+const std::string_view kTcExamples[] = {"delta 100 clockid CLOCK_TAI deadline_mode skip_sock_check",
+                                        "clockid CLOCK_REALTIME", "clockid CLOCK_MONOTONIC", "clockid CLOCK_BOOTTIME"};
 const TcWords kTcWords{.value_aliases = kTcValues, .once = kTcOnce, .examples = kTcExamples};
 }  // namespace
 
@@ -63,7 +99,8 @@ constexpr QdiscOps kQdiscEtfOps{
 const KindOps kQdiscEtf{
     .name = "etf",
     .obj = ObjType::Qdisc,
-    .doc = "Earliest TxTime First: packets leave at their sockets' launch times (SO_TXTIME), in time order (tc-etf(8)).",
+    .doc =
+        "Earliest TxTime First: packets leave at their sockets' launch times (SO_TXTIME), in time order (tc-etf(8)).",
     .fields = kFields,
     .encode = encode_declared<kFields>,
     .decode = decode_declared<kFields>,

@@ -17,12 +17,12 @@
 
 #include <string>
 
+#include "base/units.h"
 #include "kinds/registry.h"
 #include "model/kind.h"
-#include "base/units.h"
-#include "yaml/yaml_reader.h"
-#include "yaml/yaml_out.h"
 #include "model/tc_words.h"
+#include "yaml/yaml_out.h"
+#include "yaml/yaml_reader.h"
 
 namespace tcsync {
 namespace {
@@ -86,7 +86,8 @@ const CustomType kQuantaType{
     .parse = quanta_parse,
     .emit = list_emit,
     .describe = list_describe,
-    .json_schema = R"({"description": "Quantum in bytes of each non-strict band (band 'strict' first); bands left out get the device's MTU.", "type": "array", "items": {"anyOf": [{"type": "integer", "minimum": 1, "maximum": 4294967295}, {"type": "string"}]}, "minItems": 1, "maxItems": 16})",
+    .json_schema =
+        R"({"description": "Quantum in bytes of each non-strict band (band 'strict' first); bands left out get the device's MTU.", "type": "array", "items": {"anyOf": [{"type": "integer", "minimum": 1, "maximum": 4294967295}, {"type": "string"}]}, "minItems": 1, "maxItems": 16})",
 };
 
 const CustomType kPriomapType{
@@ -94,17 +95,37 @@ const CustomType kPriomapType{
     .parse = priomap_parse,
     .emit = list_emit,
     .describe = list_describe,
-    .json_schema = R"({"description": "Band (0 first) for each packet priority 0..15; priorities left out go to the last band.", "type": "array", "items": {"anyOf": [{"type": "integer", "minimum": 0, "maximum": 15}, {"type": "string"}]}, "minItems": 1, "maxItems": 16})",
+    .json_schema =
+        R"({"description": "Band (0 first) for each packet priority 0..15; priorities left out go to the last band.", "type": "array", "items": {"anyOf": [{"type": "integer", "minimum": 0, "maximum": 15}, {"type": "string"}]}, "minItems": 1, "maxItems": 16})",
 };
 
 const Field kFields[] = {
-    {.key = "bands", .type = FieldType::Uint, .doc = "Number of bands, 1 to 16; band N is class MAJOR:N+1 (default as tc: strict plus the number of quanta).", .max = TCQ_ETS_MAX_BANDS},
-    {.key = "strict", .type = FieldType::Uint, .doc = "How many of the first bands are strict-priority bands (they have no quantum).", .def = 0, .max = TCQ_ETS_MAX_BANDS},
-    {.key = "quanta", .type = FieldType::Custom, .flags = kAuto, .doc = "Quantum in bytes of each non-strict band, in band order (a band left out gets the device's MTU, computed by the kernel; a shorter list than the non-strict bands is not compared). The bands' classes' quantum (tc class change ... ets quantum).", .custom = &kQuantaType},
-    {.key = "priomap", .type = FieldType::Custom, .doc = "Band for each packet priority 0..15 (default: all to the last band; a shorter list sends the rest there too).", .custom = &kPriomapType},
+    {.key = "bands",
+     .type = FieldType::Uint,
+     .doc = "Number of bands, 1 to 16; band N is class MAJOR:N+1 (default as tc: strict plus the number of quanta).",
+     .max = TCQ_ETS_MAX_BANDS},
+    {.key = "strict",
+     .type = FieldType::Uint,
+     .doc = "How many of the first bands are strict-priority bands (they have no quantum).",
+     .def = 0,
+     .max = TCQ_ETS_MAX_BANDS},
+    {.key = "quanta",
+     .type = FieldType::Custom,
+     .flags = kAuto,
+     .doc = "Quantum in bytes of each non-strict band, in band order (a band left out gets the device's MTU, computed "
+            "by the kernel; a shorter list than the non-strict bands is not compared). The bands' classes' quantum (tc "
+            "class change ... ets quantum).",
+     .custom = &kQuantaType},
+    {.key = "priomap",
+     .type = FieldType::Custom,
+     .doc = "Band for each packet priority 0..15 (default: all to the last band; a shorter list sends the rest there "
+            "too).",
+     .custom = &kPriomapType},
 };
 
-uint32_t bands_of(const Options& o) { return static_cast<uint32_t>(o.num(kBands).value_or(0)); }
+uint32_t bands_of(const Options& o) {
+  return static_cast<uint32_t>(o.num(kBands).value_or(0));
+}
 
 void encode(const Options& o, const KindCtx&, MsgWriter& w) {
   w.attr_u8(TCA_ETS_NBANDS, static_cast<uint8_t>(bands_of(o)));
@@ -158,12 +179,14 @@ void normalize(Options& o, const KindCtx&, Diagnostics& d, SourceLoc loc) {
   auto at = [&](int f) { return o.opt(f) ? o.opt(f)->loc : loc; };
   if (!o.has(kBands)) o.set(kBands, uint64_t{strict + nquanta}, loc);  // tc's default
   uint32_t bands = bands_of(o);
-  if (bands == 0) return d.error(at(kBands), "ets needs 1 to 16 bands: give bands, strict or quanta (the kernel refuses 0)");
+  if (bands == 0)
+    return d.error(at(kBands), "ets needs 1 to 16 bands: give bands, strict or quanta (the kernel refuses 0)");
   if (strict > bands)
-    return d.error(at(kStrict), "strict " + std::to_string(strict) + " is more than the " + std::to_string(bands) + " bands");
+    return d.error(at(kStrict),
+                   "strict " + std::to_string(strict) + " is more than the " + std::to_string(bands) + " bands");
   if (strict + nquanta > bands)
-    return d.error(at(kQuanta), std::to_string(nquanta) + " quanta and " + std::to_string(strict) + " strict bands are more than the " +
-                                    std::to_string(bands) + " bands");
+    return d.error(at(kQuanta), std::to_string(nquanta) + " quanta and " + std::to_string(strict) +
+                                    " strict bands are more than the " + std::to_string(bands) + " bands");
   if (auto* q = o.opt(kQuanta)) {
     // ets_quantum_parse (Debian's 6.1, and upstream since 6.6) keeps a
     // quantum between 256 bytes and 1 MiB: what it reports is the clamped one.
@@ -172,25 +195,30 @@ void normalize(Options& o, const KindCtx&, Diagnostics& d, SourceLoc loc) {
     for (auto& v : w)
       if (v < kMinQuantum || v > kMaxQuantum) v = v < kMinQuantum ? kMinQuantum : kMaxQuantum, clamped = true;
     if (clamped) {
-      d.warning(q->loc, "the kernel keeps each quantum between 256 and 1048576 bytes: quanta are " + list_describe(Value{w}));
+      d.warning(q->loc,
+                "the kernel keeps each quantum between 256 and 1048576 bytes: quanta are " + list_describe(Value{w}));
       o.set(kQuanta, std::move(w), q->loc);
     }
   }
   if (nquanta && strict + nquanta < bands)
     d.warning(at(kQuanta), "quanta gives " + std::to_string(nquanta) + " of the " + std::to_string(bands - strict) +
-                               " non-strict bands: the kernel gives the rest the device's MTU, and quanta is not compared (give them all to compare it)");
+                               " non-strict bands: the kernel gives the rest the device's MTU, and quanta is not "
+                               "compared (give them all to compare it)");
   if (auto* m = o.words(kPriomap)) {
     Words map = *m;
     for (size_t i = 0; i < map.size(); ++i)
       if (map[i] >= bands)
-        return d.error(at(kPriomap), "priomap entry " + std::to_string(i) + " is band " + std::to_string(map[i]) + ", but there are only " +
-                                         std::to_string(bands) + " bands (0 to " + std::to_string(bands - 1) + ")");
+        return d.error(at(kPriomap), "priomap entry " + std::to_string(i) + " is band " + std::to_string(map[i]) +
+                                         ", but there are only " + std::to_string(bands) + " bands (0 to " +
+                                         std::to_string(bands - 1) + ")");
     // The kernel sends the priorities left out to the last band; a map that
     // says so for all is its default, kept as "absent" (so is the kernel's).
     while (map.size() < kPrios) map.push_back(bands - 1);
     SourceLoc l = at(kPriomap);
-    if (default_map(map, bands)) o.erase(kPriomap);
-    else o.set(kPriomap, std::move(map), l);
+    if (default_map(map, bands))
+      o.erase(kPriomap);
+    else
+      o.set(kPriomap, std::move(map), l);
   }
 }
 
@@ -201,7 +229,9 @@ bool kernel_tunes(const Options& want, uint16_t f) {
   return want.words(kQuanta)->size() + want.num(kStrict).value_or(0) < want.num(kBands).value_or(0);
 }
 
-bool implicit_class(const Options& o, uint32_t minor) { return minor >= 1 && minor <= bands_of(o); }
+bool implicit_class(const Options& o, uint32_t minor) {
+  return minor >= 1 && minor <= bands_of(o);
+}
 
 }  // namespace
 
@@ -240,7 +270,9 @@ constexpr QdiscOps kQdiscEtsOps{
 const KindOps kQdiscEts{
     .name = "ets",
     .obj = ObjType::Qdisc,
-    .doc = "Enhanced Transmission Selection: strict-priority bands, then bands sharing by quanta; its classes MAJOR:1..MAJOR:bands are the bands, made by the qdisc (declare none; their quantum is the qdisc's quanta).",
+    .doc =
+        "Enhanced Transmission Selection: strict-priority bands, then bands sharing by quanta; its classes "
+        "MAJOR:1..MAJOR:bands are the bands, made by the qdisc (declare none; their quantum is the qdisc's quanta).",
     .fields = kFields,
     .encode = encode,
     .decode = decode,

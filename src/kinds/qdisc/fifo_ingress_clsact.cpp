@@ -5,10 +5,10 @@
 
 #include <cstddef>
 
+#include "base/units.h"
 #include "kinds/registry.h"
 #include "model/field_wire.h"
 #include "model/kind.h"
-#include "base/units.h"
 #include "model/tc_words.h"
 
 namespace tcsync {
@@ -33,12 +33,17 @@ void hook_encode(const Options& o, const KindCtx&, MsgWriter& w) {
 // instead of setting a field its table does not have.
 void read_blocks(std::span<const uint8_t> attrs, Options& o, bool egress) {
   AttrTable tb(attrs, TCA_EGRESS_BLOCK);
-  if (auto* a = tb.get(TCA_INGRESS_BLOCK); a && a->data.size() >= 4 && a->u32()) o.set(kIngressBlock, uint64_t{a->u32()});
+  if (auto* a = tb.get(TCA_INGRESS_BLOCK); a && a->data.size() >= 4 && a->u32())
+    o.set(kIngressBlock, uint64_t{a->u32()});
   if (!egress) return;
   if (auto* a = tb.get(TCA_EGRESS_BLOCK); a && a->data.size() >= 4 && a->u32()) o.set(kEgressBlock, uint64_t{a->u32()});
 }
-void hook_decode(std::span<const uint8_t> attrs, const KindCtx&, Options& o) { read_blocks(attrs, o, true); }
-void ingress_decode(std::span<const uint8_t> attrs, const KindCtx&, Options& o) { read_blocks(attrs, o, false); }
+void hook_decode(std::span<const uint8_t> attrs, const KindCtx&, Options& o) {
+  read_blocks(attrs, o, true);
+}
+void ingress_decode(std::span<const uint8_t> attrs, const KindCtx&, Options& o) {
+  read_blocks(attrs, o, false);
+}
 
 void hook_normalize(Options& o, const KindCtx&, Diagnostics& d, SourceLoc) {
   for (uint16_t f : {uint16_t{kIngressBlock}, uint16_t{kEgressBlock}})
@@ -47,11 +52,23 @@ void hook_normalize(Options& o, const KindCtx&, Diagnostics& d, SourceLoc) {
 }
 
 const Field kClsactFields[] = {
-    {.key = "ingress_block", .type = FieldType::Uint, .flags = kRecreate, .doc = "Take ingress filters from shared block N (declared under 'blocks:'); changing it re-creates the qdisc.", .max = 0xFFFFFFFF},
-    {.key = "egress_block", .type = FieldType::Uint, .flags = kRecreate, .doc = "Take egress filters from shared block N (declared under 'blocks:'); changing it re-creates the qdisc.", .max = 0xFFFFFFFF},
+    {.key = "ingress_block",
+     .type = FieldType::Uint,
+     .flags = kRecreate,
+     .doc = "Take ingress filters from shared block N (declared under 'blocks:'); changing it re-creates the qdisc.",
+     .max = 0xFFFFFFFF},
+    {.key = "egress_block",
+     .type = FieldType::Uint,
+     .flags = kRecreate,
+     .doc = "Take egress filters from shared block N (declared under 'blocks:'); changing it re-creates the qdisc.",
+     .max = 0xFFFFFFFF},
 };
 const Field kIngressFields[] = {
-    {.key = "ingress_block", .type = FieldType::Uint, .flags = kRecreate, .doc = "Take ingress filters from shared block N (declared under 'blocks:'); changing it re-creates the qdisc.", .max = 0xFFFFFFFF},
+    {.key = "ingress_block",
+     .type = FieldType::Uint,
+     .flags = kRecreate,
+     .doc = "Take ingress filters from shared block N (declared under 'blocks:'); changing it re-creates the qdisc.",
+     .max = 0xFFFFFFFF},
 };
 }  // namespace
 
@@ -74,7 +91,9 @@ const KindOps kQdiscClsact{
 namespace {
 // `ingress handle ffff:`: q_ingress.c reads a handle after the kind and
 // drops it (the kernel's ingress qdisc is always ffff:).
-bool tc_ingress_handle(TcCursor& c, const TcWord& kw, Node&) { return c.value(kw, "a handle such as ffff:") != nullptr; }
+bool tc_ingress_handle(TcCursor& c, const TcWord& kw, Node&) {
+  return c.value(kw, "a handle such as ffff:") != nullptr;
+}
 const TcReader kTcIngressReaders[] = {{"handle", tc_ingress_handle}};
 const std::string_view kTcIngressExamples[] = {"handle ffff:"};
 const TcWords kTcIngressWords{.readers = kTcIngressReaders, .examples = kTcIngressExamples};
@@ -106,12 +125,24 @@ namespace {
 constexpr WireStruct kFifoQopt{.attr = 0, .size = sizeof(tc_fifo_qopt), .only_with_value = true};
 
 const Field kPfifoFields[] = {
-    {.key = "limit", .type = FieldType::Uint, .flags = kAuto, .doc = "Queue length in packets (default: the device's txqueuelen).", .max = 0xFFFFFFFF,
-     .wire = Wire::U32, .in = &kFifoQopt, .offset = offsetof(tc_fifo_qopt, limit)},
+    {.key = "limit",
+     .type = FieldType::Uint,
+     .flags = kAuto,
+     .doc = "Queue length in packets (default: the device's txqueuelen).",
+     .max = 0xFFFFFFFF,
+     .wire = Wire::U32,
+     .in = &kFifoQopt,
+     .offset = offsetof(tc_fifo_qopt, limit)},
 };
 const Field kBfifoFields[] = {
-    {.key = "limit", .type = FieldType::Size, .flags = kAuto, .doc = "Queue length in bytes (default: txqueuelen times the MTU).", .max = 0xFFFFFFFF,
-     .wire = Wire::U32, .in = &kFifoQopt, .offset = offsetof(tc_fifo_qopt, limit)},
+    {.key = "limit",
+     .type = FieldType::Size,
+     .flags = kAuto,
+     .doc = "Queue length in bytes (default: txqueuelen times the MTU).",
+     .max = 0xFFFFFFFF,
+     .wire = Wire::U32,
+     .in = &kFifoQopt,
+     .offset = offsetof(tc_fifo_qopt, limit)},
 };
 }  // namespace
 

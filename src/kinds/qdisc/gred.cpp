@@ -22,8 +22,8 @@
 
 #include <algorithm>
 #include <array>
-#include <cstring>
 #include <cctype>
+#include <cstring>
 #include <string>
 
 #include "kinds/qdisc/red_params.h"
@@ -39,30 +39,76 @@ namespace {
 
 enum { kVqs, kDefault, kGrio, kLimit, kEcn, kHarddrop, kAdaptive, kNodrop, kVq };
 
-constexpr uint32_t kMaxDps = MAX_DPs;  // 16
-constexpr uint32_t kDefPrio = kMaxDps / 2;  // the kernel's GRED_DEF_PRIO
+constexpr uint32_t kMaxDps = MAX_DPs;                                        // 16
+constexpr uint32_t kDefPrio = kMaxDps / 2;                                   // the kernel's GRED_DEF_PRIO
 constexpr uint32_t kVqFlags = TC_RED_ECN | TC_RED_HARDDROP | TC_RED_NODROP;  // GRED_VQ_RED_FLAGS
-constexpr uint64_t kDefaultBandwidth = 1250000;  // tc's 10Mbit, in bytes/s
+constexpr uint64_t kDefaultBandwidth = 1250000;                              // tc's 10Mbit, in bytes/s
 
 // ---- one virtual queue ------------------------------------------------------------------
 // Its keys, as tc's words (vq is tc's DP).
-enum VqKey { vDp, vLimit, vMin, vMax, vAvpkt, vBurst, vBandwidth, vProbability, vPrio, vEwma, vScellLog, vEcn, vHarddrop, vNodrop, vPlog, kVqKeys };
+enum VqKey {
+  vDp,
+  vLimit,
+  vMin,
+  vMax,
+  vAvpkt,
+  vBurst,
+  vBandwidth,
+  vProbability,
+  vPrio,
+  vEwma,
+  vScellLog,
+  vEcn,
+  vHarddrop,
+  vNodrop,
+  vPlog,
+  kVqKeys
+};
 
 const Field kVqFields[] = {
     {.key = "dp", .type = FieldType::Uint, .doc = "The VQ's number (tc's vq or DP), below vqs.", .max = kMaxDps - 1},
-    {.key = "limit", .type = FieldType::Size, .doc = "Bytes the VQ may hold (the kernel keeps at most the qdisc's limit).", .max = 0xFFFFFFFF},
+    {.key = "limit",
+     .type = FieldType::Size,
+     .doc = "Bytes the VQ may hold (the kernel keeps at most the qdisc's limit).",
+     .max = 0xFFFFFFFF},
     {.key = "min", .type = FieldType::Size, .doc = "Average queue size where marking starts.", .max = 0xFFFFFFFF},
-    {.key = "max", .type = FieldType::Size, .doc = "Average queue size where marking is at its highest.", .max = 0xFFFFFFFF},
-    {.key = "avpkt", .type = FieldType::Size, .doc = "Average packet size: with burst and bandwidth gives ewma and scell_log as tc computes them (input only).", .max = 0xFFFFFFFF},
-    {.key = "burst", .type = FieldType::Uint, .doc = "Packets a burst may hold (default: (2 * min + max) / (3 * avpkt)); needs avpkt (input only).", .max = 0xFFFFFFFF},
-    {.key = "bandwidth", .type = FieldType::Rate, .doc = "Link rate for the idle-time average (default 10mbit); needs avpkt (input only).", .max = 0xFFFFFFFF},
-    {.key = "probability", .type = FieldType::Custom, .doc = "Marking probability at max (default 0.02).", .custom = &kRedProbabilityType},
-    {.key = "prio", .type = FieldType::Uint, .doc = "Priority with grio (default: the default VQ's, else 8); without grio the kernel keeps 8.", .max = 255},
-    {.key = "ewma", .type = FieldType::Uint, .doc = "The kernel's Wlog (computed from avpkt and burst when not given).", .max = 31},
-    {.key = "scell_log", .type = FieldType::Uint, .doc = "The kernel's Scell_log (computed from avpkt and bandwidth when not given).", .max = 31},
+    {.key = "max",
+     .type = FieldType::Size,
+     .doc = "Average queue size where marking is at its highest.",
+     .max = 0xFFFFFFFF},
+    {.key = "avpkt",
+     .type = FieldType::Size,
+     .doc = "Average packet size: with burst and bandwidth gives ewma and scell_log as tc computes them (input only).",
+     .max = 0xFFFFFFFF},
+    {.key = "burst",
+     .type = FieldType::Uint,
+     .doc = "Packets a burst may hold (default: (2 * min + max) / (3 * avpkt)); needs avpkt (input only).",
+     .max = 0xFFFFFFFF},
+    {.key = "bandwidth",
+     .type = FieldType::Rate,
+     .doc = "Link rate for the idle-time average (default 10mbit); needs avpkt (input only).",
+     .max = 0xFFFFFFFF},
+    {.key = "probability",
+     .type = FieldType::Custom,
+     .doc = "Marking probability at max (default 0.02).",
+     .custom = &kRedProbabilityType},
+    {.key = "prio",
+     .type = FieldType::Uint,
+     .doc = "Priority with grio (default: the default VQ's, else 8); without grio the kernel keeps 8.",
+     .max = 255},
+    {.key = "ewma",
+     .type = FieldType::Uint,
+     .doc = "The kernel's Wlog (computed from avpkt and burst when not given).",
+     .max = 31},
+    {.key = "scell_log",
+     .type = FieldType::Uint,
+     .doc = "The kernel's Scell_log (computed from avpkt and bandwidth when not given).",
+     .max = 31},
     {.key = "ecn", .type = FieldType::Bool, .doc = "Mark ECN-capable packets (default: the table's flags)."},
     {.key = "harddrop", .type = FieldType::Bool, .doc = "Drop, not mark, above max (default: the table's flags)."},
-    {.key = "nodrop", .type = FieldType::Bool, .doc = "With ecn, queue non-ECN packets (tc has no word for it; default: the table's flags)."},
+    {.key = "nodrop",
+     .type = FieldType::Bool,
+     .doc = "With ecn, queue non-ECN packets (tc has no word for it; default: the table's flags)."},
     {.key = "plog", .type = FieldType::Uint, .doc = red_plog_doc, .max = 31},
 };
 
@@ -71,14 +117,37 @@ const Field kVqFields[] = {
 // kernel's clamping and defaulting, avpkt, burst and bandwidth), never
 // compared. wPlog is the Plog sent and held: the field when given, else the
 // one min, max and probability give (red_params.h, as red's `plog`).
-enum VqWord { wDp, wGiven, wLimit, wMin, wMax, wProbability, wPrio, wEwma, wScellLog, wFlags, wPlog,
-              wLimitSent, wPrioSent, wAvpkt, wBurst, wBandwidth, kVqWords };
+enum VqWord {
+  wDp,
+  wGiven,
+  wLimit,
+  wMin,
+  wMax,
+  wProbability,
+  wPrio,
+  wEwma,
+  wScellLog,
+  wFlags,
+  wPlog,
+  wLimitSent,
+  wPrioSent,
+  wAvpkt,
+  wBurst,
+  wBandwidth,
+  kVqWords
+};
 // wGiven: a bit per VqKey the file (or the kernel) gave; the rest is derived.
 // A plog bit only where wPlog differs from the computed one.
-bool given(const uint32_t* e, int k) { return (e[wGiven] >> k) & 1; }
+bool given(const uint32_t* e, int k) {
+  return (e[wGiven] >> k) & 1;
+}
 
-size_t vq_count(const Words& w) { return w.size() / kVqWords; }
-const uint32_t* vq_at(const Words& w, size_t i) { return w.data() + i * kVqWords; }
+size_t vq_count(const Words& w) {
+  return w.size() / kVqWords;
+}
+const uint32_t* vq_at(const Words& w, size_t i) {
+  return w.data() + i * kVqWords;
+}
 
 int plog_of(const uint32_t* e) {
   int p = red_eval_plog(e[wMin], e[wMax], static_cast<double>(e[wProbability]) / kTwo32);
@@ -139,21 +208,51 @@ bool vq_parse_entry(const Node& n, uint32_t* e, Diagnostics& d) {
     at[key] = &v;
     e[wGiven] |= 1u << key;
     switch (key) {
-      case vDp: e[wDp] = static_cast<uint32_t>(u); break;
-      case vLimit: e[wLimit] = e[wLimitSent] = static_cast<uint32_t>(u); break;
-      case vMin: e[wMin] = static_cast<uint32_t>(u); break;
-      case vMax: e[wMax] = static_cast<uint32_t>(u); break;
-      case vAvpkt: e[wAvpkt] = static_cast<uint32_t>(u); break;
-      case vBurst: e[wBurst] = static_cast<uint32_t>(u); break;
-      case vBandwidth: e[wBandwidth] = static_cast<uint32_t>(u); break;
-      case vProbability: e[wProbability] = static_cast<uint32_t>(u); break;
-      case vPrio: e[wPrio] = e[wPrioSent] = static_cast<uint32_t>(u); break;
-      case vEwma: e[wEwma] = static_cast<uint32_t>(u); break;
-      case vScellLog: e[wScellLog] = static_cast<uint32_t>(u); break;
-      case vEcn: e[wFlags] |= u ? TC_RED_ECN : 0; break;
-      case vHarddrop: e[wFlags] |= u ? TC_RED_HARDDROP : 0; break;
-      case vNodrop: e[wFlags] |= u ? TC_RED_NODROP : 0; break;
-      case vPlog: e[wPlog] = static_cast<uint32_t>(u); break;
+      case vDp:
+        e[wDp] = static_cast<uint32_t>(u);
+        break;
+      case vLimit:
+        e[wLimit] = e[wLimitSent] = static_cast<uint32_t>(u);
+        break;
+      case vMin:
+        e[wMin] = static_cast<uint32_t>(u);
+        break;
+      case vMax:
+        e[wMax] = static_cast<uint32_t>(u);
+        break;
+      case vAvpkt:
+        e[wAvpkt] = static_cast<uint32_t>(u);
+        break;
+      case vBurst:
+        e[wBurst] = static_cast<uint32_t>(u);
+        break;
+      case vBandwidth:
+        e[wBandwidth] = static_cast<uint32_t>(u);
+        break;
+      case vProbability:
+        e[wProbability] = static_cast<uint32_t>(u);
+        break;
+      case vPrio:
+        e[wPrio] = e[wPrioSent] = static_cast<uint32_t>(u);
+        break;
+      case vEwma:
+        e[wEwma] = static_cast<uint32_t>(u);
+        break;
+      case vScellLog:
+        e[wScellLog] = static_cast<uint32_t>(u);
+        break;
+      case vEcn:
+        e[wFlags] |= u ? TC_RED_ECN : 0;
+        break;
+      case vHarddrop:
+        e[wFlags] |= u ? TC_RED_HARDDROP : 0;
+        break;
+      case vNodrop:
+        e[wFlags] |= u ? TC_RED_NODROP : 0;
+        break;
+      case vPlog:
+        e[wPlog] = static_cast<uint32_t>(u);
+        break;
     }
   }
   // tc's required words: vq, limit, min, max (and avpkt, or the kernel's form).
@@ -175,7 +274,8 @@ bool vq_parse_entry(const Node& n, uint32_t* e, Diagnostics& d) {
   }
   if (!given(e, vProbability)) e[wProbability] = static_cast<uint32_t>(kDefaultRedProbability);
   if (red_eval_plog(e[wMin], e[wMax], static_cast<double>(e[wProbability]) / kTwo32) < 0) {
-    d.error(loc(vProbability), "probability is too small for the span from min to max (tc: failed to calculate probability)");
+    d.error(loc(vProbability),
+            "probability is too small for the span from min to max (tc: failed to calculate probability)");
     return false;
   }
   set_plog(e, given(e, vPlog) ? e[wPlog] : static_cast<uint32_t>(plog_of(e)));
@@ -186,7 +286,8 @@ bool vq_parse_entry(const Node& n, uint32_t* e, Diagnostics& d) {
         return false;
       }
     if (!given(e, vEwma) || !given(e, vScellLog)) {
-      d.error(n.loc, "a gred 'vq' entry needs avpkt (tc's form) or ewma and scell_log (the kernel's form, as dump prints it)");
+      d.error(n.loc,
+              "a gred 'vq' entry needs avpkt (tc's form) or ewma and scell_log (the kernel's form, as dump prints it)");
       return false;
     }
     return true;
@@ -203,19 +304,23 @@ bool vq_parse_entry(const Node& n, uint32_t* e, Diagnostics& d) {
     uint32_t burst = given(e, vBurst) ? e[wBurst] : (2 * e[wMin] + e[wMax]) / (3 * e[wAvpkt]);
     int wlog = red_eval_ewma(e[wMin], burst, e[wAvpkt]);
     if (wlog < 0) {
-      d.error(loc(vBurst, vAvpkt), "no EWMA weight fits burst " + std::to_string(burst) + " (tc: failed to calculate EWMA constant)");
+      d.error(loc(vBurst, vAvpkt),
+              "no EWMA weight fits burst " + std::to_string(burst) + " (tc: failed to calculate EWMA constant)");
       return false;
     }
     e[wEwma] = static_cast<uint32_t>(wlog);
   }
   uint8_t table[256];
-  int clog = red_idle_damping(static_cast<int>(e[wEwma]), e[wAvpkt], given(e, vBandwidth) ? e[wBandwidth] : kDefaultBandwidth, table);
+  int clog = red_idle_damping(static_cast<int>(e[wEwma]), e[wAvpkt],
+                              given(e, vBandwidth) ? e[wBandwidth] : kDefaultBandwidth, table);
   if (clog < 0) {
-    d.error(loc(vBandwidth, vAvpkt), "no Scell_log fits avpkt and bandwidth (tc: failed to calculate idle damping table)");
+    d.error(loc(vBandwidth, vAvpkt),
+            "no Scell_log fits avpkt and bandwidth (tc: failed to calculate idle damping table)");
     return false;
   }
   if (given(e, vScellLog) && e[wScellLog] != static_cast<uint32_t>(clog)) {
-    d.error(loc(vScellLog), "scell_log " + std::to_string(e[wScellLog]) + " does not match avpkt and bandwidth, which give " + std::to_string(clog));
+    d.error(loc(vScellLog), "scell_log " + std::to_string(e[wScellLog]) +
+                                " does not match avpkt and bandwidth, which give " + std::to_string(clog));
     return false;
   }
   e[wScellLog] = static_cast<uint32_t>(clog);
@@ -226,7 +331,9 @@ bool vq_parse_entry(const Node& n, uint32_t* e, Diagnostics& d) {
 // sent in (it decides grio's default prios, as the order of tc's lines does).
 bool vq_parse(const Node& n, Value& out, Diagnostics& d) {
   if (!n.is_seq() || n.seq.empty() || n.seq.size() > kMaxDps) {
-    d.error(n.loc, "'vq' must be a list of 1 to 16 virtual queues such as {dp: 1, limit: 60kb, min: 15kb, max: 25kb, avpkt: 1500}");
+    d.error(n.loc,
+            "'vq' must be a list of 1 to 16 virtual queues such as {dp: 1, limit: 60kb, min: 15kb, max: 25kb, avpkt: "
+            "1500}");
     return false;
   }
   std::vector<std::array<uint32_t, kVqWords>> entries;
@@ -310,23 +417,56 @@ const CustomType kVqType{
     .parse = vq_parse,
     .emit = vq_emit,
     .describe = vq_describe,
-    .json_schema = R"({"description": "The virtual queues, one mapping each in tc's words: dp, limit, min, max, and avpkt [burst] [bandwidth] (tc's form) or ewma and scell_log (the kernel's); probability, prio, ecn, harddrop, nodrop; plog where the kernel's differs from the one min, max and probability give.", "type": "array", "minItems": 1, "maxItems": 16, "items": {"type": "object", "required": ["dp", "limit", "min", "max"], "additionalProperties": false, "properties": {"dp": {"type": "integer", "minimum": 0, "maximum": 15}, "limit": {"type": ["integer", "string"]}, "min": {"type": ["integer", "string"]}, "max": {"type": ["integer", "string"]}, "avpkt": {"type": ["integer", "string"]}, "burst": {"type": "integer", "minimum": 0}, "bandwidth": {"type": ["integer", "string"]}, "probability": {"type": ["number", "string"]}, "prio": {"type": "integer", "minimum": 0, "maximum": 255}, "ewma": {"type": "integer", "minimum": 0, "maximum": 31}, "scell_log": {"type": "integer", "minimum": 0, "maximum": 31}, "ecn": {"type": "boolean"}, "harddrop": {"type": "boolean"}, "nodrop": {"type": "boolean"}, "plog": {"type": "integer", "minimum": 0, "maximum": 31}}}})",
+    .json_schema =
+        R"({"description": "The virtual queues, one mapping each in tc's words: dp, limit, min, max, and avpkt [burst] [bandwidth] (tc's form) or ewma and scell_log (the kernel's); probability, prio, ecn, harddrop, nodrop; plog where the kernel's differs from the one min, max and probability give.", "type": "array", "minItems": 1, "maxItems": 16, "items": {"type": "object", "required": ["dp", "limit", "min", "max"], "additionalProperties": false, "properties": {"dp": {"type": "integer", "minimum": 0, "maximum": 15}, "limit": {"type": ["integer", "string"]}, "min": {"type": ["integer", "string"]}, "max": {"type": ["integer", "string"]}, "avpkt": {"type": ["integer", "string"]}, "burst": {"type": "integer", "minimum": 0}, "bandwidth": {"type": ["integer", "string"]}, "probability": {"type": ["number", "string"]}, "prio": {"type": "integer", "minimum": 0, "maximum": 255}, "ewma": {"type": "integer", "minimum": 0, "maximum": 31}, "scell_log": {"type": "integer", "minimum": 0, "maximum": 31}, "ecn": {"type": "boolean"}, "harddrop": {"type": "boolean"}, "nodrop": {"type": "boolean"}, "plog": {"type": "integer", "minimum": 0, "maximum": 31}}}})",
     .same = vq_same,
 };
 
 // ---- the table -------------------------------------------------------------------------
 
 const Field kFields[] = {
-    {.key = "vqs", .type = FieldType::Uint, .flags = kRequired, .doc = "Number of virtual queues, 1 to 16 (tc's DPs).", .max = kMaxDps},
-    {.key = "default", .type = FieldType::Uint, .flags = kRequired, .doc = "Virtual queue of packets whose tc_index names none, below vqs.", .max = kMaxDps - 1},
-    {.key = "grio", .type = FieldType::Bool, .doc = "Serve the virtual queues by priority (RIO-like), not alike.", .def = 0},
-    {.key = "limit", .type = FieldType::Size, .flags = kAuto, .doc = "Bytes the whole qdisc may hold (default: the device's txqueuelen times its MTU, computed by the kernel).", .max = 0xFFFFFFFF,
-     .attr = TCA_GRED_LIMIT, .wire = Wire::U32},
-    {.key = "ecn", .type = FieldType::Bool, .doc = "Mark ECN-capable packets instead of dropping them (every VQ).", .def = 0},
-    {.key = "harddrop", .type = FieldType::Bool, .doc = "Drop, not mark, above max even with ecn (every VQ).", .def = 0},
-    {.key = "adaptive", .type = FieldType::Bool, .doc = "The RED flag TC_RED_ADAPTATIVE in the table's flags (tc has no word for it).", .def = 0},
-    {.key = "nodrop", .type = FieldType::Bool, .doc = "The RED flag TC_RED_NODROP in the table's flags (tc has no word for it).", .def = 0},
-    {.key = "vq", .type = FieldType::Custom, .doc = "The virtual queues (tc's `qdisc change ... gred vq N limit ... min ... max ... avpkt ...` lines), sent one a message after the setup.", .custom = &kVqType},
+    {.key = "vqs",
+     .type = FieldType::Uint,
+     .flags = kRequired,
+     .doc = "Number of virtual queues, 1 to 16 (tc's DPs).",
+     .max = kMaxDps},
+    {.key = "default",
+     .type = FieldType::Uint,
+     .flags = kRequired,
+     .doc = "Virtual queue of packets whose tc_index names none, below vqs.",
+     .max = kMaxDps - 1},
+    {.key = "grio",
+     .type = FieldType::Bool,
+     .doc = "Serve the virtual queues by priority (RIO-like), not alike.",
+     .def = 0},
+    {.key = "limit",
+     .type = FieldType::Size,
+     .flags = kAuto,
+     .doc = "Bytes the whole qdisc may hold (default: the device's txqueuelen times its MTU, computed by the kernel).",
+     .max = 0xFFFFFFFF,
+     .attr = TCA_GRED_LIMIT,
+     .wire = Wire::U32},
+    {.key = "ecn",
+     .type = FieldType::Bool,
+     .doc = "Mark ECN-capable packets instead of dropping them (every VQ).",
+     .def = 0},
+    {.key = "harddrop",
+     .type = FieldType::Bool,
+     .doc = "Drop, not mark, above max even with ecn (every VQ).",
+     .def = 0},
+    {.key = "adaptive",
+     .type = FieldType::Bool,
+     .doc = "The RED flag TC_RED_ADAPTATIVE in the table's flags (tc has no word for it).",
+     .def = 0},
+    {.key = "nodrop",
+     .type = FieldType::Bool,
+     .doc = "The RED flag TC_RED_NODROP in the table's flags (tc has no word for it).",
+     .def = 0},
+    {.key = "vq",
+     .type = FieldType::Custom,
+     .doc = "The virtual queues (tc's `qdisc change ... gred vq N limit ... min ... max ... avpkt ...` lines), sent "
+            "one a message after the setup.",
+     .custom = &kVqType},
 };
 
 uint32_t table_flags(const Options& o) {
@@ -437,7 +577,8 @@ void decode(std::span<const uint8_t> p, const KindCtx&, Options& o) {
 void normalize(Options& o, const KindCtx&, Diagnostics& d, SourceLoc) {
   auto* v = o.opt(kVqs);
   auto* def = o.opt(kDefault);
-  if (v && std::get<uint64_t>(v->value) == 0) d.error(v->loc, "gred needs 1 to 16 virtual queues (the kernel refuses 0)");
+  if (v && std::get<uint64_t>(v->value) == 0)
+    d.error(v->loc, "gred needs 1 to 16 virtual queues (the kernel refuses 0)");
   if (v && def && std::get<uint64_t>(def->value) >= std::get<uint64_t>(v->value))
     d.error(def->loc, "default " + std::to_string(std::get<uint64_t>(def->value)) + " must be less than vqs " +
                           std::to_string(std::get<uint64_t>(v->value)));
@@ -453,7 +594,8 @@ void normalize(Options& o, const KindCtx&, Diagnostics& d, SourceLoc) {
   uint32_t def_prio = kDefPrio;
   for (size_t i = 0; i < vq_count(w); ++i) {
     uint32_t* e = w.data() + i * kVqWords;
-    if (e[wDp] >= vqs) return d.error(loc, "vq dp " + std::to_string(e[wDp]) + " must be less than vqs " + std::to_string(vqs));
+    if (e[wDp] >= vqs)
+      return d.error(loc, "vq dp " + std::to_string(e[wDp]) + " must be less than vqs " + std::to_string(vqs));
     // Without grio every VQ has prio 8; with it, a VQ without one (0) takes
     // the default VQ's when that one is sent before it, else 8.
     e[wPrio] = !grio ? kDefPrio : e[wPrioSent] ? e[wPrioSent] : def_prio;
@@ -463,7 +605,10 @@ void normalize(Options& o, const KindCtx&, Diagnostics& d, SourceLoc) {
     if (!own) e[wFlags] = flags & kVqFlags;
     // gred_vq_validate: per-VQ flags only while the table has none.
     if (flags && e[wFlags] != flags)
-      return d.error(loc, "vq dp " + std::to_string(e[wDp]) + ": its ecn, harddrop and nodrop must be the table's when the table sets any (the kernel refuses others)");
+      return d.error(
+          loc,
+          "vq dp " + std::to_string(e[wDp]) +
+              ": its ecn, harddrop and nodrop must be the table's when the table sets any (the kernel refuses others)");
   }
   o.set(kVq, std::move(w), loc);
 }
@@ -492,8 +637,10 @@ bool follow_ups(const Options& want, const Options* have, std::vector<FollowUp>&
     const uint32_t* e = vq_at(*w, i);
     const uint32_t* old = vq_find(h, e[wDp]);
     std::string name = "vq " + std::to_string(e[wDp]);
-    if (!old) out.push_back({static_cast<uint16_t>(i + 1), name + " new: " + vq_text(e)});
-    else if (!vq_same_entry(e, old)) out.push_back({static_cast<uint16_t>(i + 1), name + ": " + vq_text(old) + " -> " + vq_text(e)});
+    if (!old)
+      out.push_back({static_cast<uint16_t>(i + 1), name + " new: " + vq_text(e)});
+    else if (!vq_same_entry(e, old))
+      out.push_back({static_cast<uint16_t>(i + 1), name + ": " + vq_text(old) + " -> " + vq_text(e)});
   }
   if (!have) return true;
   for (uint16_t f = 0; f < kVq; ++f) {
@@ -530,7 +677,8 @@ bool tc_setup(TcCursor& c, const TcWord&, Node& body) {
     } else if (w.text == "grio" || w.text == "ecn" || w.text == "harddrop") {
       tc_put(body, w.text, w.loc, tc_scalar("true", w.loc));
     } else {
-      c.diags().error(w.loc, "unknown word " + quoted(w.text) + " in gred setup (tc takes vqs, default, grio, limit, ecn, harddrop)");
+      c.diags().error(w.loc, "unknown word " + quoted(w.text) +
+                                 " in gred setup (tc takes vqs, default, grio, limit, ecn, harddrop)");
       return false;
     }
   }
@@ -551,17 +699,20 @@ bool tc_vq_word(TcCursor& c, const TcWord& kw, Node& body) {
   std::string key = kw.text == "vq" || kw.text == "DP" ? "dp" : kw.text;
   std::string text = val->text;
   // tc reads these with get_unsigned / strtol (dp and prio in base 10, burst in any).
-  if (key == "dp" || key == "prio") text = text.find_first_not_of("0123456789") == std::string::npos ? std::to_string(std::stoull("0" + text)) : text;
-  else if (key == "burst") text = tc_number(text);
-  else if (key != "probability") text = lower(text);  // sizes and rates: tc's units ignore case
+  if (key == "dp" || key == "prio")
+    text = text.find_first_not_of("0123456789") == std::string::npos ? std::to_string(std::stoull("0" + text)) : text;
+  else if (key == "burst")
+    text = tc_number(text);
+  else if (key != "probability")
+    text = lower(text);  // sizes and rates: tc's units ignore case
   tc_put(entry, key, kw.loc, tc_scalar(text, val->loc));
   return true;
 }
 
-const TcReader kTcReaders[] = {{"setup", tc_setup},       {"vq", tc_vq_word},         {"DP", tc_vq_word},
-                               {"limit", tc_vq_word},     {"min", tc_vq_word},        {"max", tc_vq_word},
-                               {"avpkt", tc_vq_word},     {"burst", tc_vq_word},      {"bandwidth", tc_vq_word},
-                               {"probability", tc_vq_word}, {"prio", tc_vq_word},     {"ecn", tc_vq_word},
+const TcReader kTcReaders[] = {{"setup", tc_setup},         {"vq", tc_vq_word},    {"DP", tc_vq_word},
+                               {"limit", tc_vq_word},       {"min", tc_vq_word},   {"max", tc_vq_word},
+                               {"avpkt", tc_vq_word},       {"burst", tc_vq_word}, {"bandwidth", tc_vq_word},
+                               {"probability", tc_vq_word}, {"prio", tc_vq_word},  {"ecn", tc_vq_word},
                                {"harddrop", tc_vq_word}};
 const TcKeyedList kTcKeyedLists[] = {{"vq", "dp"}};
 // A line after the first is a `qdisc change` of the same qdisc.
@@ -580,7 +731,9 @@ constexpr QdiscOps kQdiscGredOps{
 const KindOps kQdiscGred{
     .name = "gred",
     .obj = ObjType::Qdisc,
-    .doc = "Generic RED: a RED queue per virtual queue chosen by tc_index (tc-gred(8)): the table (vqs, default, grio, limit, flags) and its virtual queues (vq), each sent in a change after the setup, as tc does.",
+    .doc =
+        "Generic RED: a RED queue per virtual queue chosen by tc_index (tc-gred(8)): the table (vqs, default, grio, "
+        "limit, flags) and its virtual queues (vq), each sent in a change after the setup, as tc does.",
     .fields = kFields,
     .encode = encode,
     .decode = decode,

@@ -7,13 +7,13 @@
 #include <string>
 
 #include "base/handle.h"
+#include "base/units.h"
 #include "kinds/qdisc/qdisc_values.h"
 #include "kinds/registry.h"
 #include "model/kind.h"
 #include "model/model.h"
-#include "base/units.h"
-#include "yaml/yaml_reader.h"
 #include "yaml/yaml_out.h"
+#include "yaml/yaml_reader.h"
 
 namespace tcsync {
 namespace {
@@ -22,7 +22,10 @@ namespace {
 enum { kQDefault };
 
 const Field kQdiscFields[] = {
-    {.key = "default", .type = FieldType::Handle, .doc = "Class for unclassified traffic, as 1:30 (or :30); absent: such packets are dropped.", .def = 0},
+    {.key = "default",
+     .type = FieldType::Handle,
+     .doc = "Class for unclassified traffic, as 1:30 (or :30); absent: such packets are dropped.",
+     .def = 0},
 };
 
 // TCA_OPTIONS is the bare 2-byte struct, its length unpadded (6), as tc sends.
@@ -76,15 +79,19 @@ bool curve_from_umax(const Node& n, uint64_t umax, uint64_t dmax, uint32_t rate,
   uint32_t wrapped = static_cast<uint32_t>(umax) * 1000000u;
   if (umax > 4294)
     d.warning(n.loc, "tc computes this curve's d in 32 bits and so does tcsync: umax " + std::to_string(umax) +
-                         " * 1000000 wraps, d is " + std::to_string(static_cast<uint32_t>(dmax) - wrapped / rate) + "us rather than " +
-                         std::to_string(static_cast<uint64_t>(std::ceil(static_cast<double>(dmax) - static_cast<double>(umax) * 1e6 / rate))) + "us");
+                         " * 1000000 wraps, d is " + std::to_string(static_cast<uint32_t>(dmax) - wrapped / rate) +
+                         "us rather than " +
+                         std::to_string(static_cast<uint64_t>(
+                             std::ceil(static_cast<double>(dmax) - static_cast<double>(umax) * 1e6 / rate))) +
+                         "us");
   c = {0, static_cast<uint32_t>(dmax) - wrapped / rate, rate};
   return true;
 }
 
 bool curve_parse(const Node& n, Value& out, Diagnostics& d) {
   const char* shape =
-      "a service curve is a rate (\"5mbit\", the m2 slope alone), {m1: RATE, d: TIME, m2: RATE} or {umax: SIZE, dmax: TIME, rate: RATE}";
+      "a service curve is a rate (\"5mbit\", the m2 slope alone), {m1: RATE, d: TIME, m2: RATE} or {umax: SIZE, dmax: "
+      "TIME, rate: RATE}";
   auto rate = [&](const Node& v, uint32_t& to) {
     auto r = v.is_scalar() ? parse_rate(v.scalar) : std::nullopt;
     if (!r || *r > 0xFFFFFFFFull) {
@@ -117,11 +124,16 @@ bool curve_parse(const Node& n, Value& out, Diagnostics& d) {
   const Node *m_key = nullptr, *u_key = nullptr;  // one key of each form, for errors
   uint32_t umax = 0, dmax = 0, r = 0;
   for (auto& [k, v] : n.map) {
-    if (k.scalar == "m1") ok &= rate(v, c[0]), m_key = &k;
-    else if (k.scalar == "m2") ok &= rate(v, c[2]), have_m2 = true, m_key = &k;
-    else if (k.scalar == "d") ok &= time(v, "d", c[1]), m_key = &k;
-    else if (k.scalar == "rate") ok &= rate(v, r), have_rate = true, u_key = &k;
-    else if (k.scalar == "dmax") ok &= time(v, "dmax", dmax), u_key = &k;
+    if (k.scalar == "m1")
+      ok &= rate(v, c[0]), m_key = &k;
+    else if (k.scalar == "m2")
+      ok &= rate(v, c[2]), have_m2 = true, m_key = &k;
+    else if (k.scalar == "d")
+      ok &= time(v, "d", c[1]), m_key = &k;
+    else if (k.scalar == "rate")
+      ok &= rate(v, r), have_rate = true, u_key = &k;
+    else if (k.scalar == "dmax")
+      ok &= time(v, "dmax", dmax), u_key = &k;
     else if (k.scalar == "umax") {
       auto s = v.is_scalar() ? parse_size(v.scalar) : std::nullopt;
       if (!s || *s > 0xFFFFFFFFull) {
@@ -182,21 +194,38 @@ const CustomType kCurveType{
     .parse = curve_parse,
     .emit = curve_emit,
     .describe = curve_describe,
-    .json_schema = R"({"description": "A service curve: a rate (the m2 slope alone), slope m1 for time d then slope m2, or at most umax bytes delayed at most dmax then rate (kept as m1, d, m2, as tc does).", "anyOf": [{"type": "string"}, {"type": "object", "properties": {"m1": {"type": "string"}, "d": {"anyOf": [{"type": "string"}, {"type": "integer", "minimum": 0}]}, "m2": {"type": "string"}}, "required": ["m2"], "additionalProperties": false}, {"type": "object", "properties": {"umax": {"anyOf": [{"type": "string"}, {"type": "integer", "minimum": 0}]}, "dmax": {"anyOf": [{"type": "string"}, {"type": "integer", "minimum": 0}]}, "rate": {"type": "string"}}, "required": ["rate"], "additionalProperties": false}]})",
+    .json_schema =
+        R"({"description": "A service curve: a rate (the m2 slope alone), slope m1 for time d then slope m2, or at most umax bytes delayed at most dmax then rate (kept as m1, d, m2, as tc does).", "anyOf": [{"type": "string"}, {"type": "object", "properties": {"m1": {"type": "string"}, "d": {"anyOf": [{"type": "string"}, {"type": "integer", "minimum": 0}]}, "m2": {"type": "string"}}, "required": ["m2"], "additionalProperties": false}, {"type": "object", "properties": {"umax": {"anyOf": [{"type": "string"}, {"type": "integer", "minimum": 0}]}, "dmax": {"anyOf": [{"type": "string"}, {"type": "integer", "minimum": 0}]}, "rate": {"type": "string"}}, "required": ["rate"], "additionalProperties": false}]})",
 };
 
 // ---- class -----------------------------------------------------------------
 enum { kRt, kLs, kUl, kSc };
 
 const Field kClassFields[] = {
-    {.key = "rt", .type = FieldType::Custom, .doc = "Real-time curve: guaranteed service (leaf classes).", .custom = &kCurveType},
-    {.key = "ls", .type = FieldType::Custom, .doc = "Link-sharing curve: share of excess bandwidth.", .custom = &kCurveType},
-    {.key = "ul", .type = FieldType::Custom, .doc = "Upper-limit curve: the most link-sharing may give (needs ls or sc).", .custom = &kCurveType},
-    {.key = "sc", .type = FieldType::Custom, .doc = "rt and ls both, the same curve (as tc prints a class whose rt and ls are equal).", .custom = &kCurveType},
+    {.key = "rt",
+     .type = FieldType::Custom,
+     .doc = "Real-time curve: guaranteed service (leaf classes).",
+     .custom = &kCurveType},
+    {.key = "ls",
+     .type = FieldType::Custom,
+     .doc = "Link-sharing curve: share of excess bandwidth.",
+     .custom = &kCurveType},
+    {.key = "ul",
+     .type = FieldType::Custom,
+     .doc = "Upper-limit curve: the most link-sharing may give (needs ls or sc).",
+     .custom = &kCurveType},
+    {.key = "sc",
+     .type = FieldType::Custom,
+     .doc = "rt and ls both, the same curve (as tc prints a class whose rt and ls are equal).",
+     .custom = &kCurveType},
 };
 
-const Words* rt_of(const Options& o) { return o.words(kRt) ? o.words(kRt) : o.words(kSc); }
-const Words* ls_of(const Options& o) { return o.words(kLs) ? o.words(kLs) : o.words(kSc); }
+const Words* rt_of(const Options& o) {
+  return o.words(kRt) ? o.words(kRt) : o.words(kSc);
+}
+const Words* ls_of(const Options& o) {
+  return o.words(kLs) ? o.words(kLs) : o.words(kSc);
+}
 
 void put_curve(MsgWriter& w, uint16_t type, const Words* c) {
   if (!c) return;
@@ -241,7 +270,8 @@ void class_normalize(Options& o, const KindCtx&, Diagnostics& d, SourceLoc loc) 
   if (auto* sc = o.opt(kSc)) {
     for (int f : {kRt, kLs})
       if (auto* other = o.opt(f)) {
-        d.error(other->loc, "give 'sc' or 'rt' and 'ls', not both (sc sets rt and ls; line " + std::to_string(sc->loc.line) + ")");
+        d.error(other->loc,
+                "give 'sc' or 'rt' and 'ls', not both (sc sets rt and ls; line " + std::to_string(sc->loc.line) + ")");
         return;
       }
   }

@@ -20,13 +20,56 @@ enum { kLimit, kQuantum, kHhLimit, kResetTimeout, kAdmitBytes, kEvictTimeout, kN
 
 // hhf_init's defaults; tc sends them in the attributes' order, the table's.
 const Field kFields[] = {
-    {.key = "limit", .type = FieldType::Uint, .doc = "Most packets the queue holds.", .def = 1000, .max = 0xFFFFFFFF, .attr = TCA_HHF_BACKLOG_LIMIT, .wire = Wire::U32},
-    {.key = "quantum", .type = FieldType::Uint, .flags = kAuto, .doc = "Bytes a queue may send per round (default: the device's MTU plus header; at least 256).", .max = 0xFFFFFFFF, .attr = TCA_HHF_QUANTUM, .wire = Wire::U32},
-    {.key = "hh_limit", .type = FieldType::Uint, .doc = "Most heavy-hitter flows tracked at once.", .def = 2048, .max = 0xFFFFFFFF, .attr = TCA_HHF_HH_FLOWS_LIMIT, .wire = Wire::U32},
-    {.key = "reset_timeout", .type = FieldType::Time, .doc = "Period after which the heavy-hitter filter is reset (the kernel keeps jiffies: give a multiple of its tick).", .def = 40000, .max = 0xFFFFFFFF, .attr = TCA_HHF_RESET_TIMEOUT, .wire = Wire::U32},
-    {.key = "admit_bytes", .type = FieldType::Uint, .doc = "Bytes a flow sends in a period before it counts as a heavy hitter.", .def = 131072, .max = 0xFFFFFFFF, .attr = TCA_HHF_ADMIT_BYTES, .wire = Wire::U32},
-    {.key = "evict_timeout", .type = FieldType::Time, .doc = "Idle time after which a heavy hitter is no longer one (the kernel keeps jiffies).", .def = 1000000, .max = 0xFFFFFFFF, .attr = TCA_HHF_EVICT_TIMEOUT, .wire = Wire::U32},
-    {.key = "non_hh_weight", .type = FieldType::Uint, .doc = "How many times the quantum the other flows get against heavy hitters.", .def = 2, .max = 0xFFFFFFFF, .attr = TCA_HHF_NON_HH_WEIGHT, .wire = Wire::U32},
+    {.key = "limit",
+     .type = FieldType::Uint,
+     .doc = "Most packets the queue holds.",
+     .def = 1000,
+     .max = 0xFFFFFFFF,
+     .attr = TCA_HHF_BACKLOG_LIMIT,
+     .wire = Wire::U32},
+    {.key = "quantum",
+     .type = FieldType::Uint,
+     .flags = kAuto,
+     .doc = "Bytes a queue may send per round (default: the device's MTU plus header; at least 256).",
+     .max = 0xFFFFFFFF,
+     .attr = TCA_HHF_QUANTUM,
+     .wire = Wire::U32},
+    {.key = "hh_limit",
+     .type = FieldType::Uint,
+     .doc = "Most heavy-hitter flows tracked at once.",
+     .def = 2048,
+     .max = 0xFFFFFFFF,
+     .attr = TCA_HHF_HH_FLOWS_LIMIT,
+     .wire = Wire::U32},
+    {.key = "reset_timeout",
+     .type = FieldType::Time,
+     .doc =
+         "Period after which the heavy-hitter filter is reset (the kernel keeps jiffies: give a multiple of its tick).",
+     .def = 40000,
+     .max = 0xFFFFFFFF,
+     .attr = TCA_HHF_RESET_TIMEOUT,
+     .wire = Wire::U32},
+    {.key = "admit_bytes",
+     .type = FieldType::Uint,
+     .doc = "Bytes a flow sends in a period before it counts as a heavy hitter.",
+     .def = 131072,
+     .max = 0xFFFFFFFF,
+     .attr = TCA_HHF_ADMIT_BYTES,
+     .wire = Wire::U32},
+    {.key = "evict_timeout",
+     .type = FieldType::Time,
+     .doc = "Idle time after which a heavy hitter is no longer one (the kernel keeps jiffies).",
+     .def = 1000000,
+     .max = 0xFFFFFFFF,
+     .attr = TCA_HHF_EVICT_TIMEOUT,
+     .wire = Wire::U32},
+    {.key = "non_hh_weight",
+     .type = FieldType::Uint,
+     .doc = "How many times the quantum the other flows get against heavy hitters.",
+     .def = 2,
+     .max = 0xFFFFFFFF,
+     .attr = TCA_HHF_NON_HH_WEIGHT,
+     .wire = Wire::U32},
 };
 
 void normalize(Options& o, const KindCtx&, Diagnostics& d, SourceLoc loc) {
@@ -40,7 +83,8 @@ void normalize(Options& o, const KindCtx&, Diagnostics& d, SourceLoc loc) {
   }
 }
 
-const std::string_view kTcExamples[] = {"limit 1500 quantum 9000 hh_limit 100 reset_timeout 100ms admit_bytes 100000 evict_timeout 0.5s non_hh_weight 10"};
+const std::string_view kTcExamples[] = {
+    "limit 1500 quantum 9000 hh_limit 100 reset_timeout 100ms admit_bytes 100000 evict_timeout 0.5s non_hh_weight 10"};
 const TcWords kTcWords{.examples = kTcExamples};
 
 }  // namespace

@@ -4,13 +4,13 @@
 #include <cstring>
 
 #include "base/handle.h"
+#include "base/units.h"
 #include "kinds/qdisc/qdisc_values.h"
+#include "kinds/rate_table.h"
 #include "kinds/registry.h"
 #include "model/class_xstats.h"
 #include "model/field_wire.h"
 #include "model/kind.h"
-#include "base/units.h"
-#include "kinds/rate_table.h"
 #include "model/tc_words.h"
 
 namespace tcsync {
@@ -20,10 +20,22 @@ namespace {
 enum { kQDefault, kQR2q, kQDirectQlen };
 
 const Field kQdiscFields[] = {
-    {.key = "default", .type = FieldType::Handle, .doc = "Class for unclassified traffic, as 1:30 (or :30); absent: sent directly.", .def = 0},
-    {.key = "r2q", .type = FieldType::Uint, .doc = "Divisor from rate to quantum for classes without a quantum.", .def = 10, .max = 0xFFFFFFFF},
-    {.key = "direct_qlen", .type = FieldType::Uint, .flags = kAuto, .doc = "Queue length for directly sent packets (default: txqueuelen).", .max = 0xFFFFFFFF,
-     .attr = TCA_HTB_DIRECT_QLEN, .wire = Wire::U32},
+    {.key = "default",
+     .type = FieldType::Handle,
+     .doc = "Class for unclassified traffic, as 1:30 (or :30); absent: sent directly.",
+     .def = 0},
+    {.key = "r2q",
+     .type = FieldType::Uint,
+     .doc = "Divisor from rate to quantum for classes without a quantum.",
+     .def = 10,
+     .max = 0xFFFFFFFF},
+    {.key = "direct_qlen",
+     .type = FieldType::Uint,
+     .flags = kAuto,
+     .doc = "Queue length for directly sent packets (default: txqueuelen).",
+     .max = 0xFFFFFFFF,
+     .attr = TCA_HTB_DIRECT_QLEN,
+     .wire = Wire::U32},
 };
 
 void qdisc_encode(const Options& o, const KindCtx& ctx, MsgWriter& w) {
@@ -51,28 +63,91 @@ void qdisc_normalize(Options& o, const KindCtx& ctx, Diagnostics& d, SourceLoc) 
 }
 
 // ---- class ---------------------------------------------------------------
-enum { kRate, kCeil, kBurst, kCburst, kPrio, kQuantum, kOverhead, kMpu, kLinklayer, kMtu, kCeilOverhead, kCeilMpu, kCeilLinklayer, kBurstTicks, kCburstTicks };
+enum {
+  kRate,
+  kCeil,
+  kBurst,
+  kCburst,
+  kPrio,
+  kQuantum,
+  kOverhead,
+  kMpu,
+  kLinklayer,
+  kMtu,
+  kCeilOverhead,
+  kCeilMpu,
+  kCeilLinklayer,
+  kBurstTicks,
+  kCburstTicks
+};
 
 const Field kClassFields[] = {
     {.key = "rate", .type = FieldType::Rate, .flags = kRequired, .doc = "Guaranteed rate."},
     {.key = "ceil", .type = FieldType::Rate, .doc = "Maximum rate when borrowing (default: rate)."},
-    {.key = "burst", .type = FieldType::Size, .doc = "Bytes that may be sent at ceil speed (default as tc: 1600 + rate/HZ)."},
+    {.key = "burst",
+     .type = FieldType::Size,
+     .doc = "Bytes that may be sent at ceil speed (default as tc: 1600 + rate/HZ)."},
     {.key = "cburst", .type = FieldType::Size, .doc = "Bytes that may be sent at link speed (default as tc)."},
     {.key = "prio", .type = FieldType::Uint, .doc = "Priority for borrowing, 0 (first) to 7.", .def = 0, .max = 7},
-    {.key = "quantum", .type = FieldType::Uint, .flags = kAuto, .doc = "Bytes served per round (default: rate / r2q, computed by the kernel).", .max = 0xFFFFFFFF},
-    {.key = "overhead", .type = FieldType::Uint, .doc = "Bytes the kernel adds to every packet's size before charging it (rate, and ceil unless ceil_overhead says otherwise).", .def = 0, .max = 0xFFFF},
-    {.key = "mpu", .type = FieldType::Uint, .doc = "Smallest size a packet is charged as (rate, and ceil unless ceil_mpu says otherwise).", .def = 0, .max = 0xFFFF},
-    {.key = "linklayer", .type = FieldType::Enum, .doc = kLinklayerDoc, .def = TC_LINKLAYER_ETHERNET, .max = TC_LINKLAYER_MASK, .names = kLinklayerNames},
-    {.key = "mtu", .type = FieldType::Size, .flags = kInputOnly, .doc = "tc's largest packet: the default burst and cburst are rate/HZ plus it (default 1600); the kernel does not keep it.", .max = 0xFFFFFFFF},
+    {.key = "quantum",
+     .type = FieldType::Uint,
+     .flags = kAuto,
+     .doc = "Bytes served per round (default: rate / r2q, computed by the kernel).",
+     .max = 0xFFFFFFFF},
+    {.key = "overhead",
+     .type = FieldType::Uint,
+     .doc = "Bytes the kernel adds to every packet's size before charging it (rate, and ceil unless ceil_overhead says "
+            "otherwise).",
+     .def = 0,
+     .max = 0xFFFF},
+    {.key = "mpu",
+     .type = FieldType::Uint,
+     .doc = "Smallest size a packet is charged as (rate, and ceil unless ceil_mpu says otherwise).",
+     .def = 0,
+     .max = 0xFFFF},
+    {.key = "linklayer",
+     .type = FieldType::Enum,
+     .doc = kLinklayerDoc,
+     .def = TC_LINKLAYER_ETHERNET,
+     .max = TC_LINKLAYER_MASK,
+     .names = kLinklayerNames},
+    {.key = "mtu",
+     .type = FieldType::Size,
+     .flags = kInputOnly,
+     .doc = "tc's largest packet: the default burst and cburst are rate/HZ plus it (default 1600); the kernel does not "
+            "keep it.",
+     .max = 0xFFFFFFFF},
     // The kernel keeps a spec of its own for ceil; tc fills it from the
     // rate's words, another netlink tool need not. Absent: the rate's.
-    {.key = "ceil_overhead", .type = FieldType::Uint, .doc = "The ceil's own overhead, where it differs from overhead (tc cannot set it apart; dump shows it only then).", .max = 0xFFFF},
-    {.key = "ceil_mpu", .type = FieldType::Uint, .doc = "The ceil's own mpu, where it differs from mpu (tc cannot set it apart; dump shows it only then).", .max = 0xFFFF},
-    {.key = "ceil_linklayer", .type = FieldType::Enum, .doc = "The ceil's own link layer, where it differs from linklayer (tc cannot set it apart; dump shows it only then).", .max = TC_LINKLAYER_MASK, .names = kLinklayerNames},
+    {.key = "ceil_overhead",
+     .type = FieldType::Uint,
+     .doc =
+         "The ceil's own overhead, where it differs from overhead (tc cannot set it apart; dump shows it only then).",
+     .max = 0xFFFF},
+    {.key = "ceil_mpu",
+     .type = FieldType::Uint,
+     .doc = "The ceil's own mpu, where it differs from mpu (tc cannot set it apart; dump shows it only then).",
+     .max = 0xFFFF},
+    {.key = "ceil_linklayer",
+     .type = FieldType::Enum,
+     .doc = "The ceil's own link layer, where it differs from linklayer (tc cannot set it apart; dump shows it only "
+            "then).",
+     .max = TC_LINKLAYER_MASK,
+     .names = kLinklayerNames},
     // The kernel keeps the buckets as the ticks sent; tc computes them from
     // bytes, another netlink tool may send ticks tc's arithmetic never gives.
-    {.key = "burst_ticks", .type = FieldType::Uint, .doc = "The kernel's bucket in scheduler ticks (64 ns), where no burst in bytes gives it at rate as tc computes ticks (tc always sends those; dump shows it only then, with burst the smallest size above it). Sent as is.", .max = 0xFFFFFFFF},
-    {.key = "cburst_ticks", .type = FieldType::Uint, .doc = "The kernel's ceil bucket in scheduler ticks (64 ns), where no cburst in bytes gives it at ceil as tc computes ticks (tc always sends those; dump shows it only then, with cburst the smallest size above it). Sent as is.", .max = 0xFFFFFFFF},
+    {.key = "burst_ticks",
+     .type = FieldType::Uint,
+     .doc =
+         "The kernel's bucket in scheduler ticks (64 ns), where no burst in bytes gives it at rate as tc computes "
+         "ticks (tc always sends those; dump shows it only then, with burst the smallest size above it). Sent as is.",
+     .max = 0xFFFFFFFF},
+    {.key = "cburst_ticks",
+     .type = FieldType::Uint,
+     .doc = "The kernel's ceil bucket in scheduler ticks (64 ns), where no cburst in bytes gives it at ceil as tc "
+            "computes ticks (tc always sends those; dump shows it only then, with cburst the smallest size above it). "
+            "Sent as is.",
+     .max = 0xFFFFFFFF},
 };
 
 constexpr SpecFields kRateSpec{kOverhead, kMpu, kLinklayer};
@@ -180,10 +255,15 @@ const TcAlias kTcClassAliases[] = {
 const TcValueAlias kTcClassValueAliases[] = {{"adsl", "atm"}};
 // q_htb.c refuses these twice ("Double \"rate\" spec").
 const std::string_view kTcClassOnce[] = {"rate", "ceil"};
-const std::string_view kTcClassExamples[] = {"rate 1mbit buffer 15k cbuffer 15k", "rate 1mbit maxburst 15k cmaxburst 15k",
+const std::string_view kTcClassExamples[] = {"rate 1mbit buffer 15k cbuffer 15k",
+                                             "rate 1mbit maxburst 15k cmaxburst 15k",
                                              "rate 1mbit linklayer adsl overhead 10 mpu 64 mtu 9000"};
 const TcReader kTcClassReaders[] = {{"linklayer", tc_read_linklayer}};
-const TcWords kTcClassWords{.aliases = kTcClassAliases, .value_aliases = kTcClassValueAliases, .readers = kTcClassReaders, .once = kTcClassOnce, .examples = kTcClassExamples};
+const TcWords kTcClassWords{.aliases = kTcClassAliases,
+                            .value_aliases = kTcClassValueAliases,
+                            .readers = kTcClassReaders,
+                            .once = kTcClassOnce,
+                            .examples = kTcClassExamples};
 }  // namespace
 
 namespace {

@@ -9,7 +9,9 @@ namespace {
 // The queue count is the device's (real_num_tx_queues), unknown to a file:
 // any queue number is accepted here, the kernel answers "Specified class not
 // found." for one the device lacks.
-bool implicit_class(const Options&, uint32_t minor) { return minor >= 1 && minor <= 0xFFFF; }
+bool implicit_class(const Options&, uint32_t minor) {
+  return minor >= 1 && minor <= 0xFFFF;
+}
 
 }  // namespace
 
@@ -22,7 +24,9 @@ constexpr QdiscOps kQdiscMqOps{
 const KindOps kQdiscMq{
     .name = "mq",
     .obj = ObjType::Qdisc,
-    .doc = "One child qdisc per transmit queue (root only); its classes MAJOR:1..MAJOR:N are the device's queues (declare none).",
+    .doc =
+        "One child qdisc per transmit queue (root only); its classes MAJOR:1..MAJOR:N are the device's queues (declare "
+        "none).",
     .qdisc = &kQdiscMqOps,
 };
 

@@ -7,12 +7,12 @@
 #include <cerrno>
 #include <string>
 
+#include "base/units.h"
 #include "kinds/qdisc/traffic_classes.h"
 #include "kinds/registry.h"
 #include "model/kind.h"
-#include "base/units.h"
-#include "yaml/yaml_reader.h"
 #include "yaml/yaml_out.h"
+#include "yaml/yaml_reader.h"
 
 namespace tcsync {
 namespace {
@@ -22,13 +22,31 @@ enum { kNumTc, kMap, kQueues, kHw };
 constexpr size_t kMapLen = TC_QOPT_BITMASK + 1;  // 16 priorities
 // tc's map when none is given (with its default num_tc 8).
 constexpr uint8_t kDefaultMap[kMapLen] = {0, 1, 2, 3, 4, 5, 6, 7, 0, 1, 1, 1, 3, 3, 3, 3};
-Words default_map() { return Words(kDefaultMap, kDefaultMap + kMapLen); }
+Words default_map() {
+  return Words(kDefaultMap, kDefaultMap + kMapLen);
+}
 
 const Field kFields[] = {
-    {.key = "num_tc", .type = FieldType::Uint, .doc = "Number of traffic classes, 1 to 16.", .def = 8, .max = TC_QOPT_MAX_QUEUE},
-    {.key = "map", .type = FieldType::Custom, .doc = "Traffic class of each packet priority 0..15 (default as tc: 0 1 2 3 4 5 6 7 0 1 1 1 3 3 3 3).", .custom = &kTcMapType},
-    {.key = "queues", .type = FieldType::Custom, .flags = kAuto, .doc = "Queue range of each traffic class, COUNT@OFFSET (with hw 1 the driver may choose).", .custom = &kQueueRangesType},
-    {.key = "hw", .type = FieldType::Uint, .doc = "1: the device offloads the mapping (as tc, the default); 0: software only (veth and other devices without offload).", .def = 1, .max = 0xFF},
+    {.key = "num_tc",
+     .type = FieldType::Uint,
+     .doc = "Number of traffic classes, 1 to 16.",
+     .def = 8,
+     .max = TC_QOPT_MAX_QUEUE},
+    {.key = "map",
+     .type = FieldType::Custom,
+     .doc = "Traffic class of each packet priority 0..15 (default as tc: 0 1 2 3 4 5 6 7 0 1 1 1 3 3 3 3).",
+     .custom = &kTcMapType},
+    {.key = "queues",
+     .type = FieldType::Custom,
+     .flags = kAuto,
+     .doc = "Queue range of each traffic class, COUNT@OFFSET (with hw 1 the driver may choose).",
+     .custom = &kQueueRangesType},
+    {.key = "hw",
+     .type = FieldType::Uint,
+     .doc = "1: the device offloads the mapping (as tc, the default); 0: software only (veth and other devices without "
+            "offload).",
+     .def = 1,
+     .max = 0xFF},
 };
 
 void encode(const Options& o, const KindCtx&, MsgWriter& w) {
@@ -67,7 +85,8 @@ void normalize(Options& o, const KindCtx&, Diagnostics& d, SourceLoc loc) {
   for (size_t i = 0; i < map.size(); ++i)
     if (map[i] >= num_tc) {
       SourceLoc at = o.opt(kMap) ? o.opt(kMap)->loc : o.opt(kNumTc) ? o.opt(kNumTc)->loc : loc;
-      d.error(at, "map entry " + std::to_string(i) + " is traffic class " + std::to_string(map[i]) + ", but num_tc is " + std::to_string(num_tc));
+      d.error(at, "map entry " + std::to_string(i) + " is traffic class " + std::to_string(map[i]) +
+                      ", but num_tc is " + std::to_string(num_tc));
       break;
     }
   if (auto* qs = o.opt(kQueues); qs && std::get<Words>(qs->value).size() != 2 * num_tc)
@@ -96,7 +115,8 @@ bool implicit_class(const Options& o, uint32_t minor) {
 // one (veth, dummy: checked in the lab, 6.1) gets a bare EINVAL.
 static std::string reject_hint(const Options& o, int error) {
   if (error != EINVAL || o.num(kHw).value_or(1) == 0) return {};
-  return "mqprio with hw 1 (the default, as in tc) needs a device that offloads mqprio; on veth, dummy and other software devices use hw: 0";
+  return "mqprio with hw 1 (the default, as in tc) needs a device that offloads mqprio; on veth, dummy and other "
+         "software devices use hw: 0";
 }
 
 constexpr QdiscOps kQdiscMqprioOps{
@@ -109,7 +129,9 @@ constexpr QdiscOps kQdiscMqprioOps{
 const KindOps kQdiscMqprio{
     .name = "mqprio",
     .obj = ObjType::Qdisc,
-    .doc = "Priorities to traffic classes to transmit queue ranges (root only); its queue classes MAJOR:1..MAJOR:N take child qdiscs (declare none).",
+    .doc =
+        "Priorities to traffic classes to transmit queue ranges (root only); its queue classes MAJOR:1..MAJOR:N take "
+        "child qdiscs (declare none).",
     .fields = kFields,
     .encode = encode,
     .decode = decode,

@@ -23,15 +23,31 @@ enum { kBands, kMaxBands };
 constexpr WireStruct kQopt{.attr = 0, .size = sizeof(tc_multiq_qopt)};
 
 const Field kFields[] = {
-    {.key = "bands", .type = FieldType::Uint, .flags = kAuto, .doc = "Bands in use: the device's real tx queue count (reported; the kernel sets it).", .max = 0xFFFF,
-     .wire = Wire::U16, .in = &kQopt, .offset = offsetof(tc_multiq_qopt, bands), .map = &kSentAsZero},
-    {.key = "max_bands", .type = FieldType::Uint, .flags = kAuto, .doc = "The device's tx queue count (reported; the kernel sets it).", .max = 0xFFFF,
-     .wire = Wire::U16, .in = &kQopt, .offset = offsetof(tc_multiq_qopt, max_bands), .map = &kSentAsZero},
+    {.key = "bands",
+     .type = FieldType::Uint,
+     .flags = kAuto,
+     .doc = "Bands in use: the device's real tx queue count (reported; the kernel sets it).",
+     .max = 0xFFFF,
+     .wire = Wire::U16,
+     .in = &kQopt,
+     .offset = offsetof(tc_multiq_qopt, bands),
+     .map = &kSentAsZero},
+    {.key = "max_bands",
+     .type = FieldType::Uint,
+     .flags = kAuto,
+     .doc = "The device's tx queue count (reported; the kernel sets it).",
+     .max = 0xFFFF,
+     .wire = Wire::U16,
+     .in = &kQopt,
+     .offset = offsetof(tc_multiq_qopt, max_bands),
+     .map = &kSentAsZero},
 };
 
 // The bands, 1..bands; the count is the device's, so without it any minor
 // is accepted and the kernel answers for one the device lacks.
-bool implicit_class(const Options& o, uint32_t minor) { return minor >= 1 && minor <= o.num(kBands).value_or(0xFFFF); }
+bool implicit_class(const Options& o, uint32_t minor) {
+  return minor >= 1 && minor <= o.num(kBands).value_or(0xFFFF);
+}
 
 }  // namespace
 
@@ -42,7 +58,9 @@ constexpr QdiscOps kQdiscMultiqOps{
 const KindOps kQdiscMultiq{
     .name = "multiq",
     .obj = ObjType::Qdisc,
-    .doc = "One band per transmit queue of a multi-queue device; its classes MAJOR:1..MAJOR:N are the bands (declare none).",
+    .doc =
+        "One band per transmit queue of a multi-queue device; its classes MAJOR:1..MAJOR:N are the bands (declare "
+        "none).",
     .fields = kFields,
     .encode = encode_declared<kFields>,
     .decode = decode_declared<kFields>,

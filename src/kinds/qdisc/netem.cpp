@@ -9,60 +9,198 @@
 #include <cmath>
 #include <utility>
 
+#include "base/units.h"
+#include "kinds/qdisc/qdisc_values.h"
 #include "kinds/registry.h"
 #include "model/kind.h"
-#include "kinds/qdisc/qdisc_values.h"
-#include "base/units.h"
 #include "model/tc_words.h"
 
 namespace tcsync {
 namespace {
 
 enum {
-  kLimit, kDelay, kJitter, kDelayCorr, kLoss, kLossCorr, kDuplicate, kDuplicateCorr, kReorder, kReorderCorr,
-  kGap, kCorrupt, kCorruptCorr, kRate, kPacketOverhead, kCellSize, kCellOverhead, kEcn,
-  kStateP13, kStateP31, kStateP32, kStateP23, kStateP14, kGeP, kGeR, kGe1H, kGe1K,
-  kSlotMinDelay, kSlotMaxDelay, kSlotPackets, kSlotBytes, kSlotDistDelay, kSlotDistJitter,
+  kLimit,
+  kDelay,
+  kJitter,
+  kDelayCorr,
+  kLoss,
+  kLossCorr,
+  kDuplicate,
+  kDuplicateCorr,
+  kReorder,
+  kReorderCorr,
+  kGap,
+  kCorrupt,
+  kCorruptCorr,
+  kRate,
+  kPacketOverhead,
+  kCellSize,
+  kCellOverhead,
+  kEcn,
+  kStateP13,
+  kStateP31,
+  kStateP32,
+  kStateP23,
+  kStateP14,
+  kGeP,
+  kGeR,
+  kGe1H,
+  kGe1K,
+  kSlotMinDelay,
+  kSlotMaxDelay,
+  kSlotPackets,
+  kSlotBytes,
+  kSlotDistDelay,
+  kSlotDistJitter,
 };
 constexpr uint64_t kAll = 0xFFFFFFFF;  // 100%: the kernel's u32 fraction
 
 const Field kFields[] = {
     {.key = "limit", .type = FieldType::Uint, .doc = "Most packets the queue holds.", .def = 1000, .max = 0xFFFFFFFF},
     {.key = "delay", .type = FieldType::Time, .doc = "Delay added to every packet.", .def = 0},
-    {.key = "jitter", .type = FieldType::Time, .doc = "Random variation of the delay (uniform: no distribution table).", .def = 0},
-    {.key = "delay_correlation", .type = FieldType::Custom, .doc = "How much each delay depends on the last one.", .def = 0, .custom = &kPercentType},
-    {.key = "loss", .type = FieldType::Custom, .doc = "Independent loss probability (tc's loss random).", .def = 0, .custom = &kPercentType},
-    {.key = "loss_correlation", .type = FieldType::Custom, .doc = "How much each loss decision depends on the last one.", .def = 0, .custom = &kPercentType},
-    {.key = "duplicate", .type = FieldType::Custom, .doc = "Probability that a packet is duplicated.", .def = 0, .custom = &kPercentType},
-    {.key = "duplicate_correlation", .type = FieldType::Custom, .doc = "Correlation of duplication.", .def = 0, .custom = &kPercentType},
-    {.key = "reorder", .type = FieldType::Custom, .doc = "Probability that a packet is sent at once, ahead of delayed ones (needs delay).", .def = 0, .custom = &kPercentType},
-    {.key = "reorder_correlation", .type = FieldType::Custom, .doc = "Correlation of reordering.", .def = 0, .custom = &kPercentType},
-    {.key = "gap", .type = FieldType::Uint, .doc = "Reorder every gap-th packet (default with reorder: 1, as tc).", .def = 0, .max = 0xFFFFFFFF},
-    {.key = "corrupt", .type = FieldType::Custom, .doc = "Probability of a single-bit error in a packet.", .def = 0, .custom = &kPercentType},
-    {.key = "corrupt_correlation", .type = FieldType::Custom, .doc = "Correlation of corruption.", .def = 0, .custom = &kPercentType},
+    {.key = "jitter",
+     .type = FieldType::Time,
+     .doc = "Random variation of the delay (uniform: no distribution table).",
+     .def = 0},
+    {.key = "delay_correlation",
+     .type = FieldType::Custom,
+     .doc = "How much each delay depends on the last one.",
+     .def = 0,
+     .custom = &kPercentType},
+    {.key = "loss",
+     .type = FieldType::Custom,
+     .doc = "Independent loss probability (tc's loss random).",
+     .def = 0,
+     .custom = &kPercentType},
+    {.key = "loss_correlation",
+     .type = FieldType::Custom,
+     .doc = "How much each loss decision depends on the last one.",
+     .def = 0,
+     .custom = &kPercentType},
+    {.key = "duplicate",
+     .type = FieldType::Custom,
+     .doc = "Probability that a packet is duplicated.",
+     .def = 0,
+     .custom = &kPercentType},
+    {.key = "duplicate_correlation",
+     .type = FieldType::Custom,
+     .doc = "Correlation of duplication.",
+     .def = 0,
+     .custom = &kPercentType},
+    {.key = "reorder",
+     .type = FieldType::Custom,
+     .doc = "Probability that a packet is sent at once, ahead of delayed ones (needs delay).",
+     .def = 0,
+     .custom = &kPercentType},
+    {.key = "reorder_correlation",
+     .type = FieldType::Custom,
+     .doc = "Correlation of reordering.",
+     .def = 0,
+     .custom = &kPercentType},
+    {.key = "gap",
+     .type = FieldType::Uint,
+     .doc = "Reorder every gap-th packet (default with reorder: 1, as tc).",
+     .def = 0,
+     .max = 0xFFFFFFFF},
+    {.key = "corrupt",
+     .type = FieldType::Custom,
+     .doc = "Probability of a single-bit error in a packet.",
+     .def = 0,
+     .custom = &kPercentType},
+    {.key = "corrupt_correlation",
+     .type = FieldType::Custom,
+     .doc = "Correlation of corruption.",
+     .def = 0,
+     .custom = &kPercentType},
     {.key = "rate", .type = FieldType::Rate, .doc = "Rate the queue sends at; absent: no limit.", .def = 0},
-    {.key = "packet_overhead", .type = FieldType::Custom, .doc = "Bytes added to (or, negative, taken from) each packet for the rate.", .def = 0, .custom = &kSignedType},
-    {.key = "cell_size", .type = FieldType::Uint, .doc = "Link layer cell size for the rate (ATM: 53).", .def = 0, .max = 0xFFFFFFFF},
-    {.key = "cell_overhead", .type = FieldType::Custom, .doc = "Bytes of overhead per cell for the rate.", .def = 0, .custom = &kSignedType},
-    {.key = "ecn", .type = FieldType::Bool, .doc = "Mark ECN-capable packets instead of dropping them (with loss).", .def = 0},
+    {.key = "packet_overhead",
+     .type = FieldType::Custom,
+     .doc = "Bytes added to (or, negative, taken from) each packet for the rate.",
+     .def = 0,
+     .custom = &kSignedType},
+    {.key = "cell_size",
+     .type = FieldType::Uint,
+     .doc = "Link layer cell size for the rate (ATM: 53).",
+     .def = 0,
+     .max = 0xFFFFFFFF},
+    {.key = "cell_overhead",
+     .type = FieldType::Custom,
+     .doc = "Bytes of overhead per cell for the rate.",
+     .def = 0,
+     .custom = &kSignedType},
+    {.key = "ecn",
+     .type = FieldType::Bool,
+     .doc = "Mark ECN-capable packets instead of dropping them (with loss).",
+     .def = 0},
     // tc's `loss state P13 [P31 [P32 [P23 [P14]]]]` (NETEM_LOSS_GI).
-    {.key = "loss_state_p13", .type = FieldType::Custom, .doc = "4-state loss model (tc's loss state): from good to bad-burst state; sets the model.", .custom = &kPercentType},
-    {.key = "loss_state_p31", .type = FieldType::Custom, .doc = "4-state loss model: from bad-burst back to good (default: 100% - p13, as tc).", .custom = &kPercentType},
-    {.key = "loss_state_p32", .type = FieldType::Custom, .doc = "4-state loss model: from bad-burst to bad-gap.", .def = 0, .custom = &kPercentType},
-    {.key = "loss_state_p23", .type = FieldType::Custom, .doc = "4-state loss model: from bad-gap to bad-burst.", .def = kAll, .custom = &kPercentType},
-    {.key = "loss_state_p14", .type = FieldType::Custom, .doc = "4-state loss model: from good to isolated loss.", .def = 0, .custom = &kPercentType},
+    {.key = "loss_state_p13",
+     .type = FieldType::Custom,
+     .doc = "4-state loss model (tc's loss state): from good to bad-burst state; sets the model.",
+     .custom = &kPercentType},
+    {.key = "loss_state_p31",
+     .type = FieldType::Custom,
+     .doc = "4-state loss model: from bad-burst back to good (default: 100% - p13, as tc).",
+     .custom = &kPercentType},
+    {.key = "loss_state_p32",
+     .type = FieldType::Custom,
+     .doc = "4-state loss model: from bad-burst to bad-gap.",
+     .def = 0,
+     .custom = &kPercentType},
+    {.key = "loss_state_p23",
+     .type = FieldType::Custom,
+     .doc = "4-state loss model: from bad-gap to bad-burst.",
+     .def = kAll,
+     .custom = &kPercentType},
+    {.key = "loss_state_p14",
+     .type = FieldType::Custom,
+     .doc = "4-state loss model: from good to isolated loss.",
+     .def = 0,
+     .custom = &kPercentType},
     // tc's `loss gemodel P [R [1-H [1-K]]]` (NETEM_LOSS_GE).
-    {.key = "loss_gemodel_p", .type = FieldType::Custom, .doc = "Gilbert-Elliott loss model (tc's loss gemodel): from good to bad; sets the model.", .custom = &kPercentType},
-    {.key = "loss_gemodel_r", .type = FieldType::Custom, .doc = "Gilbert-Elliott: from bad to good (default: 100% - p, as tc).", .custom = &kPercentType},
-    {.key = "loss_gemodel_1h", .type = FieldType::Custom, .doc = "Gilbert-Elliott: tc's 1-h, loss probability in the bad state (the kernel keeps h = 100% - it).", .def = kAll, .custom = &kPercentType},
-    {.key = "loss_gemodel_1k", .type = FieldType::Custom, .doc = "Gilbert-Elliott: tc's 1-k, kept by tc and the kernel as k1 unchanged.", .def = 0, .custom = &kPercentType},
+    {.key = "loss_gemodel_p",
+     .type = FieldType::Custom,
+     .doc = "Gilbert-Elliott loss model (tc's loss gemodel): from good to bad; sets the model.",
+     .custom = &kPercentType},
+    {.key = "loss_gemodel_r",
+     .type = FieldType::Custom,
+     .doc = "Gilbert-Elliott: from bad to good (default: 100% - p, as tc).",
+     .custom = &kPercentType},
+    {.key = "loss_gemodel_1h",
+     .type = FieldType::Custom,
+     .doc = "Gilbert-Elliott: tc's 1-h, loss probability in the bad state (the kernel keeps h = 100% - it).",
+     .def = kAll,
+     .custom = &kPercentType},
+    {.key = "loss_gemodel_1k",
+     .type = FieldType::Custom,
+     .doc = "Gilbert-Elliott: tc's 1-k, kept by tc and the kernel as k1 unchanged.",
+     .def = 0,
+     .custom = &kPercentType},
     // tc's `slot MIN [MAX] [packets N] [bytes N]` (TCA_NETEM_SLOT), in ns.
-    {.key = "slot_min_delay", .type = FieldType::Custom, .doc = "Slots: shortest wait between transmission slots (a bare number is ns, as tc).", .custom = &kTimeNsType},
-    {.key = "slot_max_delay", .type = FieldType::Custom, .doc = "Slots: longest wait between slots (default: slot_min_delay).", .custom = &kTimeNsType},
-    {.key = "slot_packets", .type = FieldType::Uint, .doc = "Slots: most packets sent in a slot; absent: no limit.", .max = 0x7FFFFFFF},
-    {.key = "slot_bytes", .type = FieldType::Size, .doc = "Slots: most bytes sent in a slot; absent: no limit.", .max = 0x7FFFFFFF},
-    {.key = "slot_dist_delay", .type = FieldType::Custom, .doc = "Slots: the delay of tc's slot distribution (its table is neither reported nor sent: without it the kernel uses min and max delay).", .custom = &kTimeNsType},
-    {.key = "slot_dist_jitter", .type = FieldType::Custom, .doc = "Slots: the jitter of tc's slot distribution (see slot_dist_delay).", .custom = &kTimeNsType},
+    {.key = "slot_min_delay",
+     .type = FieldType::Custom,
+     .doc = "Slots: shortest wait between transmission slots (a bare number is ns, as tc).",
+     .custom = &kTimeNsType},
+    {.key = "slot_max_delay",
+     .type = FieldType::Custom,
+     .doc = "Slots: longest wait between slots (default: slot_min_delay).",
+     .custom = &kTimeNsType},
+    {.key = "slot_packets",
+     .type = FieldType::Uint,
+     .doc = "Slots: most packets sent in a slot; absent: no limit.",
+     .max = 0x7FFFFFFF},
+    {.key = "slot_bytes",
+     .type = FieldType::Size,
+     .doc = "Slots: most bytes sent in a slot; absent: no limit.",
+     .max = 0x7FFFFFFF},
+    {.key = "slot_dist_delay",
+     .type = FieldType::Custom,
+     .doc = "Slots: the delay of tc's slot distribution (its table is neither reported nor sent: without it the kernel "
+            "uses min and max delay).",
+     .custom = &kTimeNsType},
+    {.key = "slot_dist_jitter",
+     .type = FieldType::Custom,
+     .doc = "Slots: the jitter of tc's slot distribution (see slot_dist_delay).",
+     .custom = &kTimeNsType},
 };
 
 bool has_slot(const Options& o) {
@@ -74,7 +212,9 @@ bool has_slot(const Options& o) {
 // The qopt's latency and jitter are psched ticks (15.625 per us, as tc's
 // tc_core_time2tick); the kernel keeps ns and also reports them as
 // TCA_NETEM_LATENCY64/JITTER64, sent only past what 32-bit ticks hold.
-uint64_t us_to_ticks(uint64_t us) { return us * 1000 / 64; }
+uint64_t us_to_ticks(uint64_t us) {
+  return us * 1000 / 64;
+}
 
 // TCA_OPTIONS is a bare struct tc_netem_qopt followed by attributes.
 void encode(const Options& o, const KindCtx& ctx, MsgWriter& w) {
@@ -245,13 +385,18 @@ void normalize(Options& o, const KindCtx&, Diagnostics& d, SourceLoc) {
     if (o.has(f) && !o.has(kStateP13)) d.error(o.opt(f)->loc, std::string(kFields[f].key) + " needs loss_state_p13");
   for (int f : {kGeR, kGe1H, kGe1K})
     if (o.has(f) && !o.has(kGeP)) d.error(o.opt(f)->loc, std::string(kFields[f].key) + " needs loss_gemodel_p");
-  if (o.has(kStateP13) && o.has(kGeP)) d.error(o.opt(kGeP)->loc, "netem takes one loss model: loss_state_* or loss_gemodel_*, not both");
+  if (o.has(kStateP13) && o.has(kGeP))
+    d.error(o.opt(kGeP)->loc, "netem takes one loss model: loss_state_* or loss_gemodel_*, not both");
   // tc: a slot without a max delay has max = min.
-  if (o.has(kSlotMinDelay) && !o.has(kSlotMaxDelay)) o.set(kSlotMaxDelay, *o.num(kSlotMinDelay), o.opt(kSlotMinDelay)->loc);
+  if (o.has(kSlotMinDelay) && !o.has(kSlotMaxDelay))
+    o.set(kSlotMaxDelay, *o.num(kSlotMinDelay), o.opt(kSlotMinDelay)->loc);
   if (o.has(kSlotMaxDelay) && o.num(kSlotMaxDelay) < o.num(kSlotMinDelay).value_or(0))
     d.error(o.opt(kSlotMaxDelay)->loc, "slot_max_delay is less than slot_min_delay");
   if (has_slot(o) && !o.has(kSlotMaxDelay) && !o.has(kSlotDistJitter))
-    d.error(o.opt(o.has(kSlotPackets) ? kSlotPackets : o.has(kSlotBytes) ? kSlotBytes : kSlotDistDelay)->loc,
+    d.error(o.opt(o.has(kSlotPackets) ? kSlotPackets
+                  : o.has(kSlotBytes) ? kSlotBytes
+                                      : kSlotDistDelay)
+                ->loc,
             "a slot needs slot_min_delay (or slot_dist_jitter)");
   // The kernel keeps ticks of 64 ns: round as a dump reads it back.
   for (int f : {kDelay, kJitter})
@@ -284,8 +429,8 @@ std::string tc_lower(std::string s) {
 
 // KEY's value, then each of MORE in turn while the next word is a number.
 // A key of MORE that starts with '-' may be negative ("-4").
-bool tc_positional(TcCursor& c, const TcWord& kw, Node& body, std::string_view key, std::initializer_list<std::string_view> more,
-                   bool lower_first = false) {
+bool tc_positional(TcCursor& c, const TcWord& kw, Node& body, std::string_view key,
+                   std::initializer_list<std::string_view> more, bool lower_first = false) {
   const TcWord* v = c.value(kw);
   if (!v) return false;
   tc_put(body, std::string(key), kw.loc, tc_scalar(lower_first ? tc_lower(v->text) : v->text, v->loc));
@@ -312,7 +457,8 @@ bool tc_loss(TcCursor& c, const TcWord& kw, Node& body) {
   if (c.is("random")) c.take();
   if (c.is("state")) {
     const TcWord& model = c.take();
-    return tc_positional(c, model, body, "loss_state_p13", {"loss_state_p31", "loss_state_p32", "loss_state_p23", "loss_state_p14"});
+    return tc_positional(c, model, body, "loss_state_p13",
+                         {"loss_state_p31", "loss_state_p32", "loss_state_p23", "loss_state_p14"});
   }
   if (c.is("gemodel")) {
     const TcWord& model = c.take();
@@ -324,7 +470,9 @@ bool tc_loss(TcCursor& c, const TcWord& kw, Node& body) {
 // table tcsync does not carry.
 bool tc_slot(TcCursor& c, const TcWord& kw, Node& body) {
   if (c.is("distribution")) {
-    c.diags().error(c.peek().loc, "netem's 'slot distribution' has no tcsync spelling: its table is not carried; use 'slot MIN [MAX]'");
+    c.diags().error(
+        c.peek().loc,
+        "netem's 'slot distribution' has no tcsync spelling: its table is not carried; use 'slot MIN [MAX]'");
     return false;
   }
   if (!tc_next_number(c)) {
@@ -344,8 +492,12 @@ bool tc_slot(TcCursor& c, const TcWord& kw, Node& body) {
 bool tc_duplicate(TcCursor& c, const TcWord& kw, Node& body) {
   return tc_positional(c, kw, body, "duplicate", {"duplicate_correlation"});
 }
-bool tc_corrupt(TcCursor& c, const TcWord& kw, Node& body) { return tc_positional(c, kw, body, "corrupt", {"corrupt_correlation"}); }
-bool tc_reorder(TcCursor& c, const TcWord& kw, Node& body) { return tc_positional(c, kw, body, "reorder", {"reorder_correlation"}); }
+bool tc_corrupt(TcCursor& c, const TcWord& kw, Node& body) {
+  return tc_positional(c, kw, body, "corrupt", {"corrupt_correlation"});
+}
+bool tc_reorder(TcCursor& c, const TcWord& kw, Node& body) {
+  return tc_positional(c, kw, body, "reorder", {"reorder_correlation"});
+}
 // `rate RATE [PACKETOVERHEAD [CELLSIZE [CELLOVERHEAD]]]`: q_netem.c lets
 // the overheads, not the cell size, start with '-'.
 bool tc_rate(TcCursor& c, const TcWord& kw, Node& body) {
@@ -353,14 +505,20 @@ bool tc_rate(TcCursor& c, const TcWord& kw, Node& body) {
 }
 
 const TcReader kTcReaders[] = {
-    {"delay", tc_delay},         {"latency", tc_delay}, {"loss", tc_loss}, {"drop", tc_loss},
-    {"duplicate", tc_duplicate}, {"corrupt", tc_corrupt}, {"reorder", tc_reorder}, {"rate", tc_rate},
-    {"slot", tc_slot},
+    {"delay", tc_delay},     {"latency", tc_delay},   {"loss", tc_loss}, {"drop", tc_loss}, {"duplicate", tc_duplicate},
+    {"corrupt", tc_corrupt}, {"reorder", tc_reorder}, {"rate", tc_rate}, {"slot", tc_slot},
 };
 const std::string_view kTcExamples[] = {
-    "delay 10ms 2ms 25%", "latency 10ms", "loss 1% 25%", "drop random 1%", "duplicate 1% 25% corrupt 0.1% 10%",
-    "delay 10ms reorder 25% 50% gap 5", "rate 1mbit 20 1500 -4",
-    "loss state 1% 10% 5% 80% 0.5%", "loss gemodel 1% 10% 70% 0.1%", "slot 10 200 packets 2000 bytes 9000",
+    "delay 10ms 2ms 25%",
+    "latency 10ms",
+    "loss 1% 25%",
+    "drop random 1%",
+    "duplicate 1% 25% corrupt 0.1% 10%",
+    "delay 10ms reorder 25% 50% gap 5",
+    "rate 1mbit 20 1500 -4",
+    "loss state 1% 10% 5% 80% 0.5%",
+    "loss gemodel 1% 10% 70% 0.1%",
+    "slot 10 200 packets 2000 bytes 9000",
 };
 const TcWords kTcWords{.readers = kTcReaders, .examples = kTcExamples};
 }  // namespace

@@ -23,7 +23,9 @@ constexpr QdiscOps kQdiscPfifoFastOps{
 const KindOps kQdiscPfifoFast{
     .name = "pfifo_fast",
     .obj = ObjType::Qdisc,
-    .doc = "The kernel's default three-band priority fifo; takes no options (its bands and priority map are the kernel's, reported but constant).",
+    .doc =
+        "The kernel's default three-band priority fifo; takes no options (its bands and priority map are the kernel's, "
+        "reported but constant).",
     .options_raw = true,
     .options_reported_only = true,
     .qdisc = &kQdiscPfifoFastOps,

@@ -29,7 +29,9 @@ inline uint64_t pie_canon_us(uint64_t dumped) {
 
 // The target field (Field::map): sent as the us it holds, read as the
 // smallest us the kernel dumps as it reports.
-inline std::optional<uint64_t> pie_read_us(uint64_t dumped) { return pie_canon_us(dumped); }
+inline std::optional<uint64_t> pie_read_us(uint64_t dumped) {
+  return pie_canon_us(dumped);
+}
 inline constexpr WireMap kPieTarget{.from_wire = pie_read_us};
 
 }  // namespace tcsync

@@ -34,10 +34,26 @@ constexpr WireStruct kQopt{.attr = 0, .size = sizeof(tc_plug_qopt), .only_with_v
 // alone sends limit 0); the struct goes only when a field is given, so the
 // def alone sends nothing.
 const Field kFields[] = {
-    {.key = "action", .type = FieldType::Enum, .flags = kInputOnly, .doc = "What a change does: block (start a new buffer), release (the last full buffer), release_indefinite (stop plugging), limit (set the limit: the default, as tc's `limit N`). Input only: the kernel does not report it.", .def = TCQ_PLUG_LIMIT, .names = kActions,
-     .wire = Wire::U32, .in = &kQopt, .offset = offsetof(tc_plug_qopt, action)},
-    {.key = "limit", .type = FieldType::Size, .flags = kInputOnly, .doc = "Most bytes buffered (without any option: txqueuelen * MTU). Input only: sch_plug does not dump its options.", .max = 0xFFFFFFFF,
-     .wire = Wire::U32, .in = &kQopt, .offset = offsetof(tc_plug_qopt, limit)},
+    {.key = "action",
+     .type = FieldType::Enum,
+     .flags = kInputOnly,
+     .doc =
+         "What a change does: block (start a new buffer), release (the last full buffer), release_indefinite (stop "
+         "plugging), limit (set the limit: the default, as tc's `limit N`). Input only: the kernel does not report it.",
+     .def = TCQ_PLUG_LIMIT,
+     .names = kActions,
+     .wire = Wire::U32,
+     .in = &kQopt,
+     .offset = offsetof(tc_plug_qopt, action)},
+    {.key = "limit",
+     .type = FieldType::Size,
+     .flags = kInputOnly,
+     .doc =
+         "Most bytes buffered (without any option: txqueuelen * MTU). Input only: sch_plug does not dump its options.",
+     .max = 0xFFFFFFFF,
+     .wire = Wire::U32,
+     .in = &kQopt,
+     .offset = offsetof(tc_plug_qopt, limit)},
 };
 
 }  // namespace
@@ -47,7 +63,9 @@ const Field kFields[] = {
 const KindOps kQdiscPlug{
     .name = "plug",
     .obj = ObjType::Qdisc,
-    .doc = "Holds packets until released (checkpointing). The kernel does not dump plug's options: its limit and action are input only, never compared, and dump prints none.",
+    .doc =
+        "Holds packets until released (checkpointing). The kernel does not dump plug's options: its limit and action "
+        "are input only, never compared, and dump prints none.",
     .fields = kFields,
     .encode = encode_declared<kFields>,
     .decode = decode_declared<kFields>,

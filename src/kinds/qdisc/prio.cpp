@@ -5,12 +5,12 @@
 
 #include <string>
 
+#include "base/units.h"
 #include "kinds/registry.h"
 #include "model/kind.h"
-#include "base/units.h"
-#include "yaml/yaml_reader.h"
-#include "yaml/yaml_out.h"
 #include "model/tc_words.h"
+#include "yaml/yaml_out.h"
+#include "yaml/yaml_reader.h"
 
 namespace tcsync {
 namespace {
@@ -21,7 +21,9 @@ enum { kBands, kPriomap, kMultiqueue };
 // a shorter list given to tc overwrites the front of this one only.
 constexpr uint8_t kDefaultMap[TC_PRIO_MAX + 1] = {1, 2, 2, 2, 1, 2, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1};
 
-Words default_map() { return Words(kDefaultMap, kDefaultMap + TC_PRIO_MAX + 1); }
+Words default_map() {
+  return Words(kDefaultMap, kDefaultMap + TC_PRIO_MAX + 1);
+}
 
 bool priomap_parse(const Node& n, Value& out, Diagnostics& d) {
   if (!n.is_seq() || n.seq.empty() || n.seq.size() > TC_PRIO_MAX + 1) {
@@ -59,15 +61,28 @@ const CustomType kPriomapType{
     .parse = priomap_parse,
     .emit = priomap_emit,
     .describe = priomap_describe,
-    .json_schema = R"({"description": "Band (0 first) for each packet priority 0..15; a shorter list keeps tc's default for the rest (1 2 2 2 1 2 0 0 1 1 1 1 1 1 1 1).", "type": "array", "items": {"anyOf": [{"type": "integer", "minimum": 0, "maximum": 15}, {"type": "string"}]}, "minItems": 1, "maxItems": 16})",
+    .json_schema =
+        R"({"description": "Band (0 first) for each packet priority 0..15; a shorter list keeps tc's default for the rest (1 2 2 2 1 2 0 0 1 1 1 1 1 1 1 1).", "type": "array", "items": {"anyOf": [{"type": "integer", "minimum": 0, "maximum": 15}, {"type": "string"}]}, "minItems": 1, "maxItems": 16})",
 };
 
 const Field kFields[] = {
-    {.key = "bands", .type = FieldType::Uint, .doc = "Number of bands, 2 to 16; band N is class MAJOR:N+1.", .def = 3, .max = TCQ_PRIO_BANDS},
-    {.key = "priomap", .type = FieldType::Custom, .doc = "Band for each packet priority 0..15 (default as tc: 1 2 2 2 1 2 0 0 1 1 1 1 1 1 1 1).", .custom = &kPriomapType},
+    {.key = "bands",
+     .type = FieldType::Uint,
+     .doc = "Number of bands, 2 to 16; band N is class MAJOR:N+1.",
+     .def = 3,
+     .max = TCQ_PRIO_BANDS},
+    {.key = "priomap",
+     .type = FieldType::Custom,
+     .doc = "Band for each packet priority 0..15 (default as tc: 1 2 2 2 1 2 0 0 1 1 1 1 1 1 1 1).",
+     .custom = &kPriomapType},
     // sch_prio reads only the struct (its TCA_PRIO_MQ handling went when mq
     // came, 2.6.29): the flag is sent as tc sends it, and never reported.
-    {.key = "multiqueue", .type = FieldType::Bool, .flags = kInputOnly, .doc = "tc's deprecated multiqueue flag (TCA_PRIO_MQ): sent as tc sends it, ignored and not reported by the kernel (input only; use mq or mqprio).", .def = 0},
+    {.key = "multiqueue",
+     .type = FieldType::Bool,
+     .flags = kInputOnly,
+     .doc = "tc's deprecated multiqueue flag (TCA_PRIO_MQ): sent as tc sends it, ignored and not reported by the "
+            "kernel (input only; use mq or mqprio).",
+     .def = 0},
 };
 
 // TCA_PRIO_MQ: gone from the uapi headers with the kernel's support for it;
@@ -103,8 +118,9 @@ void normalize(Options& o, const KindCtx&, Diagnostics& d, SourceLoc) {
     if (map[i] >= bands) {
       // The default map uses bands 0..2: fewer bands need a map.
       SourceLoc at = o.opt(kPriomap) ? o.opt(kPriomap)->loc : (o.opt(kBands) ? o.opt(kBands)->loc : SourceLoc{});
-      d.error(at, "priomap entry " + std::to_string(i) + " is band " + std::to_string(map[i]) + ", but there are only " +
-                      std::to_string(bands) + " bands (0 to " + std::to_string(bands - 1) + ")");
+      d.error(at, "priomap entry " + std::to_string(i) + " is band " + std::to_string(map[i]) +
+                      ", but there are only " + std::to_string(bands) + " bands (0 to " + std::to_string(bands - 1) +
+                      ")");
       return;
     }
   // The default map is kept as "absent", so a prio made by tc without a
@@ -112,7 +128,9 @@ void normalize(Options& o, const KindCtx&, Diagnostics& d, SourceLoc) {
   if (o.words(kPriomap) && *o.words(kPriomap) == default_map()) o.erase(kPriomap);
 }
 
-bool implicit_class(const Options& o, uint32_t minor) { return minor >= 1 && minor <= o.num(kBands).value_or(3); }
+bool implicit_class(const Options& o, uint32_t minor) {
+  return minor >= 1 && minor <= o.num(kBands).value_or(3);
+}
 
 }  // namespace
 
@@ -149,7 +167,9 @@ constexpr QdiscOps kQdiscPrioOps{
 const KindOps kQdiscPrio{
     .name = "prio",
     .obj = ObjType::Qdisc,
-    .doc = "Strict priority bands; its classes MAJOR:1..MAJOR:bands are made by the qdisc (declare none), child qdiscs hang off them.",
+    .doc =
+        "Strict priority bands; its classes MAJOR:1..MAJOR:bands are made by the qdisc (declare none), child qdiscs "
+        "hang off them.",
     .fields = kFields,
     .encode = encode,
     .decode = decode,

@@ -2,14 +2,14 @@
 
 #include <cctype>
 #include <cmath>
-#include <cstdlib>
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 
 #include "base/handle.h"
 #include "base/units.h"
-#include "yaml/yaml_reader.h"
 #include "yaml/yaml_out.h"
+#include "yaml/yaml_reader.h"
 
 namespace tcsync {
 
@@ -51,7 +51,9 @@ std::string percent_describe(const Value& v) {
   }
   return std::string(buf) + "%";
 }
-void percent_emit(const Value& v, YamlOut& y) { y.str(percent_describe(v)); }
+void percent_emit(const Value& v, YamlOut& y) {
+  y.str(percent_describe(v));
+}
 
 bool signed_parse(const Node& n, Value& out, Diagnostics& d) {
   if (n.is_scalar()) {
@@ -65,7 +67,9 @@ bool signed_parse(const Node& n, Value& out, Diagnostics& d) {
   d.error(n.loc, "expected a whole number from -2147483648 to 2147483647");
   return false;
 }
-std::string signed_describe(const Value& v) { return std::to_string(as_s32(std::get<uint64_t>(v))); }
+std::string signed_describe(const Value& v) {
+  return std::to_string(as_s32(std::get<uint64_t>(v)));
+}
 void signed_emit(const Value& v, YamlOut& y) {
   int32_t s = as_s32(std::get<uint64_t>(v));
   if (s >= 0) return y.num(static_cast<uint64_t>(s));
@@ -81,8 +85,12 @@ bool time_ns_parse(const Node& n, Value& out, Diagnostics& d) {
   d.error(n.loc, "expected a time such as 10us, 1.5ms or 500ns (a bare number is ns, as tc)");
   return false;
 }
-std::string time_ns_describe(const Value& v) { return format_time_ns(std::get<uint64_t>(v)); }
-void time_ns_emit(const Value& v, YamlOut& y) { y.str(format_time_ns(std::get<uint64_t>(v))); }
+std::string time_ns_describe(const Value& v) {
+  return format_time_ns(std::get<uint64_t>(v));
+}
+void time_ns_emit(const Value& v, YamlOut& y) {
+  y.str(format_time_ns(std::get<uint64_t>(v)));
+}
 
 }  // namespace
 
@@ -90,8 +98,8 @@ std::optional<uint64_t> parse_time_ns(const std::string& s) {
   static const struct {
     const char* name;
     double scale;
-  } kUnits[] = {{"s", 1e9},  {"sec", 1e9},  {"secs", 1e9},  {"ms", 1e6},  {"msec", 1e6},  {"msecs", 1e6},
-                {"us", 1e3}, {"usec", 1e3}, {"usecs", 1e3}, {"ns", 1},    {"nsec", 1},    {"nsecs", 1}};
+  } kUnits[] = {{"s", 1e9},  {"sec", 1e9},  {"secs", 1e9},  {"ms", 1e6}, {"msec", 1e6}, {"msecs", 1e6},
+                {"us", 1e3}, {"usec", 1e3}, {"usecs", 1e3}, {"ns", 1},   {"nsec", 1},   {"nsecs", 1}};
   if (s.empty() || !(std::isdigit(static_cast<unsigned char>(s[0])) || s[0] == '.')) return std::nullopt;
   char* end = nullptr;
   double v = std::strtod(s.c_str(), &end);
@@ -120,17 +128,21 @@ const CustomType kTimeNsType{
     .parse = time_ns_parse,
     .emit = time_ns_emit,
     .describe = time_ns_describe,
-    .json_schema = R"({"description": "A time such as 10us, 1.5ms or 500ns; a bare number is ns (as tc's get_time64).", "anyOf": [{"type": "integer", "minimum": 0}, {"type": "string", "pattern": "^[0-9.]+([a-zA-Z]+)?$"}]})",
+    .json_schema =
+        R"({"description": "A time such as 10us, 1.5ms or 500ns; a bare number is ns (as tc's get_time64).", "anyOf": [{"type": "integer", "minimum": 0}, {"type": "string", "pattern": "^[0-9.]+([a-zA-Z]+)?$"}]})",
 };
 
-int32_t as_s32(uint64_t v) { return static_cast<int32_t>(static_cast<uint32_t>(v)); }
+int32_t as_s32(uint64_t v) {
+  return static_cast<int32_t>(static_cast<uint32_t>(v));
+}
 
 const CustomType kPercentType{
     .schema_name = "percent",
     .parse = percent_parse,
     .emit = percent_emit,
     .describe = percent_describe,
-    .json_schema = R"({"description": "A percent from 0% to 100%, such as 1% or 0.5%.", "anyOf": [{"type": "number", "minimum": 0, "maximum": 100}, {"type": "string", "pattern": "^[0-9.eE+-]+%?$"}]})",
+    .json_schema =
+        R"({"description": "A percent from 0% to 100%, such as 1% or 0.5%.", "anyOf": [{"type": "number", "minimum": 0, "maximum": 100}, {"type": "string", "pattern": "^[0-9.eE+-]+%?$"}]})",
 };
 
 const CustomType kSignedType{
@@ -138,7 +150,8 @@ const CustomType kSignedType{
     .parse = signed_parse,
     .emit = signed_emit,
     .describe = signed_describe,
-    .json_schema = R"({"description": "A whole number, may be negative.", "anyOf": [{"type": "integer", "minimum": -2147483648, "maximum": 2147483647}, {"type": "string", "pattern": "^-?[0-9]+$"}]})",
+    .json_schema =
+        R"({"description": "A whole number, may be negative.", "anyOf": [{"type": "integer", "minimum": -2147483648, "maximum": 2147483647}, {"type": "string", "pattern": "^-?[0-9]+$"}]})",
 };
 
 void normalize_default_class(Options& o, int f, const KindCtx& ctx, Diagnostics& d) {
@@ -146,13 +159,16 @@ void normalize_default_class(Options& o, int f, const KindCtx& ctx, Diagnostics&
   if (!opt) return;
   uint32_t h = static_cast<uint32_t>(std::get<uint64_t>(opt->value));
   if (handle_major(h) && handle_major(h) != handle_major(ctx.handle))
-    d.error(opt->loc, "default class " + format_handle(h) + " is not a class of this qdisc " + format_handle(ctx.handle));
+    d.error(opt->loc,
+            "default class " + format_handle(h) + " is not a class of this qdisc " + format_handle(ctx.handle));
   else if (handle_minor(h) == 0)
     o.erase(static_cast<uint16_t>(f));
   else
     o.set(static_cast<uint16_t>(f), uint64_t{handle_major(ctx.handle) | handle_minor(h)}, opt->loc);
 }
 
-bool one_class_any_minor(const Options&, uint32_t) { return true; }
+bool one_class_any_minor(const Options&, uint32_t) {
+  return true;
+}
 
 }  // namespace tcsync

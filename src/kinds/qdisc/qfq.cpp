@@ -22,10 +22,21 @@ constexpr uint64_t kMinLmax = 512, kMaxLmax = 1 << 16;
 constexpr uint64_t kOneFp = 1ull << 30;
 
 const Field kClassFields[] = {
-    {.key = "weight", .type = FieldType::Uint, .doc = "Share of the link, 1 to 1024 (the weights of a qdisc's classes add up to at most 65536).", .def = 1, .max = kMaxWeight,
-     .attr = TCA_QFQ_WEIGHT, .wire = Wire::U32},
-    {.key = "maxpkt", .type = FieldType::Size, .flags = kAuto, .doc = "Largest packet of the class in bytes, 512 to 65536 (default: the device's MTU with its link-layer header, computed by the kernel).", .max = kMaxLmax,
-     .attr = TCA_QFQ_LMAX, .wire = Wire::U32},
+    {.key = "weight",
+     .type = FieldType::Uint,
+     .doc = "Share of the link, 1 to 1024 (the weights of a qdisc's classes add up to at most 65536).",
+     .def = 1,
+     .max = kMaxWeight,
+     .attr = TCA_QFQ_WEIGHT,
+     .wire = Wire::U32},
+    {.key = "maxpkt",
+     .type = FieldType::Size,
+     .flags = kAuto,
+     .doc = "Largest packet of the class in bytes, 512 to 65536 (default: the device's MTU with its link-layer header, "
+            "computed by the kernel).",
+     .max = kMaxLmax,
+     .attr = TCA_QFQ_LMAX,
+     .wire = Wire::U32},
 };
 
 void class_normalize(Options& o, const KindCtx&, Diagnostics& d, SourceLoc) {
@@ -49,14 +60,17 @@ void check_classes(const std::vector<const Class*>& cs, Diagnostics& d) {
   for (const Class* c : cs) {
     if (handle_minor(c->parent))
       d.error(c->loc, "qfq classes are flat: class " + format_handle(c->classid) + " sits right under qdisc " +
-                          format_handle(handle_major(c->classid)) + ", not under " + format_handle(c->parent) + " (leave 'parent' out)");
+                          format_handle(handle_major(c->classid)) + ", not under " + format_handle(c->parent) +
+                          " (leave 'parent' out)");
     sum += c->opts.num(kWeight).value_or(1);
   }
   // QFQ_MAX_WSUM per qdisc ("total weight out of range"); cs may span
   // several qdiscs of one device, so this is only the sure case.
-  if (sum > 64 * kMaxWeight && !cs.empty() &&
-      std::all_of(cs.begin(), cs.end(), [&](const Class* c) { return handle_major(c->classid) == handle_major(cs[0]->classid); }))
-    d.error(cs[0]->loc, "the weights of the qfq classes add up to " + std::to_string(sum) + ", more than the kernel's 65536");
+  if (sum > 64 * kMaxWeight && !cs.empty() && std::all_of(cs.begin(), cs.end(), [&](const Class* c) {
+        return handle_major(c->classid) == handle_major(cs[0]->classid);
+      }))
+    d.error(cs[0]->loc,
+            "the weights of the qfq classes add up to " + std::to_string(sum) + ", more than the kernel's 65536");
 }
 
 }  // namespace
@@ -68,7 +82,9 @@ constexpr QdiscOps kQdiscQfqOps{
 const KindOps kQdiscQfq{
     .name = "qfq",
     .obj = ObjType::Qdisc,
-    .doc = "Quick Fair Queueing: weighted fair queueing over its classes (classify with filters; unclassified packets are dropped).",
+    .doc =
+        "Quick Fair Queueing: weighted fair queueing over its classes (classify with filters; unclassified packets are "
+        "dropped).",
     .qdisc = &kQdiscQfqOps,
 };
 

@@ -20,8 +20,8 @@
 
 #include <string>
 
-#include "kinds/registry.h"
 #include "kinds/qdisc/red_params.h"
+#include "kinds/registry.h"
 #include "model/kind.h"
 #include "model/tc_words.h"
 
@@ -29,34 +29,98 @@ namespace tcsync {
 namespace {
 
 enum {
-  kLimit, kMin, kMax, kAvpkt, kBurst, kBandwidth, kProbability, kEwma, kScellLog,
-  kEcn, kHarddrop, kAdaptive, kNodrop, kEarlyDropBlock, kMarkBlock, kPlog,
+  kLimit,
+  kMin,
+  kMax,
+  kAvpkt,
+  kBurst,
+  kBandwidth,
+  kProbability,
+  kEwma,
+  kScellLog,
+  kEcn,
+  kHarddrop,
+  kAdaptive,
+  kNodrop,
+  kEarlyDropBlock,
+  kMarkBlock,
+  kPlog,
 };
 
 constexpr uint64_t kDefaultProbability = kDefaultRedProbability;
-constexpr uint64_t kDefaultBandwidth = 1250000;     // tc's 10Mbit, in bytes/s
+constexpr uint64_t kDefaultBandwidth = 1250000;  // tc's 10Mbit, in bytes/s
 
 const Field kFields[] = {
-    {.key = "limit", .type = FieldType::Size, .flags = kRequired, .doc = "Hard limit of the queue in bytes.", .max = 0xFFFFFFFF},
-    {.key = "min", .type = FieldType::Size, .doc = "Average queue size where marking starts (default: max / 3, as tc).", .max = 0xFFFFFFFF},
-    {.key = "max", .type = FieldType::Size, .doc = "Average queue size where marking is at its highest (default: 3 * min, or limit / 4, as tc).", .max = 0xFFFFFFFF},
-    {.key = "avpkt", .type = FieldType::Size, .flags = kInputOnly, .doc = "Average packet size; with burst and bandwidth gives ewma and scell_log as tc computes them (input only: the kernel does not report it).", .max = 0xFFFFFFFF},
-    {.key = "burst", .type = FieldType::Uint, .flags = kInputOnly, .doc = "Packets a burst may hold before the average follows (default: (2 * min + max) / (3 * avpkt)); needs avpkt (input only).", .max = 0xFFFFFFFF},
-    {.key = "bandwidth", .type = FieldType::Rate, .flags = kInputOnly, .doc = "Link rate for the idle-time average (default: 10mbit); needs avpkt (input only).", .max = 0xFFFFFFFF},
-    {.key = "probability", .type = FieldType::Custom, .doc = "Marking probability at max (default 0.02); with adaptive the kernel retunes it, so it is not compared.", .def = kDefaultProbability, .custom = &kRedProbabilityType},
-    {.key = "ewma", .type = FieldType::Uint, .doc = "The kernel's Wlog: the average's weight is 2^-ewma (computed from avpkt and burst when not given).", .max = 31},
-    {.key = "scell_log", .type = FieldType::Uint, .doc = "The kernel's Scell_log: idle time cell size (computed from avpkt and bandwidth when not given).", .max = 31},
+    {.key = "limit",
+     .type = FieldType::Size,
+     .flags = kRequired,
+     .doc = "Hard limit of the queue in bytes.",
+     .max = 0xFFFFFFFF},
+    {.key = "min",
+     .type = FieldType::Size,
+     .doc = "Average queue size where marking starts (default: max / 3, as tc).",
+     .max = 0xFFFFFFFF},
+    {.key = "max",
+     .type = FieldType::Size,
+     .doc = "Average queue size where marking is at its highest (default: 3 * min, or limit / 4, as tc).",
+     .max = 0xFFFFFFFF},
+    {.key = "avpkt",
+     .type = FieldType::Size,
+     .flags = kInputOnly,
+     .doc = "Average packet size; with burst and bandwidth gives ewma and scell_log as tc computes them (input only: "
+            "the kernel does not report it).",
+     .max = 0xFFFFFFFF},
+    {.key = "burst",
+     .type = FieldType::Uint,
+     .flags = kInputOnly,
+     .doc = "Packets a burst may hold before the average follows (default: (2 * min + max) / (3 * avpkt)); needs avpkt "
+            "(input only).",
+     .max = 0xFFFFFFFF},
+    {.key = "bandwidth",
+     .type = FieldType::Rate,
+     .flags = kInputOnly,
+     .doc = "Link rate for the idle-time average (default: 10mbit); needs avpkt (input only).",
+     .max = 0xFFFFFFFF},
+    {.key = "probability",
+     .type = FieldType::Custom,
+     .doc = "Marking probability at max (default 0.02); with adaptive the kernel retunes it, so it is not compared.",
+     .def = kDefaultProbability,
+     .custom = &kRedProbabilityType},
+    {.key = "ewma",
+     .type = FieldType::Uint,
+     .doc = "The kernel's Wlog: the average's weight is 2^-ewma (computed from avpkt and burst when not given).",
+     .max = 31},
+    {.key = "scell_log",
+     .type = FieldType::Uint,
+     .doc = "The kernel's Scell_log: idle time cell size (computed from avpkt and bandwidth when not given).",
+     .max = 31},
     {.key = "ecn", .type = FieldType::Bool, .doc = "Mark ECN-capable packets instead of dropping them.", .def = 0},
     {.key = "harddrop", .type = FieldType::Bool, .doc = "Drop, not mark, above max even with ecn.", .def = 0},
-    {.key = "adaptive", .type = FieldType::Bool, .doc = "Adaptive RED: the kernel tunes the probability to keep the average between min and max.", .def = 0},
-    {.key = "nodrop", .type = FieldType::Bool, .doc = "With ecn: queue non-ECN packets instead of dropping them early.", .def = 0},
+    {.key = "adaptive",
+     .type = FieldType::Bool,
+     .doc = "Adaptive RED: the kernel tunes the probability to keep the average between min and max.",
+     .def = 0},
+    {.key = "nodrop",
+     .type = FieldType::Bool,
+     .doc = "With ecn: queue non-ECN packets instead of dropping them early.",
+     .def = 0},
     // red_change: tcf_qevent_validate_change refuses another block.
-    {.key = "early_drop_block", .type = FieldType::Uint, .flags = kRecreate, .doc = "Shared block whose filters see early-dropped packets (qevent early_drop).", .max = 0xFFFFFFFF},
-    {.key = "mark_block", .type = FieldType::Uint, .flags = kRecreate, .doc = "Shared block whose filters see ECN-marked packets (qevent mark).", .max = 0xFFFFFFFF},
+    {.key = "early_drop_block",
+     .type = FieldType::Uint,
+     .flags = kRecreate,
+     .doc = "Shared block whose filters see early-dropped packets (qevent early_drop).",
+     .max = 0xFFFFFFFF},
+    {.key = "mark_block",
+     .type = FieldType::Uint,
+     .flags = kRecreate,
+     .doc = "Shared block whose filters see ECN-marked packets (qevent mark).",
+     .max = 0xFFFFFFFF},
     {.key = "plog", .type = FieldType::Uint, .doc = red_plog_doc, .max = 31},
 };
 
-uint32_t u32(const Options& o, int f) { return static_cast<uint32_t>(o.num(f).value_or(0)); }
+uint32_t u32(const Options& o, int f) {
+  return static_cast<uint32_t>(o.num(f).value_or(0));
+}
 
 void encode(const Options& o, const KindCtx&, MsgWriter& w) {
   tc_red_qopt q{};
@@ -134,7 +198,8 @@ void normalize(Options& o, const KindCtx&, Diagnostics& d, SourceLoc loc) {
 
   uint32_t max_p = static_cast<uint32_t>(o.num(kProbability).value_or(kDefaultProbability));
   if (red_eval_plog(qmin, qmax, static_cast<double>(max_p) / kTwo32) < 0)
-    return d.error(loc_of(o, kProbability, loc), "probability is too small for the span from min to max (tc: failed to calculate probability)");
+    return d.error(loc_of(o, kProbability, loc),
+                   "probability is too small for the span from min to max (tc: failed to calculate probability)");
   red_drop_computed_plog(o, kPlog, qmin, qmax, max_p);
 
   auto avpkt = o.num(kAvpkt);
@@ -157,18 +222,22 @@ void normalize(Options& o, const KindCtx&, Diagnostics& d, SourceLoc loc) {
     wlog = red_eval_ewma(qmin, burst, a);
     if (wlog < 0) {
       if (static_cast<double>(burst) + 1 - static_cast<double>(qmin) / a < 1.0)
-        return d.error(loc_of(o, kBurst, loc), "burst " + std::to_string(burst) + " is too small for min / avpkt; try burst " +
+        return d.error(loc_of(o, kBurst, loc), "burst " + std::to_string(burst) +
+                                                   " is too small for min / avpkt; try burst " +
                                                    std::to_string(1 + qmin / a));
-      return d.error(loc_of(o, kBurst, loc), "no EWMA weight fits burst " + std::to_string(burst) + " (tc: failed to calculate EWMA constant)");
+      return d.error(loc_of(o, kBurst, loc),
+                     "no EWMA weight fits burst " + std::to_string(burst) + " (tc: failed to calculate EWMA constant)");
     }
     o.set(kEwma, uint64_t(wlog), loc_of(o, kBurst, loc_of(o, kAvpkt, loc)));
   }
   uint8_t table[256];
   int clog = red_idle_damping(wlog, a, o.num(kBandwidth).value_or(kDefaultBandwidth), table);
-  if (clog < 0) return d.error(loc_of(o, kBandwidth, loc), "no Scell_log fits avpkt and bandwidth (tc: failed to calculate idle damping table)");
+  if (clog < 0)
+    return d.error(loc_of(o, kBandwidth, loc),
+                   "no Scell_log fits avpkt and bandwidth (tc: failed to calculate idle damping table)");
   if (auto* s = o.opt(kScellLog); s && std::get<uint64_t>(s->value) != static_cast<uint64_t>(clog))
-    return d.error(s->loc, "scell_log " + std::to_string(std::get<uint64_t>(s->value)) + " does not match avpkt and bandwidth, which give " +
-                               std::to_string(clog));
+    return d.error(s->loc, "scell_log " + std::to_string(std::get<uint64_t>(s->value)) +
+                               " does not match avpkt and bandwidth, which give " + std::to_string(clog));
   o.set(kScellLog, uint64_t(clog), loc_of(o, kScellLog, loc_of(o, kBandwidth, loc_of(o, kAvpkt, loc))));
 }
 
@@ -180,14 +249,17 @@ bool kernel_tunes(const Options& want, uint16_t f) {
 }
 
 // red has one class, 1, holding its child qdisc (a bfifo by default).
-bool implicit_class(const Options&, uint32_t minor) { return minor == 1; }
+bool implicit_class(const Options&, uint32_t minor) {
+  return minor == 1;
+}
 
 }  // namespace
 
 namespace {
 // q_red.c also takes its old misspelling.
 const TcAlias kTcAliases[] = {{"adaptative", "adaptive"}};
-const std::string_view kTcExamples[] = {"limit 400000 min 30000 max 90000 avpkt 1000 burst 55 bandwidth 10mbit adaptative"};
+const std::string_view kTcExamples[] = {
+    "limit 400000 min 30000 max 90000 avpkt 1000 burst 55 bandwidth 10mbit adaptative"};
 const TcWords kTcWords{.aliases = kTcAliases, .examples = kTcExamples};
 }  // namespace
 

@@ -44,7 +44,9 @@ std::string probability_describe(const Value& v) {
   }
   return buf;
 }
-void probability_emit(const Value& v, YamlOut& y) { y.number(probability_describe(v)); }
+void probability_emit(const Value& v, YamlOut& y) {
+  y.number(probability_describe(v));
+}
 
 // tc stores a double into a u8; on x86-64 that is a truncation to int32
 // (out of range: INT_MIN) and then the low byte. Only reachable when
@@ -61,7 +63,8 @@ const CustomType kRedProbabilityType{
     .parse = probability_parse,
     .emit = probability_emit,
     .describe = probability_describe,
-    .json_schema = R"({"description": "Marking probability at max, between 0 and 1 (exclusive) such as 0.02 (default); kept as the kernel's max_P, probability * 2^32. With red's adaptive the kernel retunes it, so it is not compared.", "anyOf": [{"type": "number", "exclusiveMinimum": 0, "exclusiveMaximum": 1}, {"type": "string", "pattern": "^[0-9.eE+-]+$"}]})",
+    .json_schema =
+        R"({"description": "Marking probability at max, between 0 and 1 (exclusive) such as 0.02 (default); kept as the kernel's max_P, probability * 2^32. With red's adaptive the kernel retunes it, so it is not compared.", "anyOf": [{"type": "number", "exclusiveMinimum": 0, "exclusiveMaximum": 1}, {"type": "string", "pattern": "^[0-9.eE+-]+$"}]})",
 };
 
 int red_eval_ewma(uint32_t qmin, uint32_t burst, uint32_t avpkt) {
@@ -121,7 +124,9 @@ uint8_t red_plog_to_send(const Options& o, int f, uint32_t qmin, uint32_t qmax, 
   return static_cast<uint8_t>(computed_plog(qmin, qmax, max_p));
 }
 
-uint32_t red_held_max_p(uint32_t reported, uint8_t plog) { return reported ? reported : plog < 32 ? ~0u >> plog : ~0u; }
+uint32_t red_held_max_p(uint32_t reported, uint8_t plog) {
+  return reported ? reported : plog < 32 ? ~0u >> plog : ~0u;
+}
 
 void red_read_plog(Options& o, int f, uint8_t held, uint32_t qmin, uint32_t qmax, uint32_t max_p) {
   if (held != computed_plog(qmin, qmax, max_p)) o.set(static_cast<uint16_t>(f), uint64_t{held});

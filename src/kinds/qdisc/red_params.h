@@ -32,7 +32,8 @@ int red_eval_plog(uint32_t qmin, uint32_t qmax, double prob);
 // send another. The field is kept only where the kernel's differs from
 // that, so tc's states read and print as before.
 inline constexpr std::string_view red_plog_doc =
-    "The kernel's Plog, where it differs from the one min, max and probability give (tc always sends that one; dump shows it only "
+    "The kernel's Plog, where it differs from the one min, max and probability give (tc always sends that one; dump "
+    "shows it only "
     "then). The kernel reports it and uses it only for a max_P of 0.";
 // What encode sends: the field, else the computed one.
 uint8_t red_plog_to_send(const Options& o, int f, uint32_t qmin, uint32_t qmax, uint32_t max_p);

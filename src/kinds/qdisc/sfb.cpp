@@ -57,29 +57,67 @@ std::string prob_describe(const Value& v) {
   }
   return buf;
 }
-void prob_emit(const Value& v, YamlOut& y) { y.number(prob_describe(v)); }
+void prob_emit(const Value& v, YamlOut& y) {
+  y.number(prob_describe(v));
+}
 
 const CustomType kSfbProbType{
     .schema_name = "sfb_probability",
     .parse = prob_parse,
     .emit = prob_emit,
     .describe = prob_describe,
-    .json_schema = R"({"description": "A probability step such as 0.0005 (tc takes 0 to 1), kept as the kernel's u32 in units of 1/65535.", "anyOf": [{"type": "number", "minimum": 0}, {"type": "string", "pattern": "^[0-9.eE+-]+$"}]})",
+    .json_schema =
+        R"({"description": "A probability step such as 0.0005 (tc takes 0 to 1), kept as the kernel's u32 in units of 1/65535.", "anyOf": [{"type": "number", "minimum": 0}, {"type": "string", "pattern": "^[0-9.eE+-]+$"}]})",
 };
 
 // tc's defaults (q_sfb.c): increment (65535 + 1000) / 2000, decrement
 // (65535 + 10000) / 20000.
 const Field kFields[] = {
-    {.key = "rehash", .type = FieldType::Uint, .doc = "Milliseconds between changes of the hash functions (the kernel keeps jiffies: give a multiple of its tick).", .def = 600000, .max = 0xFFFFFFFF},
-    {.key = "db", .type = FieldType::Uint, .doc = "Milliseconds of double buffering (warm-up of the next hash) before a rehash (the kernel keeps jiffies).", .def = 60000, .max = 0xFFFFFFFF},
+    {.key = "rehash",
+     .type = FieldType::Uint,
+     .doc =
+         "Milliseconds between changes of the hash functions (the kernel keeps jiffies: give a multiple of its tick).",
+     .def = 600000,
+     .max = 0xFFFFFFFF},
+    {.key = "db",
+     .type = FieldType::Uint,
+     .doc = "Milliseconds of double buffering (warm-up of the next hash) before a rehash (the kernel keeps jiffies).",
+     .def = 60000,
+     .max = 0xFFFFFFFF},
     // sfb_change: 0 means the device's txqueuelen, which the kernel reports.
-    {.key = "limit", .type = FieldType::Uint, .flags = kAuto, .doc = "Most packets the queue holds (default: the device's txqueuelen).", .max = 0xFFFFFFFF},
-    {.key = "max", .type = FieldType::Uint, .doc = "Most packets a bin holds (default: target * 5 / 4, or 25, as tc).", .max = 0xFFFFFFFF},
-    {.key = "target", .type = FieldType::Uint, .doc = "Packets a bin aims at (the kernel's bin_size; default: max * 4 / 5, as tc).", .max = 0xFFFFFFFF},
-    {.key = "increment", .type = FieldType::Custom, .doc = "Probability step up on a full bin (default 0.0005, tc's).", .def = 33, .custom = &kSfbProbType},
-    {.key = "decrement", .type = FieldType::Custom, .doc = "Probability step down on an idle bin (default 0.00005, tc's).", .def = 3, .custom = &kSfbProbType},
-    {.key = "penalty_rate", .type = FieldType::Uint, .doc = "Packets per second for flows judged inelastic.", .def = 10, .max = 0xFFFFFFFF},
-    {.key = "penalty_burst", .type = FieldType::Uint, .doc = "Burst in packets for flows judged inelastic.", .def = 20, .max = 0xFFFFFFFF},
+    {.key = "limit",
+     .type = FieldType::Uint,
+     .flags = kAuto,
+     .doc = "Most packets the queue holds (default: the device's txqueuelen).",
+     .max = 0xFFFFFFFF},
+    {.key = "max",
+     .type = FieldType::Uint,
+     .doc = "Most packets a bin holds (default: target * 5 / 4, or 25, as tc).",
+     .max = 0xFFFFFFFF},
+    {.key = "target",
+     .type = FieldType::Uint,
+     .doc = "Packets a bin aims at (the kernel's bin_size; default: max * 4 / 5, as tc).",
+     .max = 0xFFFFFFFF},
+    {.key = "increment",
+     .type = FieldType::Custom,
+     .doc = "Probability step up on a full bin (default 0.0005, tc's).",
+     .def = 33,
+     .custom = &kSfbProbType},
+    {.key = "decrement",
+     .type = FieldType::Custom,
+     .doc = "Probability step down on an idle bin (default 0.00005, tc's).",
+     .def = 3,
+     .custom = &kSfbProbType},
+    {.key = "penalty_rate",
+     .type = FieldType::Uint,
+     .doc = "Packets per second for flows judged inelastic.",
+     .def = 10,
+     .max = 0xFFFFFFFF},
+    {.key = "penalty_burst",
+     .type = FieldType::Uint,
+     .doc = "Burst in packets for flows judged inelastic.",
+     .def = 20,
+     .max = 0xFFFFFFFF},
 };
 
 uint32_t val(const Options& o, int f) {
@@ -119,7 +157,8 @@ void decode(std::span<const uint8_t> p, const KindCtx&, Options& o) {
 
 // tc's derivation of max and target from each other.
 void normalize(Options& o, const KindCtx&, Diagnostics&, SourceLoc loc) {
-  uint32_t max = static_cast<uint32_t>(o.num(kMax).value_or(0)), bin = static_cast<uint32_t>(o.num(kTarget).value_or(0));
+  uint32_t max = static_cast<uint32_t>(o.num(kMax).value_or(0)),
+           bin = static_cast<uint32_t>(o.num(kTarget).value_or(0));
   if (max == 0) max = bin >= 1 ? (bin * 5 + 1) / 4 : 25;
   if (bin == 0) bin = (max * 4 + 3) / 5;
   auto* m = o.opt(kMax);
@@ -130,9 +169,12 @@ void normalize(Options& o, const KindCtx&, Diagnostics&, SourceLoc loc) {
 }
 
 // sfb has one class, 1, holding its inner pfifo.
-bool implicit_class(const Options&, uint32_t minor) { return minor == 1; }
+bool implicit_class(const Options&, uint32_t minor) {
+  return minor == 1;
+}
 
-const std::string_view kTcExamples[] = {"rehash 60 db 100 limit 100 max 100 target 80 increment 0.1 decrement 0.1 penalty_rate 4000 penalty_burst 64"};
+const std::string_view kTcExamples[] = {
+    "rehash 60 db 100 limit 100 max 100 target 80 increment 0.1 decrement 0.1 penalty_rate 4000 penalty_burst 64"};
 const TcWords kTcWords{.examples = kTcExamples};
 
 }  // namespace

@@ -19,40 +19,126 @@ namespace tcsync {
 namespace {
 
 enum {
-  kQuantum, kPerturb, kLimit, kDivisor, kFlows, kDepth, kHeaddrop,
-  kRedflowlimit, kMin, kMax, kAvpkt, kBurst, kProbability, kEwma, kScellLog, kEcn, kHarddrop, kPlog, kFlagBits,
+  kQuantum,
+  kPerturb,
+  kLimit,
+  kDivisor,
+  kFlows,
+  kDepth,
+  kHeaddrop,
+  kRedflowlimit,
+  kMin,
+  kMax,
+  kAvpkt,
+  kBurst,
+  kProbability,
+  kEwma,
+  kScellLog,
+  kEcn,
+  kHarddrop,
+  kPlog,
+  kFlagBits,
 };
 constexpr uint8_t kNamedFlags = TC_RED_ECN | TC_RED_HARDDROP;
 constexpr uint32_t kDefaultAvpkt = 1000;  // q_sfq.c
-constexpr uint32_t kDefaultLimit = 127;  // SFQ_MAX_DEPTH
+constexpr uint32_t kDefaultLimit = 127;   // SFQ_MAX_DEPTH
 
 // sch_sfq has no ->change ("Change operation not supported by specified
 // qdisc"): every option is set at creation, so can_change is false below.
 const Field kFields[] = {
-    {.key = "quantum", .type = FieldType::Size, .flags = kAuto, .doc = "Bytes a flow may send per round (default: the device's MTU plus header).", .max = 0xFFFFFFFF},
-    {.key = "perturb", .type = FieldType::Uint, .doc = "Seconds between changes of the hash function; 0: never.", .def = 0, .max = 0xFFFFFFFF},
-    {.key = "limit", .type = FieldType::Uint, .flags = kAuto, .doc = "Most packets the queue holds (default 127; at most depth times flows).", .max = 0xFFFFFFFF},
-    {.key = "divisor", .type = FieldType::Uint, .doc = "Size of the hash table, a power of two.", .def = 1024, .max = 65536},
-    {.key = "flows", .type = FieldType::Uint, .flags = kAuto, .doc = "Most active flows (default 128; at most divisor and limit).", .max = 65408},
-    {.key = "depth", .type = FieldType::Uint, .flags = kAuto, .doc = "Most packets per flow (default 127).", .max = 127},
-    {.key = "headdrop", .type = FieldType::Bool, .doc = "Drop from the head of a full flow instead of the tail.", .def = 0},
-    {.key = "redflowlimit", .type = FieldType::Size, .flags = kInputOnly, .doc = "RED mode: tc's hard limit of a flow in bytes, which sets the default max (limit / 4); the kernel does not keep it (input only).", .max = 0xFFFFFFFF},
-    {.key = "min", .type = FieldType::Size, .doc = "RED mode: average flow queue in bytes where marking starts (default: max / 3, as tc).", .max = 0xFFFFFFFF},
-    {.key = "max", .type = FieldType::Size, .doc = "RED mode: average flow queue in bytes where marking is at its highest (default: redflowlimit / 4, as tc).", .max = 0xFFFFFFFF},
-    {.key = "avpkt", .type = FieldType::Size, .flags = kInputOnly, .doc = "RED mode: average packet size (default 1000); with burst gives ewma as tc computes it (input only).", .max = 0xFFFFFFFF},
-    {.key = "burst", .type = FieldType::Uint, .flags = kInputOnly, .doc = "RED mode: packets a burst may hold before the average follows (default: (2 * min + max) / (3 * avpkt)) (input only).", .max = 0xFFFFFFFF},
-    {.key = "probability", .type = FieldType::Custom, .doc = "RED mode: marking probability at max (default 0.02).", .def = kDefaultRedProbability, .custom = &kRedProbabilityType},
-    {.key = "ewma", .type = FieldType::Uint, .doc = "RED mode: the kernel's Wlog, the average's weight is 2^-ewma (computed from avpkt and burst when not given).", .max = 31},
-    {.key = "scell_log", .type = FieldType::Uint, .doc = "RED mode: the kernel's Scell_log (tc leaves it 0).", .def = 0, .max = 31},
-    {.key = "ecn", .type = FieldType::Bool, .doc = "RED mode: mark ECN-capable packets instead of dropping them.", .def = 0},
+    {.key = "quantum",
+     .type = FieldType::Size,
+     .flags = kAuto,
+     .doc = "Bytes a flow may send per round (default: the device's MTU plus header).",
+     .max = 0xFFFFFFFF},
+    {.key = "perturb",
+     .type = FieldType::Uint,
+     .doc = "Seconds between changes of the hash function; 0: never.",
+     .def = 0,
+     .max = 0xFFFFFFFF},
+    {.key = "limit",
+     .type = FieldType::Uint,
+     .flags = kAuto,
+     .doc = "Most packets the queue holds (default 127; at most depth times flows).",
+     .max = 0xFFFFFFFF},
+    {.key = "divisor",
+     .type = FieldType::Uint,
+     .doc = "Size of the hash table, a power of two.",
+     .def = 1024,
+     .max = 65536},
+    {.key = "flows",
+     .type = FieldType::Uint,
+     .flags = kAuto,
+     .doc = "Most active flows (default 128; at most divisor and limit).",
+     .max = 65408},
+    {.key = "depth",
+     .type = FieldType::Uint,
+     .flags = kAuto,
+     .doc = "Most packets per flow (default 127).",
+     .max = 127},
+    {.key = "headdrop",
+     .type = FieldType::Bool,
+     .doc = "Drop from the head of a full flow instead of the tail.",
+     .def = 0},
+    {.key = "redflowlimit",
+     .type = FieldType::Size,
+     .flags = kInputOnly,
+     .doc = "RED mode: tc's hard limit of a flow in bytes, which sets the default max (limit / 4); the kernel does not "
+            "keep it (input only).",
+     .max = 0xFFFFFFFF},
+    {.key = "min",
+     .type = FieldType::Size,
+     .doc = "RED mode: average flow queue in bytes where marking starts (default: max / 3, as tc).",
+     .max = 0xFFFFFFFF},
+    {.key = "max",
+     .type = FieldType::Size,
+     .doc = "RED mode: average flow queue in bytes where marking is at its highest (default: redflowlimit / 4, as tc).",
+     .max = 0xFFFFFFFF},
+    {.key = "avpkt",
+     .type = FieldType::Size,
+     .flags = kInputOnly,
+     .doc = "RED mode: average packet size (default 1000); with burst gives ewma as tc computes it (input only).",
+     .max = 0xFFFFFFFF},
+    {.key = "burst",
+     .type = FieldType::Uint,
+     .flags = kInputOnly,
+     .doc = "RED mode: packets a burst may hold before the average follows (default: (2 * min + max) / (3 * avpkt)) "
+            "(input only).",
+     .max = 0xFFFFFFFF},
+    {.key = "probability",
+     .type = FieldType::Custom,
+     .doc = "RED mode: marking probability at max (default 0.02).",
+     .def = kDefaultRedProbability,
+     .custom = &kRedProbabilityType},
+    {.key = "ewma",
+     .type = FieldType::Uint,
+     .doc =
+         "RED mode: the kernel's Wlog, the average's weight is 2^-ewma (computed from avpkt and burst when not given).",
+     .max = 31},
+    {.key = "scell_log",
+     .type = FieldType::Uint,
+     .doc = "RED mode: the kernel's Scell_log (tc leaves it 0).",
+     .def = 0,
+     .max = 31},
+    {.key = "ecn",
+     .type = FieldType::Bool,
+     .doc = "RED mode: mark ECN-capable packets instead of dropping them.",
+     .def = 0},
     {.key = "harddrop", .type = FieldType::Bool, .doc = "RED mode: drop, not mark, above max even with ecn.", .def = 0},
     {.key = "plog", .type = FieldType::Uint, .doc = red_plog_doc, .max = 31},
     // sfq_change copies the flags byte whole and sfq_dump reports it; only
     // ecn and harddrop mean anything to it, and tc sets no other.
-    {.key = "flag_bits", .type = FieldType::Uint, .doc = "Bits of the kernel's flags byte other than ecn (1) and harddrop (2): sfq keeps and reports them but does not use them, and tc never sets them.", .def = 0, .max = 0xFF},
+    {.key = "flag_bits",
+     .type = FieldType::Uint,
+     .doc = "Bits of the kernel's flags byte other than ecn (1) and harddrop (2): sfq keeps and reports them but does "
+            "not use them, and tc never sets them.",
+     .def = 0,
+     .max = 0xFF},
 };
 
-uint32_t u32(const Options& o, int f) { return static_cast<uint32_t>(o.num(f).value_or(0)); }
+uint32_t u32(const Options& o, int f) {
+  return static_cast<uint32_t>(o.num(f).value_or(0));
+}
 
 // TCA_OPTIONS is a bare struct tc_sfq_qopt_v1; zero means "the default",
 // which is how tc fills what the command line leaves out. No options at
@@ -128,7 +214,9 @@ void normalize_red(Options& o, Diagnostics& d, SourceLoc loc) {
   }
   uint32_t limit = u32(o, kRedflowlimit), qmin = u32(o, kMin), qmax = u32(o, kMax);
   if (!qmax && !limit)
-    return d.error(loc, "sfq's RED mode needs redflowlimit (tc's form) or min, max and ewma (the kernel's form, as dump prints it)");
+    return d.error(
+        loc,
+        "sfq's RED mode needs redflowlimit (tc's form) or min, max and ewma (the kernel's form, as dump prints it)");
   if (!qmax) qmax = limit / 4;
   if (!qmin) qmin = qmax / 3;
   if (limit && qmax > limit) return d.error(loc_of(o, kMax, loc), "max is larger than redflowlimit");
@@ -138,7 +226,8 @@ void normalize_red(Options& o, Diagnostics& d, SourceLoc loc) {
   o.set(kMax, uint64_t{qmax}, loc_of(o, kMax, loc_of(o, kRedflowlimit, loc)));
   uint32_t max_p = static_cast<uint32_t>(o.num(kProbability).value_or(kDefaultRedProbability));
   if (red_eval_plog(qmin, qmax, static_cast<double>(max_p) / kTwo32) < 0)
-    return d.error(loc_of(o, kProbability, loc), "probability is too small for the span from min to max (tc: failed to calculate probability)");
+    return d.error(loc_of(o, kProbability, loc),
+                   "probability is too small for the span from min to max (tc: failed to calculate probability)");
   red_drop_computed_plog(o, kPlog, qmin, qmax, max_p);
   if (o.has(kEwma)) {
     if (auto* b = o.opt(kBurst)) d.error(b->loc, "give burst or ewma, not both (ewma is computed from burst)");
@@ -148,7 +237,9 @@ void normalize_red(Options& o, Diagnostics& d, SourceLoc loc) {
   if (!avpkt) return d.error(loc_of(o, kAvpkt, loc), "avpkt must be more than 0");
   uint32_t burst = o.has(kBurst) ? u32(o, kBurst) : (2 * qmin + qmax) / (3 * avpkt);
   int wlog = red_eval_ewma(qmin, burst, avpkt);
-  if (wlog < 0) return d.error(loc_of(o, kBurst, loc), "no EWMA weight fits burst " + std::to_string(burst) + " (tc: SFQ: failed to calculate EWMA constant)");
+  if (wlog < 0)
+    return d.error(loc_of(o, kBurst, loc), "no EWMA weight fits burst " + std::to_string(burst) +
+                                               " (tc: SFQ: failed to calculate EWMA constant)");
   o.set(kEwma, uint64_t(wlog), loc_of(o, kBurst, loc_of(o, kAvpkt, loc)));
 }
 
@@ -162,8 +253,9 @@ void normalize(Options& o, const KindCtx&, Diagnostics& d, SourceLoc loc) {
   normalize_red(o, d, loc);
 }
 
-const std::string_view kTcExamples[] = {"limit 3000 redflowlimit 100000 min 8000 max 60000 probability 0.20 ecn headdrop",
-                                        "redflowlimit 100000 avpkt 1000 burst 20 harddrop"};
+const std::string_view kTcExamples[] = {
+    "limit 3000 redflowlimit 100000 min 8000 max 60000 probability 0.20 ecn headdrop",
+    "redflowlimit 100000 avpkt 1000 burst 20 harddrop"};
 const TcWords kTcWords{.examples = kTcExamples};
 
 }  // namespace

@@ -19,8 +19,14 @@ namespace {
 constexpr WireStruct kQopt{.attr = 0, .size = sizeof(tc_skbprio_qopt), .only_with_value = true};
 
 const Field kFields[] = {
-    {.key = "limit", .type = FieldType::Uint, .doc = "Most packets the queue holds.", .def = 64, .max = 0xFFFFFFFF,
-     .wire = Wire::U32, .in = &kQopt, .offset = offsetof(tc_skbprio_qopt, limit)},
+    {.key = "limit",
+     .type = FieldType::Uint,
+     .doc = "Most packets the queue holds.",
+     .def = 64,
+     .max = 0xFFFFFFFF,
+     .wire = Wire::U32,
+     .in = &kQopt,
+     .offset = offsetof(tc_skbprio_qopt, limit)},
 };
 
 }  // namespace

@@ -23,18 +23,30 @@
 #include <cstdio>
 #include <string>
 
+#include "base/units.h"
 #include "kinds/qdisc/traffic_classes.h"
 #include "kinds/registry.h"
 #include "model/kind.h"
-#include "base/units.h"
-#include "yaml/yaml_reader.h"
-#include "yaml/yaml_out.h"
 #include "model/tc_words.h"
+#include "yaml/yaml_out.h"
+#include "yaml/yaml_reader.h"
 
 namespace tcsync {
 namespace {
 
-enum { kNumTc, kMap, kQueues, kClockid, kFlags, kTxtimeDelay, kBaseTime, kCycleTime, kCycleTimeExt, kSchedule, kMaxSdu };
+enum {
+  kNumTc,
+  kMap,
+  kQueues,
+  kClockid,
+  kFlags,
+  kTxtimeDelay,
+  kBaseTime,
+  kCycleTime,
+  kCycleTimeExt,
+  kSchedule,
+  kMaxSdu
+};
 
 constexpr size_t kMapLen = TC_QOPT_BITMASK + 1;  // 16 priorities
 
@@ -43,7 +55,8 @@ Words parse_list(const Node& n, size_t max, uint64_t limit, std::string_view wha
   Words w;
   ok = false;
   if (!n.is_seq() || n.seq.empty() || n.seq.size() > max) {
-    d.error(n.loc, std::string("'") + std::string(what) + "' must be a list of 1 to " + std::to_string(max) + " numbers");
+    d.error(n.loc,
+            std::string("'") + std::string(what) + "' must be a list of 1 to " + std::to_string(max) + " numbers");
     return w;
   }
   for (auto& e : n.seq) {
@@ -73,7 +86,8 @@ const CustomType kMaxSduType{
     .parse = max_sdu_parse,
     .emit = emit_per_class,
     .describe = describe_per_class,
-    .json_schema = R"({"description": "Largest packet (SDU) in bytes of each traffic class, class 0 first; 0: no limit (the default).", "type": "array", "items": {"anyOf": [{"type": "integer", "minimum": 0}, {"type": "string"}]}, "minItems": 1, "maxItems": 16})",
+    .json_schema =
+        R"({"description": "Largest packet (SDU) in bytes of each traffic class, class 0 first; 0: no limit (the default).", "type": "array", "items": {"anyOf": [{"type": "integer", "minimum": 0}, {"type": "string"}]}, "minItems": 1, "maxItems": 16})",
 };
 
 // ---- the schedule: entries "CMD GATEMASK INTERVAL", as tc's sched-entry --------------
@@ -89,7 +103,8 @@ bool entry_parse(const std::string& s, Words& w) {
   if (cmd == std::end(kCmds)) return false;
   std::string mask = s.substr(a + 1, b - a - 1);
   if (mask.size() > 2 && mask[0] == '0' && (mask[1] == 'x' || mask[1] == 'X')) mask = mask.substr(2);
-  if (mask.empty() || mask.size() > 8 || mask.find_first_not_of("0123456789abcdefABCDEF") != std::string::npos) return false;
+  if (mask.empty() || mask.size() > 8 || mask.find_first_not_of("0123456789abcdefABCDEF") != std::string::npos)
+    return false;
   auto interval = parse_uint(std::string_view(s).substr(b + 1));
   if (!interval || *interval > 0xFFFFFFFF) return false;
   w.push_back(static_cast<uint32_t>(cmd - std::begin(kCmds)));
@@ -100,13 +115,17 @@ bool entry_parse(const std::string& s, Words& w) {
 
 bool schedule_parse(const Node& n, Value& out, Diagnostics& d) {
   if (!n.is_seq() || n.seq.empty()) {
-    d.error(n.loc, "'schedule' must be a list of entries such as \"S 0x1 300000\" (command S, H or R, gate mask in hex, interval in ns)");
+    d.error(n.loc,
+            "'schedule' must be a list of entries such as \"S 0x1 300000\" (command S, H or R, gate mask in hex, "
+            "interval in ns)");
     return false;
   }
   Words w;
   for (auto& e : n.seq)
     if (!e.is_scalar() || !entry_parse(e.scalar, w)) {
-      d.error(e.loc, "a schedule entry is \"CMD GATEMASK INTERVAL\" such as \"S 0x1 300000\" (CMD S, H or R; the mask in hex; ns)");
+      d.error(e.loc,
+              "a schedule entry is \"CMD GATEMASK INTERVAL\" such as \"S 0x1 300000\" (CMD S, H or R; the mask in hex; "
+              "ns)");
       return false;
     }
   out = std::move(w);
@@ -138,7 +157,8 @@ const CustomType kScheduleType{
     .parse = schedule_parse,
     .emit = schedule_emit,
     .describe = schedule_describe,
-    .json_schema = R"({"description": "The gate schedule, one \"CMD GATEMASK INTERVAL\" per entry (CMD S, H or R; the traffic classes' gate mask in hex; the interval in ns), as tc's sched-entry.", "type": "array", "items": {"type": "string", "pattern": "^[SHR] (0[xX])?[0-9a-fA-F]{1,8} [0-9]+$"}, "minItems": 1})",
+    .json_schema =
+        R"({"description": "The gate schedule, one \"CMD GATEMASK INTERVAL\" per entry (CMD S, H or R; the traffic classes' gate mask in hex; the interval in ns), as tc's sched-entry.", "type": "array", "items": {"type": "string", "pattern": "^[SHR] (0[xX])?[0-9a-fA-F]{1,8} [0-9]+$"}, "minItems": 1})",
 };
 
 // tc's names (tc_util.c clockt_map).
@@ -149,17 +169,62 @@ const EnumName kClockNames[] = {
 // ("Changing the traffic mapping / 'clockid' / 'flags' of a running schedule
 // is not supported"): kRecreate. The schedule and txtime-delay can.
 const Field kFields[] = {
-    {.key = "num_tc", .type = FieldType::Uint, .flags = kRequired | kRecreate, .doc = "Number of traffic classes, 1 to 16.", .max = TC_QOPT_MAX_QUEUE},
-    {.key = "map", .type = FieldType::Custom, .flags = kRecreate, .doc = "Traffic class of each packet priority 0..15 (missing entries are 0).", .custom = &kTcMapType},
-    {.key = "queues", .type = FieldType::Custom, .flags = kRecreate, .doc = "Queue range of each traffic class, COUNT@OFFSET.", .custom = &kQueueRangesType},
-    {.key = "clockid", .type = FieldType::Enum, .flags = kRecreate, .doc = "Clock of the schedule: TAI, REALTIME, MONOTONIC or BOOTTIME (none with full offload, flags 0x2).", .names = kClockNames},
-    {.key = "flags", .type = FieldType::Uint, .flags = kRecreate, .doc = "0x1: txtime-assist mode (packets get launch times, for etf below); 0x2: full offload to the device.", .def = 0, .max = 0xFFFFFFFF},
-    {.key = "txtime_delay", .type = FieldType::Uint, .doc = "With txtime-assist: ns from enqueue a packet's launch time is at least (tc's txtime-delay).", .def = 0, .max = 0xFFFFFFFF},
-    {.key = "base_time", .type = FieldType::Uint, .doc = "Start of the schedule, ns on the clock (tc's base-time); a time past starts at the next cycle.", .def = 0, .max = INT64_MAX},
-    {.key = "cycle_time", .type = FieldType::Uint, .flags = kAuto, .doc = "Length of one cycle in ns (tc's cycle-time; default: the entries' intervals added up, computed by the kernel).", .max = INT64_MAX},
-    {.key = "cycle_time_extension", .type = FieldType::Uint, .doc = "ns a cycle may be stretched when the next schedule starts (tc's cycle-time-extension).", .def = 0, .max = INT64_MAX},
-    {.key = "schedule", .type = FieldType::Custom, .flags = kRequired, .doc = "The gate schedule, \"CMD GATEMASK INTERVAL\" per entry (tc's sched-entry words).", .custom = &kScheduleType},
-    {.key = "max_sdu", .type = FieldType::Custom, .doc = "Largest packet of each traffic class in bytes, 0: no limit (default: none).", .custom = &kMaxSduType},
+    {.key = "num_tc",
+     .type = FieldType::Uint,
+     .flags = kRequired | kRecreate,
+     .doc = "Number of traffic classes, 1 to 16.",
+     .max = TC_QOPT_MAX_QUEUE},
+    {.key = "map",
+     .type = FieldType::Custom,
+     .flags = kRecreate,
+     .doc = "Traffic class of each packet priority 0..15 (missing entries are 0).",
+     .custom = &kTcMapType},
+    {.key = "queues",
+     .type = FieldType::Custom,
+     .flags = kRecreate,
+     .doc = "Queue range of each traffic class, COUNT@OFFSET.",
+     .custom = &kQueueRangesType},
+    {.key = "clockid",
+     .type = FieldType::Enum,
+     .flags = kRecreate,
+     .doc = "Clock of the schedule: TAI, REALTIME, MONOTONIC or BOOTTIME (none with full offload, flags 0x2).",
+     .names = kClockNames},
+    {.key = "flags",
+     .type = FieldType::Uint,
+     .flags = kRecreate,
+     .doc = "0x1: txtime-assist mode (packets get launch times, for etf below); 0x2: full offload to the device.",
+     .def = 0,
+     .max = 0xFFFFFFFF},
+    {.key = "txtime_delay",
+     .type = FieldType::Uint,
+     .doc = "With txtime-assist: ns from enqueue a packet's launch time is at least (tc's txtime-delay).",
+     .def = 0,
+     .max = 0xFFFFFFFF},
+    {.key = "base_time",
+     .type = FieldType::Uint,
+     .doc = "Start of the schedule, ns on the clock (tc's base-time); a time past starts at the next cycle.",
+     .def = 0,
+     .max = INT64_MAX},
+    {.key = "cycle_time",
+     .type = FieldType::Uint,
+     .flags = kAuto,
+     .doc = "Length of one cycle in ns (tc's cycle-time; default: the entries' intervals added up, computed by the "
+            "kernel).",
+     .max = INT64_MAX},
+    {.key = "cycle_time_extension",
+     .type = FieldType::Uint,
+     .doc = "ns a cycle may be stretched when the next schedule starts (tc's cycle-time-extension).",
+     .def = 0,
+     .max = INT64_MAX},
+    {.key = "schedule",
+     .type = FieldType::Custom,
+     .flags = kRequired,
+     .doc = "The gate schedule, \"CMD GATEMASK INTERVAL\" per entry (tc's sched-entry words).",
+     .custom = &kScheduleType},
+    {.key = "max_sdu",
+     .type = FieldType::Custom,
+     .doc = "Largest packet of each traffic class in bytes, 0: no limit (default: none).",
+     .custom = &kMaxSduType},
 };
 
 void encode(const Options& o, const KindCtx&, MsgWriter& w) {
@@ -249,7 +314,8 @@ void decode(std::span<const uint8_t> p, const KindCtx&, Options& o) {
     if (per_class_used(sdu) > 1 || sdu[0]) o.set(kMaxSdu, std::move(sdu));
   }
   decode_schedule(tb, o);  // the running schedule; a pending one overrides it
-  if (auto* admin = tb.get(TCA_TAPRIO_ATTR_ADMIN_SCHED)) decode_schedule(AttrTable(admin->data, TCA_TAPRIO_ATTR_MAX), o);
+  if (auto* admin = tb.get(TCA_TAPRIO_ATTR_ADMIN_SCHED))
+    decode_schedule(AttrTable(admin->data, TCA_TAPRIO_ATTR_MAX), o);
   tb.get(TCA_TAPRIO_ATTR_SCHED_SINGLE_ENTRY);  // sent by old tc only, never reported
 }
 
@@ -260,7 +326,8 @@ void normalize(Options& o, const KindCtx&, Diagnostics& d, SourceLoc loc) {
     auto& w = std::get<Words>(m->value);
     for (size_t i = 0; i < w.size(); ++i)
       if (w[i] >= num_tc) {
-        d.error(m->loc, "map entry " + std::to_string(i) + " is traffic class " + std::to_string(w[i]) + ", but num_tc is " + std::to_string(num_tc));
+        d.error(m->loc, "map entry " + std::to_string(i) + " is traffic class " + std::to_string(w[i]) +
+                            ", but num_tc is " + std::to_string(num_tc));
         break;
       }
     if (per_class_used(w) == 1 && w[0] == 0) o.erase(kMap);  // all 0: as none
@@ -275,11 +342,14 @@ void normalize(Options& o, const KindCtx&, Diagnostics& d, SourceLoc loc) {
   auto flags = o.num(kFlags).value_or(0);
   if (o.num(kTxtimeDelay).value_or(0) && !(flags & 1))
     d.error(o.opt(kTxtimeDelay)->loc, "txtime_delay needs txtime-assist mode (flags 0x1), as the kernel says");
-  if (!o.has(kClockid) && !(flags & 2)) d.error(loc, "taprio needs a clockid (TAI, as a rule) unless fully offloaded (flags 0x2)");
+  if (!o.has(kClockid) && !(flags & 2))
+    d.error(loc, "taprio needs a clockid (TAI, as a rule) unless fully offloaded (flags 0x2)");
 }
 
 // The device's transmit queues (real_num_tx_queues), unknown to a file.
-bool implicit_class(const Options&, uint32_t minor) { return minor >= 1 && minor <= 0xFFFF; }
+bool implicit_class(const Options&, uint32_t minor) {
+  return minor >= 1 && minor <= 0xFFFF;
+}
 
 }  // namespace
 
@@ -287,7 +357,9 @@ namespace {
 // Multi-word forms of q_taprio.c: `map P0 P1 ...` and `queues C@O ...` read
 // words until one is not a number (a range); `sched-entry CMD MASK INTERVAL`
 // adds one entry to the schedule, in order.
-bool is_num(const std::string& s) { return !s.empty() && s.find_first_not_of("0123456789") == std::string::npos; }
+bool is_num(const std::string& s) {
+  return !s.empty() && s.find_first_not_of("0123456789") == std::string::npos;
+}
 
 bool tc_list(TcCursor& c, const TcWord& kw, Node& body, bool ranges) {
   Node seq = tc_seq(kw.loc);
@@ -299,14 +371,19 @@ bool tc_list(TcCursor& c, const TcWord& kw, Node& body, bool ranges) {
     seq.seq.push_back(tc_scalar(w.text, w.loc));
   }
   if (seq.seq.empty()) {
-    c.diags().error(kw.loc, "'" + kw.text + "' needs " + (ranges ? "queue ranges such as 1@0" : "numbers") + " after it");
+    c.diags().error(kw.loc,
+                    "'" + kw.text + "' needs " + (ranges ? "queue ranges such as 1@0" : "numbers") + " after it");
     return false;
   }
   tc_put(body, kw.text, kw.loc, std::move(seq));
   return true;
 }
-bool tc_map(TcCursor& c, const TcWord& kw, Node& body) { return tc_list(c, kw, body, false); }
-bool tc_queues(TcCursor& c, const TcWord& kw, Node& body) { return tc_list(c, kw, body, true); }
+bool tc_map(TcCursor& c, const TcWord& kw, Node& body) {
+  return tc_list(c, kw, body, false);
+}
+bool tc_queues(TcCursor& c, const TcWord& kw, Node& body) {
+  return tc_list(c, kw, body, true);
+}
 
 bool tc_sched_entry(TcCursor& c, const TcWord& kw, Node& body) {
   std::string text;
@@ -332,17 +409,23 @@ const TcAlias kTcAliases[] = {{"base-time", "base_time"},
                               {"cycle-time", "cycle_time"},
                               {"cycle-time-extension", "cycle_time_extension"},
                               {"txtime-delay", "txtime_delay"}};
-const TcValueAlias kTcValues[] = {
-    {"CLOCK_TAI", "TAI"}, {"CLOCK_REALTIME", "REALTIME"}, {"CLOCK_MONOTONIC", "MONOTONIC"}, {"CLOCK_BOOTTIME", "BOOTTIME"}};
+const TcValueAlias kTcValues[] = {{"CLOCK_TAI", "TAI"},
+                                  {"CLOCK_REALTIME", "REALTIME"},
+                                  {"CLOCK_MONOTONIC", "MONOTONIC"},
+                                  {"CLOCK_BOOTTIME", "BOOTTIME"}};
 const TcReader kTcReaders[] = {{"map", tc_map}, {"queues", tc_queues}, {"sched-entry", tc_sched_entry}};
 const std::string_view kTcOnce[] = {"cycle_time", "cycle_time_extension", "clockid", "flags", "txtime_delay"};
 const std::string_view kTcExamples[] = {
-    "num_tc 3 map 2 2 1 0 2 2 2 2 2 2 2 2 2 2 2 2 queues 1@0 1@0 1@0 base-time 1000000000 sched-entry S 01 300000 sched-entry S 03 300000 "
+    "num_tc 3 map 2 2 1 0 2 2 2 2 2 2 2 2 2 2 2 2 queues 1@0 1@0 1@0 base-time 1000000000 sched-entry S 01 300000 "
+    "sched-entry S 03 300000 "
     "flags 0x1 txtime-delay 500000 clockid CLOCK_TAI",
-    "num_tc 2 map 0 1 queues 1@0 1@1 base-time 0 sched-entry S 3 1000000 cycle-time 2000000 cycle-time-extension 1000 clockid CLOCK_TAI",
-    "num_tc 1 sched-entry S 1 1000000 clockid CLOCK_REALTIME", "num_tc 1 sched-entry S 1 1000000 clockid CLOCK_MONOTONIC",
+    "num_tc 2 map 0 1 queues 1@0 1@1 base-time 0 sched-entry S 3 1000000 cycle-time 2000000 cycle-time-extension 1000 "
+    "clockid CLOCK_TAI",
+    "num_tc 1 sched-entry S 1 1000000 clockid CLOCK_REALTIME",
+    "num_tc 1 sched-entry S 1 1000000 clockid CLOCK_MONOTONIC",
     "num_tc 1 sched-entry S 1 1000000 clockid CLOCK_BOOTTIME"};
-const TcWords kTcWords{.aliases = kTcAliases, .value_aliases = kTcValues, .readers = kTcReaders, .once = kTcOnce, .examples = kTcExamples};
+const TcWords kTcWords{
+    .aliases = kTcAliases, .value_aliases = kTcValues, .readers = kTcReaders, .once = kTcOnce, .examples = kTcExamples};
 }  // namespace
 
 constexpr uint16_t kReportedOnly[] = {TCA_TAPRIO_PAD};
@@ -354,7 +437,9 @@ constexpr QdiscOps kQdiscTaprioOps{
 const KindOps kQdiscTaprio{
     .name = "taprio",
     .obj = ObjType::Qdisc,
-    .doc = "Time Aware Priority (802.1Qbv, tc-taprio(8)): priorities to traffic classes to queue ranges, gated by a cyclic schedule (root only); its queue classes MAJOR:1..MAJOR:N take child qdiscs (declare none).",
+    .doc =
+        "Time Aware Priority (802.1Qbv, tc-taprio(8)): priorities to traffic classes to queue ranges, gated by a "
+        "cyclic schedule (root only); its queue classes MAJOR:1..MAJOR:N take child qdiscs (declare none).",
     .fields = kFields,
     .encode = encode,
     .decode = decode,

@@ -3,17 +3,32 @@
 
 #include <string>
 
+#include "base/units.h"
 #include "kinds/qdisc/qdisc_values.h"
+#include "kinds/rate_table.h"
 #include "kinds/registry.h"
 #include "model/kind.h"
-#include "base/units.h"
-#include "kinds/rate_table.h"
 #include "model/tc_words.h"
 
 namespace tcsync {
 namespace {
 
-enum { kRate, kBurst, kLimit, kLatency, kPeakrate, kMtu, kOverhead, kMpu, kLinklayer, kPeakOverhead, kPeakMpu, kPeakLinklayer, kBurstTicks, kMtuTicks };
+enum {
+  kRate,
+  kBurst,
+  kLimit,
+  kLatency,
+  kPeakrate,
+  kMtu,
+  kOverhead,
+  kMpu,
+  kLinklayer,
+  kPeakOverhead,
+  kPeakMpu,
+  kPeakLinklayer,
+  kBurstTicks,
+  kMtuTicks
+};
 
 // The most ticks the kernel keeps: it holds the bucket in ns, capped at
 // 2^32 - 1 (tbf_change), and reports ns >> 6.
@@ -22,23 +37,58 @@ constexpr uint64_t kMaxTicks = 0xFFFFFFFFull >> 6;
 const Field kFields[] = {
     {.key = "rate", .type = FieldType::Rate, .flags = kRequired, .doc = "Rate the bucket fills at."},
     {.key = "burst", .type = FieldType::Size, .flags = kRequired, .doc = "Size of the bucket in bytes."},
-    {.key = "limit", .type = FieldType::Size, .doc = "Bytes that may wait for tokens (give limit or latency).", .max = 0xFFFFFFFF},
-    {.key = "latency", .type = FieldType::Time, .doc = "Longest time a packet may wait; converted to limit as tc does."},
+    {.key = "limit",
+     .type = FieldType::Size,
+     .doc = "Bytes that may wait for tokens (give limit or latency).",
+     .max = 0xFFFFFFFF},
+    {.key = "latency",
+     .type = FieldType::Time,
+     .doc = "Longest time a packet may wait; converted to limit as tc does."},
     {.key = "peakrate", .type = FieldType::Rate, .doc = "Maximum rate at which the bucket empties."},
     {.key = "mtu", .type = FieldType::Size, .doc = "Size of the peakrate bucket (with peakrate).", .max = 0xFFFFFFFF},
-    {.key = "overhead", .type = FieldType::Uint, .doc = "Bytes the kernel adds to every packet's size (and to burst and mtu) before charging it.", .def = 0, .max = 0xFFFF},
+    {.key = "overhead",
+     .type = FieldType::Uint,
+     .doc = "Bytes the kernel adds to every packet's size (and to burst and mtu) before charging it.",
+     .def = 0,
+     .max = 0xFFFF},
     {.key = "mpu", .type = FieldType::Size, .doc = "Smallest size a packet is charged as.", .def = 0, .max = 0xFFFF},
-    {.key = "linklayer", .type = FieldType::Enum, .doc = kLinklayerDoc, .def = TC_LINKLAYER_ETHERNET, .max = TC_LINKLAYER_MASK, .names = kLinklayerNames},
+    {.key = "linklayer",
+     .type = FieldType::Enum,
+     .doc = kLinklayerDoc,
+     .def = TC_LINKLAYER_ETHERNET,
+     .max = TC_LINKLAYER_MASK,
+     .names = kLinklayerNames},
     // The kernel keeps a spec of its own for the peak rate; tc fills it
     // from the rate's words, another netlink tool need not. Absent: the rate's.
-    {.key = "peak_overhead", .type = FieldType::Uint, .doc = "The peak rate's own overhead (charges mtu and the peak bucket), where it differs from overhead (tc cannot set it apart; dump shows it only then).", .max = 0xFFFF},
-    {.key = "peak_mpu", .type = FieldType::Size, .doc = "The peak rate's own mpu, where it differs from mpu (tc cannot set it apart; dump shows it only then).", .max = 0xFFFF},
-    {.key = "peak_linklayer", .type = FieldType::Enum, .doc = "The peak rate's own link layer, where it differs from linklayer (tc cannot set it apart; dump shows it only then).", .max = TC_LINKLAYER_MASK, .names = kLinklayerNames},
+    {.key = "peak_overhead",
+     .type = FieldType::Uint,
+     .doc = "The peak rate's own overhead (charges mtu and the peak bucket), where it differs from overhead (tc cannot "
+            "set it apart; dump shows it only then).",
+     .max = 0xFFFF},
+    {.key = "peak_mpu",
+     .type = FieldType::Size,
+     .doc = "The peak rate's own mpu, where it differs from mpu (tc cannot set it apart; dump shows it only then).",
+     .max = 0xFFFF},
+    {.key = "peak_linklayer",
+     .type = FieldType::Enum,
+     .doc = "The peak rate's own link layer, where it differs from linklayer (tc cannot set it apart; dump shows it "
+            "only then).",
+     .max = TC_LINKLAYER_MASK,
+     .names = kLinklayerNames},
     // The kernel keeps the buckets as time; tc sends bytes, from which it
     // computes that time, another netlink tool may send ticks no byte count
     // gives. Absent: the ticks of burst and mtu.
-    {.key = "burst_ticks", .type = FieldType::Uint, .doc = "The kernel's bucket in scheduler ticks (64 ns), where no burst in bytes gives it at the rate spec (tc always sends bytes; dump shows it only then, with burst the smallest size above it). Sent as ticks.", .max = kMaxTicks},
-    {.key = "mtu_ticks", .type = FieldType::Uint, .doc = "The kernel's peak bucket in scheduler ticks (64 ns), where no mtu in bytes gives it at the peak rate's spec (tc always sends bytes; dump shows it only then, with mtu the smallest size above it). Sent as ticks.", .max = kMaxTicks},
+    {.key = "burst_ticks",
+     .type = FieldType::Uint,
+     .doc = "The kernel's bucket in scheduler ticks (64 ns), where no burst in bytes gives it at the rate spec (tc "
+            "always sends bytes; dump shows it only then, with burst the smallest size above it). Sent as ticks.",
+     .max = kMaxTicks},
+    {.key = "mtu_ticks",
+     .type = FieldType::Uint,
+     .doc =
+         "The kernel's peak bucket in scheduler ticks (64 ns), where no mtu in bytes gives it at the peak rate's spec "
+         "(tc always sends bytes; dump shows it only then, with mtu the smallest size above it). Sent as ticks.",
+     .max = kMaxTicks},
 };
 
 constexpr SpecFields kRateSpec{kOverhead, kMpu, kLinklayer};
@@ -56,14 +106,19 @@ struct Adjust {
       : overhead(static_cast<uint16_t>(spec_value(o, f.overhead, kOverhead, 0))),
         mpu(static_cast<uint16_t>(spec_value(o, f.mpu, kMpu, 0))),
         linklayer(static_cast<uint8_t>(spec_value(o, f.linklayer, kLinklayer, TC_LINKLAYER_ETHERNET))) {}
-  uint32_t ticks(uint64_t rate, uint64_t size) const { return kernel_xmit_ticks(rate, ratespec_len(size, overhead, mpu, linklayer)); }
-  uint64_t bytes(uint64_t rate, uint32_t t) const { return ratespec_size(kernel_xmit_bytes(rate, t), overhead, mpu, linklayer); }
+  uint32_t ticks(uint64_t rate, uint64_t size) const {
+    return kernel_xmit_ticks(rate, ratespec_len(size, overhead, mpu, linklayer));
+  }
+  uint64_t bytes(uint64_t rate, uint32_t t) const {
+    return ratespec_size(kernel_xmit_bytes(rate, t), overhead, mpu, linklayer);
+  }
   void apply(tc_ratespec& r) const { r.overhead = overhead, r.mpu = mpu; }
 };
 
 // burst and mtu at their spec: the kernel's ticks for a size it is given.
 BucketMath bucket_math(const Adjust& a, uint64_t rate) {
-  return {[&a, rate](uint64_t size) { return a.ticks(rate, size); }, [&a, rate](uint32_t t) { return a.bytes(rate, t); }};
+  return {[&a, rate](uint64_t size) { return a.ticks(rate, size); },
+          [&a, rate](uint32_t t) { return a.bytes(rate, t); }};
 }
 
 // What q_tbf.c sends, attribute for attribute:
@@ -208,7 +263,6 @@ void normalize(Options& o, const KindCtx&, Diagnostics& d, SourceLoc loc) {
   if (peak) check_bucket_ticks(o, kFields, kMtu, kMtuTicks, bucket_math(padj, *peak), d);
 }
 
-
 }  // namespace
 
 namespace {
@@ -220,7 +274,11 @@ const std::string_view kTcExamples[] = {"rate 1mbit buffer 10k latency 50ms", "r
                                         "rate 1mbit burst 10k latency 50ms peakrate 2mbit minburst 1540",
                                         "rate 1mbit burst 10k limit 20k linklayer adsl overhead 10 mpu 64"};
 const TcReader kTcReaders[] = {{"linklayer", tc_read_linklayer}};
-const TcWords kTcWords{.aliases = kTcAliases, .value_aliases = kTcValueAliases, .readers = kTcReaders, .once = kTcOnce, .examples = kTcExamples};
+const TcWords kTcWords{.aliases = kTcAliases,
+                       .value_aliases = kTcValueAliases,
+                       .readers = kTcReaders,
+                       .once = kTcOnce,
+                       .examples = kTcExamples};
 }  // namespace
 
 // Reported by the kernel, not configuration (kind.h reported_only).

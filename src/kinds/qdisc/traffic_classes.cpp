@@ -31,10 +31,11 @@ bool map_parse(const Node& n, Value& out, Diagnostics& d) {
   return true;
 }
 
-
 bool queues_parse(const Node& n, Value& out, Diagnostics& d) {
   if (!n.is_seq() || n.seq.empty() || n.seq.size() > TC_QOPT_MAX_QUEUE) {
-    d.error(n.loc, "'queues' must be a list of 1 to 16 queue ranges such as [\"2@0\", \"2@2\"] (COUNT@OFFSET per traffic class)");
+    d.error(
+        n.loc,
+        "'queues' must be a list of 1 to 16 queue ranges such as [\"2@0\", \"2@2\"] (COUNT@OFFSET per traffic class)");
     return false;
   }
   Words w;
@@ -56,7 +57,8 @@ bool queues_parse(const Node& n, Value& out, Diagnostics& d) {
 std::string queues_describe(const Value& v) {
   auto& w = std::get<Words>(v);
   std::string s;
-  for (size_t i = 0; i + 1 < w.size(); i += 2) s += (s.empty() ? "" : " ") + std::to_string(w[i]) + "@" + std::to_string(w[i + 1]);
+  for (size_t i = 0; i + 1 < w.size(); i += 2)
+    s += (s.empty() ? "" : " ") + std::to_string(w[i]) + "@" + std::to_string(w[i + 1]);
   return s;
 }
 
@@ -94,7 +96,8 @@ const CustomType kTcMapType{
     .parse = map_parse,
     .emit = emit_per_class,
     .describe = describe_per_class,
-    .json_schema = R"({"description": "Traffic class for each packet priority 0..15 (missing entries are 0).", "type": "array", "items": {"anyOf": [{"type": "integer", "minimum": 0, "maximum": 15}, {"type": "string"}]}, "minItems": 1, "maxItems": 16})",
+    .json_schema =
+        R"({"description": "Traffic class for each packet priority 0..15 (missing entries are 0).", "type": "array", "items": {"anyOf": [{"type": "integer", "minimum": 0, "maximum": 15}, {"type": "string"}]}, "minItems": 1, "maxItems": 16})",
 };
 
 const CustomType kQueueRangesType{
@@ -102,7 +105,8 @@ const CustomType kQueueRangesType{
     .parse = queues_parse,
     .emit = queues_emit,
     .describe = queues_describe,
-    .json_schema = R"({"description": "Transmit queues of each traffic class, COUNT@OFFSET, class 0 first.", "type": "array", "items": {"type": "string", "pattern": "^[0-9]+@[0-9]+$"}, "minItems": 1, "maxItems": 16})",
+    .json_schema =
+        R"({"description": "Transmit queues of each traffic class, COUNT@OFFSET, class 0 first.", "type": "array", "items": {"type": "string", "pattern": "^[0-9]+@[0-9]+$"}, "minItems": 1, "maxItems": 16})",
 };
 
 }  // namespace tcsync
