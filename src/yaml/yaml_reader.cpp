@@ -1,7 +1,10 @@
 #include "yaml/yaml_reader.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <optional>
+#include <unordered_set>
 
 namespace tcsync {
 
@@ -47,7 +50,7 @@ bool YamlReader::open(const std::string& path, Parse how) {
   }
   path_ = path;
   yaml_parser_initialize(&parser_);
-  yaml_parser_set_input_file(&parser_, fp_);
+  yaml_parser_set_input(&parser_, read_input, this);
   open_ = true;
   size_t size = 0;
   if (std::fseek(fp_, 0, SEEK_END) == 0) {
@@ -62,7 +65,7 @@ bool YamlReader::open(const std::string& path, Parse how) {
 void YamlReader::open_string(std::string text, Parse how) {
   text_ = std::move(text);
   yaml_parser_initialize(&parser_);
-  yaml_parser_set_input_string(&parser_, reinterpret_cast<const unsigned char*>(text_.data()), text_.size());
+  yaml_parser_set_input(&parser_, read_input, this);
   open_ = true;
   start(how, text_.size());
 }
@@ -72,6 +75,30 @@ void YamlReader::start(Parse how, size_t size) {
   for (auto& b : batches_) empty_.push_back(&b);
   if (how == Parse::Thread || (how == Parse::Auto && size >= kThreadFrom))
     thread_ = std::thread([this] { parse_loop(); });
+}
+
+// libyaml's input, at most kFeed bytes a call. Its scanner keeps a possible
+// simple key per open flow collection and walks all of them for every token,
+// scanning ahead until it can decide: `[[[[...` costs the square of its depth
+// before the first event reaches read_node's depth check (20k `[`: 1.6 s).
+// Between two calls the nesting can have grown by at most kFeed, so refusing
+// input once it is past kMaxDepth bounds that work to kFeed levels.
+int YamlReader::read_input(void* data, unsigned char* buf, size_t size, size_t* got) {
+  constexpr size_t kFeed = 4096;
+  auto* self = static_cast<YamlReader*>(data);
+  if (self->parser_.flow_level > kMaxDepth) {
+    self->flow_too_deep_ = true;
+    return 0;  // libyaml stops with a reader error, reported as nesting
+  }
+  size = std::min(size, kFeed);
+  if (self->fp_) {
+    *got = std::fread(buf, 1, size, self->fp_);
+    return *got > 0 || !std::ferror(self->fp_);
+  }
+  *got = std::min(size, self->text_.size() - self->text_pos_);
+  std::memcpy(buf, self->text_.data() + self->text_pos_, *got);
+  self->text_pos_ += *got;
+  return 1;
 }
 
 SourceLoc YamlReader::loc_of_offset(size_t offset) const {
@@ -116,6 +143,11 @@ bool YamlReader::parse_one(Event& ev) {
                     static_cast<uint32_t>(parser_.problem_mark.column + 1)};
       std::string msg = parser_.problem ? parser_.problem : "malformed YAML";
       if (parser_.context) msg = std::string(parser_.context) + ": " + msg;
+      if (flow_too_deep_) {
+        loc = {file_, static_cast<uint32_t>(parser_.mark.line + 1), static_cast<uint32_t>(parser_.mark.column + 1)};
+        ev.offset = parser_.mark.index;
+        return fail(loc, "nesting deeper than " + std::to_string(kMaxDepth) + " levels");
+      }
       if (parser_.error == YAML_READER_ERROR) {
         // Reader errors carry a byte offset, not a line: count lines up to it.
         msg = "invalid UTF-8 or control character in input (" + msg + ")";
@@ -261,7 +293,24 @@ bool YamlReader::read_map_rest(Node& out, SourceLoc loc) {
   return read_map_entries(out, 1);
 }
 
+namespace {
+// A mapping's keys by their slot in Node::map (slots stay put while the
+// vector grows; the strings in them may move).
+struct KeyHash {
+  const std::vector<NodeEntry>* map;
+  size_t operator()(size_t i) const { return std::hash<std::string>{}((*map)[i].first.scalar); }
+};
+struct KeySame {
+  const std::vector<NodeEntry>* map;
+  bool operator()(size_t a, size_t b) const { return (*map)[a].first.scalar == (*map)[b].first.scalar; }
+};
+// A rule's handful of keys are checked by a scan; from this many on, an
+// index keeps a hostile mapping of millions of keys linear.
+constexpr size_t kScanKeys = 32;
+}  // namespace
+
 bool YamlReader::read_map_entries(Node& out, int depth) {
+  std::optional<std::unordered_set<size_t, KeyHash, KeySame>> index;
   out.type = Node::Type::Map;
   out.scalar.clear();
   out.seq.clear();
@@ -277,6 +326,11 @@ bool YamlReader::read_map_entries(Node& out, int depth) {
       return done(true);
     }
     if (k.type == Ev::Error) return done(false);
+    if (n == kMaxKeys) {
+      diags_.error(k.loc, "a mapping of more than " + std::to_string(kMaxKeys) + " keys");
+      failed_ = true;
+      return done(false);
+    }
     if (n == out.map.size()) out.map.emplace_back();
     NodeEntry& kv = out.map[n];
     if (!read_node(kv.first, depth + 1)) return done(false);
@@ -286,9 +340,21 @@ bool YamlReader::read_map_entries(Node& out, int depth) {
       continue;
     }
     bool dup = false;
-    for (size_t i = 0; i < n && !dup; ++i) dup = out.map[i].first.scalar == kv.first.scalar;
+    if (n < kScanKeys) {
+      for (size_t i = 0; i < n && !dup; ++i) dup = out.map[i].first.scalar == kv.first.scalar;
+    } else {
+      if (!index) {
+        index.emplace(2 * n, KeyHash{&out.map}, KeySame{&out.map});
+        for (size_t i = 0; i < n; ++i) index->insert(i);
+      }
+      dup = !index->insert(n).second;  // a duplicate leaves slot n out of the index
+    }
     if (dup) {
       diags_.error(kv.first.loc, "duplicate key '" + kv.first.scalar + "'");
+      if (diags_.too_many()) {  // nothing more would be said: stop reading
+        failed_ = true;
+        return done(false);
+      }
       skip_node();
       continue;
     }

@@ -78,6 +78,9 @@ class YamlReader {
   // Limits that keep hostile input bounded: nesting depth and scalar size.
   static constexpr int kMaxDepth = 64;
   static constexpr size_t kMaxScalar = 64 * 1024;
+  // A value read whole (a rule, a qdisc) has at most a few hundred keys; the
+  // sections that name many things (devices, blocks) are walked, not read.
+  static constexpr size_t kMaxKeys = 65536;
 
   YamlReader(uint32_t file_id, Diagnostics& diags);
   ~YamlReader();
@@ -122,6 +125,7 @@ class YamlReader {
   void take(Event& into);
   bool refill();
   void start(Parse how, size_t size);
+  static int read_input(void* self, unsigned char* buf, size_t size, size_t* got);
   bool read_node(Node& out, int depth);
   bool read_map_entries(Node& out, int depth);
 
@@ -133,7 +137,9 @@ class YamlReader {
   std::string text_;
   size_t size_ = 0;
   bool open_ = false;
-  bool parsed_all_ = false;  // the parser side made its last event
+  size_t text_pos_ = 0;         // open_string: how much of text_ libyaml has taken
+  bool flow_too_deep_ = false;  // read_input refused more input: see there
+  bool parsed_all_ = false;     // the parser side made its last event
 
   Batch batches_[kBatches];
   Batch* cur_batch_ = nullptr;  // the batch events are taken from

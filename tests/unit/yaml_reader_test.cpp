@@ -161,3 +161,51 @@ TEST_CASE("yaml reader: events carry their byte offsets, and the input its size"
     CHECK(scalars == want);
   }
 }
+
+namespace {
+// read_node over the whole text: the diagnostics it leaves.
+std::string read_whole(const std::string& text) {
+  Diagnostics d;
+  YamlReader r(SourceFiles::instance().add_text("h.yaml", text), d);
+  r.open_string(text);
+  Node n;
+  while (r.peek().type == YamlReader::Ev::DocStart) r.next();
+  r.read_node(n);
+  return test::formatted(d);
+}
+}  // namespace
+
+TEST_CASE("yaml reader: a key given twice is found by the scan and by the index of a large mapping") {
+  for (int keys : {5, 31, 32, 33, 200, 5000}) {
+    INFO(keys);
+    std::string text = "{";
+    for (int i = 0; i < keys; ++i) text += "k" + std::to_string(i) + ": 1, ";
+    CHECK(read_whole(text + "}\n").empty());
+    // the first key again, the last one again, and a key the index has not seen
+    std::string dup = text + "k0: 2, k" + std::to_string(keys - 1) + ": 3, z: 4}\n";
+    std::string e = read_whole(dup);
+    CHECK(e.find("duplicate key 'k0'") != std::string::npos);
+    CHECK(e.find("duplicate key 'k" + std::to_string(keys - 1) + "'") != std::string::npos);
+    CHECK(e.find("'z'") == std::string::npos);
+  }
+}
+
+TEST_CASE("yaml reader: hostile mappings and nesting are refused where they go wrong") {
+  std::string many = "{";
+  for (size_t i = 0; i <= YamlReader::kMaxKeys; ++i) many += "k" + std::to_string(i) + ": 1, ";
+  CHECK(read_whole(many + "}\n").find("h.yaml:1:") != std::string::npos);
+  CHECK(read_whole(many + "}\n").find("a mapping of more than 65536 keys") != std::string::npos);
+  // A million open flow collections: refused after at most a few KiB of them
+  // (libyaml would first scan all of them, at a cost of the square of their depth).
+  std::string deep = "k: " + std::string(1'000'000, '[') + "\n";
+  std::string e = read_whole(deep);
+  CHECK(e.find("h.yaml:1:") != std::string::npos);
+  CHECK(e.find("nesting deeper than 64 levels") != std::string::npos);
+  // 64 levels are fine, whether flow or block.
+  CHECK(read_whole("k: " + std::string(63, '[') + std::string(63, ']') + "\n").empty());
+  // Past the hundredth error a mapping of duplicates is not read on.
+  std::string dups = "{";
+  for (int i = 0; i < 1000; ++i) dups += "k" + std::to_string(i % 10) + ": 1, ";
+  e = read_whole(dups + "}\n");
+  CHECK(std::count(e.begin(), e.end(), '^') == static_cast<long>(Diagnostics::kMaxErrors));
+}
