@@ -12,9 +12,9 @@
 //
 // tc's words mostly are the YAML keys (`rate 10mbit` → `rate: 10mbit`), so a
 // kind added to kinds.def imports without code here; tc's irregular syntax
-// (u32 selectors, netem's positional values, aliases such as tbf's
-// `buffer`, bare verdicts) is declared by each kind in its own file
-// (KindOps::tc_words, model/tc_words.h) and read from there.
+// (multi-word selectors, positional values, aliases of keys, bare
+// verdicts) and the tables a kind's lists share are declared by each kind
+// in its own file (KindOps::tc_words, model/tc_words.h) and read from there.
 #pragma once
 #include <optional>
 #include <string>

@@ -9,10 +9,13 @@
 //   once        keys tc refuses twice; any other key given again replaces
 //               the first, as tc's parsers overwrite
 //   handle      a filter handle word that carries options (fw's V/MASK)
+//   tables      tables a kind's lists share that a batch numbers as it
+//               goes (u32's root tables; model/tc_tables.h)
 // The descriptor is declared in the kind's own file and referenced from its
 // KindOps (`tc_words`), so import learns a new kind's words from that file.
 #pragma once
 #include <cstddef>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -23,6 +26,8 @@
 #include "yaml/yaml_reader.h"
 
 namespace tcsync {
+
+class TcTables;
 
 // One word of a tc command line and where it is.
 struct TcWord {
@@ -94,6 +99,9 @@ struct TcWords {
   // use every alias and reader word above: tests/unit/tc_words_test.cpp
   // imports each. Words that are the table's own keys need none.
   std::span<const std::string_view> examples = {};
+  // Filters whose lists share tables a batch of lines numbers (u32): the
+  // kind's own count of them, one per import (model/tc_tables.h).
+  std::unique_ptr<TcTables> (*tables)() = nullptr;
 
   const TcReader* reader(std::string_view word) const;
   std::string_view key_of(std::string_view word) const;  // alias or the word itself

@@ -27,6 +27,7 @@
 #include "base/handle.h"
 #include "base/hex.h"
 #include "base/units.h"
+#include "kinds/filter/u32_tc_tables.h"
 #include "kinds/net_types.h"
 #include "kinds/registry.h"
 #include "model/field_wire.h"
@@ -1642,7 +1643,7 @@ const std::string_view kTcExamples[] = {
     "handle 2: divisor 16\nht 2: sample u32 0x0a000001 0x000000ff at 16 divisor 16 match ip dst 10.0.0.1 classid 1:1",
     "order 5 match u32 0 0",
 };
-const TcWords kTcWords{.readers = kTcReaders, .examples = kTcExamples};
+const TcWords kTcWords{.readers = kTcReaders, .examples = kTcExamples, .tables = make_u32_tc_tables};
 
 }  // namespace
 
