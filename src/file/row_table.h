@@ -34,7 +34,7 @@ class RowTable {
   // is the table's own, valid until the next call.
   const Node* fill(const Node& row, Diagnostics& d);
 
-  // For a caller that keeps what rows share (loader.cpp's filter rows): the
+  // For a caller that keeps what rows share (the loader's filter rows, filter_rows.cpp): the
   // columns' paths split at the dots, each column's value in the last row
   // filled, and how many rows have been filled (1: the first).
   size_t width() const { return leaves_.size(); }
