@@ -24,6 +24,7 @@
 #include "kernel/dump_ahead.h"
 #include "kernel/dumper.h"
 #include "kernel/lock.h"
+#include "kernel/output_file.h"
 #include "kernel/probe.h"
 #include "model/fingerprint.h"
 #include "model/scope.h"
@@ -337,7 +338,7 @@ int cmd_apply(const std::vector<std::string>& files, const ApplyFlags& f, const 
   bool locked = false;
   auto start_ahead = [&] {
     std::string err;
-    if (f.dry_run) return true;
+    if (f.dry_run || f.lock_held) return true;
     return has_net_admin() && (locked = lock.acquire(cmd, false, err));
   };
   bool ok = open_session(files, o, s, d, start_ahead);
@@ -347,7 +348,7 @@ int cmd_apply(const std::vector<std::string>& files, const ApplyFlags& f, const 
   }
   if (ok && !f.dry_run) {
     std::string err;
-    if (!locked && !lock.acquire(cmd, f.wait, err)) {
+    if (!locked && !f.lock_held && !lock.acquire(cmd, f.wait, err)) {
       d.error({}, err);
       ok = false;
     } else {
@@ -560,40 +561,25 @@ class FdBuf : public std::streambuf {
 };
 
 // Writes what `fill` streams to `path` as node_exporter's textfile
-// collector wants it: a temporary file in the same directory, synced, then
-// renamed over the old one, so a scrape never reads half a file. Streamed:
-// the exposition of 100k rules is some 150 MB.
+// collector wants it: whole or not at all, never through a link someone
+// planted in its directory (kernel/output_file.h). Streamed: the exposition
+// of 100k rules is some 150 MB. 0644: the collector runs as its own user.
 bool write_atomically(const std::string& path, const std::function<void(std::ostream&)>& fill, std::string& err) {
-  auto slash = path.rfind('/');
-  std::string dir = slash == std::string::npos ? "." : path.substr(0, slash);
-  std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
-  // A dot name: the collector reads only *.prom, so the temporary is never scraped.
-  std::string tmp = dir + "/." + base + ".tmp." + std::to_string(getpid());
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) {
-    err = "cannot write " + tmp + ": " + std::strerror(errno);
-    return false;
-  }
+  OutputFile file;
+  if (!file.open(path, 0644, err)) return false;
   bool ok;
   {
-    FdBuf buf(fd);
+    FdBuf buf(file.fd());
     std::ostream out(&buf);
     fill(out);
     out.flush();
     ok = !buf.failed();
   }
-  if (!ok || ::fsync(fd) != 0 || ::close(fd) != 0) {
-    err = "cannot write " + tmp + ": " + std::strerror(errno);
-    ::close(fd);
-    ::unlink(tmp.c_str());
+  if (!ok) {
+    err = "cannot write " + path + ": " + std::strerror(errno);
     return false;
   }
-  if (::rename(tmp.c_str(), path.c_str()) != 0) {
-    err = "cannot rename " + tmp + " to " + path + ": " + std::strerror(errno);
-    ::unlink(tmp.c_str());
-    return false;
-  }
-  return true;
+  return file.commit(err);
 }
 
 // One reading: the declared devices (all, or --dev, without files) with

@@ -15,9 +15,10 @@ enum class Format { Text, Json, Prometheus, Dot };
 struct ApplyFlags {
   bool dry_run = false;
   OnError on_error = OnError::Rollback;
-  bool wait = false;   // queue behind another tcsync instead of failing
-  bool verify = true;  // dump again after apply; drift is an error
-  int confirm_s = 0;   // --confirm: revert after this many seconds unless confirmed (confirm.h)
+  bool wait = false;       // queue behind another tcsync instead of failing
+  bool verify = true;      // dump again after apply; drift is an error
+  int confirm_s = 0;       // --confirm: revert after this many seconds unless confirmed (confirm.h)
+  bool lock_held = false;  // the caller holds the namespace's lock already (the reverter)
 };
 
 struct CommonOptions {
@@ -53,9 +54,12 @@ int cmd_watch(const std::vector<std::string>& files, const WatchFlags& w, const 
 // of that namespace (tc -n NAME).
 int cmd_import(const std::string& file, const CommonOptions& o);
 // apply --confirm's other half (cli/confirm.h): keep the applied state; and
-// the reverter apply starts (internal: sleeps to the deadline).
+// the reverter apply starts (internal: sleeps to the deadline, a
+// CLOCK_BOOTTIME time in ms; `path`: the pending file in the run directory,
+// `state_fd` its locked descriptor, `netns_fd` the namespace to revert in).
 int cmd_confirm(const CommonOptions& o);
-int cmd_revert_pending(const std::string& file, long long deadline_ms, const CommonOptions& o);
+int cmd_revert_pending(const std::string& path, long long deadline_ms, int state_fd, int netns_fd,
+                       const CommonOptions& o);
 
 struct StatsFlags {
   std::string output;      // --output FILE: written atomically (temp + rename), for node_exporter's textfile collector

@@ -1,72 +1,166 @@
 #include "cli/confirm.h"
 
 #include <fcntl.h>
+#include <sched.h>
 #include <signal.h>
-#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <systemd/sd-bus.h>
+#include <systemd/sd-daemon.h>
+#include <systemd/sd-login.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <iostream>
+#include <sstream>
 
 #include "file/yaml_writer.h"
 #include "kernel/lock.h"
 #include "kernel/netns.h"
+#include "kernel/run_dir.h"
 #include "model/scope.h"
 #include "plan/action_table.h"
 #include "plan/atomic.h"
 
 namespace tcsync {
 
-std::string pending_revert_path() {
-  struct stat ns {};
-  if (stat("/proc/self/ns/net", &ns) != 0) return {};
-  return run_dir() + "/netns-" + std::to_string(ns.st_ino) + ".pending.yaml";
-}
-
 namespace {
 
-// Whether a live reverter holds `path` (it keeps an exclusive flock on its
-// pending file from its start to its end). A file nobody holds is left
-// over from a reverter that was killed: nothing will act on it.
-bool held(const std::string& path) {
-  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+// The pending file's name in the run directory, by the namespace's inode.
+std::string pending_name() {
+  struct stat ns {};
+  if (stat("/proc/self/ns/net", &ns) != 0) return {};
+  return "netns-" + std::to_string(ns.st_ino) + ".pending.yaml";
+}
+
+// Whether a live reverter holds the run directory's file `name`: it keeps
+// an open-file-description lock on its pending file from before the file
+// is published to its own end. A file nobody holds is left over from a
+// reverter that was killed: nothing will act on it.
+bool held(const RunDir& dir, const std::string& name) {
+  std::string err;
+  int fd = dir.open_file(name, O_RDONLY, false, err);
   if (fd < 0) return false;
-  bool busy = flock(fd, LOCK_EX | LOCK_NB) != 0 && errno == EWOULDBLOCK;
+  struct flock probe {};
+  probe.l_type = F_WRLCK;
+  probe.l_whence = SEEK_SET;
+  bool busy = fcntl(fd, F_OFD_GETLK, &probe) == 0 && probe.l_type != F_UNLCK;
   close(fd);
   return busy;
 }
 
+bool write_all(int fd, const std::string& s) {
+  for (size_t off = 0; off < s.size();) {
+    ssize_t n = write(fd, s.data() + off, s.size() - off);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    off += static_cast<size_t>(n);
+  }
+  return true;
+}
+
+// The pending state, written and locked before it has a name: an unnamed
+// file (O_TMPFILE) given its name by linkat only once whole, synced and
+// locked, so no moment exists where the name is there and nobody holds it
+// (a second apply would take it for stale). linkat fails if the name
+// exists: a pending file is never replaced.
+int publish_locked(const RunDir& dir, const std::string& name, const std::string& text, std::string& err) {
+  const std::string what = dir.path() + "/" + name;
+  int fd = openat(dir.fd(), ".", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+  std::string tmp;  // a file system without O_TMPFILE: a named private temporary
+  if (fd < 0 && (errno == EOPNOTSUPP || errno == EISDIR)) {
+    tmp = "." + name + ".new." + std::to_string(getpid());
+    unlinkat(dir.fd(), tmp.c_str(), 0);  // our own leftover (the directory is ours alone)
+    fd = openat(dir.fd(), tmp.c_str(), O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+  }
+  if (fd < 0) {
+    err = "cannot write " + what + ": " + std::strerror(errno);
+    return -1;
+  }
+  struct flock whole {};
+  whole.l_type = F_WRLCK;
+  whole.l_whence = SEEK_SET;
+  bool ok = fchmod(fd, 0600) == 0 && write_all(fd, text) && fsync(fd) == 0 && fcntl(fd, F_OFD_SETLK, &whole) == 0;
+  if (ok) {
+    int rc = tmp.empty() ? linkat(AT_FDCWD, ("/proc/self/fd/" + std::to_string(fd)).c_str(), dir.fd(), name.c_str(),
+                                  AT_SYMLINK_FOLLOW)
+                         : linkat(dir.fd(), tmp.c_str(), dir.fd(), name.c_str(), 0);
+    ok = rc == 0;
+  }
+  int e = errno;
+  if (!tmp.empty()) unlinkat(dir.fd(), tmp.c_str(), 0);
+  if (!ok) {
+    err = e == EEXIST ? "an apply --confirm is pending in this namespace (" + what +
+                            "): run `tcsync confirm` or wait for its revert"
+                      : "cannot write " + what + ": " + std::strerror(e);
+    close(fd);
+    return -1;
+  }
+  fsync(dir.fd());
+  return fd;
+}
+
+// Under systemd, the reverter would be a process of the unit that ran the
+// apply (tcsync.service, or an SSH session's scope), stopped with it: it is
+// moved to a transient scope of its own. Empty: done, or nothing to do (no
+// systemd); else why it could not be moved.
+std::string to_own_scope(pid_t pid, const std::string& scope) {
+  if (sd_booted() <= 0) return {};
+  sd_bus* bus = nullptr;
+  sd_bus_error e = SD_BUS_ERROR_NULL;
+  int r = sd_bus_open_system(&bus);
+  if (r >= 0)
+    r = sd_bus_call_method(bus, "org.freedesktop.systemd1", "/org/freedesktop/systemd1",
+                           "org.freedesktop.systemd1.Manager", "StartTransientUnit", &e, nullptr, "ssa(sv)a(sa(sv))",
+                           scope.c_str(), "fail", 3,                                          //
+                           "PIDs", "au", 1, static_cast<uint32_t>(pid),                       //
+                           "Description", "s", "tcsync: the revert of an unconfirmed apply",  //
+                           "CollectMode", "s", "inactive-or-failed",                          //
+                           0);
+  std::string why = r >= 0 ? "" : e.message ? e.message : std::strerror(-r);
+  sd_bus_error_free(&e);
+  sd_bus_flush_close_unref(bus);
+  return why;
+}
+
 }  // namespace
+
+std::string pending_revert_path() {
+  std::string name = pending_name();
+  return name.empty() ? name : run_dir() + "/" + name;
+}
 
 bool arm_revert(const State& before, const State* files, int seconds, const std::optional<std::string>& netns,
                 std::string& err) {
-  std::string path = pending_revert_path();
-  if (path.empty()) {
+  (void)netns;  // the reverter keeps the namespace itself (a descriptor), never its name
+  std::string name = pending_name();
+  if (name.empty()) {
     err = "cannot identify the network namespace";
     return false;
   }
-  mkdir(run_dir().c_str(), 0755);
-  struct stat st {};
-  if (held(path + ".reverting")) {
+  RunDir dir;
+  if (!dir.open(err)) return false;
+  if (held(dir, name + ".reverting")) {
     err = "a revert of an unconfirmed apply is running in this namespace; try again when it is done";
     return false;
   }
-  if (stat(path.c_str(), &st) == 0) {
-    if (held(path)) {
-      err =
-          "an apply --confirm is pending in this namespace (" + path + "): run `tcsync confirm` or wait for its revert";
+  // The caller holds the namespace's lock: no other apply publishes meanwhile.
+  struct stat st {};
+  if (fstatat(dir.fd(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0) {
+    if (held(dir, name)) {
+      err = "an apply --confirm is pending in this namespace (" + dir.path() + "/" + name +
+            "): run `tcsync confirm` or wait for its revert";
       return false;
     }
-    // Its reverter is gone (killed with its cgroup, say): the file is stale.
-    std::fprintf(stderr, "tcsync: warning: %s was left by a reverter that no longer runs: removed\n", path.c_str());
-    unlink(path.c_str());
+    // Its reverter is gone (killed, say): the file is stale.
+    std::fprintf(stderr, "tcsync: warning: %s/%s was left by a reverter that no longer runs: removed\n",
+                 dir.path().c_str(), name.c_str());
+    unlinkat(dir.fd(), name.c_str(), 0);
   }
   // The before state as a file apply takes back: what dump would print for
   // these devices (a device that had nothing is `{}`: owned and emptied).
@@ -76,59 +170,108 @@ bool arm_revert(const State& before, const State* files, int seconds, const std:
   // touch what someone else changed meanwhile outside it.
   if (files) cut_to_scope(*files, s);
   std::sort(s.devices.begin(), s.devices.end(), [](auto& a, auto& b) { return a.name < b.name; });
-  std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::trunc);
-    write_state_yaml(s, out);
-    out.flush();
-    if (!out) {
-      err = "cannot write " + tmp;
-      return false;
-    }
-  }
-  if (rename(tmp.c_str(), path.c_str()) != 0) {
-    err = "cannot write " + path + ": " + std::strerror(errno);
+  std::ostringstream text;
+  write_state_yaml(s, text);
+  std::string log_name = name.substr(0, name.size() - 5) + ".log";
+  int log = dir.open_file(log_name, O_WRONLY, true, err);
+  if (log < 0) return false;
+  if (ftruncate(log, 0) != 0) {
+    err = "cannot truncate " + dir.path() + "/" + log_name + ": " + std::strerror(errno);
+    close(log);
     return false;
   }
-  // In milliseconds: whole seconds of time() would make `--confirm 2`
-  // anything from 1 to 2 seconds.
+  // The namespace as a descriptor: at the deadline the reverter enters the
+  // one it was armed in, even if a namespace of the same name replaced it.
+  int ns = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
+  if (ns < 0) {
+    err = std::string("cannot open /proc/self/ns/net: ") + std::strerror(errno);
+    close(log);
+    return false;
+  }
+  int state = publish_locked(dir, name, text.str(), err);
+  if (state < 0) {
+    close(log), close(ns);
+    return false;
+  }
+  // A deadline of the boot clock: it counts a suspend and no clock step
+  // (settimeofday, NTP) moves it.
   struct timespec now {};
-  clock_gettime(CLOCK_REALTIME, &now);
+  clock_gettime(CLOCK_BOOTTIME, &now);
   long long deadline_ms = now.tv_sec * 1000LL + now.tv_nsec / 1000000 + seconds * 1000LL;
-  std::string log = path.substr(0, path.size() - 5) + ".log";
+  int pid_pipe[2];
+  if (pipe2(pid_pipe, O_CLOEXEC) != 0) {
+    err = std::string("pipe: ") + std::strerror(errno);
+    unlinkat(dir.fd(), name.c_str(), 0);
+    close(log), close(ns), close(state);
+    return false;
+  }
   // Double fork with setsid: the reverter is no child of ours, in no session
-  // of a terminal, and outlives us whatever kills us.
+  // of a terminal, and outlives us whatever kills us. It inherits the
+  // pending file's descriptor, and with it the lock (an open file
+  // description's lock lives as long as any descriptor of it).
   pid_t child = fork();
   if (child < 0) {
     err = std::string("fork: ") + std::strerror(errno);
-    unlink(path.c_str());
+    unlinkat(dir.fd(), name.c_str(), 0);
+    close(log), close(ns), close(state), close(pid_pipe[0]), close(pid_pipe[1]);
     return false;
   }
   if (child == 0) {
     setsid();
-    if (fork() != 0) _exit(0);
-    int nul = open("/dev/null", O_RDONLY);
-    int lg = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    pid_t grandchild = fork();
+    if (grandchild != 0) {
+      (void)!write(pid_pipe[1], &grandchild, sizeof grandchild);
+      _exit(0);
+    }
+    int nul = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    // Above the three standard ones first, so that the dup2s below never
+    // overwrite one another; dup2 clears O_CLOEXEC on the copies.
+    int st = fcntl(state, F_DUPFD_CLOEXEC, 10), nsd = fcntl(ns, F_DUPFD_CLOEXEC, 10);
     if (nul >= 0) dup2(nul, 0);
-    if (lg >= 0) dup2(lg, 1), dup2(lg, 2);
-    close_range(3, ~0U, 0);  // not the applier's sockets (the lock file is O_CLOEXEC anyway)
-    std::vector<std::string> args{"tcsync", "--color", "never"};
-    if (netns) args.insert(args.end(), {"--netns", *netns});
-    args.insert(args.end(), {"revert-pending", "--deadline-ms", std::to_string(deadline_ms), path});
+    dup2(log, 1), dup2(log, 2);
+    dup2(st, 3), dup2(nsd, 4);
+    close_range(5, ~0U, 0);  // not the applier's sockets
+    std::vector<std::string> args{"tcsync",
+                                  "--color",
+                                  "never",
+                                  "revert-pending",
+                                  "--deadline-ms",
+                                  std::to_string(deadline_ms),
+                                  "--state-fd",
+                                  "3",
+                                  "--netns-fd",
+                                  "4",
+                                  dir.path() + "/" + name};
     std::vector<char*> argv;
     for (auto& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);
     execv("/proc/self/exe", argv.data());
     _exit(127);
   }
+  close(pid_pipe[1]);
+  pid_t reverter = -1;
+  ssize_t got = read(pid_pipe[0], &reverter, sizeof reverter);
+  close(pid_pipe[0]);
   int status = 0;
   waitpid(child, &status, 0);
+  close(log), close(ns), close(state);  // the reverter holds its copies (and the lock)
+  if (got == static_cast<ssize_t>(sizeof reverter) && reverter > 0) {
+    std::string why = to_own_scope(reverter, "tcsync-revert-" + std::to_string(reverter) + ".scope");
+    if (!why.empty())
+      std::fprintf(stderr,
+                   "tcsync: warning: the reverter (pid %d) could not leave this unit for a scope of its own (%s): "
+                   "stopping this unit before the deadline stops the revert\n",
+                   static_cast<int>(reverter), why.c_str());
+  }
   return true;
 }
 
 void disarm_revert() {
-  std::string path = pending_revert_path();
-  if (!path.empty()) unlink(path.c_str());
+  // The caller still holds the namespace's lock: the pending file is the one
+  // it published. Its reverter finds no name at the deadline and ends.
+  std::string name = pending_name(), err;
+  RunDir dir;
+  if (!name.empty() && dir.open(err)) unlinkat(dir.fd(), name.c_str(), 0);
 }
 
 int cmd_confirm(const CommonOptions& o) {
@@ -137,49 +280,82 @@ int cmd_confirm(const CommonOptions& o) {
     std::cerr << "tcsync: error: " << err << "\n";
     return 1;
   }
-  std::string path = pending_revert_path();
-  bool orphan = !path.empty() && access(path.c_str(), F_OK) == 0 && !held(path);
+  std::string name = pending_name();
+  RunDir dir;
+  if (name.empty() || !dir.open(err)) {
+    std::cerr << "tcsync: error: " << (err.empty() ? "cannot identify the network namespace" : err) << "\n";
+    return 1;
+  }
+  struct stat st {};
+  bool orphan = fstatat(dir.fd(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && !held(dir, name);
   // The same race as the reverter's: the first rename wins.
-  std::string done = path + ".confirmed";
-  if (path.empty() || rename(path.c_str(), done.c_str()) != 0) {
+  std::string done = name + ".confirmed";
+  if (renameat(dir.fd(), name.c_str(), dir.fd(), done.c_str()) != 0) {
     std::cerr << "tcsync: error: nothing to confirm: no apply --confirm is pending in this namespace (or its deadline "
                  "passed and the state before it was restored)\n";
     return 1;
   }
-  unlink(done.c_str());
+  unlinkat(dir.fd(), done.c_str(), 0);
   if (orphan) std::cerr << "tcsync: warning: no reverter was running (it was killed): nothing would have reverted\n";
   if (!o.quiet) std::cout << "confirmed: the applied state stays\n";
   return 0;
 }
 
-int cmd_revert_pending(const std::string& file, long long deadline_ms, const CommonOptions& o) {
+int cmd_revert_pending(const std::string& path, long long deadline_ms, int state_fd, int netns_fd,
+                       const CommonOptions& o) {
   signal(SIGHUP, SIG_IGN);
-  // Held until this process ends (the fd follows the renames): while it is,
-  // the pending file is alive; without it, stale (see held()).
-  int lock_fd = open(file.c_str(), O_RDONLY | O_CLOEXEC);
-  if (lock_fd < 0 || flock(lock_fd, LOCK_EX) != 0) {
-    std::printf("nothing to revert: %s is gone (confirmed already)\n", file.c_str());
-    return 0;
-  }
+  // The path names the file in `ps` and the log; the run directory is
+  // opened anew and checked, the file found in it by its name.
+  const std::string name = path.substr(path.rfind('/') + 1);
   struct timespec at {
     static_cast<time_t>(deadline_ms / 1000), static_cast<long>(deadline_ms % 1000) * 1000000
   };
-  while (clock_nanosleep(CLOCK_REALTIME, TIMER_ABSTIME, &at, nullptr) == EINTR) {
+  while (clock_nanosleep(CLOCK_BOOTTIME, TIMER_ABSTIME, &at, nullptr) == EINTR) {
   }
-  std::string claimed = file + ".reverting";
-  if (rename(file.c_str(), claimed.c_str()) != 0) {
+  // The namespace the apply was armed in, whatever now bears its name (a
+  // namespace deleted and made again under it is another one, left alone).
+  if (setns(netns_fd, CLONE_NEWNET) != 0) {
+    std::fprintf(stderr, "tcsync: cannot enter the namespace of the apply: %s; the state before is kept in %s/%s\n",
+                 std::strerror(errno), run_dir().c_str(), name.c_str());
+    return 1;
+  }
+  close(netns_fd);
+  std::string err;
+  RunDir dir;
+  NetnsLock lock;
+  // Behind any tcsync working now; held to the end, so that no apply
+  // publishes a pending file while this one is told from it.
+  if (!dir.open(err) || !lock.acquire("tcsync revert-pending", true, err)) {
+    std::fprintf(stderr, "tcsync: %s; the state before is kept in %s/%s\n", err.c_str(), run_dir().c_str(),
+                 name.c_str());
+    return 1;
+  }
+  // Confirmed (or rolled back) and another apply --confirm published since:
+  // the name is then another file, not this reverter's.
+  struct stat mine {
+  }, named{};
+  if (fstat(state_fd, &mine) != 0 || fstatat(dir.fd(), name.c_str(), &named, AT_SYMLINK_NOFOLLOW) != 0 ||
+      mine.st_ino != named.st_ino || mine.st_dev != named.st_dev) {
+    std::printf("confirmed in time: nothing to revert\n");
+    return 0;
+  }
+  std::string claimed = name + ".reverting";
+  if (renameat(dir.fd(), name.c_str(), dir.fd(), claimed.c_str()) != 0) {
     std::printf("confirmed in time: nothing to revert\n");
     return 0;
   }
   std::printf("not confirmed by the deadline: restoring the state before the apply\n");
   std::fflush(stdout);
   ApplyFlags f;
-  f.wait = true;  // behind any tcsync working now
-  int rc = cmd_apply({claimed}, f, o);
+  f.lock_held = true;
+  CommonOptions in_place = o;
+  in_place.netns.reset();  // entered above, by the descriptor
+  int rc = cmd_apply({dir.path() + "/" + claimed}, f, in_place);
   if (rc == 0)
-    unlink(claimed.c_str());
+    unlinkat(dir.fd(), claimed.c_str(), 0);
   else
-    std::fprintf(stderr, "tcsync: the revert failed; the state before is kept in %s\n", claimed.c_str());
+    std::fprintf(stderr, "tcsync: the revert failed; the state before is kept in %s/%s\n", dir.path().c_str(),
+                 claimed.c_str());
   return rc;
 }
 

@@ -3,13 +3,20 @@
 // outside the applying process, so a SIGKILL of it (or a lost SSH session)
 // cannot stop the revert:
 //
-//   apply --confirm 60 f.yaml                    tcsync revert-pending (setsid, double fork)
-//     dump -> before state ──► run_dir()/netns-INO.pending.yaml ◄── sleeps to the deadline, then
-//     spawn the reverter, then apply               rename(pending -> .reverting): won? apply it
+//   apply --confirm 60 f.yaml                      tcsync revert-pending (setsid, double fork)
+//     dump -> before state ─► unnamed file, locked,   inherits the file (and its lock) and the
+//     then linked as run_dir()/netns-INO.pending.yaml namespace (descriptors), sleeps to the
+//     spawn the reverter, then apply                  deadline (CLOCK_BOOTTIME), enters that
+//                                                     namespace, takes its lock, then
+//                                                     rename(pending -> .reverting): won? apply it
 //   tcsync confirm: rename(pending -> .confirmed) first: the reverter finds nothing
 //
 // Whoever renames the pending file first wins, so confirm and revert never
-// both happen.
+// both happen. The pending file is locked before it has a name and stays
+// locked while its reverter lives, so a second apply --confirm always sees
+// it held (and is refused) or stale (its reverter is gone). The files are
+// root's, 0600, in the 0700 run directory (kernel/run_dir.h): no other user
+// reads the state, delays the revert or plants a file.
 #pragma once
 #include <optional>
 #include <string>
@@ -19,7 +26,8 @@
 
 namespace tcsync {
 
-// The pending revert file of the namespace the process is in now.
+// The pending revert file of the namespace the process is in now (a path,
+// for messages).
 std::string pending_revert_path();
 // Saves `before` (a dump of what the apply will change) and starts the
 // reverter for `seconds` from now. False with `err` when one is pending

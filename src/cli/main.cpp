@@ -126,6 +126,9 @@ Exit codes: 0 done or in sync, 1 error, 2 changes pending (diff).)");
   auto* revert = app.add_subcommand("revert-pending", "Internal: started by apply --confirm");
   revert->group("");  // not in --help
   revert->add_option("--deadline-ms", deadline_ms)->required();
+  int state_fd = -1, netns_fd = -1;
+  revert->add_option("--state-fd", state_fd)->required();
+  revert->add_option("--netns-fd", netns_fd)->required();
   revert->add_option("FILE", pending_file)->required();
 
   tcsync::StatsFlags stats_flags;
@@ -194,7 +197,7 @@ Exit codes: 0 done or in sync, 1 error, 2 changes pending (diff).)");
     return tcsync::cmd_watch(files, watch_flags, common);
   }
   if (*confirm) return tcsync::cmd_confirm(common);
-  if (*revert) return tcsync::cmd_revert_pending(pending_file, deadline_ms, common);
+  if (*revert) return tcsync::cmd_revert_pending(pending_file, deadline_ms, state_fd, netns_fd, common);
   if (*import) return tcsync::cmd_import(import_file, common);
   if (*stats) return tcsync::cmd_stats(files, stats_flags, common);
   if (*schema) {

@@ -1,7 +1,6 @@
 #include "kernel/lock.h"
 
 #include <fcntl.h>
-#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -11,11 +10,6 @@
 #include <cstring>
 
 namespace tcsync {
-
-std::string run_dir() {
-  const char* d = std::getenv("TCSYNC_RUN_DIR");
-  return d && *d ? d : "/run/tcsync";
-}
 
 bool has_net_admin() {
   FILE* f = std::fopen("/proc/self/status", "r");
@@ -42,23 +36,23 @@ bool NetnsLock::acquire(const std::string& command, bool wait, std::string& err)
     err = std::string("cannot identify the network namespace: ") + std::strerror(errno);
     return false;
   }
-  std::string dir = run_dir();
-  mkdir(dir.c_str(), 0755);
-  std::string path = dir + "/netns-" + std::to_string(ns.st_ino) + ".lock";
-  fd_ = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-  if (fd_ < 0) {
-    err = "cannot open lock file " + path + ": " + std::strerror(errno);
-    return false;
-  }
-  if (flock(fd_, LOCK_EX | (wait ? 0 : LOCK_NB)) != 0) {
-    if (errno == EWOULDBLOCK) {
+  RunDir dir;
+  if (!dir.open(err)) return false;
+  std::string name = "netns-" + std::to_string(ns.st_ino) + ".lock";
+  fd_ = dir.open_file(name, O_RDWR, true, err);
+  if (fd_ < 0) return false;
+  struct flock whole {};
+  whole.l_type = F_WRLCK;
+  whole.l_whence = SEEK_SET;  // start 0, length 0: the whole file
+  if (fcntl(fd_, wait ? F_OFD_SETLKW : F_OFD_SETLK, &whole) != 0) {
+    if (errno == EAGAIN || errno == EACCES) {
       char who[512] = {};
       ssize_t n = pread(fd_, who, sizeof who - 1, 0);
       std::string holder = n > 0 ? std::string(who, static_cast<size_t>(n)) : "another process";
       while (!holder.empty() && (holder.back() == '\n' || holder.back() == '\0')) holder.pop_back();
       err = "another tcsync is changing this network namespace (" + holder + "); use --wait to queue behind it";
     } else {
-      err = "cannot lock " + path + ": " + std::strerror(errno);
+      err = "cannot lock " + dir.path() + "/" + name + ": " + std::strerror(errno);
     }
     close(fd_);
     fd_ = -1;

@@ -1,8 +1,14 @@
 // One writer per network namespace: apply takes an exclusive lock on
-// /run/tcsync/<netns>.lock (flock: released by the kernel if we die, even by
-// SIGKILL) and writes who holds it, so a second apply can name the holder.
+// /run/tcsync/netns-INO.lock and writes who holds it, so a second apply can
+// name the holder. An open-file-description lock (F_OFD_SETLK, F_WRLCK):
+// released by the kernel if we die, even by SIGKILL; it needs a descriptor
+// open for writing, and the file is root's 0600 in a 0700 directory
+// (run_dir.h), so no other user can take it or hold it against us (flock
+// takes any descriptor, a read-only one too).
 #pragma once
 #include <string>
+
+#include "kernel/run_dir.h"
 
 namespace tcsync {
 
@@ -23,8 +29,5 @@ class NetnsLock {
 // Whether this process may change tc (CAP_NET_ADMIN in its effective set),
 // read from /proc/self/status: refusing up front beats ten EPERMs.
 bool has_net_admin();
-
-// The directory for lock files (TCSYNC_RUN_DIR overrides, for tests).
-std::string run_dir();
 
 }  // namespace tcsync
