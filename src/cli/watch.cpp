@@ -99,7 +99,7 @@ class Watcher {
   void mark(const std::string& dev, const char* cause, bool full = true);
   void mark_filter(const std::string& dev, std::vector<uint8_t>&& msg);
   void mark_all(const char* cause);
-  void on_overrun();
+  void on_overrun(const std::string& why);
   void reload_files(bool from_hup);
   // Work
   void sync(const std::vector<std::string>& devs, const std::string& cause, std::optional<WatchTime> since);
@@ -245,12 +245,11 @@ void Watcher::mark_all(const char* cause) {
   for (auto& d : declared_) mark(d, cause);
 }
 
-void Watcher::on_overrun() {
+void Watcher::on_overrun(const std::string& why) {
   // Events were lost: every device is planned again, once the burst is
   // over (debounced like any event: a burst that keeps overflowing the
   // socket is one resync, not one per lost datagram).
-  if (!resync_said_)
-    emit({"resync", {}, {}, "the event socket overflowed (events lost): every device is planned again", {}, {}, {}});
+  if (!resync_said_) emit({"resync", {}, {}, why + ": every device is planned again", {}, {}, {}});
   resync_pending_ = resync_said_ = true;
   for (auto& dev : declared_) mark(dev, "resync"), cause_[dev] = "resync";
 }
@@ -273,7 +272,7 @@ void Watcher::on_monitor(const std::set<std::string>* own) {
     }
     switch (e.type) {
       case MonitorEvent::Type::Overrun:
-        on_overrun();
+        on_overrun(e.name);
         break;
       case MonitorEvent::Type::LinkNew: {
         auto it = links_.find(e.ifindex);

@@ -6,6 +6,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -15,6 +16,12 @@ namespace tcsync {
 
 Monitor::~Monitor() {
   if (fd_ >= 0) close(fd_);
+}
+
+void Monitor::adopt(int fd, size_t buffer) {
+  if (fd_ >= 0) close(fd_);
+  fd_ = fd;
+  buf_.resize(buffer);
 }
 
 bool Monitor::open(int rcvbuf, std::string& err) {
@@ -44,6 +51,9 @@ bool Monitor::open(int rcvbuf, std::string& err) {
 
 namespace {
 
+// The read buffer grows to fit the largest datagram seen, up to this.
+constexpr size_t kMaxBuffer = 32u << 20;
+
 std::string link_name(const nlmsghdr* nh) {
   auto* ifi = static_cast<const ifinfomsg*>(NLMSG_DATA(nh));
   int len = static_cast<int>(nh->nlmsg_len) - static_cast<int>(NLMSG_LENGTH(sizeof *ifi));
@@ -59,16 +69,32 @@ std::string link_name(const nlmsghdr* nh) {
 
 bool Monitor::read(std::vector<MonitorEvent>& out, std::string& err, size_t max) {
   for (size_t i = 0; i < max; ++i) {
-    ssize_t n = recv(fd_, buf_.data(), buf_.size(), MSG_DONTWAIT);
+    iovec iov{buf_.data(), buf_.size()};
+    msghdr mh{};
+    mh.msg_iov = &iov;
+    mh.msg_iovlen = 1;
+    // MSG_TRUNC: n is the datagram's whole length even when it did not fit.
+    ssize_t n = recvmsg(fd_, &mh, MSG_DONTWAIT | MSG_TRUNC);
     if (n < 0) {
       if (errno == EINTR) continue;
       if (errno == EAGAIN) return true;
       if (errno == ENOBUFS) {
-        out.push_back({MonitorEvent::Type::Overrun, 0, {}, {}});
+        out.push_back({MonitorEvent::Type::Overrun, 0, "the event socket overflowed (events lost)", {}});
         continue;  // the queue goes on after the drop
       }
       err = "reading the rtnetlink monitor: " + errno_text(errno);
       return false;
+    }
+    if ((mh.msg_flags & MSG_TRUNC) || static_cast<size_t>(n) > buf_.size()) {
+      // The datagram is consumed, its tail lost: what it said is unknown,
+      // so nothing of it is trusted (a cut message could read as another).
+      out.push_back({MonitorEvent::Type::Overrun,
+                     0,
+                     "an event of " + std::to_string(n) + " bytes did not fit the " + std::to_string(buf_.size()) +
+                         "-byte buffer (cut short)",
+                     {}});
+      buf_.resize(std::min<size_t>(static_cast<size_t>(n) + 4096, kMaxBuffer));
+      continue;
     }
     int len = static_cast<int>(n);
     for (auto* nh = reinterpret_cast<const nlmsghdr*>(buf_.data()); NLMSG_OK(nh, len); nh = NLMSG_NEXT(nh, len)) {

@@ -2,8 +2,11 @@
 // the tc and link groups (RTNLGRP_TC, RTNLGRP_LINK), read without blocking.
 // Its events say *which* device changed; a filter event also keeps its
 // whole message (the rule, as a dump shows it) for watch's targeted repair
-// (watch/filter_events.h); anything else re-plans the device from a dump. An overrun of its receive buffer (ENOBUFS:
-// the kernel dropped events) is reported as such: the caller resyncs everything.
+// (watch/filter_events.h); anything else re-plans the device from a dump.
+// An event lost is reported as such (Overrun, its `name` saying why), and
+// the caller resyncs everything: an overrun of the receive buffer (ENOBUFS:
+// the kernel dropped events), or a datagram larger than the read buffer
+// (MSG_TRUNC: its tail is gone; the buffer grows for the next).
 #pragma once
 #include <cstdint>
 #include <string>
@@ -15,7 +18,7 @@ struct MonitorEvent {
   enum class Type : uint8_t { LinkNew, LinkDel, Tc, Action, Overrun };
   Type type = Type::Tc;
   uint32_t ifindex = 0;  // LinkNew/LinkDel/Tc; a tc event on a shared block has the block magic
-  std::string name;      // LinkNew/LinkDel: the interface name
+  std::string name;      // LinkNew/LinkDel: the interface name; Overrun: what was lost
   // RTM_NEWTFILTER / RTM_DELTFILTER: the message itself (nlmsghdr on), to
   // decode with the dump's decoder; empty for every other event.
   std::vector<uint8_t> msg;
@@ -36,6 +39,10 @@ class Monitor {
   // a flood cannot keep it reading: poll says when there is more); false on
   // an error other than an overrun, which is an event.
   bool read(std::vector<MonitorEvent>& out, std::string& err, size_t max = 16384);
+  // Tests: reads `fd` (any datagram socket; owned from now) into a buffer
+  // of `buffer` bytes.
+  void adopt(int fd, size_t buffer);
+  size_t buffer_size() const { return buf_.size(); }
 
  private:
   int fd_ = -1;
