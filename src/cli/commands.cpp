@@ -100,6 +100,12 @@ void warn_plan_now(const Session& s, const CommonOptions& o) {
 // compares do (0.6 s of a diff of 1M new rules).
 // A plan that would have to touch objects outside a file's scope (differ.h
 // Plan::refused) is an error: diff, apply and watch stop before sending.
+// -v: the dumps the kernel flagged interrupted, which were read again.
+static void say_dumps_read_again() {
+  if (size_t n = dumps_read_again())
+    std::fprintf(stderr, "tcsync: %zu dump%s interrupted by a concurrent change, read again\n", n, n == 1 ? "" : "s");
+}
+
 static bool refusals(const Plan& plan, Diagnostics& d) {
   if (plan.refused.empty()) return true;
   for (auto& r : plan.refused) d.add(r.severity, r.loc, r.message);
@@ -149,6 +155,7 @@ bool read_and_plan(Session& s, Diagnostics& d, const CommonOptions& o, bool send
   warn_plan_now(s, o);
   if (!refusals(s.plan, d)) return false;
   if (o.verbose) {
+    say_dumps_read_again();
     auto t2 = std::chrono::steady_clock::now();
     size_t n = 0;
     for (auto& dev : s.live.devices) n += dev.qdiscs.size() + dev.classes.size() + dev.filters.size();
@@ -489,6 +496,7 @@ int cmd_dump(const std::vector<std::string>& devices_asked, const CommonOptions&
   if (ok && (devices.empty() || file.actions.present || binds_table_action(live)))
     ok = kernel->dump_actions(live.actions, d, &live);
   print_diags(d, o);
+  if (o.verbose) say_dumps_read_again();
   if (!ok) return 1;
   live = desired_form(std::move(live));
   if (devices.empty())  // all devices: only those with some tc configuration

@@ -7,6 +7,7 @@
 #include <linux/pkt_cls.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <map>
 #include <optional>
@@ -23,6 +24,18 @@
 #include "netlink/wire.h"
 
 namespace tcsync {
+
+namespace {
+std::atomic<size_t> g_read_again{0};
+}  // namespace
+
+void note_dump_read_again() {
+  g_read_again.fetch_add(1, std::memory_order_relaxed);
+}
+
+size_t dumps_read_again() {
+  return g_read_again.load(std::memory_order_relaxed);
+}
 
 namespace {
 
@@ -835,8 +848,9 @@ class Dumper {
     return dump(type, ifindex, parent, where, std::forward<F>(fn));
   }
 
-  // One dump request; a refusal is an error naming `where`, an interrupted
-  // dump (the kernel's objects changed meanwhile) a warning.
+  // One dump request; a refusal is an error naming `where`. An interrupted
+  // dump (NLM_F_DUMP_INTR: the kernel's objects changed meanwhile) is noted:
+  // dump_devices reads everything again.
   template <typename F>
   bool dump(uint16_t type, uint32_t ifindex, uint32_t parent, const std::string& where, F&& fn) {
     req_.clear();
@@ -844,9 +858,7 @@ class Dumper {
     encode_dump_request(w, type, ifindex, parent);
     DumpOutcome out;
     bool ok = run_dump(sock_, req_, rx_, fn, out);
-    if (out.interrupted)
-      diags_.warning({}, "the dump of " + where +
-                             " was interrupted by a concurrent change; the live state may be incomplete (run again)");
+    if (out.interrupted && interrupted_.empty()) interrupted_ = where;
     if (!ok) diags_.error({}, "cannot dump " + where + ": " + out.message);
     return ok;
   }
@@ -865,6 +877,10 @@ class Dumper {
   // The table entries (EmptyLists::not_a_rule) of the device or block
   // being read, for explicit_tables.
   std::vector<Filter> tables_seen_;
+  std::string interrupted_;  // the first dump the kernel flagged NLM_F_DUMP_INTR
+
+ public:
+  const std::string& interrupted() const { return interrupted_; }
 };
 
 }  // namespace
@@ -901,8 +917,32 @@ bool dump_devices(NlSocket& sock, const LinkNames& links, const std::vector<std:
   // Add every device first: adding moves the vector, so pointers come after.
   for (const Target& t : targets) live.get_or_add(t.name);
   for (Target& t : targets) t.dev = live.find(t.name);
-  Dumper dumper(sock, links, diags, targets, live, terse, stats, sieve);
-  return dumper.run_part(targets.empty() ? DumpPart::Blocks : part);
+  // A dump the kernel flags interrupted saw the objects change while it ran
+  // (it may hold an object twice or miss one): what it read is dropped and
+  // everything is read again, a bounded number of times. The parts it fills
+  // are kept as they were before (empty, as a rule) to start again from.
+  std::vector<Device> devices_before;
+  for (const Target& t : targets) devices_before.push_back(*t.dev);
+  const std::vector<Device> blocks_before = live.blocks;
+  const std::optional<StatsTable> stats_before = stats ? std::optional(*stats) : std::nullopt;
+  const size_t terse_before = terse ? terse->pending.size() : 0;
+  for (int attempt = 1;; ++attempt) {
+    Dumper dumper(sock, links, diags, targets, live, terse, stats, sieve);
+    bool ok = dumper.run_part(targets.empty() ? DumpPart::Blocks : part);
+    if (dumper.interrupted().empty() || !ok) return ok;
+    // The sieve (apply's verify) has taken rules as it read: it cannot start again.
+    if (sieve || attempt == kDumpTries) {
+      diags.error({}, "the dump of " + dumper.interrupted() + " was interrupted by a concurrent change" +
+                          (sieve ? std::string() : " " + std::to_string(kDumpTries) + " times in a row") +
+                          " (NLM_F_DUMP_INTR): the live state cannot be trusted; run again when it is quiet");
+      return false;
+    }
+    note_dump_read_again();
+    for (size_t i = 0; i < targets.size(); ++i) *targets[i].dev = devices_before[i];
+    live.blocks = blocks_before;
+    if (stats) *stats = *stats_before;
+    if (terse) terse->pending.resize(terse_before);
+  }
 }
 
 bool settle_terse(NlSocket& sock, const LinkNames& links, TerseCheck& terse, const State& desired, State& live,
@@ -932,30 +972,39 @@ namespace {
 
 // One kind's table dump, each answer message to on_msg; false (and an
 // error in diags) when the kernel refuses it.
+// `restart`: drops what on_msg kept of an interrupted read, which is read
+// again (bounded, then an error).
 bool dump_action_kind(NlSocket& sock, std::string_view kind, bool terse, std::vector<uint8_t>& req, RxBuffer& rx,
-                      Diagnostics& diags, const std::function<void(std::span<const uint8_t>)>& on_msg) {
-  req.clear();
-  MsgWriter w(req);
-  encode_action_dump_request(w, kind, terse);
-  DumpOutcome res;
-  bool done = run_dump(
-      sock, req, rx,
-      [&](std::span<const uint8_t> m) {
-        if (m.size() < sizeof(nlmsghdr)) return;
-        nlmsghdr h;
-        std::memcpy(&h, m.data(), sizeof h);
-        // The kernel answers an action dump with the request's own type
-        // (tc_dump_action copies it), RTM_GETACTION.
-        if (h.nlmsg_type == RTM_GETACTION || h.nlmsg_type == RTM_NEWACTION) on_msg(m);
-      },
-      res);
-  if (res.interrupted)
-    diags.warning(
-        {}, "the dump of the " + std::string(kind) + " actions was interrupted by a concurrent change (run again)");
-  // A kernel without the kind answers with nothing, not an error; an
-  // error here is a real one.
-  if (!done) diags.error({}, "cannot dump the " + std::string(kind) + " actions: " + res.message);
-  return done;
+                      Diagnostics& diags, const std::function<void(std::span<const uint8_t>)>& on_msg,
+                      const std::function<void()>& restart) {
+  for (int attempt = 1;; ++attempt) {
+    req.clear();
+    MsgWriter w(req);
+    encode_action_dump_request(w, kind, terse);
+    DumpOutcome res;
+    bool done = run_dump(
+        sock, req, rx,
+        [&](std::span<const uint8_t> m) {
+          if (m.size() < sizeof(nlmsghdr)) return;
+          nlmsghdr h;
+          std::memcpy(&h, m.data(), sizeof h);
+          // The kernel answers an action dump with the request's own type
+          // (tc_dump_action copies it), RTM_GETACTION.
+          if (h.nlmsg_type == RTM_GETACTION || h.nlmsg_type == RTM_NEWACTION) on_msg(m);
+        },
+        res);
+    // A kernel without the kind answers with nothing, not an error; an
+    // error here is a real one.
+    if (!done) diags.error({}, "cannot dump the " + std::string(kind) + " actions: " + res.message);
+    if (!done || !res.interrupted) return done;
+    if (attempt == kDumpTries) {
+      diags.error({}, "the dump of the " + std::string(kind) + " actions was interrupted by a concurrent change " +
+                          std::to_string(kDumpTries) + " times in a row (NLM_F_DUMP_INTR); run again when it is quiet");
+      return false;
+    }
+    note_dump_read_again();
+    restart();
+  }
 }
 
 }  // namespace
@@ -997,7 +1046,9 @@ bool dump_action_table(NlSocket& sock, const LinkNames& links, ActionTable& out,
   for (std::string_view kind : kind_names(ObjType::Action)) {
     if (bound) {
       std::vector<uint32_t> listed;
-      if (!dump_action_kind(sock, kind, true, req, rx, diags, [&](auto m) { decode_action_indexes(m, listed); })) {
+      if (!dump_action_kind(
+              sock, kind, true, req, rx, diags, [&](auto m) { decode_action_indexes(m, listed); },
+              [&] { listed.clear(); })) {
         ok = false;
         continue;
       }
@@ -1012,8 +1063,10 @@ bool dump_action_table(NlSocket& sock, const LinkNames& links, ActionTable& out,
         continue;
       }
     }
-    ok = dump_action_kind(sock, kind, false, req, rx, diags,
-                          [&](auto m) { decode_action_msg(m, &links, out.actions); }) &&
+    const size_t kept = out.actions.size();
+    ok = dump_action_kind(
+             sock, kind, false, req, rx, diags, [&](auto m) { decode_action_msg(m, &links, out.actions); },
+             [&] { out.actions.resize(kept); }) &&
          ok;
   }
   return ok;

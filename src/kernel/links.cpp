@@ -12,35 +12,50 @@
 namespace tcsync {
 
 bool list_links(NlSocket& sock, std::vector<LinkEntry>& out, std::string& err) {
-  out.clear();
   std::vector<uint8_t> req;
   RxBuffer rx;
-  MsgWriter w(req);
-  size_t off = w.begin_message(RTM_GETLINK, NLM_F_REQUEST | NLM_F_DUMP, 0);
-  // Strict checking wants the whole ifinfomsg, zeroed: no filters.
-  ifinfomsg ifi{};
-  w.put_struct(ifi);
-  w.end_message(off);
-  DumpOutcome res;
-  bool ok = run_dump(
-      sock, req, rx,
-      [&](std::span<const uint8_t> m) {
-        nlmsghdr h;
-        std::memcpy(&h, m.data(), sizeof h);
-        if (h.nlmsg_type != RTM_NEWLINK || m.size() < NLMSG_LENGTH(sizeof(ifinfomsg))) return;
-        ifinfomsg info;
-        std::memcpy(&info, m.data() + NLMSG_HDRLEN, sizeof info);
-        AttrIter it(m.subspan(NLMSG_LENGTH(sizeof(ifinfomsg))));
-        Attr a;
-        while (it.next(a)) {
-          if (a.type != IFLA_IFNAME) continue;
-          out.push_back({static_cast<uint32_t>(info.ifi_index), a.str()});
-          break;
-        }
-      },
-      res);
-  if (!ok) err = "RTM_GETLINK dump: " + res.message;
-  return ok;
+  // A link added or deleted while the list is read flags the dump
+  // (NLM_F_DUMP_INTR, the kernel's dev_base_seq moved): the list may miss
+  // a link or hold a stale one, so it is read again.
+  for (int attempt = 1;; ++attempt) {
+    out.clear();
+    req.clear();
+    MsgWriter w(req);
+    size_t off = w.begin_message(RTM_GETLINK, NLM_F_REQUEST | NLM_F_DUMP, 0);
+    // Strict checking wants the whole ifinfomsg, zeroed: no filters.
+    ifinfomsg ifi{};
+    w.put_struct(ifi);
+    w.end_message(off);
+    DumpOutcome res;
+    bool ok = run_dump(
+        sock, req, rx,
+        [&](std::span<const uint8_t> m) {
+          nlmsghdr h;
+          std::memcpy(&h, m.data(), sizeof h);
+          if (h.nlmsg_type != RTM_NEWLINK || m.size() < NLMSG_LENGTH(sizeof(ifinfomsg))) return;
+          ifinfomsg info;
+          std::memcpy(&info, m.data() + NLMSG_HDRLEN, sizeof info);
+          AttrIter it(m.subspan(NLMSG_LENGTH(sizeof(ifinfomsg))));
+          Attr a;
+          while (it.next(a)) {
+            if (a.type != IFLA_IFNAME) continue;
+            out.push_back({static_cast<uint32_t>(info.ifi_index), a.str()});
+            break;
+          }
+        },
+        res);
+    if (!ok) {
+      err = "RTM_GETLINK dump: " + res.message;
+      return false;
+    }
+    if (!res.interrupted) return true;
+    if (attempt == kDumpTries) {
+      err = "the list of network devices changed while it was read, " + std::to_string(kDumpTries) +
+            " times in a row (NLM_F_DUMP_INTR); run again when it is quiet";
+      return false;
+    }
+    note_dump_read_again();
+  }
 }
 
 bool Links::load(NlSocket& sock, std::string& err) {
