@@ -163,6 +163,22 @@ class StatefulWrapperTest(unittest.TestCase):
         self.assertEqual((rc, last), (0, ['changed=yes comment="1 tc change(s) would be made"']))
         self.assertEqual(calls, ["--color never --netns lab1 diff /etc/tcsync/a.yaml"])
 
+    def test_netns_name_is_one_word(self):
+        # A name with a space and a glob stays one argument (the script quotes it).
+        with tempfile.TemporaryDirectory() as d:
+            fake = os.path.join(d, "tcsync")
+            log = os.path.join(d, "log")
+            with open(fake, "w") as f:
+                f.write("#!/bin/sh\nprintf '[%%s]' \"$@\" >>%s\necho >>%s\nexit 0\n" % (log, log))
+            os.chmod(fake, 0o755)
+            r = subprocess.run([os.path.join(SRC, "packaging/salt/tcsync-salt-stateful"), "--netns", "lab 1*",
+                                "/etc/tcsync/a.yaml"], capture_output=True, text=True, cwd=d,
+                               env=dict(os.environ, TCSYNC=fake))
+            self.assertEqual(r.returncode, 0, r.stderr)
+            with open(log) as fh:
+                self.assertEqual(fh.read().splitlines(),
+                                 ["[--color][never][--netns][lab 1*][diff][/etc/tcsync/a.yaml]"])
+
     def test_apply(self):
         rc, last, calls = self.run_wrapper(2, 0)
         self.assertEqual((rc, last), (0, ['changed=yes comment="1 tc change(s) made"']))
