@@ -24,10 +24,31 @@ check "watch: watches every /etc/tcsync/*.yaml" 'grep -q "^ExecStart=.*tcsync .*
 check "watch: reload is SIGHUP (re-read the files, clear conflicts)" 'grep -qx "ExecReload=/bin/kill -HUP \$MAINPID" "$W"'
 # The same hardening as the oneshot unit, line for line.
 for h in CapabilityBoundingSet AmbientCapabilities NoNewPrivileges ProtectSystem ProtectHome PrivateTmp PrivateDevices \
-         ProtectControlGroups RestrictAddressFamilies RestrictNamespaces LockPersonality MemoryDenyWriteExecute \
-         SystemCallArchitectures RuntimeDirectory; do
+         PrivateMounts ProtectControlGroups ProtectKernelModules ProtectKernelTunables ProtectKernelLogs ProtectClock \
+         ProtectHostname ProtectProc ProcSubset RestrictAddressFamilies IPAddressDeny RestrictNamespaces \
+         RestrictSUIDSGID RestrictRealtime LockPersonality MemoryDenyWriteExecute SystemCallArchitectures \
+         SystemCallFilter SystemCallErrorNumber UMask RuntimeDirectory RuntimeDirectoryMode; do
   check "watch: $h as tcsync.service" '[ "$(grep "^$h=" "$W")" = "$(grep "^$h=" "$U/tcsync.service")" ]'
 done
+# The run directory (locks, a pending --confirm revert) is root's alone.
+check "the run directory is 0700" 'grep -qx "RuntimeDirectoryMode=0700" "$U/tcsync.service"'
+# Every shipped service at most 2.0 (the old units: 4.4, 4.4 and 4.0).
+for s in tcsync.service tcsync-watch.service tcsync-stats.service; do
+  score=$(systemd-analyze security --offline=true --no-pager "$U/$s" 2>/dev/null |
+          sed -n 's/.*Overall exposure level for [^:]*: \([0-9.]*\).*/\1/p')
+  check "$s: systemd-analyze security ${score:-?} <= 2.0" '[ -n "$score" ] && awk "BEGIN { exit !($score <= 2.0) }"'
+done
+# The drop-in for --netns and eBPF users adds what those need, and the
+# units take it.
+D=$U/netns-ebpf.conf
+check "drop-in: CAP_SYS_ADMIN and CAP_BPF, a network namespace may be joined, bpf() allowed" \
+  'grep -qx "CapabilityBoundingSet=CAP_NET_ADMIN CAP_SYS_ADMIN CAP_BPF" "$D" && grep -qx "RestrictNamespaces=net" "$D" && grep -qx "SystemCallFilter=bpf" "$D"'
+dd=$(mktemp -d)
+cp "$U/tcsync.service" "$dd/" && mkdir "$dd/tcsync.service.d" && cp "$D" "$dd/tcsync.service.d/"
+out=$(systemd-analyze verify --man=no "$dd/tcsync.service" 2>&1) && rc=0 || rc=$?
+check "drop-in: systemd-analyze verify passes with it" '[ "$rc" = 0 ] && [ -z "$out" ]'
+[ -n "$out" ] && echo "$out" | sed 's/^/    /'
+rm -rf "$dd"
 # tcsync-stats: counters for node_exporter's textfile collector.
 S=$U/tcsync-stats.service
 check "stats writes Prometheus text atomically into node_exporter's textfile directory" \
