@@ -314,7 +314,13 @@ int cmd_revert_pending(const std::string& path, long long deadline_ms, int state
   }
   // The namespace the apply was armed in, whatever now bears its name (a
   // namespace deleted and made again under it is another one, left alone).
-  if (setns(netns_fd, CLONE_NEWNET) != 0) {
+  // The reverter was born in it, so this is a check as a rule: setns (which
+  // needs CAP_SYS_ADMIN) only if the process is elsewhere.
+  struct stat armed {
+  }, here{};
+  bool moved = fstat(netns_fd, &armed) != 0 || stat("/proc/self/ns/net", &here) != 0 || armed.st_ino != here.st_ino ||
+               armed.st_dev != here.st_dev;
+  if (moved && setns(netns_fd, CLONE_NEWNET) != 0) {
     std::fprintf(stderr, "tcsync: cannot enter the namespace of the apply: %s; the state before is kept in %s/%s\n",
                  std::strerror(errno), run_dir().c_str(), name.c_str());
     return 1;

@@ -234,3 +234,17 @@ finish() {
   if [ "$FAILS" != 0 ]; then echo "$FAILS check(s) failed"; exit 1; fi
   echo "all checks passed"
 }
+
+# tcsync's namespace lock (kernel/lock.h) is an open-file-description lock,
+# which flock(1) neither takes nor sees. ofd_lock FD: takes it on the
+# shell's descriptor FD (open for writing), waiting while another holds it;
+# held until FD is closed. ofd_locked FILE: whether someone holds it.
+ofd_lock() {
+  python3 -c 'import fcntl, struct, sys
+fcntl.fcntl(int(sys.argv[1]), 38, struct.pack("hhqqi4x", fcntl.F_WRLCK, 0, 0, 0, 0))  # F_OFD_SETLKW' "$1"
+}
+ofd_locked() {
+  python3 -c 'import fcntl, struct, sys
+got = fcntl.fcntl(open(sys.argv[1], "rb"), 36, struct.pack("hhqqi4x", fcntl.F_WRLCK, 0, 0, 0, 0))  # F_OFD_GETLK
+sys.exit(0 if struct.unpack("hhqqi4x", got)[0] != fcntl.F_UNLCK else 1)' "$1"
+}

@@ -114,9 +114,9 @@ ino=$(stat -L -c %i /run/netns/"$NS")
 mkdir -p "$TMP/run"
 LOCK=$TMP/run/netns-$ino.lock
 touch "$TMP/hold"
-flock "$LOCK" sh -c "while [ -e '$TMP/hold' ]; do sleep 0.1; done" &
+(exec 9>>"$LOCK"; ofd_lock 9; while [ -e "$TMP/hold" ]; do sleep 0.1; done) &
 holder=$!
-while flock -n "$LOCK" true; do sleep 0.1; done
+until [ -e "$LOCK" ] && ofd_locked "$LOCK"; do sleep 0.1; done
 expect_rc 1 ts apply "$TMP/other.yaml"
 expect_contains "another tcsync is changing this network namespace"
 "$TCSYNC" --netns "$NS" apply --wait "$TMP/other.yaml" >"$TMP/wait.out" 2>&1 &

@@ -119,10 +119,9 @@ echo "# another tcsync holds the namespace's lock: watch says busy, then repairs
 LOCK=${TCSYNC_RUN_DIR:-/run/tcsync}/netns-$(stat -L -c %i "/run/netns/$NS").lock
 mkdir -p "$(dirname "$LOCK")"
 exec 9>>"$LOCK"
-flock 9
+ofd_lock 9
 t class change dev v0 parent 1: classid 1:10 htb rate 6mbit ceil 20mbit
 wait_event busy "" 5
-flock -u 9
 exec 9>&-
 wait_event repaired v0 5
 OUT=$(t class show dev v0)
