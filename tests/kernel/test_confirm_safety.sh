@@ -31,16 +31,30 @@ wait_state() {
   return 1
 }
 
-echo "# two apply --confirm back to back: the first way back kept, the second refused"
-for try in 1 2 3 4; do
-  "$TCSYNC" --netns "$NS" apply --confirm 3 "$TMP/big.yaml" >"$TMP/first.out" 2>&1 &
+echo "# two apply --confirm back to back: one applies and keeps its way back, the other is refused"
+# Both queue (--wait) on the namespace's lock: a long apply (3000 rules)
+# and a short one 0.1 s later, then two short ones at once. Whichever gets
+# the lock first applies; the other then finds its pending file (locked
+# before it had a name) and is refused. The old code could find it before
+# the reverter held it, take it for stale and delete it: both applied, and
+# a way back was lost.
+for try in 1 2 3 4 5 6 7 8 9 10; do
+  first=$TMP/big.yaml pause=0.1
+  [ "$try" -gt 2 ] && first=$TMP/b.yaml pause=0
+  "$TCSYNC" --netns "$NS" apply --wait --confirm 2 "$first" >"$TMP/first.out" 2>&1 &
   FIRST=$!
-  sleep 0.1
-  expect_rc 1 ts apply --wait --confirm 3 "$TMP/c.yaml"
-  expect_contains "an apply --confirm is pending in this namespace"
-  wait "$FIRST" && pass "try $try: the first apply --confirm applied" || { fail "try $try: the first failed"; cat "$TMP/first.out"; }
-  wait_state "$TMP/a.json" 12 && pass "try $try: the state before the first came back" ||
-    { fail "try $try: not back to the state before the first"; cat "$TCSYNC_RUN_DIR"/*.log; }
+  sleep "$pause"
+  r2=0; "$TCSYNC" --netns "$NS" apply --wait --confirm 2 "$TMP/c.yaml" >"$TMP/second.out" 2>&1 || r2=$?
+  r1=0; wait "$FIRST" || r1=$?
+  if [ "$r1$r2" = 01 ] && grep -q "an apply --confirm is pending in this namespace" "$TMP/second.out"; then
+    pass "try $try: the first applied, the second refused (an apply --confirm is pending)"
+  elif [ "$r1$r2" = 10 ] && grep -q "an apply --confirm is pending in this namespace" "$TMP/first.out"; then
+    pass "try $try: the second was first to the lock and applied, the first refused (an apply --confirm is pending)"
+  else
+    fail "try $try: exit codes $r1 and $r2 (want one 0, one 1 refused as pending)"; cat "$TMP/first.out" "$TMP/second.out" | sed 's/^/    /'
+  fi
+  wait_state "$TMP/a.json" 12 && pass "try $try: the state before both came back" ||
+    { fail "try $try: not back to the state before both"; cat "$TCSYNC_RUN_DIR"/*.log; }
   # The reverter is done once its files are gone.
   for i in $(seq 50); do ls "$TCSYNC_RUN_DIR" | grep -q 'pending.yaml' || break; sleep 0.1; done
 done
