@@ -30,7 +30,21 @@ bool iequal(std::string_view a, const char* b) {
   return true;
 }
 
-std::optional<uint64_t> scaled(std::string_view s, const Unit* units, size_t n, double bare) {
+// A whole number times a whole factor, exactly: doubles hold integers only
+// up to 2^53, and a range check at a 64-bit wire's maximum (netem's delay
+// in ns) needs the number as written, not its nearest double.
+std::optional<uint64_t> exact_product(std::string_view digits, double f, bool* too_large) {
+  uint64_t v = 0;
+  auto r = std::from_chars(digits.data(), digits.data() + digits.size(), v);
+  uint64_t m = static_cast<uint64_t>(f);
+  if (r.ec == std::errc::result_out_of_range || (m && v > UINT64_MAX / m)) {
+    if (too_large) *too_large = true;
+    return std::nullopt;
+  }
+  return v * m;
+}
+
+std::optional<uint64_t> scaled(std::string_view s, const Unit* units, size_t n, double bare, bool* too_large) {
   double v;
   std::string_view unit;
   if (!split_number(s, v, unit)) return std::nullopt;
@@ -41,19 +55,26 @@ std::optional<uint64_t> scaled(std::string_view s, const Unit* units, size_t n, 
     for (size_t i = 0; i < n; ++i)
       if (iequal(unit, units[i].name)) f = units[i].factor;
   if (f == 0) return std::nullopt;
+  std::string_view number = s.substr(0, s.size() - unit.size());
+  if (f >= 1 && f == std::floor(f) && number.find('.') == std::string_view::npos)
+    return exact_product(number, f, too_large);
   double r = std::round(v * f);
-  if (r >= 18446744073709551615.0) return std::nullopt;
+  if (r >= 18446744073709551615.0) {
+    if (too_large) *too_large = true;
+    return std::nullopt;
+  }
   return static_cast<uint64_t>(r);
 }
 
 }  // namespace
 
-std::optional<uint64_t> parse_uint(std::string_view s) {
+std::optional<uint64_t> parse_uint(std::string_view s, bool* too_large) {
   uint64_t v = 0;
   int base = 10;
   if (s.size() > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) s.remove_prefix(2), base = 16;
   if (s.empty()) return std::nullopt;
   auto r = std::from_chars(s.data(), s.data() + s.size(), v, base);
+  if (r.ec == std::errc::result_out_of_range && r.ptr == s.data() + s.size() && too_large) *too_large = true;
   if (r.ec != std::errc() || r.ptr != s.data() + s.size()) return std::nullopt;
   return v;
 }
@@ -66,8 +87,8 @@ static const Unit kRateUnits[] = {
     {"tbps", 1e12},     {"kibps", 1024},      {"mibps", 1048576},      {"gibps", 1073741824},
 };
 
-std::optional<uint64_t> parse_rate(std::string_view s) {
-  return scaled(s, kRateUnits, std::size(kRateUnits), 1 / 8.);
+std::optional<uint64_t> parse_rate(std::string_view s, bool* too_large) {
+  return scaled(s, kRateUnits, std::size(kRateUnits), 1 / 8., too_large);
 }
 
 std::string format_rate(uint64_t r) {
@@ -88,8 +109,8 @@ static const Unit kSizeUnits[] = {
     {"g", 1073741824.}, {"gb", 1073741824.}, {"kbit", 1024 / 8.}, {"mbit", 1048576 / 8.}, {"gbit", 1073741824 / 8.},
 };
 
-std::optional<uint64_t> parse_size(std::string_view s) {
-  return scaled(s, kSizeUnits, std::size(kSizeUnits), 1);
+std::optional<uint64_t> parse_size(std::string_view s, bool* too_large) {
+  return scaled(s, kSizeUnits, std::size(kSizeUnits), 1, too_large);
 }
 
 std::string format_size(uint64_t b) {
@@ -104,8 +125,8 @@ static const Unit kTimeUnits[] = {
     {"msecs", 1e3}, {"us", 1},    {"usec", 1},   {"usecs", 1},
 };
 
-std::optional<uint64_t> parse_time_us(std::string_view s) {
-  return scaled(s, kTimeUnits, std::size(kTimeUnits), 1);
+std::optional<uint64_t> parse_time_us(std::string_view s, bool* too_large) {
+  return scaled(s, kTimeUnits, std::size(kTimeUnits), 1, too_large);
 }
 
 std::string format_time_us(uint64_t us) {

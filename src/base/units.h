@@ -10,20 +10,23 @@
 
 namespace tcsync {
 
+// Each parser reads nothing from a malformed value; `too_large`, when
+// given, is set when the value is well formed but more than 64 bits hold.
+
 // "100mbit", "1gbit", "800kbps", "125000bps", a bare number is bit/s (as tc).
-std::optional<uint64_t> parse_rate(std::string_view s);
+std::optional<uint64_t> parse_rate(std::string_view s, bool* too_large = nullptr);
 std::string format_rate(uint64_t bytes_per_sec);
 
 // "1600", "1600b", "15k", "15kb", "2mb", "1g", "8kbit" (as tc's get_size).
-std::optional<uint64_t> parse_size(std::string_view s);
+std::optional<uint64_t> parse_size(std::string_view s, bool* too_large = nullptr);
 std::string format_size(uint64_t bytes);
 
 // "10ms", "1s", "500us", "500" (bare = microseconds, as tc).
-std::optional<uint64_t> parse_time_us(std::string_view s);
+std::optional<uint64_t> parse_time_us(std::string_view s, bool* too_large = nullptr);
 std::string format_time_us(uint64_t us);
 
 // Plain integers: decimal or 0x-hex (never octal: "010" is ten).
-std::optional<uint64_t> parse_uint(std::string_view s);
+std::optional<uint64_t> parse_uint(std::string_view s, bool* too_large = nullptr);
 
 // The kernel's packet scheduler clock: tc converts bursts to "ticks" of
 // 1/15.625 us (/proc/net/psched reads 000003e8 00000040 000f4240 on every
