@@ -153,10 +153,11 @@ std::optional<uint32_t> handle_value(const Node& n, std::string_view key, Diagno
 
 std::optional<uint64_t> uint_value(const Node& n, std::string_view key, uint64_t max, Diagnostics& d) {
   if (!scalar(n, key, d)) return std::nullopt;
-  auto v = parse_uint(n.scalar);
-  if (!v)
+  bool too_large = false;
+  auto v = parse_uint(n.scalar, &too_large);
+  if (!v && !too_large)
     d.error(n.loc, quoted(key) + " must be a number, not " + quoted(n.scalar));
-  else if (*v > max) {
+  else if (!v || *v > max) {
     d.error(n.loc, quoted(key) + " is " + n.scalar + ", more than its maximum " + std::to_string(max));
     return std::nullopt;
   }

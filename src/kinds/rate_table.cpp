@@ -125,6 +125,30 @@ void check_bucket_ticks(Options& o, std::span<const Field> fields, int bytes_f, 
                         "b (the smallest size at or above it at this rate spec): give that " + size_key + " with it");
 }
 
+bool check_bucket_fits(Options& o, std::span<const Field> fields, int bytes_f,
+                       const std::function<bool(uint64_t)>& fits, Diagnostics& d) {
+  const Opt* b = o.opt(static_cast<uint16_t>(bytes_f));
+  if (!b || !std::holds_alternative<uint64_t>(b->value) || fits(std::get<uint64_t>(b->value))) return true;
+  uint64_t lo = 0, hi = std::get<uint64_t>(b->value) - 1;  // fits(lo) holds for every rate
+  while (lo < hi) {
+    uint64_t mid = lo + (hi - lo + 1) / 2;
+    if (fits(mid))
+      lo = mid;
+    else
+      hi = mid - 1;
+  }
+  const Field& f = fields[static_cast<size_t>(bytes_f)];
+  d.error(b->loc, "'" + std::string(f.key) + "' is " + describe_field(f, b->value) +
+                      ", past the most the kernel holds at this rate: " + std::to_string(lo) +
+                      "b (the bucket goes as 32-bit ticks of 64 ns)");
+  o.erase(static_cast<uint16_t>(bytes_f));
+  return false;
+}
+
+std::function<bool(uint64_t)> ticks_below_saturation(const BucketMath& m) {
+  return [m](uint64_t size) { return m.ticks(size) < UINT32_MAX; };
+}
+
 void drop_second_spec_like_rate(Options& o, SpecFields own, SpecFields rates) {
   for (size_t i = 0; i < 3; ++i)
     if (auto v = o.num(field(own, i)); v && *v == rates_value(o, rates, i)) o.erase(field(own, i));

@@ -81,6 +81,18 @@ struct BucketMath {
 // tc's arithmetic at RATE (xmittime, whole microseconds): htb's and
 // police's bursts, which the kernel keeps as the ticks sent.
 BucketMath tc_bucket_math(uint64_t rate);
+// normalize, before a declared size is made canonical: whether the size at
+// BYTES_F `fits` (the ticks it goes as are ones the kernel holds and
+// reports as sent: tc's 32-bit ticks, tbf's ns capped at 2^32 - 1). One
+// that does not is refused at its place, naming the largest that fits at
+// this rate (`fits` grows false with the size, never true again), and
+// dropped, so nothing derived from it is checked again.
+bool check_bucket_fits(Options& o, std::span<const Field> fields, int bytes_f,
+                       const std::function<bool(uint64_t)>& fits, Diagnostics& d);
+// tc's ticks (BucketMath::ticks) of a size, below the 2^32 - 1 at which
+// they saturate: htb's and police's buckets.
+std::function<bool(uint64_t)> ticks_below_saturation(const BucketMath& m);
+
 // decode: BYTES_F is the size HELD reads as; TICKS_F is HELD where that
 // size gives other ticks.
 void read_bucket(Options& o, int bytes_f, int ticks_f, const BucketMath& m, uint64_t held);

@@ -267,7 +267,64 @@ bool present_bit_set(const PresenceBit& p, const AttrTable& tb) {
   return a && (member_get(a->data, p.offset, p.wire) & p.bit);
 }
 
+// The largest number a wire form holds; none (UINT64_MAX) for a form that
+// is no one number (a string, a nest, a struct's words).
+uint64_t wire_max(Wire wire) {
+  switch (wire) {
+    case Wire::U8:
+    case Wire::U16:
+    case Wire::Be16:
+    case Wire::U32:
+    case Wire::Be32:
+    case Wire::Ifindex:
+      return UINT64_MAX >> (64 - 8 * width(wire));
+    case Wire::Mac:
+      return (uint64_t{1} << (8 * kMacLen)) - 1;
+    case Wire::U64:
+    case Wire::None:
+    case Wire::Str:
+    case Wire::Custom:
+    case Wire::Words:
+      break;
+  }
+  return UINT64_MAX;
+}
+
 }  // namespace
+
+uint64_t field_max(const Field& f) {
+  switch (f.type) {
+    case FieldType::Uint:
+    case FieldType::Size:
+    case FieldType::Time:
+    case FieldType::Rate:
+      break;
+    default:
+      return f.max;
+  }
+  // A bit field sends one bit whatever the number (Bool and two-valued
+  // Enums only, field_wire_test checks): no width to hold it to.
+  uint64_t held = f.bit ? UINT64_MAX : wire_max(f.wire);
+  if (held != UINT64_MAX && f.map && f.map->to_wire) {
+    // The largest value up to Field::max whose wire form fits; the maps
+    // that scale (fq's bucket log) grow with the value, so a bisection
+    // finds it (and never asks a map past the field's max).
+    uint64_t lo = 0, hi = f.max;
+    if (f.map->to_wire(hi) > held) {
+      while (lo < hi) {
+        uint64_t mid = lo + (hi - lo + 1) / 2;
+        if (f.map->to_wire(mid) <= held)
+          lo = mid;
+        else
+          hi = mid - 1;
+      }
+      held = lo;
+    } else {
+      held = UINT64_MAX;
+    }
+  }
+  return std::min(f.max, held);
+}
 
 void encode_struct(std::span<const Field> fields, const WireStruct& s, const Options& o, const KindCtx& ctx,
                    MsgWriter& w) {

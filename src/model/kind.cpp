@@ -126,22 +126,26 @@ bool parse_field(const Field& f, const Node& n, Value& out, Diagnostics& diags) 
   }
   const std::string& s = n.scalar;
   std::optional<uint64_t> v;
+  // Set by a parser for a well-formed number past 64 bits: refused as past
+  // the field's maximum (below), not as "must be a number".
+  bool too_large = false;
   switch (f.type) {
     case FieldType::Uint:
-      v = parse_uint(s);
-      if (v && *v > f.max) {
-        diags.error(n.loc, "'" + std::string(f.key) + "' is " + s + ", more than its maximum " + std::to_string(f.max));
+      v = parse_uint(s, &too_large);
+      if ((v && *v > field_max(f)) || too_large) {
+        diags.error(n.loc,
+                    "'" + std::string(f.key) + "' is " + s + ", more than its maximum " + std::to_string(field_max(f)));
         return false;
       }
       break;
     case FieldType::Rate:
-      v = parse_rate(s);
+      v = parse_rate(s, &too_large);
       break;
     case FieldType::Size:
-      v = parse_size(s);
+      v = parse_size(s, &too_large);
       break;
     case FieldType::Time:
-      v = parse_time_us(s);
+      v = parse_time_us(s, &too_large);
       break;
     case FieldType::Handle:
       v = parse_handle(s);
@@ -180,12 +184,47 @@ bool parse_field(const Field& f, const Node& n, Value& out, Diagnostics& diags) 
     case FieldType::Custom:
       break;
   }
+  // A size, time or rate the kernel cannot hold is never sent cut to its
+  // wire (a bfifo limit of 4294967296 bytes held as 0).
+  bool number = f.type == FieldType::Rate || f.type == FieldType::Size || f.type == FieldType::Time;
+  if (number && (too_large || (v && *v > field_max(f)))) {
+    diags.error(n.loc, past_max_message(f, s));
+    return false;
+  }
   if (!v) {
     diags.error(n.loc, "'" + std::string(f.key) + "' must be " + type_word(f.type) + ", not '" + s + "'");
     return false;
   }
   out = *v;
   return true;
+}
+
+std::string past_max_message(const Field& f, std::string_view written) {
+  uint64_t max = field_max(f);
+  std::string most;
+  switch (f.type) {
+    case FieldType::Size:
+      most = std::to_string(max) + "b";
+      break;
+    case FieldType::Time:
+      most = std::to_string(max) + "us";
+      break;
+    case FieldType::Rate:
+      most = std::to_string(max) + "bps";
+      break;
+    default:
+      most = std::to_string(max);
+      break;
+  }
+  // The width that bounds it, where the maximum is a whole width's.
+  const char* width = max == 0xFF         ? " (u8)"
+                      : max == 0xFFFF     ? " (u16)"
+                      : max == 0xFFFFFFFF ? " (u32)"
+                      : max == UINT64_MAX ? " (u64)"
+                      : max == INT64_MAX  ? " (s64)"
+                                          : "";
+  return "'" + std::string(f.key) + "' is " + std::string(written) + ", past the most the kernel holds: " + most +
+         width;
 }
 
 static std::string enum_name(const Field& f, uint64_t v) {
@@ -271,6 +310,15 @@ void read_options(const KindOps& k, std::span<const uint8_t> payload, const Kind
 void normalize_options(const KindOps& k, Options& o, const KindCtx& ctx, Diagnostics& diags, SourceLoc loc) {
   if (k.drop_defaults) k.drop_defaults(o);
   if (k.normalize) k.normalize(o, ctx, diags, loc);
+  // What a kind computes from other fields (tbf's limit from latency) is
+  // held to the same maximum as a declared value, at the place it came from.
+  for (const Opt& opt : o.items()) {
+    const Field& f = k.fields[opt.field];
+    bool number = f.type == FieldType::Uint || f.type == FieldType::Size || f.type == FieldType::Time ||
+                  f.type == FieldType::Rate;
+    auto* v = std::get_if<uint64_t>(&opt.value);
+    if (number && v && *v > field_max(f)) diags.error(opt.loc, past_max_message(f, describe_field(f, opt.value)));
+  }
 }
 
 const Value* or_default(const Field& f, const Value* v, Value& scratch) {

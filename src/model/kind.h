@@ -579,6 +579,18 @@ void read_options(const KindOps& k, std::span<const uint8_t> payload, const Kind
 // kind's drop_defaults, then its normalize.
 void normalize_options(const KindOps& k, Options& o, const KindCtx& ctx, Diagnostics& diags, SourceLoc loc);
 
+// The largest value of a number field (Uint, Size, Time, Rate) that reaches
+// the kernel as written: Field::max, and no more than its wire form holds
+// (Field::wire, through its map's to_wire: a u32 of CoDel's us). A field
+// the kind's own code sends says its max in the table. parse_field
+// refuses more at the value's FILE:LINE:COL, and normalize_options what a
+// kind computes past it; field_range_test holds every kind's fields to it.
+uint64_t field_max(const Field& f);
+// The refusal of a number field's value past field_max, in its unit
+// ("'limit' is 4294967296, past the most the kernel holds: 4294967295b
+// (u32)"); `written` is the value as the file writes it.
+std::string past_max_message(const Field& f, std::string_view written);
+
 // The value a field is compared by: declared, else its default, else none.
 const Value* effective_value(const Field& f, const Options& o, uint16_t idx, Value& scratch);
 // The same for a value already looked up (`v`, null when absent).

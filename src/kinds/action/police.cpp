@@ -59,8 +59,8 @@ const Field kFields[] = {
     {.key = "mtu",
      .type = FieldType::Size,
      .flags = kAuto,
-     .doc =
-         "Largest packet that can conform (default: 2040 bytes with rate, unlimited without; needed with peakrate)."},
+     .doc = "Largest packet that can conform (default: 2040 bytes with rate, unlimited without; needed with peakrate).",
+     .max = 0xFFFFFFFF},
     {.key = "peakrate", .type = FieldType::Rate, .doc = "Rate of a second bucket of mtu bytes (needs rate and mtu)."},
     {.key = "avrate",
      .type = FieldType::Rate,
@@ -69,7 +69,7 @@ const Field kFields[] = {
      .wire = Wire::U32,
      .map = &kZeroIsAbsent},
     {.key = "overhead", .type = FieldType::Uint, .doc = "Bytes added to every packet's size.", .def = 0, .max = 0xFFFF},
-    {.key = "mpu", .type = FieldType::Size, .doc = "Smallest size a packet counts as.", .def = 0},
+    {.key = "mpu", .type = FieldType::Size, .doc = "Smallest size a packet counts as.", .def = 0, .max = 0xFFFF},
     {.key = "conform",
      .type = FieldType::Custom,
      .doc = "Verdict for conforming packets (tc's conform-exceed X/CONFORM).",
@@ -241,6 +241,9 @@ void normalize(Options& o, const KindCtx&, Diagnostics& d, SourceLoc loc) {
     d.error(at(kConform), "police 'conform' cannot be '" + format_control(static_cast<uint32_t>(*c)) +
                               "' (the kernel refuses goto chain there)");
   // The burst travels as ticks at the rate: keep the byte count a dump gives back.
+  if (rate && *rate) check_bucket_fits(o, kFields, kBurst, ticks_below_saturation(tc_bucket_math(*rate)), d);
+  if (auto pps = o.num(kPktsRate); pps && *pps)
+    check_bucket_fits(o, kFields, kPktsBurst, ticks_below_saturation(tc_bucket_math(*pps)), d);
   if (rate && *rate)
     if (auto* b = o.opt(kBurst)) {
       uint64_t bytes = std::get<uint64_t>(b->value);

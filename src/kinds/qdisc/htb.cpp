@@ -222,6 +222,8 @@ void class_normalize(Options& o, const KindCtx&, Diagnostics& d, SourceLoc loc) 
     uint64_t bytes = opt ? std::get<uint64_t>(opt->value) : r / hz + mtu;
     o.set(f, xmitsize_bytes(r, xmittime_ticks(r, bytes)), opt ? opt->loc : loc);
   };
+  check_bucket_fits(o, kClassFields, kBurst, ticks_below_saturation(tc_bucket_math(*rate)), d);
+  check_bucket_fits(o, kClassFields, kCburst, ticks_below_saturation(tc_bucket_math(ceil)), d);
   canon(kBurst, *rate);
   canon(kCburst, ceil);
   check_bucket_ticks(o, kClassFields, kBurst, kBurstTicks, tc_bucket_math(*rate), d);

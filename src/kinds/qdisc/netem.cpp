@@ -57,11 +57,13 @@ constexpr uint64_t kAll = 0xFFFFFFFF;  // 100%: the kernel's u32 fraction
 
 const Field kFields[] = {
     {.key = "limit", .type = FieldType::Uint, .doc = "Most packets the queue holds.", .def = 1000, .max = 0xFFFFFFFF},
-    {.key = "delay", .type = FieldType::Time, .doc = "Delay added to every packet.", .def = 0},
+    // Past 32-bit ticks they go as s64 ns (TCA_NETEM_LATENCY64, JITTER64).
+    {.key = "delay", .type = FieldType::Time, .doc = "Delay added to every packet.", .def = 0, .max = INT64_MAX / 1000},
     {.key = "jitter",
      .type = FieldType::Time,
      .doc = "Random variation of the delay (uniform: no distribution table).",
-     .def = 0},
+     .def = 0,
+     .max = INT64_MAX / 1000},
     {.key = "delay_correlation",
      .type = FieldType::Custom,
      .doc = "How much each delay depends on the last one.",

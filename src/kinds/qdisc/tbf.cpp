@@ -238,19 +238,50 @@ void normalize(Options& o, const KindCtx&, Diagnostics& d, SourceLoc loc) {
   drop_second_spec_like_rate(o, kPeakSpec, kRateSpec);
   if (lat) {
     // As tc: limit = rate * latency + burst, or less if the peak bucket says so.
-    double us = static_cast<double>(std::get<uint64_t>(lat->value));
-    double lim = static_cast<double>(*rate) * us / 1e6 + static_cast<double>(*burst);
-    if (peak && o.has(kMtu)) {
-      double lim2 = static_cast<double>(*peak) * us / 1e6 + static_cast<double>(*o.num(kMtu));
-      if (lim2 < lim) lim = lim2;
+    auto limit_of = [&](uint64_t latency_us) {
+      double us = static_cast<double>(latency_us);
+      double lim = static_cast<double>(*rate) * us / 1e6 + static_cast<double>(*burst);
+      if (peak && o.has(kMtu)) {
+        double lim2 = static_cast<double>(*peak) * us / 1e6 + static_cast<double>(*o.num(kMtu));
+        if (lim2 < lim) lim = lim2;
+      }
+      return lim;
+    };
+    uint64_t us = std::get<uint64_t>(lat->value);
+    constexpr double kMostLimit = 4294967295.0;  // tc_tbf_qopt's u32 limit
+    if (limit_of(us) > kMostLimit) {
+      // The longest latency whose limit fits, to name in the refusal.
+      uint64_t lo = 0, hi = us - 1;
+      while (lo < hi) {
+        uint64_t mid = lo + (hi - lo + 1) / 2;
+        if (limit_of(mid) <= kMostLimit)
+          lo = mid;
+        else
+          hi = mid - 1;
+      }
+      d.error(lat->loc, "'latency' is " + format_time_us(us) +
+                            ", past the most the kernel holds at this rate and burst: " + std::to_string(lo) +
+                            "us (it becomes the limit, a u32 of bytes)");
+      o.erase(kLatency);
+      return;
     }
-    o.set(kLimit, static_cast<uint64_t>(lim), lat->loc);
+    o.set(kLimit, static_cast<uint64_t>(limit_of(us)), lat->loc);
     o.erase(kLatency);
   }
   // The size the kernel will report: its own ticks for the bytes sent
   // (TCA_TBF_BURST, TCA_TBF_PBURST), read back as decode reads them. A
   // burst of 4 GiB or more goes as the kernel's ticks only.
   const Adjust adj(o), padj(o, kPeakSpec);
+  // A size below 4 GiB goes in bytes, and the kernel reports its ns as
+  // 32-bit ticks; one above goes as ticks, which it caps at 2^32 - 1 ns.
+  auto fits = [](const Adjust& a, uint64_t r) {
+    return [&a, r](uint64_t size) {
+      uint32_t t = a.ticks(r, size);
+      return size < (1ull << 32) ? t < UINT32_MAX : t <= kMaxTicks;
+    };
+  };
+  check_bucket_fits(o, kFields, kBurst, fits(adj, *rate), d);
+  if (peak) check_bucket_fits(o, kFields, kMtu, fits(padj, *peak), d);
   auto canon = [&](const Adjust& a, int f, uint64_t r) {
     if (auto* opt = o.opt(f)) {
       uint64_t bytes = std::get<uint64_t>(opt->value);
