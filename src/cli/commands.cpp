@@ -26,6 +26,7 @@
 #include "kernel/lock.h"
 #include "kernel/output_file.h"
 #include "kernel/probe.h"
+#include "kinds/filter/ematch.h"
 #include "model/fingerprint.h"
 #include "model/scope.h"
 #include "plan/action_table.h"
@@ -196,14 +197,34 @@ bool check_kinds(const Session& s, const CommonOptions& o, Diagnostics& d) {
     std::pair<ObjType, std::string_view> key{t, kind};
     if (!known.count(key)) known.insert(key), probes.push_back({t, kind}), where.push_back(loc);
   };
+  // Ematch kinds (em_cmp...) of a filter's match trees, asked for through
+  // a filter of the rule's own kind; the live side never names them, so
+  // each is asked once a run.
+  std::set<uint16_t> ematches;
+  auto want_ematches = [&](const Filter& f) {
+    for (uint16_t i = 0; i < f.ops->fields.size(); ++i) {
+      const Field& fd = f.ops->fields[i];
+      const std::string* text = fd.custom == &ematch::kMatchType ? f.opts.str(i) : nullptr;
+      if (!text) continue;
+      for (uint16_t em : ematch::match_kinds(*text))
+        if (ematches.insert(em).second)
+          probes.push_back({ObjType::Filter, f.kind, em, fd.attr}), where.push_back(f.opts.opt(i)->loc);
+    }
+  };
+  // Every kind a step sends, in every nesting: a chain's template, the
+  // rule's own police (policing's old form, an act_police all the same),
+  // its actions and its match trees.
   for (auto& st : s.plan.steps) {
     if (st.op == Op::Delete) continue;
     if (st.action) want(ObjType::Action, st.action->kind, st.action->loc);
     if (st.qdisc) want(ObjType::Qdisc, st.qdisc->kind, st.qdisc->loc);
     if (st.cls) want(ObjType::Qdisc, st.cls->kind, st.cls->loc);
+    if (st.chain && !st.chain->kind.empty()) want(ObjType::Filter, st.chain->kind, st.chain->loc);
     if (st.filter) {
       want(ObjType::Filter, st.filter->kind, st.filter->loc);
+      if (st.filter->police) want(ObjType::Action, "police", st.filter->police->loc);
       for (auto& a : st.filter->actions) want(ObjType::Action, a.kind, a.loc);
+      if (st.filter->ops) want_ematches(*st.filter);
     }
   }
   if (probes.empty()) return true;
@@ -213,11 +234,24 @@ bool check_kinds(const Session& s, const CommonOptions& o, Diagnostics& d) {
     if (o.verbose) std::fprintf(stderr, "tcsync: kinds not probed: %s\n", why_not.c_str());
     return true;
   }
-  for (size_t i = 0; i < probes.size(); ++i)
-    if (!(*have)[i])
-      d.error(where[i], std::string(obj_type_name(probes[i].type)) + " kind '" + probes[i].kind +
-                            "' is not in this kernel (no " + module_of(probes[i].type, probes[i].kind) +
-                            ": built without it, or the module is missing)");
+  // The filter kind of a tree is asked for too: its absence is told once, there.
+  auto kind_missing = [&](const std::string& kind) {
+    for (size_t j = 0; j < probes.size(); ++j)
+      if (!probes[j].ematch && probes[j].type == ObjType::Filter && probes[j].kind == kind && !(*have)[j]) return true;
+    return false;
+  };
+  for (size_t i = 0; i < probes.size(); ++i) {
+    if ((*have)[i]) continue;
+    if (probes[i].ematch) {
+      if (!kind_missing(probes[i].kind))
+        d.error(where[i], "ematch '" + ematch_name(probes[i].ematch) + "' is not in this kernel (no " +
+                              ematch_module(probes[i].ematch) + ": built without it, or the module is missing)");
+      continue;
+    }
+    d.error(where[i], std::string(obj_type_name(probes[i].type)) + " kind '" + probes[i].kind +
+                          "' is not in this kernel (no " + module_of(probes[i].type, probes[i].kind) +
+                          ": built without it, or the module is missing)");
+  }
   if (d.has_errors()) d.note({}, "nothing was changed");
   return !d.has_errors();
 }
@@ -278,7 +312,9 @@ int cmd_diff(const std::vector<std::string>& files, const CommonOptions& o, cons
     if (ok) as_live(s.live);
     if (ok) s.plan = make_plan(s.desired, s.live), warn_plan_now(s, o), ok = refusals(s.plan, d);
   } else {
-    ok = prepare(files, o, s, d);
+    // The kinds too, as apply checks them: a plan this kernel cannot take
+    // is an error here, not a surprise there.
+    ok = prepare(files, o, s, d) && check_kinds(s, o, d);
   }
   print_diags(d, o);
   if (!ok) return 1;

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include <cstring>
+#include <iterator>
 
 #include "base/handle.h"
 #include "model/kind.h"
@@ -60,12 +61,26 @@ int probe_qdisc(int fd, const std::string& kind) {
   return request(fd, buf);
 }
 
-int probe_filter(int fd, const std::string& kind, uint16_t prio) {
+int probe_filter(int fd, const KindProbe& k, uint16_t prio) {
   std::vector<uint8_t> buf;
   MsgWriter w(buf);
   size_t m = w.begin_message(RTM_NEWTFILTER, NLM_F_REQUEST | NLM_F_ACK | NLM_F_CREATE | NLM_F_EXCL, 1);
   w.put_struct(tc_header(kHandleClsactIngress, 0, (uint32_t{prio} << 16) | __builtin_bswap16(ETH_P_ALL)));
-  w.attr_str(TCA_KIND, kind);
+  w.attr_str(TCA_KIND, k.kind);
+  if (k.ematch) {
+    // A tree of one match of the kind, with no data: the kernel refuses
+    // the data only after it has found the kind.
+    size_t opts = w.nest_begin(TCA_OPTIONS);
+    size_t tree = w.nest_begin(k.ematch_attr);
+    tcf_ematch_tree_hdr th{1, TCF_EM_PROG_TC};
+    w.attr(TCA_EMATCH_TREE_HDR, &th, sizeof th);
+    size_t list = w.nest_begin(TCA_EMATCH_TREE_LIST);
+    tcf_ematch_hdr h{0, k.ematch, TCF_EM_REL_END, 0};
+    w.attr(1, &h, sizeof h);
+    w.nest_end(list);
+    w.nest_end(tree);
+    w.nest_end(opts);
+  }
   w.end_message(m);
   return request(fd, buf);
 }
@@ -109,7 +124,7 @@ int probe_action(int fd, const std::string& kind) {
       err = probe_qdisc(fd, k.kind);
     } else if (k.type == ObjType::Filter) {
       if (!clsact) probe_qdisc(fd, "clsact"), clsact = true;
-      err = probe_filter(fd, k.kind, ++prio);
+      err = probe_filter(fd, k, ++prio);
     } else {
       err = probe_action(fd, k.kind);
     }
@@ -129,6 +144,17 @@ std::string module_of(ObjType type, const std::string& kind) {
     default:
       return "sch_" + kind;
   }
+}
+
+std::string ematch_name(uint16_t kind) {
+  static const char* const kNames[] = {"container", "cmp",  "nbyte", "u32",   "meta",
+                                       "text",      "vlan", "canid", "ipset", "ipt"};
+  return kind < std::size(kNames) ? kNames[kind] : "kind " + std::to_string(kind);
+}
+
+std::string ematch_module(uint16_t kind) {
+  // The kernel asks for "ematch-kind-N" (tcf_em_lookup); the modules are em_*.
+  return kind < 10 ? "em_" + ematch_name(kind) : "ematch-kind-" + std::to_string(kind);
 }
 
 std::optional<std::vector<bool>> probe_kinds(const std::vector<KindProbe>& kinds, std::string& why_not) {

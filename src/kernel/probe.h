@@ -23,6 +23,12 @@ namespace tcsync {
 struct KindProbe {
   ObjType type;  // Qdisc, Filter or Action (a class kind is its qdisc's)
   std::string kind;
+  // An ematch kind (TCF_EM_CMP...) to ask for instead of the filter kind
+  // itself: a filter of `kind` whose options attribute `ematch_attr` holds
+  // a tree of one match of it. The kernel looks the match kind up before
+  // it reads the match (ENOENT: no such em_* module). 0: none.
+  uint16_t ematch = 0;
+  uint16_t ematch_attr = 0;
 };
 
 // For each probe, whether the kernel has that kind. nullopt, with `why_not`
@@ -31,5 +37,8 @@ std::optional<std::vector<bool>> probe_kinds(const std::vector<KindProbe>& kinds
 
 // The module that would provide a kind ("cls_flower"), for messages.
 std::string module_of(ObjType type, const std::string& kind);
+// An ematch kind's name and module ("cmp", "em_cmp"), for messages.
+std::string ematch_name(uint16_t kind);
+std::string ematch_module(uint16_t kind);
 
 }  // namespace tcsync

@@ -18,7 +18,7 @@ devices:
   v1:
     qdiscs: [{kind: fq_codel, handle: "2:"}]
 Y
-for cmd in "apply" "apply --dry-run"; do
+for cmd in "apply" "apply --dry-run" "diff"; do
   expect_rc 1 ts $cmd "$TMP/f.yaml"
   expect_contains "$TMP/f.yaml:7:9: error: filter kind 'flower' is not in this kernel (no cls_flower: built without it, or the module is missing)"
   expect_contains "$TMP/f.yaml:7:86: error: action kind 'gact' is not in this kernel (no act_gact"

@@ -313,3 +313,11 @@ TEST_CASE("basic: the decoder survives any bytes and refuses trees it cannot fol
     kFilterBasic.decode(std::span(full).first(n), KindCtx{}, o);
   }
 }
+
+TEST_CASE("basic: a tree's match kinds, each once, for the kind probe") {
+  CHECK(ematch::match_kinds("cmp(u16 at 0 layer link mask 0xffff eq 0x800) and not (meta(nf_mark eq 5) or "
+                            "cmp(u8 at 9 layer network eq 6)) and ematch(2 00000310616263)") ==
+        std::vector<uint16_t>{TCF_EM_CMP, TCF_EM_NBYTE, TCF_EM_META});
+  CHECK(ematch::match_kinds("u32(u32 0x1 0xff at 0)") == std::vector<uint16_t>{TCF_EM_U32});
+  CHECK(ematch::match_kinds("cmp(").empty());
+}

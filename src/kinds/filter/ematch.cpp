@@ -752,6 +752,18 @@ bool encode_tree(std::string_view text, MsgWriter& w, ParseError& err) {
   return true;
 }
 
+std::vector<uint16_t> match_kinds(std::string_view text) {
+  ParseError err;
+  auto s = parse(text, err);
+  if (!s) return {};
+  std::vector<Flat> flat(s->size());
+  layout(*s, flat, 0);
+  std::vector<uint16_t> out;
+  for (const Flat& m : flat)
+    if (m.kind != TCF_EM_CONTAINER && std::find(out.begin(), out.end(), m.kind) == out.end()) out.push_back(m.kind);
+  return out;
+}
+
 std::optional<std::string> decode_tree(std::span<const uint8_t> payload) {
   AttrTable tb(payload, TCA_EMATCH_TREE_MAX);
   const Attr* h = tb.get(TCA_EMATCH_TREE_HDR);

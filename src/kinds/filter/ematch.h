@@ -17,6 +17,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "model/kind.h"
 #include "model/tc_words.h"
@@ -43,6 +44,12 @@ std::optional<std::string> canonical(std::string_view text, ParseError& err);
 // sequence, then each container's sequence depth first). False on a parse
 // error (the text should be canonical already).
 bool encode_tree(std::string_view text, MsgWriter& w, ParseError& err);
+
+// The ematch kinds (TCF_EM_CMP, ...) a tree's text uses, each once, in
+// the order tc numbers the matches, containers left out: what the kind probe asks the kernel
+// for (a missing em_* module is refused before anything is sent). Empty
+// for text that does not parse.
+std::vector<uint16_t> match_kinds(std::string_view text);
 
 // Reads the body of TCA_BASIC_EMATCHES back into canonical text. Survives any
 // bytes; a tree it cannot follow (no header, a reference backwards, too deep)
