@@ -258,6 +258,14 @@ bool check_kinds(const Session& s, const CommonOptions& o, Diagnostics& d) {
 
 namespace {
 
+// "1 device", "2 devices": the counts of a report agree with their noun.
+std::string counted(size_t n, std::string_view one, std::string_view many = {}) {
+  return std::to_string(n) + " " +
+         (n == 1         ? std::string(one)
+          : many.empty() ? std::string(one) + "s"
+                         : std::string(many));
+}
+
 // What scoped devices leave alone, as comments above the plan: not
 // differences (the exit code ignores them).
 void print_outside(const Plan& plan) {
@@ -294,9 +302,9 @@ int cmd_validate(const std::vector<std::string>& files, const CommonOptions& o, 
     size_t q = 0, c = 0, f = 0;
     for (auto& dev : s.devices) q += dev.qdiscs.size(), c += dev.classes.size(), f += dev.filters.size();
     for (auto& b : s.blocks) f += b.filters.size();
-    std::cout << "valid: " << s.devices.size() << " devices, " << q << " qdiscs, " << c << " classes, " << f
-              << " filters";
-    if (s.actions.present) std::cout << ", " << s.actions.actions.size() << " table actions";
+    std::cout << "valid: " << counted(s.devices.size(), "device") << ", " << counted(q, "qdisc") << ", "
+              << counted(c, "class", "classes") << ", " << counted(f, "filter");
+    if (s.actions.present) std::cout << ", " << counted(s.actions.actions.size(), "table action");
     std::cout << "\n";
   }
   return ok ? 0 : 1;
@@ -384,11 +392,14 @@ int cmd_apply(const std::vector<std::string>& files, const ApplyFlags& f, const 
     if (f.dry_run || f.lock_held) return true;
     return has_net_admin() && (locked = lock.acquire(cmd, false, err));
   };
-  bool ok = open_session(files, o, s, d, start_ahead);
-  if (ok && !f.dry_run && !has_net_admin()) {
+  // Without the capability no reading of the kernel counts (a device that
+  // exists may read as missing): said first, and alone.
+  if (!f.dry_run && !has_net_admin()) {
     d.error({}, "apply needs the CAP_NET_ADMIN capability (run it as root); nothing was changed");
-    ok = false;
+    print_diags(d, o);
+    return 1;
   }
+  bool ok = open_session(files, o, s, d, start_ahead);
   if (ok && !f.dry_run) {
     std::string err;
     if (!locked && !f.lock_held && !lock.acquire(cmd, f.wait, err)) {
@@ -461,7 +472,7 @@ int cmd_apply(const std::vector<std::string>& files, const ApplyFlags& f, const 
     if (o.format != Format::Json && !o.quiet) {
       print_outside(s.plan);
       std::cout << plan_text(s.plan, PrintOptions{o.color});
-      std::cout << "applied " << rep.ok << " changes\n";
+      std::cout << "applied " << counted(rep.ok, "change") << "\n";
     }
     if (f.confirm_s)
       std::cerr << "tcsync: run `tcsync" << (o.netns ? " --netns " + *o.netns : std::string()) << " confirm` within "

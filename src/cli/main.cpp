@@ -2,9 +2,13 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cstdlib>
 #include <iostream>
+#include <string_view>
+#include <vector>
 
+#include "base/diag.h"
 #include "cli/commands.h"
 #include "cli/heap.h"
 #include "file/schema.h"
@@ -149,6 +153,24 @@ Exit codes: 0 done or in sync, 1 error, 2 changes pending (diff).)");
   // Options are accepted after the subcommand too: `tcsync diff --netns x f`.
   for (auto* sub : {validate, diff, apply, dump, schema, import, watch, confirm, revert, stats}) {
     sub->fallthrough();
+  }
+  // A first word that is no command is named (CLI11 would say only that a
+  // subcommand is required): the app's own options before it take a value.
+  for (int i = 1; i < argc; ++i) {
+    std::string_view a = argv[i];
+    if (a == "--netns" || a == "--format" || a == "--color") {
+      ++i;
+      continue;
+    }
+    if (a.starts_with("-")) continue;
+    std::vector<std::string_view> names;
+    for (const CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; }))
+      if (sub->get_name() != "revert-pending") names.push_back(sub->get_name());
+    if (std::find(names.begin(), names.end(), a) != names.end() || a == "revert-pending") break;
+    std::string msg = "tcsync: error: unknown command '" + std::string(a) + "'";
+    if (auto dym = tcsync::did_you_mean(a, names); !dym.empty()) msg += "; did you mean '" + std::string(dym) + "'?";
+    std::cerr << msg << "\nRun with --help for the commands.\n";
+    return 1;
   }
   try {
     app.parse(argc, argv);

@@ -6,6 +6,8 @@
 #include <optional>
 #include <unordered_set>
 
+#include <sys/stat.h>
+
 namespace tcsync {
 
 const Node* Node::find(std::string_view key) const {
@@ -43,6 +45,13 @@ YamlReader::~YamlReader() {
 
 bool YamlReader::open(const std::string& path, Parse how) {
   fp_ = std::fopen(path.c_str(), "rb");
+  // A directory opens, and reads as an error libyaml calls invalid input.
+  struct stat st {};
+  if (fp_ && ::fstat(::fileno(fp_), &st) == 0 && S_ISDIR(st.st_mode)) {
+    std::fclose(fp_);
+    fp_ = nullptr;
+    errno = EISDIR;
+  }
   if (!fp_) {
     diags_.error({file_, 0, 0}, std::string("cannot read file: ") + std::strerror(errno));
     failed_ = true;
@@ -152,6 +161,10 @@ bool YamlReader::parse_one(Event& ev) {
         // Reader errors carry a byte offset, not a line: count lines up to it.
         msg = "invalid UTF-8 or control character in input (" + msg + ")";
         loc = loc_of_offset(parser_.problem_offset);
+      } else if (size_ > 0 && parser_.problem_mark.index >= size_ && parser_.problem_mark.column == 0) {
+        // The end of the input, on the line after the last newline: no
+        // line to show. The end of the last line is where the file stops.
+        loc = loc_of_offset(size_ - 1);
       }
       ev.offset = parser_.error == YAML_READER_ERROR ? parser_.problem_offset : parser_.problem_mark.index;
       return fail(loc, "malformed YAML: " + msg);

@@ -14,7 +14,7 @@ check_bad() {  # NAME CONTENT EXPECTED-SUBSTRING
   done
 }
 
-check_bad broken $'version: 1\ndevices:\n  v0: {qdiscs: [\n' "$TMP/broken.yaml:4:1: error: malformed YAML"
+check_bad broken $'version: 1\ndevices:\n  v0: {qdiscs: [\n' "$TMP/broken.yaml:3:17: error: malformed YAML"
 check_bad type $'version: 1\ndevices:\n  v0:\n    classes: [{classid: "1:10", kind: htb, rate: [1]}]\n    qdiscs: [{kind: htb, handle: "1:"}]\n' "$TMP/type.yaml:4:50: error: 'rate' must be a rate such as 100mbit, not a list"
 check_bad unknown $'version: 1\ndevices:\n  v0:\n    qdiscs: [{kind: htb, handle: "1:", defalt: "1:10"}]\n' "$TMP/unknown.yaml:4:40: error: unknown key 'defalt' in htb qdisc (did you mean 'default'?)"
 check_bad dupkey $'version: 1\ndevices:\n  v0:\n    qdiscs: [{kind: htb, handle: "1:", handle: "2:"}]\n' "$TMP/dupkey.yaml:4:40: error: duplicate key 'handle'"
@@ -35,6 +35,19 @@ printf 'version: 1\ndevices:\n  v0:\n    qdiscs: [{kind: clsact}]\n    filters:\
 expect_rc 1 ts apply "$TMP/nomirred.yaml"
 expect_contains "$TMP/nomirred.yaml:6:130: error: mirred target device 'nope0' does not exist"
 expect_contains "nothing applied"
+
+# A directory given as a file is said to be one (not "invalid UTF-8").
+expect_rc 1 ts validate "$TMP"
+expect_contains "$TMP: error: cannot read file: Is a directory"
+# An unknown command is named, with the nearest one.
+expect_rc 1 "$TCSYNC" valdate "$TMP/nodev.yaml"
+expect_contains "tcsync: error: unknown command 'valdate'; did you mean 'validate'?"
+# Counts agree with their nouns.
+printf 'version: 1\ndevices:\n  v0:\n    qdiscs: [{kind: clsact}]\n    filters:\n      - {parent: ingress, pref: 1, u32: {}}\n' >"$TMP/one.yaml"
+expect_rc 0 ts validate "$TMP/one.yaml"
+expect_contains "valid: 1 device, 1 qdisc, 0 classes, 1 filter"
+expect_rc 0 ts validate "$TMP/nodev.yaml"
+expect_contains "valid: 2 devices, 2 qdiscs, 0 classes, 0 filters"
 
 snapshot >"$TMP/after.txt"
 expect_same_file "$TMP/before.txt" "$TMP/after.txt" "kernel state untouched by every bad input"

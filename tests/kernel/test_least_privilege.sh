@@ -19,6 +19,11 @@ expect_contains "~ v0: class htb 1:10 parent 1:1  (rate 300mbit -> 200mbit"
 expect_rc 1 ip netns exec "$NS" setpriv --inh-caps=-all --bounding-set=-all "$TCSYNC" apply "$TMP/changed.yaml"
 expect_contains "tcsync: error: apply needs the CAP_NET_ADMIN capability (run it as root); nothing was changed"
 expect_rc 0 ts diff "$F"
+# Not root at all, outside the namespace (no v0 there): the capability is
+# what is said, and alone (no "device 'v0' does not exist" first).
+expect_rc 1 nobody "$TCSYNC" apply "$TMP/changed.yaml"
+expect_contains "tcsync: error: apply needs the CAP_NET_ADMIN capability (run it as root); nothing was changed"
+expect_not_contains "does not exist"
 # Apply with CAP_NET_ADMIN alone (root's other capabilities dropped): it
 # works; the kind probe, which needs a scratch namespace (CAP_SYS_ADMIN), is
 # skipped and says so under -v.
@@ -26,5 +31,6 @@ printf 'version: 1\ndevices:\n  v1:\n    qdiscs: [{kind: pfifo, handle: "5:", li
 chmod 644 "$TMP/v1.yaml"
 expect_rc 0 ip netns exec "$NS" setpriv --inh-caps=-all --bounding-set=-all,+net_admin "$TCSYNC" -v apply "$TMP/v1.yaml"
 expect_contains "kinds not probed: no scratch network namespace (probing needs CAP_SYS_ADMIN)"
+if grep -qx "applied 1 change" <<<"$OUT"; then pass "applied 1 change (singular)"; else fail "no 'applied 1 change' line"; fi
 expect_rc 0 ts diff "$TMP/v1.yaml"
 finish

@@ -105,8 +105,30 @@ t.yaml:9:9: error: htb class needs 'rate'
 }
 
 TEST_CASE("broken YAML is located") {
+  // At the end of the input, past the last newline: where the last line
+  // stops, so the line and a caret show.
   CHECK(load_errors("version: 1\ndevices:\n  eth0: {qdiscs: [\n") ==
-        "t.yaml:4:1: error: malformed YAML: while parsing a flow node: did not find expected node content\n");
+        "t.yaml:3:19: error: malformed YAML: while parsing a flow node: did not find expected node content\n"
+        "    eth0: {qdiscs: [\n"
+        "                    ^\n");
+}
+
+TEST_CASE("a directory given as a file is said to be one") {
+  State s;
+  Diagnostics d;
+  CHECK_FALSE(load_files({"/tmp"}, s, d));
+  CHECK(test::formatted(d) == "/tmp: error: cannot read file: Is a directory\n");
+}
+
+TEST_CASE("a number past 64 bits is past the maximum, not no number") {
+  std::string errs = load_errors(
+      "version: 1\ndevices:\n  eth0:\n    qdiscs: [{kind: htb, handle: \"1:\"}]\n    filters:\n"
+      "      - {parent: \"1:\", pref: 99999999999999999999, protocol: ip, u32: {}}\n");
+  CHECK(errs.find("t.yaml:6:30: error: 'pref' is 99999999999999999999, more than its maximum 65535\n") == 0);
+  errs = load_errors(
+      "version: 1\ndevices:\n  eth0:\n    qdiscs: [{kind: bfifo, handle: \"1:\", limit: 99999999999999999999999}]\n");
+  CHECK(errs.find("t.yaml:4:49: error: 'limit' is 99999999999999999999999, past the most the kernel holds: "
+                  "4294967295b (u32)\n") == 0);
 }
 
 TEST_CASE("an empty file is an error") {
