@@ -170,13 +170,19 @@ bool Importer::actions(Cursor& c, Node& fnode, const KindOps* filter_kind) {
   return true;
 }
 
-const Node* Importer::filter_action(const std::string& kind, const std::string& index) const {
-  for (auto& o : objs_) {
-    if (o.dead || o.type != ObjType::Filter) continue;
-    const Node* acts = o.node.find("actions");
-    if (!acts) continue;
-    for (auto& e : acts->seq)
+const Node* Importer::filter_action(const std::string& kind, const std::string& index) {
+  sync();
+  auto it = action_index_.find({kind, index});
+  if (it == action_index_.end()) return nullptr;
+  auto& slots = it->second;
+  for (auto s = slots.begin(); s != slots.end();) {
+    const Obj& o = objs_[s->first];
+    const Node* acts = o.dead ? nullptr : o.node.find("actions");
+    if (acts && s->second < acts->seq.size()) {
+      const Node& e = acts->seq[s->second];
       if (const Node* i = e.find("index"); i && i->scalar == index && e.find(kind)) return &e;
+    }
+    s = slots.erase(s);  // dead, or rewritten since (reindex has its new entries)
   }
   return nullptr;
 }
@@ -222,10 +228,7 @@ void Importer::filter(Cursor& c, Verb v, const TcWord& head) {
   if (tables && !tables->number(rule, opts, d_)) return;
   Obj o = filter_obj(f);
   note_device(*f.dev);
-  Obj* existing = nullptr;
-  if (f.hval)
-    for (auto& e : objs_)
-      if (!e.dead && e.type == ObjType::Filter && e.dev == o.dev && e.key == o.key) existing = &e;
+  Obj* existing = f.hval ? filter_existing(o.dev, o.key) : nullptr;
   if (v == Verb::Change && existing) v = Verb::Replace;  // a filter change restates the rule
   place(std::move(o), v, head, existing,
         "filter " + f.parent_text + " pref " + std::to_string(f.key.pref) + " handle " + f.handle_text + " of " +
@@ -353,13 +356,28 @@ bool Importer::filter_handle(FilterLine& f) {
 // goes; a delete by pref (or of all) also ends those prefs' instances.
 void Importer::delete_filters(const FilterLine& f, const Block& block) {
   const FilterKey& key = f.key;
+  sync();
+  const uint32_t dev = dev_id(f.dev->text);
   size_t n = 0;
-  for (auto& o : objs_)
-    if (!o.dead && o.type == ObjType::Filter && o.dev == f.dev->text && block_of(o.dev, o.key.parent) == block.second &&
-        o.key.chain == key.chain && (!f.have_pref || o.key.pref == key.pref) &&
-        (!f.proto || o.key.protocol == key.protocol) && (!f.hval || o.key.handle == *f.hval) &&
-        (!f.ops || o.ops == f.ops))
-      o.dead = true, ++n;
+  auto kill = [&](Obj& o) {
+    if (!o.dead && (!f.hval || o.key.handle == *f.hval) && (!f.ops || o.ops == f.ops)) o.dead = true, ++n;
+  };
+  // The lists of the block's chain (of that pref and protocol when given);
+  // a handle names one key in each.
+  for (uint32_t parent : parents_of_block(f.dev->text, block.second)) {
+    auto it = lists_.lower_bound({dev, parent, key.chain, f.have_pref ? key.pref : uint16_t{0}, uint16_t{0}});
+    for (; it != lists_.end(); ++it) {
+      auto& [d, p, chain, pref, proto] = it->first;
+      if (d != dev || p != parent || chain != key.chain || (f.have_pref && pref != key.pref)) break;
+      if (f.proto && proto != key.protocol) continue;
+      if (f.hval) {
+        each_with_key(dev, FilterKey{parent, chain, pref, proto, *f.hval}, kill);
+        continue;
+      }
+      for (Pos s : it->second.all) kill(objs_[s]);
+      std::erase_if(it->second.all, [&](Pos s) { return objs_[s].dead; });
+    }
+  }
   if (!n)
     d_.note(f.head.loc, "deletes nothing an earlier line added: skipped (tcsync deletes what its file does not list)");
   else if (!f.hval)
@@ -395,13 +413,22 @@ bool Importer::filter_body(Cursor& c, FilterLine& f) {
 bool Importer::only_a_list(const FilterLine& f, const Block& block, const FilterKey& asked) {
   const bool empty = f.body.map.empty() && f.extra.map.empty() && !f.hval &&
                      filter_ops(f.ops).empty_list != FilterOps::EmptyList::Refused;
-  auto same_list = [&](const Obj& e, const FilterKey& k) {
-    return !e.dead && e.type == ObjType::Filter && e.dev == f.dev->text &&
-           block_of(e.dev, e.key.parent) == block.second && e.key.chain == k.chain && e.key.pref == k.pref &&
-           e.key.protocol == k.protocol;
+  sync();
+  const uint32_t dev = dev_id(f.dev->text);
+  const Parents parents = parents_of_block(f.dev->text, block.second);
+  // The live filters of K's list, found through each parent that names it.
+  auto slots_of = [&](const FilterKey& k, uint32_t parent) -> ListSlots* {
+    auto it = lists_.find({dev, parent, k.chain, k.pref, k.protocol});
+    return it == lists_.end() ? nullptr : &it->second;
   };
   auto list_held = [&](const FilterKey& k) {
-    return std::any_of(objs_.begin(), objs_.end(), [&](const Obj& e) { return same_list(e, k); });
+    sync();
+    for (uint32_t parent : parents)
+      if (ListSlots* l = slots_of(k, parent)) {
+        while (!l->all.empty() && objs_[l->all.back()].dead) l->all.pop_back();
+        if (!l->all.empty()) return true;
+      }
+    return false;
   };
   if (!empty && !list_held(asked)) {
     if (asked.pref != f.key.pref || asked.protocol != f.key.protocol)
@@ -411,8 +438,13 @@ bool Importer::only_a_list(const FilterLine& f, const Block& block, const Filter
     if (!list_held(f.key)) objs_.push_back(empty_list_obj(*f.dev, f.head, f.key, f.parent_text, *f.ops));
     return true;
   }
-  for (auto& e : objs_)
-    if (e.empty_list && same_list(e, f.key)) e.dead = true;  // the list now holds this rule
+  sync();
+  for (uint32_t parent : parents)
+    if (ListSlots* l = slots_of(f.key, parent)) {
+      for (Pos s : l->empties)
+        if (Obj& e = objs_[s]; e.empty_list && !e.dead) e.dead = true;  // the list now holds this rule
+      l->empties.clear();  // an entry made a rule (replaced) is never an empty list again
+    }
   return false;
 }
 
@@ -476,12 +508,25 @@ uint32_t Importer::block_of(const std::string& dev, uint32_t parent) {
 // After `tc filter del ... [prio N]`: those prefs' instances are gone, and
 // the kinds that number their tables are told (TcTables::lists_gone).
 void Importer::forget_prefs(const Block& b, uint32_t chain, std::optional<uint16_t> pref) {
+  sync();
+  const uint32_t dev = dev_id(b.first);
+  const Parents parents = parents_of_block(b.first, b.second);
+  // Whether a live filter of the block is at PREF of CHAIN, of any protocol.
+  auto in_use = [&](uint16_t p) {
+    for (uint32_t parent : parents)
+      for (auto it = lists_.lower_bound({dev, parent, chain, p, uint16_t{0}});
+           it != lists_.end() && std::get<0>(it->first) == dev && std::get<1>(it->first) == parent &&
+           std::get<2>(it->first) == chain && std::get<3>(it->first) == p;
+           ++it) {
+        auto& all = it->second.all;
+        while (!all.empty() && objs_[all.back()].dead) all.pop_back();
+        if (!all.empty()) return true;
+      }
+    return false;
+  };
   auto& prefs = prefs_[{b, chain}];
   for (auto it = prefs.begin(); it != prefs.end();) {
-    bool gone = (!pref || *it == *pref) && std::none_of(objs_.begin(), objs_.end(), [&](const Obj& o) {
-                  return !o.dead && o.type == ObjType::Filter && o.dev == b.first &&
-                         block_of(o.dev, o.key.parent) == b.second && o.key.chain == chain && o.key.pref == *it;
-                });
+    bool gone = (!pref || *it == *pref) && !in_use(*it);
     if (gone) {
       for (auto& [ops, t] : tables_) t->lists_gone(b.first, b.second, *it);
       it = prefs.erase(it);

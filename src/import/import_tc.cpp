@@ -273,8 +273,9 @@ void Importer::table(Cursor& c, Verb v, const TcWord& head) {
 }
 
 void Importer::note_device(const TcWord& dev) {
-  for (auto& [name, loc] : devices_)
-    if (name == dev.text) return;
+  const uint32_t d = dev_id(dev.text);
+  if (dev_noted_[d]) return;
+  dev_noted_[d] = true;
   devices_.emplace_back(dev.text, dev.loc);
 }
 
@@ -464,41 +465,58 @@ std::optional<uint32_t> qdisc_handle_word(const TcWord& w, Diagnostics& d) {
 }  // namespace
 
 Obj* Importer::find_qdisc(const std::string& dev, std::optional<uint32_t> parent, std::optional<uint32_t> handle) {
-  for (auto& o : objs_)
-    if (!o.dead && o.type == ObjType::Qdisc && o.dev == dev &&
-        (parent ? o.parent == *parent : o.handle == handle.value_or(~0u)))
-      return &o;
-  return nullptr;
+  sync();
+  const uint32_t d = dev_id(dev);
+  if (parent) {
+    auto it = qdisc_by_parent_.find(dev_key(d, *parent));
+    return it == qdisc_by_parent_.end() ? nullptr : first_live(it->second, 0, false);
+  }
+  const uint32_t h = handle.value_or(~0u);
+  auto it = qdisc_by_handle_.find(dev_key(d, h));
+  return it == qdisc_by_handle_.end() ? nullptr : first_live(it->second, h, true);
 }
 
 // A deleted qdisc takes its classes, filters and child qdiscs with it.
 void Importer::drop_qdisc_subtree(const std::string& dev, uint32_t handle) {
-  for (auto& o : objs_) {
-    if (o.dead || o.dev != dev) continue;
-    if (o.type == ObjType::Class && handle_major(o.handle) == handle) o.dead = true;
-    if (o.type == ObjType::Filter && handle_major(o.key.parent) == handle) o.dead = true;
+  sync();
+  const uint32_t d = dev_id(dev);
+  if (auto it = class_by_major_.find(dev_key(d, handle)); it != class_by_major_.end()) {
+    for (Pos s : it->second) objs_[s].dead = true;
+    class_by_major_.erase(it);
   }
+  // Filters whose parent's major is HANDLE: the lists of parents HANDLE to HANDLE|ffff.
+  if (!handle_minor(handle))
+    for (auto it = lists_.lower_bound({d, handle, 0u, uint16_t{0}, uint16_t{0}});
+         it != lists_.end() && std::get<0>(it->first) == d && handle_major(std::get<1>(it->first)) == handle; ++it) {
+      for (Pos s : it->second.all) objs_[s].dead = true;
+      it->second.all.clear();
+      it->second.empties.clear();
+    }
   // Its filter lists go with it, and the tables they shared.
   std::erase_if(prefs_,
                 [&](auto& e) { return e.first.first.first == dev && handle_major(e.first.first.second) == handle; });
   for (auto& [ops, t] : tables_) t->space_gone(dev, handle);
-  for (auto& o : objs_)
-    if (!o.dead && o.dev == dev && o.type == ObjType::Qdisc && handle_major(o.parent) == handle &&
-        o.parent != kHandleRoot) {
+  auto it = qdisc_by_parent_major_.find(dev_key(d, handle));
+  if (it == qdisc_by_parent_major_.end()) return;
+  std::vector<Pos> kids = it->second;  // the recursion below may touch this map
+  for (Pos s : kids) {
+    Obj& o = objs_[s];
+    if (!o.dead && o.parent != kHandleRoot) {
       o.dead = true;
       drop_qdisc_subtree(dev, o.handle);
     }
+  }
+  it = qdisc_by_parent_major_.find(dev_key(d, handle));
+  if (it != qdisc_by_parent_major_.end()) std::erase_if(it->second, [&](Pos s) { return objs_[s].dead; });
 }
 
 uint32_t Importer::pick_qdisc_handle(const std::string& dev, uint32_t parent) {
-  std::set<uint32_t> used;
-  for (auto& o : objs_)
-    if (!o.dead && o.dev == dev && o.type == ObjType::Qdisc) used.insert(o.handle);
+  auto used = [&](uint32_t h) { return find_qdisc(dev, std::nullopt, h) != nullptr; };
   // Under class 1:30 the handle 30: reads best; at the root 1:.
-  if (parent != kHandleRoot && handle_minor(parent) && !used.count(handle_minor(parent) << 16))
+  if (parent != kHandleRoot && handle_minor(parent) && !used(handle_minor(parent) << 16))
     return handle_minor(parent) << 16;
   for (uint32_t m = 1; m < 0x8000; ++m)
-    if (!used.count(m << 16)) return m << 16;
+    if (!used(m << 16)) return m << 16;
   return 0;
 }
 
@@ -541,10 +559,12 @@ void Importer::place(Obj o, Verb v, const TcWord& head, Obj* existing, const std
       }
     }
     existing->loc = o.loc;
+    reindex(static_cast<Pos>(existing - objs_.data()));
     return;
   }
   if (existing) {
     *existing = std::move(o);
+    reindex(static_cast<Pos>(existing - objs_.data()));
     return;
   }
   objs_.push_back(std::move(o));
@@ -621,11 +641,7 @@ void Importer::qdisc(Cursor& c, Verb v, const TcWord& head) {
     }
     o->dead = true;
     if (o->parent == kHandleIngress) {
-      for (auto& f : objs_)
-        if (f.dev == o->dev && f.type == ObjType::Filter &&
-            (f.key.parent == kHandleClsactIngress || f.key.parent == kHandleClsactEgress ||
-             f.key.parent == kHandleIngressQdisc))
-          f.dead = true;
+      drop_hook_filters(o->dev);
       std::erase_if(prefs_, [&](auto& e) {
         return e.first.first.first == o->dev && table_space_of(e.first.first.second) == table_space_of(kHandleIngress);
       });
@@ -719,11 +735,7 @@ void Importer::klass(Cursor& c, Verb v, const TcWord& head) {
     d_.error(classid->loc, "classid needs a major and a minor number, such as 1:10");
     return;
   }
-  auto same = [&](const Obj& o) {
-    return !o.dead && o.type == ObjType::Class && o.dev == dev->text && o.handle == *id;
-  };
-  auto it = std::find_if(objs_.begin(), objs_.end(), same);
-  Obj* existing = it == objs_.end() ? nullptr : &*it;
+  Obj* existing = find_class(dev->text, *id);
   if (v == Verb::Delete) {
     if (!existing)
       d_.note(head.loc, "deletes nothing an earlier line added: skipped (tcsync deletes what its file does not list)");
@@ -808,16 +820,30 @@ bool Importer::to_yaml(const std::string& source_name, std::string& yaml) {
     }
   }
   line("devices:", {});
+  // Each device's live objects of each type, in objs_ order: one pass, not
+  // one per device.
+  std::vector<uint32_t> slot_of(dev_ids_.size(), kNoPos);
+  for (size_t i = 0; i < devices_.size(); ++i) slot_of[dev_id(devices_[i].first)] = static_cast<uint32_t>(i);
+  auto type_slot = [](ObjType t) { return t == ObjType::Qdisc ? 0 : t == ObjType::Class ? 1 : 2; };
+  std::vector<std::vector<Pos>> of_device(devices_.size() * 3);
+  for (size_t i = 0; i < objs_.size(); ++i) {
+    const Obj& o = objs_[i];
+    if (o.dead || (o.type != ObjType::Qdisc && o.type != ObjType::Class && o.type != ObjType::Filter)) continue;
+    uint32_t d = dev_id(o.dev);
+    if (d < slot_of.size() && slot_of[d] != kNoPos)
+      of_device[slot_of[d] * 3 + type_slot(o.type)].push_back(static_cast<Pos>(i));
+  }
   bool any = false;
-  for (auto& [name, loc] : devices_) {
+  for (size_t slot = 0; slot < devices_.size(); ++slot) {
+    auto& [name, loc] = devices_[slot];
     std::string dev_line;
     YamlOut dy(dev_line);
     dy.str(name);
     bool declared = false;
     for (ObjType t : {ObjType::Qdisc, ObjType::Class, ObjType::Filter}) {
       bool first = true;
-      for (auto& o : objs_) {
-        if (o.dead || o.dev != name || o.type != t) continue;
+      for (Pos p : of_device[slot * 3 + type_slot(t)]) {
+        const Obj& o = objs_[p];
         if (!declared) line("  " + dev_line + ":", loc), declared = true;
         if (first) {
           line(std::string("    ") +

@@ -4,6 +4,7 @@
 // actions and police among their words.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <initializer_list>
 #include <map>
 #include <memory>
@@ -12,6 +13,7 @@
 #include <string>
 #include <string_view>
 #include <tuple>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -99,7 +101,7 @@ class Importer {
   bool actions(Cursor& c, Node& filter_node, const KindOps* filter_kind);
   bool police(Cursor& c, Node& filter_node, const KindOps& filter_kind);
   // The action entry of a filter above that made action KIND INDEX.
-  const Node* filter_action(const std::string& kind, const std::string& index) const;
+  const Node* filter_action(const std::string& kind, const std::string& index);
   void table(Cursor& c, Verb v, const TcWord& head);
   void note_device(const TcWord& dev);
   Obj* find_qdisc(const std::string& dev, std::optional<uint32_t> parent, std::optional<uint32_t> handle);
@@ -149,6 +151,74 @@ class Importer {
   void write_tables();
   // The prefs in use per (block, chain): the kernel picks one for a filter without.
   std::map<std::pair<Block, uint32_t>, std::set<uint16_t>> prefs_;
+
+  // ---- where the earlier lines' objects are (import_index.cpp) ----
+  // Each line asks what earlier lines made (the rule with its key, the
+  // lists of a block, the root qdisc); asked of objs_ by a scan, a script
+  // of N lines cost N^2. The indexes hold positions in objs_, filled from
+  // it up to its size before each question (sync), so every push_back is
+  // covered; objects die in place (dead) and leave their slots, which the
+  // questions drop as they meet them. Answers are those of the scans they
+  // replace: the first (or last) live match in objs_ order.
+  using Pos = uint32_t;
+  static constexpr Pos kNoPos = ~Pos{0};
+  void sync();
+  void index_obj(Pos p);
+  void index_actions(Pos p);
+  // After place() rewrote objs_[P] in place (replace, change): what of it may be new.
+  void reindex(Pos p);
+  uint32_t dev_id(const std::string& dev);
+  static uint64_t dev_key(uint32_t dev, uint32_t v) { return (uint64_t{dev} << 32) | v; }
+  Obj* first_live(std::vector<Pos>& slots, uint32_t handle, bool check_handle);
+  // The filter lists BLOCK's filters are in, by the parent they were given:
+  // BLOCK itself, and `root` while BLOCK is the root qdisc's (block_of).
+  struct Parents {
+    uint32_t v[2];
+    int n = 0;
+    const uint32_t* begin() const { return v; }
+    const uint32_t* end() const { return v + n; }
+  };
+  Parents parents_of_block(const std::string& dev, uint32_t block);
+  // Live filters at (DEV, FilterKey) (parent as the line gave it) and the last of them.
+  Obj* last_with_key(uint32_t dev, const FilterKey& key);
+  void each_with_key(uint32_t dev, const FilterKey& key, const std::function<void(Obj&)>& fn);
+  // The filter an earlier line added with (DEV, KEY); the class DEV has with CLASSID.
+  Obj* filter_existing(const std::string& dev, const FilterKey& key);
+  Obj* find_class(const std::string& dev, uint32_t classid);
+  // A deleted ingress or clsact qdisc's filters (both sides) die with it.
+  void drop_hook_filters(const std::string& dev);
+
+  std::unordered_map<std::string, uint32_t> dev_ids_;
+  std::vector<bool> dev_noted_;  // by dev_id: in devices_
+  Pos synced_ = 0;               // objs_[0, synced_) are in the indexes
+  // Filters by (device, key): the last slot with it, and each slot's
+  // previous one with the same key (kNoPos: none).
+  struct FKey {
+    uint32_t dev;
+    FilterKey key;
+    bool operator==(const FKey&) const = default;
+  };
+  struct FKeyHash {
+    size_t operator()(const FKey& k) const;
+  };
+  std::unordered_map<FKey, Pos, FKeyHash> key_last_;
+  std::vector<Pos> key_prev_;
+  // Filter lists by (device, parent as given, chain, pref, protocol):
+  // ordered, so a delete finds a parent's or a chain's lists as a range.
+  using ListKey = std::tuple<uint32_t, uint32_t, uint32_t, uint16_t, uint16_t>;
+  struct ListSlots {
+    std::vector<Pos> all;      // every filter entry of the list, in objs_ order
+    std::vector<Pos> empties;  // those that were `empty: KIND` when made
+  };
+  std::map<ListKey, ListSlots> lists_;
+  // Qdiscs by (device, parent), (device, handle) and (device, major of the
+  // parent); classes by (device, classid) and (device, major of it); each in
+  // objs_ order.
+  std::unordered_map<uint64_t, std::vector<Pos>> qdisc_by_parent_, qdisc_by_handle_, qdisc_by_parent_major_,
+      class_by_id_, class_by_major_;
+  // Actions filters made with an index, by (a key of the entry, index):
+  // (filter slot, entry number) in objs_ order.
+  std::map<std::pair<std::string, std::string>, std::set<std::pair<Pos, uint32_t>>> action_index_;
 };
 
 }  // namespace tcsync::importing
