@@ -5,6 +5,8 @@
 #include <set>
 #include <string>
 
+#include "plan/differences.h"
+
 namespace tcsync {
 
 namespace {

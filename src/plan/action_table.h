@@ -4,7 +4,7 @@
 #include <vector>
 
 #include "model/model.h"
-#include "plan/differ.h"
+#include "plan/plan.h"
 
 namespace tcsync {
 

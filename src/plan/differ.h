@@ -23,68 +23,12 @@
 #include <string>
 #include <vector>
 
-#include "codec/tc_codec.h"
 #include "model/model.h"
+#include "plan/differences.h"
+#include "plan/plan.h"
 
 namespace tcsync {
 
-// A plan of a million rules holds a million steps: the members are ordered
-// so that no padding separates them (136 bytes).
-struct Step {
-  Op op = Op::Add;
-  ObjType type = ObjType::Qdisc;
-  // A delete of a whole (parent, chain, pref, protocol) list: one request.
-  bool filter_group = false;
-  // A qdisc's follow-up message (QdiscOps::follow_ups), 1 and up; 0: its own.
-  uint8_t part = 0;
-  uint32_t group_size = 0;
-  uint32_t block = 0;  // a shared block's filters: its index
-  SourceLoc loc;       // the YAML that asked for it (desired side)
-  std::string device;  // a device name, or "block N"
-  // The object the request is built from: desired for add/replace/change,
-  // live for deletes. Exactly one is set.
-  const Qdisc* qdisc = nullptr;
-  const Class* cls = nullptr;
-  const Filter* filter = nullptr;
-  const Filter* live_filter = nullptr;       // replace: the rule as the kernel has it
-  const Chain* chain = nullptr;              // a chain add or delete
-  const Action* action = nullptr;            // the action table (no device)
-  std::string reason;                        // "rate 10mbit -> 20mbit", "not in the file", "new"
-  std::string what() const;                  // "qdisc htb 1: root"
-  void append_what(std::string& out) const;  // what(), appended to out
-};
-
-struct Plan {
-  std::vector<Step> steps;
-  // Scoped devices (model/scope.h): what owning part of a device would
-  // need and the plan must not do (replace a foreign qdisc), as errors at
-  // the file's lines. A plan with any is never applied.
-  std::vector<Diagnostic> refused;
-  // Per scoped device or block with objects outside its scope, a summary:
-  // "eth0: 3 filters outside this file's scope left alone (ingress prefs 1-2)".
-  // Not differences.
-  std::vector<std::string> outside;
-  bool empty() const { return steps.empty(); }
-};
-
 Plan make_plan(const State& desired, const State& live);
-
-// The differences between two option sets of one kind, as "key a -> b" texts.
-// `recreate` is set when a changed field cannot change in place.
-std::vector<std::string> diff_options(const KindOps& ops, const Options& want, const Options& have, bool& recreate);
-// Appends how two objects' unread kernel attributes (model.h Raw) differ.
-void diff_raw(const Raw& want, const Raw& have, std::vector<std::string>& why);
-
-// The differ's comparison of one object with the live one it was matched to
-// (qdiscs by parent, classes by classid, filters by key, actions by place):
-// what differs, as "key a -> b" texts, empty when nothing does. `recreate`
-// is set when the difference cannot change in place (the class: set
-// *by_options when the kind's options_need_recreate said so). The applier
-// verifies what the kernel echoed with these too.
-std::vector<std::string> qdisc_differences(const Qdisc& want, const Qdisc& have, bool& recreate);
-std::vector<std::string> class_differences(const Class& want, const Class& have, bool& recreate,
-                                           bool* by_options = nullptr);
-std::vector<std::string> filter_differences(const Filter& want, const Filter& have, bool& recreate);
-std::vector<std::string> action_differences(const Action& want, const Action& have);
 
 }  // namespace tcsync
