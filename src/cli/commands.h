@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "apply/applier.h"
+#include "watch/watcher.h"
 
 namespace tcsync {
 
@@ -40,15 +41,7 @@ int cmd_apply(const std::vector<std::string>& files, const ApplyFlags& f, const 
 // scope: a file whose devices (and their own: regions) the dump is cut to;
 // empty: the devices as they are.
 int cmd_dump(const std::vector<std::string>& devices, const CommonOptions& o, const std::string& scope = {});
-struct WatchFlags {
-  bool json = true;         // events as JSON lines; text for a terminal or --format text
-  int debounce_ms = 150;    // a device is re-planned this long after its last event...
-  int max_delay_ms = 1000;  // ...but no later than this after its first
-  size_t repair_limit = 5;  // repairs of one object within the window make a conflict
-  int repair_window_s = 60;
-  int rcvbuf = 64 << 20;  // the monitor socket's receive buffer
-};
-// Applies the files, then keeps the kernel equal to them (cli/watch.cpp).
+// Applies the files, then keeps the kernel equal to them (watch/watcher.h).
 int cmd_watch(const std::vector<std::string>& files, const WatchFlags& w, const CommonOptions& o);
 // tc batch file or script -> tcsync YAML on stdout; --netns picks the lines
 // of that namespace (tc -n NAME).

@@ -12,17 +12,9 @@
 #include <string>
 #include <vector>
 
-namespace tcsync {
+#include "watch/monitor_event.h"
 
-struct MonitorEvent {
-  enum class Type : uint8_t { LinkNew, LinkDel, Tc, Action, Overrun };
-  Type type = Type::Tc;
-  uint32_t ifindex = 0;  // LinkNew/LinkDel/Tc; a tc event on a shared block has the block magic
-  std::string name;      // LinkNew/LinkDel: the interface name; Overrun: what was lost
-  // RTM_NEWTFILTER / RTM_DELTFILTER: the message itself (nlmsghdr on), to
-  // decode with the dump's decoder; empty for every other event.
-  std::vector<uint8_t> msg;
-};
+namespace tcsync {
 
 class Monitor {
  public:

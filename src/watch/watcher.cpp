@@ -15,13 +15,14 @@
 // ACKs, then the device is planned once more, which is quiet when nothing
 // else changed; after a targeted one they are read as any event, and settle
 // as "as the file says".
+#include "watch/watcher.h"
+
 #include <linux/netlink.h>
 #include <linux/rtnetlink.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/inotify.h>
 #include <sys/signalfd.h>
-#include <systemd/sd-daemon.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -33,12 +34,7 @@
 #include <set>
 
 #include "apply/applier.h"
-#include "cli/session.h"
 #include "codec/tc_codec.h"
-#include "kernel/links.h"
-#include "kernel/lock.h"
-#include "kernel/monitor.h"
-#include "kernel/netns.h"
 #include "plan/plan_print.h"
 #include "watch/filter_events.h"
 #include "watch/watch_logic.h"
@@ -69,10 +65,11 @@ double ms_since(WatchTime t) {
 
 class Watcher {
  public:
-  Watcher(const std::vector<std::string>& files, const WatchFlags& w, const CommonOptions& o)
-      : files_(files),
+  Watcher(WatchEdge& edge, const std::vector<std::string>& files, const WatchFlags& w, bool verbose)
+      : edge_(edge),
+        files_(files),
         w_(w),
-        o_(o),
+        verbose_(verbose),
         devices_(WatchMs(w.debounce_ms), WatchMs(w.max_delay_ms)),
         file_timer_(WatchMs(100), WatchMs(1000)),
         tracker_(w.repair_limit, std::chrono::seconds(w.repair_window_s)) {}
@@ -123,14 +120,14 @@ class Watcher {
   std::chrono::microseconds wd_every_{0};
   WatchTime wd_next_{};
 
+  WatchEdge& edge_;
   std::vector<std::string> files_;
   WatchFlags w_;
-  CommonOptions o_;
+  bool verbose_;
   State desired_;  // the last good files
   std::set<std::string> declared_;
   bool whole_ = false;                     // blocks or an action table: every re-plan is of everything
   std::map<uint32_t, std::string> links_;  // ifindex -> name, kept by the link events
-  Monitor mon_;
   int inotify_fd_ = -1, signal_fd_ = -1;
   std::map<int, std::set<std::string>> watched_;  // inotify wd -> file names in that directory
   Debouncer devices_, file_timer_;
@@ -169,28 +166,26 @@ void Watcher::emit(WatchEvent e) {
 void Watcher::notify_watchdog() {
   auto now = WatchClock::now();
   if (!watchdog_ || now < wd_next_) return;
-  sd_notify(0, "WATCHDOG=1");
+  edge_.notify("WATCHDOG=1");
   wd_next_ = now + wd_every_;
 }
 
 void Watcher::notify_status() {
   std::string s = "STATUS=watching " + std::to_string(declared_.size()) + " devices; " + std::to_string(repairs_) +
                   " repairs; " + std::to_string(tracker_.conflicts().size()) + " conflicts";
-  sd_notify(0, s.c_str());
+  edge_.notify(s);
 }
 
 bool Watcher::load_links(std::string& err) {
-  NlSocket sock;
-  std::vector<LinkEntry> list;
-  if (!sock.open(NlSocketOptions{1 << 20, 1 << 16}, err) || !list_links(sock, list, err)) return false;
-  links_.clear();
-  for (auto& l : list) links_[l.index] = l.name;
+  std::map<uint32_t, std::string> now;
+  if (!edge_.list_links(now, err)) return false;
+  links_ = std::move(now);
   return true;
 }
 
 bool Watcher::open_inputs(std::string& err) {
   // Before the first apply: its echo and anything after it is then seen.
-  if (!mon_.open(w_.rcvbuf, err) || !load_links(err)) return false;
+  if (!edge_.open_monitor(w_.rcvbuf, err) || !load_links(err)) return false;
   inotify_fd_ = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
   if (inotify_fd_ < 0) {
     err = std::string("inotify: ") + std::strerror(errno);
@@ -257,7 +252,7 @@ void Watcher::on_overrun(const std::string& why) {
 void Watcher::on_monitor(const std::set<std::string>* own) {
   std::vector<MonitorEvent> evs;
   std::string err;
-  if (!mon_.read(evs, err)) emit({"error", {}, {}, err, {}, {}, {}});
+  if (!edge_.read_monitor(evs, err)) emit({"error", {}, {}, err, {}, {}, {}});
   for (auto& e : evs) {
     // Right after an apply the tc events of the places it changed are its
     // own echo: dropped (the re-plan after it still looks). Link events are
@@ -343,7 +338,7 @@ void Watcher::read_signals() {
 bool Watcher::on_signal() {
   read_signals();
   if (stop_.load()) {
-    sd_notify(0, "STOPPING=1");
+    edge_.notify("STOPPING=1");
     emit({"stopped", {}, {}, std::string("signal ") + strsignal(stop_.load()), {}, {}, {}});
     return false;
   }
@@ -357,7 +352,7 @@ bool Watcher::on_signal() {
 void Watcher::reload_files(bool from_hup) {
   State next;
   Diagnostics d;
-  if (!load(files_, next, d)) {
+  if (!edge_.load(files_, next, d)) {
     WatchEvent e{"file-error", {}, {}, "the files are not applied; the last good state is kept", {}, {}, {}};
     for (auto& x : d.all())
       if (x.severity == Severity::Error) e.errors.push_back(split_lines(format_diagnostic(x, false)).front());
@@ -390,13 +385,13 @@ bool Watcher::repair_filters(const std::string& dev, const std::vector<std::vect
                              std::optional<WatchTime> since) {
   auto t0 = since.value_or(WatchClock::now());
   auto full = [&](const std::string& why) {
-    if (o_.verbose) std::fprintf(stderr, "tcsync: watch: %s: full re-plan: %s\n", dev.c_str(), why.c_str());
+    if (verbose_) std::fprintf(stderr, "tcsync: watch: %s: full re-plan: %s\n", dev.c_str(), why.c_str());
     in_sync_.erase(dev);
     return false;
   };
   const Device* want = desired_.find(dev);
   Diagnostics d;
-  std::unique_ptr<Kernel> k = want ? open_kernel(std::nullopt, d) : nullptr;  // in the namespace already
+  std::unique_ptr<Kernel> k = want ? edge_.open_kernel(d) : nullptr;
   std::optional<uint32_t> ifindex = k ? k->links().index_of(dev) : std::nullopt;
   if (!ifindex) return full("cannot read the device");
   std::vector<FilterEvent> evs(msgs.size());
@@ -445,18 +440,18 @@ bool Watcher::repair_filters(const std::string& dev, const std::vector<std::vect
   leave_conflicts(fr.plan);
   // Said whether or not the same batch also holds drift: events a few
   // milliseconds apart share a batch on a loaded host.
-  if (o_.verbose && fr.outside)
+  if (verbose_ && fr.outside)
     std::fprintf(stderr, "tcsync: watch: a change left alone, outside the files' scope (%zu filter events on %s)\n",
                  fr.outside, dev.c_str());
   if (fr.plan.empty()) {
-    if (o_.verbose)
+    if (verbose_)
       std::fprintf(stderr, "tcsync: watch: %s: targeted: %zu filter events, %s\n", dev.c_str(), msgs.size(),
                    steps ? "only objects in conflict differ (left alone)" : "in sync");
     return true;
   }
-  NetnsLock lock;
   std::string err;
-  if (!lock.acquire("tcsync watch", false, err)) return full(err);  // the full path says busy and retries
+  auto lock = edge_.lock(err);
+  if (!lock) return full(err);  // the full path says busy and retries
   std::vector<std::string> lines;
   for (auto& st : fr.plan.steps) lines.push_back(split_lines(plan_text(Plan{{st}}, PrintOptions{})).front());
   emit({"drift", dev, lines, {}, {}, "drift", {}});
@@ -476,7 +471,7 @@ bool Watcher::repair_filters(const std::string& dev, const std::vector<std::vect
     return full(why);
   }
   emit({"repaired", dev, {}, {}, {}, "drift", ms_since(t0)});
-  if (o_.verbose)
+  if (verbose_)
     std::fprintf(
         stderr, "tcsync: watch: %s: targeted: %zu filter events, %zu steps, %zu verified by their echo%s (no dump)\n",
         dev.c_str(), msgs.size(), fr.plan.steps.size(), rep.echo_checked, rep.redumped ? ", device read again" : "");
@@ -508,8 +503,6 @@ void Watcher::sync(const std::vector<std::string>& devs, const std::string& caus
   auto t0 = since.value_or(WatchClock::now());
   for (auto& dev : devs) in_sync_.erase(dev);
   Diagnostics d;
-  Session s;
-  s.leave_big_to_exit = false;  // a session per event: freed, or memory grows
   // A read that fails (a dump that met a device going away, rtnetlink
   // busy) is tried again in a second, counted like a failed apply so that
   // one that keeps failing ends instead of looping.
@@ -523,22 +516,23 @@ void Watcher::sync(const std::vector<std::string>& devs, const std::string& caus
       for (auto& dev : devs)
         devices_.schedule(dev, WatchClock::now() + WatchMs(1000)), cause_.try_emplace(dev, "retry");
   };
-  s.kernel = open_kernel(std::nullopt, d);  // in the namespace already; a fresh link list
-  if (!s.kernel) {
+  std::unique_ptr<WatchReplan> r = edge_.replan(d);  // a fresh link list
+  if (!r) {
     retry({"error", {}, {}, d.all().empty() ? "cannot open rtnetlink" : d.all().front().message, {}, {}, {}});
     return;
   }
   std::set<std::string> want(devs.begin(), devs.end());
+  State& desired = r->desired();
   for (auto& dev : desired_.devices)
-    if ((whole_ || want.count(dev.name)) && s.kernel->links().index_of(dev.name)) s.desired.devices.push_back(dev);
-  if (whole_) s.desired.blocks = desired_.blocks, s.desired.actions = desired_.actions;
-  if (s.desired.devices.empty() && !whole_) return;
+    if ((whole_ || want.count(dev.name)) && r->kernel().links().index_of(dev.name)) desired.devices.push_back(dev);
+  if (whole_) desired.blocks = desired_.blocks, desired.actions = desired_.actions;
+  if (desired.devices.empty() && !whole_) return;
   // The lock from the dump to the last ACK (the plan is made from a state no
   // other tcsync is changing), never while idle: `tcsync apply` by hand
   // runs between events.
-  NetnsLock lock;
   std::string err;
-  if (!lock.acquire("tcsync watch", false, err)) {
+  auto lock = edge_.lock(err);
+  if (!lock) {
     emit({"busy", {}, {}, err + "; retrying in 500 ms", {}, {}, {}});
     for (auto& dev : devs) devices_.schedule(dev, WatchClock::now() + WatchMs(500)), cause_.try_emplace(dev, cause);
     return;
@@ -548,7 +542,8 @@ void Watcher::sync(const std::vector<std::string>& devs, const std::string& caus
   // read first, so that only those that come in during it count below.
   on_monitor();
   touched_.clear();
-  bool read = read_and_plan(s, d, o_, true);
+  bool read = r->read_and_plan(d);
+  Plan& plan = r->plan();
   notify_watchdog();
   // A dump is no snapshot: a device changed while it was read can show a
   // rule twice or not at all (u32's dump walks by count), so its plan
@@ -569,8 +564,8 @@ void Watcher::sync(const std::vector<std::string>& devs, const std::string& caus
     WatchEvent e{"error",
                  {},
                  {},
-                 s.plan.refused.empty() ? "cannot read the kernel's state"
-                                        : "the plan would touch objects outside the files' scope: refused",
+                 plan.refused.empty() ? "cannot read the kernel's state"
+                                      : "the plan would touch objects outside the files' scope: refused",
                  {},
                  {},
                  {}};
@@ -578,28 +573,28 @@ void Watcher::sync(const std::vector<std::string>& devs, const std::string& caus
     retry(e);
     return;
   }
-  leave_conflicts(s.plan);
-  if (s.plan.empty()) {  // in sync: quiet
+  leave_conflicts(plan);
+  if (plan.empty()) {  // in sync: quiet
     resync_said_ = false;
     for (auto& dev : devs) devices_.relax(dev);
     // Its filter events can keep it so from now on; their index is made
     // here, off the path of the first event (100k rules: milliseconds).
-    for (auto& dev : s.desired.devices) {
+    for (auto& dev : desired.devices) {
       in_sync_.insert(dev.name);
       if (auto* want = desired_.find(dev.name); want && !declared_filters_.count(dev.name))
         declared_filters_.emplace(dev.name, DeclaredFilters(*want));
     }
     // On a scoped device that is what a foreign change outside the scope
     // gives: no event, only a count for whoever asks (-v).
-    if (o_.verbose && cause == "drift" && !s.plan.outside.empty())
+    if (verbose_ && cause == "drift" && !plan.outside.empty())
       std::fprintf(stderr,
                    "tcsync: watch: a change left alone, outside the files' scope (%zu devices with foreign objects)\n",
-                   s.plan.outside.size());
+                   plan.outside.size());
     return;
   }
 
   std::map<std::string, std::vector<std::string>> lines;
-  for (auto& st : s.plan.steps) {
+  for (auto& st : plan.steps) {
     Plan one;
     one.steps.push_back(st);
     lines[st.device].push_back(split_lines(plan_text(one, PrintOptions{})).front());
@@ -618,7 +613,7 @@ void Watcher::sync(const std::vector<std::string>& devs, const std::string& caus
     for (auto& [dev, l] : lines) emit({"drift", dev, l, {}, {}, cause, {}});
 
   {
-    if (!check_kinds(s, o_, d)) {
+    if (!r->check_kinds(d)) {
       WatchEvent e{"error", {}, {}, "the plan needs kinds this kernel lacks", {}, {}, {}};
       for (auto& x : d.all()) e.errors.push_back(split_lines(format_diagnostic(x, false)).front());
       emit(e);
@@ -633,9 +628,9 @@ void Watcher::sync(const std::vector<std::string>& devs, const std::string& caus
       read_signals();
       notify_watchdog();
     };
-    ApplyReport rep = apply_plan(*s.kernel, s.desired, s.live, s.plan, ao, d);
+    ApplyReport rep = apply_plan(r->kernel(), desired, r->live(), plan, ao, d);
     std::set<std::string> own;
-    for (auto& st : s.plan.steps) {
+    for (auto& st : plan.steps) {
       if (st.action && !st.filter)
         own.insert("actions");
       else if (st.device.rfind("block ", 0) == 0)
@@ -649,7 +644,7 @@ void Watcher::sync(const std::vector<std::string>& devs, const std::string& caus
             {},
             {},
             std::string("stopped by ") + strsignal(rep.interrupted_by) + " after " + std::to_string(rep.ok) + " of " +
-                std::to_string(s.plan.steps.size()) + " steps" +
+                std::to_string(plan.steps.size()) + " steps" +
                 (rep.rolled_back ? (rep.rollback_ok ? "; rolled back" : "; ROLLBACK INCOMPLETE") : ""),
             {},
             {},
@@ -699,7 +694,7 @@ void Watcher::sync(const std::vector<std::string>& devs, const std::string& caus
   }
   if (repair) {
     ++repairs_;
-    for (auto& st : s.plan.steps) {
+    for (auto& st : plan.steps) {
       std::string key = st.device + " " + st.what();
       if (tracker_.record(key, WatchClock::now())) emit_conflict(st);
     }
@@ -724,7 +719,7 @@ void Watcher::raced(const std::vector<std::string>& devs, const std::string& cau
       cause_.try_emplace(dev, "drift");
     else
       cause_[dev] = cause;
-    if (o_.verbose)
+    if (verbose_)
       std::fprintf(stderr,
                    "tcsync: watch: %s: raced another writer (%s): planned again when it pauses (%lld ms quiet, at most "
                    "%lld ms)\n",
@@ -742,17 +737,17 @@ int Watcher::run() {
 
   Diagnostics d;
   std::string err;
-  if (o_.netns && !enter_netns(*o_.netns, err)) {
+  if (!edge_.enter_netns(err)) {
     d.error({}, err);
-    print_diags(d, o_);
+    edge_.print_diags(d);
     return 1;
   }
-  if (!load(files_, desired_, d)) {
-    print_diags(d, o_);
+  if (!edge_.load(files_, desired_, d)) {
+    edge_.print_diags(d);
     return 1;
   }
-  print_diags(d, o_);
-  if (!has_net_admin()) {
+  edge_.print_diags(d);
+  if (!edge_.has_net_admin()) {
     std::fprintf(stderr, "tcsync: error: watch needs the CAP_NET_ADMIN capability (run it as root)\n");
     return 1;
   }
@@ -766,13 +761,13 @@ int Watcher::run() {
   for (auto& [i, name] : links_) present.insert(name);
   for (auto& dev : declared_)
     if (!present.count(dev)) emit({"device-missing", dev, {}, "not present; applied when it appears", {}, {}, {}});
-  uint64_t wd_usec = 0;
-  watchdog_ = sd_watchdog_enabled(0, &wd_usec) > 0 && wd_usec > 0;
+  uint64_t wd_usec = edge_.watchdog_usec();
+  watchdog_ = wd_usec > 0;
   wd_every_ = std::chrono::microseconds(wd_usec / 2);
   wd_next_ = WatchClock::now() + wd_every_;
   sync({declared_.begin(), declared_.end()}, "start", std::nullopt);
   emit({"started", {}, {}, "watching " + std::to_string(declared_.size()) + " devices", {}, {}, {}});
-  sd_notify(0, "READY=1");
+  edge_.notify("READY=1");
   notify_status();
 
   for (;;) {
@@ -786,7 +781,7 @@ int Watcher::run() {
       auto left = std::chrono::ceil<std::chrono::milliseconds>(*next - WatchClock::now()).count();
       timeout = left < 0 ? 0 : static_cast<int>(std::min<long long>(left, 60000));
     }
-    pollfd fds[3] = {{mon_.fd(), POLLIN, 0}, {inotify_fd_, POLLIN, 0}, {signal_fd_, POLLIN, 0}};
+    pollfd fds[3] = {{edge_.monitor_fd(), POLLIN, 0}, {inotify_fd_, POLLIN, 0}, {signal_fd_, POLLIN, 0}};
     int n = poll(fds, 3, timeout);
     if (n < 0 && errno != EINTR) {
       std::fprintf(stderr, "tcsync: error: poll: %s\n", std::strerror(errno));
@@ -844,8 +839,8 @@ int Watcher::run() {
 
 }  // namespace
 
-int cmd_watch(const std::vector<std::string>& files, const WatchFlags& w, const CommonOptions& o) {
-  Watcher watcher(files, w, o);
+int run_watch(WatchEdge& edge, const std::vector<std::string>& files, const WatchFlags& w, bool verbose) {
+  Watcher watcher(edge, files, w, verbose);
   return watcher.run();
 }
 

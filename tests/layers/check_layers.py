@@ -20,9 +20,9 @@ FLOORS = {
     "plan": 5,      # differ, action table, atomic switch, plan printing
     "stats": 5,     # counters beside the model; joined to the files' names; text/json/prometheus/dot
     "apply": 6,     # the applier and the kernel port it drives
-    "watch": 6,     # watch's pure parts: debouncing, the repair counter, event lines
-    "kernel": 7,    # sockets, dumps, links, namespaces, lock, probe, bpf loader
-    "cli": 8,       # the commands: the only place that joins core and kernel
+    "watch": 7,     # watch's loop behind its edge (watch_edge.h), debouncing, the repair counter, event lines
+    "kernel": 8,    # sockets, dumps, links, namespaces, lock, probe, bpf loader, the monitor
+    "cli": 9,       # the commands: the only place that joins core and kernel
 }
 
 def main(src):
