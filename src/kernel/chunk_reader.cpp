@@ -4,8 +4,6 @@
 
 #include <cstring>
 
-#include "kernel/dumper.h"
-
 namespace tcsync {
 
 bool chunk_ends_dump(std::span<const uint8_t> chunk, uint32_t seq) {

@@ -6,7 +6,7 @@
 
 #include <cstring>
 
-#include "kernel/dumper.h"
+#include "kernel/nl_request.h"
 #include "netlink/wire.h"
 
 namespace tcsync {
