@@ -26,6 +26,7 @@
 #include "kernel/lock.h"
 #include "kernel/output_file.h"
 #include "kernel/probe.h"
+#include "kernel/run_dir.h"
 #include "kinds/filter/ematch.h"
 #include "model/fingerprint.h"
 #include "model/scope.h"
@@ -37,6 +38,9 @@
 #include "stats/report.h"
 
 #include <fcntl.h>
+#include <sched.h>
+#include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <fstream>
@@ -99,7 +103,7 @@ void warn_plan_now(const Session& s, const CommonOptions& o) {
 // `sends`: the plan is to be applied, so every rule it adds needs its
 // fingerprint; else (diff, --dry-run) only the rules the terse check
 // compares do (0.6 s of a diff of 1M new rules).
-// A plan that would have to touch objects outside a file's scope (differ.h
+// A plan that would have to touch objects outside a file's scope (plan.h
 // Plan::refused) is an error: diff, apply and watch stop before sending.
 // -v: the dumps the kernel flagged interrupted, which were read again.
 static void say_dumps_read_again() {
@@ -512,6 +516,72 @@ int cmd_apply(const std::vector<std::string>& files, const ApplyFlags& f, const 
   }
   if (rep.interrupted_by) return 128 + rep.interrupted_by;
   return 1;
+}
+
+// apply --confirm's reverter (confirm.h says how the two race): sleeps to
+// the deadline, then applies the state before, unless confirmed first.
+int cmd_revert_pending(const std::string& path, long long deadline_ms, int state_fd, int netns_fd,
+                       const CommonOptions& o) {
+  signal(SIGHUP, SIG_IGN);
+  // The path names the file in `ps` and the log; the run directory is
+  // opened anew and checked, the file found in it by its name.
+  const std::string name = path.substr(path.rfind('/') + 1);
+  struct timespec at {
+    static_cast<time_t>(deadline_ms / 1000), static_cast<long>(deadline_ms % 1000) * 1000000
+  };
+  while (clock_nanosleep(CLOCK_BOOTTIME, TIMER_ABSTIME, &at, nullptr) == EINTR) {
+  }
+  // The namespace the apply was armed in, whatever now bears its name (a
+  // namespace deleted and made again under it is another one, left alone).
+  // The reverter was born in it, so this is a check as a rule: setns (which
+  // needs CAP_SYS_ADMIN) only if the process is elsewhere.
+  struct stat armed {
+  }, here{};
+  bool moved = fstat(netns_fd, &armed) != 0 || stat("/proc/self/ns/net", &here) != 0 || armed.st_ino != here.st_ino ||
+               armed.st_dev != here.st_dev;
+  if (moved && setns(netns_fd, CLONE_NEWNET) != 0) {
+    std::fprintf(stderr, "tcsync: cannot enter the namespace of the apply: %s; the state before is kept in %s/%s\n",
+                 std::strerror(errno), run_dir().c_str(), name.c_str());
+    return 1;
+  }
+  close(netns_fd);
+  std::string err;
+  RunDir dir;
+  NetnsLock lock;
+  // Behind any tcsync working now; held to the end, so that no apply
+  // publishes a pending file while this one is told from it.
+  if (!dir.open(err) || !lock.acquire("tcsync revert-pending", true, err)) {
+    std::fprintf(stderr, "tcsync: %s; the state before is kept in %s/%s\n", err.c_str(), run_dir().c_str(),
+                 name.c_str());
+    return 1;
+  }
+  // Confirmed (or rolled back) and another apply --confirm published since:
+  // the name is then another file, not this reverter's.
+  struct stat mine {
+  }, named{};
+  if (fstat(state_fd, &mine) != 0 || fstatat(dir.fd(), name.c_str(), &named, AT_SYMLINK_NOFOLLOW) != 0 ||
+      mine.st_ino != named.st_ino || mine.st_dev != named.st_dev) {
+    std::printf("confirmed in time: nothing to revert\n");
+    return 0;
+  }
+  std::string claimed = name + ".reverting";
+  if (renameat(dir.fd(), name.c_str(), dir.fd(), claimed.c_str()) != 0) {
+    std::printf("confirmed in time: nothing to revert\n");
+    return 0;
+  }
+  std::printf("not confirmed by the deadline: restoring the state before the apply\n");
+  std::fflush(stdout);
+  ApplyFlags f;
+  f.lock_held = true;
+  CommonOptions in_place = o;
+  in_place.netns.reset();  // entered above, by the descriptor
+  int rc = cmd_apply({dir.path() + "/" + claimed}, f, in_place);
+  if (rc == 0)
+    unlinkat(dir.fd(), claimed.c_str(), 0);
+  else
+    std::fprintf(stderr, "tcsync: the revert failed; the state before is kept in %s/%s\n", dir.path().c_str(),
+                 claimed.c_str());
+  return rc;
 }
 
 int cmd_dump(const std::vector<std::string>& devices_asked, const CommonOptions& o, const std::string& scope) {

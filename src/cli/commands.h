@@ -6,12 +6,10 @@
 #include <vector>
 
 #include "apply/applier.h"
+#include "cli/options.h"
 #include "watch/watcher.h"
 
 namespace tcsync {
-
-// Prometheus and Dot: `stats` only (main refuses them elsewhere).
-enum class Format { Text, Json, Prometheus, Dot };
 
 struct ApplyFlags {
   bool dry_run = false;
@@ -20,17 +18,6 @@ struct ApplyFlags {
   bool verify = true;      // dump again after apply; drift is an error
   int confirm_s = 0;       // --confirm: revert after this many seconds unless confirmed (confirm.h)
   bool lock_held = false;  // the caller holds the namespace's lock already (the reverter)
-};
-
-struct CommonOptions {
-  std::optional<std::string> netns;
-  Format format = Format::Text;
-  bool color = false;  // decided by main: a terminal, and NO_COLOR unset
-  bool quiet = false;
-  bool verbose = false;   // phase timings on stderr
-  bool deep = false;      // diff/apply: compare every rule in full, no fingerprint shortcut
-  bool progress = false;  // decided by main: stderr is a terminal, text output
-  bool atomic = false;    // diff/apply --atomic: every device switches atomically
 };
 
 // Exit codes (BRIEF.md): 0 done / in sync, 1 error, 2 changes pending (diff).
@@ -46,11 +33,11 @@ int cmd_watch(const std::vector<std::string>& files, const WatchFlags& w, const 
 // tc batch file or script -> tcsync YAML on stdout; --netns picks the lines
 // of that namespace (tc -n NAME).
 int cmd_import(const std::string& file, const CommonOptions& o);
-// apply --confirm's other half (cli/confirm.h): keep the applied state; and
-// the reverter apply starts (internal: sleeps to the deadline, a
-// CLOCK_BOOTTIME time in ms; `path`: the pending file in the run directory,
-// `state_fd` its locked descriptor, `netns_fd` the namespace to revert in).
-int cmd_confirm(const CommonOptions& o);
+// apply --confirm's reverter (internal; cmd_confirm is in cli/confirm.h):
+// sleeps to the deadline, a CLOCK_BOOTTIME time in ms, then applies the
+// state before unless confirmed; `path`: the pending file in the run
+// directory, `state_fd` its locked descriptor, `netns_fd` the namespace to
+// revert in.
 int cmd_revert_pending(const std::string& path, long long deadline_ms, int state_fd, int netns_fd,
                        const CommonOptions& o);
 

@@ -21,7 +21,7 @@
 #include <optional>
 #include <string>
 
-#include "cli/commands.h"
+#include "cli/options.h"
 #include "model/model.h"
 
 namespace tcsync {
@@ -36,5 +36,7 @@ bool arm_revert(const State& before, const State* files, int seconds, const std:
                 std::string& err);
 // The apply was rolled back: nothing to revert (the reverter exits).
 void disarm_revert();
+// `tcsync confirm`: keeps the applied state (the reverter finds nothing).
+int cmd_confirm(const CommonOptions& o);
 
 }  // namespace tcsync

@@ -10,6 +10,7 @@
 
 #include "base/diag.h"
 #include "cli/commands.h"
+#include "cli/confirm.h"
 #include "cli/heap.h"
 #include "file/schema.h"
 

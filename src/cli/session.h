@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "apply/kernel.h"
-#include "cli/commands.h"
+#include "cli/options.h"
 #include "file/loader.h"
 #include "kernel/dump_ahead.h"
 #include "kernel/dumper.h"
