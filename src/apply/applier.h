@@ -17,7 +17,7 @@
 // object goes with NLM_F_ECHO, and the kernel answers it with the object as
 // it now holds it (the dump's own message, read by the dump's decoder),
 // which is compared with the plan's object by the differ's own comparison
-// (differ.h qdisc_differences...). The cost is that of the changes, not of
+// (differences.h qdisc_differences...). The cost is that of the changes, not of
 // the whole state. A delete is proven by its ACK. A filter echoed as it was
 // before its replace (u32), or as no rule (6.1's matchall), is read back
 // with one get. Only where no echo can

@@ -1,5 +1,5 @@
 // The kernel, behind one small interface. The real implementation talks
-// rtnetlink (kernel.cpp); tests of the planner use none at all.
+// rtnetlink (kernel/rtnl_kernel.cpp); tests of the planner use none at all.
 #pragma once
 #include <cstdint>
 #include <memory>

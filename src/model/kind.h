@@ -1,5 +1,5 @@
 // The kind tables. Each tc kind (htb, tbf, u32, mirred, ...) is described
-// once, in its own kind_*.cpp: its YAML keys, value types, units, defaults and
+// once, in its own file (kinds/qdisc/, filter/, action/): its YAML keys, value types, units, defaults and
 // which changes the kernel can make in place. The loader, the differ, the
 // plan printer, dump and the JSON Schema generator all walk the same table;
 // the kind's encode/decode hooks map the same fields to and from netlink,
@@ -479,7 +479,7 @@ struct ActionOps {
 // initializer names what it sets (`.filter = &kFilterU32Ops`), a kind with
 // nothing of its type's sets nothing, and readers ask for their type's by
 // name (filter_ops(k)) without a visit. A kind sets at most its own type's
-// pointer (kind_test.cpp checks every kind).
+// pointer (tests/unit/kind_ops_test.cpp checks every kind).
 struct KindOps {
   std::string_view name;
   ObjType obj;

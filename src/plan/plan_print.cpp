@@ -125,7 +125,7 @@ std::string plan_json(const Plan& plan, const std::vector<AckResult>& results, c
     y.map_end();
   }
   y.seq_end();
-  // Scoped devices' foreign objects (differ.h Plan::outside): not changes.
+  // Scoped devices' foreign objects (plan.h Plan::outside): not changes.
   if (!plan.outside.empty()) {
     y.key("outside_scope");
     y.seq_begin();

@@ -7,7 +7,7 @@
 //                       (DeclaredFilters, a sorted index)   (filter_differences)
 //
 // Whatever an event cannot settle alone says why (`fallback`) and the
-// caller re-plans the device from a dump, as before. Pure: cli/watch.cpp
+// caller re-plans the device from a dump, as before. Pure: watcher.cpp
 // decodes the events, reads back what they cannot show, and applies.
 #pragma once
 #include <string>

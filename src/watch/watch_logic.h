@@ -1,4 +1,4 @@
-// The pure parts of `tcsync watch` (cli/watch.cpp runs the loop): when a
+// The pure parts of `tcsync watch` (watcher.cpp runs the loop): when a
 // device is due to be re-planned, when an object has been repaired too
 // often to go on, and how an event is written. No sockets, no clocks of
 // their own: callers pass the time, so tests drive them step by step.
