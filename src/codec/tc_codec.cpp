@@ -4,22 +4,6 @@
 #include <linux/pkt_cls.h>
 #include <linux/pkt_sched.h>
 #include <linux/rtnetlink.h>
-#include <linux/tc_act/tc_bpf.h>
-#include <linux/tc_act/tc_connmark.h>
-#include <linux/tc_act/tc_csum.h>
-#include <linux/tc_act/tc_ctinfo.h>
-#include <linux/tc_act/tc_defact.h>
-#include <linux/tc_act/tc_gact.h>
-#include <linux/tc_act/tc_gate.h>
-#include <linux/tc_act/tc_ife.h>
-#include <linux/tc_act/tc_mirred.h>
-#include <linux/tc_act/tc_mpls.h>
-#include <linux/tc_act/tc_nat.h>
-#include <linux/tc_act/tc_sample.h>
-#include <linux/tc_act/tc_skbedit.h>
-#include <linux/tc_act/tc_skbmod.h>
-#include <linux/tc_act/tc_tunnel_key.h>
-#include <linux/tc_act/tc_vlan.h>
 #include <sys/socket.h>
 
 #include <algorithm>

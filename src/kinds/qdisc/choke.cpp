@@ -27,6 +27,7 @@ namespace tcsync {
 namespace {
 
 enum { kLimit, kMin, kMax, kAvpkt, kBurst, kBandwidth, kProbability, kEwma, kPlog, kScellLog, kEcn, kHarddrop };
+constexpr RedQoptRows kQoptRows{kLimit, kMin, kMax, kEwma, kScellLog, kEcn, kHarddrop};
 
 constexpr uint32_t kDefaultAvpkt = 1000;  // tc's
 
@@ -100,12 +101,8 @@ uint32_t avpkt_of(const Options& o) {
 
 void encode(const Options& o, const KindCtx& ctx, MsgWriter& w) {
   tc_red_qopt q{};
-  q.limit = u32(o, kLimit);
-  q.qth_min = u32(o, kMin);
-  q.qth_max = u32(o, kMax);
-  q.Wlog = static_cast<uint8_t>(u32(o, kEwma));
+  red_qopt_put(o, kQoptRows, q);
   q.Plog = static_cast<uint8_t>(u32(o, kPlog));
-  q.Scell_log = static_cast<uint8_t>(u32(o, kScellLog));
   if (o.num(kEcn).value_or(0)) q.flags |= TC_RED_ECN;
   if (o.num(kHarddrop).value_or(0)) q.flags |= TC_RED_HARDDROP;
   uint8_t table[256];
@@ -124,15 +121,9 @@ void decode(std::span<const uint8_t> p, const KindCtx&, Options& o) {
   auto* a = tb.get(TCA_CHOKE_PARMS);
   if (!a) return;
   auto q = a->as<tc_red_qopt>();
-  o.set(kLimit, uint64_t{q.limit});
-  o.set(kMin, uint64_t{q.qth_min});
-  o.set(kMax, uint64_t{q.qth_max});
-  o.set(kEwma, uint64_t{q.Wlog});
+  // The kernel keeps every flag bit it is given; choke acts on two.
+  red_qopt_get(q, q.flags, kQoptRows, o);
   o.set(kPlog, uint64_t{q.Plog});
-  o.set(kScellLog, uint64_t{q.Scell_log});
-  // The kernel keeps every flag bit it is given; choke acts on these two.
-  o.set(kEcn, uint64_t{(q.flags & TC_RED_ECN) != 0});
-  o.set(kHarddrop, uint64_t{(q.flags & TC_RED_HARDDROP) != 0});
   decode_fields(kFields, tb, o);
 }
 

@@ -8,6 +8,7 @@
 #include <linux/pkt_sched.h>
 
 #include "kinds/qdisc/codel_time.h"
+#include "kinds/qdisc/qdisc_values.h"
 #include "kinds/registry.h"
 #include "model/field_wire.h"
 #include "model/kind.h"
@@ -71,11 +72,7 @@ void normalize(Options& o, const KindCtx&, Diagnostics&, SourceLoc) {
 }
 
 // `noecn`: tc sends ECN 0 (`ecn` is the Bool key itself).
-bool tc_noecn(TcCursor&, const TcWord& kw, Node& body) {
-  tc_put(body, "ecn", kw.loc, tc_scalar("false", kw.loc));
-  return true;
-}
-const TcReader kTcReaders[] = {{"noecn", tc_noecn}};
+const TcReader kTcReaders[] = {{"noecn", tc_no_word}};
 const std::string_view kTcExamples[] = {"noecn", "limit 100 target 3ms interval 50ms ecn ce_threshold 2ms"};
 const TcWords kTcWords{.readers = kTcReaders, .examples = kTcExamples};
 

@@ -9,6 +9,7 @@
 #include <algorithm>
 
 #include "kinds/qdisc/pie_time.h"
+#include "kinds/qdisc/qdisc_values.h"
 #include "kinds/registry.h"
 #include "model/field_wire.h"
 #include "model/kind.h"
@@ -134,21 +135,7 @@ void normalize(Options& o, const KindCtx&, Diagnostics& d, SourceLoc) {
     d.error(opt->loc, "flows must be 1 to 65536");
 }
 
-// tc's negative words: `noecn`, `nobytemode`, `no_dq_rate_estimator`.
-bool tc_off(std::string_view key, const TcWord& kw, Node& body) {
-  tc_put(body, std::string(key), kw.loc, tc_scalar("false", kw.loc));
-  return true;
-}
-bool tc_noecn(TcCursor&, const TcWord& kw, Node& body) {
-  return tc_off("ecn", kw, body);
-}
-bool tc_nobytemode(TcCursor&, const TcWord& kw, Node& body) {
-  return tc_off("bytemode", kw, body);
-}
-bool tc_no_dq(TcCursor&, const TcWord& kw, Node& body) {
-  return tc_off("dq_rate_estimator", kw, body);
-}
-const TcReader kTcReaders[] = {{"noecn", tc_noecn}, {"nobytemode", tc_nobytemode}, {"no_dq_rate_estimator", tc_no_dq}};
+const TcReader kTcReaders[] = {{"noecn", tc_no_word}, {"nobytemode", tc_no_word}, {"no_dq_rate_estimator", tc_no_word}};
 const std::string_view kTcExamples[] = {"noecn nobytemode no_dq_rate_estimator", "flows 65536"};
 const TcWords kTcWords{.readers = kTcReaders, .examples = kTcExamples};
 

@@ -6,6 +6,7 @@
 #include <linux/pkt_sched.h>
 
 #include "kinds/qdisc/pie_time.h"
+#include "kinds/qdisc/qdisc_values.h"
 #include "kinds/registry.h"
 #include "model/field_wire.h"
 #include "model/kind.h"
@@ -86,21 +87,7 @@ void normalize(Options& o, const KindCtx&, Diagnostics&, SourceLoc) {
   if (auto* opt = o.opt(kTarget)) o.set(kTarget, pie_canon_us(pie_dumped_us(std::get<uint64_t>(opt->value))), opt->loc);
 }
 
-// tc's negative words: `noecn`, `nobytemode`, `no_dq_rate_estimator`.
-bool tc_off(std::string_view key, const TcWord& kw, Node& body) {
-  tc_put(body, std::string(key), kw.loc, tc_scalar("false", kw.loc));
-  return true;
-}
-bool tc_noecn(TcCursor&, const TcWord& kw, Node& body) {
-  return tc_off("ecn", kw, body);
-}
-bool tc_nobytemode(TcCursor&, const TcWord& kw, Node& body) {
-  return tc_off("bytemode", kw, body);
-}
-bool tc_no_dq(TcCursor&, const TcWord& kw, Node& body) {
-  return tc_off("dq_rate_estimator", kw, body);
-}
-const TcReader kTcReaders[] = {{"noecn", tc_noecn}, {"nobytemode", tc_nobytemode}, {"no_dq_rate_estimator", tc_no_dq}};
+const TcReader kTcReaders[] = {{"noecn", tc_no_word}, {"nobytemode", tc_no_word}, {"no_dq_rate_estimator", tc_no_word}};
 const std::string_view kTcExamples[] = {
     "noecn nobytemode no_dq_rate_estimator",
     "limit 100 target 20ms tupdate 32ms alpha 4 beta 30 ecn bytemode dq_rate_estimator"};

@@ -171,4 +171,11 @@ bool one_class_any_minor(const Options&, uint32_t) {
   return true;
 }
 
+bool tc_no_word(TcCursor&, const TcWord& kw, Node& body) {
+  std::string_view key = kw.text;
+  key.remove_prefix(key.starts_with("no_") ? 3 : 2);
+  tc_put(body, std::string(key), kw.loc, tc_scalar("false", kw.loc));
+  return true;
+}
+
 }  // namespace tcsync

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "model/kind.h"
+#include "model/tc_words.h"
 
 namespace tcsync {
 
@@ -40,5 +41,10 @@ bool one_class_any_minor(const Options&, uint32_t minor);
 // minor, so "1:30" and ":30" name the same class of qdisc 1:, a class of
 // another qdisc cannot be meant, and minor 0 is no default at all.
 void normalize_default_class(Options& o, int f, const KindCtx& ctx, Diagnostics& d);
+
+// tc's negative words of the AQM qdiscs (`noecn`, `nobytemode`,
+// `no_dq_rate_estimator`): the field the word names after its "no" or
+// "no_", set to false. One reader for every such word.
+bool tc_no_word(TcCursor& c, const TcWord& kw, Node& body);
 
 }  // namespace tcsync

@@ -47,6 +47,7 @@ enum {
   kPlog,
 };
 
+constexpr RedQoptRows kQoptRows{kLimit, kMin, kMax, kEwma, kScellLog, kEcn, kHarddrop};
 constexpr uint64_t kDefaultProbability = kDefaultRedProbability;
 constexpr uint64_t kDefaultBandwidth = 1250000;  // tc's 10Mbit, in bytes/s
 
@@ -124,13 +125,9 @@ uint32_t u32(const Options& o, int f) {
 
 void encode(const Options& o, const KindCtx&, MsgWriter& w) {
   tc_red_qopt q{};
-  q.limit = u32(o, kLimit);
-  q.qth_min = u32(o, kMin);
-  q.qth_max = u32(o, kMax);
-  q.Wlog = static_cast<uint8_t>(u32(o, kEwma));
+  red_qopt_put(o, kQoptRows, q);
   uint32_t max_p = static_cast<uint32_t>(o.num(kProbability).value_or(kDefaultProbability));
   q.Plog = red_plog_to_send(o, kPlog, q.qth_min, q.qth_max, max_p);
-  q.Scell_log = static_cast<uint8_t>(u32(o, kScellLog));
   uint8_t table[256];
   if (o.has(kAvpkt))
     red_idle_damping(q.Wlog, u32(o, kAvpkt), o.num(kBandwidth).value_or(kDefaultBandwidth), table);
@@ -158,11 +155,6 @@ void decode(std::span<const uint8_t> p, const KindCtx&, Options& o) {
   auto* a = tb.get(TCA_RED_PARMS);
   if (!a) return;
   auto q = a->as<tc_red_qopt>();
-  o.set(kLimit, uint64_t{q.limit});
-  o.set(kMin, uint64_t{q.qth_min});
-  o.set(kMax, uint64_t{q.qth_max});
-  o.set(kEwma, uint64_t{q.Wlog});
-  o.set(kScellLog, uint64_t{q.Scell_log});
   // Without TCA_RED_MAX_P (an older kernel) the kernel uses the max_P it
   // derives from Plog.
   auto* m = tb.get(TCA_RED_MAX_P);
@@ -171,8 +163,7 @@ void decode(std::span<const uint8_t> p, const KindCtx&, Options& o) {
   red_read_plog(o, kPlog, q.Plog, q.qth_min, q.qth_max, max_p);
   uint32_t flags = q.flags;
   if (auto* f = tb.get(TCA_RED_FLAGS)) flags = f->as<nla_bitfield32>().value;
-  o.set(kEcn, uint64_t{(flags & TC_RED_ECN) != 0});
-  o.set(kHarddrop, uint64_t{(flags & TC_RED_HARDDROP) != 0});
+  red_qopt_get(q, flags, kQoptRows, o);
   o.set(kAdaptive, uint64_t{(flags & TC_RED_ADAPTATIVE) != 0});
   o.set(kNodrop, uint64_t{(flags & TC_RED_NODROP) != 0});
   if (auto* b = tb.get(TCA_RED_EARLY_DROP_BLOCK)) o.set(kEarlyDropBlock, uint64_t{b->u32()});

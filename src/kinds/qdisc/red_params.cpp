@@ -137,4 +137,23 @@ void red_drop_computed_plog(Options& o, int f, uint32_t qmin, uint32_t qmax, uin
   if (auto v = o.num(field); v && *v == static_cast<uint64_t>(computed_plog(qmin, qmax, max_p))) o.erase(field);
 }
 
+void red_qopt_put(const Options& o, const RedQoptRows& rows, tc_red_qopt& q) {
+  auto u32 = [&](int f) { return static_cast<uint32_t>(o.num(f).value_or(0)); };
+  q.limit = u32(rows.limit);
+  q.qth_min = u32(rows.min);
+  q.qth_max = u32(rows.max);
+  q.Wlog = static_cast<uint8_t>(u32(rows.ewma));
+  q.Scell_log = static_cast<uint8_t>(u32(rows.scell_log));
+}
+
+void red_qopt_get(const tc_red_qopt& q, uint32_t flags, const RedQoptRows& rows, Options& o) {
+  o.set(rows.limit, uint64_t{q.limit});
+  o.set(rows.min, uint64_t{q.qth_min});
+  o.set(rows.max, uint64_t{q.qth_max});
+  o.set(rows.ewma, uint64_t{q.Wlog});
+  o.set(rows.scell_log, uint64_t{q.Scell_log});
+  o.set(rows.ecn, uint64_t{(flags & TC_RED_ECN) != 0});
+  o.set(rows.harddrop, uint64_t{(flags & TC_RED_HARDDROP) != 0});
+}
+
 }  // namespace tcsync

@@ -2,6 +2,8 @@
 // (red, choke): the marking probability as the kernel's max_P, the EWMA
 // weight (Wlog), Plog, and the idle-damping table with its Scell_log.
 #pragma once
+#include <linux/pkt_sched.h>
+
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -57,5 +59,18 @@ int red_idle_damping(int wlog, uint32_t avpkt, uint64_t bps, uint8_t table[256])
 // middle of the tables tc could have made for that Scell_log, so the idle
 // decay is within a factor of sqrt(2) of any of them.
 void red_middle_table(uint8_t table[256]);
+
+// struct tc_red_qopt as red and choke both read it: limit, qth_min,
+// qth_max, Wlog and Scell_log, and the ECN and harddrop flags, each in the
+// row of the kind's table named here (Plog and the other flags each kind
+// reads its own way).
+struct RedQoptRows {
+  int limit, min, max, ewma, scell_log, ecn, harddrop;
+};
+// encode: those five fields from the options (absent: 0); flags and Plog untouched.
+void red_qopt_put(const Options& o, const RedQoptRows& rows, tc_red_qopt& q);
+// decode: the five fields, and ecn and harddrop from `flags` (the struct's,
+// or red's TCA_RED_FLAGS).
+void red_qopt_get(const tc_red_qopt& q, uint32_t flags, const RedQoptRows& rows, Options& o);
 
 }  // namespace tcsync
