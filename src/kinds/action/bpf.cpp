@@ -22,6 +22,7 @@
 #include "kinds/action/action_control.h"
 #include "kinds/bpf_bytecode.h"
 #include "kinds/registry.h"
+#include "model/field_rows.h"
 #include "model/kind.h"
 #include "model/tc_words.h"
 #include "yaml/yaml_out.h"
@@ -56,7 +57,7 @@ const CustomType kNameType{
     .json_schema = R"({"description": "tc's label of an eBPF program (dumps).", "type": "string", "minLength": 1})",
 };
 
-const Field kFields[] = {
+constexpr Field kFields[] = {
     {.key = "bytecode",
      .type = FieldType::Custom,
      .doc = "Classic BPF program, tc's \"N,code jt jf k,...\"; its return code is the verdict.",
@@ -82,6 +83,8 @@ const Field kFields[] = {
      .def = TC_ACT_PIPE,
      .custom = &kControlType},
 };
+static_assert(
+    rows_named(kFields, {{kBytecode, "bytecode"}, {kName, "name"}, {kId, "id"}, {kTag, "tag"}, {kControl, "control"}}));
 
 void encode(const Options& o, const KindCtx& ctx, MsgWriter& w) {
   if (const std::string* text = o.str(kBytecode)) {

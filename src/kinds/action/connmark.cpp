@@ -8,6 +8,7 @@
 
 #include "kinds/action/action_control.h"
 #include "kinds/registry.h"
+#include "model/field_rows.h"
 #include "model/field_wire.h"
 #include "model/kind.h"
 #include "model/tc_words.h"
@@ -19,7 +20,7 @@ enum : uint16_t { kZone, kControl };
 
 constexpr WireStruct kParms{.attr = TCA_CONNMARK_PARMS, .size = sizeof(tc_connmark), .action_parms = true};
 
-const Field kFields[] = {
+constexpr Field kFields[] = {
     {.key = "zone",
      .type = FieldType::Uint,
      .doc = "Conntrack zone to look the connection up in.",
@@ -31,6 +32,7 @@ const Field kFields[] = {
      .map = &kZeroIsAbsent},
     control_field(kParms, TC_ACT_PIPE),
 };
+static_assert(rows_named(kFields, {{kZone, "zone"}, {kControl, "control"}}));
 
 void normalize(Options& o, const KindCtx&, Diagnostics&, SourceLoc) {
   drop_default_control(o, kControl, TC_ACT_PIPE);

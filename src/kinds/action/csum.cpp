@@ -8,6 +8,7 @@
 
 #include "kinds/action/action_control.h"
 #include "kinds/registry.h"
+#include "model/field_rows.h"
 #include "model/field_wire.h"
 #include "model/kind.h"
 #include "model/tc_words.h"
@@ -32,7 +33,7 @@ constexpr Field target(std::string_view key, std::string_view doc, uint32_t bit)
           .bit = bit};
 }
 
-const Field kFields[] = {
+constexpr Field kFields[] = {
     target("ip4h", "Update the IPv4 header checksum.", TCA_CSUM_UPDATE_FLAG_IPV4HDR),
     target("icmp", "Update the ICMP checksum.", TCA_CSUM_UPDATE_FLAG_ICMP),
     target("igmp", "Update the IGMP checksum.", TCA_CSUM_UPDATE_FLAG_IGMP),
@@ -42,6 +43,14 @@ const Field kFields[] = {
     target("sctp", "Update the SCTP CRC32c.", TCA_CSUM_UPDATE_FLAG_SCTP),
     control_field(kParms, TC_ACT_OK),
 };
+static_assert(rows_named(kFields, {{kIp4h, "ip4h"},
+                                   {kIcmp, "icmp"},
+                                   {kIgmp, "igmp"},
+                                   {kTcp, "tcp"},
+                                   {kUdp, "udp"},
+                                   {kUdplite, "udplite"},
+                                   {kSctp, "sctp"},
+                                   {kControl, "control"}}));
 
 void normalize(Options& o, const KindCtx&, Diagnostics& d, SourceLoc loc) {
   drop_default_control(o, kControl, TC_ACT_OK);

@@ -29,6 +29,7 @@
 #include "kinds/action/action_control.h"
 #include "kinds/net_types.h"
 #include "kinds/registry.h"
+#include "model/field_rows.h"
 #include "model/field_wire.h"
 #include "model/kind.h"
 #include "model/tc_words.h"
@@ -89,7 +90,7 @@ const EnumName kNatNames[] = {{"restore", kNatRestore}, {"src", kNatSrc}, {"dst"
 // Sent after the attributes, as tc sends it.
 constexpr WireStruct kParms{.attr = TCA_CT_PARMS, .size = sizeof(tc_ct), .action_parms = true, .sent_last = true};
 
-const Field kFields[] = {
+constexpr Field kFields[] = {
     {.key = "commit",
      .type = FieldType::Bool,
      .doc = "Commit the connection to the conntrack table (tc's commit).",
@@ -133,6 +134,16 @@ const Field kFields[] = {
      .custom = &kPortRangeType},
     control_field(kParms, TC_ACT_PIPE),
 };
+static_assert(rows_named(kFields, {{kCommit, "commit"},
+                                   {kForce, "force"},
+                                   {kClear, "clear"},
+                                   {kZone, "zone"},
+                                   {kMark, "mark"},
+                                   {kLabel, "label"},
+                                   {kNat, "nat"},
+                                   {kNatAddr, "nat_addr"},
+                                   {kNatPort, "nat_port"},
+                                   {kControl, "control"}}));
 
 uint16_t ct_flags(const Options& o) {
   uint16_t f = 0;

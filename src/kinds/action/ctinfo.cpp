@@ -16,6 +16,7 @@
 #include "base/units.h"
 #include "kinds/action/action_control.h"
 #include "kinds/registry.h"
+#include "model/field_rows.h"
 #include "model/field_wire.h"
 #include "model/kind.h"
 #include "model/tc_words.h"
@@ -28,7 +29,7 @@ enum : uint16_t { kDscp, kDscpStatemask, kCpmark, kZone, kControl };
 
 constexpr WireStruct kParms{.attr = TCA_CTINFO_ACT, .size = sizeof(tc_ctinfo), .action_parms = true};
 
-const Field kFields[] = {
+constexpr Field kFields[] = {
     {.key = "dscp",
      .type = FieldType::Uint,
      .doc = "Copy the conntrack mark's bits under this mask (6 contiguous bits) to the DSCP.",
@@ -60,6 +61,11 @@ const Field kFields[] = {
      .def_always_sent = true},
     control_field(kParms, TC_ACT_PIPE),
 };
+static_assert(rows_named(kFields, {{kDscp, "dscp"},
+                                   {kDscpStatemask, "dscp_statemask"},
+                                   {kCpmark, "cpmark"},
+                                   {kZone, "zone"},
+                                   {kControl, "control"}}));
 
 // tc's order, which the declared fields take after the struct.
 const uint16_t kTcOrder[] = {kZone, kDscp, kDscpStatemask, kCpmark};

@@ -10,6 +10,7 @@
 #include "base/units.h"
 #include "kinds/action/action_control.h"
 #include "kinds/registry.h"
+#include "model/field_rows.h"
 #include "model/field_wire.h"
 #include "model/kind.h"
 #include "model/tc_words.h"
@@ -134,7 +135,7 @@ const CustomType kRandomType{
 
 constexpr WireStruct kParms{.attr = TCA_GACT_PARMS, .size = sizeof(tc_gact), .action_parms = true};
 
-const Field kFields[] = {
+constexpr Field kFields[] = {
     {.key = "control",
      .type = FieldType::Custom,
      .flags = kRequired,
@@ -150,6 +151,7 @@ const Field kFields[] = {
      .attr = TCA_GACT_PROB,
      .wire = Wire::Custom},
 };
+static_assert(rows_named(kFields, {{kControl, "control"}, {kRandom, "random"}}));
 
 void normalize(Options& o, const KindCtx&, Diagnostics& d, SourceLoc) {
   // act_gact.c: "goto chain not allowed on fallback" (jump and continue are).

@@ -32,6 +32,7 @@
 #include "base/units.h"
 #include "kinds/action/action_control.h"
 #include "kinds/registry.h"
+#include "model/field_rows.h"
 #include "model/field_wire.h"
 #include "model/kind.h"
 #include "model/tc_words.h"
@@ -158,7 +159,7 @@ const EnumName kClocks[] = {
 
 constexpr WireStruct kParms{.attr = TCA_GATE_PARMS, .size = sizeof(tc_gate), .action_parms = true};
 
-const Field kFields[] = {
+constexpr Field kFields[] = {
     {.key = "entries",
      .type = FieldType::Custom,
      .flags = kRequired,
@@ -211,6 +212,14 @@ const Field kFields[] = {
     control_field(kParms, TC_ACT_PIPE,
                   "Verdict after the action for packets that pass (default pipe; also \"goto chain N\", \"jump N\")."),
 };
+static_assert(rows_named(kFields, {{kEntries, "entries"},
+                                   {kPriority, "priority"},
+                                   {kBaseTime, "base_time"},
+                                   {kCycleTime, "cycle_time"},
+                                   {kCycleTimeExt, "cycle_time_ext"},
+                                   {kClockid, "clockid"},
+                                   {kFlags, "flags"},
+                                   {kControl, "control"}}));
 
 // tc's order, which the declared attributes take between the struct and the list.
 const uint16_t kTcOrder[] = {kPriority, kFlags, kBaseTime, kCycleTime, kCycleTimeExt, kClockid};

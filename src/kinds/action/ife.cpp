@@ -24,6 +24,7 @@
 #include "kinds/action/action_control.h"
 #include "kinds/net_types.h"
 #include "kinds/registry.h"
+#include "model/field_rows.h"
 #include "model/kind.h"
 #include "model/tc_words.h"
 #include "yaml/yaml_out.h"
@@ -81,7 +82,7 @@ const CustomType kMeta16Type{
         R"({"description": "allow: carry the packet's own value; a number: carry this one.", "anyOf": [{"const": "allow"}, {"type": "integer", "minimum": 1, "maximum": 65535}]})",
 };
 
-const Field kFields[] = {
+constexpr Field kFields[] = {
     {.key = "mode",
      .type = FieldType::Enum,
      .flags = kRequired,
@@ -124,6 +125,14 @@ const Field kFields[] = {
      .def = TC_ACT_PIPE,
      .custom = &kControlType},
 };
+static_assert(rows_named(kFields, {{kMode, "mode"},
+                                   {kMark, "mark"},
+                                   {kPrio, "prio"},
+                                   {kTcindex, "tcindex"},
+                                   {kType, "type"},
+                                   {kDst, "dst"},
+                                   {kSrc, "src"},
+                                   {kControl, "control"}}));
 
 struct Meta {
   uint16_t field, id, size;

@@ -6,6 +6,7 @@
 
 #include "kinds/action/action_control.h"
 #include "kinds/registry.h"
+#include "model/field_rows.h"
 #include "model/kind.h"
 #include "model/tc_words.h"
 
@@ -23,7 +24,7 @@ constexpr WireStruct kParms{.attr = TCA_MIRRED_PARMS, .size = sizeof(tc_mirred),
 
 // direction and action are one member together (eaction), so the struct is
 // written by hand; dev and control are read as the members they are.
-const Field kFields[] = {
+constexpr Field kFields[] = {
     {.key = "direction",
      .type = FieldType::Enum,
      .doc = "Send on the target's egress or receive on its ingress.",
@@ -52,6 +53,8 @@ const Field kFields[] = {
      .in = &kParms,
      .offset = offsetof(TcGenHead, action)},
 };
+static_assert(rows_named(kFields,
+                         {{kDirection, "direction"}, {kAction, "action"}, {kDev, "dev"}, {kControl, "control"}}));
 
 int eaction(uint64_t dir, uint64_t act) {
   if (dir == kEgress) return act == kRedirect ? TCA_EGRESS_REDIR : TCA_EGRESS_MIRROR;

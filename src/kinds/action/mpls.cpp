@@ -17,6 +17,7 @@
 #include "kinds/action/action_control.h"
 #include "kinds/net_types.h"
 #include "kinds/registry.h"
+#include "model/field_rows.h"
 #include "model/field_wire.h"
 #include "model/kind.h"
 #include "model/tc_words.h"
@@ -35,7 +36,7 @@ constexpr uint64_t kDefaultTtl = 255;  // act_mpls.c: ACT_MPLS_TTL_DEFAULT
 
 constexpr WireStruct kParms{.attr = TCA_MPLS_PARMS, .size = sizeof(tc_mpls), .action_parms = true};
 
-const Field kFields[] = {
+constexpr Field kFields[] = {
     {.key = "action",
      .type = FieldType::Enum,
      .flags = kRequired,
@@ -79,6 +80,13 @@ const Field kFields[] = {
      .wire = Wire::U8},
     control_field(kParms, TC_ACT_PIPE),
 };
+static_assert(rows_named(kFields, {{kAction, "action"},
+                                   {kProtocol, "protocol"},
+                                   {kLabel, "label"},
+                                   {kTc, "tc"},
+                                   {kTtl, "ttl"},
+                                   {kBos, "bos"},
+                                   {kControl, "control"}}));
 
 bool pushes(std::optional<uint64_t> a) {
   return a == TCA_MPLS_ACT_PUSH || a == TCA_MPLS_ACT_MAC_PUSH;

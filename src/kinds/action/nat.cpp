@@ -12,6 +12,7 @@
 #include "kinds/action/action_control.h"
 #include "kinds/net_types.h"
 #include "kinds/registry.h"
+#include "model/field_rows.h"
 #include "model/field_wire.h"
 #include "model/kind.h"
 #include "model/tc_words.h"
@@ -31,7 +32,7 @@ constexpr WordPart kNewParts[] = {{.fixed = 4}, {.offset = offsetof(tc_nat, new_
 
 // direction is the flags' TCA_NAT_FLAG_EGRESS: an Enum of 0 and 1 as a bit,
 // a clear bit read as ingress.
-const Field kFields[] = {
+constexpr Field kFields[] = {
     {.key = "direction",
      .type = FieldType::Enum,
      .flags = kRequired,
@@ -60,6 +61,7 @@ const Field kFields[] = {
      .parts = kNewParts},
     control_field(kParms, TC_ACT_OK),
 };
+static_assert(rows_named(kFields, {{kDirection, "direction"}, {kOld, "old"}, {kNew, "new"}, {kControl, "control"}}));
 
 void normalize(Options& o, const KindCtx&, Diagnostics& d, SourceLoc) {
   drop_default_control(o, kControl, TC_ACT_OK);

@@ -30,6 +30,7 @@
 #include "kinds/action/action_control.h"
 #include "kinds/net_types.h"
 #include "kinds/registry.h"
+#include "model/field_rows.h"
 #include "model/kind.h"
 #include "model/tc_words.h"
 #include "yaml/yaml_out.h"
@@ -682,7 +683,7 @@ const CustomType kEditsType{
         R"(}, "required": ["offset"], "additionalProperties": false}}, "additionalProperties": false}})",
 };
 
-const Field kFields[] = {
+constexpr Field kFields[] = {
     {.key = "edits",
      .type = FieldType::Custom,
      .flags = kRequired,
@@ -709,6 +710,7 @@ const Field kFields[] = {
      .def = 0,
      .max = 0xFF},
 };
+static_assert(rows_named(kFields, {{kEdits, "edits"}, {kEx, "ex"}, {kControl, "control"}, {kSelFlags, "sel_flags"}}));
 
 // Whether the edits the keys print as imply `ex` (an eth, ip6, tcp or udp
 // header, or add). ipv4 keys do not: an ip edit without ex is a network key.

@@ -26,6 +26,7 @@
 #include "kinds/action/action_control.h"
 #include "kinds/rate_table.h"
 #include "kinds/registry.h"
+#include "model/field_rows.h"
 #include "model/field_wire.h"
 #include "model/kind.h"
 #include "model/tc_words.h"
@@ -53,7 +54,7 @@ enum : uint16_t {
   kPktsBurstTicks
 };
 
-const Field kFields[] = {
+constexpr Field kFields[] = {
     {.key = "rate", .type = FieldType::Rate, .doc = "Token rate: traffic above it exceeds."},
     {.key = "burst", .type = FieldType::Size, .doc = "Bucket size (needed with rate)."},
     {.key = "mtu",
@@ -126,6 +127,23 @@ const Field kFields[] = {
             "computes ticks (dump shows it only then, with pkts_burst the smallest count at or above it). Sent as is.",
      .max = (1ull << 57) - 1},
 };
+static_assert(rows_named(kFields, {{kRate, "rate"},
+                                   {kBurst, "burst"},
+                                   {kMtu, "mtu"},
+                                   {kPeakrate, "peakrate"},
+                                   {kAvrate, "avrate"},
+                                   {kOverhead, "overhead"},
+                                   {kMpu, "mpu"},
+                                   {kConform, "conform"},
+                                   {kExceed, "exceed"},
+                                   {kLinklayer, "linklayer"},
+                                   {kPktsRate, "pkts_rate"},
+                                   {kPktsBurst, "pkts_burst"},
+                                   {kPeakOverhead, "peak_overhead"},
+                                   {kPeakMpu, "peak_mpu"},
+                                   {kPeakLinklayer, "peak_linklayer"},
+                                   {kBurstTicks, "burst_ticks"},
+                                   {kPktsBurstTicks, "pkts_burst_ticks"}}));
 
 constexpr SpecFields kRateSpec{kOverhead, kMpu, kLinklayer};
 constexpr SpecFields kPeakSpec{kPeakOverhead, kPeakMpu, kPeakLinklayer};

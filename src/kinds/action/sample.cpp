@@ -10,6 +10,7 @@
 
 #include "kinds/action/action_control.h"
 #include "kinds/registry.h"
+#include "model/field_rows.h"
 #include "model/field_wire.h"
 #include "model/kind.h"
 #include "model/tc_words.h"
@@ -21,7 +22,7 @@ enum : uint16_t { kRate, kGroup, kTrunc, kControl };
 
 constexpr WireStruct kParms{.attr = TCA_SAMPLE_PARMS, .size = sizeof(tc_sample), .action_parms = true};
 
-const Field kFields[] = {
+constexpr Field kFields[] = {
     {.key = "rate",
      .type = FieldType::Uint,
      .flags = kRequired,
@@ -44,6 +45,7 @@ const Field kFields[] = {
      .wire = Wire::U32},
     control_field(kParms, TC_ACT_PIPE),
 };
+static_assert(rows_named(kFields, {{kRate, "rate"}, {kGroup, "group"}, {kTrunc, "trunc"}, {kControl, "control"}}));
 
 void normalize(Options& o, const KindCtx&, Diagnostics& d, SourceLoc) {
   drop_default_control(o, kControl, TC_ACT_PIPE);

@@ -15,6 +15,7 @@
 
 #include "kinds/action/action_control.h"
 #include "kinds/registry.h"
+#include "model/field_rows.h"
 #include "model/field_wire.h"
 #include "model/kind.h"
 #include "model/tc_words.h"
@@ -73,7 +74,7 @@ const CustomType kSdataType{
 
 constexpr WireStruct kParms{.attr = TCA_DEF_PARMS, .size = sizeof(tc_defact), .action_parms = true};
 
-const Field kFields[] = {
+constexpr Field kFields[] = {
     {.key = "sdata",
      .type = FieldType::Custom,
      .doc = "The string logged for each packet (at most 31 bytes); required.",
@@ -82,6 +83,7 @@ const Field kFields[] = {
      .wire = Wire::Custom},
     control_field(kParms, TC_ACT_PIPE),
 };
+static_assert(rows_named(kFields, {{kSdata, "sdata"}, {kControl, "control"}}));
 
 void normalize(Options& o, const KindCtx&, Diagnostics& d, SourceLoc loc) {
   drop_default_control(o, kControl, TC_ACT_PIPE);

@@ -18,6 +18,7 @@
 
 #include "kinds/action/action_control.h"
 #include "kinds/registry.h"
+#include "model/field_rows.h"
 #include "model/field_wire.h"
 #include "model/kind.h"
 #include "model/tc_words.h"
@@ -43,7 +44,7 @@ std::optional<uint64_t> inherit_from_wire(uint64_t w) {
 }
 const WireMap kInheritFlag{.to_wire = inherit_to_wire, .from_wire = inherit_from_wire, .unsent = 0};
 
-const Field kFields[] = {
+constexpr Field kFields[] = {
     {.key = "mark",
      .type = FieldType::Uint,
      .doc = "Set the firewall mark (skb->mark) to this value.",
@@ -82,6 +83,13 @@ const Field kFields[] = {
      .map = &kInheritFlag},
     control_field(kParms, TC_ACT_PIPE),
 };
+static_assert(rows_named(kFields, {{kMark, "mark"},
+                                   {kMask, "mask"},
+                                   {kPriority, "priority"},
+                                   {kQueueMapping, "queue_mapping"},
+                                   {kPtype, "ptype"},
+                                   {kInheritDsfield, "inheritdsfield"},
+                                   {kControl, "control"}}));
 
 // tc's order (above), which the attributes take after the struct.
 const uint16_t kTcOrder[] = {kQueueMapping, kPriority, kMark, kMask, kPtype, kInheritDsfield};

@@ -15,6 +15,7 @@
 #include "kinds/action/action_control.h"
 #include "kinds/net_types.h"
 #include "kinds/registry.h"
+#include "model/field_rows.h"
 #include "model/field_wire.h"
 #include "model/kind.h"
 #include "model/tc_words.h"
@@ -31,7 +32,7 @@ constexpr PresenceBit kHasDmac{&kParms, kFlags, Wire::U64, SKBMOD_F_DMAC};
 constexpr PresenceBit kHasSmac{&kParms, kFlags, Wire::U64, SKBMOD_F_SMAC};
 constexpr PresenceBit kHasEtype{&kParms, kFlags, Wire::U64, SKBMOD_F_ETYPE};
 
-const Field kFields[] = {
+constexpr Field kFields[] = {
     {.key = "dmac",
      .type = FieldType::Custom,
      .doc = "Set the destination MAC.",
@@ -71,6 +72,12 @@ const Field kFields[] = {
      .offset = kFlags,
      .bit = SKBMOD_F_ECN},
 };
+static_assert(rows_named(kFields, {{kDmac, "dmac"},
+                                   {kSmac, "smac"},
+                                   {kEtype, "etype"},
+                                   {kSwapMac, "swap_mac"},
+                                   {kControl, "control"},
+                                   {kEcn, "ecn"}}));
 
 // tc's order: DMAC, ETYPE, SMAC (after the parameters).
 const uint16_t kTcOrder[] = {kDmac, kEtype, kSmac};

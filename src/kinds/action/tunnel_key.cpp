@@ -29,6 +29,7 @@
 #include "kinds/action/action_control.h"
 #include "kinds/net_types.h"
 #include "kinds/registry.h"
+#include "model/field_rows.h"
 #include "model/field_wire.h"
 #include "model/kind.h"
 #include "model/tc_words.h"
@@ -151,7 +152,7 @@ const EnumName kActions[] = {{"set", TCA_TUNNEL_KEY_ACT_SET}, {"unset", TCA_TUNN
 constexpr WireStruct kParms{
     .attr = TCA_TUNNEL_KEY_PARMS, .size = sizeof(tc_tunnel_key), .action_parms = true, .sent_last = true};
 
-const Field kFields[] = {
+constexpr Field kFields[] = {
     {.key = "action",
      .type = FieldType::Enum,
      .flags = kRequired,
@@ -232,6 +233,21 @@ const Field kFields[] = {
      .doc = "ERSPAN version 2 hardware id (kept for version 2 only).",
      .max = 0xFF},
 };
+static_assert(rows_named(kFields, {{kAction, "action"},
+                                   {kSrcIp, "src_ip"},
+                                   {kDstIp, "dst_ip"},
+                                   {kId, "id"},
+                                   {kDstPort, "dst_port"},
+                                   {kTos, "tos"},
+                                   {kTtl, "ttl"},
+                                   {kCsum, "csum"},
+                                   {kControl, "control"},
+                                   {kGeneveOpts, "geneve_opts"},
+                                   {kVxlanGbp, "vxlan_gbp"},
+                                   {kErspanVer, "erspan_ver"},
+                                   {kErspanIndex, "erspan_index"},
+                                   {kErspanDir, "erspan_dir"},
+                                   {kErspanHwid, "erspan_hwid"}}));
 
 void put_ip(MsgWriter& w, const Words* ip, uint16_t v4, uint16_t v6) {
   if (!ip) return;

@@ -15,6 +15,7 @@
 #include "kinds/action/action_control.h"
 #include "kinds/net_types.h"
 #include "kinds/registry.h"
+#include "model/field_rows.h"
 #include "model/field_wire.h"
 #include "model/kind.h"
 #include "model/tc_words.h"
@@ -33,7 +34,7 @@ constexpr uint64_t kDot1q = 0x8100;
 
 constexpr WireStruct kParms{.attr = TCA_VLAN_PARMS, .size = sizeof(tc_vlan), .action_parms = true};
 
-const Field kFields[] = {
+constexpr Field kFields[] = {
     {.key = "action",
      .type = FieldType::Enum,
      .flags = kRequired,
@@ -78,6 +79,13 @@ const Field kFields[] = {
      .wire = Wire::Mac},
     control_field(kParms, TC_ACT_PIPE),
 };
+static_assert(rows_named(kFields, {{kAction, "action"},
+                                   {kId, "id"},
+                                   {kProtocol, "protocol"},
+                                   {kPriority, "priority"},
+                                   {kDstMac, "dst_mac"},
+                                   {kSrcMac, "src_mac"},
+                                   {kControl, "control"}}));
 
 bool tags(uint64_t a) {
   return a == TCA_VLAN_ACT_PUSH || a == TCA_VLAN_ACT_MODIFY;

@@ -34,6 +34,7 @@
 #include "kinds/bpf_bytecode.h"
 #include "kinds/filter/bpf_program.h"
 #include "kinds/registry.h"
+#include "model/field_rows.h"
 #include "model/field_wire.h"
 #include "model/tc_words.h"
 #include "yaml/yaml_out.h"
@@ -104,7 +105,7 @@ const CustomType kTagType{
         R"({"description": "The program's tag (16 hex digits, a digest of its instructions): what the rule is compared by. Dumps print it; in a file next to object or pinned it asserts which program that is.", "type": "string", "pattern": "^[0-9a-fA-F]{16}$"})",
 };
 
-const Field kFields[] = {
+constexpr Field kFields[] = {
     {.key = "object",
      .type = FieldType::Custom,
      .flags = kNoCompare,
@@ -164,6 +165,16 @@ const Field kFields[] = {
      .doc = "A classic BPF program, tc's \"N,code jt jf k,...\" (instead of an eBPF object).",
      .custom = &kBpfBytecodeType},
 };
+static_assert(rows_named(kFields, {{kObject, "object"},
+                                   {kSection, "section"},
+                                   {kPinned, "pinned"},
+                                   {kName, "name"},
+                                   {kId, "id"},
+                                   {kTag, "tag"},
+                                   {kDirect, "direct_action"},
+                                   {kSkipHw, "skip_hw"},
+                                   {kSkipSw, "skip_sw"},
+                                   {kBytecode, "bytecode"}}));
 
 std::string base_name(const std::string& path) {
   auto slash = path.find_last_of('/');

@@ -26,6 +26,7 @@
 #include "base/units.h"
 #include "kinds/filter/ematch.h"
 #include "kinds/registry.h"
+#include "model/field_rows.h"
 #include "model/field_wire.h"
 #include "model/kind.h"
 #include "model/model.h"
@@ -119,7 +120,7 @@ const CustomType kKeysType{
 const EnumName kModes[] = {{"map", FLOW_MODE_MAP}, {"hash", FLOW_MODE_HASH}};
 
 // mask and xor go together (below): they are read as declared and sent by hand.
-const Field kFields[] = {
+constexpr Field kFields[] = {
     {.key = "keys",
      .type = FieldType::Custom,
      .flags = kRequired,
@@ -198,6 +199,16 @@ const Field kFields[] = {
      .attr = TCA_FLOW_EMATCHES,
      .wire = Wire::Custom},
 };
+static_assert(rows_named(kFields, {{kKeys, "keys"},
+                                   {kMode, "mode"},
+                                   {kBaseclass, "baseclass"},
+                                   {kDivisor, "divisor"},
+                                   {kMask, "mask"},
+                                   {kXor, "xor"},
+                                   {kRshift, "rshift"},
+                                   {kAddend, "addend"},
+                                   {kPerturb, "perturb"},
+                                   {kMatch, "match"}}));
 
 // The usual order (tc's is its words'); mask and xor follow, by hand.
 const uint16_t kTcOrder[] = {kKeys, kRshift, kAddend, kDivisor, kBaseclass, kPerturb, kMatch, kMode};

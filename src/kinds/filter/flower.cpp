@@ -33,6 +33,7 @@
 #include "base/units.h"
 #include "kinds/net_types.h"
 #include "kinds/registry.h"
+#include "model/field_rows.h"
 #include "model/field_wire.h"
 #include "model/kind.h"
 #include "model/model.h"
@@ -568,7 +569,7 @@ const CustomType kIpFlagsType{
 // (see the top), decided by needs_recreate below.
 constexpr uint32_t kKey = 0;
 
-const Field kFields[] = {
+constexpr Field kFields[] = {
     {.key = "indev",
      .type = FieldType::Device,
      .flags = kKey,
@@ -733,6 +734,36 @@ const Field kFields[] = {
     {.key = "skip_hw", .type = FieldType::Bool, .doc = "Do not offload to hardware.", .def = 0},
     {.key = "skip_sw", .type = FieldType::Bool, .doc = "Match in hardware only.", .def = 0},
 };
+static_assert(rows_named(kFields, {{kIndev, "indev"},
+                                   {kVlanId, "vlan_id"},
+                                   {kVlanPrio, "vlan_prio"},
+                                   {kVlanEthtype, "vlan_ethtype"},
+                                   {kCvlanId, "cvlan_id"},
+                                   {kCvlanPrio, "cvlan_prio"},
+                                   {kCvlanEthtype, "cvlan_ethtype"},
+                                   {kDstMac, "dst_mac"},
+                                   {kSrcMac, "src_mac"},
+                                   {kIpProto, "ip_proto"},
+                                   {kIpTos, "ip_tos"},
+                                   {kIpTtl, "ip_ttl"},
+                                   {kDstIp, "dst_ip"},
+                                   {kSrcIp, "src_ip"},
+                                   {kDstPort, "dst_port"},
+                                   {kSrcPort, "src_port"},
+                                   {kTcpFlags, "tcp_flags"},
+                                   {kIcmpType, "type"},
+                                   {kIcmpCode, "code"},
+                                   {kCtState, "ct_state"},
+                                   {kCtZone, "ct_zone"},
+                                   {kCtMark, "ct_mark"},
+                                   {kCtLabel, "ct_label"},
+                                   {kEncKeyId, "enc_key_id"},
+                                   {kEncDstIp, "enc_dst_ip"},
+                                   {kEncSrcIp, "enc_src_ip"},
+                                   {kEncDstPort, "enc_dst_port"},
+                                   {kIpFlags, "ip_flags"},
+                                   {kSkipHw, "skip_hw"},
+                                   {kSkipSw, "skip_sw"}}));
 
 // ---- protocol rules ------------------------------------------------------------------
 

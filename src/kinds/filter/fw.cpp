@@ -14,6 +14,7 @@
 #include <linux/pkt_cls.h>
 
 #include "kinds/registry.h"
+#include "model/field_rows.h"
 #include "model/field_wire.h"
 #include "model/kind.h"
 #include "model/tc_words.h"
@@ -27,7 +28,7 @@ enum : uint16_t { kMask, kIndev };
 const WireMap kAllOnesUnsent{.unsent = 0xFFFFFFFF};
 
 // In tc's order: the mask, then the device.
-const Field kFields[] = {
+constexpr Field kFields[] = {
     {.key = "mask",
      .type = FieldType::Uint,
      .flags = kRecreate,
@@ -43,6 +44,7 @@ const Field kFields[] = {
      .attr = TCA_FW_INDEV,
      .wire = Wire::Str},
 };
+static_assert(rows_named(kFields, {{kMask, "mask"}, {kIndev, "indev"}}));
 
 void normalize(Options& o, const KindCtx&, Diagnostics&, SourceLoc) {
   if (o.num(kMask) == 0xFFFFFFFFu) o.erase(kMask);

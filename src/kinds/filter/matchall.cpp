@@ -17,6 +17,7 @@
 
 #include "base/handle.h"
 #include "kinds/registry.h"
+#include "model/field_rows.h"
 #include "model/field_wire.h"
 #include "model/kind.h"
 #include "model/model.h"
@@ -26,7 +27,7 @@ namespace {
 
 enum : uint16_t { kSkipHw, kSkipSw };
 
-const Field kFields[] = {
+constexpr Field kFields[] = {
     {.key = "skip_hw",
      .type = FieldType::Bool,
      .flags = kRecreate,
@@ -44,6 +45,7 @@ const Field kFields[] = {
      .wire = Wire::U32,
      .bit = TCA_CLS_FLAGS_SKIP_SW},
 };
+static_assert(rows_named(kFields, {{kSkipHw, "skip_hw"}, {kSkipSw, "skip_sw"}}));
 
 void normalize(Options& o, const KindCtx&, Diagnostics& d, SourceLoc) {
   if (o.num(kSkipHw) == 0u) o.erase(kSkipHw);

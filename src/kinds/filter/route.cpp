@@ -23,6 +23,7 @@
 #include <linux/pkt_cls.h>
 
 #include "kinds/registry.h"
+#include "model/field_rows.h"
 #include "model/field_wire.h"
 #include "model/kind.h"
 #include "model/model.h"
@@ -34,7 +35,7 @@ namespace {
 
 enum : uint16_t { kTo, kFrom, kFromif };
 
-const Field kFields[] = {
+constexpr Field kFields[] = {
     {.key = "to",
      .type = FieldType::Uint,
      .flags = kRecreate,
@@ -56,6 +57,7 @@ const Field kFields[] = {
      .attr = TCA_ROUTE4_IIF,
      .wire = Wire::Ifindex},
 };
+static_assert(rows_named(kFields, {{kTo, "to"}, {kFrom, "from"}, {kFromif, "fromif"}}));
 // tc's order: FROM or IIF, then TO.
 const uint16_t kTcOrder[] = {kFrom, kFromif, kTo};
 

@@ -7,6 +7,7 @@
 #include "base/units.h"
 #include "kinds/qdisc/qdisc_values.h"
 #include "kinds/registry.h"
+#include "model/field_rows.h"
 #include "model/field_wire.h"
 #include "model/kind.h"
 #include "yaml/yaml_out.h"
@@ -77,7 +78,7 @@ const EnumName kFlowModeNames[] = {
 };
 const EnumName kAckNames[] = {{"off", CAKE_ACK_NONE}, {"on", CAKE_ACK_FILTER}, {"aggressive", CAKE_ACK_AGGRESSIVE}};
 
-const Field kFields[] = {
+constexpr Field kFields[] = {
     {.key = "bandwidth",
      .type = FieldType::Custom,
      .doc = "Rate to shape to, or unlimited.",
@@ -183,6 +184,22 @@ const Field kFields[] = {
      .attr = TCA_CAKE_ACK_FILTER,
      .wire = Wire::U32},
 };
+static_assert(rows_named(kFields, {{kBandwidth, "bandwidth"},
+                                   {kDiffserv, "diffserv"},
+                                   {kAtm, "atm"},
+                                   {kFlowMode, "flow_mode"},
+                                   {kOverhead, "overhead"},
+                                   {kMpu, "mpu"},
+                                   {kRtt, "rtt"},
+                                   {kTarget, "target"},
+                                   {kAutorate, "autorate_ingress"},
+                                   {kMemlimit, "memlimit"},
+                                   {kFwmark, "fwmark"},
+                                   {kNat, "nat"},
+                                   {kWash, "wash"},
+                                   {kSplitGso, "split_gso"},
+                                   {kIngress, "ingress"},
+                                   {kAckFilter, "ack_filter"}}));
 
 uint64_t target_for(uint64_t rtt) {
   return rtt / 20 ? rtt / 20 : 1;

@@ -19,6 +19,7 @@
 
 #include "kinds/qdisc/red_params.h"
 #include "kinds/registry.h"
+#include "model/field_rows.h"
 #include "model/field_wire.h"
 #include "model/kind.h"
 #include "model/tc_words.h"
@@ -31,7 +32,7 @@ constexpr RedQoptRows kQoptRows{kLimit, kMin, kMax, kEwma, kScellLog, kEcn, kHar
 
 constexpr uint32_t kDefaultAvpkt = 1000;  // tc's
 
-const Field kFields[] = {
+constexpr Field kFields[] = {
     {.key = "limit",
      .type = FieldType::Uint,
      .flags = kRequired,
@@ -91,6 +92,18 @@ const Field kFields[] = {
      .doc = "Drop, not mark, above max even with ecn (tc has no word for it).",
      .def = 0},
 };
+static_assert(rows_named(kFields, {{kLimit, "limit"},
+                                   {kMin, "min"},
+                                   {kMax, "max"},
+                                   {kAvpkt, "avpkt"},
+                                   {kBurst, "burst"},
+                                   {kBandwidth, "bandwidth"},
+                                   {kProbability, "probability"},
+                                   {kEwma, "ewma"},
+                                   {kPlog, "plog"},
+                                   {kScellLog, "scell_log"},
+                                   {kEcn, "ecn"},
+                                   {kHarddrop, "harddrop"}}));
 
 uint32_t u32(const Options& o, int f) {
   return static_cast<uint32_t>(o.num(f).value_or(0));

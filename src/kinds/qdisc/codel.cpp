@@ -10,6 +10,7 @@
 #include "kinds/qdisc/codel_time.h"
 #include "kinds/qdisc/qdisc_values.h"
 #include "kinds/registry.h"
+#include "model/field_rows.h"
 #include "model/field_wire.h"
 #include "model/kind.h"
 #include "model/tc_words.h"
@@ -19,7 +20,7 @@ namespace {
 
 enum { kLimit, kTarget, kInterval, kEcn, kCeThreshold };
 
-const Field kFields[] = {
+constexpr Field kFields[] = {
     {.key = "limit",
      .type = FieldType::Uint,
      .doc = "Most packets the queue holds.",
@@ -59,6 +60,9 @@ const Field kFields[] = {
      .map = &kCodelTime,
      .change_absent = kCodelCeOffUs},
 };
+static_assert(rows_named(
+    kFields,
+    {{kLimit, "limit"}, {kTarget, "target"}, {kInterval, "interval"}, {kEcn, "ecn"}, {kCeThreshold, "ce_threshold"}}));
 
 // tc's order. A change sends the defaults of absent fields (codel_change
 // keeps what it is not given), ce_threshold as CoDel's "off".

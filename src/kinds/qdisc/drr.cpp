@@ -5,6 +5,7 @@
 #include "base/handle.h"
 #include "base/units.h"
 #include "kinds/registry.h"
+#include "model/field_rows.h"
 #include "model/field_wire.h"
 #include "model/kind.h"
 #include "model/model.h"
@@ -14,7 +15,7 @@ namespace {
 
 enum { kQuantum };
 
-const Field kClassFields[] = {
+constexpr Field kClassFields[] = {
     {.key = "quantum",
      .type = FieldType::Size,
      .flags = kAuto,
@@ -23,6 +24,7 @@ const Field kClassFields[] = {
      .attr = TCA_DRR_QUANTUM,
      .wire = Wire::U32},
 };
+static_assert(rows_named(kClassFields, {{kQuantum, "quantum"}}));
 
 void class_normalize(Options& o, const KindCtx&, Diagnostics& d, SourceLoc) {
   if (auto* q = o.opt(kQuantum); q && std::get<uint64_t>(q->value) == 0)

@@ -9,6 +9,7 @@
 #include <cstddef>
 
 #include "kinds/registry.h"
+#include "model/field_rows.h"
 #include "model/field_wire.h"
 #include "model/kind.h"
 #include "model/tc_words.h"
@@ -29,7 +30,7 @@ constexpr WireStruct kQopt{.attr = TCA_ETF_PARMS, .size = sizeof(tc_etf_qopt)};
 
 // The flags read false when clear (kClearBitIsFalse): a dump has always
 // printed them.
-const Field kFields[] = {
+constexpr Field kFields[] = {
     {.key = "clockid",
      .type = FieldType::Enum,
      .flags = kRequired,
@@ -75,6 +76,11 @@ const Field kFields[] = {
      .bit = TC_ETF_SKIP_SOCK_CHECK,
      .map = &kClearBitIsFalse},
 };
+static_assert(rows_named(kFields, {{kClockid, "clockid"},
+                                   {kDelta, "delta"},
+                                   {kDeadlineMode, "deadline_mode"},
+                                   {kOffload, "offload"},
+                                   {kSkipSockCheck, "skip_sock_check"}}));
 
 }  // namespace
 

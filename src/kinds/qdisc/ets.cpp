@@ -19,6 +19,7 @@
 
 #include "base/units.h"
 #include "kinds/registry.h"
+#include "model/field_rows.h"
 #include "model/kind.h"
 #include "model/tc_words.h"
 #include "yaml/yaml_out.h"
@@ -99,7 +100,7 @@ const CustomType kPriomapType{
         R"({"description": "Band (0 first) for each packet priority 0..15; priorities left out go to the last band.", "type": "array", "items": {"anyOf": [{"type": "integer", "minimum": 0, "maximum": 15}, {"type": "string"}]}, "minItems": 1, "maxItems": 16})",
 };
 
-const Field kFields[] = {
+constexpr Field kFields[] = {
     {.key = "bands",
      .type = FieldType::Uint,
      .doc = "Number of bands, 1 to 16; band N is class MAJOR:N+1 (default as tc: strict plus the number of quanta).",
@@ -122,6 +123,8 @@ const Field kFields[] = {
             "too).",
      .custom = &kPriomapType},
 };
+static_assert(rows_named(kFields,
+                         {{kBands, "bands"}, {kStrict, "strict"}, {kQuanta, "quanta"}, {kPriomap, "priomap"}}));
 
 uint32_t bands_of(const Options& o) {
   return static_cast<uint32_t>(o.num(kBands).value_or(0));

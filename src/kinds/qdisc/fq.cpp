@@ -3,6 +3,7 @@
 
 #include "kinds/qdisc/qdisc_values.h"
 #include "kinds/registry.h"
+#include "model/field_rows.h"
 #include "model/field_wire.h"
 #include "model/kind.h"
 
@@ -40,7 +41,7 @@ const WireMap kBucketsLog{.to_wire = log2_of, .from_wire = buckets_of};
 // tc's order is the table's. ~0U means "none" for maxrate and
 // ce_threshold: read back as absent, and sent by a change that drops them
 // (the kernel keeps what is not sent).
-const Field kFields[] = {
+constexpr Field kFields[] = {
     {.key = "buckets",
      .type = FieldType::Uint,
      .doc = "Size of the flow hash table, a power of two.",
@@ -142,6 +143,20 @@ const Field kFields[] = {
      .attr = TCA_FQ_HORIZON_DROP,
      .wire = Wire::U8},
 };
+static_assert(rows_named(kFields, {{kBuckets, "buckets"},
+                                   {kLimit, "limit"},
+                                   {kFlowLimit, "flow_limit"},
+                                   {kQuantum, "quantum"},
+                                   {kInitialQuantum, "initial_quantum"},
+                                   {kPacing, "pacing"},
+                                   {kMaxrate, "maxrate"},
+                                   {kLowRateThreshold, "low_rate_threshold"},
+                                   {kRefillDelay, "refill_delay"},
+                                   {kOrphanMask, "orphan_mask"},
+                                   {kCeThreshold, "ce_threshold"},
+                                   {kTimerSlack, "timer_slack"},
+                                   {kHorizon, "horizon"},
+                                   {kHorizonDrop, "horizon_drop"}}));
 
 void normalize(Options& o, const KindCtx&, Diagnostics& d, SourceLoc) {
   if (auto* opt = o.opt(kBuckets)) {

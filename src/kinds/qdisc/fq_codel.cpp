@@ -4,6 +4,7 @@
 #include "kinds/qdisc/codel_time.h"
 #include "kinds/qdisc/qdisc_values.h"
 #include "kinds/registry.h"
+#include "model/field_rows.h"
 #include "model/field_wire.h"
 #include "model/kind.h"
 #include "model/tc_words.h"
@@ -25,7 +26,7 @@ enum {
   kDropBatch
 };
 
-const Field kFields[] = {
+constexpr Field kFields[] = {
     {.key = "limit",
      .type = FieldType::Uint,
      .doc = "Most packets the queue holds.",
@@ -105,6 +106,17 @@ const Field kFields[] = {
      .attr = TCA_FQ_CODEL_DROP_BATCH_SIZE,
      .wire = Wire::U32},
 };
+static_assert(rows_named(kFields, {{kLimit, "limit"},
+                                   {kFlows, "flows"},
+                                   {kQuantum, "quantum"},
+                                   {kInterval, "interval"},
+                                   {kTarget, "target"},
+                                   {kEcn, "ecn"},
+                                   {kCeThreshold, "ce_threshold"},
+                                   {kCeSelector, "ce_threshold_selector"},
+                                   {kCeMask, "ce_threshold_mask"},
+                                   {kMemoryLimit, "memory_limit"},
+                                   {kDropBatch, "drop_batch"}}));
 
 // CoDel's time units and ce_threshold's "off": codel_time.h. tc's order;
 // flows is set at creation only (a kRecreate field: left out of a change).

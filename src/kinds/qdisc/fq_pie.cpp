@@ -11,6 +11,7 @@
 #include "kinds/qdisc/pie_time.h"
 #include "kinds/qdisc/qdisc_values.h"
 #include "kinds/registry.h"
+#include "model/field_rows.h"
 #include "model/field_wire.h"
 #include "model/kind.h"
 #include "model/tc_words.h"
@@ -35,7 +36,7 @@ enum {
 
 // fq_pie_init: limit 10240, flows 1024, ecn_prob 10, memory_limit 32 MB,
 // quantum the device's MTU plus header; the PIE defaults (pie.cpp).
-const Field kFields[] = {
+constexpr Field kFields[] = {
     {.key = "limit",
      .type = FieldType::Uint,
      .doc = "Most packets the queue holds.",
@@ -122,6 +123,18 @@ const Field kFields[] = {
      .attr = TCA_FQ_PIE_DQ_RATE_ESTIMATOR,
      .wire = Wire::U32},
 };
+static_assert(rows_named(kFields, {{kLimit, "limit"},
+                                   {kFlows, "flows"},
+                                   {kTarget, "target"},
+                                   {kTupdate, "tupdate"},
+                                   {kAlpha, "alpha"},
+                                   {kBeta, "beta"},
+                                   {kQuantum, "quantum"},
+                                   {kMemoryLimit, "memory_limit"},
+                                   {kEcnProb, "ecn_prob"},
+                                   {kEcn, "ecn"},
+                                   {kBytemode, "bytemode"},
+                                   {kDqRateEstimator, "dq_rate_estimator"}}));
 
 // tc's order is the table's; flows, a kRecreate field, is left out of a
 // change, and tupdate's kernel default is sent for it when absent

@@ -28,6 +28,7 @@
 
 #include "kinds/qdisc/red_params.h"
 #include "kinds/registry.h"
+#include "model/field_rows.h"
 #include "model/field_wire.h"
 #include "model/kind.h"
 #include "model/tc_words.h"
@@ -65,7 +66,7 @@ enum VqKey {
   kVqKeys
 };
 
-const Field kVqFields[] = {
+constexpr Field kVqFields[] = {
     {.key = "dp", .type = FieldType::Uint, .doc = "The VQ's number (tc's vq or DP), below vqs.", .max = kMaxDps - 1},
     {.key = "limit",
      .type = FieldType::Size,
@@ -111,6 +112,22 @@ const Field kVqFields[] = {
      .doc = "With ecn, queue non-ECN packets (tc has no word for it; default: the table's flags)."},
     {.key = "plog", .type = FieldType::Uint, .doc = red_plog_doc, .max = 31},
 };
+static_assert(rows_named(kVqFields, {{vDp, "dp"},
+                                     {vLimit, "limit"},
+                                     {vMin, "min"},
+                                     {vMax, "max"},
+                                     {vAvpkt, "avpkt"},
+                                     {vBurst, "burst"},
+                                     {vBandwidth, "bandwidth"},
+                                     {vProbability, "probability"},
+                                     {vPrio, "prio"},
+                                     {vEwma, "ewma"},
+                                     {vScellLog, "scell_log"},
+                                     {vEcn, "ecn"},
+                                     {vHarddrop, "harddrop"},
+                                     {vNodrop, "nodrop"},
+                                     {vPlog, "plog"}}) &&
+              std::size(kVqFields) == kVqKeys);
 
 // A VQ's words. The first eleven are what the kernel reports and are
 // compared; the rest are what tc sends (its limit and prio before the
@@ -424,7 +441,7 @@ const CustomType kVqType{
 
 // ---- the table -------------------------------------------------------------------------
 
-const Field kFields[] = {
+constexpr Field kFields[] = {
     {.key = "vqs",
      .type = FieldType::Uint,
      .flags = kRequired,
@@ -468,6 +485,15 @@ const Field kFields[] = {
             "one a message after the setup.",
      .custom = &kVqType},
 };
+static_assert(rows_named(kFields, {{kVqs, "vqs"},
+                                   {kDefault, "default"},
+                                   {kGrio, "grio"},
+                                   {kLimit, "limit"},
+                                   {kEcn, "ecn"},
+                                   {kHarddrop, "harddrop"},
+                                   {kAdaptive, "adaptive"},
+                                   {kNodrop, "nodrop"},
+                                   {kVq, "vq"}}));
 
 uint32_t table_flags(const Options& o) {
   uint32_t f = 0;

@@ -10,6 +10,7 @@
 #include "base/units.h"
 #include "kinds/qdisc/qdisc_values.h"
 #include "kinds/registry.h"
+#include "model/field_rows.h"
 #include "model/kind.h"
 #include "model/model.h"
 #include "yaml/yaml_out.h"
@@ -21,12 +22,13 @@ namespace {
 // ---- qdisc ---------------------------------------------------------------
 enum { kQDefault };
 
-const Field kQdiscFields[] = {
+constexpr Field kQdiscFields[] = {
     {.key = "default",
      .type = FieldType::Handle,
      .doc = "Class for unclassified traffic, as 1:30 (or :30); absent: such packets are dropped.",
      .def = 0},
 };
+static_assert(rows_named(kQdiscFields, {{kQDefault, "default"}}));
 
 // TCA_OPTIONS is the bare 2-byte struct, its length unpadded (6), as tc sends.
 void qdisc_encode(const Options& o, const KindCtx&, MsgWriter& w) {
@@ -201,7 +203,7 @@ const CustomType kCurveType{
 // ---- class -----------------------------------------------------------------
 enum { kRt, kLs, kUl, kSc };
 
-const Field kClassFields[] = {
+constexpr Field kClassFields[] = {
     {.key = "rt",
      .type = FieldType::Custom,
      .doc = "Real-time curve: guaranteed service (leaf classes).",
@@ -219,6 +221,7 @@ const Field kClassFields[] = {
      .doc = "rt and ls both, the same curve (as tc prints a class whose rt and ls are equal).",
      .custom = &kCurveType},
 };
+static_assert(rows_named(kClassFields, {{kRt, "rt"}, {kLs, "ls"}, {kUl, "ul"}, {kSc, "sc"}}));
 
 const Words* rt_of(const Options& o) {
   return o.words(kRt) ? o.words(kRt) : o.words(kSc);

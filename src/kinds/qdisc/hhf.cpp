@@ -9,6 +9,7 @@
 #include <algorithm>
 
 #include "kinds/registry.h"
+#include "model/field_rows.h"
 #include "model/field_wire.h"
 #include "model/kind.h"
 #include "model/tc_words.h"
@@ -19,7 +20,7 @@ namespace {
 enum { kLimit, kQuantum, kHhLimit, kResetTimeout, kAdmitBytes, kEvictTimeout, kNonHhWeight };
 
 // hhf_init's defaults; tc sends them in the attributes' order, the table's.
-const Field kFields[] = {
+constexpr Field kFields[] = {
     {.key = "limit",
      .type = FieldType::Uint,
      .doc = "Most packets the queue holds.",
@@ -71,6 +72,13 @@ const Field kFields[] = {
      .attr = TCA_HHF_NON_HH_WEIGHT,
      .wire = Wire::U32},
 };
+static_assert(rows_named(kFields, {{kLimit, "limit"},
+                                   {kQuantum, "quantum"},
+                                   {kHhLimit, "hh_limit"},
+                                   {kResetTimeout, "reset_timeout"},
+                                   {kAdmitBytes, "admit_bytes"},
+                                   {kEvictTimeout, "evict_timeout"},
+                                   {kNonHhWeight, "non_hh_weight"}}));
 
 void normalize(Options& o, const KindCtx&, Diagnostics& d, SourceLoc loc) {
   // hhf_change: quantum = max(256, value), and refuses a non-heavy-hitter

@@ -3,6 +3,7 @@
 #include <linux/pkt_sched.h>
 #include <linux/rtnetlink.h>
 
+#include "model/field_rows.h"
 #include "model/field_wire.h"
 
 namespace tcsync {
@@ -22,7 +23,7 @@ void read_blocks(std::span<const uint8_t> attrs, Options& o, bool egress) {
 
 }  // namespace
 
-const Field kHookBlockFields[2] = {
+constexpr Field kHookBlockFields[2] = {
     {.key = "ingress_block",
      .type = FieldType::Uint,
      .flags = kRecreate,
@@ -34,6 +35,7 @@ const Field kHookBlockFields[2] = {
      .doc = "Take egress filters from shared block N (declared under 'blocks:'); changing it re-creates the qdisc.",
      .max = 0xFFFFFFFF},
 };
+static_assert(rows_named(kHookBlockFields, {{kIngressBlock, "ingress_block"}, {kEgressBlock, "egress_block"}}));
 
 void hook_encode(const Options& o, const KindCtx&, MsgWriter& w) {
   if (auto b = o.num(kIngressBlock)) w.attr_u32(TCA_INGRESS_BLOCK, static_cast<uint32_t>(*b));

@@ -9,6 +9,7 @@
 #include "kinds/rate_table.h"
 #include "kinds/registry.h"
 #include "model/class_xstats.h"
+#include "model/field_rows.h"
 #include "model/field_wire.h"
 #include "model/kind.h"
 #include "model/tc_words.h"
@@ -19,7 +20,7 @@ namespace {
 // ---- qdisc ---------------------------------------------------------------
 enum { kQDefault, kQR2q, kQDirectQlen };
 
-const Field kQdiscFields[] = {
+constexpr Field kQdiscFields[] = {
     {.key = "default",
      .type = FieldType::Handle,
      .doc = "Class for unclassified traffic, as 1:30 (or :30); absent: sent directly.",
@@ -37,6 +38,7 @@ const Field kQdiscFields[] = {
      .attr = TCA_HTB_DIRECT_QLEN,
      .wire = Wire::U32},
 };
+static_assert(rows_named(kQdiscFields, {{kQDefault, "default"}, {kQR2q, "r2q"}, {kQDirectQlen, "direct_qlen"}}));
 
 void qdisc_encode(const Options& o, const KindCtx& ctx, MsgWriter& w) {
   tc_htb_glob g{};
@@ -81,7 +83,7 @@ enum {
   kCburstTicks
 };
 
-const Field kClassFields[] = {
+constexpr Field kClassFields[] = {
     {.key = "rate", .type = FieldType::Rate, .flags = kRequired, .doc = "Guaranteed rate."},
     {.key = "ceil", .type = FieldType::Rate, .doc = "Maximum rate when borrowing (default: rate)."},
     {.key = "burst",
@@ -149,6 +151,21 @@ const Field kClassFields[] = {
             "Sent as is.",
      .max = 0xFFFFFFFF},
 };
+static_assert(rows_named(kClassFields, {{kRate, "rate"},
+                                        {kCeil, "ceil"},
+                                        {kBurst, "burst"},
+                                        {kCburst, "cburst"},
+                                        {kPrio, "prio"},
+                                        {kQuantum, "quantum"},
+                                        {kOverhead, "overhead"},
+                                        {kMpu, "mpu"},
+                                        {kLinklayer, "linklayer"},
+                                        {kMtu, "mtu"},
+                                        {kCeilOverhead, "ceil_overhead"},
+                                        {kCeilMpu, "ceil_mpu"},
+                                        {kCeilLinklayer, "ceil_linklayer"},
+                                        {kBurstTicks, "burst_ticks"},
+                                        {kCburstTicks, "cburst_ticks"}}));
 
 constexpr SpecFields kRateSpec{kOverhead, kMpu, kLinklayer};
 constexpr SpecFields kCeilSpec{kCeilOverhead, kCeilMpu, kCeilLinklayer};

@@ -10,6 +10,7 @@
 #include "base/units.h"
 #include "kinds/qdisc/traffic_classes.h"
 #include "kinds/registry.h"
+#include "model/field_rows.h"
 #include "model/kind.h"
 #include "yaml/yaml_out.h"
 #include "yaml/yaml_reader.h"
@@ -26,7 +27,7 @@ Words default_map() {
   return Words(kDefaultMap, kDefaultMap + kMapLen);
 }
 
-const Field kFields[] = {
+constexpr Field kFields[] = {
     {.key = "num_tc",
      .type = FieldType::Uint,
      .doc = "Number of traffic classes, 1 to 16.",
@@ -48,6 +49,7 @@ const Field kFields[] = {
      .def = 1,
      .max = 0xFF},
 };
+static_assert(rows_named(kFields, {{kNumTc, "num_tc"}, {kMap, "map"}, {kQueues, "queues"}, {kHw, "hw"}}));
 
 void encode(const Options& o, const KindCtx&, MsgWriter& w) {
   tc_mqprio_qopt q{};

@@ -12,6 +12,7 @@
 #include <cstddef>
 
 #include "kinds/registry.h"
+#include "model/field_rows.h"
 #include "model/field_wire.h"
 #include "model/kind.h"
 
@@ -22,7 +23,7 @@ enum { kBands, kMaxBands };
 
 constexpr WireStruct kQopt{.attr = 0, .size = sizeof(tc_multiq_qopt)};
 
-const Field kFields[] = {
+constexpr Field kFields[] = {
     {.key = "bands",
      .type = FieldType::Uint,
      .flags = kAuto,
@@ -42,6 +43,7 @@ const Field kFields[] = {
      .offset = offsetof(tc_multiq_qopt, max_bands),
      .map = &kSentAsZero},
 };
+static_assert(rows_named(kFields, {{kBands, "bands"}, {kMaxBands, "max_bands"}}));
 
 // The bands, 1..bands; the count is the device's, so without it any minor
 // is accepted and the kernel answers for one the device lacks.

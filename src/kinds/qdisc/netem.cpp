@@ -12,6 +12,7 @@
 #include "base/units.h"
 #include "kinds/qdisc/qdisc_values.h"
 #include "kinds/registry.h"
+#include "model/field_rows.h"
 #include "model/kind.h"
 #include "model/tc_words.h"
 
@@ -55,7 +56,7 @@ enum {
 };
 constexpr uint64_t kAll = 0xFFFFFFFF;  // 100%: the kernel's u32 fraction
 
-const Field kFields[] = {
+constexpr Field kFields[] = {
     {.key = "limit", .type = FieldType::Uint, .doc = "Most packets the queue holds.", .def = 1000, .max = 0xFFFFFFFF},
     // Past 32-bit ticks they go as s64 ns (TCA_NETEM_LATENCY64, JITTER64).
     {.key = "delay", .type = FieldType::Time, .doc = "Delay added to every packet.", .def = 0, .max = INT64_MAX / 1000},
@@ -204,6 +205,39 @@ const Field kFields[] = {
      .doc = "Slots: the jitter of tc's slot distribution (see slot_dist_delay).",
      .custom = &kTimeNsType},
 };
+static_assert(rows_named(kFields, {{kLimit, "limit"},
+                                   {kDelay, "delay"},
+                                   {kJitter, "jitter"},
+                                   {kDelayCorr, "delay_correlation"},
+                                   {kLoss, "loss"},
+                                   {kLossCorr, "loss_correlation"},
+                                   {kDuplicate, "duplicate"},
+                                   {kDuplicateCorr, "duplicate_correlation"},
+                                   {kReorder, "reorder"},
+                                   {kReorderCorr, "reorder_correlation"},
+                                   {kGap, "gap"},
+                                   {kCorrupt, "corrupt"},
+                                   {kCorruptCorr, "corrupt_correlation"},
+                                   {kRate, "rate"},
+                                   {kPacketOverhead, "packet_overhead"},
+                                   {kCellSize, "cell_size"},
+                                   {kCellOverhead, "cell_overhead"},
+                                   {kEcn, "ecn"},
+                                   {kStateP13, "loss_state_p13"},
+                                   {kStateP31, "loss_state_p31"},
+                                   {kStateP32, "loss_state_p32"},
+                                   {kStateP23, "loss_state_p23"},
+                                   {kStateP14, "loss_state_p14"},
+                                   {kGeP, "loss_gemodel_p"},
+                                   {kGeR, "loss_gemodel_r"},
+                                   {kGe1H, "loss_gemodel_1h"},
+                                   {kGe1K, "loss_gemodel_1k"},
+                                   {kSlotMinDelay, "slot_min_delay"},
+                                   {kSlotMaxDelay, "slot_max_delay"},
+                                   {kSlotPackets, "slot_packets"},
+                                   {kSlotBytes, "slot_bytes"},
+                                   {kSlotDistDelay, "slot_dist_delay"},
+                                   {kSlotDistJitter, "slot_dist_jitter"}}));
 
 bool has_slot(const Options& o) {
   for (int f : {kSlotMinDelay, kSlotMaxDelay, kSlotPackets, kSlotBytes, kSlotDistDelay, kSlotDistJitter})

@@ -8,6 +8,7 @@
 #include "kinds/qdisc/pie_time.h"
 #include "kinds/qdisc/qdisc_values.h"
 #include "kinds/registry.h"
+#include "model/field_rows.h"
 #include "model/field_wire.h"
 #include "model/kind.h"
 #include "model/tc_words.h"
@@ -18,7 +19,7 @@ namespace {
 enum { kLimit, kTarget, kTupdate, kAlpha, kBeta, kEcn, kBytemode, kDqRateEstimator };
 
 // pie_params_init: limit 1000, target 15 ms, tupdate 15 ms, alpha 2, beta 20.
-const Field kFields[] = {
+constexpr Field kFields[] = {
     {.key = "limit",
      .type = FieldType::Uint,
      .doc = "Most packets the queue holds.",
@@ -78,6 +79,14 @@ const Field kFields[] = {
      .attr = TCA_PIE_DQ_RATE_ESTIMATOR,
      .wire = Wire::U32},
 };
+static_assert(rows_named(kFields, {{kLimit, "limit"},
+                                   {kTarget, "target"},
+                                   {kTupdate, "tupdate"},
+                                   {kAlpha, "alpha"},
+                                   {kBeta, "beta"},
+                                   {kEcn, "ecn"},
+                                   {kBytemode, "bytemode"},
+                                   {kDqRateEstimator, "dq_rate_estimator"}}));
 
 // tc's order. A change sends tupdate's kernel default when it is absent
 // (Field::change_absent): it is kAuto, so it has no def.

@@ -7,6 +7,7 @@
 
 #include "base/units.h"
 #include "kinds/registry.h"
+#include "model/field_rows.h"
 #include "model/kind.h"
 #include "model/tc_words.h"
 #include "yaml/yaml_out.h"
@@ -65,7 +66,7 @@ const CustomType kPriomapType{
         R"({"description": "Band (0 first) for each packet priority 0..15; a shorter list keeps tc's default for the rest (1 2 2 2 1 2 0 0 1 1 1 1 1 1 1 1).", "type": "array", "items": {"anyOf": [{"type": "integer", "minimum": 0, "maximum": 15}, {"type": "string"}]}, "minItems": 1, "maxItems": 16})",
 };
 
-const Field kFields[] = {
+constexpr Field kFields[] = {
     {.key = "bands",
      .type = FieldType::Uint,
      .doc = "Number of bands, 2 to 16; band N is class MAJOR:N+1.",
@@ -84,6 +85,7 @@ const Field kFields[] = {
             "kernel (input only; use mq or mqprio).",
      .def = 0},
 };
+static_assert(rows_named(kFields, {{kBands, "bands"}, {kPriomap, "priomap"}, {kMultiqueue, "multiqueue"}}));
 
 // TCA_PRIO_MQ: gone from the uapi headers with the kernel's support for it;
 // iproute2 keeps its own copy of the number.

@@ -7,6 +7,7 @@
 
 #include "base/handle.h"
 #include "kinds/registry.h"
+#include "model/field_rows.h"
 #include "model/field_wire.h"
 #include "model/kind.h"
 #include "model/model.h"
@@ -21,7 +22,7 @@ constexpr uint64_t kMaxWeight = 1 << 10;
 constexpr uint64_t kMinLmax = 512, kMaxLmax = 1 << 16;
 constexpr uint64_t kOneFp = 1ull << 30;
 
-const Field kClassFields[] = {
+constexpr Field kClassFields[] = {
     {.key = "weight",
      .type = FieldType::Uint,
      .doc = "Share of the link, 1 to 1024 (the weights of a qdisc's classes add up to at most 65536).",
@@ -38,6 +39,7 @@ const Field kClassFields[] = {
      .attr = TCA_QFQ_LMAX,
      .wire = Wire::U32},
 };
+static_assert(rows_named(kClassFields, {{kWeight, "weight"}, {kMaxpkt, "maxpkt"}}));
 
 void class_normalize(Options& o, const KindCtx&, Diagnostics& d, SourceLoc) {
   if (auto* w = o.opt(kWeight)) {

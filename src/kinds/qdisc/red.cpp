@@ -22,6 +22,7 @@
 
 #include "kinds/qdisc/red_params.h"
 #include "kinds/registry.h"
+#include "model/field_rows.h"
 #include "model/kind.h"
 #include "model/tc_words.h"
 
@@ -51,7 +52,7 @@ constexpr RedQoptRows kQoptRows{kLimit, kMin, kMax, kEwma, kScellLog, kEcn, kHar
 constexpr uint64_t kDefaultProbability = kDefaultRedProbability;
 constexpr uint64_t kDefaultBandwidth = 1250000;  // tc's 10Mbit, in bytes/s
 
-const Field kFields[] = {
+constexpr Field kFields[] = {
     {.key = "limit",
      .type = FieldType::Size,
      .flags = kRequired,
@@ -118,6 +119,22 @@ const Field kFields[] = {
      .max = 0xFFFFFFFF},
     {.key = "plog", .type = FieldType::Uint, .doc = red_plog_doc, .max = 31},
 };
+static_assert(rows_named(kFields, {{kLimit, "limit"},
+                                   {kMin, "min"},
+                                   {kMax, "max"},
+                                   {kAvpkt, "avpkt"},
+                                   {kBurst, "burst"},
+                                   {kBandwidth, "bandwidth"},
+                                   {kProbability, "probability"},
+                                   {kEwma, "ewma"},
+                                   {kScellLog, "scell_log"},
+                                   {kEcn, "ecn"},
+                                   {kHarddrop, "harddrop"},
+                                   {kAdaptive, "adaptive"},
+                                   {kNodrop, "nodrop"},
+                                   {kEarlyDropBlock, "early_drop_block"},
+                                   {kMarkBlock, "mark_block"},
+                                   {kPlog, "plog"}}));
 
 uint32_t u32(const Options& o, int f) {
   return static_cast<uint32_t>(o.num(f).value_or(0));

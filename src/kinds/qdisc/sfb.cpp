@@ -13,6 +13,7 @@
 #include <string>
 
 #include "kinds/registry.h"
+#include "model/field_rows.h"
 #include "model/kind.h"
 #include "model/tc_words.h"
 #include "yaml/yaml_out.h"
@@ -72,7 +73,7 @@ const CustomType kSfbProbType{
 
 // tc's defaults (q_sfb.c): increment (65535 + 1000) / 2000, decrement
 // (65535 + 10000) / 20000.
-const Field kFields[] = {
+constexpr Field kFields[] = {
     {.key = "rehash",
      .type = FieldType::Uint,
      .doc =
@@ -119,6 +120,15 @@ const Field kFields[] = {
      .def = 20,
      .max = 0xFFFFFFFF},
 };
+static_assert(rows_named(kFields, {{kRehash, "rehash"},
+                                   {kDb, "db"},
+                                   {kLimit, "limit"},
+                                   {kMax, "max"},
+                                   {kTarget, "target"},
+                                   {kIncrement, "increment"},
+                                   {kDecrement, "decrement"},
+                                   {kPenaltyRate, "penalty_rate"},
+                                   {kPenaltyBurst, "penalty_burst"}}));
 
 uint32_t val(const Options& o, int f) {
   if (auto v = o.num(f)) return static_cast<uint32_t>(*v);

@@ -12,6 +12,7 @@
 
 #include "kinds/qdisc/red_params.h"
 #include "kinds/registry.h"
+#include "model/field_rows.h"
 #include "model/kind.h"
 #include "model/tc_words.h"
 
@@ -45,7 +46,7 @@ constexpr uint32_t kDefaultLimit = 127;   // SFQ_MAX_DEPTH
 
 // sch_sfq has no ->change ("Change operation not supported by specified
 // qdisc"): every option is set at creation, so can_change is false below.
-const Field kFields[] = {
+constexpr Field kFields[] = {
     {.key = "quantum",
      .type = FieldType::Size,
      .flags = kAuto,
@@ -135,6 +136,25 @@ const Field kFields[] = {
      .def = 0,
      .max = 0xFF},
 };
+static_assert(rows_named(kFields, {{kQuantum, "quantum"},
+                                   {kPerturb, "perturb"},
+                                   {kLimit, "limit"},
+                                   {kDivisor, "divisor"},
+                                   {kFlows, "flows"},
+                                   {kDepth, "depth"},
+                                   {kHeaddrop, "headdrop"},
+                                   {kRedflowlimit, "redflowlimit"},
+                                   {kMin, "min"},
+                                   {kMax, "max"},
+                                   {kAvpkt, "avpkt"},
+                                   {kBurst, "burst"},
+                                   {kProbability, "probability"},
+                                   {kEwma, "ewma"},
+                                   {kScellLog, "scell_log"},
+                                   {kEcn, "ecn"},
+                                   {kHarddrop, "harddrop"},
+                                   {kPlog, "plog"},
+                                   {kFlagBits, "flag_bits"}}));
 
 uint32_t u32(const Options& o, int f) {
   return static_cast<uint32_t>(o.num(f).value_or(0));

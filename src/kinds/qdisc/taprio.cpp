@@ -26,6 +26,7 @@
 #include "base/units.h"
 #include "kinds/qdisc/traffic_classes.h"
 #include "kinds/registry.h"
+#include "model/field_rows.h"
 #include "model/kind.h"
 #include "model/tc_words.h"
 #include "yaml/yaml_out.h"
@@ -168,7 +169,7 @@ const EnumName kClockNames[] = {
 // The mapping, clock and flags of a running schedule cannot change
 // ("Changing the traffic mapping / 'clockid' / 'flags' of a running schedule
 // is not supported"): kRecreate. The schedule and txtime-delay can.
-const Field kFields[] = {
+constexpr Field kFields[] = {
     {.key = "num_tc",
      .type = FieldType::Uint,
      .flags = kRequired | kRecreate,
@@ -226,6 +227,17 @@ const Field kFields[] = {
      .doc = "Largest packet of each traffic class in bytes, 0: no limit (default: none).",
      .custom = &kMaxSduType},
 };
+static_assert(rows_named(kFields, {{kNumTc, "num_tc"},
+                                   {kMap, "map"},
+                                   {kQueues, "queues"},
+                                   {kClockid, "clockid"},
+                                   {kFlags, "flags"},
+                                   {kTxtimeDelay, "txtime_delay"},
+                                   {kBaseTime, "base_time"},
+                                   {kCycleTime, "cycle_time"},
+                                   {kCycleTimeExt, "cycle_time_extension"},
+                                   {kSchedule, "schedule"},
+                                   {kMaxSdu, "max_sdu"}}));
 
 void encode(const Options& o, const KindCtx&, MsgWriter& w) {
   if (auto c = o.num(kClockid)) w.attr_u32(TCA_TAPRIO_ATTR_SCHED_CLOCKID, static_cast<uint32_t>(*c));

@@ -7,6 +7,7 @@
 #include "kinds/qdisc/qdisc_values.h"
 #include "kinds/rate_table.h"
 #include "kinds/registry.h"
+#include "model/field_rows.h"
 #include "model/kind.h"
 #include "model/tc_words.h"
 
@@ -34,7 +35,7 @@ enum {
 // 2^32 - 1 (tbf_change), and reports ns >> 6.
 constexpr uint64_t kMaxTicks = 0xFFFFFFFFull >> 6;
 
-const Field kFields[] = {
+constexpr Field kFields[] = {
     {.key = "rate", .type = FieldType::Rate, .flags = kRequired, .doc = "Rate the bucket fills at."},
     {.key = "burst", .type = FieldType::Size, .flags = kRequired, .doc = "Size of the bucket in bytes."},
     {.key = "limit",
@@ -90,6 +91,20 @@ const Field kFields[] = {
          "(tc always sends bytes; dump shows it only then, with mtu the smallest size above it). Sent as ticks.",
      .max = kMaxTicks},
 };
+static_assert(rows_named(kFields, {{kRate, "rate"},
+                                   {kBurst, "burst"},
+                                   {kLimit, "limit"},
+                                   {kLatency, "latency"},
+                                   {kPeakrate, "peakrate"},
+                                   {kMtu, "mtu"},
+                                   {kOverhead, "overhead"},
+                                   {kMpu, "mpu"},
+                                   {kLinklayer, "linklayer"},
+                                   {kPeakOverhead, "peak_overhead"},
+                                   {kPeakMpu, "peak_mpu"},
+                                   {kPeakLinklayer, "peak_linklayer"},
+                                   {kBurstTicks, "burst_ticks"},
+                                   {kMtuTicks, "mtu_ticks"}}));
 
 constexpr SpecFields kRateSpec{kOverhead, kMpu, kLinklayer};
 constexpr SpecFields kPeakSpec{kPeakOverhead, kPeakMpu, kPeakLinklayer};
