@@ -1,5 +1,6 @@
 #include "apply/applier.h"
 
+#include <cassert>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -270,6 +271,9 @@ std::vector<AckResult> send_chunked(Kernel& k, MessageBatch& batch, const ApplyO
       so.unechoed = std::span<const uint8_t>(echo->unechoed).subspan(first, last - first);
     auto got = k.send(part, so);
     if (o.progress) o.progress(last, batch.size());
+    // One result a message (Kernel::send): more would land on the next
+    // chunk's steps, or past the last.
+    assert(got.size() <= last - first);
     bool failed = false;
     for (size_t i = 0; i < got.size(); ++i) {
       results[first + i] = got[i];

@@ -3,6 +3,8 @@
 #include <linux/if_ether.h>
 #include <linux/pkt_cls.h>
 
+#include <cassert>
+
 #include "base/handle.h"
 #include "kinds/action/action_control.h"
 #include "kinds/registry.h"
@@ -13,8 +15,9 @@ namespace {
 constexpr uint32_t kSlotSpan = kSlotBase[1] - kSlotBase[0];
 
 uint16_t gact_control_field() {
-  static const auto i = static_cast<uint16_t>(kActionGact.field_index("control"));
-  return i;
+  static const int i = kActionGact.field_index("control");
+  assert(i >= 0);  // else every switch rule would name row 65535 and none would be recognized
+  return static_cast<uint16_t>(i);
 }
 
 }  // namespace

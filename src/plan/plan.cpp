@@ -1,5 +1,7 @@
 #include "plan/plan.h"
 
+#include <cassert>
+
 #include "base/handle.h"
 
 namespace tcsync {
@@ -11,6 +13,9 @@ std::string Step::what() const {
 }
 
 void Step::append_what(std::string& out) const {
+  // Exactly one object is set (plan.h); a filter step with none would print
+  // garbage in every plan and event line.
+  assert(chain || action || qdisc || cls || filter);
   if (chain)
     out += describe(*chain, block != 0);
   else if (action)
