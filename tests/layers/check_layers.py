@@ -37,6 +37,18 @@ FLOORS = {
     "cli": 9,       # the commands: the only place that joins core and kernel
 }
 
+# Cycles left to undo, each with the change that undoes it: printed, not
+# counted. Keep this empty; it names what a merge brought in.
+KNOWN_CYCLES = {
+    # reader.h (the loader's parts' shared header) takes DeviceHook and
+    # kDefaultPref from loader.h, whose loader.cpp includes it: those types
+    # belong in a header of their own below both (as cli/options.h).
+    frozenset({"file/loader", "file/reader"}),
+    # importer.h takes ImportOptions from import_tc.h, whose import_tc.cpp
+    # includes it: the same fix.
+    frozenset({"import/import_tc", "import/importer"}),
+}
+
 MAX_LINES = 1200
 SIZE_REASON = "Over 1,200 lines:"
 
@@ -75,6 +87,9 @@ def unit_cycles(src, arrows):
     out = []
     for comp in cycles:
         members = set(comp)
+        if frozenset(comp) in KNOWN_CYCLES:
+            print(f"known, to undo: include cycle among {', '.join(comp)}")
+            continue
         lines = [graph[a][b] for a in comp for b in sorted(graph[a]) if b in members]
         out.append(f"include cycle among {', '.join(comp)}: " + "; ".join(lines))
     return out
