@@ -5,13 +5,13 @@
 // whole device or file are file/check.h.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "base/diag.h"
-#include "file/loader.h"
 #include "file/row_table.h"
 #include "model/model.h"
 #include "yaml/yaml_reader.h"
@@ -50,7 +50,7 @@ struct Loader {
   uint32_t file;
   // Where each device was declared, across files.
   std::map<std::string, SourceLoc>& declared;
-  const DeviceHook* on_device = nullptr;
+  const std::function<void(const std::string&)>* on_device = nullptr;  // loader.h DeviceHook
 
   // How a walk over a mapping ended: Done at its end (or after too many
   // errors), Stop when reading must stop (a failed stream, a key that is

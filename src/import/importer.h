@@ -18,12 +18,15 @@
 #include <vector>
 
 #include "base/diag.h"
-#include "import/import_tc.h"
 #include "import/lexer.h"
 #include "model/kind.h"
 #include "model/model.h"
 #include "model/tc_tables.h"
 #include "model/tc_words.h"
+
+namespace tcsync {
+struct ImportOptions;  // import_tc.h: the importer keeps a reference
+}  // namespace tcsync
 
 namespace tcsync::importing {
 

@@ -1,5 +1,10 @@
 // u32: the universal 32-bit key classifier (tc-u32(8)).
 //
+// Over 1,200 lines: u32 is tc's richest classifier and all of it is one
+// kind: the selector's wire layout, tc's selector words (ip, ip6, tcp, udp,
+// icmp, ether, mark, nexthdr+ forms) both ways, hash tables, links and their
+// handles. Its table-numbering for import is already apart (u32_tc_tables).
+//
 // A u32 rule ("knode") is a list of 32-bit keys, each compared as
 //   (packet word at nh + off + (nexthdr_off & offmask)) ^ val) & mask == 0
 // plus optional hash-table plumbing (link, hashkey, offset). A u32 "hash
