@@ -30,6 +30,20 @@ bool knows_word(const KindOps& ops, std::string_view word) {
   return tw.reader(word) || ops.field_index(tw.key_of(word)) >= 0 || enum_owner(ops, word);
 }
 
+// Whether the word at c starts an action where tc's parse_action looks for
+// one: an action kind's name, or a verdict word (gact's short form).
+bool starts_action(Cursor& c) {
+  if (c.done()) return false;
+  if (find_kind(ObjType::Action, c.peek().text)) return true;
+  const KindOps* verdict_kind = tc_verdict_kind();
+  if (!verdict_kind || !verdict_kind->tc_words || !verdict_kind->tc_words->bare) return false;
+  size_t at = c.pos();
+  Node scratch = mapping(c.peek().loc);
+  bool verdict = verdict_kind->tc_words->bare(c, scratch);
+  c.rewind(at);
+  return verdict;
+}
+
 }  // namespace
 
 // `police WORDS` among a filter's words: its own police
@@ -69,8 +83,13 @@ bool Importer::actions(Cursor& c, Node& fnode, const KindOps* filter_kind) {
     s.loc = c.peek().loc;
     seq = &put(fnode, "actions", c.peek().loc, std::move(s));
   }
-  while (c.is("action") || c.is("actions")) {
-    const TcWord& aw = c.take();
+  // tc's parse_action reads, after an action's words, the next word as
+  // another action's kind (or a verdict, gact's) without `action` before
+  // it: `pedit ... pipe csum ip`, `ctinfo ... mirred ...`.
+  bool chained = false;
+  while (c.is("action") || c.is("actions") || (chained && starts_action(c))) {
+    chained = true;
+    const TcWord& aw = c.is("action") || c.is("actions") ? c.take() : c.peek();
     if (c.done()) {
       d_.error(aw.loc, quoted(aw.text) + " needs an action kind such as mirred after it");
       return false;
@@ -123,7 +142,7 @@ bool Importer::actions(Cursor& c, Node& fnode, const KindOps* filter_kind) {
     }
     // tc goes back to the filter's words after an action; a word neither
     // knows is reported against the action, where it most likely belongs.
-    if (!c.done() && !(filter_kind && knows_word(*filter_kind, c.peek().text))) {
+    if (!c.done() && !starts_action(c) && !(filter_kind && knows_word(*filter_kind, c.peek().text))) {
       static const std::string_view kFilterWords[] = {"action", "actions", "classid", "flowid", "police"};
       const TcWord& w = c.peek();
       if (std::find(std::begin(kFilterWords), std::end(kFilterWords), w.text) == std::end(kFilterWords)) {

@@ -67,13 +67,16 @@ void normalize(Options& o, const KindCtx&, Diagnostics& d, SourceLoc loc) {
 namespace {
 // Reported by the kernel, not configuration (kind.h reported_only).
 const uint16_t kReportedOnly[] = {TCA_CSUM_TM, TCA_CSUM_PAD};
-// `ip4h and udp`: the 'and' between targets says nothing.
+// `ip4h and udp`, `iph or tcp + udp`: the word between targets says nothing.
 bool tc_and(TcCursor&, const TcWord&, Node&) {
   return true;
 }
-const TcAlias kTcAliases[] = {{"iph", "ip4h"}, {"ipv4h", "ip4h"}};
-const TcReader kTcReaders[] = {{"and", tc_and}};
-const std::string_view kTcExamples[] = {"iph and udp ok", "ipv4h tcp"};
+// m_csum.c reads each target with matches(): any prefix of iph, ip4h or
+// ipv4h is the IPv4 header (`csum ip and tcp`, as generators write it).
+const TcAlias kTcAliases[] = {{"iph", "ip4h"}, {"ip", "ip4h"},   {"ip4", "ip4h"},
+                              {"ipv", "ip4h"}, {"ipv4", "ip4h"}, {"ipv4h", "ip4h"}};
+const TcReader kTcReaders[] = {{"and", tc_and}, {"or", tc_and}, {"+", tc_and}};
+const std::string_view kTcExamples[] = {"iph and udp ok", "ipv4h tcp", "ip or tcp + udp"};
 const TcWords kTcWords{.aliases = kTcAliases, .readers = kTcReaders, .bare = tc_bare_control, .examples = kTcExamples};
 }  // namespace
 

@@ -13,6 +13,7 @@
 #include "model/field_rows.h"
 #include "model/kind.h"
 #include "model/model.h"
+#include "model/tc_words.h"
 #include "yaml/yaml_out.h"
 #include "yaml/yaml_reader.h"
 
@@ -311,6 +312,62 @@ void check_classes(const std::vector<const Class*>& cs, Diagnostics& d) {
                           " has child classes, so it needs 'ls' or 'sc' (the kernel would turn its rt into sc)");
 }
 
+// ---- tc's words (import) -----------------------------------------------------
+// q_hfsc.c reads a curve after rt, ls, sc or ul as `[m1 RATE] [d TIME] m2
+// RATE`, else (from the same word) as `[umax SIZE] [dmax TIME] rate RATE`,
+// each key by prefix (matches()); sc is rt and ls both. The curve becomes a
+// mapping of those keys, which the curve's own parser reads.
+bool tc_curve_form(TcCursor& c, const TcWord& kw, Node& curve, std::initializer_list<std::string_view> keys) {
+  curve = tc_map(kw.loc);
+  for (std::string_view key : keys) {
+    const bool last = key == *(keys.end() - 1);
+    if (c.done() || !tc_matches(c.peek().text, key)) {
+      if (last) return false;
+      continue;
+    }
+    const TcWord& k = c.take();
+    if (c.done()) return false;
+    const TcWord& v = c.take();
+    std::string text = v.text;
+    for (auto& ch : text) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    tc_put(curve, std::string(key), k.loc, tc_scalar(text, v.loc));
+  }
+  return true;
+}
+
+bool tc_curve(TcCursor& c, const TcWord& kw, Node& body) {
+  const size_t at = c.pos();
+  Node curve;
+  if (!tc_curve_form(c, kw, curve, {"m1", "d", "m2"})) {
+    c.rewind(at);
+    if (!tc_curve_form(c, kw, curve, {"umax", "dmax", "rate"})) {
+      c.rewind(at);
+      c.diags().error(kw.loc, "'" + kw.text +
+                                  "' needs a curve after it: [m1 RATE] [d TIME] m2 RATE, or [umax SIZE] "
+                                  "[dmax TIME] rate RATE (tc refuses it too)");
+      return false;
+    }
+  }
+  for (const auto& [k, v] : curve.map)
+    if (v.scalar.find('%') != std::string::npos) {
+      c.diags().error(v.loc, "a curve's rate as a share of the link speed (" + v.scalar +
+                                 ") has no tcsync spelling: give the rate");
+      return false;
+    }
+  if (kw.text == "sc") {
+    tc_put(body, "rt", kw.loc, curve);
+    tc_put(body, "ls", kw.loc, std::move(curve));
+  } else {
+    tc_put(body, kw.text, kw.loc, std::move(curve));
+  }
+  return true;
+}
+const TcReader kTcClassReaders[] = {{"rt", tc_curve}, {"ls", tc_curve}, {"sc", tc_curve}, {"ul", tc_curve}};
+const std::string_view kTcClassExamples[] = {"sc rate 1mbit ul m2 2mbit", "rt m1 2mbit d 10ms m2 1mbit ls m2 1mbit",
+                                             "rt umax 1500 dmax 10ms rate 1mbit ls rate 1mbit",
+                                             "sc umax 1500b dmax 10ms rate 1mbit"};
+const TcWords kTcClassWords{.readers = kTcClassReaders, .examples = kTcClassExamples};
+
 }  // namespace
 
 const KindOps kQdiscHfsc{
@@ -337,6 +394,7 @@ const KindOps kClassHfsc{
     .encode = class_encode,
     .decode = class_decode,
     .normalize = class_normalize,
+    .tc_words = &kTcClassWords,
     .cls = &kClassHfscOps,
 };
 
