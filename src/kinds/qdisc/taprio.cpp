@@ -366,37 +366,8 @@ bool implicit_class(const Options&, uint32_t minor) {
 }  // namespace
 
 namespace {
-// Multi-word forms of q_taprio.c: `map P0 P1 ...` and `queues C@O ...` read
-// words until one is not a number (a range); `sched-entry CMD MASK INTERVAL`
-// adds one entry to the schedule, in order.
-bool is_num(const std::string& s) {
-  return !s.empty() && s.find_first_not_of("0123456789") == std::string::npos;
-}
-
-bool tc_list(TcCursor& c, const TcWord& kw, Node& body, bool ranges) {
-  Node seq = tc_seq(kw.loc);
-  while (!c.done() && seq.seq.size() < TC_QOPT_MAX_QUEUE) {
-    const std::string& t = c.peek().text;
-    auto at = t.find('@');
-    if (ranges ? !(at != std::string::npos && is_num(t.substr(0, at)) && is_num(t.substr(at + 1))) : !is_num(t)) break;
-    const TcWord& w = c.take();
-    seq.seq.push_back(tc_scalar(w.text, w.loc));
-  }
-  if (seq.seq.empty()) {
-    c.diags().error(kw.loc,
-                    "'" + kw.text + "' needs " + (ranges ? "queue ranges such as 1@0" : "numbers") + " after it");
-    return false;
-  }
-  tc_put(body, kw.text, kw.loc, std::move(seq));
-  return true;
-}
-bool tc_map(TcCursor& c, const TcWord& kw, Node& body) {
-  return tc_list(c, kw, body, false);
-}
-bool tc_queues(TcCursor& c, const TcWord& kw, Node& body) {
-  return tc_list(c, kw, body, true);
-}
-
+// `sched-entry CMD MASK INTERVAL` adds one entry to the schedule, in order
+// (map and queues: traffic_classes.h).
 bool tc_sched_entry(TcCursor& c, const TcWord& kw, Node& body) {
   std::string text;
   for (int i = 0; i < 3; ++i) {
@@ -425,7 +396,7 @@ const TcValueAlias kTcValues[] = {{"CLOCK_TAI", "TAI"},
                                   {"CLOCK_REALTIME", "REALTIME"},
                                   {"CLOCK_MONOTONIC", "MONOTONIC"},
                                   {"CLOCK_BOOTTIME", "BOOTTIME"}};
-const TcReader kTcReaders[] = {{"map", tc_map}, {"queues", tc_queues}, {"sched-entry", tc_sched_entry}};
+const TcReader kTcReaders[] = {{"map", tc_read_map}, {"queues", tc_read_queues}, {"sched-entry", tc_sched_entry}};
 const std::string_view kTcOnce[] = {"cycle_time", "cycle_time_extension", "clockid", "flags", "txtime_delay"};
 const std::string_view kTcExamples[] = {
     "num_tc 3 map 2 2 1 0 2 2 2 2 2 2 2 2 2 2 2 2 queues 1@0 1@0 1@0 base-time 1000000000 sched-entry S 01 300000 "

@@ -109,4 +109,35 @@ const CustomType kQueueRangesType{
         R"({"description": "Transmit queues of each traffic class, COUNT@OFFSET, class 0 first.", "type": "array", "items": {"type": "string", "pattern": "^[0-9]+@[0-9]+$"}, "minItems": 1, "maxItems": 16})",
 };
 
+namespace {
+bool is_num(const std::string& s) {
+  return !s.empty() && s.find_first_not_of("0123456789") == std::string::npos;
+}
+
+bool tc_list(TcCursor& c, const TcWord& kw, Node& body, bool ranges) {
+  Node seq = tc_seq(kw.loc);
+  while (!c.done() && seq.seq.size() < TC_QOPT_MAX_QUEUE) {
+    const std::string& t = c.peek().text;
+    auto at = t.find('@');
+    if (ranges ? !(at != std::string::npos && is_num(t.substr(0, at)) && is_num(t.substr(at + 1))) : !is_num(t)) break;
+    const TcWord& w = c.take();
+    seq.seq.push_back(tc_scalar(w.text, w.loc));
+  }
+  if (seq.seq.empty()) {
+    c.diags().error(kw.loc,
+                    "'" + kw.text + "' needs " + (ranges ? "queue ranges such as 1@0" : "numbers") + " after it");
+    return false;
+  }
+  tc_put(body, kw.text, kw.loc, std::move(seq));
+  return true;
+}
+}  // namespace
+
+bool tc_read_map(TcCursor& c, const TcWord& kw, Node& body) {
+  return tc_list(c, kw, body, false);
+}
+bool tc_read_queues(TcCursor& c, const TcWord& kw, Node& body) {
+  return tc_list(c, kw, body, true);
+}
+
 }  // namespace tcsync

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "model/kind.h"
+#include "model/tc_words.h"
 
 namespace tcsync {
 
@@ -23,5 +24,10 @@ extern const CustomType kQueueRangesType;
 size_t per_class_used(const Words& w);  // entries up to the last non-zero (at least 1)
 void emit_per_class(const Value& v, YamlOut& y);
 std::string describe_per_class(const Value& v);
+
+// tc's words for both (q_mqprio.c, q_taprio.c): `map P0 P1 ...` and
+// `queues C@O ...` read words until one is not a number (a range), at most 16.
+bool tc_read_map(TcCursor& c, const TcWord& kw, Node& body);
+bool tc_read_queues(TcCursor& c, const TcWord& kw, Node& body);
 
 }  // namespace tcsync
