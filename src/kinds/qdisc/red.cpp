@@ -266,9 +266,48 @@ bool implicit_class(const Options&, uint32_t minor) {
 namespace {
 // q_red.c also takes its old misspelling.
 const TcAlias kTcAliases[] = {{"adaptative", "adaptive"}};
+// tc_qevent.c: `qevent early_drop block 10`, `qevent mark block 11`; the
+// block index in base 10, the last `block` word wins, a qevent given twice
+// is refused ("Duplicate qevent").
+bool tc_qevent(TcCursor& c, const TcWord& kw, Node& body) {
+  const TcWord* name = c.value(kw, "early_drop or mark");
+  if (!name) return false;
+  std::string key;
+  if (name->text == "early_drop")
+    key = "early_drop_block";
+  else if (name->text == "mark")
+    key = "mark_block";
+  else {
+    c.diags().error(name->loc, "unknown qevent '" + name->text + "' for red (early_drop or mark); tc refuses it too");
+    return false;
+  }
+  if (tc_find(body, key)) {
+    c.diags().error(kw.loc, "qevent " + name->text + " is given twice; tc refuses that too (\"Duplicate qevent\")");
+    return false;
+  }
+  const TcWord* idx = nullptr;
+  while (c.is("block")) {
+    const TcWord& b = c.take();
+    idx = c.value(b, "a block index");
+    if (!idx) return false;
+    if (idx->text.empty() || idx->text.find_first_not_of("0123456789") != std::string::npos || idx->text == "0") {
+      c.diags().error(idx->loc, "'block' needs a block index above 0 (in base 10), not '" + idx->text + "'");
+      return false;
+    }
+  }
+  if (!idx) {
+    c.diags().error(name->loc,
+                    "qevent " + name->text + " needs 'block N' after it (tc: \"Unspecified qevent block index\")");
+    return false;
+  }
+  tc_put(body, key, kw.loc, tc_scalar(idx->text, idx->loc));
+  return true;
+}
+const TcReader kTcReaders[] = {{"qevent", tc_qevent}};
 const std::string_view kTcExamples[] = {
-    "limit 400000 min 30000 max 90000 avpkt 1000 burst 55 bandwidth 10mbit adaptative"};
-const TcWords kTcWords{.aliases = kTcAliases, .examples = kTcExamples};
+    "limit 400000 min 30000 max 90000 avpkt 1000 burst 55 bandwidth 10mbit adaptative",
+    "limit 400000 min 30000 max 90000 avpkt 1000 burst 55 qevent early_drop block 10 qevent mark block 11 ecn"};
+const TcWords kTcWords{.aliases = kTcAliases, .readers = kTcReaders, .examples = kTcExamples};
 }  // namespace
 
 constexpr QdiscOps kQdiscRedOps{
