@@ -4,12 +4,16 @@
 // what the kernel keeps and what is written here.
 #include <linux/pkt_sched.h>
 
+#include <array>
+#include <cstdlib>
+
 #include "base/units.h"
 #include "kinds/qdisc/qdisc_values.h"
 #include "kinds/registry.h"
 #include "model/field_rows.h"
 #include "model/field_wire.h"
 #include "model/kind.h"
+#include "model/tc_words.h"
 #include "yaml/yaml_out.h"
 #include "yaml/yaml_reader.h"
 
@@ -247,6 +251,133 @@ void normalize(Options& o, const KindCtx&, Diagnostics& d, SourceLoc) {
   }
 }
 
+// ---- tc's words (import) -----------------------------------------------------
+// q_cake.c's flags and presets, each what it stands for in the kernel's
+// terms: the framing presets add to the overhead tc has so far (an
+// `overhead N` before them is their base), set the cell framing and some
+// the mpu; the rtt presets set rtt (their target is rtt / 20, as normalize
+// computes); `raw` is no overhead (the kernel's packet length).
+struct CakeWord {
+  std::string_view word;
+  std::string_view key, value;  // a plain field set (key empty: none)
+  int add = 0;                  // added to the overhead (framing presets)
+  bool sets_overhead = false;   // `conservative`: the overhead is 48, not added to
+  std::string_view atm = {};    // the cell framing it sets
+  std::string_view mpu = {};    // the mpu it sets
+};
+constexpr CakeWord kCakeWords[] = {
+    {"autorate-ingress", "autorate_ingress", "true"},
+    {"diffserv", "diffserv", "diffserv4"},
+    {"nowash", "wash", "false"},
+    {"nonat", "nat", "false"},
+    {"split-gso", "split_gso", "true"},
+    {"no-split-gso", "split_gso", "false"},
+    {"egress", "ingress", "false"},
+    {"no-ack-filter", "ack_filter", "off"},
+    {"ack-filter", "ack_filter", "on"},
+    {"ack-filter-aggressive", "ack_filter", "aggressive"},
+    {"via-ethernet", {}, {}},  // tc ignores it (cake compensates by itself)
+    {"datacentre", "rtt", "100us"},
+    {"lan", "rtt", "1ms"},
+    {"metro", "rtt", "10ms"},
+    {"regional", "rtt", "30ms"},
+    {"internet", "rtt", "100ms"},
+    {"oceanic", "rtt", "300ms"},
+    {"satellite", "rtt", "1s"},
+    {"interplanetary", "rtt", "1000s"},
+    {"conservative", {}, {}, 48, true, "atm"},
+    {"ipoa-vcmux", {}, {}, 8, false, "atm"},
+    {"ipoa-llcsnap", {}, {}, 16, false, "atm"},
+    {"bridged-vcmux", {}, {}, 24, false, "atm"},
+    {"bridged-llcsnap", {}, {}, 32, false, "atm"},
+    {"pppoa-vcmux", {}, {}, 10, false, "atm"},
+    {"pppoa-llc", {}, {}, 14, false, "atm"},
+    {"pppoe-vcmux", {}, {}, 32, false, "atm"},
+    {"pppoe-llcsnap", {}, {}, 40, false, "atm"},
+    {"pppoe-ptm", {}, {}, 30, false, "ptm"},
+    {"bridged-ptm", {}, {}, 22, false, "ptm"},
+    {"ethernet", {}, {}, 38, false, {}, "84"},
+    {"ether-vlan", {}, {}, 4},
+    {"docsis", {}, {}, 18, false, "noatm", "64"},
+};
+
+void tc_erase(Node& body, std::string_view key) {
+  std::erase_if(body.map, [&](const NodeEntry& e) { return e.first.scalar == key; });
+}
+
+bool tc_cake_word(TcCursor& c, const TcWord& kw, Node& body) {
+  for (const CakeWord& cw : kCakeWords) {
+    if (cw.word != kw.text) continue;
+    // tc refuses a second rtt preset (duparg); a preset's rtt is the one
+    // whose value sits at its key (`rtt 5ms` has its own word).
+    if (cw.key == "rtt")
+      for (const NodeEntry& e : body.map)
+        if (e.first.scalar == "rtt" && e.first.loc == e.second.loc) {
+          c.diags().error(kw.loc, "a second rtt preset ('" + kw.text + "' after the one at " +
+                                      std::to_string(e.first.loc.line) + ":" + std::to_string(e.first.loc.col) +
+                                      "); tc refuses that too");
+          return false;
+        }
+    if (!cw.key.empty()) tc_put(body, std::string(cw.key), kw.loc, tc_scalar(std::string(cw.value), kw.loc));
+    if (cw.add || cw.sets_overhead) {
+      long base = 0;
+      if (Node* ov = tc_find(body, "overhead"); ov && !cw.sets_overhead)
+        base = std::strtol(ov->scalar.c_str(), nullptr, 10);
+      tc_put(body, "overhead", kw.loc, tc_scalar(std::to_string(base + cw.add), kw.loc));
+    }
+    if (!cw.atm.empty()) tc_put(body, "atm", kw.loc, tc_scalar(std::string(cw.atm), kw.loc));
+    if (!cw.mpu.empty()) tc_put(body, "mpu", kw.loc, tc_scalar(std::string(cw.mpu), kw.loc));
+    return true;
+  }
+  c.diags().error(kw.loc,
+                  "cake word '" + kw.text + "' is not in tcsync's table");  // not reached: readers list only these
+  return false;
+}
+// `raw`: no overhead and no cell framing.
+bool tc_raw(TcCursor&, const TcWord& kw, Node& body) {
+  tc_erase(body, "overhead");
+  tc_put(body, "atm", kw.loc, tc_scalar("noatm", kw.loc));
+  return true;
+}
+// `bandwidth RATE` (tc's units ignore case) and `unlimited` also turn
+// autorate-ingress off, as tc does.
+bool tc_bandwidth(TcCursor& c, const TcWord& kw, Node& body) {
+  std::string text = "unlimited";
+  SourceLoc at = kw.loc;
+  if (kw.text == "bandwidth") {
+    const TcWord* v = c.value(kw, "a rate");
+    if (!v) return false;
+    text = v->text;
+    for (auto& ch : text) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    at = v->loc;
+  }
+  tc_erase(body, "autorate_ingress");
+  tc_put(body, "bandwidth", kw.loc, tc_scalar(text, at));
+  return true;
+}
+constexpr auto kTcReaders = [] {
+  std::array<TcReader, std::size(kCakeWords) + 3> r{};
+  size_t i = 0;
+  for (const CakeWord& cw : kCakeWords) r[i++] = {cw.word, tc_cake_word};
+  r[i++] = {"raw", tc_raw};
+  r[i++] = {"bandwidth", tc_bandwidth};
+  r[i++] = {"unlimited", tc_bandwidth};
+  return r;
+}();
+const std::string_view kTcExamples[] = {
+    "bandwidth 10Mbit ethernet egress",
+    "unlimited autorate-ingress besteffort triple-isolate no-split-gso ack-filter ptm raw",
+    "bandwidth 1gbit diffserv dual-srchost nonat nowash no-ack-filter conservative",
+    "bandwidth 1gbit precedence flowblind noatm docsis datacentre",
+    "bandwidth 1gbit bridged-ptm pppoe-vcmux lan",
+    "metro ether-vlan via-ethernet split-gso ack-filter-aggressive",
+    "regional ipoa-vcmux ipoa-llcsnap bridged-vcmux bridged-llcsnap pppoa-vcmux pppoa-llc pppoe-llcsnap pppoe-ptm",
+    "internet",
+    "oceanic",
+    "satellite",
+    "interplanetary"};
+const TcWords kTcWords{.readers = kTcReaders, .examples = kTcExamples};
+
 }  // namespace
 
 // Reported by the kernel, not configuration (kind.h reported_only).
@@ -260,6 +391,7 @@ const KindOps kQdiscCake{
     .encode = encode,
     .decode = decode,
     .normalize = normalize,
+    .tc_words = &kTcWords,
     .reported_only = kReportedOnly,
 };
 
