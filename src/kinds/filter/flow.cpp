@@ -21,6 +21,7 @@
 // the message carries: a change in place keeps whatever it leaves out, so
 // dropping rshift, addend, divisor, perturb or the mask needs delete + add
 // (needs_recreate); anything else changes in place.
+#include <arpa/inet.h>
 #include <linux/pkt_cls.h>
 
 #include "base/units.h"
@@ -287,15 +288,38 @@ bool tc_bitop(TcCursor& c, const TcWord& kw, Node& body) {
   tc_put(body, "xor", kw.loc, tc_scalar(std::to_string(x), v->loc));
   return true;
 }
-// `addend N`, `addend -N`; an address for the address keys is tc's too
-// (its host-order low 32 bits): say so rather than guess.
+// f_flow.c's get_addend takes an address where the keys given before it
+// include an address key, as the low 32 bits in host order (IPv4: the
+// address; IPv6: its last 4 bytes). Its test ANDs the keys' bit mask with
+// the key numbers FLOW_KEY_SRC | DST | NFCT_SRC | NFCT_DST (0 | 1 | 9 | 10,
+// so bits 0, 1 and 3): src, dst and proto-src, which is what tc accepts.
+std::optional<uint32_t> tc_addend_address(const std::string& text, Node& body) {
+  const Node* keys = tc_find(body, "keys");
+  bool address_key = false;
+  if (keys)
+    for (const Node& k : keys->seq) address_key |= k.scalar == "src" || k.scalar == "dst" || k.scalar == "proto-src";
+  if (!address_key) return std::nullopt;
+  uint8_t a[16];
+  if (inet_pton(AF_INET, text.c_str(), a) == 1)
+    return uint32_t{a[0]} << 24 | uint32_t{a[1]} << 16 | uint32_t{a[2]} << 8 | a[3];
+  if (inet_pton(AF_INET6, text.c_str(), a) == 1)
+    return uint32_t{a[12]} << 24 | uint32_t{a[13]} << 16 | uint32_t{a[14]} << 8 | a[15];
+  return std::nullopt;
+}
+
+// `addend N`, `addend -N`, `addend [-]ADDRESS` (above).
 bool tc_addend(TcCursor& c, const TcWord& kw, Node& body) {
   const TcWord* v = c.value(kw, "a number");
   if (!v) return false;
   bool neg = !v->text.empty() && v->text[0] == '-';
   auto n = parse_uint(tc_number(v->text.substr(neg ? 1 : 0)));
+  if (!n) {
+    if (auto a = tc_addend_address(v->text.substr(neg ? 1 : 0), body)) n = *a;
+  }
   if (!n || *n > 0xFFFFFFFF) {
-    c.diags().error(v->loc, "'addend' " + v->text + " has no tcsync spelling here: give the 32-bit number");
+    c.diags().error(v->loc, "'addend' " + v->text +
+                                " is not a 32-bit number (nor an address after keys src, dst or proto-src); tc "
+                                "refuses it too");
     return false;
   }
   uint32_t val = neg ? static_cast<uint32_t>(0u - static_cast<uint32_t>(*n)) : static_cast<uint32_t>(*n);
