@@ -2,8 +2,11 @@
 
 #include <linux/filter.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <fstream>
+#include <iterator>
 #include <span>
 #include <vector>
 
@@ -106,6 +109,37 @@ bool tc_bpf_bytecode(TcCursor& c, const TcWord& kw, Node& body) {
   const TcWord* v = c.value(kw, "a program such as '4,40 0 0 12,21 0 1 2048,6 0 0 262144,6 0 0 0'");
   if (!v) return false;
   tc_put(body, "bytecode", kw.loc, tc_scalar(v->text, v->loc));
+  return true;
+}
+
+bool tc_bpf_bytecode_file(TcCursor& c, const TcWord& kw, Node& body) {
+  const TcWord* v = c.value(kw, "a file holding a program such as '4,40 0 0 12,21 0 1 2048,6 0 0 262144,6 0 0 0'");
+  if (!v) return false;
+  std::ifstream in(v->text, std::ios::binary);
+  if (!in) {
+    c.diags().error(v->loc, "cannot read '" + v->text + "': " + std::strerror(errno) + " (tc reads it too)");
+    return false;
+  }
+  std::string text;
+  char prev = ' ';
+  for (auto it = std::istreambuf_iterator<char>(in); it != std::istreambuf_iterator<char>(); ++it) {
+    char ch = *it;
+    if (ch == '\n') {
+      if (prev != ',') text += ',';
+      prev = ',';
+    } else if (ch == ' ' || ch == '\t') {
+      if (prev != ' ') text += ch;
+      prev = ' ';
+    } else {
+      text += ch;
+      prev = ch;
+    }
+    if (text.size() > kMaxInsns * 32) break;  // past any program: the parser refuses it
+  }
+  // tc stops at the count it read first: what trails the last instruction
+  // (the file's last line break) says nothing.
+  while (!text.empty() && (text.back() == ',' || text.back() == ' ' || text.back() == '\t')) text.pop_back();
+  tc_put(body, "bytecode", kw.loc, tc_scalar(text, v->loc));
   return true;
 }
 

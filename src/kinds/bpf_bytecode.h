@@ -26,5 +26,9 @@ std::optional<std::string> decode_bpf_bytecode(const Attr* len, const Attr* ops)
 
 // tc's `bytecode 'N,...'`: the quoted program is one word.
 bool tc_bpf_bytecode(TcCursor& c, const TcWord& kw, Node& body);
+// tc's `bytecode-file PATH` (also `bcf`): the program read from the file
+// at import, as tc reads it (lib/bpf_legacy.c: a line break is a comma,
+// runs of blanks one blank), so the file it writes holds the program.
+bool tc_bpf_bytecode_file(TcCursor& c, const TcWord& kw, Node& body);
 
 }  // namespace tcsync

@@ -5,6 +5,8 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <cstdio>
+#include <fstream>
 
 #include "codec/tc_codec.h"
 #include "file/loader.h"
@@ -54,6 +56,17 @@ bool has_word(std::string_view example, std::string_view word) {
 
 TEST_CASE("tc words: every word a kind's descriptor knows imports, in a minimal tc line") {
   int kinds = 0, lines = 0;
+  // bpf's `bytecode-file` examples read this file, as tc would (one
+  // instruction a line, as tcpdump -ddd prints them).
+  const char* prog = "/tmp/tcsync-tc-words-prog.bpf";
+  {
+    std::ofstream f(prog);
+    f << "4\n40 0 0 12\n21 0 1 2048\n6 0 0 262144\n6 0 0 0\n";
+  }
+  struct Unlink {
+    const char* p;
+    ~Unlink() { std::remove(p); }
+  } unlink_prog{prog};
   for (const KindOps* k : all_kinds()) {
     if (!k->tc_words) continue;
     ++kinds;

@@ -138,11 +138,11 @@ bool tc_run(TcCursor&, const TcWord&, Node&) {
 }
 const TcReader kTcReaders[] = {{"bytecode", tc_bpf_bytecode},
                                {"run", tc_run},
-                               {"bytecode-file", tc_unsaid},
+                               {"bytecode-file", tc_bpf_bytecode_file},
                                {"object-file", tc_unsaid},
                                {"object-pinned", tc_unsaid}};
 const std::string_view kTcExamples[] = {"bytecode '1,6 0 0 0' drop", "run bytecode '1,6 0 0 4294967295'",
-                                        "bytecode-file /tmp/prog.bpf", "object-file prog.o",
+                                        "bytecode-file /tmp/tcsync-tc-words-prog.bpf", "object-file prog.o",
                                         "object-pinned /sys/fs/bpf/prog"};
 const TcWords kTcWords{.readers = kTcReaders, .bare = tc_bare_control, .examples = kTcExamples};
 

@@ -255,14 +255,7 @@ void normalize(Options& o, const KindCtx&, Diagnostics& d, SourceLoc loc) {
 }
 
 // tc's words (f_bpf.c, bpf_parse_common): the program by bytecode, file or
-// pin; `da` for direct-action. `bytecode-file` needs the file tc read, so
-// it is an error to import.
-bool tc_file(TcCursor& c, const TcWord& kw, Node&) {
-  c.diags().error(kw.loc, "bpf '" + kw.text +
-                              "' has no tcsync spelling (tcsync reads no program file on import): give the program as "
-                              "'bytecode' or an 'object'");
-  return false;
-}
+// pin; `da` for direct-action.
 const TcAlias kTcAliases[] = {{"obj", "object"},
                               {"object-file", "object"},
                               {"sec", "section"},
@@ -270,16 +263,14 @@ const TcAlias kTcAliases[] = {{"obj", "object"},
                               {"fd", "pinned"},
                               {"da", "direct_action"},
                               {"direct-action", "direct_action"}};
-const TcReader kTcReaders[] = {
-    {"bytecode", tc_bpf_bytecode}, {"bc", tc_bpf_bytecode}, {"bytecode-file", tc_file}, {"bcf", tc_file}};
-const std::string_view kTcExamples[] = {"bytecode '1,6 0 0 4294967295' classid 1:1",
-                                        "obj prog.o sec cls da",
-                                        "object-file prog.o",
-                                        "object-pinned /sys/fs/bpf/p direct-action",
-                                        "bc '1,6 0 0 0'",
-                                        "bytecode-file /tmp/prog.bpf",
-                                        "bcf /tmp/prog.bpf",
-                                        "fd /sys/fs/bpf/p"};
+const TcReader kTcReaders[] = {{"bytecode", tc_bpf_bytecode},
+                               {"bc", tc_bpf_bytecode},
+                               {"bytecode-file", tc_bpf_bytecode_file},
+                               {"bcf", tc_bpf_bytecode_file}};
+const std::string_view kTcExamples[] = {
+    "bytecode '1,6 0 0 4294967295' classid 1:1", "obj prog.o sec cls da", "object-file prog.o",
+    "object-pinned /sys/fs/bpf/p direct-action", "bc '1,6 0 0 0'",        "bytecode-file /tmp/tcsync-tc-words-prog.bpf",
+    "bcf /tmp/tcsync-tc-words-prog.bpf",         "fd /sys/fs/bpf/p"};
 const TcWords kTcWords{.aliases = kTcAliases, .readers = kTcReaders, .examples = kTcExamples};
 
 }  // namespace
