@@ -88,4 +88,51 @@ rc=0
 [ ! -s "$TMP/bad.out" ] && pass "bad file: nothing on stdout" || fail "bad file: output on stdout"
 OUT=$(cat "$TMP/bad.err")
 expect_contains "$TMP/bad.tc:10:62: error: unknown 'ip' match 'dts'"
+# ---- tc's other spellings, on the kinds this kernel has (issue 37) --------------
+# Rates with a decimal point and capital unit prefixes (tc_util.c get_rate:
+# strtod, units in any case), classic bpf's bytecode in shell quotes and from
+# a file (bytecode-file: a line break a comma), and an action chain that goes
+# on without `action` after an action's words (m_action.c parse_action).
+for n in "$NS" "$REF"; do
+  for d in v0 v1 v2 v3; do
+    tc -n "$n" qdisc del dev "$d" root 2>/dev/null || true
+    tc -n "$n" qdisc del dev "$d" clsact 2>/dev/null || true
+    tc -n "$n" qdisc del dev "$d" ingress 2>/dev/null || true
+  done
+done
+printf '4\n40 0 0 12\n21 0 1 2048\n6  0 0 262144\n6 0 0 0\n' >"$TMP/prog.bpf"
+W=$TMP/words.tc
+cat >"$W" <<EOF2
+qdisc add dev v0 root handle 1: htb default 10
+class add dev v0 parent 1: classid 1:1 htb rate 10000000.0kbit
+class add dev v0 parent 1:1 classid 1:10 htb rate 250.0Kbit ceil 1.5Mbit burst 1.5kb
+class add dev v0 parent 1:1 classid 1:20 htb rate 10KBps ceil 1GBit
+class add dev v0 parent 1:1 classid 1:30 htb rate 0.5mbit ceil 2.25MBps cburst 2.5KB
+qdisc add dev v1 clsact
+filter add dev v1 ingress protocol all prio 1 bpf bytecode "4,40 0 0 12,21 0 1 2048,6 0 0 262144,6 0 0 0" action mirred egress mirror dev v2 pipe mirred egress redirect dev v3
+filter add dev v1 ingress protocol all prio 2 bpf bytecode-file $TMP/prog.bpf action mirred egress mirror dev v2
+filter add dev v1 egress protocol ip prio 3 u32 match ip dst 10.0.0.1/32 action mirred egress mirror dev v2 mirred egress redirect dev v3
+EOF2
+expect_rc 0 tc -n "$REF" -b "$W"
+rc=0
+"$TCSYNC" import "$W" >"$TMP/words.yaml" 2>"$TMP/words.err" || rc=$?
+[ "$rc" = 0 ] && pass "import of tc's other spellings exits 0" || { fail "import of tc's other spellings exits $rc"; sed 's/^/    /' "$TMP/words.err"; }
+expect_rc 0 ts apply "$TMP/words.yaml"
+snapshot "$REF" >"$TMP/ref-words.json"
+snapshot >"$TMP/words.json"
+grep -q '"kind": "bpf"' "$TMP/ref-words.json" && grep -q 'rate 250Kbit ceil 1500Kbit' "$TMP/ref-words.json" &&
+  pass "reference state has the bpf rules and the 250.0Kbit class" || fail "reference state lacks bpf or the 250.0Kbit class"
+expect_same_file "$TMP/ref-words.json" "$TMP/words.json" "import + apply gives the state tc -b gives (decimal rates, quoted and file bytecode, chained actions)"
+expect_rc 0 ts diff "$TMP/words.yaml"
+expect_contains "in sync"
+# ... and what dump prints applies back to it after a flush.
+expect_rc 0 ts dump
+echo "$OUT" >"$TMP/words-dump.yaml"
+t qdisc del dev v0 root
+t qdisc del dev v1 clsact
+expect_rc 0 ts apply "$TMP/words-dump.yaml"
+snapshot >"$TMP/words-again.json"
+expect_same_file "$TMP/ref-words.json" "$TMP/words-again.json" "dump -> flush -> apply gives the same state"
+expect_rc 0 ts diff "$TMP/words-dump.yaml"
+expect_contains "in sync"
 finish
