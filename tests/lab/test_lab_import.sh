@@ -64,4 +64,58 @@ for k in prio netem fq_codel tbf cake fw; do
 done
 expect_same_file "$TMP/ref2.json" "$TMP/tcsync2.json" "import + apply gives the state tc -b gives (tc's spellings)"
 expect_rc 0 ts diff "$TMP/words.yaml"
+# ---- words real generators write (issue 37) ------------------------------------------
+# cake's presets and flags, hfsc curves as rate or m2 alone, red's qevents,
+# flow's addend as a negative address, mqprio's map and queues, and action
+# chains that go on without `action` (pedit ... pipe csum ip ..., ctinfo ...
+# mirred ...): import + apply equals tc -b, and dump -> flush -> apply
+# gives the same state again.
+for n in "$NS" "$REF"; do
+  for d in v0 v1 v2 v3; do
+    for q in root clsact ingress; do tc -n "$n" qdisc del dev "$d" "$q" 2>/dev/null || true; done
+  done
+  ip -n "$n" link add q0 numtxqueues 4 type veth peer name q1
+  ip -n "$n" link set q0 up
+  ip -n "$n" link set q1 up
+  for d in q0 q1; do ip netns exec "$n" sysctl -qw "net.ipv6.conf.$d.disable_ipv6=1"; done
+done
+G=$TMP/generators.tc
+cat >"$G" <<'TC'
+qdisc add dev v0 root handle 1: cake bandwidth 10Mbit overhead 4 ethernet ether-vlan egress nonat nowash no-split-gso ack-filter besteffort dual-dsthost lan
+qdisc add dev v1 root handle 1: hfsc default 10
+class add dev v1 parent 1: classid 1:1 hfsc sc rate 10mbit ul rate 20mbit
+class add dev v1 parent 1:1 classid 1:10 hfsc ls m2 5mbit rt umax 1500 dmax 10ms rate 2mbit
+class add dev v1 parent 1:1 classid 1:20 hfsc sc m1 4mbit d 20ms m2 1mbit
+qdisc add dev v2 root handle 2: red limit 400000 min 30000 max 90000 avpkt 1000 burst 55 probability 0.02 bandwidth 10mbit qevent early_drop block 10 qevent mark block 11 ecn
+qdisc add dev v3 root handle 3: prio
+filter add dev v3 parent 3: prio 1 handle 1 flow map key dst addend -10.0.0.0 divisor 256
+filter add dev v3 parent 3: prio 2 handle 2 flow hash keys src,dst addend -::1:2 divisor 64 baseclass 3:1
+qdisc add dev v3 clsact
+filter add dev v3 ingress prio 1 matchall action pedit ex munge ip dst set 10.0.0.1 pipe csum ip and tcp
+filter add dev v3 ingress prio 2 matchall action ctinfo dscp 0xfc000000 0x01000000 mirred egress redirect dev v1
+filter add dev v3 egress prio 3 matchall action vlan push id 5 pipe mirred egress mirror dev v1 pipe drop
+qdisc add dev q0 root handle 1: mqprio num_tc 3 map 2 2 1 0 2 2 2 2 2 2 2 2 2 2 2 2 queues 1@0 1@1 2@2 hw 0
+TC
+expect_rc 0 tc -n "$REF" -b "$G"
+rc=0
+"$TCSYNC" import "$G" >"$TMP/gen.yaml" 2>"$TMP/gen.err" || rc=$?
+[ "$rc" = 0 ] && pass "import of the generators' words exits 0" || { fail "import of the generators' words exits $rc"; sed 's/^/    /' "$TMP/gen.err"; }
+expect_rc 0 ts apply "$TMP/gen.yaml"
+python3 "$(dirname "$0")/../kernel/tc_snapshot.py" "$REF" >"$TMP/ref3.json"
+snapshot >"$TMP/tcsync3.json"
+for k in cake hfsc red flow pedit csum ctinfo vlan mqprio; do
+  grep -qE "\"kind\": \"$k\"| $k " "$TMP/ref3.json" && pass "reference state has $k" || fail "reference state lacks $k"
+done
+expect_same_file "$TMP/ref3.json" "$TMP/tcsync3.json" "import + apply gives the state tc -b gives (generators' words)"
+expect_rc 0 ts diff "$TMP/gen.yaml"
+expect_contains "in sync"
+expect_rc 0 ts dump
+echo "$OUT" >"$TMP/gen-dump.yaml"
+for d in v0 v1 v2 v3 q0; do t qdisc del dev "$d" root; done
+t qdisc del dev v3 clsact
+expect_rc 0 ts apply "$TMP/gen-dump.yaml"
+snapshot >"$TMP/tcsync3-again.json"
+expect_same_file "$TMP/ref3.json" "$TMP/tcsync3-again.json" "dump -> flush -> apply gives the same state (generators' words)"
+expect_rc 0 ts diff "$TMP/gen-dump.yaml"
+expect_contains "in sync"
 finish

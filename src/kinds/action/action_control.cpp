@@ -128,6 +128,10 @@ bool tc_read_verdict(TcCursor& c, Node& body, std::string_view key) {
 }
 
 bool tc_bare_control(TcCursor& c, Node& body) {
+  // tc reads one verdict after an action's words (parse_action_control);
+  // a second verdict word starts the next action, gact's (`mirred ... pipe
+  // drop` is mirred then drop).
+  if (tc_find(body, "control")) return false;
   return tc_read_verdict(c, body, "control");
 }
 
