@@ -76,7 +76,7 @@ bool tc_and(TcCursor&, const TcWord&, Node&) {
 const TcAlias kTcAliases[] = {{"iph", "ip4h"}, {"ip", "ip4h"},   {"ip4", "ip4h"},
                               {"ipv", "ip4h"}, {"ipv4", "ip4h"}, {"ipv4h", "ip4h"}};
 const TcReader kTcReaders[] = {{"and", tc_and}, {"or", tc_and}, {"+", tc_and}};
-const std::string_view kTcExamples[] = {"iph and udp ok", "ipv4h tcp", "ip or tcp + udp"};
+const std::string_view kTcExamples[] = {"iph and udp ok", "ipv4h tcp", "ip or tcp + udp", "ip4 ipv ipv4"};
 const TcWords kTcWords{.aliases = kTcAliases, .readers = kTcReaders, .bare = tc_bare_control, .examples = kTcExamples};
 }  // namespace
 
