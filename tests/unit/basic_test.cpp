@@ -198,8 +198,8 @@ const Golden kGolden[] = {
      "0c0001000c10000006100000"
      "0800020000000000"
      "0800030000000000"},
-    // nbyte("abc" at 0 layer 1): a kind tcsync does not model, kept raw.
-    {"ematch(2 00000310616263)", "ematch(2 0000031061626300)",
+    // nbyte: tc pads the needle (addraw_l) and the kernel reports it so.
+    {"nbyte(\"abc\" at 0 layer 1)", "nbyte(\"abc\" at 0 layer network)",
      "24000200"
      "0800010001000000"
      "18000200"
@@ -253,6 +253,14 @@ TEST_CASE("basic: canonical text: spellings, u32 widths, strings, raw kinds") {
   // A raw match tcsync can read is printed in its own words.
   CHECK(canon("ematch(1 060000000000000009000101)") == "cmp(u8 at 9 layer network eq 6)");
   CHECK(canon("ematch(1 060000000000000009000f01)") == "ematch(1 060000000000000009000f01)");  // layer 15
+  // nbyte (em_nbyte.c): the needle a word or a string, the layer network
+  // unless named; tcf_em_nbyte is off u16, then len:12 | layer:4 << 12.
+  CHECK(canon("nbyte(abc at 3)") == "nbyte(\"abc\" at 3 layer network)");
+  CHECK(canon("nbyte(\"a\\\"b\\x01\" at 0x10 layer l)") == "nbyte(\"a\\x22b\\x01\" at 16 layer link)");
+  CHECK(canon("ematch(2 03000310616263)") == "nbyte(\"abc\" at 3 layer network)");
+  CHECK(canon("ematch(2 03000410616263)") == "nbyte(\"abc\\x00\" at 3 layer network)");  // len 4: the pad is the needle
+  CHECK(canon("ematch(2 0300031061626301)") == "ematch(2 0300031061626301)");            // not tc's zero padding
+  CHECK(canon("nbyte(abc)").starts_with("error at 0: nbyte: needs an offset"));
 }
 
 TEST_CASE("basic: errors point inside the expression") {
@@ -270,7 +278,8 @@ TEST_CASE("basic: errors point inside the expression") {
         "error at 17: meta: the two sides compare different types (a string with a number)");
   CHECK(canon("meta(dev mask 3 eq \"x\")") == "error at 9: meta: mask applies to numbers, not strings");
   CHECK(canon("(cmp(u8 at 0 eq 1)") == "error at 18: expected ')' or and/or");
-  CHECK(canon("text(\"abc\")") == "error at 0: unknown match 'text' (cmp, meta, u32, or ematch(KIND HEX) for others)");
+  CHECK(canon("text(\"abc\")") ==
+        "error at 0: unknown match 'text' (cmp, meta, u32, nbyte, or ematch(KIND HEX) for others)");
   CHECK(canon("meta(dev eq \"v0)") == "error at 12: unterminated string");
   std::string deep(kMaxDepthForTest + 1, '(');
   CHECK(canon(deep + "cmp(u8 at 0 eq 1)" + std::string(kMaxDepthForTest + 1, ')')).find("nested deeper than 32") !=

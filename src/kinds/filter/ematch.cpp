@@ -254,6 +254,67 @@ std::optional<std::string> print_cmp(std::span<const uint8_t> d) {
   return s + " " + kOps[op] + " " + std::to_string(val) + ")";
 }
 
+// ---- nbyte: struct tcf_em_nbyte, 4 bytes, then the needle --------------------
+// off u16, then len:12 and layer:4 in one u16 (layer in the high nibble).
+// tc (em_nbyte.c): nbyte(NEEDLE at OFFSET [layer LAYER]), the needle a
+// word or a quoted string with tc's escapes, the layer network by default.
+
+std::optional<LeafError> parse_nbyte(Args a, Bytes& out, const Tok& name) {
+  if (a.empty()) return LeafError{&name, "nbyte: needs a needle and an offset: nbyte(\"abc\" at 0)"};
+  const Tok& needle = a[0];
+  if (needle.text.empty()) return LeafError{&needle, "nbyte: the needle is empty"};
+  if (needle.text.size() > 0xFFF) return LeafError{&needle, "nbyte: the needle is longer than 4095 bytes"};
+  uint64_t off = 0, layer = TCF_LAYER_NETWORK;
+  bool have_off = false;
+  for (size_t i = 1; i < a.size(); ++i) {
+    const Tok& w = a[i];
+    if (w.type == Tok::Word && (w.text == "at" || w.text == "layer") && i + 1 >= a.size())
+      return LeafError{&w, "nbyte: " + w.text + " needs a value"};
+    if (w.type == Tok::Word && w.text == "at") {
+      auto v = parse_num(a[i + 1].text, 0xFFFF);
+      if (!v || a[i + 1].type != Tok::Word)
+        return LeafError{&a[i + 1], "nbyte: the offset must be a number up to 65535"};
+      off = *v, have_off = true, ++i;
+    } else if (w.type == Tok::Word && w.text == "layer") {
+      const Tok& l = a[++i];
+      char c = l.text.empty() ? 0 : l.text[0];
+      if (l.type == Tok::Word && (c == 'l' || c == 'n' || c == 't'))
+        layer = c == 'l' ? TCF_LAYER_LINK : c == 'n' ? TCF_LAYER_NETWORK : TCF_LAYER_TRANSPORT;
+      else if (auto v = parse_num(l.text, TCF_LAYER_MAX); v && l.type == Tok::Word)
+        layer = *v;
+      else
+        return LeafError{&l, "nbyte: layer must be link, network, transport or 0..2"};
+    } else {
+      return LeafError{&w, "nbyte: unknown word '" + w.text + "' (expected at or layer)"};
+    }
+  }
+  if (!have_off) return LeafError{&name, "nbyte: needs an offset (at N)"};
+  put16(out, static_cast<uint16_t>(off));
+  put16(out, static_cast<uint16_t>(needle.text.size() | (layer << 12)));
+  out.insert(out.end(), needle.text.begin(), needle.text.end());
+  out.resize(nl_align(out.size()), 0);  // tc's addraw_l pads the needle, and the kernel reports it so
+  return std::nullopt;
+}
+
+std::optional<std::string> print_nbyte(std::span<const uint8_t> d) {
+  if (d.size() < 4) return std::nullopt;
+  uint16_t off = get16(d, 0), lenlayer = get16(d, 2);
+  size_t len = lenlayer & 0xFFF;
+  unsigned layer = lenlayer >> 12;
+  // Sent and reported padded to 4 bytes.
+  if (len == 0 || d.size() != nl_align(4 + len) || layer > TCF_LAYER_MAX) return std::nullopt;
+  std::string s = "nbyte(\"";
+  static const char kHex[] = "0123456789abcdef";
+  for (size_t i = 4; i < 4 + len; ++i) {
+    uint8_t ch = d[i];
+    if (ch >= 0x20 && ch < 0x7F && ch != '"' && ch != '\\')  // quote and backslash as \xHH, as meta's strings
+      s += static_cast<char>(ch);
+    else
+      s += "\\x", s += kHex[ch >> 4], s += kHex[ch & 0xF];
+  }
+  return s + "\" at " + std::to_string(off) + " layer " + kLayers[layer] + ")";
+}
+
 // ---- u32: struct tc_u32_key, 16 bytes ---------------------------------------
 // mask and val in network order, off and offmask host ints. tc shifts u8 and
 // u16 keys into their place in the 32-bit word at off & ~3.
@@ -597,10 +658,12 @@ class Parser {
       out.kind = TCF_EM_U32, e = parse_u32(args, out.data, t);
     else if (t.text == "meta")
       out.kind = TCF_EM_META, e = parse_meta(args, out.data, t);
+    else if (t.text == "nbyte")
+      out.kind = TCF_EM_NBYTE, e = parse_nbyte(args, out.data, t);
     else if (t.text == "ematch")
       e = parse_raw(args, out.data, out.kind, t);
     else
-      return fail(err, t, "unknown match '" + t.text + "' (cmp, meta, u32, or ematch(KIND HEX) for others)");
+      return fail(err, t, "unknown match '" + t.text + "' (cmp, meta, u32, nbyte, or ematch(KIND HEX) for others)");
     if (e) return fail(err, *e->at, e->message);
     return true;
   }
@@ -643,6 +706,8 @@ std::string print_leaf(uint16_t kind, std::span<const uint8_t> d) {
     s = print_u32(d);
   else if (kind == TCF_EM_META)
     s = print_meta(d);
+  else if (kind == TCF_EM_NBYTE)
+    s = print_nbyte(d);
   if (s) {
     ParseError err;
     auto back = parse(*s, err);

@@ -7,7 +7,7 @@
 // A value is kept as its canonical text (what `canonical` and `decode_tree`
 // print), so the file and the kernel compare as strings: the loader turns
 // whatever the user wrote into the canonical text, and the encoder parses
-// that text again. Matches tcsync does not model (nbyte, text, ipset...) and
+// that text again. Matches tcsync does not model (text, ipset...) and
 // bytes it would not re-create exactly are kept raw, `ematch(KIND HEX)`, so a
 // dump loses nothing and a round trip sends the kernel's bytes back.
 #pragma once
