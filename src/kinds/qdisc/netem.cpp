@@ -6,8 +6,15 @@
 #include <linux/pkt_sched.h>
 
 #include <cctype>
+#include <cerrno>
 #include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <string>
 #include <utility>
+#include <vector>
 
 #include "base/units.h"
 #include "kinds/qdisc/qdisc_values.h"
@@ -53,8 +60,67 @@ enum {
   kSlotBytes,
   kSlotDistDelay,
   kSlotDistJitter,
+  kDistribution,
 };
 constexpr uint64_t kAll = 0xFFFFFFFF;  // 100%: the kernel's u32 fraction
+
+// The tables iproute2 ships (Debian: /usr/lib/x86_64-linux-gnu/tc/*.dist).
+const EnumName kDistNames[] = {{"normal", 1}, {"pareto", 2}, {"paretonormal", 3}, {"experimental", 4}};
+
+// A distribution table as q_netem.c's get_distribution reads it: every
+// number (strtol, base 0) of every line not empty or starting with '#', as
+// s16, at most 16384 (MAX_DIST); from $TC_LIB_DIR or iproute2's lib
+// directory (Debian's is multiarch). Read once a run; an error says why.
+struct DistTable {
+  std::vector<int16_t> data;
+  std::string error;
+};
+const DistTable& dist_table(std::string_view name) {
+  static std::map<std::string, DistTable, std::less<>> cache;
+  if (auto it = cache.find(name); it != cache.end()) return it->second;
+  DistTable t;
+  std::vector<std::string> dirs;
+  if (const char* env = std::getenv("TC_LIB_DIR"))
+    dirs.emplace_back(env);
+  else
+    dirs = {"/usr/lib/x86_64-linux-gnu/tc", "/usr/lib/aarch64-linux-gnu/tc", "/usr/lib/tc", "/usr/lib64/tc"};
+  std::ifstream in;
+  std::string path;
+  for (const auto& dir : dirs) {
+    path = dir + "/" + std::string(name) + ".dist";
+    in.open(path);
+    if (in) break;
+    in.clear();
+  }
+  if (!in) {
+    t.error = "no distribution table for " + std::string(name) + " (" + path + ": " + std::strerror(errno) +
+              "; tc reads the same file: package iproute2, or TC_LIB_DIR)";
+  } else {
+    std::string line;
+    while (t.error.empty() && std::getline(in, line)) {
+      if (line.empty() || line[0] == '#') continue;
+      const char* p = line.c_str();
+      for (char* end = nullptr;; p = end) {
+        long x = std::strtol(p, &end, 0);
+        if (end == p) break;
+        if (t.data.size() >= 16384) {
+          t.error = path + ": too much data (tc refuses it too)";
+          break;
+        }
+        t.data.push_back(static_cast<int16_t>(x));
+      }
+    }
+    if (t.error.empty() && t.data.empty()) t.error = path + ": no numbers in it (tc refuses it too)";
+  }
+  return cache.emplace(std::string(name), std::move(t)).first->second;
+}
+std::string_view dist_name(const Options& o) {
+  auto v = o.num(kDistribution);
+  if (!v) return {};
+  for (const auto& e : kDistNames)
+    if (e.value == *v) return e.name;
+  return {};
+}
 
 constexpr Field kFields[] = {
     {.key = "limit", .type = FieldType::Uint, .doc = "Most packets the queue holds.", .def = 1000, .max = 0xFFFFFFFF},
@@ -204,6 +270,13 @@ constexpr Field kFields[] = {
      .type = FieldType::Custom,
      .doc = "Slots: the jitter of tc's slot distribution (see slot_dist_delay).",
      .custom = &kTimeNsType},
+    {.key = "distribution",
+     .type = FieldType::Enum,
+     .flags = kInputOnly,
+     .doc = "The delay's distribution table around the jitter, read as tc reads it from iproute2's NAME.dist "
+            "($TC_LIB_DIR, else /usr/lib/<multiarch>/tc, /usr/lib/tc) and sent whole; the kernel keeps it but never "
+            "reports it, so it is neither compared nor dumped. Absent: uniform.",
+     .names = kDistNames},
 };
 static_assert(rows_named(kFields, {{kLimit, "limit"},
                                    {kDelay, "delay"},
@@ -237,7 +310,8 @@ static_assert(rows_named(kFields, {{kLimit, "limit"},
                                    {kSlotPackets, "slot_packets"},
                                    {kSlotBytes, "slot_bytes"},
                                    {kSlotDistDelay, "slot_dist_delay"},
-                                   {kSlotDistJitter, "slot_dist_jitter"}}));
+                                   {kSlotDistJitter, "slot_dist_jitter"},
+                                   {kDistribution, "distribution"}}));
 
 bool has_slot(const Options& o) {
   for (int f : {kSlotMinDelay, kSlotMaxDelay, kSlotPackets, kSlotBytes, kSlotDistDelay, kSlotDistJitter})
@@ -317,6 +391,15 @@ void encode(const Options& o, const KindCtx& ctx, MsgWriter& w) {
     r.cell_size = static_cast<uint32_t>(v(kCellSize));
     r.cell_overhead = as_s32(v(kCellOverhead));
     w.attr(TCA_NETEM_RATE, &r, sizeof r);
+  }
+  // Last, as tc sends it; a change without it keeps the kernel's table.
+  if (auto name = dist_name(o); !name.empty()) {
+    const DistTable& t = dist_table(name);
+    if (!t.error.empty()) {
+      if (ctx.diags) ctx.diags->error(ctx.loc, t.error);
+    } else {
+      w.attr(TCA_NETEM_DELAY_DIST, t.data.data(), t.data.size() * sizeof(int16_t));
+    }
   }
 }
 
@@ -411,6 +494,12 @@ void normalize(Options& o, const KindCtx&, Diagnostics& d, SourceLoc) {
     d.error(o.opt(kGap)->loc, "gap needs reorder");
   }
   if (nonzero(kJitter) && !nonzero(kDelay)) d.error(o.opt(kJitter)->loc, "jitter needs a delay");
+  if (auto name = dist_name(o); !name.empty()) {
+    if (!nonzero(kDelay) || !nonzero(kJitter))
+      d.error(o.opt(kDistribution)->loc, "a distribution needs a delay and a jitter (tc refuses it too)");
+    else if (const DistTable& t = dist_table(name); !t.error.empty())
+      d.error(o.opt(kDistribution)->loc, t.error);
+  }
   // tc's defaults for the loss models' later probabilities.
   auto fill = [&](int f, int from) {
     if (!o.has(f)) o.set(f, kAll - *o.num(from), o.opt(from)->loc);
@@ -540,9 +629,22 @@ bool tc_rate(TcCursor& c, const TcWord& kw, Node& body) {
   return tc_positional(c, kw, body, "rate", {"-packet_overhead", "cell_size", "-cell_overhead"}, true);
 }
 
+// `distribution NAME` (matches(): any prefix of the word); the table is
+// read when the file is loaded, from where tc reads it.
+bool tc_distribution(TcCursor& c, const TcWord& kw, Node& body) {
+  const TcWord* v = c.value(kw, "a table name such as normal");
+  if (!v) return false;
+  tc_put(body, "distribution", kw.loc, tc_scalar(v->text, v->loc));
+  return true;
+}
+
 const TcReader kTcReaders[] = {
-    {"delay", tc_delay},     {"latency", tc_delay},   {"loss", tc_loss}, {"drop", tc_loss}, {"duplicate", tc_duplicate},
-    {"corrupt", tc_corrupt}, {"reorder", tc_reorder}, {"rate", tc_rate}, {"slot", tc_slot},
+    {"delay", tc_delay},         {"latency", tc_delay},
+    {"loss", tc_loss},           {"drop", tc_loss},
+    {"duplicate", tc_duplicate}, {"corrupt", tc_corrupt},
+    {"reorder", tc_reorder},     {"rate", tc_rate},
+    {"slot", tc_slot},           {"distribution", tc_distribution},
+    {"dist", tc_distribution},
 };
 const std::string_view kTcExamples[] = {
     "delay 10ms 2ms 25%",
@@ -555,6 +657,8 @@ const std::string_view kTcExamples[] = {
     "loss state 1% 10% 5% 80% 0.5%",
     "loss gemodel 1% 10% 70% 0.1%",
     "slot 10 200 packets 2000 bytes 9000",
+    "delay 100ms 10ms distribution normal",
+    "delay 100ms 10ms 25% dist pareto",
 };
 const TcWords kTcWords{.readers = kTcReaders, .examples = kTcExamples};
 }  // namespace
