@@ -745,6 +745,14 @@ void Importer::klass(Cursor& c, Verb v, const TcWord& head) {
   }
   const KindOps* ops = nullptr;
   if (kindw) ops = find_kind(ObjType::Class, kindw->text);
+  // A class the qdisc makes whose options are the qdisc's own (ets's
+  // quantum): the line changes the owning qdisc.
+  if (!ops && kindw && v != Verb::Add)
+    if (Obj* owner = find_qdisc(dev->text, std::nullopt, handle_major(*id));
+        owner && owner->ops->name == kindw->text && tc_words_of(*owner->ops).class_words) {
+      tc_words_of(*owner->ops).class_words(c, *kindw, handle_minor(*id), owner->node);
+      return;
+    }
   if (!ops) {
     auto names = kind_names(ObjType::Class);
     std::string list;

@@ -9,12 +9,14 @@
 //   once        keys tc refuses twice; any other key given again replaces
 //               the first, as tc's parsers overwrite
 //   handle      a filter handle word that carries options (fw's V/MASK)
+//   class_words a class line that sets the qdisc's own options (ets)
 //   tables      tables a kind's lists share that a batch numbers as it
 //               goes (u32's root tables; model/tc_tables.h)
 // The descriptor is declared in the kind's own file and referenced from its
 // KindOps (`tc_words`), so import learns a new kind's words from that file.
 #pragma once
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <span>
@@ -87,6 +89,12 @@ struct TcKeyedList {
   std::string_view key, id;
 };
 
+// Qdiscs whose classes the kernel makes and whose class options are the
+// qdisc's own (ets: a band's quantum is its `quanta` entry): reads a `tc
+// class change` line's words after the kind (KINDW) for class MINOR into
+// the owning qdisc's YAML mapping, which also holds its handle and kind.
+using TcClassFn = bool (*)(TcCursor& c, const TcWord& kindw, uint32_t minor, Node& qdisc);
+
 struct TcWords {
   std::span<const TcAlias> aliases = {};
   std::span<const TcValueAlias> value_aliases = {};
@@ -95,6 +103,7 @@ struct TcWords {
   std::span<const std::string_view> once = {};
   TcHandleFn handle = nullptr;
   std::span<const TcKeyedList> keyed_lists = {};
+  TcClassFn class_words = nullptr;
   // Minimal word lists after the kind's name ("delay 10ms 2ms 25%") that
   // use every alias and reader word above: tests/unit/tc_words_test.cpp
   // imports each. Words that are the table's own keys need none.

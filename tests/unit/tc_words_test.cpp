@@ -351,3 +351,34 @@ TEST_CASE("tc words: what a kind sends, its decoder reads: nothing unread in any
   }
   CHECK(objects >= 40);
 }
+
+TEST_CASE("tc words: an ets class change sets the qdisc's quantum of that band, as the kernel keeps it") {
+  auto r = import(
+      "qdisc add dev v0 root handle 1: ets bands 4 strict 1 quanta 1500 2500 3500 priomap 0 1 2 3\n"
+      "class change dev v0 classid 1:3 ets quantum 5000\n"
+      "qdisc add dev v1 root handle 2: ets bands 2 quanta 1000\n"
+      "class replace dev v1 parent 2: classid 2:2 ets quantum 1500\n"
+      "class change dev v1 classid 2:1 ets\n");
+  INFO(r.diags);
+  REQUIRE(r.ok);
+  CHECK(body(r) == R"(  v0:
+    qdiscs:
+      - {kind: ets, handle: "1:", bands: 4, strict: 1, quanta: [1500, 5000, 3500], priomap: [0, 1, 2, 3]}
+  v1:
+    qdiscs:
+      - {kind: ets, handle: "2:", bands: 2, quanta: [1000, 1500]}
+)");
+  // The kernel refuses a strict band's quantum and a band past the last;
+  // a quantum after bands that keep the kernel's MTU has no place.
+  for (auto [line, msg] : {std::pair{"class change dev v0 classid 1:1 ets quantum 500\n", "band 1 is strict"},
+                           std::pair{"class change dev v0 classid 1:5 ets quantum 500\n", "ets has no band 5"},
+                           std::pair{"class change dev v0 classid 1:2 ets quantum 0\n", "above 0"}}) {
+    auto bad = import(std::string("qdisc add dev v0 root handle 1: ets bands 4 strict 1\n") + line);
+    INFO(bad.diags);
+    CHECK_FALSE(bad.ok);
+    CHECK(bad.diags.find(msg) != std::string::npos);
+  }
+  auto gap = import("qdisc add dev v0 root handle 1: ets bands 4\nclass change dev v0 classid 1:3 ets quantum 500\n");
+  CHECK_FALSE(gap.ok);
+  CHECK(gap.diags.find("has no tcsync spelling") != std::string::npos);
+}

@@ -259,10 +259,68 @@ bool tc_list(TcCursor& c, const TcWord& kw, Node& body) {
   tc_put(body, kw.text, kw.loc, std::move(seq));
   return true;
 }
+// `tc class change dev D classid MAJ:N ets quantum Q` (q_ets.c
+// ets_parse_copt; Q decimal, above 0, once): band N-1's quantum, which is
+// the qdisc's quanta entry N-1-strict. The kernel refuses a strict band's
+// (EINVAL) and a band past the last; a quantum after entries the file does
+// not give (the kernel's MTU default) has no place in quanta.
+bool tc_class_words(TcCursor& c, const TcWord& kindw, uint32_t minor, Node& q) {
+  const TcWord* v = nullptr;
+  while (!c.done()) {
+    const TcWord& w = c.take();
+    if (w.text != "quantum") {
+      c.diags().error(w.loc, "unknown word '" + w.text + "' for an ets class (tc reads quantum)");
+      return false;
+    }
+    if (v) {
+      c.diags().error(w.loc, "'quantum' is given twice; tc refuses that too");
+      return false;
+    }
+    if (!(v = c.value(w, "a quantum in bytes"))) return false;
+    auto n = v->text.find_first_not_of("0123456789") == std::string::npos ? parse_uint(v->text) : std::nullopt;
+    if (!n || *n == 0 || *n > 0xFFFFFFFF) {
+      c.diags().error(v->loc, "an ets quantum is a number of bytes above 0 (decimal); tc refuses '" + v->text + "'");
+      return false;
+    }
+  }
+  if (!v) return true;  // tc sends no quantum: the kernel changes nothing
+  auto num = [&](std::string_view key) -> std::optional<uint64_t> {
+    Node* n = tc_find(q, key);
+    return n ? parse_uint(n->scalar) : std::nullopt;
+  };
+  Node* quanta = tc_find(q, "quanta");
+  uint64_t strict = num("strict").value_or(0);
+  uint64_t bands = num("bands").value_or(strict + (quanta ? quanta->seq.size() : 0));
+  uint64_t band = minor - 1;
+  if (minor == 0 || band >= bands) {
+    c.diags().error(kindw.loc, "ets has no band " + std::to_string(minor) + " (" + std::to_string(bands) +
+                                   " bands: classes 1 to " + std::to_string(bands) + "); the kernel refuses it too");
+    return false;
+  }
+  if (band < strict) {
+    c.diags().error(kindw.loc, "band " + std::to_string(minor) +
+                                   " is strict and has no quantum; the kernel refuses it too (EINVAL)");
+    return false;
+  }
+  size_t at = band - strict, have = quanta ? quanta->seq.size() : 0;
+  if (at > have) {
+    c.diags().error(kindw.loc, "the quantum of ets band " + std::to_string(minor) +
+                                   " has no tcsync spelling while the bands before it keep the kernel's (the "
+                                   "device's MTU): give the qdisc's quanta up to it");
+    return false;
+  }
+  if (!quanta) quanta = &tc_put(q, "quanta", kindw.loc, tc_seq(kindw.loc));
+  Node value = tc_scalar(std::to_string(*parse_uint(v->text)), v->loc);
+  if (at == have)
+    quanta->seq.push_back(std::move(value));
+  else
+    quanta->seq[at] = std::move(value);
+  return true;
+}
 const TcReader kTcReaders[] = {{"quanta", tc_list}, {"priomap", tc_list}};
 const std::string_view kTcOnce[] = {"bands", "strict"};
 const std::string_view kTcExamples[] = {"bands 4 strict 1 quanta 1000 500 priomap 0 1 2 3"};
-const TcWords kTcWords{.readers = kTcReaders, .once = kTcOnce, .examples = kTcExamples};
+const TcWords kTcWords{.readers = kTcReaders, .once = kTcOnce, .class_words = tc_class_words, .examples = kTcExamples};
 }  // namespace
 
 constexpr QdiscOps kQdiscEtsOps{
