@@ -66,10 +66,11 @@ expect_same_file "$TMP/ref2.json" "$TMP/tcsync2.json" "import + apply gives the 
 expect_rc 0 ts diff "$TMP/words.yaml"
 # ---- words real generators write (issue 37) ------------------------------------------
 # cake's presets and flags, hfsc curves as rate or m2 alone, red's qevents,
-# flow's addend as a negative address, mqprio's map and queues, and action
+# flow's addend as a negative address, mqprio's map and queues, action
 # chains that go on without `action` (pedit ... pipe csum ip ..., ctinfo ...
-# mirred ...): import + apply equals tc -b, and dump -> flush -> apply
-# gives the same state again.
+# mirred ...), an ets class change, netem's distribution tables (not in tc
+# -j: the unit test holds their bytes to tc's) and basic's nbyte: import +
+# apply equals tc -b, and dump -> flush -> apply gives the same state again.
 for n in "$NS" "$REF"; do
   for d in v0 v1 v2 v3; do
     for q in root clsact ingress; do tc -n "$n" qdisc del dev "$d" "$q" 2>/dev/null || true; done
@@ -95,6 +96,11 @@ filter add dev v3 ingress prio 1 matchall action pedit ex munge ip dst set 10.0.
 filter add dev v3 ingress prio 2 matchall action ctinfo dscp 0xfc000000 0x01000000 mirred egress redirect dev v1
 filter add dev v3 egress prio 3 matchall action vlan push id 5 pipe mirred egress mirror dev v1 pipe drop
 qdisc add dev q0 root handle 1: mqprio num_tc 3 map 2 2 1 0 2 2 2 2 2 2 2 2 2 2 2 2 queues 1@0 1@1 2@2 hw 0
+qdisc add dev q1 root handle 1: ets bands 4 strict 1 quanta 1500 2500 3500 priomap 0 1 2 3
+class change dev q1 classid 1:3 ets quantum 5000
+qdisc add dev q1 parent 1:4 handle 14: netem delay 100ms 10ms 25% distribution paretonormal
+qdisc add dev q1 parent 1:2 handle 12: netem delay 20ms 5ms distribution normal
+filter add dev q1 parent 1: prio 1 basic match 'nbyte("ab\x01" at 4 layer 2) and not nbyte(xyz at 0)' classid 1:2
 TC
 expect_rc 0 tc -n "$REF" -b "$G"
 rc=0
@@ -103,7 +109,7 @@ rc=0
 expect_rc 0 ts apply "$TMP/gen.yaml"
 python3 "$(dirname "$0")/../kernel/tc_snapshot.py" "$REF" >"$TMP/ref3.json"
 snapshot >"$TMP/tcsync3.json"
-for k in cake hfsc red flow pedit csum ctinfo vlan mqprio; do
+for k in cake hfsc red flow pedit csum ctinfo vlan mqprio ets netem basic; do
   grep -qE "\"kind\": \"$k\"| $k " "$TMP/ref3.json" && pass "reference state has $k" || fail "reference state lacks $k"
 done
 expect_same_file "$TMP/ref3.json" "$TMP/tcsync3.json" "import + apply gives the state tc -b gives (generators' words)"
@@ -111,7 +117,7 @@ expect_rc 0 ts diff "$TMP/gen.yaml"
 expect_contains "in sync"
 expect_rc 0 ts dump
 echo "$OUT" >"$TMP/gen-dump.yaml"
-for d in v0 v1 v2 v3 q0; do t qdisc del dev "$d" root; done
+for d in v0 v1 v2 v3 q0 q1; do t qdisc del dev "$d" root; done
 t qdisc del dev v3 clsact
 expect_rc 0 ts apply "$TMP/gen-dump.yaml"
 snapshot >"$TMP/tcsync3-again.json"
