@@ -69,16 +69,20 @@ expect_rc 0 ts diff "$TMP/words.yaml"
 # flow's addend as a negative address, mqprio's map and queues, action
 # chains that go on without `action` (pedit ... pipe csum ip ..., ctinfo ...
 # mirred ...), an ets class change, netem's distribution tables (not in tc
-# -j: the unit test holds their bytes to tc's) and basic's nbyte: import +
-# apply equals tc -b, and dump -> flush -> apply gives the same state again.
+# -j: the unit test holds their bytes to tc's), basic's nbyte and tc-u32(8)'s
+# hash table examples (rules with no prio in a table another list made):
+# import + apply equals tc -b, and dump -> flush -> apply gives the same
+# state again.
 for n in "$NS" "$REF"; do
   for d in v0 v1 v2 v3; do
     for q in root clsact ingress; do tc -n "$n" qdisc del dev "$d" "$q" 2>/dev/null || true; done
   done
   ip -n "$n" link add q0 numtxqueues 4 type veth peer name q1
-  ip -n "$n" link set q0 up
-  ip -n "$n" link set q1 up
-  for d in q0 q1; do ip netns exec "$n" sysctl -qw "net.ipv6.conf.$d.disable_ipv6=1"; done
+  ip -n "$n" link add u0 type veth peer name u1
+  for d in q0 q1 u0 u1; do
+    ip -n "$n" link set "$d" up
+    ip netns exec "$n" sysctl -qw "net.ipv6.conf.$d.disable_ipv6=1"
+  done
 done
 G=$TMP/generators.tc
 cat >"$G" <<'TC'
@@ -101,6 +105,14 @@ class change dev q1 classid 1:3 ets quantum 5000
 qdisc add dev q1 parent 1:4 handle 14: netem delay 100ms 10ms 25% distribution paretonormal
 qdisc add dev q1 parent 1:2 handle 12: netem delay 20ms 5ms distribution normal
 filter add dev q1 parent 1: prio 1 basic match 'nbyte("ab\x01" at 4 layer 2) and not nbyte(xyz at 0)' classid 1:2
+qdisc add dev u0 root handle 1: htb
+filter add dev u0 parent 1:0 protocol ip handle 1: u32 divisor 1
+filter add dev u0 parent 1:0 protocol ip u32 ht 1: match tcp src 22 FFFF classid 1:2
+filter add dev u0 parent 1:0 protocol ip u32 ht 800: match ip protocol 6 FF match u16 0 1fff at 6 offset at 0 mask 0f00 shift 6 link 1:
+qdisc add dev u1 root handle 1: htb
+filter add dev u1 parent 1: prio 99 handle 1: u32 divisor 256
+filter add dev u1 parent 1: prio 1 u32 link 1: hashkey mask 0x0000ff00 at 12 match ip src 192.168.0.0/16
+filter add dev u1 parent 1: prio 99 u32 ht 1: sample u32 0x00000800 0x0000ff00 at 12 match ip src 192.168.8.0/24 classid 1:1
 TC
 expect_rc 0 tc -n "$REF" -b "$G"
 rc=0
@@ -117,7 +129,7 @@ expect_rc 0 ts diff "$TMP/gen.yaml"
 expect_contains "in sync"
 expect_rc 0 ts dump
 echo "$OUT" >"$TMP/gen-dump.yaml"
-for d in v0 v1 v2 v3 q0 q1; do t qdisc del dev "$d" root; done
+for d in v0 v1 v2 v3 q0 q1 u0 u1; do t qdisc del dev "$d" root; done
 t qdisc del dev v3 clsact
 expect_rc 0 ts apply "$TMP/gen-dump.yaml"
 snapshot >"$TMP/tcsync3-again.json"

@@ -382,3 +382,26 @@ TEST_CASE("tc words: an ets class change sets the qdisc's quantum of that band, 
   CHECK_FALSE(gap.ok);
   CHECK(gap.diags.find("has no tcsync spelling") != std::string::npos);
 }
+
+TEST_CASE("tc words: tc-u32(8)'s hash table examples, rules without a prio in a table another list made") {
+  // The kernel gives each line without a prio a new list (49152, 49151...)
+  // and lists a rule put in table 1: under the list that made 1:; the line's
+  // own list stays, empty.
+  auto r = import(
+      "qdisc add dev v1 root handle 1: htb\n"
+      "filter add dev v1 parent 1:0 protocol ip handle 1: u32 divisor 1\n"
+      "filter add dev v1 parent 1:0 protocol ip u32 ht 1: match tcp src 22 FFFF classid 1:2\n"
+      "filter add dev v1 parent 1:0 protocol ip prio 7 u32 ht 1: match tcp src 23 FFFF classid 1:3\n");
+  INFO(r.diags);
+  REQUIRE(r.ok);
+  CHECK(body(r) == R"(  v1:
+    qdiscs:
+      - {kind: htb, handle: "1:"}
+    filters:
+      - {parent: "1:", pref: 49152, protocol: ip, handle: "1:", root_table: "800:", u32: {divisor: 1}}
+      - {parent: "1:", pref: 49151, protocol: ip, empty: u32, handle: "801:"}
+      - {parent: "1:", pref: 49152, protocol: ip, handle: "1::800", u32: {ht: "1:", match: [{tcp: {src: 22}}]}, classid: "1:2"}
+      - {parent: "1:", pref: 7, protocol: ip, empty: u32, handle: "802:"}
+      - {parent: "1:", pref: 49152, protocol: ip, handle: "1::801", u32: {ht: "1:", match: [{tcp: {src: 23}}]}, classid: "1:3"}
+)");
+}

@@ -32,6 +32,8 @@ class U32TcTables final : public TcTables {
   void lists_gone(const std::string& dev, uint32_t block, uint16_t pref) override {
     auto& roots = roots_[space_of(dev, block)];
     std::erase_if(roots, [&](auto& r) { return r.second.block == block && r.second.pref == pref; });
+    std::erase_if(hash_tables_[space_of(dev, block)],
+                  [&](auto& r) { return r.second.block == block && r.second.pref == pref; });
     // The last list of a table space takes the space with it (u32_destroy):
     // the next list made is 800: again.
     if (roots.empty()) next_root_.erase(space_of(dev, block));
@@ -42,6 +44,7 @@ class U32TcTables final : public TcTables {
     roots_.erase(space_of(dev, block));
     next_root_.erase(space_of(dev, block));
     high_tables_.erase(space_of(dev, block));
+    hash_tables_.erase(space_of(dev, block));
   }
 
   bool place(TcRule& r, Diagnostics& d) override;
@@ -65,6 +68,9 @@ class U32TcTables final : public TcTables {
   // divisor 1`), per table space: `ht 900:` and handle 900::5 name them,
   // not a root.
   std::map<Space, std::set<uint32_t>> high_tables_;
+  // Hash tables the batch made with a handle (`handle 1: u32 divisor 256`),
+  // per table space: the list that made them, which lists their rules.
+  std::map<Space, std::map<uint32_t, RootOf>> hash_tables_;
   // Node ids in use per ((device, block), pref, protocol, table and
   // bucket): a rule without a handle gets the first free id from 0x800.
   std::map<std::tuple<Space, uint32_t, uint32_t, uint32_t>, std::set<uint32_t>> nodes_;
@@ -80,12 +86,22 @@ bool U32TcTables::place(TcRule& r, Diagnostics& d) {
   auto& hval = r.handle_value;
   auto& high = high_tables_[space_of(r.dev, r.block)];
   auto root_id = [&](uint32_t h) { return (h >> 20) >= 0x800 && !high.count(h & 0xFFF00000u); };
-  if (hval && tc_find(r.body, "divisor") && (*hval >> 20) >= 0x800)
-    high.insert(*hval & 0xFFF00000u);
-  else if (Node* ht = tc_find(r.body, "ht")) {
+  if (hval && tc_find(r.body, "divisor")) {
+    if ((*hval >> 20) >= 0x800) high.insert(*hval & 0xFFF00000u);
+    hash_tables_[space_of(r.dev, r.block)][*hval & 0xFFF00000u] = {r.block, r.key.pref, r.key.protocol};
+  } else if (Node* ht = tc_find(r.body, "ht")) {
     if (auto h = parse_u32_handle(ht->scalar); h && root_id(*h)) {
       table = *h & 0xFFF00000u, tloc = ht->loc;
       std::erase_if(r.body.map, [](auto& kv) { return kv.first.scalar == "ht"; });
+    } else if (h) {
+      // A rule put in a hash table (`ht 1:`, tc-u32(8)'s examples with no
+      // prio) lives in the list that made the table, whatever pref and
+      // protocol its own line gave: the kernel made that line's list too.
+      auto& tables = hash_tables_[space_of(r.dev, r.block)];
+      if (auto it = tables.find(*h & 0xFFF00000u); it != tables.end() && it->second.block == r.block) {
+        r.key.pref = it->second.pref;
+        r.key.protocol = it->second.protocol;
+      }
     }
   }
   if (hval && root_id(*hval)) {
