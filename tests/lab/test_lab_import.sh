@@ -133,7 +133,22 @@ for d in v0 v1 v2 v3 q0 q1 u0 u1; do t qdisc del dev "$d" root; done
 t qdisc del dev v3 clsact
 expect_rc 0 ts apply "$TMP/gen-dump.yaml"
 snapshot >"$TMP/tcsync3-again.json"
-expect_same_file "$TMP/ref3.json" "$TMP/tcsync3-again.json" "dump -> flush -> apply gives the same state (generators' words)"
+# The kernel lists a device's qdiscs in its hash order, the reverse of the
+# order they were made (two netems under ets here): dump lists them by
+# handle, so apply makes them in another order than the script did. That
+# order is not state (issue 37): compare the qdiscs sorted.
+sorted_qdiscs() {
+  python3 -c '
+import json, sys
+s = json.load(open(sys.argv[1]))
+for st in s.values():
+    if isinstance(st, dict) and isinstance(st.get("qdiscs"), list):
+        st["qdiscs"].sort(key=lambda q: json.dumps(q, sort_keys=True))
+print(json.dumps(s, indent=1, sort_keys=True))' "$1"
+}
+sorted_qdiscs "$TMP/ref3.json" >"$TMP/ref3-sorted.json"
+sorted_qdiscs "$TMP/tcsync3-again.json" >"$TMP/tcsync3-again-sorted.json"
+expect_same_file "$TMP/ref3-sorted.json" "$TMP/tcsync3-again-sorted.json" "dump -> flush -> apply gives the same state (generators' words; qdiscs in any order)"
 expect_rc 0 ts diff "$TMP/gen-dump.yaml"
 expect_contains "in sync"
 finish
