@@ -168,9 +168,32 @@ void normalize(Options& o, const KindCtx&, Diagnostics& d, SourceLoc) {
 namespace {
 // Reported by the kernel, not configuration (kind.h reported_only).
 const uint16_t kReportedOnly[] = {TCA_GACT_TM, TCA_GACT_PAD};
+// `random netrand|determ CONTROL VAL` (m_gact.c, after the verdict): VAL
+// decimal, at most 10000.
+bool tc_random(TcCursor& c, const TcWord& kw, Node& body) {
+  const TcWord* type = c.value(kw, "netrand or determ");
+  if (!type) return false;
+  if (type->text != "netrand" && type->text != "determ") {
+    c.diags().error(type->loc, "gact random's type is netrand or determ, not '" + type->text + "'; tc refuses it too");
+    return false;
+  }
+  Node r = tc_map(kw.loc);
+  tc_put(r, "type", type->loc, tc_scalar(type->text, type->loc));
+  if (!tc_read_verdict(c, r, "control")) {
+    c.diags().error(type->loc, "gact random needs a verdict after '" + type->text + "', such as pass");
+    return false;
+  }
+  const TcWord* val = c.value(*type, "a value from 0 to 10000");
+  if (!val) return false;
+  tc_put(r, "value", val->loc, tc_scalar(val->text, val->loc));
+  tc_put(body, "random", kw.loc, std::move(r));
+  return true;
+}
+const TcReader kTcReaders[] = {{"random", tc_random}};
 // `action drop` and `action gact drop`: the verdict is gact's one bare word.
-const std::string_view kTcExamples[] = {"drop", "ok", "pipe", "goto chain 0"};
-const TcWords kTcWords{.bare = tc_bare_control, .examples = kTcExamples};
+const std::string_view kTcExamples[] = {
+    "drop", "ok", "pipe", "goto chain 0", "drop random determ pass 10", "pass random netrand drop 100"};
+const TcWords kTcWords{.readers = kTcReaders, .bare = tc_bare_control, .examples = kTcExamples};
 }  // namespace
 
 constexpr ActionOps kActionGactOps{
