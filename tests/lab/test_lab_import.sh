@@ -99,6 +99,7 @@ qdisc add dev v3 clsact
 filter add dev v3 ingress prio 1 matchall action pedit ex munge ip dst set 10.0.0.1 pipe csum ip and tcp
 filter add dev v3 ingress prio 2 matchall action ctinfo dscp 0xfc000000 0x01000000 mirred egress redirect dev v1
 filter add dev v3 egress prio 3 matchall action vlan push id 5 pipe mirred egress mirror dev v1 pipe drop
+filter add dev v3 egress prio 4 matchall action gact drop random determ pass 10 action pass random netrand drop 100
 qdisc add dev q0 root handle 1: mqprio num_tc 3 map 2 2 1 0 2 2 2 2 2 2 2 2 2 2 2 2 queues 1@0 1@1 2@2 hw 0
 qdisc add dev q1 root handle 1: ets bands 4 strict 1 quanta 1500 2500 3500 priomap 0 1 2 3
 class change dev q1 classid 1:3 ets quantum 5000
