@@ -64,7 +64,7 @@ VerifySieve::Place* VerifySieve::find(const std::string& device) {
 
 bool VerifySieve::take(const std::string& device, const Filter& f) {
   Place* p = find(device);
-  if (!p || filter_ops(f.ops).own_table_handle) return false;  // u32: the dumper's table passes read them all
+  if (!p || shared_tables(f.ops)) return false;  // u32: the dumper's table passes read them all
   auto it = std::lower_bound(p->by_key.begin(), p->by_key.end(), std::make_pair(f.key, uint32_t{0}));
   if (it == p->by_key.end() || it->first != f.key) return false;
   if (std::next(it) != p->by_key.end() && std::next(it)->first == f.key) return false;  // named twice

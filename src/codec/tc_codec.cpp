@@ -758,9 +758,9 @@ bool decode_filter(std::span<const uint8_t> msg, const LinkNames* links, Filter&
       Opaque().swap(held);
     }
   }
-  if (auto* canonical_key = filter_ops(out.ops).canonical_key) {
+  if (auto* tables = shared_tables(out.ops)) {
     uint32_t wire = out.key.handle;
-    if (!canonical_key(out.key, out.opts)) return false;
+    if (!tables->canonical_key(out.key, out.opts)) return false;
     if (out.key.handle != wire) out.wire_handle = wire;
   }
   return true;

@@ -182,7 +182,8 @@ bool derive_handle(Filter& f,
     uint32_t n = mask ? ++counters[ck] : 0;
     if (n > mask) {
       d.error(f.loc, "more than " + std::to_string(mask) + " " + f.kind +
-                         " filters in one handle space; give handles or spread them (u32: hash tables)");
+                         " filters in one handle space; give handles or spread them" +
+                         (shared_tables(f.ops) ? " (" + f.kind + ": hash tables)" : std::string()));
       return false;
     }
     f.key.handle = fixed | n;

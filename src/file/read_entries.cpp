@@ -447,7 +447,8 @@ bool Loader::filter_fields(const Node& n, Device& dev, Filter& f, const Node*& h
       if (!scalar(v, "empty", d)) continue;
       if (v.scalar.empty() ||
           v.scalar.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789_") != std::string::npos) {
-        d.error(v.loc, "'empty' names a classifier kind (u32, fw...), not " + quoted(v.scalar));
+        d.error(v.loc, "'empty' names a classifier kind (" + kind_names_where(makes_empty_lists, ", ") + "...), not " +
+                           quoted(v.scalar));
         continue;
       }
       if (body) {
@@ -517,7 +518,7 @@ bool Loader::filter_fields(const Node& n, Device& dev, Filter& f, const Node*& h
       unknown_key(d, k, "a filter", cands);
     }
   }
-  if (root_table && filter_ops(f.ops).own_table_handle) {
+  if (root_table && shared_tables(f.ops)) {
     auto h = parse_filter_handle(f.ops, root_table->scalar);
     if (h && names_root_table(f.ops, *h))
       f.list_root = *h;
@@ -544,7 +545,7 @@ bool Loader::filter_fields(const Node& n, Device& dev, Filter& f, const Node*& h
   if (f.empty_list) {
     // An empty u32 list's handle names its root table, as the kernel
     // numbered it (801:): model/shared_tables.h. No other has a handle.
-    if (handle && filter_ops(f.ops).own_table_handle) {
+    if (handle && shared_tables(f.ops)) {
       auto h = scalar(*handle, "handle", d) ? parse_filter_handle(f.ops, handle->scalar) : std::nullopt;
       if (h && names_root_table(f.ops, *h))
         f.wire_handle = *h;
@@ -561,8 +562,8 @@ bool Loader::filter_fields(const Node& n, Device& dev, Filter& f, const Node*& h
     // (An unknown kind was reported where it was read.)
     auto empty = f.ops ? filter_ops(f.ops).empty_list : FilterOps::EmptyList::Allowed;
     if (empty == FilterOps::EmptyList::Refused)
-      d.error(body->loc, "the kernel makes no empty " + f.kind +
-                             " list (it needs the rule's options): only u32 and fw lists can be empty");
+      d.error(body->loc, "the kernel makes no empty " + f.kind + " list (it needs the rule's options): only " +
+                             kind_names_where(makes_empty_lists, " and ") + " lists can be empty");
     else if (empty == FilterOps::EmptyList::NotOnBlock && dev.block)
       d.error(body->loc, "the kernel makes no empty " + f.kind + " list on a shared block (it needs a mark there)");
     return true;
@@ -593,10 +594,10 @@ bool Loader::filter_fields(const Node& n, Device& dev, Filter& f, const Node*& h
 }
 
 void Loader::root_table_misplaced(SourceLoc at) {
-  d.error(at,
-          "'root_table' is given on a u32 hash table entry (handle \"2:\" with divisor), for the list it is in; a rule "
-          "of the root table "
-          "says it in its handle (\"801::5\"), an empty list as its handle (\"801:\")");
+  d.error(at, "'root_table' is given on a " + kind_names_where(has_shared_tables, " or ") +
+                  " hash table entry (handle \"2:\" with divisor), for the list it is in; a rule "
+                  "of the root table "
+                  "says it in its handle (\"801::5\"), an empty list as its handle (\"801:\")");
 }
 
 // The handle (its syntax is the kind's), the kind's normalize hook, and the
@@ -613,10 +614,9 @@ void Loader::filter_finish(Filter&& f, const Node* handle, Device& dev) {
     // A rule in a list's root table may name the table as the kernel
     // numbered it (801::5): the list's root, declared (model/shared_tables.h);
     // the rule itself is ::5, as when the file leaves the table out.
-    const FilterOps& fo = filter_ops(f.ops);
-    if (fo.own_table_handle && fo.canonical_key && !f.empty_list) {
+    if (auto* tables = shared_tables(f.ops); tables && !f.empty_list) {
       FilterKey k = f.key;
-      if (fo.canonical_key(k, f.opts) && k.handle != f.key.handle) {
+      if (tables->canonical_key(k, f.opts) && k.handle != f.key.handle) {
         f.wire_handle = f.key.handle;
         f.key.handle = k.handle;
       }

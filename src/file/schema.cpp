@@ -208,20 +208,23 @@ Json chain(Json template_kinds) {
 
 // The keys every filter has; each kind's options follow under its name.
 Json filter_common() {
+  const std::string tables = kind_names_where(has_shared_tables, " or ");
   Json pref = {{"type", "integer"}, {"minimum", 1}, {"maximum", 65535}};
   return {{"empty",
            {{"type", "string"},
             {"pattern", "^[a-z0-9_]+$"},
             {"description",
              "An empty list of this classifier kind at the pref (no rule: what the kernel keeps after tc filter add "
-             "... u32 with no options). A u32 one may give its root table as its handle (801:)."}}},
+             "... " +
+                 tables + " with no options). A " + tables + " one may give its root table as its handle (801:)."}}},
           {"root_table",
            {{"type", "string"},
             {"pattern", "^[89a-fA-F][0-9a-fA-F]{2}:$"},
             {"description",
-             "On a u32 hash table entry (handle 2: with divisor): the kernel's root table of the list it is in "
-             "(801:), for a list that holds only hash tables and their rules (any other list shows its root in a "
-             "rule's handle, 801::5, or as an empty list's handle)."}}},
+             "On a " + tables +
+                 " hash table entry (handle 2: with divisor): the kernel's root table of the list it is in "
+                 "(801:), for a list that holds only hash tables and their rules (any other list shows its root in a "
+                 "rule's handle, 801::5, or as an empty list's handle)."}}},
           {"name", {{"type", "string"}}},
           {"parent", {{"type", "string"}}},
           {"chain", {{"type", "integer"}, {"minimum", 0}}},

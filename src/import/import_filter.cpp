@@ -219,7 +219,7 @@ void Importer::filter(Cursor& c, Verb v, const TcWord& head) {
     return;
   }
   if (!f.ops) {
-    d_.error(f.dev->loc, "tc filter needs a classifier kind such as u32");
+    d_.error(f.dev->loc, "tc filter needs a classifier kind such as " + kind_names_where(has_shared_tables, " or "));
     return;
   }
   auto& prefs = prefs_[{block, f.key.chain}];
@@ -359,8 +359,8 @@ bool Importer::filter_handle(FilterLine& f) {
     if (!h) return false;
     f.handle_text = *h;
   }
-  if (auto* parse = filter_ops(f.ops).parse_handle)
-    f.hval = parse(f.handle_text);
+  if (auto* tables = shared_tables(f.ops))
+    f.hval = tables->parse_handle(f.handle_text);
   else if (auto n = parse_uint(f.handle_text))
     f.hval = static_cast<uint32_t>(*n);
   if (!f.hval) {

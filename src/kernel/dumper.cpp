@@ -229,7 +229,7 @@ class Dumper {
     }
   }
 
-  // Lists of a kind with shared tables (FilterOps::table_of) at one pref
+  // Lists of a kind with shared tables (SharedTableOps::table_of) at one pref
   // under one qdisc (any parent, chain or protocol) each list every such
   // list's entries: u32_walk picks tables by prio alone. Each entry is kept
   // once, in the list model/shared_tables.h places its table in: a root
@@ -250,7 +250,7 @@ class Dumper {
     // not one per rule (100k u32 rules on a clsact pass here on every dump).
     const Filter* prev = nullptr;
     for (const Filter& f : fs) {
-      if (!filter_ops(f.ops).table_of) continue;
+      if (!shared_tables(f.ops)) continue;
       if (prev && list_of(*prev) == list_of(f) && prev->key.pref == f.key.pref && prev->ops == f.ops) continue;
       prev = &f;
       auto& ls = lists[group_of(f)];
@@ -269,12 +269,11 @@ class Dumper {
       std::vector<uint32_t> tables;
       for (const Filter& f : fs) {
         if (f.ops != std::get<2>(g) || f.empty_list || group_of(f) != g || list_of(f) != ls.front()) continue;
-        const FilterOps& fo = filter_ops(*f.ops);
-        uint32_t table = fo.table_of(f.wire_handle ? f.wire_handle : f.key.handle);
+        const SharedTableOps& st = *shared_tables(f.ops);
+        uint32_t table = st.table_of(f.wire_handle ? f.wire_handle : f.key.handle);
         tables.push_back(table);
-        if (fo.depends_on)
-          for (uint32_t to : fo.depends_on(f.opts))
-            if (fo.table_of(to) != table) links.emplace_back(table, fo.table_of(to));
+        for (uint32_t to : st.depends_on(f.opts))
+          if (st.table_of(to) != table) links.emplace_back(table, st.table_of(to));
       }
       placed[g] = place_tables(roots, links, tables);
     }
@@ -282,15 +281,14 @@ class Dumper {
     out.reserve(fs.size());
     std::set<std::pair<Group, size_t>> nonempty;
     for (Filter& f : fs) {
-      auto* table_of = filter_ops(f.ops).table_of;
-      auto g = table_of ? lists.find(group_of(f)) : lists.end();
+      auto g = shared_tables(f.ops) ? lists.find(group_of(f)) : lists.end();
       if (g == lists.end()) {
         out.push_back(std::move(f));
         continue;
       }
       if (f.empty_list) continue;  // a head read as empty is a list with entries elsewhere
       const auto& where_at = placed[g->first];
-      auto at = where_at.find(table_of(f.wire_handle ? f.wire_handle : f.key.handle));
+      auto at = where_at.find(shared_tables(f.ops)->table_of(f.wire_handle ? f.wire_handle : f.key.handle));
       size_t owner = at == where_at.end() ? 0 : at->second;
       if (g->second[owner] != list_of(f)) continue;  // the owner's copy is the one kept
       nonempty.emplace(g->first, owner);
@@ -331,7 +329,7 @@ class Dumper {
     Seen* cur = nullptr;
     List cur_list{};
     for (Filter& f : fs) {
-      if (!filter_ops(f.ops).own_table_handle) continue;
+      if (!shared_tables(f.ops)) continue;
       List l{f.key.parent, f.key.chain, f.key.pref, f.key.protocol};
       // A list's entries mostly follow each other: one lookup a run.
       if (!cur || !(cur_list == l)) cur = &lists[l], cur_list = l;
@@ -364,23 +362,23 @@ class Dumper {
       size_t n = 2;
       while (i + 1 < fs.size() && fs[i + 1].key == a.key && fs[i + 1].wire_handle == a.wire_handle) ++i, ++n;
       diags_.error(
-          {},
-          "the kernel holds " + std::to_string(n) + " filters named " + describe(a) + " on " + where +
-              ": tcsync names filters by handle and cannot carry them apart (u32 gives every rule past 4,095 in one "
-              "bucket the bucket's last id; spread such rules over a hash table with 'divisor', or over prefs)");
+          {}, "the kernel holds " + std::to_string(n) + " filters named " + describe(a) + " on " + where +
+                  ": tcsync names filters by handle and cannot carry them apart (" + a.kind +
+                  " gives every rule past 4,095 in one "
+                  "bucket the bucket's last id; spread such rules over a hash table with 'divisor', or over prefs)");
       ok = false;
     }
     return ok;
   }
 
-  // The root table of one list, by a get of FilterOps::own_table_handle; 0
+  // The root table of one list, by a get of SharedTableOps::own_table_handle; 0
   // when the kernel does not answer.
   uint32_t own_table(uint32_t ifindex, const std::string& where, const auto& list, uint16_t pref, const KindOps* ops,
                      bool& ok) {
     req_.clear();
     MsgWriter w(req_);
     encode_filter_get(w, FilterKey{list.parent, list.chain, pref, list.protocol, 0}, ops->name, ifindex,
-                      filter_ops(ops).own_table_handle);
+                      shared_tables(ops)->own_table_handle);
     uint32_t root = 0;
     DumpOutcome out;
     if (!run_get(

@@ -37,4 +37,11 @@ std::vector<std::string_view> kind_names(ObjType obj) {
   return out;
 }
 
+std::string kind_names_where(bool (*has)(const KindOps& k), std::string_view sep) {
+  std::string out;
+  for (auto* k : all_kinds())
+    if (has(*k)) out += (out.empty() ? std::string_view() : sep), out += k->name;
+  return out;
+}
+
 }  // namespace tcsync

@@ -364,6 +364,39 @@ struct ClassOps {
   void (*read_xstats)(std::span<const uint8_t> data, ClassXstats& out) = nullptr;
 };
 
+// What only kinds whose rules live in kernel-side shared tables have
+// (FilterOps::tables): hash tables that are filter entries of their own,
+// rules that hang in a table and link to others, tables shared by every
+// list at a pref under one qdisc (the kernel's tc_u_common: a clsact's
+// ingress and egress, an htb qdisc and its classes), and root tables the
+// kernel numbers per list (800:, 801:...; model/shared_tables.h). Stages
+// ask whether a kind has them (`filter_ops(k).tables`), never its name; a
+// kind that has them sets every member. Such lists cannot take part in an
+// atomic switch: both slots would share their tables (plan/atomic.cpp).
+struct SharedTableOps {
+  // Maps a decoded key to the form the loader produces (the kernel-named
+  // root table 800: becomes 0) and returns false for entries that are not
+  // rules (the implicit root hash table).
+  bool (*canonical_key)(FilterKey& k, const Options& o) = nullptr;
+  // The order of adds within a device (lower first; deletes go the other
+  // way): hash tables (0) come before the rules that fill or link to them
+  // (1), and are deleted after them.
+  int (*add_rank)(const Options& o) = nullptr;
+  // Handles of filters (same device and parent) that must exist before this
+  // one is added (the tables a rule hangs in and links to).
+  std::vector<uint32_t> (*depends_on)(const Options& o) = nullptr;
+  // The handle's notation, which names table, bucket and node ("800::1").
+  std::optional<uint32_t> (*parse_handle)(std::string_view s) = nullptr;
+  std::string (*format_handle)(uint32_t h) = nullptr;
+  // `table_of(handle)`: the table an entry (as the kernel names it) hangs
+  // in; `own_table_handle`: the handle a RTM_GETTFILTER of one list answers
+  // with that list's own root table. The kernel's dump of one list shows
+  // every list's entries at its pref: the dumper keeps each entry once, in
+  // the list it belongs to.
+  uint32_t (*table_of)(uint32_t handle) = nullptr;
+  uint32_t own_table_handle = 0;
+};
+
 // What only filters have (KindOps::filter; filter_ops).
 struct FilterOps {
   // The kernel adds to the head of a (pref, protocol) list and matches in
@@ -405,9 +438,6 @@ struct FilterOps {
   // Each sets what its struct holds; a count it does not hold stays absent.
   void (*read_counters)(std::span<const uint8_t> data, std::optional<uint64_t>& lookups,
                         std::optional<uint64_t>& hits) = nullptr;
-  // Filters that cannot take part in an atomic switch (--atomic), and why
-  // (u32: its tables are shared between chains of one pref); empty: they can.
-  std::string_view no_atomic_switch = {};
   // The handle the loader derives when the file gives none is `fixed | n`,
   // n counting 1, 2, 3... in file order within (device, parent, chain,
   // pref, protocol, fixed); n must fit `counter_mask`. u32 fixes the hash
@@ -416,37 +446,16 @@ struct FilterOps {
   // counter_mask 0: the handle is `fixed` (route derives it from its
   // realms, as the kernel does), or must be given when `fixed` is 0.
   void (*handle_space)(const Options& o, uint32_t& fixed, uint32_t& counter_mask) = nullptr;
-  // Maps a decoded key to the form the loader produces (u32: the
-  // kernel-named root table 800: becomes 0) and returns false for entries
-  // that are not rules (u32's implicit root hash table).
-  bool (*canonical_key)(FilterKey& k, const Options& o) = nullptr;
-  // The order of adds within a device (lower first; deletes go the other
-  // way). u32 hash tables (0) come before the rules that fill or link to
-  // them (1), and are deleted after them.
-  int (*add_rank)(const Options& o) = nullptr;
-  // Handles of filters (same device and parent) that must exist before this
-  // one is added (u32: the tables named by `ht` and `link`).
-  std::vector<uint32_t> (*depends_on)(const Options& o) = nullptr;
   // Checks across all of one device's filters of this kind (u32: a rule's
   // table is declared, at the same parent, pref and protocol).
   void (*check_device)(const std::vector<const Filter*>& filters, Diagnostics& d) = nullptr;
-  // Handles with their own notation (u32's "800::1"); default is a number,
-  // printed as 0x-hex like tc.
-  std::optional<uint32_t> (*parse_handle)(std::string_view s) = nullptr;
-  std::string (*format_handle)(uint32_t h) = nullptr;
   // Whether changing `have` into `want` needs delete + add although every
   // changed field could change in place on its own (flower: a replace must
   // keep the mask; matchall: the kernel refuses any replace).
   bool (*needs_recreate)(const Filter& want, const Filter& have) = nullptr;
-  // Filters whose lists under one qdisc share one space of tables (u32's
-  // tc_u_common: a clsact's ingress and egress, an htb qdisc and its
-  // classes), so that the kernel's dump of one such list shows every list's
-  // entries at its pref. `table_of(handle)`: the table an entry (as the
-  // kernel names it) hangs in; `own_table_handle`: the handle a
-  // RTM_GETTFILTER of one list answers with that list's own root table.
-  // The dumper keeps each entry once, in the list it belongs to.
-  uint32_t (*table_of)(uint32_t handle) = nullptr;
-  uint32_t own_table_handle = 0;
+  // Kinds whose rules live in kernel-side shared tables: their table
+  // handling, in one place (SharedTableOps); null for every other kind.
+  const SharedTableOps* tables = nullptr;
   // Whether the kernel makes a (pref, protocol) list of this kind with no
   // rule, from a request without TCA_OPTIONS (`empty: KIND`): u32 and fw
   // do; fw not on a shared block (fw_change needs a mark there); the others
@@ -557,12 +566,29 @@ inline const FilterOps& filter_ops(const KindOps& k) {
 inline const ActionOps& action_ops(const KindOps& k) {
   return action_ops(&k);
 }
+// The shared-table part of a filter kind; null for any other kind (or null k).
+inline const SharedTableOps* shared_tables(const KindOps* k) {
+  return filter_ops(k).tables;
+}
+inline const SharedTableOps* shared_tables(const KindOps& k) {
+  return filter_ops(k).tables;
+}
 
 // Registry: every kind compiled in, looked up by object type and name
 // (defined in kinds/registry.cpp; kinds/kinds.def lists them).
 const KindOps* find_kind(ObjType obj, std::string_view name);
 const std::vector<const KindOps*>& all_kinds();  // a static table: no copy per lookup
 std::vector<std::string_view> kind_names(ObjType obj);
+// The names of the kinds `has` picks, in registry order, joined by `sep`:
+// a message about the kinds with some capability takes their names from
+// the table ("u32", "u32 and fw"), so no stage spells a kind's name.
+std::string kind_names_where(bool (*has)(const KindOps& k), std::string_view sep);
+inline bool has_shared_tables(const KindOps& k) {
+  return shared_tables(k) != nullptr;
+}
+inline bool makes_empty_lists(const KindOps& k) {
+  return k.obj == ObjType::Filter && filter_ops(k).empty_list != FilterOps::EmptyList::Refused;
+}
 
 // Field values: parse from YAML, print for YAML and for humans. Shared by
 // the loader, dump, differ and schema so every field reads and prints alike.

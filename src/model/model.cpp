@@ -78,7 +78,7 @@ std::pair<uint32_t, uint32_t> bound_blocks(const Qdisc& q) {
 }
 
 std::string format_filter_handle(const KindOps* ops, uint32_t h) {
-  if (auto* format = filter_ops(ops).format_handle) return format(h);
+  if (auto* tables = shared_tables(ops)) return tables->format_handle(h);
   // "0x%x" without printf: a plan prints one per rule.
   char b[16] = {'0', 'x'};
   auto r = std::to_chars(b + 2, b + sizeof b, h, 16);
@@ -86,7 +86,7 @@ std::string format_filter_handle(const KindOps* ops, uint32_t h) {
 }
 
 std::optional<uint32_t> parse_filter_handle(const KindOps* ops, std::string_view s) {
-  if (auto* parse = filter_ops(ops).parse_handle) return parse(s);
+  if (auto* tables = shared_tables(ops)) return tables->parse_handle(s);
   auto v = parse_uint(s);
   if (!v || *v > 0xFFFFFFFFu) return std::nullopt;
   return static_cast<uint32_t>(*v);

@@ -43,20 +43,20 @@ constexpr uint32_t kTableBits = 0xFFF00000u;
 }  // namespace
 
 uint32_t kernel_root_of(const Filter& f) {
-  if (!filter_ops(f.ops).own_table_handle) return 0;
+  if (!shared_tables(f.ops)) return 0;
   if (f.list_root) return f.list_root;
   uint32_t h = f.wire_handle & kTableBits;
   return h & kRootBit ? h : 0;
 }
 
 bool names_root_table(const KindOps* ops, uint32_t h) {
-  const FilterOps& fo = filter_ops(ops);
-  return fo.own_table_handle && fo.table_of && fo.table_of(h) == h && (h & kRootBit);
+  auto* tables = shared_tables(ops);
+  return tables && tables->table_of(h) == h && (h & kRootBit);
 }
 
 bool is_table_entry(const Filter& f) {
-  auto* table_of = filter_ops(f.ops).table_of;
-  return table_of && f.key.handle && table_of(f.key.handle) == f.key.handle;
+  auto* tables = shared_tables(f.ops);
+  return tables && f.key.handle && tables->table_of(f.key.handle) == f.key.handle;
 }
 
 void home_explicit_table_rules(std::vector<Filter>& fs) {
@@ -66,9 +66,9 @@ void home_explicit_table_rules(std::vector<Filter>& fs) {
     if (is_table(f) && (f.key.handle & kRootBit)) tables.emplace(table_space_of(f.key.parent), f.key.handle);
   if (tables.empty()) return;  // the common case: one pass, nothing moved
   for (Filter& f : fs) {
-    const FilterOps& fo = filter_ops(f.ops);
-    if (!fo.own_table_handle || f.empty_list || !f.wire_handle || is_table(f)) continue;
-    if (!tables.count({table_space_of(f.key.parent), fo.table_of(f.wire_handle)})) continue;
+    auto* ops = shared_tables(f.ops);
+    if (!ops || f.empty_list || !f.wire_handle || is_table(f)) continue;
+    if (!tables.count({table_space_of(f.key.parent), ops->table_of(f.wire_handle)})) continue;
     f.key.handle = f.wire_handle;
     f.wire_handle = 0;
     // The kind makes its options agree with the handle (u32: `ht`); what
@@ -82,7 +82,7 @@ std::map<uint32_t, std::vector<RootList>> root_lists(const std::vector<Filter>& 
   std::map<uint32_t, std::vector<RootList>> out;
   RootList* cur = nullptr;
   for (const Filter& f : fs) {
-    if (!filter_ops(f.ops).own_table_handle) continue;
+    if (!shared_tables(f.ops)) continue;
     RootList l{f.key.parent, f.key.chain, f.key.pref, f.key.protocol, 0, f.ops};
     // A list's entries usually follow each other: one search a run.
     if (!cur || !(*cur == l)) {

@@ -99,10 +99,12 @@ bool atomize(State& desired, const State& live, bool all, Diagnostics& d) {
         rest.push_back(std::move(f));
         continue;
       }
-      if (std::string_view why = filter_ops(f.ops).no_atomic_switch; !why.empty()) {
-        // Both slots hold the same rules at the same prefs, in two chains.
-        d.error(f.loc, f.kind + " rules cannot switch atomically (" + std::string(why) +
-                           "); use flower, matchall or fw here, or apply without --atomic");
+      if (shared_tables(f.ops)) {
+        // Both slots hold the same rules at the same prefs, in two chains:
+        // one list per qdisc and pref holds the tables of both.
+        d.error(f.loc, f.kind + " rules cannot switch atomically (the kernel shares " + f.kind +
+                           " tables between chains of the same pref); use flower, matchall or fw here, or apply "
+                           "without --atomic");
         ok = false;
       }
       if (uint32_t m = max_chain(f); m >= kAtomicChainLimit) {

@@ -265,8 +265,8 @@ struct DevicePlanner {
   };
 
   static int add_rank_of(const Step& s) {
-    auto* add_rank = filter_ops(s.filter->ops).add_rank;
-    return add_rank ? add_rank(s.filter->opts) : 0;
+    auto* tables = shared_tables(s.filter->ops);
+    return tables ? tables->add_rank(s.filter->opts) : 0;
   }
 
   void run() {
@@ -470,8 +470,7 @@ struct DevicePlanner {
       if (!unreachable.empty()) continue;  // a fresh start would not reach them either: no plan that never ends
       std::vector<Group> live_lists;
       for (auto& [g, fs] : lists.live_groups)
-        if (filter_ops(fs.front()->ops).own_table_handle && table_space_of(std::get<0>(g)) == space)
-          live_lists.push_back(g);
+        if (shared_tables(fs.front()->ops) && table_space_of(std::get<0>(g)) == space) live_lists.push_back(g);
       if (live_lists.empty()) continue;  // made afresh anyway
       std::string why = root_table_moved(ls, lists);
       if (why.empty()) continue;
@@ -495,9 +494,11 @@ struct DevicePlanner {
             break;
           }
       if (have_root == l.root) continue;
-      return "u32 root table " + (shown ? format_filter_handle(shown->ops, have_root) : std::string("(none shown)")) +
-             " -> " + format_filter_handle(l.ops, l.root) + " at pref " + std::to_string(l.pref) +
-             ": the kernel numbers a qdisc's root tables anew only when all its u32 lists go";
+      const std::string kind(l.ops->name);
+      return kind + " root table " +
+             (shown ? format_filter_handle(shown->ops, have_root) : std::string("(none shown)")) + " -> " +
+             format_filter_handle(l.ops, l.root) + " at pref " + std::to_string(l.pref) +
+             ": the kernel numbers a qdisc's root tables anew only when all its " + kind + " lists go";
     }
     return {};
   }
@@ -506,8 +507,9 @@ struct DevicePlanner {
   // plan is refused (true).
   bool refuse_fresh_space(uint32_t space, const std::string& why) {
     size_t foreign = 0;
+    std::string kind;  // theirs, for the message
     for (auto& f : have.filters)
-      if (filter_ops(f.ops).own_table_handle && table_space_of(f.key.parent) == space && !own->owns(f)) ++foreign;
+      if (shared_tables(f.ops) && table_space_of(f.key.parent) == space && !own->owns(f)) ++foreign, kind = f.kind;
     if (!foreign) return false;
     SourceLoc at = want.loc;
     for (auto& f : want.filters)
@@ -516,8 +518,8 @@ struct DevicePlanner {
         break;
       }
     refused.push_back({Severity::Error, at,
-                       why + ", and " + std::to_string(foreign) + " u32 filter(s) of that qdisc on " + want.name +
-                           " are outside this file's scope (" + describe_scope(want) +
+                       why + ", and " + std::to_string(foreign) + " " + kind + " filter(s) of that qdisc on " +
+                           want.name + " are outside this file's scope (" + describe_scope(want) +
                            "): refused, nothing changed; own them, or leave the root tables undeclared"});
     return true;
   }
@@ -644,13 +646,13 @@ struct DevicePlanner {
     };
     // Only kinds with dependencies (u32) need the index.
     bool any_deps = std::any_of(filter_adds.begin(), filter_adds.end(),
-                                [](const Step& s) { return filter_ops(s.filter->ops).depends_on; });
+                                [](const Step& s) { return shared_tables(s.filter->ops) != nullptr; });
     if (any_deps) index();
     for (size_t i = 0; any_deps && i < filter_adds.size(); ++i) {
       const Filter* f = filter_adds[i].filter;
-      auto* depends_on = filter_ops(f->ops).depends_on;
-      if (!depends_on) continue;
-      for (uint32_t h : depends_on(f->opts)) {
+      auto* tables = shared_tables(f->ops);
+      if (!tables) continue;
+      for (uint32_t h : tables->depends_on(f->opts)) {
         auto it = pos.find(Where{f->key.parent, h, f->ops});
         if (it == pos.end() || it->second <= i) continue;
         if (!add_place.empty() && add_place.count(group_of(f->key)) && i > 0 &&

@@ -35,14 +35,15 @@ void warn_unreachable_roots(const Device& dev, Diagnostics& d) {
                g.key.protocol == l.protocol && kernel_root_of(g);
       });
       SourceLoc loc = f != dev.filters.end() ? f->loc : dev.loc;
-      d.warning(
-          loc, dev.name + ": the u32 list " + describe_filter_parent(l.parent) + " chain " + std::to_string(l.chain) +
-                   " pref " + std::to_string(l.pref) + " protocol " + format_protocol(l.protocol) +
-                   " declares root table " + format_filter_handle(f != dev.filters.end() ? f->ops : nullptr, l.root) +
-                   ", which its qdisc's " + std::to_string(ls.size()) + " u32 list(s) made afresh never get (800: to " +
-                   format_filter_handle(f != dev.filters.end() ? f->ops : nullptr,
-                                        (0x800u + static_cast<uint32_t>(ls.size()) - 1) << 20) +
-                   "): tcsync leaves the qdisc's root tables as they are");
+      d.warning(loc, dev.name + ": the " + std::string(l.ops->name) + " list " + describe_filter_parent(l.parent) +
+                         " chain " + std::to_string(l.chain) + " pref " + std::to_string(l.pref) + " protocol " +
+                         format_protocol(l.protocol) + " declares root table " +
+                         format_filter_handle(f != dev.filters.end() ? f->ops : nullptr, l.root) +
+                         ", which its qdisc's " + std::to_string(ls.size()) + " " + std::string(l.ops->name) +
+                         " list(s) made afresh never get (800: to " +
+                         format_filter_handle(f != dev.filters.end() ? f->ops : nullptr,
+                                              (0x800u + static_cast<uint32_t>(ls.size()) - 1) << 20) +
+                         "): tcsync leaves the qdisc's root tables as they are");
     }
   }
 }

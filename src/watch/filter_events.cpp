@@ -79,9 +79,9 @@ FilterRepair plan_filter_events(const Device& want, const DeclaredFilters& decla
       continue;
     }
     if (!r.ops) return give_up("a " + r.kind + " filter (no table: compared as bytes by the full plan)");
-    // u32 hash tables shape the list: their links and buckets are planned
+    // Shared hash tables (u32's) shape the list: their links and buckets are planned
     // together (model/shared_tables.h).
-    if (is_table_entry(r)) return give_up("a u32 hash table");
+    if (is_table_entry(r)) return give_up("a " + r.kind + " hash table");
     // A list the file does not have is deleted whole by the differ (one
     // request for all its rules): only a dump knows all of them.
     const Filter* list = declared.list_of(r.key);

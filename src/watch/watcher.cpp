@@ -405,7 +405,8 @@ bool Watcher::repair_filters(const std::string& dev, const std::vector<std::vect
   for (size_t i = 0; i < msgs.size(); ++i) {
     Decoded info;
     if (!decode_filter(msgs[i], &k->links(), evs[i].rule, info) || info.list_head || info.ifindex != *ifindex)
-      return full("a filter event that is no rule (a whole list, a u32 root table)");
+      return full("a filter event that is no rule (a whole list, a " + kind_names_where(has_shared_tables, " or ") +
+                  " root table)");
     nlmsghdr nh;
     std::memcpy(&nh, msgs[i].data(), sizeof nh);
     evs[i].gone = nh.nlmsg_type == RTM_DELTFILTER;

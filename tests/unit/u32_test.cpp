@@ -290,7 +290,7 @@ TEST_CASE("u32: decoding a kernel dump") {
   u32.decode(opts, KindCtx{0x80000001}, o);
   CHECK(o == parse_ok("{match: [{ip: {dst: 10.0.0.1}}]}"));
   FilterKey k{.handle = 0x80000001};
-  CHECK(filter_ops(u32).canonical_key(k, o));
+  CHECK(shared_tables(u32)->canonical_key(k, o));
   CHECK(k.handle == 0x00000001);
 
   // The same rule made link-only (no TC_U32_TERMINAL) in table 2:3:, skip_hw.
@@ -304,20 +304,20 @@ TEST_CASE("u32: decoding a kernel dump") {
   u32.decode(opts, KindCtx{0x00203001}, p);
   CHECK(p == parse_ok("{ht: \"2:3:\", match: [{ip: {dst: 10.0.0.1}}], link: \"4:\", skip_hw: true, terminal: false}"));
   k.handle = 0x00203001;
-  CHECK(filter_ops(u32).canonical_key(k, p));
+  CHECK(shared_tables(u32)->canonical_key(k, p));
   CHECK(k.handle == 0x00203001);
 
   // The implicit root table 800: (divisor 1) is not a rule; table 2: is.
   Options root, table;
   u32.decode(unhex("0800 0400 01000000"), KindCtx{0x80000000}, root);
   k.handle = 0x80000000;
-  CHECK_FALSE(filter_ops(u32).canonical_key(k, root));
+  CHECK_FALSE(shared_tables(u32)->canonical_key(k, root));
   k.handle = 0x80100000;  // the second pref's root, 801:
-  CHECK_FALSE(filter_ops(u32).canonical_key(k, root));
+  CHECK_FALSE(shared_tables(u32)->canonical_key(k, root));
   u32.decode(unhex("0800 0400 00010000 0800 0900 00000000"), KindCtx{0x00200000}, table);  // an unknown attribute too
   CHECK(table == parse_ok("{divisor: 256}"));
   k.handle = 0x00200000;
-  CHECK(filter_ops(u32).canonical_key(k, table));
+  CHECK(shared_tables(u32)->canonical_key(k, table));
   CHECK(k.handle == 0x00200000);
 }
 

@@ -35,6 +35,7 @@
 #include "kinds/filter/u32_tc_tables.h"
 #include "kinds/net_types.h"
 #include "kinds/registry.h"
+#include "model/field_rows.h"
 #include "model/field_wire.h"
 #include "model/kind.h"
 #include "model/model.h"
@@ -995,7 +996,7 @@ const CustomType kMarkType{
 // only classid, actions, link and indev; changed flags are refused and a
 // hash table's divisor cannot change ("Key node id cannot be zero"). So
 // those fields are kRecreate: a change is delete + add.
-const Field kFields[] = {
+constexpr Field kFields[] = {
     {.key = "ht",
      .type = FieldType::Custom,
      .flags = kRecreate,
@@ -1063,6 +1064,18 @@ const Field kFields[] = {
      .doc = "tc's TC_U32_TERMINAL: a matching rule ends the search. Absent: true when the rule has a classid, actions "
             "or police, else false."},
 };
+static_assert(rows_named(kFields, {{kHt, "ht"},
+                                   {kSample, "sample"},
+                                   {kMatch, "match"},
+                                   {kLink, "link"},
+                                   {kHashkey, "hashkey"},
+                                   {kOffset, "offset"},
+                                   {kDivisor, "divisor"},
+                                   {kMark, "mark"},
+                                   {kIndev, "indev"},
+                                   {kSkipHw, "skip_hw"},
+                                   {kSkipSw, "skip_sw"},
+                                   {kTerminal, "terminal"}}));
 
 // The table and bucket a rule goes into: `ht`, with the bucket `sample` picks.
 uint32_t rule_table(const Options& o) {
@@ -1665,22 +1678,25 @@ static void read_counters(std::span<const uint8_t> data, std::optional<uint64_t>
   lookups = v[0], hits = v[1];
 }
 
+constexpr SharedTableOps kU32Tables{
+    .canonical_key = canonical_key,
+    .add_rank = add_rank,
+    .depends_on = depends_on,
+    .parse_handle = parse_u32_handle,
+    .format_handle = format_u32_handle,
+    .table_of = [](uint32_t h) { return h & 0xFFF00000u; },
+    .own_table_handle = 0xFFF00000u,  // TC_U32_ROOT: u32_get answers tp->root
+};
+
 constexpr FilterOps kFilterU32Ops{
     .classid_attr = TCA_U32_CLASSID,
     .actions_attr = TCA_U32_ACT,
     .old_police_attr = TCA_U32_POLICE,  // tc's `police ...` among the filter's words
     .counters_attr = TCA_U32_PCNT,
     .read_counters = read_counters,
-    .no_atomic_switch = "the kernel shares u32 tables between chains of the same pref",  // one list per qdisc, by pref
     .handle_space = handle_space,
-    .canonical_key = canonical_key,
-    .add_rank = add_rank,
-    .depends_on = depends_on,
     .check_device = check_device,
-    .parse_handle = parse_u32_handle,
-    .format_handle = format_u32_handle,
-    .table_of = [](uint32_t h) { return h & 0xFFF00000u; },
-    .own_table_handle = 0xFFF00000u,              // TC_U32_ROOT: u32_get answers tp->root
+    .tables = &kU32Tables,
     .empty_list = FilterOps::EmptyList::Allowed,  // u32_change: no options, no handle: the list alone
 };
 
