@@ -392,9 +392,10 @@ int cmd_apply(const std::vector<std::string>& files, const ApplyFlags& f, const 
   // (--wait) or naming the holder.
   bool locked = false;
   auto start_ahead = [&] {
-    std::string err;
     if (f.dry_run || f.lock_held) return true;
-    return has_net_admin() && (locked = lock.acquire(cmd, false, err));
+    // Held by another: not yet an error; the lock is waited for or refused
+    // (naming the holder) after the load.
+    return has_net_admin() && (locked = static_cast<bool>(lock.acquire(cmd, false)));
   };
   // Without the capability no reading of the kernel counts (a device that
   // exists may read as missing): said first, and alone.
@@ -405,9 +406,8 @@ int cmd_apply(const std::vector<std::string>& files, const ApplyFlags& f, const 
   }
   bool ok = open_session(files, o, s, d, start_ahead);
   if (ok && !f.dry_run) {
-    std::string err;
-    if (!locked && !f.lock_held && !lock.acquire(cmd, f.wait, err)) {
-      d.error({}, err);
+    if (Status st = locked || f.lock_held ? Status::ok() : lock.acquire(cmd, f.wait); !st) {
+      d.error({}, st.error());
       ok = false;
     } else {
       guard.emplace();
@@ -427,9 +427,8 @@ int cmd_apply(const std::vector<std::string>& files, const ApplyFlags& f, const 
   // --confirm: the way back is saved and its process started before the
   // first request, so no moment of the apply is without it.
   if (f.confirm_s) {
-    std::string err;
-    if (!arm_revert(s.live, &s.desired, f.confirm_s, o.netns, err)) {
-      std::cerr << "tcsync: error: " << err << "; nothing was changed\n";
+    if (Status st = arm_revert(s.live, &s.desired, f.confirm_s, o.netns); !st) {
+      std::cerr << "tcsync: error: " << st.error() << "; nothing was changed\n";
       return 1;
     }
   }
@@ -545,13 +544,14 @@ int cmd_revert_pending(const std::string& path, long long deadline_ms, int state
     return 1;
   }
   close(netns_fd);
-  std::string err;
   RunDir dir;
   NetnsLock lock;
   // Behind any tcsync working now; held to the end, so that no apply
   // publishes a pending file while this one is told from it.
-  if (!dir.open(err) || !lock.acquire("tcsync revert-pending", true, err)) {
-    std::fprintf(stderr, "tcsync: %s; the state before is kept in %s/%s\n", err.c_str(), run_dir().c_str(),
+  Status st = dir.open();
+  if (st) st = lock.acquire("tcsync revert-pending", true);
+  if (!st) {
+    std::fprintf(stderr, "tcsync: %s; the state before is kept in %s/%s\n", st.error().c_str(), run_dir().c_str(),
                  name.c_str());
     return 1;
   }
@@ -689,9 +689,9 @@ class FdBuf : public std::streambuf {
 // collector wants it: whole or not at all, never through a link someone
 // planted in its directory (kernel/output_file.h). Streamed: the exposition
 // of 100k rules is some 150 MB. 0644: the collector runs as its own user.
-bool write_atomically(const std::string& path, const std::function<void(std::ostream&)>& fill, std::string& err) {
+Status write_atomically(const std::string& path, const std::function<void(std::ostream&)>& fill) {
   OutputFile file;
-  if (!file.open(path, 0644, err)) return false;
+  if (Status st = file.open(path, 0644); !st) return st;
   bool ok;
   {
     FdBuf buf(file.fd());
@@ -700,11 +700,8 @@ bool write_atomically(const std::string& path, const std::function<void(std::ost
     out.flush();
     ok = !buf.failed();
   }
-  if (!ok) {
-    err = "cannot write " + path + ": " + std::strerror(errno);
-    return false;
-  }
-  return file.commit(err);
+  if (!ok) return Status::fail("cannot write " + path + ": " + std::strerror(errno));
+  return file.commit();
 }
 
 // One reading: the declared devices (all, or --dev, without files) with
@@ -838,10 +835,8 @@ int cmd_stats(const std::vector<std::string>& files, const StatsFlags& f, const 
       std::fprintf(stderr, "tcsync: print %.3fs (cpu %.3fs)\n", seconds_since(t0), thread_cpu_seconds() - cpu0);
     return buf.failed() ? 1 : 0;
   }
-  std::string err;
-  if (!write_atomically(
-          f.output, [&](std::ostream& out) { render(reading->report, f, o, out); }, err)) {
-    std::cerr << "tcsync: error: " << err << "\n";
+  if (Status st = write_atomically(f.output, [&](std::ostream& out) { render(reading->report, f, o, out); }); !st) {
+    std::cerr << "tcsync: error: " << st.error() << "\n";
     return 1;
   }
   return 0;

@@ -43,9 +43,8 @@ std::string pending_name() {
 // is published to its own end. A file nobody holds is left over from a
 // reverter that was killed: nothing will act on it.
 bool held(const RunDir& dir, const std::string& name) {
-  std::string err;
-  int fd = dir.open_file(name, O_RDONLY, false, err);
-  if (fd < 0) return false;
+  int fd = -1;
+  if (!dir.open_file(name, O_RDONLY, false, fd)) return false;  // no file, nobody holds it
   struct flock probe {};
   probe.l_type = F_WRLCK;
   probe.l_whence = SEEK_SET;
@@ -68,20 +67,17 @@ bool write_all(int fd, const std::string& s) {
 // file (O_TMPFILE) given its name by linkat only once whole, synced and
 // locked, so no moment exists where the name is there and nobody holds it
 // (a second apply would take it for stale). linkat fails if the name
-// exists: a pending file is never replaced.
-int publish_locked(const RunDir& dir, const std::string& name, const std::string& text, std::string& err) {
+// exists: a pending file is never replaced. `fd` gets the file, locked.
+Status publish_locked(const RunDir& dir, const std::string& name, const std::string& text, int& fd) {
   const std::string what = dir.path() + "/" + name;
-  int fd = openat(dir.fd(), ".", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+  fd = openat(dir.fd(), ".", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
   std::string tmp;  // a file system without O_TMPFILE: a named private temporary
   if (fd < 0 && (errno == EOPNOTSUPP || errno == EISDIR)) {
     tmp = "." + name + ".new." + std::to_string(getpid());
     unlinkat(dir.fd(), tmp.c_str(), 0);  // our own leftover (the directory is ours alone)
     fd = openat(dir.fd(), tmp.c_str(), O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
   }
-  if (fd < 0) {
-    err = "cannot write " + what + ": " + std::strerror(errno);
-    return -1;
-  }
+  if (fd < 0) return Status::fail("cannot write " + what + ": " + std::strerror(errno));
   struct flock whole {};
   whole.l_type = F_WRLCK;
   whole.l_whence = SEEK_SET;
@@ -95,14 +91,14 @@ int publish_locked(const RunDir& dir, const std::string& name, const std::string
   int e = errno;
   if (!tmp.empty()) unlinkat(dir.fd(), tmp.c_str(), 0);
   if (!ok) {
-    err = e == EEXIST ? "an apply --confirm is pending in this namespace (" + what +
-                            "): run `tcsync confirm` or wait for its revert"
-                      : "cannot write " + what + ": " + std::strerror(e);
     close(fd);
-    return -1;
+    fd = -1;
+    return Status::fail(e == EEXIST ? "an apply --confirm is pending in this namespace (" + what +
+                                          "): run `tcsync confirm` or wait for its revert"
+                                    : "cannot write " + what + ": " + std::strerror(e));
   }
   fsync(dir.fd());
-  return fd;
+  return Status::ok();
 }
 
 // Under systemd, the reverter would be a process of the unit that ran the
@@ -135,28 +131,20 @@ std::string pending_revert_path() {
   return name.empty() ? name : run_dir() + "/" + name;
 }
 
-bool arm_revert(const State& before, const State* files, int seconds, const std::optional<std::string>& netns,
-                std::string& err) {
+Status arm_revert(const State& before, const State* files, int seconds, const std::optional<std::string>& netns) {
   (void)netns;  // the reverter keeps the namespace itself (a descriptor), never its name
   std::string name = pending_name();
-  if (name.empty()) {
-    err = "cannot identify the network namespace";
-    return false;
-  }
+  if (name.empty()) return Status::fail("cannot identify the network namespace");
   RunDir dir;
-  if (!dir.open(err)) return false;
-  if (held(dir, name + ".reverting")) {
-    err = "a revert of an unconfirmed apply is running in this namespace; try again when it is done";
-    return false;
-  }
+  if (Status st = dir.open(); !st) return st;
+  if (held(dir, name + ".reverting"))
+    return Status::fail("a revert of an unconfirmed apply is running in this namespace; try again when it is done");
   // The caller holds the namespace's lock: no other apply publishes meanwhile.
   struct stat st {};
   if (fstatat(dir.fd(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0) {
-    if (held(dir, name)) {
-      err = "an apply --confirm is pending in this namespace (" + dir.path() + "/" + name +
-            "): run `tcsync confirm` or wait for its revert";
-      return false;
-    }
+    if (held(dir, name))
+      return Status::fail("an apply --confirm is pending in this namespace (" + dir.path() + "/" + name +
+                          "): run `tcsync confirm` or wait for its revert");
     // Its reverter is gone (killed, say): the file is stale.
     std::fprintf(stderr, "tcsync: warning: %s/%s was left by a reverter that no longer runs: removed\n",
                  dir.path().c_str(), name.c_str());
@@ -173,25 +161,25 @@ bool arm_revert(const State& before, const State* files, int seconds, const std:
   std::ostringstream text;
   write_state_yaml(s, text);
   std::string log_name = name.substr(0, name.size() - 5) + ".log";
-  int log = dir.open_file(log_name, O_WRONLY, true, err);
-  if (log < 0) return false;
+  int log = -1;
+  if (Status st = dir.open_file(log_name, O_WRONLY, true, log); !st) return st;
   if (ftruncate(log, 0) != 0) {
-    err = "cannot truncate " + dir.path() + "/" + log_name + ": " + std::strerror(errno);
+    Status st = Status::fail("cannot truncate " + dir.path() + "/" + log_name + ": " + std::strerror(errno));
     close(log);
-    return false;
+    return st;
   }
   // The namespace as a descriptor: at the deadline the reverter enters the
   // one it was armed in, even if a namespace of the same name replaced it.
   int ns = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
   if (ns < 0) {
-    err = std::string("cannot open /proc/self/ns/net: ") + std::strerror(errno);
+    Status st = Status::fail(std::string("cannot open /proc/self/ns/net: ") + std::strerror(errno));
     close(log);
-    return false;
+    return st;
   }
-  int state = publish_locked(dir, name, text.str(), err);
-  if (state < 0) {
+  int state = -1;
+  if (Status st = publish_locked(dir, name, text.str(), state); !st) {
     close(log), close(ns);
-    return false;
+    return st;
   }
   // A deadline of the boot clock: it counts a suspend and no clock step
   // (settimeofday, NTP) moves it.
@@ -200,10 +188,10 @@ bool arm_revert(const State& before, const State* files, int seconds, const std:
   long long deadline_ms = now.tv_sec * 1000LL + now.tv_nsec / 1000000 + seconds * 1000LL;
   int pid_pipe[2];
   if (pipe2(pid_pipe, O_CLOEXEC) != 0) {
-    err = std::string("pipe: ") + std::strerror(errno);
+    Status st = Status::fail(std::string("pipe: ") + std::strerror(errno));
     unlinkat(dir.fd(), name.c_str(), 0);
     close(log), close(ns), close(state);
-    return false;
+    return st;
   }
   // Double fork with setsid: the reverter is no child of ours, in no session
   // of a terminal, and outlives us whatever kills us. It inherits the
@@ -211,10 +199,10 @@ bool arm_revert(const State& before, const State* files, int seconds, const std:
   // description's lock lives as long as any descriptor of it).
   pid_t child = fork();
   if (child < 0) {
-    err = std::string("fork: ") + std::strerror(errno);
+    Status st = Status::fail(std::string("fork: ") + std::strerror(errno));
     unlinkat(dir.fd(), name.c_str(), 0);
     close(log), close(ns), close(state), close(pid_pipe[0]), close(pid_pipe[1]);
-    return false;
+    return st;
   }
   if (child == 0) {
     setsid();
@@ -263,27 +251,26 @@ bool arm_revert(const State& before, const State* files, int seconds, const std:
                    "stopping this unit before the deadline stops the revert\n",
                    static_cast<int>(reverter), why.c_str());
   }
-  return true;
+  return Status::ok();
 }
 
 void disarm_revert() {
   // The caller still holds the namespace's lock: the pending file is the one
   // it published. Its reverter finds no name at the deadline and ends.
-  std::string name = pending_name(), err;
+  std::string name = pending_name();
   RunDir dir;
-  if (!name.empty() && dir.open(err)) unlinkat(dir.fd(), name.c_str(), 0);
+  if (!name.empty() && dir.open()) unlinkat(dir.fd(), name.c_str(), 0);  // else nothing was published
 }
 
 int cmd_confirm(const CommonOptions& o) {
-  std::string err;
-  if (o.netns && !enter_netns(*o.netns, err)) {
-    std::cerr << "tcsync: error: " << err << "\n";
+  if (Status st = o.netns ? enter_netns(*o.netns) : Status::ok(); !st) {
+    std::cerr << "tcsync: error: " << st.error() << "\n";
     return 1;
   }
   std::string name = pending_name();
   RunDir dir;
-  if (name.empty() || !dir.open(err)) {
-    std::cerr << "tcsync: error: " << (err.empty() ? "cannot identify the network namespace" : err) << "\n";
+  if (Status st = name.empty() ? Status::fail("cannot identify the network namespace") : dir.open(); !st) {
+    std::cerr << "tcsync: error: " << st.error() << "\n";
     return 1;
   }
   struct stat st {};

@@ -21,6 +21,7 @@
 #include <optional>
 #include <string>
 
+#include "base/status.h"
 #include "cli/options.h"
 #include "model/model.h"
 
@@ -30,10 +31,9 @@ namespace tcsync {
 // for messages).
 std::string pending_revert_path();
 // Saves `before` (a dump of what the apply will change) and starts the
-// reverter for `seconds` from now. False with `err` when one is pending
-// already or the reverter cannot start: nothing may be sent then.
-bool arm_revert(const State& before, const State* files, int seconds, const std::optional<std::string>& netns,
-                std::string& err);
+// reverter for `seconds` from now. A failure when one is pending already
+// or the reverter cannot start: nothing may be sent then.
+Status arm_revert(const State& before, const State* files, int seconds, const std::optional<std::string>& netns);
 // The apply was rolled back: nothing to revert (the reverter exits).
 void disarm_revert();
 // `tcsync confirm`: keeps the applied state (the reverter finds nothing).

@@ -41,26 +41,29 @@ class CliLock : public WatchLock {
 class CliWatchEdge : public WatchEdge {
  public:
   explicit CliWatchEdge(const CommonOptions& o) : o_(o) {}
-  bool enter_netns(std::string& err) override { return !o_.netns || tcsync::enter_netns(*o_.netns, err); }
+  Status enter_netns() override { return o_.netns ? tcsync::enter_netns(*o_.netns) : Status::ok(); }
   bool has_net_admin() override { return tcsync::has_net_admin(); }
   bool load(const std::vector<std::string>& files, State& out, Diagnostics& d) override {
     return tcsync::load(files, out, d);
   }
   void print_diags(const Diagnostics& d) override { tcsync::print_diags(d, o_); }
-  bool open_monitor(int rcvbuf, std::string& err) override { return mon_.open(rcvbuf, err); }
+  Status open_monitor(int rcvbuf) override { return mon_.open(rcvbuf); }
   int monitor_fd() const override { return mon_.fd(); }
-  bool read_monitor(std::vector<MonitorEvent>& out, std::string& err) override { return mon_.read(out, err); }
-  bool list_links(std::map<uint32_t, std::string>& out, std::string& err) override {
+  Status read_monitor(std::vector<MonitorEvent>& out) override { return mon_.read(out); }
+  Status list_links(std::map<uint32_t, std::string>& out) override {
     NlSocket sock;
     std::vector<LinkEntry> list;
-    if (!sock.open(NlSocketOptions{1 << 20, 1 << 16}, err) || !tcsync::list_links(sock, list, err)) return false;
+    Status st = sock.open(NlSocketOptions{1 << 20, 1 << 16});
+    if (st) st = tcsync::list_links(sock, list);
+    if (!st) return st;
     for (auto& l : list) out[l.index] = l.name;
-    return true;
+    return Status::ok();
   }
-  std::unique_ptr<WatchLock> lock(std::string& err) override {
-    auto held = std::make_unique<CliLock>();
-    if (!held->lock.acquire("tcsync watch", false, err)) return nullptr;
-    return held;
+  Status lock(std::unique_ptr<WatchLock>& held) override {
+    auto mine = std::make_unique<CliLock>();
+    if (Status st = mine->lock.acquire("tcsync watch", false); !st) return st;
+    held = std::move(mine);
+    return Status::ok();
   }
   std::unique_ptr<Kernel> open_kernel(Diagnostics& d) override {
     return tcsync::open_kernel(std::nullopt, d);  // in the namespace already

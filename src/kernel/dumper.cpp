@@ -782,9 +782,8 @@ bool dump_devices(NlSocket& sock, const LinkNames& links, const std::vector<std:
     // (no targets: the blocks come from live)
   } else if (devices.empty()) {
     std::vector<LinkEntry> all;
-    std::string err;
-    if (!list_links(sock, all, err)) {
-      diags.error({}, "cannot list network devices: " + err);
+    if (Status st = list_links(sock, all); !st) {
+      diags.error({}, "cannot list network devices: " + st.error());
       return false;
     }
     for (LinkEntry& l : all) targets.push_back({l.index, std::move(l.name), nullptr, {}});

@@ -11,7 +11,7 @@
 
 namespace tcsync {
 
-bool list_links(NlSocket& sock, std::vector<LinkEntry>& out, std::string& err) {
+Status list_links(NlSocket& sock, std::vector<LinkEntry>& out) {
   std::vector<uint8_t> req;
   RxBuffer rx;
   // A link added or deleted while the list is read flags the dump
@@ -44,23 +44,18 @@ bool list_links(NlSocket& sock, std::vector<LinkEntry>& out, std::string& err) {
           }
         },
         res);
-    if (!ok) {
-      err = "RTM_GETLINK dump: " + res.message;
-      return false;
-    }
-    if (!res.interrupted) return true;
-    if (attempt == kDumpTries) {
-      err = "the list of network devices changed while it was read, " + std::to_string(kDumpTries) +
-            " times in a row (NLM_F_DUMP_INTR); run again when it is quiet";
-      return false;
-    }
+    if (!ok) return Status::fail("RTM_GETLINK dump: " + res.message);
+    if (!res.interrupted) return Status::ok();
+    if (attempt == kDumpTries)
+      return Status::fail("the list of network devices changed while it was read, " + std::to_string(kDumpTries) +
+                          " times in a row (NLM_F_DUMP_INTR); run again when it is quiet");
     note_dump_read_again();
   }
 }
 
-bool Links::load(NlSocket& sock, std::string& err) {
+Status Links::load(NlSocket& sock) {
   std::vector<LinkEntry> fresh;
-  if (!list_links(sock, fresh, err)) return false;
+  if (Status st = list_links(sock, fresh); !st) return st;
   list_ = std::move(fresh);
   by_name_.clear();
   by_index_.clear();
@@ -68,7 +63,7 @@ bool Links::load(NlSocket& sock, std::string& err) {
     by_name_.emplace(list_[i].name, list_[i].index);
     by_index_.emplace(list_[i].index, i);
   }
-  return true;
+  return Status::ok();
 }
 
 std::optional<uint32_t> Links::index_of(std::string_view name) const {

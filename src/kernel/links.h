@@ -8,6 +8,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "base/status.h"
 #include "kernel/nl_socket.h"
 #include "model/kind.h"
 
@@ -19,12 +20,12 @@ struct LinkEntry {
 };
 
 // Every link of the socket's namespace, in the kernel's order (by ifindex).
-bool list_links(NlSocket& sock, std::vector<LinkEntry>& out, std::string& err);
+Status list_links(NlSocket& sock, std::vector<LinkEntry>& out);
 
 class Links : public LinkNames {
  public:
   // Replaces the snapshot with the kernel's current list.
-  bool load(NlSocket& sock, std::string& err);
+  Status load(NlSocket& sock);
   std::optional<uint32_t> index_of(std::string_view name) const override;
   // "ifindexN" for an index the snapshot does not know (as the codec's
   // fallback writes it), so a dump never prints an empty device.

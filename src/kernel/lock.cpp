@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cassert>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -29,22 +30,21 @@ NetnsLock::~NetnsLock() {
   if (fd_ >= 0) close(fd_);  // closing releases the flock
 }
 
-bool NetnsLock::acquire(const std::string& command, bool wait, std::string& err) {
+Status NetnsLock::acquire(const std::string& command, bool wait) {
+  assert(fd_ < 0);  // one lock an object: a second would leak the first's descriptor
   // The namespace's inode names it whatever it is called (or if unnamed).
   struct stat ns {};
-  if (stat("/proc/self/ns/net", &ns) != 0) {
-    err = std::string("cannot identify the network namespace: ") + std::strerror(errno);
-    return false;
-  }
+  if (stat("/proc/self/ns/net", &ns) != 0)
+    return Status::fail(std::string("cannot identify the network namespace: ") + std::strerror(errno));
   RunDir dir;
-  if (!dir.open(err)) return false;
+  if (Status st = dir.open(); !st) return st;
   std::string name = "netns-" + std::to_string(ns.st_ino) + ".lock";
-  fd_ = dir.open_file(name, O_RDWR, true, err);
-  if (fd_ < 0) return false;
+  if (Status st = dir.open_file(name, O_RDWR, true, fd_); !st) return st;
   struct flock whole {};
   whole.l_type = F_WRLCK;
   whole.l_whence = SEEK_SET;  // start 0, length 0: the whole file
   if (fcntl(fd_, wait ? F_OFD_SETLKW : F_OFD_SETLK, &whole) != 0) {
+    std::string err;
     if (errno == EAGAIN || errno == EACCES) {
       char who[512] = {};
       ssize_t n = pread(fd_, who, sizeof who - 1, 0);
@@ -56,14 +56,14 @@ bool NetnsLock::acquire(const std::string& command, bool wait, std::string& err)
     }
     close(fd_);
     fd_ = -1;
-    return false;
+    return Status::fail(err);
   }
   std::string me = "pid " + std::to_string(getpid()) + ": " + command + "\n";
   if (ftruncate(fd_, 0) == 0) {
     ssize_t w = pwrite(fd_, me.data(), me.size(), 0);
     (void)w;  // the holder text is a courtesy; the lock is what matters
   }
-  return true;
+  return Status::ok();
 }
 
 }  // namespace tcsync

@@ -8,6 +8,7 @@
 #pragma once
 #include <string>
 
+#include "base/status.h"
 #include "kernel/run_dir.h"
 
 namespace tcsync {
@@ -19,8 +20,8 @@ class NetnsLock {
   NetnsLock(const NetnsLock&) = delete;
   NetnsLock& operator=(const NetnsLock&) = delete;
   // Locks the namespace the process is in now. wait=false: fails at once
-  // when held, with `err` naming the holder.
-  bool acquire(const std::string& command, bool wait, std::string& err);
+  // when held, the failure naming the holder.
+  Status acquire(const std::string& command, bool wait);
 
  private:
   int fd_ = -1;

@@ -24,29 +24,22 @@ void Monitor::adopt(int fd, size_t buffer) {
   buf_.resize(buffer);
 }
 
-bool Monitor::open(int rcvbuf, std::string& err) {
+Status Monitor::open(int rcvbuf) {
   fd_ = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC | SOCK_NONBLOCK, NETLINK_ROUTE);
-  if (fd_ < 0) {
-    err = "cannot open the rtnetlink monitor socket: " + errno_text(errno);
-    return false;
-  }
+  if (fd_ < 0) return Status::fail("cannot open the rtnetlink monitor socket: " + errno_text(errno));
   // A burst of 100k rules added by someone else is 100k events: the buffer
   // decides whether they fit or are dropped (one resync then).
   if (setsockopt(fd_, SOL_SOCKET, SO_RCVBUFFORCE, &rcvbuf, sizeof rcvbuf) != 0)
     (void)setsockopt(fd_, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof rcvbuf);
   sockaddr_nl sa{};
   sa.nl_family = AF_NETLINK;
-  if (bind(fd_, reinterpret_cast<sockaddr*>(&sa), sizeof sa) != 0) {
-    err = "cannot bind the rtnetlink monitor socket: " + errno_text(errno);
-    return false;
-  }
+  if (bind(fd_, reinterpret_cast<sockaddr*>(&sa), sizeof sa) != 0)
+    return Status::fail("cannot bind the rtnetlink monitor socket: " + errno_text(errno));
   for (int group : {RTNLGRP_TC, RTNLGRP_LINK})
-    if (setsockopt(fd_, SOL_NETLINK, NETLINK_ADD_MEMBERSHIP, &group, sizeof group) != 0) {
-      err = "cannot join rtnetlink group " + std::to_string(group) + ": " + errno_text(errno);
-      return false;
-    }
+    if (setsockopt(fd_, SOL_NETLINK, NETLINK_ADD_MEMBERSHIP, &group, sizeof group) != 0)
+      return Status::fail("cannot join rtnetlink group " + std::to_string(group) + ": " + errno_text(errno));
   buf_.resize(1 << 16);
-  return true;
+  return Status::ok();
 }
 
 namespace {
@@ -67,7 +60,7 @@ std::string link_name(const nlmsghdr* nh) {
 
 }  // namespace
 
-bool Monitor::read(std::vector<MonitorEvent>& out, std::string& err, size_t max) {
+Status Monitor::read(std::vector<MonitorEvent>& out, size_t max) {
   for (size_t i = 0; i < max; ++i) {
     iovec iov{buf_.data(), buf_.size()};
     msghdr mh{};
@@ -77,13 +70,12 @@ bool Monitor::read(std::vector<MonitorEvent>& out, std::string& err, size_t max)
     ssize_t n = recvmsg(fd_, &mh, MSG_DONTWAIT | MSG_TRUNC);
     if (n < 0) {
       if (errno == EINTR) continue;
-      if (errno == EAGAIN) return true;
+      if (errno == EAGAIN) return Status::ok();
       if (errno == ENOBUFS) {
         out.push_back({MonitorEvent::Type::Overrun, 0, "the event socket overflowed (events lost)", {}});
         continue;  // the queue goes on after the drop
       }
-      err = "reading the rtnetlink monitor: " + errno_text(errno);
-      return false;
+      return Status::fail("reading the rtnetlink monitor: " + errno_text(errno));
     }
     if ((mh.msg_flags & MSG_TRUNC) || static_cast<size_t>(n) > buf_.size()) {
       // The datagram is consumed, its tail lost: what it said is unknown,
@@ -137,7 +129,7 @@ bool Monitor::read(std::vector<MonitorEvent>& out, std::string& err, size_t max)
       }
     }
   }
-  return true;
+  return Status::ok();
 }
 
 }  // namespace tcsync

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "base/status.h"
 #include "watch/monitor_event.h"
 
 namespace tcsync {
@@ -25,12 +26,13 @@ class Monitor {
 
   // Opens and binds in the calling thread's network namespace. The receive
   // buffer asks for `rcvbuf` bytes (forced past rmem_max when privileged).
-  bool open(int rcvbuf, std::string& err);
+  Status open(int rcvbuf);
   int fd() const { return fd_; }
   // Appends what is queued now, at most `max` datagrams (never blocks, and
-  // a flood cannot keep it reading: poll says when there is more); false on
-  // an error other than an overrun, which is an event.
-  bool read(std::vector<MonitorEvent>& out, std::string& err, size_t max = 16384);
+  // a flood cannot keep it reading: poll says when there is more); a
+  // failure on an error other than an overrun, which is an event (what was
+  // read before the error stays in `out`).
+  Status read(std::vector<MonitorEvent>& out, size_t max = 16384);
   // Tests: reads `fd` (any datagram socket; owned from now) into a buffer
   // of `buffer` bytes.
   void adopt(int fd, size_t buffer);

@@ -19,21 +19,17 @@ std::string errno_text(int err) {
 
 namespace {
 
-bool set_int(int fd, int level, int opt, int value, const char* name, std::string& err) {
-  if (setsockopt(fd, level, opt, &value, sizeof value) == 0) return true;
-  err = std::string("setsockopt(") + name + "): " + errno_text(errno);
-  return false;
+Status set_int(int fd, int level, int opt, int value, const char* name) {
+  if (setsockopt(fd, level, opt, &value, sizeof value) == 0) return Status::ok();
+  return Status::fail(std::string("setsockopt(") + name + "): " + errno_text(errno));
 }
 
 // SO_*BUFFORCE ignores net.core.[rw]mem_max but needs CAP_NET_ADMIN; without
 // it the plain option still works, capped by the sysctl.
-bool set_buffer(int fd, int force_opt, int plain_opt, int value, const char* name, std::string& err) {
-  if (setsockopt(fd, SOL_SOCKET, force_opt, &value, sizeof value) == 0) return true;
-  if (errno != EPERM) {
-    err = std::string("setsockopt(") + name + "FORCE): " + errno_text(errno);
-    return false;
-  }
-  return set_int(fd, SOL_SOCKET, plain_opt, value, name, err);
+Status set_buffer(int fd, int force_opt, int plain_opt, int value, const char* name) {
+  if (setsockopt(fd, SOL_SOCKET, force_opt, &value, sizeof value) == 0) return Status::ok();
+  if (errno != EPERM) return Status::fail(std::string("setsockopt(") + name + "FORCE): " + errno_text(errno));
+  return set_int(fd, SOL_SOCKET, plain_opt, value, name);
 }
 
 size_t get_buffer(int fd, int opt) {
@@ -49,46 +45,40 @@ NlSocket::~NlSocket() {
   if (sk_) nl_socket_free(sk_);  // closes the fd too
 }
 
-bool NlSocket::open(const NlSocketOptions& opts, std::string& err) {
-  if (sk_) {
-    err = "netlink socket already open";
-    return false;
-  }
+Status NlSocket::open(const NlSocketOptions& opts) {
+  if (sk_) return Status::fail("netlink socket already open");
   sk_ = nl_socket_alloc();
-  if (!sk_) {
-    err = "cannot allocate a netlink socket";
-    return false;
-  }
+  if (!sk_) return Status::fail("cannot allocate a netlink socket");
   // We number and match requests ourselves; libnl must not add ACK flags or
   // drop replies whose sequence number it did not expect.
   nl_socket_disable_auto_ack(sk_);
   nl_socket_disable_seq_check(sk_);
   if (int e = nl_connect(sk_, NETLINK_ROUTE); e < 0) {
-    err = std::string("cannot open rtnetlink socket: ") + nl_geterror(e);
     nl_socket_free(sk_);
     sk_ = nullptr;
-    return false;
+    return Status::fail(std::string("cannot open rtnetlink socket: ") + nl_geterror(e));
   }
   fd_ = nl_socket_get_fd(sk_);
   port_ = nl_socket_get_local_port(sk_);
 
   // After nl_connect: it sets its own 32 KiB buffers unless told otherwise.
-  if (!set_buffer(fd_, SO_RCVBUFFORCE, SO_RCVBUF, opts.rcvbuf, "SO_RCVBUF", err) ||
-      !set_buffer(fd_, SO_SNDBUFFORCE, SO_SNDBUF, opts.sndbuf, "SO_SNDBUF", err) ||
-      // Error ACKs echo only the request's header, not the whole request.
-      !set_int(fd_, SOL_NETLINK, NETLINK_CAP_ACK, 1, "NETLINK_CAP_ACK", err) ||
-      // The kernel's error text and the offending attribute's offset.
-      !set_int(fd_, SOL_NETLINK, NETLINK_EXT_ACK, 1, "NETLINK_EXT_ACK", err) ||
-      // Dump requests are validated and their header fields act as filters.
-      !set_int(fd_, SOL_NETLINK, NETLINK_GET_STRICT_CHK, 1, "NETLINK_GET_STRICT_CHK", err)) {
+  Status st = set_buffer(fd_, SO_RCVBUFFORCE, SO_RCVBUF, opts.rcvbuf, "SO_RCVBUF");
+  if (st) st = set_buffer(fd_, SO_SNDBUFFORCE, SO_SNDBUF, opts.sndbuf, "SO_SNDBUF");
+  // Error ACKs echo only the request's header, not the whole request.
+  if (st) st = set_int(fd_, SOL_NETLINK, NETLINK_CAP_ACK, 1, "NETLINK_CAP_ACK");
+  // The kernel's error text and the offending attribute's offset.
+  if (st) st = set_int(fd_, SOL_NETLINK, NETLINK_EXT_ACK, 1, "NETLINK_EXT_ACK");
+  // Dump requests are validated and their header fields act as filters.
+  if (st) st = set_int(fd_, SOL_NETLINK, NETLINK_GET_STRICT_CHK, 1, "NETLINK_GET_STRICT_CHK");
+  if (!st) {
     nl_socket_free(sk_);
     sk_ = nullptr;
     fd_ = -1;
-    return false;
+    return st;
   }
   rcvbuf_ = get_buffer(fd_, SO_RCVBUF);
   sndbuf_ = get_buffer(fd_, SO_SNDBUF);
-  return true;
+  return Status::ok();
 }
 
 uint32_t NlSocket::reserve_seq(uint32_t n) {

@@ -1,6 +1,6 @@
 // One rtnetlink socket. libnl opens and binds it; all I/O is raw syscalls on
 // its fd, over buffers the caller owns (libnl's nl_recv allocates per call).
-// Errors are values: -errno from the I/O calls, a sentence from open().
+// Errors are values: -errno from the I/O calls, a Status from open().
 #pragma once
 #include <sys/socket.h>
 #include <sys/types.h>
@@ -9,6 +9,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+
+#include "base/status.h"
 
 struct nl_sock;
 
@@ -30,7 +32,7 @@ class NlSocket {
   NlSocket& operator=(const NlSocket&) = delete;
 
   // Opens NETLINK_ROUTE in the calling thread's network namespace.
-  bool open(const NlSocketOptions& opts, std::string& err);
+  Status open(const NlSocketOptions& opts);
   bool is_open() const { return fd_ >= 0; }
   int fd() const { return fd_; }
   uint32_t port_id() const { return port_; }

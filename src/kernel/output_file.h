@@ -11,6 +11,8 @@
 
 #include <string>
 
+#include "base/status.h"
+
 namespace tcsync {
 
 class OutputFile {
@@ -22,10 +24,11 @@ class OutputFile {
 
   // Creates the temporary for `path`; the file gets `mode` whatever the
   // umask (a reader of another user must be able to read it).
-  bool open(const std::string& path, mode_t mode, std::string& err);
+  Status open(const std::string& path, mode_t mode);
   int fd() const { return fd_; }
   // Syncs the temporary, renames it to the target and syncs the directory.
-  bool commit(std::string& err);
+  // Once, after a successful open().
+  Status commit();
 
  private:
   int dir_ = -1, fd_ = -1;

@@ -18,18 +18,17 @@ namespace {
 class RtnlKernel final : public Kernel {
  public:
   bool open(Diagnostics& diags) {
-    std::string err;
     // TCSYNC_NL_RCVBUF / TCSYNC_NL_SNDBUF: socket buffer sizes, for tests
     // that prove a tiny receive buffer loses no ACK.
     NlSocketOptions so;
     if (const char* v = std::getenv("TCSYNC_NL_RCVBUF")) so.rcvbuf = std::atoi(v);
     if (const char* v = std::getenv("TCSYNC_NL_SNDBUF")) so.sndbuf = std::atoi(v);
-    if (!sock_.open(so, err)) {
-      diags.error({}, err);
+    if (Status st = sock_.open(so); !st) {
+      diags.error({}, st.error());
       return false;
     }
-    if (!links_.load(sock_, err)) {
-      diags.error({}, "cannot list network devices: " + err);
+    if (Status st = links_.load(sock_); !st) {
+      diags.error({}, "cannot list network devices: " + st.error());
       return false;
     }
     return true;
@@ -80,10 +79,9 @@ class RtnlKernel final : public Kernel {
 }  // namespace
 
 std::unique_ptr<Kernel> open_kernel(const std::optional<std::string>& netns, Diagnostics& diags) {
-  std::string err;
   // Before any socket: a socket belongs to the namespace it was opened in.
-  if (netns && !enter_netns(*netns, err)) {
-    diags.error({}, err);
+  if (Status st = netns ? enter_netns(*netns) : Status::ok(); !st) {
+    diags.error({}, st.error());
     return nullptr;
   }
   auto k = std::make_unique<RtnlKernel>();

@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cassert>
 #include <cerrno>
 #include <cstdlib>
 
@@ -20,80 +21,76 @@ RunDir::~RunDir() {
   if (fd_ >= 0) ::close(fd_);
 }
 
-bool RunDir::open(std::string& err) {
+Status RunDir::open() {
   path_ = run_dir();
   // EEXIST is the usual case; whatever is there is checked below.
   if (::mkdir(path_.c_str(), 0700) != 0 && errno != EEXIST) {
-    err = "cannot create the run directory " + path_ + ": " + errno_text(errno);
-    return false;
+    return Status::fail("cannot create the run directory " + path_ + ": " + errno_text(errno));
   }
   fd_ = ::open(path_.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (fd_ < 0) {
     int e = errno;
-    err = "cannot use the run directory " + path_ + ": " +
-          (e == ELOOP || e == ENOTDIR ? std::string("it is a symlink or not a directory") : errno_text(e));
-    return false;
+    return Status::fail(
+        "cannot use the run directory " + path_ + ": " +
+        (e == ELOOP || e == ENOTDIR ? std::string("it is a symlink or not a directory") : errno_text(e)));
   }
   struct stat st {};
   if (::fstat(fd_, &st) != 0) {
-    err = "cannot use the run directory " + path_ + ": " + errno_text(errno);
-    return false;
+    return Status::fail("cannot use the run directory " + path_ + ": " + errno_text(errno));
   }
   if (st.st_uid != ::geteuid()) {
-    err = "refusing the run directory " + path_ + ": it belongs to uid " + std::to_string(st.st_uid) + ", not " +
-          std::to_string(::geteuid()) + " (another user could steer what tcsync does)";
-    return false;
+    return Status::fail("refusing the run directory " + path_ + ": it belongs to uid " + std::to_string(st.st_uid) +
+                        ", not " + std::to_string(::geteuid()) + " (another user could steer what tcsync does)");
   }
   if (st.st_mode & (S_IWGRP | S_IWOTH)) {
-    err = "refusing the run directory " + path_ + ": it is writable by group or others (mode " +
-          std::to_string((st.st_mode >> 6) & 7) + std::to_string((st.st_mode >> 3) & 7) +
-          std::to_string(st.st_mode & 7) + ")";
-    return false;
+    return Status::fail("refusing the run directory " + path_ + ": it is writable by group or others (mode " +
+                        std::to_string((st.st_mode >> 6) & 7) + std::to_string((st.st_mode >> 3) & 7) +
+                        std::to_string(st.st_mode & 7) + ")");
   }
   if ((st.st_mode & 077) && ::fchmod(fd_, 0700) != 0) {
-    err = "cannot make the run directory " + path_ + " private (0700): " + errno_text(errno);
-    return false;
+    return Status::fail("cannot make the run directory " + path_ + " private (0700): " + errno_text(errno));
   }
-  return true;
+  return Status::ok();
 }
 
-bool check_state_file(int fd, const std::string& what, std::string& err) {
+Status check_state_file(int fd, const std::string& what) {
   struct stat st {};
   if (::fstat(fd, &st) != 0) {
-    err = "cannot use " + what + ": " + errno_text(errno);
-    return false;
+    return Status::fail("cannot use " + what + ": " + errno_text(errno));
   }
   if (!S_ISREG(st.st_mode) || st.st_uid != ::geteuid() || st.st_nlink != 1) {
-    err = "refusing " + what + ": not a regular file of uid " + std::to_string(::geteuid()) + " with one link";
-    return false;
+    return Status::fail("refusing " + what + ": not a regular file of uid " + std::to_string(::geteuid()) +
+                        " with one link");
   }
   if ((st.st_mode & 077) && ::fchmod(fd, 0600) != 0) {
-    err = "cannot make " + what + " private (0600): " + errno_text(errno);
-    return false;
+    return Status::fail("cannot make " + what + " private (0600): " + errno_text(errno));
   }
-  return true;
+  return Status::ok();
 }
 
-int RunDir::open_file(const std::string& name, int flags, bool create, std::string& err) const {
+Status RunDir::open_file(const std::string& name, int flags, bool create, int& fd) const {
+  assert(fd_ >= 0);  // open() first: else the message names "/NAME", a file nobody asked for
   const std::string what = path_ + "/" + name;
   const int base = flags | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY;
-  int fd = -1;
+  fd = -1;
   // O_EXCL first: a name that exists (a link included) is never created
   // through; then the existing file, not followed if it is a link.
   if (create) fd = ::openat(fd_, name.c_str(), base | O_CREAT | O_EXCL, 0600);
   if (fd < 0 && (!create || errno == EEXIST)) fd = ::openat(fd_, name.c_str(), base);
   if (fd < 0) {
     int e = errno;
-    err = e == ELOOP ? "refusing " + what + ": it is a symlink" : "cannot open " + what + ": " + errno_text(e);
+    Status st = Status::fail(e == ELOOP ? "refusing " + what + ": it is a symlink"
+                                        : "cannot open " + what + ": " + errno_text(e));
     errno = e;
-    return -1;
+    return st;
   }
-  if (!check_state_file(fd, what, err)) {
+  if (Status st = check_state_file(fd, what); !st) {
     ::close(fd);
+    fd = -1;
     errno = EPERM;
-    return -1;
+    return st;
   }
-  return fd;
+  return Status::ok();
 }
 
 }  // namespace tcsync

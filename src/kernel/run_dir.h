@@ -10,6 +10,8 @@
 #pragma once
 #include <string>
 
+#include "base/status.h"
+
 namespace tcsync {
 
 // The directory's path (TCSYNC_RUN_DIR overrides, for tests).
@@ -27,7 +29,7 @@ class RunDir {
   // others. A directory of ours that others may only read or enter (made by
   // an older tcsync, or by systemd's default RuntimeDirectoryMode) is
   // narrowed to 0700.
-  bool open(std::string& err);
+  Status open();
   int fd() const { return fd_; }
   const std::string& path() const { return path_; }
 
@@ -35,8 +37,9 @@ class RunDir {
   // never through a link. `create`: made if missing (O_EXCL, 0600). Refused:
   // anything that is not a regular file of ours with one link; one of ours
   // readable by others (an older tcsync's 0644) is narrowed to 0600.
-  // -1 with `err` otherwise (errno ENOENT for a missing file not created).
-  int open_file(const std::string& name, int flags, bool create, std::string& err) const;
+  // `fd` gets the descriptor, or -1 with the failure (errno ENOENT for a
+  // missing file not created).
+  Status open_file(const std::string& name, int flags, bool create, int& fd) const;
 
  private:
   int fd_ = -1;
@@ -45,6 +48,6 @@ class RunDir {
 
 // Checks a descriptor just opened as a state file: a regular file, owned
 // by this process's user, one link; narrowed to 0600 if it was wider.
-bool check_state_file(int fd, const std::string& what, std::string& err);
+Status check_state_file(int fd, const std::string& what);
 
 }  // namespace tcsync

@@ -12,6 +12,7 @@
 
 #include "apply/kernel.h"
 #include "base/diag.h"
+#include "base/status.h"
 #include "model/model.h"
 #include "plan/plan.h"
 #include "watch/monitor_event.h"
@@ -45,18 +46,19 @@ class WatchEdge {
   virtual ~WatchEdge() = default;
   // Set-up: the namespace the options name (true when none), the
   // capability, the files.
-  virtual bool enter_netns(std::string& err) = 0;
+  virtual Status enter_netns() = 0;
   virtual bool has_net_admin() = 0;
   virtual bool load(const std::vector<std::string>& files, State& out, Diagnostics& d) = 0;
   virtual void print_diags(const Diagnostics& d) = 0;
   // The monitor: opened once; its fd is polled; read without blocking.
-  virtual bool open_monitor(int rcvbuf, std::string& err) = 0;
+  virtual Status open_monitor(int rcvbuf) = 0;
   virtual int monitor_fd() const = 0;
-  virtual bool read_monitor(std::vector<MonitorEvent>& out, std::string& err) = 0;
+  virtual Status read_monitor(std::vector<MonitorEvent>& out) = 0;
   // ifindex -> name of every link now.
-  virtual bool list_links(std::map<uint32_t, std::string>& out, std::string& err) = 0;
-  // Null when another tcsync holds the lock (err says who); never waits.
-  virtual std::unique_ptr<WatchLock> lock(std::string& err) = 0;
+  virtual Status list_links(std::map<uint32_t, std::string>& out) = 0;
+  // `held` gets the lock, or stays null with the failure (another tcsync
+  // holds it: the sentence says who); never waits.
+  virtual Status lock(std::unique_ptr<WatchLock>& held) = 0;
   // In the namespace already; null on failure (said in d).
   virtual std::unique_ptr<Kernel> open_kernel(Diagnostics& d) = 0;
   virtual std::unique_ptr<WatchReplan> replan(Diagnostics& d) = 0;

@@ -78,8 +78,8 @@ class Watcher {
 
  private:
   // Set-up
-  bool open_inputs(std::string& err);
-  bool load_links(std::string& err);
+  Status open_inputs();
+  Status load_links();
   // Events
   // own_echo: right after an apply's ACKs (rtnetlink notifies before it
   // acknowledges, so every event the apply caused is queued by then); the
@@ -176,42 +176,34 @@ void Watcher::notify_status() {
   edge_.notify(s);
 }
 
-bool Watcher::load_links(std::string& err) {
+Status Watcher::load_links() {
   std::map<uint32_t, std::string> now;
-  if (!edge_.list_links(now, err)) return false;
+  if (Status st = edge_.list_links(now); !st) return st;
   links_ = std::move(now);
-  return true;
+  return Status::ok();
 }
 
-bool Watcher::open_inputs(std::string& err) {
+Status Watcher::open_inputs() {
   // Before the first apply: its echo and anything after it is then seen.
-  if (!edge_.open_monitor(w_.rcvbuf, err) || !load_links(err)) return false;
+  if (Status st = edge_.open_monitor(w_.rcvbuf); !st) return st;
+  if (Status st = load_links(); !st) return st;
   inotify_fd_ = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
-  if (inotify_fd_ < 0) {
-    err = std::string("inotify: ") + std::strerror(errno);
-    return false;
-  }
+  if (inotify_fd_ < 0) return Status::fail(std::string("inotify: ") + std::strerror(errno));
   // The directories, not the files: editors and config tools write a new
   // file and rename it over the old one (a watch on the old inode goes quiet).
   for (auto& f : files_) {
     std::filesystem::path p = std::filesystem::absolute(f);
     std::string dir = p.parent_path().string();
     int wd = inotify_add_watch(inotify_fd_, dir.c_str(), IN_CLOSE_WRITE | IN_MOVED_TO | IN_DELETE);
-    if (wd < 0) {
-      err = "cannot watch " + dir + ": " + std::strerror(errno);
-      return false;
-    }
+    if (wd < 0) return Status::fail("cannot watch " + dir + ": " + std::strerror(errno));
     watched_[wd].insert(p.filename().string());
   }
   sigset_t set;
   sigemptyset(&set);
   for (int sig : {SIGTERM, SIGINT, SIGHUP}) sigaddset(&set, sig);
   signal_fd_ = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
-  if (signal_fd_ < 0) {
-    err = std::string("signalfd: ") + std::strerror(errno);
-    return false;
-  }
-  return true;
+  if (signal_fd_ < 0) return Status::fail(std::string("signalfd: ") + std::strerror(errno));
+  return Status::ok();
 }
 
 void Watcher::mark(const std::string& dev, const char* cause, bool full) {
@@ -251,8 +243,8 @@ void Watcher::on_overrun(const std::string& why) {
 
 void Watcher::on_monitor(const std::set<std::string>* own) {
   std::vector<MonitorEvent> evs;
-  std::string err;
-  if (!edge_.read_monitor(evs, err)) emit({"error", {}, {}, err, {}, {}, {}});
+  // What was read before an error is still handled.
+  if (Status st = edge_.read_monitor(evs); !st) emit({"error", {}, {}, st.error(), {}, {}, {}});
   for (auto& e : evs) {
     // Right after an apply the tc events of the places it changed are its
     // own echo: dropped (the re-plan after it still looks). Link events are
@@ -450,9 +442,8 @@ bool Watcher::repair_filters(const std::string& dev, const std::vector<std::vect
                    steps ? "only objects in conflict differ (left alone)" : "in sync");
     return true;
   }
-  std::string err;
-  auto lock = edge_.lock(err);
-  if (!lock) return full(err);  // the full path says busy and retries
+  std::unique_ptr<WatchLock> lock;
+  if (Status st = edge_.lock(lock); !st) return full(st.error());  // the full path says busy and retries
   std::vector<std::string> lines;
   for (auto& st : fr.plan.steps) lines.push_back(split_lines(plan_text(Plan{{st}}, PrintOptions{})).front());
   emit({"drift", dev, lines, {}, {}, "drift", {}});
@@ -531,10 +522,9 @@ void Watcher::sync(const std::vector<std::string>& devs, const std::string& caus
   // The lock from the dump to the last ACK (the plan is made from a state no
   // other tcsync is changing), never while idle: `tcsync apply` by hand
   // runs between events.
-  std::string err;
-  auto lock = edge_.lock(err);
-  if (!lock) {
-    emit({"busy", {}, {}, err + "; retrying in 500 ms", {}, {}, {}});
+  std::unique_ptr<WatchLock> lock;
+  if (Status st = edge_.lock(lock); !st) {
+    emit({"busy", {}, {}, st.error() + "; retrying in 500 ms", {}, {}, {}});
     for (auto& dev : devs) devices_.schedule(dev, WatchClock::now() + WatchMs(500)), cause_.try_emplace(dev, cause);
     return;
   }
@@ -737,9 +727,8 @@ int Watcher::run() {
   sigprocmask(SIG_BLOCK, &set, nullptr);
 
   Diagnostics d;
-  std::string err;
-  if (!edge_.enter_netns(err)) {
-    d.error({}, err);
+  if (Status st = edge_.enter_netns(); !st) {
+    d.error({}, st.error());
     edge_.print_diags(d);
     return 1;
   }
@@ -752,8 +741,8 @@ int Watcher::run() {
     std::fprintf(stderr, "tcsync: error: watch needs the CAP_NET_ADMIN capability (run it as root)\n");
     return 1;
   }
-  if (!open_inputs(err)) {
-    std::fprintf(stderr, "tcsync: error: %s\n", err.c_str());
+  if (Status st = open_inputs(); !st) {
+    std::fprintf(stderr, "tcsync: error: %s\n", st.error().c_str());
     return 1;
   }
   for (auto& dev : desired_.devices) declared_.insert(dev.name);
@@ -801,7 +790,7 @@ int Watcher::run() {
     if (resync_pending_) {
       // Link events may be among the lost: the link list is read again.
       resync_pending_ = false;
-      if (!load_links(err)) emit({"error", {}, {}, err, {}, {}, {}});
+      if (Status st = load_links(); !st) emit({"error", {}, {}, st.error(), {}, {}, {}});
     }
     // One re-plan per cause: a device that appeared is applied, not
     // "repaired" (and its first apply does not count toward a conflict).
