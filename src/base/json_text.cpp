@@ -24,12 +24,6 @@ void append_json_string(std::string& out, std::string_view s) {
   out += nlohmann::json(std::string(s)).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
-std::string json_escape(std::string_view s) {
-  std::string out;
-  append_json_string(out, s);
-  return out.substr(1, out.size() - 2);
-}
-
 bool is_json_number(std::string_view t) {
   size_t i = 0, n = t.size();
   auto digits = [&] {

@@ -11,8 +11,6 @@ namespace tcsync {
 // Appends s as a JSON string, quotes included. Bytes that are not UTF-8
 // become U+FFFD: the output is always valid JSON.
 void append_json_string(std::string& out, std::string_view s);
-// The same without the quotes.
-std::string json_escape(std::string_view s);
 // Whether text is a JSON number as written (0.02, 2e-05, 10; not .5, 0x10).
 bool is_json_number(std::string_view text);
 

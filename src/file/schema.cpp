@@ -112,11 +112,8 @@ Json class_kind(const KindOps& k) {
 }
 
 // A filter's or an action's options, under the kind's name (`u32: {...}`).
-// The "$comment" property is kept from the schema's string-built days (it
-// led the list so each field could start with a comma) so that the value
-// is unchanged; the loader rejects the key.
 Json options_object(const KindOps& k, Json type) {
-  Json properties = {{"$comment", Json::object()}};
+  Json properties = Json::object();
   add_options(properties, k);
   return {{"description", k.doc},
           {"type", std::move(type)},
@@ -240,7 +237,7 @@ Json filter_common() {
 }
 
 Json filter_police() {
-  Json properties = {{"$comment", Json::object()}};  // as in options_object
+  Json properties = Json::object();
   add_fields(properties, kActionPolice);
   return {{"description",
            "The filter's own police (tc's 'police' among a filter's words, before actions existed): the police "

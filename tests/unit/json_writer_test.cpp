@@ -63,7 +63,7 @@ TEST_CASE("json string: escapes quotes, backslashes and control bytes") {
   CHECK(as_json(std::string("nul\0x", 5)) == R"("nul\u0000x")");
   CHECK(as_json("caf\xc3\xa9") == "\"caf\xc3\xa9\"");  // UTF-8 as is
   CHECK(as_json("bad\xff") == "\"bad\xef\xbf\xbd\"");  // not UTF-8: U+FFFD, still JSON
-  CHECK(json_escape("say \"hi\"") == R"(say \"hi\")");
+  CHECK(as_json("say \"hi\"") == R"("say \"hi\"")");
   for (std::string odd : {std::string("\x7f/</script>"), std::string("\\u0041"), std::string("e4:11:00:00:00:01")})
     CHECK(json::parse(as_json(odd)).get<std::string>() == odd);
 }
