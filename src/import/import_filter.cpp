@@ -248,6 +248,15 @@ void Importer::filter(Cursor& c, Verb v, const TcWord& head) {
   Obj o = filter_obj(f);
   note_device(*f.dev);
   Obj* existing = f.hval ? filter_existing(o.dev, o.key) : nullptr;
+  if (existing && !rule.new_only.empty()) {
+    // The kernel does not look this handle up: even a replace makes a new
+    // rule, and the id is the earlier line's.
+    d_.error(head.loc, "filter " + f.parent_text + " pref " + std::to_string(o.key.pref) +
+                           " with this handle is "
+                           "already added at " +
+                           format_location(existing->loc) + ", and " + rule.new_only);
+    return;
+  }
   if (v == Verb::Change && existing) v = Verb::Replace;  // a filter change restates the rule
   place(std::move(o), v, head, existing,
         "filter " + f.parent_text + " pref " + std::to_string(f.key.pref) + " handle " + f.handle_text + " of " +

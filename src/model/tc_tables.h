@@ -32,6 +32,11 @@ struct TcRule {
   Node& body;            // the kind's options, from which the kind may take a word
   std::optional<uint32_t>& handle_value;
   std::string& handle_text;  // the handle as the file will write it
+  // Set by the kind when the kernel will not look the line's handle up
+  // (a u32 handle without its table, ::9): the line always makes a new
+  // rule, so one already there with that id makes tc fail. Says why, and
+  // with what error; empty: the kernel finds the rule by its handle.
+  std::string new_only = {};
 };
 
 // An entry of the kind in the file import is about to write.

@@ -86,11 +86,22 @@ bool U32TcTables::place(TcRule& r, Diagnostics& d) {
   auto& hval = r.handle_value;
   auto& high = high_tables_[space_of(r.dev, r.block)];
   auto root_id = [&](uint32_t h) { return (h >> 20) >= 0x800 && !high.count(h & 0xFFF00000u); };
-  if (hval && tc_find(r.body, "divisor")) {
+  const bool divisor = tc_find(r.body, "divisor") != nullptr;
+  // u32_get finds a rule to replace only by its whole handle: one without
+  // its table (::9, 0:0:9) names none, so the kernel makes a new rule and
+  // takes the node id in the table it goes in (idr_alloc_u32: ENOSPC when
+  // another rule has it).
+  if (hval && !divisor && !(*hval & 0xFFF00000u))
+    r.new_only = "the kernel finds a u32 rule only by its whole handle, table included (such as 800::9); " +
+                 (r.handle ? r.handle->text : format_u32_handle(*hval)) +
+                 " names no table, so the line makes a new rule and its node id is taken: tc fails with \"No space "
+                 "left on device\"";
+  if (hval && divisor) {
     if ((*hval >> 20) >= 0x800) high.insert(*hval & 0xFFF00000u);
     hash_tables_[space_of(r.dev, r.block)][*hval & 0xFFF00000u] = {r.block, r.key.pref, r.key.protocol};
   } else if (Node* ht = tc_find(r.body, "ht")) {
-    if (auto h = parse_u32_handle(ht->scalar); h && root_id(*h)) {
+    auto h = parse_u32_handle(ht->scalar);
+    if (h && root_id(*h)) {
       table = *h & 0xFFF00000u, tloc = ht->loc;
       std::erase_if(r.body.map, [](auto& kv) { return kv.first.scalar == "ht"; });
     } else if (h) {
@@ -101,6 +112,20 @@ bool U32TcTables::place(TcRule& r, Diagnostics& d) {
       if (auto it = tables.find(*h & 0xFFF00000u); it != tables.end() && it->second.block == r.block) {
         r.key.pref = it->second.pref;
         r.key.protocol = it->second.protocol;
+      }
+      if (hval) {
+        // The kernel keeps the node id of the handle and the table and
+        // bucket of 'ht' (u32_change), refusing a handle of another table;
+        // ::5 with ht 2:1: is 2:1:5.
+        if ((*hval & 0xFFF00000u) && (*hval & 0xFFF00000u) != (*h & 0xFFF00000u)) {
+          d.error(r.handle->loc, "handle " + r.handle->text + " is not in table " +
+                                     format_u32_handle(*h & 0xFFF00000u) +
+                                     " that 'ht' names: tc fails here (the kernel: \"Handle specified hash table "
+                                     "address mismatch\")");
+          return false;
+        }
+        *hval = (*h & 0xFFFFF000u) | (*hval & 0xFFFu);
+        r.handle_text = format_u32_handle(*hval);
       }
     }
   }
