@@ -633,10 +633,10 @@ int cmd_dump(const std::vector<std::string>& devices_asked, const CommonOptions&
   return 0;
 }
 
-int cmd_import(const std::string& file, const CommonOptions& o) {
+int cmd_import(const std::string& file, bool skip_shell, const CommonOptions& o) {
   Diagnostics d;
   std::string yaml;
-  bool ok = import_tc_file(file, ImportOptions{o.netns}, yaml, d);
+  bool ok = import_tc_file(file, ImportOptions{o.netns, skip_shell}, yaml, d);
   if (o.format == Format::Json) {
     std::cout << import_report_json(ok, yaml, d);
     return ok ? 0 : 1;

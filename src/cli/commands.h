@@ -32,7 +32,7 @@ int cmd_dump(const std::vector<std::string>& devices, const CommonOptions& o, co
 int cmd_watch(const std::vector<std::string>& files, const WatchFlags& w, const CommonOptions& o);
 // tc batch file or script -> tcsync YAML on stdout; --netns picks the lines
 // of that namespace (tc -n NAME).
-int cmd_import(const std::string& file, const CommonOptions& o);
+int cmd_import(const std::string& file, bool skip_shell, const CommonOptions& o);
 // apply --confirm's reverter (internal; cmd_confirm is in cli/confirm.h):
 // sleeps to the deadline, a CLOCK_BOOTTIME time in ms, then applies the
 // state before unless confirmed; `path`: the pending file in the run

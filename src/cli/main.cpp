@@ -92,6 +92,10 @@ Exit codes: 0 done or in sync, 1 error, 2 changes pending (diff).)");
   std::string import_file;
   auto* import = app.add_subcommand("import", "Print a tc batch file or script of tc commands as a tcsync file");
   import->add_option("FILE", import_file, "tc -b file or shell script of tc lines; - for stdin")->required();
+  bool skip_shell = false;
+  import->add_flag("--skip-shell", skip_shell,
+                   "Skip a script's shell constructs (loops, conditionals, functions, variables) with a warning "
+                   "instead of refusing the file: the file then lacks what they would make");
 
   tcsync::WatchFlags watch_flags;
   auto* watch =
@@ -221,7 +225,7 @@ Exit codes: 0 done or in sync, 1 error, 2 changes pending (diff).)");
   }
   if (*confirm) return tcsync::cmd_confirm(common);
   if (*revert) return tcsync::cmd_revert_pending(pending_file, deadline_ms, state_fd, netns_fd, common);
-  if (*import) return tcsync::cmd_import(import_file, common);
+  if (*import) return tcsync::cmd_import(import_file, skip_shell, common);
   if (*stats) return tcsync::cmd_stats(files, stats_flags, common);
   if (*schema) {
     std::cout << tcsync::yaml_json_schema();

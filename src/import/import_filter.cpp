@@ -407,7 +407,7 @@ void Importer::delete_filters(const FilterLine& f, const Block& block) {
     }
   }
   if (!n)
-    d_.note(f.head.loc, "deletes nothing an earlier line added: skipped (tcsync deletes what its file does not list)");
+    delete_of_nothing(f.head, false);
   else if (!f.hval)
     forget_prefs(block, key.chain, f.have_pref ? std::optional<uint16_t>(key.pref) : std::nullopt);
 }

@@ -80,6 +80,27 @@ bool is_tc_program(const Word& w) {
   return w.expands && (w.text == "$TC" || w.text == "${TC}");
 }
 
+// What of a command that is not tc makes the tc lines around it run other
+// than once each, in order, as written: a loop, a conditional, a function,
+// a variable or a command's output. Empty: nothing (set -e, echo, ip link).
+std::string shell_construct(const Command& c) {
+  static const std::string_view kLoop[] = {"for", "while", "until", "select", "do", "done", "break", "continue"};
+  static const std::string_view kCond[] = {"if", "then", "else", "elif", "fi", "case", "esac", "[", "[[", "test"};
+  static const std::string_view kRuns[] = {"source", ".", "eval", "xargs", "sh", "bash", "return"};
+  const std::string& w = c[0].text;
+  auto in = [&](auto& list) { return std::find(std::begin(list), std::end(list), w) != std::end(list); };
+  if (!c[0].expands && in(kLoop)) return "a shell loop, which runs the tc lines in it any number of times";
+  if (!c[0].expands && in(kCond)) return "a shell conditional, which decides whether the tc lines after it run";
+  if (!c[0].expands && (w == "function" || w.ends_with("()") || (c.size() > 1 && c[1].text.starts_with("()"))))
+    return "a shell function, whose tc lines run where it is called, with its arguments";
+  if (!c[0].expands && in(kRuns)) return "a command that runs other commands, which import does not read";
+  for (auto& x : c)
+    if (x.expands && !(&x == &c[0] && x.text.starts_with("TC=")))
+      return "a shell variable or a command's output (" + x.text +
+             "), which the tc lines may use and import cannot know";
+  return {};
+}
+
 }  // namespace
 
 void Importer::command(const Command& raw) {
@@ -87,12 +108,15 @@ void Importer::command(const Command& raw) {
   // a pipe means the line is about tc's output, not about state.
   Command c;
   const Word* pipe = nullptr;
+  may_fail_ = false;
   for (size_t i = 0; i < raw.size() && !pipe; ++i) {
     const Word& w = raw[i];
     if (!w.op) {
       c.push_back(w);
       continue;
     }
+    // `|| true`, `2>/dev/null`: the script expects the command may fail.
+    if (w.text == "||" || w.text.starts_with("2>") || w.text.starts_with("&>")) may_fail_ = true;
     if (w.text == "|") pipe = &w;
     if (w.text == "&" || pipe) continue;
     // Redirections: "> file", "2>/dev/null" (the target is the next word unless ">&N" named it).
@@ -118,8 +142,15 @@ void Importer::command(const Command& raw) {
   } else if (k == 0 && (c[0].text.starts_with("-") || std::find(std::begin(kBatchWords), std::end(kBatchWords),
                                                                 c[0].text) != std::end(kBatchWords))) {
     tc(c, 0, nullptr);  // a `tc -b` line: tc's arguments without "tc"
-  } else {
+  } else if (std::string what = shell_construct(c); what.empty()) {
     d_.warning(c[0].loc, "not a tc command: skipped");
+  } else if (opt_.skip_shell) {
+    d_.warning(c[0].loc, quoted(c[0].text) + ": " + what + ": skipped (--skip-shell)");
+  } else {
+    d_.error(c[0].loc, quoted(c[0].text) + ": " + what +
+                           ". import reads a script and runs nothing, so the state it makes is not known: import the "
+                           "tc lines as the script runs them (tc -b batch text), or tcsync dump a namespace the "
+                           "script ran in; --skip-shell skips such lines and imports the rest");
   }
 }
 
@@ -270,6 +301,21 @@ void Importer::table(Cursor& c, Verb v, const TcWord& head) {
     std::string kind = e.map.front().first.scalar;
     table_[{kind, idx->scalar}] = std::move(e);  // add, replace and change all leave this one
   }
+}
+
+// A delete of what no line above made: tc fails there on a device with no
+// tc state of its own, unless the line says it may fail (`|| true`,
+// `2>/dev/null`: it clears what the host had before) or the host may hold
+// it (HOST_MAY_HAVE: a device's own root qdisc).
+void Importer::delete_of_nothing(const TcWord& head, bool host_may_have) {
+  if (may_fail_ || host_may_have) {
+    d_.note(head.loc, "deletes nothing an earlier line added: skipped (tcsync deletes what its file does not list)");
+    return;
+  }
+  d_.error(head.loc,
+           "deletes nothing an earlier line added: tc fails here (the kernel has no such object); import reads "
+           "the script as run on devices without tc state. A line that clears what a host had before says it may "
+           "fail ('2>/dev/null' or '|| true' after it), and import skips it");
 }
 
 void Importer::note_device(const TcWord& dev) {
@@ -636,7 +682,9 @@ void Importer::qdisc(Cursor& c, Verb v, const TcWord& head) {
   if (v == Verb::Delete) {
     Obj* o = find_qdisc(dev->text, p, h);
     if (!o) {
-      d_.note(head.loc, "deletes nothing an earlier line added: skipped (tcsync deletes what its file does not list)");
+      // A device's own root qdisc (pfifo_fast, mq) deletes; a virtual
+      // device's noqueue does not: which one the host has is not known here.
+      delete_of_nothing(head, !hook && (!p || *p == kHandleRoot) && !h);
       return;
     }
     o->dead = true;
@@ -672,6 +720,13 @@ void Importer::qdisc(Cursor& c, Verb v, const TcWord& head) {
                                  " without a handle: the kernel would pick one (8001: and up, " +
                                  "different on every host); tcsync needs a fixed one and uses " + format_handle(*h));
     }
+  }
+  if (Obj* same = hook ? nullptr : find_qdisc(dev->text, std::nullopt, *h); same && same != existing) {
+    // The kernel finds a qdisc by its handle first: one elsewhere is not moved.
+    d_.error(handle ? handle->loc : head.loc,
+             "qdisc handle " + format_handle(*h) + " is the handle of the qdisc at " + format_location(same->loc) +
+                 ": tc fails here (the kernel: \"Cannot move an existing qdisc to a different parent\")");
+    return;
   }
   Obj o;
   o.type = ObjType::Qdisc;
@@ -738,7 +793,7 @@ void Importer::klass(Cursor& c, Verb v, const TcWord& head) {
   Obj* existing = find_class(dev->text, *id);
   if (v == Verb::Delete) {
     if (!existing)
-      d_.note(head.loc, "deletes nothing an earlier line added: skipped (tcsync deletes what its file does not list)");
+      delete_of_nothing(head, false);
     else
       existing->dead = true;
     return;

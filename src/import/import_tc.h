@@ -27,6 +27,10 @@ struct ImportOptions {
   // Import only the lines for this namespace (`tc -n NS ...`, `ip netns
   // exec NS tc ...`). Unset: every line must be for one namespace.
   std::optional<std::string> netns;
+  // A script's shell constructs (loops, conditionals, functions, variables
+  // outside tc lines) decide which tc lines run and how often, which import,
+  // running nothing, cannot know: refused unless this says to skip them.
+  bool skip_shell = false;
 };
 
 // Reads PATH ("-" for stdin). On success `yaml` holds the file; warnings

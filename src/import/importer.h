@@ -107,12 +107,16 @@ class Importer {
   const Node* filter_action(const std::string& kind, const std::string& index);
   void table(Cursor& c, Verb v, const TcWord& head);
   void note_device(const TcWord& dev);
+  void delete_of_nothing(const TcWord& head, bool host_may_have);
   Obj* find_qdisc(const std::string& dev, std::optional<uint32_t> parent, std::optional<uint32_t> handle);
   void drop_qdisc_subtree(const std::string& dev, uint32_t handle);
   uint32_t pick_qdisc_handle(const std::string& dev, uint32_t parent);
   void place(Obj o, Verb v, const TcWord& head, Obj* existing, const std::string& what);
 
   const ImportOptions& opt_;
+  // The command being read may fail and the script go on (`|| true`,
+  // `2>/dev/null`): a delete of nothing is then no error.
+  bool may_fail_ = false;
   std::vector<Obj> objs_;
   std::vector<std::pair<std::string, SourceLoc>> devices_;
   // `tc actions add`: the action table, (kind, index) -> its entry.

@@ -131,6 +131,7 @@ std::vector<Command> lex(uint32_t file, const std::string& text, Diagnostics& d)
         end_cmd();
       } else if (op.text == "||") {
         end_word();
+        if (!skip_rest) cur.push_back(std::move(op));  // says the command may fail
         skip_rest = true;  // `tc ... || true`: the fallback is not imported
       } else if (!skip_rest) {
         cur.push_back(std::move(op));

@@ -20,7 +20,8 @@ using Command = std::vector<Word>;
 // Splits text into commands the way a shell (and `tc -b`) does: blanks
 // separate words, quotes group, '#' starts a comment, a backslash at the end
 // of a line continues it; `;` and `&&` end a command, `||` starts a fallback
-// (dropped: it only runs when tc fails), other operators are kept as words.
+// (kept as an operator word, its commands dropped: they only run when tc
+// fails), other operators are kept as words.
 std::vector<Command> lex(uint32_t file, const std::string& text, Diagnostics& d);
 
 }  // namespace tcsync::shell
