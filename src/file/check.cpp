@@ -93,6 +93,12 @@ struct Declared {
       // reports each list with the parent it was created with.
     } else if ((handle_minor(p) ? !classes.count(p) && !implicit(p) : !by_handle.count(p)) && !foreign_parent(p)) {
       d.error(loc, what + " parent " + format_handle(p) + " is not a qdisc or class declared on " + dev.name);
+    } else if (auto q = by_handle.find(handle_major(p));
+               q != by_handle.end() && q->second->ops && !qdisc_ops(q->second->ops).filters) {
+      // The filters of a qdisc and of its classes are in the qdisc's block.
+      d.error(loc, what + " parent " + format_handle(p) + " is in " + q->second->kind + " qdisc " +
+                       format_handle(q->second->handle) + " (" + format_location(q->second->loc) +
+                       "), which takes no filters: the kernel refuses them");
     }
   }
 };

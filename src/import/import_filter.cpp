@@ -215,6 +215,12 @@ void Importer::filter(Cursor& c, Verb v, const TcWord& head) {
   if (!filter_words(c, f) || !filter_key(f) || !filter_kind(f) || !filter_handle(f)) return;
   const Block block{f.dev->text, block_of(f.dev->text, f.key.parent)};
   if (v == Verb::Delete) {
+    // A kind whose lists share tables names a rule by its table (u32's
+    // 800::9 is the rule ::9 of the pref that owns root table 800:).
+    if (TcTables* tables = f.ops ? tables_of(f.ops) : nullptr) {
+      TcRule rule{*f.ops, block.first, block.second, f.head, f.handle, f.key, f.body, f.hval, f.handle_text};
+      if (!tables->place(rule, d_)) return;
+    }
     delete_filters(f, block);
     return;
   }
@@ -258,6 +264,9 @@ void Importer::filter(Cursor& c, Verb v, const TcWord& head) {
     return;
   }
   if (v == Verb::Change && existing) v = Verb::Replace;  // a filter change restates the rule
+  if (existing && v == Verb::Replace && tables)
+    if (const Node* old_body = existing->node.find(f.ops->name); old_body && existing->ops == f.ops)
+      if (Node* new_body = find(o.node, std::string(f.ops->name))) tables->restate(*old_body, *new_body);
   place(std::move(o), v, head, existing,
         "filter " + f.parent_text + " pref " + std::to_string(f.key.pref) + " handle " + f.handle_text + " of " +
             f.dev->text);

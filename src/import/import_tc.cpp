@@ -91,8 +91,9 @@ std::string shell_construct(const Command& c) {
   auto in = [&](auto& list) { return std::find(std::begin(list), std::end(list), w) != std::end(list); };
   if (!c[0].expands && in(kLoop)) return "a shell loop, which runs the tc lines in it any number of times";
   if (!c[0].expands && in(kCond)) return "a shell conditional, which decides whether the tc lines after it run";
-  if (!c[0].expands && (w == "function" || w.ends_with("()") || (c.size() > 1 && c[1].text.starts_with("()"))))
-    return "a shell function, whose tc lines run where it is called, with its arguments";
+  if (!c[0].expands && (w == "function" || w == "{" || w == "}" || w == "(" || w == ")" || w.ends_with("()") ||
+                        (c.size() > 1 && c[1].text.starts_with("()"))))
+    return "a shell function or group, whose tc lines run where and as often as it is called, with its arguments";
   if (!c[0].expands && in(kRuns)) return "a command that runs other commands, which import does not read";
   for (auto& x : c)
     if (x.expands && !(&x == &c[0] && x.text.starts_with("TC=")))
@@ -753,6 +754,26 @@ void Importer::qdisc(Cursor& c, Verb v, const TcWord& head) {
     d_.error(kindw->loc, "tc qdisc change cannot change the kind (" + std::string(existing->ops->name) + " → " +
                              std::string(ops->name) + "); use replace");
     return;
+  }
+  if (existing && !hook && (v == Verb::Change || (v == Verb::Replace && existing->handle == *h))) {
+    // The kernel changes the qdisc it finds by handle at that parent in
+    // place (tc_modify_qdisc): the kind stays, and only a kind with
+    // ->change takes it.
+    if (existing->ops != ops && v == Verb::Replace) {
+      d_.error(kindw->loc, "tc qdisc replace keeping handle " + format_handle(*h) + " changes qdisc " +
+                               std::string(existing->ops->name) + " (" + format_location(existing->loc) +
+                               ") in place, which cannot change its kind: tc fails here (the kernel: \"Invalid qdisc "
+                               "name: must match existing qdisc\"); give another handle to replace it");
+      return;
+    }
+    if (!qdisc_ops(ops).can_change) {
+      d_.error(kindw->loc,
+               "tc qdisc " + std::string(v == Verb::Change ? "change" : "replace keeping handle " + format_handle(*h)) +
+                   " changes the " + std::string(ops->name) + " qdisc in place, which " + std::string(ops->name) +
+                   " cannot do: tc fails here (the kernel: \"Change operation not supported by "
+                   "specified qdisc\"); give another handle to replace it");
+      return;
+    }
   }
   std::string what =
       "qdisc " + std::string(ops->name) + " at " + (hook ? "ingress" : format_handle(*p)) + " of " + dev->text;

@@ -132,7 +132,7 @@ std::vector<Command> lex(uint32_t file, const std::string& text, Diagnostics& d)
       } else if (op.text == "||") {
         end_word();
         if (!skip_rest) cur.push_back(std::move(op));  // says the command may fail
-        skip_rest = true;  // `tc ... || true`: the fallback is not imported
+        skip_rest = true;                              // `tc ... || true`: the fallback is not imported
       } else if (!skip_rest) {
         cur.push_back(std::move(op));
       }

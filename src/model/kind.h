@@ -323,6 +323,10 @@ struct QdiscOps {
   // and clsact the egress block as well.
   enum class Hooks : uint8_t { None, Ingress, IngressEgress };
   Hooks hooks = Hooks::None;
+  // The qdisc has a filter block (tcf_block in its class ops): filters sit
+  // on it and its classes. Without, the kernel refuses them ("Qdisc not
+  // classful", "Class doesn't support blocks").
+  bool filters = false;
   // Qdiscs whose classes are the device's tx queues (mq, mqprio): a child
   // qdisc per queue, never a shared one (plan_warnings).
   bool multiqueue_root = false;

@@ -66,6 +66,13 @@ class TcTables {
   // After its options are read: the handle the kernel gives a rule the
   // line gives none. False after an error.
   virtual bool number(TcRule& r, const Options& opts, Diagnostics& d) = 0;
+  // A replace (or change) of rule OLD by the line's: the kernel keeps some of
+  // the old rule in place (u32 keeps its selector: u32_init_knode copies
+  // it, u32_set_parms takes no new one), so NEW_BODY takes it from OLD_BODY.
+  virtual void restate(const Node& old_body, Node& new_body) {
+    (void)old_body;
+    (void)new_body;
+  }
   // Before the file is written: what of the numbering the kind's entries
   // (all of them, in file order) must carry.
   virtual void write(const std::vector<TcEntry>& entries) = 0;

@@ -47,6 +47,19 @@ class U32TcTables final : public TcTables {
     hash_tables_.erase(space_of(dev, block));
   }
 
+  // The kernel keeps a replaced rule's selector (matches, offset, hash key)
+  // and mark (u32_init_knode copies them; u32_set_parms reads neither):
+  // `tc filter replace ... handle 800::9 u32 match ...` changes only its
+  // classid, link, actions and such.
+  void restate(const Node& old_body, Node& new_body) override {
+    static constexpr std::string_view kKept[] = {"match", "offset", "hashkey", "mark"};
+    std::erase_if(new_body.map, [](auto& kv) {
+      return std::find(std::begin(kKept), std::end(kKept), kv.first.scalar) != std::end(kKept);
+    });
+    for (auto& kv : old_body.map)
+      if (std::find(std::begin(kKept), std::end(kKept), kv.first.scalar) != std::end(kKept)) new_body.map.push_back(kv);
+  }
+
   bool place(TcRule& r, Diagnostics& d) override;
   bool number(TcRule& r, const Options& opts, Diagnostics& d) override;
   void write(const std::vector<TcEntry>& entries) override;

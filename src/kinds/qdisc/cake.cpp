@@ -383,6 +383,10 @@ const TcWords kTcWords{.readers = kTcReaders, .examples = kTcExamples};
 // Reported by the kernel, not configuration (kind.h reported_only).
 static const uint16_t kReportedOnly[] = {TCA_CAKE_PAD};
 
+constexpr QdiscOps kCakeQdiscOps{
+    .filters = true,
+};
+
 const KindOps kQdiscCake{
     .name = "cake",
     .obj = ObjType::Qdisc,
@@ -393,6 +397,7 @@ const KindOps kQdiscCake{
     .normalize = normalize,
     .tc_words = &kTcWords,
     .reported_only = kReportedOnly,
+    .qdisc = &kCakeQdiscOps,
 };
 
 }  // namespace tcsync

@@ -8,6 +8,7 @@ namespace tcsync {
 constexpr QdiscOps kQdiscClsactOps{
     .options_top_level = true,
     .hooks = QdiscOps::Hooks::IngressEgress,
+    .filters = true,
 };
 
 const KindOps kQdiscClsact{

@@ -46,6 +46,7 @@ void check_classes(const std::vector<const Class*>& cs, Diagnostics& d) {
 
 constexpr QdiscOps kQdiscDrrOps{
     .can_change = false,  // sch_drr has no ->change (and no options to change)
+    .filters = true,
 };
 
 const KindOps kQdiscDrr{

@@ -324,6 +324,7 @@ const TcWords kTcWords{.readers = kTcReaders, .once = kTcOnce, .class_words = tc
 }  // namespace
 
 constexpr QdiscOps kQdiscEtsOps{
+    .filters = true,
     .implicit_class = implicit_class,
     .kernel_tunes = kernel_tunes,
 };

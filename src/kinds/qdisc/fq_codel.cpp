@@ -145,6 +145,10 @@ const std::string_view kTcExamples[] = {"noecn", "ecn limit 100"};
 const TcWords kTcWords{.readers = kTcReaders, .examples = kTcExamples};
 }  // namespace
 
+constexpr QdiscOps kFqCodelQdiscOps{
+    .filters = true,
+};
+
 const KindOps kQdiscFqCodel{
     .name = "fq_codel",
     .obj = ObjType::Qdisc,
@@ -154,6 +158,7 @@ const KindOps kQdiscFqCodel{
     .decode = decode_declared<kFields>,
     .normalize = normalize,
     .tc_words = &kTcWords,
+    .qdisc = &kFqCodelQdiscOps,
 };
 
 }  // namespace tcsync

@@ -370,6 +370,10 @@ const TcWords kTcClassWords{.readers = kTcClassReaders, .examples = kTcClassExam
 
 }  // namespace
 
+constexpr QdiscOps kHfscQdiscOps{
+    .filters = true,
+};
+
 const KindOps kQdiscHfsc{
     .name = "hfsc",
     .obj = ObjType::Qdisc,
@@ -379,6 +383,7 @@ const KindOps kQdiscHfsc{
     .decode = qdisc_decode,
     .normalize = qdisc_normalize,
     .options_raw = true,
+    .qdisc = &kHfscQdiscOps,
 };
 
 constexpr ClassOps kClassHfscOps{

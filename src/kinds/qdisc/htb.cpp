@@ -254,6 +254,7 @@ static const uint16_t kReportedOnly[] = {TCA_HTB_PAD};
 
 constexpr QdiscOps kQdiscHtbOps{
     .can_change = false,  // sch_htb has no ->change: "Change operation not supported"
+    .filters = true,
 };
 
 const KindOps kQdiscHtb{

@@ -22,6 +22,7 @@ const std::span<const Field> kIngressFields{kHookBlockFields, 1};
 constexpr QdiscOps kQdiscIngressOps{
     .options_top_level = true,
     .hooks = QdiscOps::Hooks::Ingress,
+    .filters = true,
 };
 
 const KindOps kQdiscIngress{

@@ -54,6 +54,7 @@ bool implicit_class(const Options& o, uint32_t minor) {
 }  // namespace
 
 constexpr QdiscOps kQdiscMultiqOps{
+    .filters = true,
     .implicit_class = implicit_class,
 };
 

@@ -163,6 +163,7 @@ const TcWords kTcWords{.readers = kTcReaders, .examples = kTcExamples};
 }  // namespace
 
 constexpr QdiscOps kQdiscPrioOps{
+    .filters = true,
     .implicit_class = implicit_class,
 };
 

@@ -79,6 +79,7 @@ void check_classes(const std::vector<const Class*>& cs, Diagnostics& d) {
 
 constexpr QdiscOps kQdiscQfqOps{
     .can_change = false,  // sch_qfq has no ->change (and no options)
+    .filters = true,
 };
 
 const KindOps kQdiscQfq{

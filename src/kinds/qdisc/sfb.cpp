@@ -190,6 +190,7 @@ const TcWords kTcWords{.examples = kTcExamples};
 }  // namespace
 
 constexpr QdiscOps kQdiscSfbOps{
+    .filters = true,
     .implicit_class = implicit_class,
 };
 

@@ -282,6 +282,7 @@ const TcWords kTcWords{.examples = kTcExamples};
 
 constexpr QdiscOps kQdiscSfqOps{
     .can_change = false,
+    .filters = true,
 };
 
 const KindOps kQdiscSfq{
