@@ -171,6 +171,70 @@ qdisc del dev eth1 root
 )");
 }
 
+TEST_CASE("import: a script's loops, conditionals, functions and variables are refused, or skipped when told") {
+  const std::string script = R"(#!/bin/sh
+TC=/sbin/tc
+DEV=$(ip route | awk '/default/ {print $5}')
+shape() {
+  tc qdisc add dev eth0 root handle 1: htb
+}
+for i in 1 2; do
+  tc class add dev eth0 parent 1: classid 1:10 htb rate 1mbit
+done
+if [ -n "$X" ]; then tc qdisc add dev eth1 root handle 2: htb; fi
+echo done
+)";
+  auto r = import(script);
+  CHECK_FALSE(r.ok);
+  CHECK(r.yaml.empty());
+  // Each construct is named at its line; `TC=` and `echo` are not constructs.
+  for (const char* at : {"b.tc:3:1: error: 'DEV=$(ip': a shell variable or a command's output",
+                         "b.tc:4:1: error: 'shape()': a shell function", "b.tc:6:1: error: '}': a shell function",
+                         "b.tc:7:1: error: 'for': a shell loop", "b.tc:7:15: error: 'do': a shell loop",
+                         "b.tc:9:1: error: 'done': a shell loop", "b.tc:10:1: error: 'if': a shell conditional",
+                         "b.tc:10:20: error: 'then': a shell conditional", "b.tc:10:58: error: 'fi'"}) {
+    INFO(at);
+    INFO(r.diags);
+    CHECK(r.diags.find(at) != std::string::npos);
+  }
+  // `TC=` is tc's own indirection, and the tc lines inside are read as tc lines.
+  for (const char* line : {"b.tc:2:", "b.tc:5:", "b.tc:8:"}) CHECK(r.diags.find(line) == std::string::npos);
+  CHECK(r.diags.find("b.tc:11:1: warning: not a tc command: skipped") != std::string::npos);
+  CHECK(r.diags.find("--skip-shell skips such lines") != std::string::npos);
+
+  ImportOptions skip;
+  skip.skip_shell = true;
+  auto s = import(script, skip);
+  INFO(s.diags);
+  REQUIRE(s.ok);
+  CHECK(s.diags.find("error") == std::string::npos);
+  CHECK(s.diags.find("b.tc:7:1: warning: 'for': a shell loop, which runs the tc lines in it any number of times: "
+                     "skipped (--skip-shell)") != std::string::npos);
+  // What the skipped lines ran is not in the file: that is what --skip-shell says.
+  CHECK(body(s) == R"(  eth0:
+    qdiscs:
+      - {kind: htb, handle: "1:"}
+    classes:
+      - {classid: "1:10", rate: 1mbit}
+)");
+}
+
+TEST_CASE("import: a delete of nothing fails as tc does, unless the line may fail") {
+  auto r = import(
+      "class del dev eth0 classid 1:20\n"
+      "tc qdisc del dev eth0 ingress 2>/dev/null\n"
+      "tc filter del dev eth0 parent 1: || true\n"
+      "qdisc del dev eth0 root\n");
+  CHECK_FALSE(r.ok);
+  CHECK(r.diags.find("b.tc:1:1: error: deletes nothing an earlier line added: tc fails here") != std::string::npos);
+  for (const char* line :
+       {"b.tc:2:4: note: deletes nothing", "b.tc:3:4: note: deletes nothing", "b.tc:4:1: note: deletes nothing"}) {
+    INFO(line);
+    INFO(r.diags);
+    CHECK(r.diags.find(line) != std::string::npos);
+  }
+}
+
 TEST_CASE("import: errors point at the tc word, all of them") {
   auto r = import(R"(qdisc add dev eth0 root handle 1: htb default 30
 class add dev eth0 parent 1: classid 1:20 htb rate 10mbit cbust 10k
