@@ -432,8 +432,16 @@ bool Importer::filter_body(Cursor& c, FilterLine& f) {
     if (w.text == "classid" || w.text == "flowid") {
       c.take();
       const TcWord* id = c.value(w, "a class id such as 1:10");
-      if (!id || !handle_word(*id, d_, w.text)) return false;
-      put(f.extra, "classid", w.loc, scalar(id->text, id->loc));  // tc takes the last one given
+      if (!id) return false;
+      std::string text = id->text;
+      // tc's get_tc_classid reads a word without a colon as the whole 32-bit
+      // id in hex: `flowid 10` is 0:10, `flowid 10010` is 1:10.
+      if (!text.empty() && text.size() <= 8 && text.find_first_not_of("0123456789abcdefABCDEF") == std::string::npos)
+        text = format_handle(static_cast<uint32_t>(std::stoul(text, nullptr, 16)));
+      TcWord as_read = *id;
+      as_read.text = text;
+      if (!handle_word(as_read, d_, w.text)) return false;
+      put(f.extra, "classid", w.loc, scalar(text, id->loc));  // tc takes the last one given
     } else if (w.text == "action" || w.text == "actions") {
       if (!actions(c, f.extra, f.ops)) return false;
     } else if (!police(c, f.extra, *f.ops)) {

@@ -557,12 +557,12 @@ void Importer::drop_qdisc_subtree(const std::string& dev, uint32_t handle) {
   if (it != qdisc_by_parent_major_.end()) std::erase_if(it->second, [&](Pos s) { return objs_[s].dead; });
 }
 
-uint32_t Importer::pick_qdisc_handle(const std::string& dev, uint32_t parent) {
+uint32_t Importer::pick_qdisc_handle(const std::string& dev) {
   auto used = [&](uint32_t h) { return find_qdisc(dev, std::nullopt, h) != nullptr; };
-  // Under class 1:30 the handle 30: reads best; at the root 1:.
-  if (parent != kHandleRoot && handle_minor(parent) && !used(handle_minor(parent) << 16))
-    return handle_minor(parent) << 16;
-  for (uint32_t m = 1; m < 0x8000; ++m)
+  // The kernel's own way (qdisc_alloc_handle): 8001: and up, the first
+  // free one. A handle a script names (1:, 30:) would give its other lines'
+  // flowid 1:1 a class tc never made there.
+  for (uint32_t m = 0x8001; m <= 0xFFFF; ++m)
     if (!used(m << 16)) return m << 16;
   return 0;
 }
@@ -716,10 +716,13 @@ void Importer::qdisc(Cursor& c, Verb v, const TcWord& head) {
     if (v == Verb::Change && existing) {
       h = existing->handle;
     } else {
-      h = pick_qdisc_handle(dev->text, *p);
-      d_.warning(kindw->loc, "qdisc " + std::string(ops->name) +
-                                 " without a handle: the kernel would pick one (8001: and up, " +
-                                 "different on every host); tcsync needs a fixed one and uses " + format_handle(*h));
+      h = pick_qdisc_handle(dev->text);
+      d_.warning(kindw->loc,
+                 "qdisc " + std::string(ops->name) +
+                     " without a handle: the kernel picks one (8001: and up, from one counter for the whole "
+                     "kernel: different on every host); tcsync needs a fixed one and uses the first a fresh "
+                     "kernel would pick, " +
+                     format_handle(*h));
     }
   }
   if (Obj* same = hook ? nullptr : find_qdisc(dev->text, std::nullopt, *h); same && same != existing) {

@@ -110,7 +110,7 @@ class Importer {
   void delete_of_nothing(const TcWord& head, bool host_may_have);
   Obj* find_qdisc(const std::string& dev, std::optional<uint32_t> parent, std::optional<uint32_t> handle);
   void drop_qdisc_subtree(const std::string& dev, uint32_t handle);
-  uint32_t pick_qdisc_handle(const std::string& dev, uint32_t parent);
+  uint32_t pick_qdisc_handle(const std::string& dev);
   void place(Obj o, Verb v, const TcWord& head, Obj* existing, const std::string& what);
 
   const ImportOptions& opt_;

@@ -123,7 +123,7 @@ tc qdisc add dev eth1 root tbf rate 1mbit burst 10kb latency 50ms; tc qdisc show
       - {classid: "1:10", rate: 10mbit, ceil: 20mbit}
   eth1:
     qdiscs:
-      - {kind: tbf, handle: "1:", rate: 1mbit, burst: 10kb, latency: 50ms}
+      - {kind: tbf, handle: "8001:", rate: 1mbit, burst: 10kb, latency: 50ms}
 )");
   CHECK(r.diags == R"(b.tc:2:1: warning: not a tc command: skipped
   set -e
@@ -140,7 +140,7 @@ b.tc:8:27: warning: tc piped into another command reads state, it does not make 
 b.tc:8:45: warning: not a tc command: skipped
   tc -s class show dev eth0 | grep -q rate && echo ok
                                               ^
-b.tc:9:28: warning: qdisc tbf without a handle: the kernel would pick one (8001: and up, different on every host); tcsync needs a fixed one and uses 1:
+b.tc:9:28: warning: qdisc tbf without a handle: the kernel picks one (8001: and up, from one counter for the whole kernel: different on every host); tcsync needs a fixed one and uses the first a fresh kernel would pick, 8001:
   tc qdisc add dev eth1 root tbf rate 1mbit burst 10kb latency 50ms; tc qdisc show
                              ^
 b.tc:9:77: warning: tc qdisc show changes nothing: skipped
@@ -155,9 +155,10 @@ class add dev eth0 parent 1: classid 1:10 htb rate 10mbit
 class add dev eth0 parent 1: classid 1:20 htb rate 10mbit
 filter add dev eth0 parent 1: prio 3 protocol ip u32 match ip dport 80 0xffff flowid 1:20
 class change dev eth0 parent 1: classid 1:10 htb rate 20mbit ceil 30mbit
-class del dev eth0 classid 1:20
 filter del dev eth0 parent 1: prio 3
-qdisc replace dev eth0 root handle 1: htb default 20
+class del dev eth0 classid 1:20
+qdisc add dev eth0 parent 1:10 handle 10: pfifo limit 5
+qdisc replace dev eth0 parent 1:10 handle 10: pfifo limit 7
 qdisc add dev eth1 root handle 1: htb
 qdisc del dev eth1 root
 )");
@@ -165,10 +166,18 @@ qdisc del dev eth1 root
   REQUIRE(r.ok);
   CHECK(body(r) == R"(  eth0:
     qdiscs:
-      - {kind: htb, handle: "1:", default: "1:20"}
+      - {kind: htb, handle: "1:", default: "1:10"}
+      - {kind: pfifo, parent: "1:10", handle: "10:", limit: 7}
     classes:
       - {classid: "1:10", rate: 20mbit, ceil: 30mbit}
 )");
+  // tc fails at a replace that keeps htb's handle: the kernel changes the
+  // qdisc in place, and htb has no change.
+  auto in_place =
+      import("qdisc add dev eth0 root handle 1: htb\nqdisc replace dev eth0 root handle 1: htb default 20\n");
+  CHECK_FALSE(in_place.ok);
+  CHECK(in_place.diags.find("b.tc:2:40: error: tc qdisc replace keeping handle 1: changes the htb qdisc in place") !=
+        std::string::npos);
 }
 
 TEST_CASE("import: a script's loops, conditionals, functions and variables are refused, or skipped when told") {
