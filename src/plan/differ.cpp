@@ -579,6 +579,7 @@ struct DevicePlanner {
         // e.g. u32 keeps the old selector on replace: delete and add again.
         Step del = step(Op::Delete, ObjType::Filter, reason + "; cannot change in place", f.loc);
         del.filter = &l;
+        del.recreated_as = &f;
         filter_dels.push_back(std::move(del));
         Step add = step(Op::Add, ObjType::Filter, reason, f.loc);
         add.filter = &f;

@@ -31,6 +31,11 @@ void Step::append_what(std::string& out) const {
            std::to_string(group_size) + ")";
   else
     append_describe(out, *filter, block != 0);
+  if (recreated_as && filter->name.empty() && !recreated_as->name.empty()) {
+    out += " (";
+    out += recreated_as->name;
+    out += ')';
+  }
 }
 
 }  // namespace tcsync

@@ -28,9 +28,12 @@ struct Step {
   const Qdisc* qdisc = nullptr;
   const Class* cls = nullptr;
   const Filter* filter = nullptr;
-  const Filter* live_filter = nullptr;       // replace: the rule as the kernel has it
-  const Chain* chain = nullptr;              // a chain add or delete
-  const Action* action = nullptr;            // the action table (no device)
+  const Filter* live_filter = nullptr;  // replace: the rule as the kernel has it
+  const Chain* chain = nullptr;         // a chain add or delete
+  const Action* action = nullptr;       // the action table (no device)
+  // The delete half of a rule re-created (cannot change in place): the
+  // file's rule it makes way for, so the line names it as the add does.
+  const Filter* recreated_as = nullptr;
   std::string reason;                        // "rate 10mbit -> 20mbit", "not in the file", "new"
   std::string what() const;                  // "qdisc htb 1: root"
   void append_what(std::string& out) const;  // what(), appended to out

@@ -108,6 +108,7 @@ FilterRepair plan_filter_events(const Device& want, const DeclaredFilters& decla
       // As the differ: what cannot change in place is deleted and added.
       dels.push_back(filter_step(Op::Delete, want.name, reason + "; cannot change in place", &r));
       dels.back().loc = d->loc;
+      dels.back().recreated_as = d;
       adds.push_back(filter_step(Op::Add, want.name, reason, d));
     } else {
       adds.push_back(filter_step(Op::Replace, want.name, reason, d, &r));

@@ -99,6 +99,14 @@ TEST_CASE("a u32 selector change is delete + add: the kernel keeps old keys on r
         std::string::npos);
 }
 
+TEST_CASE("both halves of a re-created rule carry its name") {
+  std::string named = edit(kTree, "{parent: \"1:\", pref: 5,", "{name: ssh, parent: \"1:\", pref: 5,");
+  REQUIRE(named != kTree);
+  std::string p = plan_of(edit(named, "value: 1, mask: 1", "value: 3, mask: 3"), kTree);
+  CHECK(p.find("- eth0: filter u32 1: pref 5 protocol ip handle ::1 (ssh)  (match") == 0);
+  CHECK(p.find("+ eth0: filter u32 1: pref 5 protocol ip handle ::1 (ssh)  (match") != std::string::npos);
+}
+
 TEST_CASE("a qdisc kind change replaces the qdisc") {
   std::string tbf =
       "version: 1\ndevices:\n  eth0:\n    qdiscs: [{kind: tbf, handle: \"1:\", rate: 1mbit, burst: 10kb, limit: "
