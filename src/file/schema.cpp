@@ -1,5 +1,7 @@
 #include "file/schema.h"
 
+#include <cctype>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 #include <string>
@@ -61,13 +63,49 @@ Json stab() {
             {"cell_align", number}}}};
 }
 
+// Whether two docs begin with the same two words (the type's doc then says
+// what the field's would, at more length).
+bool same_start(std::string_view a, std::string_view b) {
+  auto two_words = [](std::string_view s) {
+    size_t sp = s.find(' ');
+    sp = sp == std::string_view::npos ? sp : s.find(' ', sp + 1);
+    std::string out(s.substr(0, sp));
+    for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return out;
+  };
+  return two_words(a) == two_words(b);
+}
+
+// How many fields of all kinds share `t`.
+int custom_type_uses(const CustomType* t) {
+  static const std::map<const CustomType*, int> uses = [] {
+    std::map<const CustomType*, int> m;
+    auto count = [&m](const KindOps& k) {
+      for (auto& f : k.fields)
+        if (f.type == FieldType::Custom) ++m[f.custom];
+    };
+    for (auto* k : all_kinds()) count(*k);
+    return m;
+  }();
+  auto it = uses.find(t);
+  return it == uses.end() ? 0 : it->second;
+}
+
 // Adds the fields a file may set (not the read-only ones) to properties. A
 // fragment that is not JSON is a bug in a kind table: named, not printed.
 void add_fields(Json& properties, const KindOps& k) {
   for (auto& f : k.fields) {
     if (f.flags & kReadOnly) continue;
     try {
-      properties[std::string(f.key)] = Json::parse(field_schema(f));
+      Json field = Json::parse(field_schema(f));
+      // A custom type used by one field only (red's probability) says all
+      // in its own doc; one shared by many (a verdict, a percent) says the
+      // type, and the field's doc first says what it is in this kind.
+      if (f.type == FieldType::Custom && !f.doc.empty() && custom_type_uses(f.custom) > 1) {
+        std::string type_doc = field.value("description", std::string());
+        if (!same_start(f.doc, type_doc)) field["description"] = std::string(f.doc) + " " + type_doc;
+      }
+      properties[std::string(f.key)] = std::move(field);
     } catch (const Json::parse_error& e) {
       throw std::logic_error("schema of " + std::string(k.name) + "'s field " + std::string(f.key) +
                              " is not JSON: " + e.what());

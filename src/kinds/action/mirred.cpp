@@ -27,7 +27,7 @@ constexpr WireStruct kParms{.attr = TCA_MIRRED_PARMS, .size = sizeof(tc_mirred),
 constexpr Field kFields[] = {
     {.key = "direction",
      .type = FieldType::Enum,
-     .doc = "Send on the target's egress or receive on its ingress.",
+     .doc = "Send on the target's egress or receive on its ingress (default: egress).",
      .def = kEgress,
      .names = kDirections},
     {.key = "action",
