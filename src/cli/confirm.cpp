@@ -17,7 +17,9 @@
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
+#include <nlohmann/json.hpp>
 #include <sstream>
+#include <string_view>
 
 #include "file/yaml_writer.h"
 #include "kernel/lock.h"
@@ -262,29 +264,44 @@ void disarm_revert() {
   if (!name.empty() && dir.open()) unlinkat(dir.fd(), name.c_str(), 0);  // else nothing was published
 }
 
+// With --format json, one line on stdout whatever happened (a script
+// reads the outcome there, not in stderr's wording): schemas/confirm.schema.json.
+static void print_confirm_json(const char* result, const std::string& message, bool reverter_running) {
+  nlohmann::ordered_json j;
+  j["format"] = "tcsync-confirm";
+  j["version"] = 1;
+  j["result"] = result;
+  if (!message.empty()) j["message"] = message;
+  if (std::string_view(result) == "confirmed") j["reverter_was_running"] = reverter_running;
+  std::cout << j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) << "\n";
+}
+
 int cmd_confirm(const CommonOptions& o) {
-  if (Status st = o.netns ? enter_netns(*o.netns) : Status::ok(); !st) {
-    std::cerr << "tcsync: error: " << st.error() << "\n";
+  bool json = o.format == Format::Json;
+  auto failed = [&](const char* result, const std::string& why) {
+    std::cerr << "tcsync: error: " << why << "\n";
+    if (json) print_confirm_json(result, why, false);
     return 1;
-  }
+  };
+  if (Status st = o.netns ? enter_netns(*o.netns) : Status::ok(); !st) return failed("error", st.error());
   std::string name = pending_name();
   RunDir dir;
-  if (Status st = name.empty() ? Status::fail("cannot identify the network namespace") : dir.open(); !st) {
-    std::cerr << "tcsync: error: " << st.error() << "\n";
-    return 1;
-  }
+  if (Status st = name.empty() ? Status::fail("cannot identify the network namespace") : dir.open(); !st)
+    return failed("error", st.error());
   struct stat st {};
   bool orphan = fstatat(dir.fd(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && !held(dir, name);
   // The same race as the reverter's: the first rename wins.
   std::string done = name + ".confirmed";
-  if (renameat(dir.fd(), name.c_str(), dir.fd(), done.c_str()) != 0) {
-    std::cerr << "tcsync: error: nothing to confirm: no apply --confirm is pending in this namespace (or its deadline "
-                 "passed and the state before it was restored)\n";
-    return 1;
-  }
+  if (renameat(dir.fd(), name.c_str(), dir.fd(), done.c_str()) != 0)
+    return failed("nothing-pending",
+                  "nothing to confirm: no apply --confirm is pending in this namespace (or its deadline passed and the "
+                  "state before it was restored)");
   unlinkat(dir.fd(), done.c_str(), 0);
   if (orphan) std::cerr << "tcsync: warning: no reverter was running (it was killed): nothing would have reverted\n";
-  if (!o.quiet) std::cout << "confirmed: the applied state stays\n";
+  if (json)
+    print_confirm_json("confirmed", "", !orphan);
+  else if (!o.quiet)
+    std::cout << "confirmed: the applied state stays\n";
   return 0;
 }
 

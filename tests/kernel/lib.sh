@@ -114,6 +114,28 @@ expect_not_contains() {
   if grep -qF -- "$1" <<<"$OUT"; then fail "output has: $1"; echo "$OUT" | sed 's/^/    /'; else pass "output lacks: $1"; fi
 }
 
+SCHEMAS=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../schemas" && pwd)
+
+# expect_json_valid SCHEMA FILE [TEXT]: FILE is one line, one JSON object
+# valid against SCHEMA (python3-jsonschema), containing TEXT when given.
+expect_json_valid() {
+  local out
+  if out=$(python3 - "$1" "$2" 2>&1 <<'P'
+import json, sys, jsonschema
+text = open(sys.argv[2]).read()
+errs = [e.message for e in jsonschema.Draft202012Validator(json.load(open(sys.argv[1]))).iter_errors(json.loads(text))]
+if text.count("\n") != 1: errs.append("not one line")
+print(errs if errs else "valid")
+sys.exit(1 if errs else 0)
+P
+  ) && { [ -z "${3:-}" ] || grep -qF -- "$3" "$2"; }; then
+    pass "$(basename "$2") valid against $(basename "$1")${3:+, has $3}"
+  else
+    fail "$(basename "$2") against $(basename "$1")${3:+ with $3}: $out"
+    sed 's/^/    /' "$2"
+  fi
+}
+
 expect_same_file() {
   if diff -u "$1" "$2" >"$TMP/diff.out"; then pass "$3"; else fail "$3"; head -60 "$TMP/diff.out" | sed 's/^/    /'; return 1; fi
 }

@@ -62,6 +62,10 @@ wait_state "$TMP/a.json" 12 && pass "after the deadline: tc -j equals the state 
 expect_rc 0 ts diff "$TMP/a.yaml"
 expect_rc 1 ts confirm
 expect_contains "nothing to confirm"
+# --format json: one line on stdout whatever the outcome.
+rc=0; ts --format json confirm >"$TMP/confirm1.json" 2>/dev/null || rc=$?
+[ "$rc" = 1 ] && pass "json: nothing pending, rc 1" || fail "json: nothing pending, rc $rc"
+expect_json_valid "$SCHEMAS/confirm.schema.json" "$TMP/confirm1.json" '"result":"nothing-pending"'
 
 echo "# confirmed in time: the new state stays"
 expect_rc 0 ts apply --confirm 2 "$TMP/b.yaml"
@@ -110,11 +114,16 @@ ls "$TMP/run" | grep -c pending.yaml >/dev/null && fail "a pending file is left"
 # new --confirm replaces it.
 PENDING=$TMP/run/netns-$(stat -L -c %i "/run/netns/$NS").pending.yaml
 cp "$TMP/a.yaml" "$PENDING" 2>/dev/null || echo "version: 1" >"$PENDING"
-expect_rc 0 ts confirm
+rc=0; ts --format json confirm >"$TMP/confirm2.json" 2>"$TMP/confirm2.err" || rc=$?
+[ "$rc" = 0 ] && pass "json: confirmed with no reverter, rc 0" || fail "json: rc $rc"
+OUT=$(cat "$TMP/confirm2.err")
 expect_contains "no reverter was running"
+expect_json_valid "$SCHEMAS/confirm.schema.json" "$TMP/confirm2.json" '"reverter_was_running":false'
 echo "version: 1" >"$PENDING"
 base 12mbit >"$TMP/c.yaml"
 expect_rc 0 ts apply --confirm 5 "$TMP/c.yaml"  # short: its reverter ends soon after the confirm
 expect_contains "left by a reverter that no longer runs: removed"
-expect_rc 0 ts confirm
+rc=0; ts --format json confirm >"$TMP/confirm3.json" 2>/dev/null || rc=$?
+[ "$rc" = 0 ] && pass "json: confirmed, rc 0" || fail "json: confirmed, rc $rc"
+expect_json_valid "$SCHEMAS/confirm.schema.json" "$TMP/confirm3.json" '"reverter_was_running":true'
 [ "$FAILS" = 0 ] && echo "all checks passed" || { echo "$FAILS check(s) failed"; exit 1; }
