@@ -65,4 +65,30 @@ stop_watch() {
   WPID=""
   [ "$rc" = 0 ] && pass "SIGTERM: watch exits 0" || fail "SIGTERM: watch exits $rc"
   wait_event stopped "" 1
+  check_event_schema
+}
+
+# check_event_schema: every line watch printed is one JSON object valid
+# against schemas/watch-event.schema.json (what consumers are promised).
+check_event_schema() {
+  local out
+  if out=$(python3 - "$SCHEMAS/watch-event.schema.json" "$EVENTS" 2>&1 <<'P'
+import json, sys, jsonschema
+v = jsonschema.Draft202012Validator(json.load(open(sys.argv[1])))
+bad = 0
+lines = open(sys.argv[2]).read().splitlines()
+for n, line in enumerate(lines, 1):
+    errs = [e.message for e in v.iter_errors(json.loads(line))]
+    if errs:
+        bad += 1
+        print("line %d: %s: %s" % (n, line[:200], errs))
+print("%d events, %d invalid" % (len(lines), bad))
+sys.exit(1 if bad or not lines else 0)
+P
+  ); then
+    pass "events valid against watch-event.schema.json ($out)"
+  else
+    fail "events against watch-event.schema.json:"
+    echo "$out" | sed 's/^/    /'
+  fi
 }
