@@ -36,6 +36,7 @@
 #include "plan/plan_print.h"
 #include "plan/plan_warnings.h"
 #include "stats/report.h"
+#include "watch/watch_logic.h"
 
 #include <fcntl.h>
 #include <sched.h>
@@ -48,6 +49,19 @@
 #include <thread>
 
 namespace tcsync {
+
+// The errors of `d`, one line each ("FILE:LINE:COL: error: message"): for
+// JSON, where the source line and caret of the text form do not belong.
+static std::vector<std::string> error_lines(const Diagnostics& d) {
+  std::vector<std::string> out;
+  for (auto& x : d.all()) {
+    if (x.severity != Severity::Error) continue;
+    std::string line;
+    if (x.loc.known()) append_location(line, x.loc), line += ": ";
+    out.push_back(line + "error: " + x.message);
+  }
+  return out;
+}
 
 void print_diags(const Diagnostics& d, const CommonOptions& o) {
   for (auto& x : d.all()) std::cerr << format_diagnostic(x, o.color);
@@ -384,6 +398,15 @@ int cmd_apply(const std::vector<std::string>& files, const ApplyFlags& f, const 
   // (Installed once the lock is held: --wait must stay interruptible.)
   g_interrupt.store(0);
   std::optional<SignalGuard> guard;
+  // --format json: stdout always gets the report, a refused or failed apply
+  // included (schemas/plan.schema.json: result, rolled_back, errors).
+  auto json_report = [&](std::string_view result, const std::vector<AckResult>& results,
+                         std::optional<bool> rolled_back, std::vector<std::string> more_errors = {}) {
+    if (o.format != Format::Json) return;
+    RunResult run{result, rolled_back, error_lines(d)};
+    for (auto& e : more_errors) run.errors.push_back("error: " + e);
+    std::cout << plan_json(s.plan, results, "apply", &run);
+  };
   std::string cmd = "tcsync apply";
   for (auto& file : files) cmd += " " + file;
   // The lock comes before the dump, so the plan is made from a state no
@@ -402,6 +425,7 @@ int cmd_apply(const std::vector<std::string>& files, const ApplyFlags& f, const 
   if (!f.dry_run && !has_net_admin()) {
     d.error({}, "apply needs the CAP_NET_ADMIN capability (run it as root); nothing was changed");
     print_diags(d, o);
+    json_report("refused", {}, std::nullopt);
     return 1;
   }
   bool ok = open_session(files, o, s, d, start_ahead);
@@ -416,11 +440,15 @@ int cmd_apply(const std::vector<std::string>& files, const ApplyFlags& f, const 
   ok = ok && read_and_plan(s, d, o, !f.dry_run) && check_kinds(s, o, d);
   if (!ok) {
     print_diags(d, o);
+    json_report("refused", {}, std::nullopt);
     return 1;
   }
   if (f.dry_run || s.plan.empty()) {
     print_diags(d, o);
-    print_plan(s, o, f.dry_run ? "apply --dry-run" : "apply");
+    if (f.dry_run || o.format != Format::Json)
+      print_plan(s, o, f.dry_run ? "apply --dry-run" : "apply");
+    else
+      json_report("applied", {}, std::nullopt);
     if (f.confirm_s && !f.dry_run && !o.quiet) std::cerr << "tcsync: nothing changed, nothing to confirm\n";
     return 0;
   }
@@ -429,6 +457,7 @@ int cmd_apply(const std::vector<std::string>& files, const ApplyFlags& f, const 
   if (f.confirm_s) {
     if (Status st = arm_revert(s.live, &s.desired, f.confirm_s, o.netns); !st) {
       std::cerr << "tcsync: error: " << st.error() << "; nothing was changed\n";
+      json_report("refused", {}, std::nullopt, {st.error() + "; nothing was changed"});
       return 1;
     }
   }
@@ -466,7 +495,12 @@ int cmd_apply(const std::vector<std::string>& files, const ApplyFlags& f, const 
     for (size_t i : rep.echo_missing_steps)
       std::fprintf(stderr, "tcsync: verify: no echo told: %s\n", s.plan.steps[i].what().c_str());
   print_diags(d, o);
-  if (o.format == Format::Json) std::cout << plan_json(s.plan, rep.results, "apply");
+  if (rep.succeeded())
+    json_report(f.verify && !rep.verified ? "unverified" : "applied", rep.results, std::nullopt);
+  else if (rep.ok == 0 && rep.failed == 0 && !rep.interrupted_by)
+    json_report("refused", rep.results, std::nullopt);  // refused before the first request
+  else
+    json_report(rep.interrupted_by ? "interrupted" : "failed", rep.results, rep.rolled_back && rep.rollback_ok);
 
   // Rolled back: nothing for the reverter to undo. (Kept when steps stay
   // applied, --on-error=stop/continue: the deadline restores the before.)
@@ -777,6 +811,11 @@ void render(const StatsReport& r, const StatsFlags& f, const CommonOptions& o, s
 
 }  // namespace
 
+static long long unix_ms() {
+  using namespace std::chrono;
+  return duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count();
+}
+
 int cmd_stats(const std::vector<std::string>& files, const StatsFlags& f, const CommonOptions& o) {
   Diagnostics d;
   State desired;
@@ -803,6 +842,7 @@ int cmd_stats(const std::vector<std::string>& files, const StatsFlags& f, const 
     // rates since the last reading.
     std::unique_ptr<Reading> before;
     auto t_before = std::chrono::steady_clock::now();
+    bool tty = isatty(STDOUT_FILENO) == 1;
     for (;;) {
       auto now = std::make_unique<Reading>();
       if (!read_stats(*kernel, want, f, o, *now, d)) break;
@@ -810,7 +850,12 @@ int cmd_stats(const std::vector<std::string>& files, const StatsFlags& f, const 
       std::ostringstream text;
       write_stats_watch(now->report, before ? &before->report : nullptr,
                         std::chrono::duration<double>(t_now - t_before).count(), text);
-      std::cout << "\x1b[H\x1b[2J" << text.str() << std::flush;
+      // A terminal is redrawn in place; a file or pipe gets frames one after
+      // another, each under a line with its time (no screen escapes in it).
+      if (tty)
+        std::cout << "\x1b[H\x1b[2J" << text.str() << std::flush;
+      else
+        std::cout << "--- " << iso_time_ms(unix_ms()) << "\n" << text.str() << "\n" << std::flush;
       before = std::move(now), t_before = t_now;
       std::this_thread::sleep_for(std::chrono::duration<double>(f.watch));
     }

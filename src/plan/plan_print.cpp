@@ -80,7 +80,8 @@ static const char* status_name(AckResult::Status s) {
 }
 
 // Laid out as it always was (", " and ": ", one line): consumers pin it.
-std::string plan_json(const Plan& plan, const std::vector<AckResult>& results, const std::string& command) {
+std::string plan_json(const Plan& plan, const std::vector<AckResult>& results, const std::string& command,
+                      const RunResult* run) {
   std::string out;
   YamlOut y(out, YamlOut::Style::json);
   y.map_begin();
@@ -131,6 +132,20 @@ std::string plan_json(const Plan& plan, const std::vector<AckResult>& results, c
     y.seq_begin();
     for (auto& line : plan.outside) y.str(line);
     y.seq_end();
+  }
+  if (run) {
+    y.key("result");
+    y.str(run->result);
+    if (run->rolled_back) {
+      y.key("rolled_back");
+      y.boolean(*run->rolled_back);
+    }
+    if (!run->errors.empty()) {
+      y.key("errors");
+      y.seq_begin();
+      for (auto& e : run->errors) y.str(e);
+      y.seq_end();
+    }
   }
   y.map_end();
   out += '\n';

@@ -178,6 +178,12 @@ echo "# --watch draws a table with rates"
 OUT=$(timeout 2.5 "$TCSYNC" --netns "$NS" stats --watch 1 "$TMP/stats.yaml" 2>&1 || true)
 expect_contains "PKT/S"
 expect_contains "udp-5001"
+# Into a file (not a terminal): frames one after another under their time,
+# no screen escapes.
+timeout 2.5 "$TCSYNC" --netns "$NS" stats --watch 1 "$TMP/stats.yaml" >"$TMP/watch.out" 2>/dev/null || true
+grep -q $'\x1b' "$TMP/watch.out" && fail "stats --watch into a file: screen escapes in it" || pass "stats --watch into a file: no escapes"
+frames=$(grep -c '^--- [0-9-]*T[0-9:.]*Z$' "$TMP/watch.out" || true)
+[ "$frames" -ge 2 ] && pass "stats --watch into a file: $frames frames under their time" || fail "stats --watch into a file: $frames frames"
 
 echo "# a state made by tc alone: stats without files names what the kernel holds"
 t qdisc del dev v0 root

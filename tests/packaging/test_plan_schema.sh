@@ -31,6 +31,10 @@ devices:
       - {parent: "1:", pref: 5, protocol: ip, u32: {match: [{ip: {dst: 10.0.0.0/8}}], indev: nosuch0}}
 Y
 run 1 apply --on-error=stop "$TMP/reject.yaml"
+run 1 apply "$TMP/reject.yaml"
+# A file error: refused before anything is sent, still a report on stdout.
+printf 'version: 1\ndevices:\n  v0:\n    qdiscs: [{kind: htb, handle: "1:", defualt: 10}]\n' >"$TMP/bad.yaml"
+run 1 apply "$TMP/bad.yaml"
 # A scoped device with a foreign rule outside its scope: outside_scope.
 tc -n "$NS" qdisc add dev v1 clsact
 tc -n "$NS" filter add dev v1 ingress pref 1 protocol ip u32 match ip src 10.1.0.0/16
@@ -57,6 +61,9 @@ for f in sys.argv[2:]:
     if doc["changes"] != len(doc["steps"]): print("BAD changes != len(steps) in " + f)
     if text.count("\n") != 1: print("BAD not one line: " + f)
     if doc.get("outside_scope"): seen.add("outside_scope")
+    if "result" in doc: seen.add("result:%s/%s" % (doc["result"], doc.get("rolled_back", "-")))
+    for e in doc.get("errors", []): seen.add("error:" + e.split(": error: ")[0].rsplit("/", 1)[-1])
+    if doc["command"] == "apply" and "result" not in doc: print("BAD apply without result: " + f)
     for s in doc["steps"]:
         seen.add(s["op"]); seen.add(s.get("status", "-"))
         if s.get("status") == "failed": seen.add("kernel_message:" + s["kernel_message"])
@@ -71,4 +78,9 @@ expect_contains " ok "
 expect_contains " failed "
 expect_contains "kernel_message:Network device not found"
 expect_contains " outside_scope "
+expect_contains " result:applied/- "
+expect_contains " result:failed/False "
+expect_contains " result:failed/True "
+expect_contains " result:refused/- "
+expect_contains " error:bad.yaml:4:"
 finish
