@@ -50,19 +50,6 @@
 
 namespace tcsync {
 
-// The errors of `d`, one line each ("FILE:LINE:COL: error: message"): for
-// JSON, where the source line and caret of the text form do not belong.
-static std::vector<std::string> error_lines(const Diagnostics& d) {
-  std::vector<std::string> out;
-  for (auto& x : d.all()) {
-    if (x.severity != Severity::Error) continue;
-    std::string line;
-    if (x.loc.known()) append_location(line, x.loc), line += ": ";
-    out.push_back(line + "error: " + x.message);
-  }
-  return out;
-}
-
 void print_diags(const Diagnostics& d, const CommonOptions& o) {
   for (auto& x : d.all()) std::cerr << format_diagnostic(x, o.color);
   if (d.error_count() >= Diagnostics::kMaxErrors)
@@ -399,12 +386,13 @@ int cmd_apply(const std::vector<std::string>& files, const ApplyFlags& f, const 
   g_interrupt.store(0);
   std::optional<SignalGuard> guard;
   // --format json: stdout always gets the report, a refused or failed apply
-  // included (schemas/plan.schema.json: result, rolled_back, errors).
+  // included (schemas/plan.schema.json: result, rolled_back, diagnostics).
   auto json_report = [&](std::string_view result, const std::vector<AckResult>& results,
                          std::optional<bool> rolled_back, std::vector<std::string> more_errors = {}) {
     if (o.format != Format::Json) return;
-    RunResult run{result, rolled_back, error_lines(d)};
-    for (auto& e : more_errors) run.errors.push_back("error: " + e);
+    Diagnostics all = d;
+    for (auto& e : more_errors) all.error({}, e);
+    RunResult run{result, rolled_back, &all};
     std::cout << plan_json(s.plan, results, "apply", &run);
   };
   std::string cmd = "tcsync apply";

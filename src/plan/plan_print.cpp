@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <ostream>
 
+#include "file/report_json.h"
 #include "yaml/yaml_out.h"
 
 namespace tcsync {
@@ -140,11 +141,9 @@ std::string plan_json(const Plan& plan, const std::vector<AckResult>& results, c
       y.key("rolled_back");
       y.boolean(*run->rolled_back);
     }
-    if (!run->errors.empty()) {
-      y.key("errors");
-      y.seq_begin();
-      for (auto& e : run->errors) y.str(e);
-      y.seq_end();
+    if (run->diags && !run->diags->all().empty()) {
+      y.key("diagnostics");
+      write_diagnostics_json(*run->diags, y);
     }
   }
   y.map_end();

@@ -7,6 +7,7 @@
 #include <string_view>
 #include <vector>
 
+#include "base/diag.h"
 #include "netlink/batch.h"
 #include "plan/differ.h"
 
@@ -21,9 +22,9 @@ std::string plan_text(const Plan& plan, const PrintOptions& o);
 void write_plan_text(const Plan& plan, const PrintOptions& o, std::ostream& os);
 // How an apply ended, for machines: the same facts stderr gives in words.
 struct RunResult {
-  std::string_view result;          // applied, unverified, refused, failed, interrupted
-  std::optional<bool> rolled_back;  // failed/interrupted: true when the kernel is as it was before
-  std::vector<std::string> errors;  // "FILE:LINE:COL: error: ..." one line each
+  std::string_view result;             // applied, unverified, refused, failed, interrupted
+  std::optional<bool> rolled_back;     // failed/interrupted: true when the kernel is as it was before
+  const Diagnostics* diags = nullptr;  // as validate's report writes them (report_json.h)
 };
 
 // results: empty for a plan only (diff, dry run), else one per step. `run`:

@@ -62,7 +62,8 @@ for f in sys.argv[2:]:
     if text.count("\n") != 1: print("BAD not one line: " + f)
     if doc.get("outside_scope"): seen.add("outside_scope")
     if "result" in doc: seen.add("result:%s/%s" % (doc["result"], doc.get("rolled_back", "-")))
-    for e in doc.get("errors", []): seen.add("error:" + e.split(": error: ")[0].rsplit("/", 1)[-1])
+    for e in doc.get("diagnostics", []):
+        if e["severity"] == "error": seen.add("error:%s:%s:" % ((e["file"] or "-").rsplit("/", 1)[-1], e["line"]))
     if doc["command"] == "apply" and "result" not in doc: print("BAD apply without result: " + f)
     for s in doc["steps"]:
         seen.add(s["op"]); seen.add(s.get("status", "-"))
