@@ -282,7 +282,7 @@ struct DevicePlanner {
     std::set<Group> gone = delete_whole_lists(lists, spaces.restart);
     std::vector<bool> matched = match_filters(lists, gone);
     delete_unlisted_filters(dying, lists, matched, gone);
-    order_filter_adds(spaces.add_place);
+    order_filter_adds(spaces.add_place, lists, gone);
     order_filter_dels();
     order_atomic();
 
@@ -617,9 +617,15 @@ struct DevicePlanner {
   // (parent, chain, pref, or the place step 7 gives a declared root's
   // list), so lists are created in the same order on every host (u32 root
   // tables get their kernel ids, 800:, 801:..., in that order); within a
-  // list, u32 tables first. Then a filter another one depends on (a u32
-  // table linked from a lower pref) moves up to just before its first user.
-  void order_filter_adds(const std::map<Group, Place>& add_place) {
+  // list, u32 tables first. Then a filter that depends on another one added
+  // later (a rule linking to a u32 table of a higher pref) waits for it when
+  // its own list is made already (an add before it, or live): moving the
+  // table up instead would make the table's list before the lists between,
+  // and give every one of them another root than the dump's order says
+  // (issue 38 item 7). Only the first add of a new list cannot wait without
+  // moving its own list: there the table moves up to just before it.
+  void order_filter_adds(const std::map<Group, Place>& add_place, const FilterLists& lists,
+                         const std::set<Group>& gone) {
     auto place_of = [&](const FilterKey& k) {
       if (!add_place.empty())
         if (auto it = add_place.find(group_of(k)); it != add_place.end()) return it->second;
@@ -656,14 +662,14 @@ struct DevicePlanner {
       for (uint32_t h : tables->depends_on(f->opts)) {
         auto it = pos.find(Where{f->key.parent, h, f->ops});
         if (it == pos.end() || it->second <= i) continue;
-        if (!add_place.empty() && add_place.count(group_of(f->key)) && i > 0 &&
-            group_of(filter_adds[i - 1].filter->key) == group_of(f->key)) {
-          // Declared u32 roots: moving the table up would make its list
-          // early, and give it another root. The rule waits for the table
-          // instead (nothing depends on a rule; its own tables stay before),
-          // when an add before it has made its list already; else the table
-          // moves up as always, and the roots may come out otherwise (README,
-          // Limits).
+        Group own_list = group_of(f->key);
+        bool list_made = (i > 0 && group_of(filter_adds[i - 1].filter->key) == own_list) ||
+                         (lists.live_groups.count(own_list) && !gone.count(own_list));
+        if (list_made) {
+          // The rule waits for the table (nothing depends on a rule; its
+          // own tables stay before), so lists are made in the order that
+          // gives the roots; else the table moves up, and the roots may come
+          // out otherwise (README, Limits).
           size_t at = it->second;
           Step waits = std::move(filter_adds[i]);
           filter_adds.erase(filter_adds.begin() + static_cast<long>(i));
