@@ -3,6 +3,10 @@
 #include <algorithm>
 #include <cstdint>
 #include <deque>
+#include <map>
+#include <set>
+#include <tuple>
+#include <utility>
 
 #include "base/diag.h"
 #include "base/handle.h"
@@ -101,9 +105,43 @@ std::map<uint32_t, std::vector<RootList>> root_lists(const std::vector<Filter>& 
 
 std::set<uint32_t> moved_root_spaces(const std::vector<Filter>& fs) {
   std::set<uint32_t> out;
-  for (auto& [space, ls] : root_lists(fs))
+  auto lists = root_lists(fs);
+  for (auto& [space, ls] : lists)
     for (size_t i = 0; i < ls.size(); ++i)
       if (ls[i].root && ls[i].root != (kRootBit | static_cast<uint32_t>(i) << 20)) out.insert(space);
+  // A list with no table of its own whose first rule depends on a table of
+  // a later list (a `link` to it) is made by that rule, after the table
+  // (plan/differ.cpp, order_filter_adds): its list comes after the table's,
+  // and applying the dump would renumber the roots. Written, they make the
+  // difference a diff shows instead of a silent match (issue 38 item 7).
+  using ListKey = std::tuple<uint32_t, uint32_t, uint16_t, uint16_t>;
+  std::map<std::pair<uint32_t, ListKey>, size_t> list_at;
+  for (auto& [space, ls] : lists)
+    for (size_t i = 0; i < ls.size(); ++i)
+      list_at.emplace(std::pair{space, ListKey{ls[i].parent, ls[i].chain, ls[i].pref, ls[i].protocol}}, i);
+  auto at_of = [&](const Filter& f) {
+    uint32_t space = table_space_of(f.key.parent);
+    auto it = list_at.find({space, ListKey{f.key.parent, f.key.chain, f.key.pref, f.key.protocol}});
+    return it == list_at.end() ? SIZE_MAX : it->second;
+  };
+  std::map<std::pair<uint32_t, uint32_t>, size_t> table_at;  // (space, table) -> list
+  std::set<std::pair<uint32_t, size_t>> has_table, first_seen;
+  for (const Filter& f : fs)
+    if (filter_ops(f.ops).own_table_handle && !f.empty_list && is_table_entry(f)) {
+      size_t at = at_of(f);
+      table_at.emplace(std::pair{table_space_of(f.key.parent), f.key.handle}, at);
+      has_table.emplace(table_space_of(f.key.parent), at);
+    }
+  for (const Filter& f : fs) {
+    const FilterOps& fo = filter_ops(f.ops);
+    if (!fo.own_table_handle || !fo.depends_on || f.empty_list || is_table_entry(f)) continue;
+    uint32_t space = table_space_of(f.key.parent);
+    size_t at = at_of(f);
+    if (has_table.count({space, at}) || !first_seen.emplace(space, at).second) continue;
+    for (uint32_t h : fo.depends_on(f.opts))
+      if (auto it = table_at.find({space, h}); it != table_at.end() && it->second > at && it->second != SIZE_MAX)
+        out.insert(space);
+  }
   return out;
 }
 
