@@ -127,18 +127,18 @@ std::set<uint32_t> moved_root_spaces(const std::vector<Filter>& fs) {
   std::map<std::pair<uint32_t, uint32_t>, size_t> table_at;  // (space, table) -> list
   std::set<std::pair<uint32_t, size_t>> has_table, first_seen;
   for (const Filter& f : fs)
-    if (filter_ops(f.ops).own_table_handle && !f.empty_list && is_table_entry(f)) {
+    if (auto* st = shared_tables(f.ops); st && st->own_table_handle && !f.empty_list && is_table_entry(f)) {
       size_t at = at_of(f);
       table_at.emplace(std::pair{table_space_of(f.key.parent), f.key.handle}, at);
       has_table.emplace(table_space_of(f.key.parent), at);
     }
   for (const Filter& f : fs) {
-    const FilterOps& fo = filter_ops(f.ops);
-    if (!fo.own_table_handle || !fo.depends_on || f.empty_list || is_table_entry(f)) continue;
+    const SharedTableOps* st = shared_tables(f.ops);
+    if (!st || !st->own_table_handle || !st->depends_on || f.empty_list || is_table_entry(f)) continue;
     uint32_t space = table_space_of(f.key.parent);
     size_t at = at_of(f);
     if (has_table.count({space, at}) || !first_seen.emplace(space, at).second) continue;
-    for (uint32_t h : fo.depends_on(f.opts))
+    for (uint32_t h : st->depends_on(f.opts))
       if (auto it = table_at.find({space, h}); it != table_at.end() && it->second > at && it->second != SIZE_MAX)
         out.insert(space);
   }
