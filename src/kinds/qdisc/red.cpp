@@ -20,6 +20,7 @@
 
 #include <string>
 
+#include "kinds/qdisc/qdisc_values.h"
 #include "kinds/qdisc/red_params.h"
 #include "kinds/registry.h"
 #include "model/field_rows.h"
@@ -256,11 +257,6 @@ bool kernel_tunes(const Options& want, uint16_t f) {
   return (f == kProbability || f == kPlog) && want.num(kAdaptive).value_or(0);
 }
 
-// red has one class, 1, holding its child qdisc (a bfifo by default).
-bool implicit_class(const Options&, uint32_t minor) {
-  return minor == 1;
-}
-
 }  // namespace
 
 namespace {
@@ -310,8 +306,14 @@ const std::string_view kTcExamples[] = {
 const TcWords kTcWords{.aliases = kTcAliases, .readers = kTcReaders, .examples = kTcExamples};
 }  // namespace
 
+constexpr uint16_t kBlockFields[] = {kEarlyDropBlock, kMarkBlock};
+
 constexpr QdiscOps kQdiscRedOps{
-    .implicit_class = implicit_class,
+    // One class holds the child qdisc (a bfifo by default); red_find
+    // answers it for any minor, so `parent 6:` grafts there too and the
+    // kernel reports the child with the parent as given.
+    .implicit_class = one_class_any_minor,
+    .block_fields = kBlockFields,
     .kernel_tunes = kernel_tunes,
 };
 
