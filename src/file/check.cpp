@@ -393,9 +393,8 @@ void check_blocks(const State& s, Diagnostics& d) {
   std::set<uint32_t> bound;
   for (auto& dev : s.devices)
     for (auto& q : dev.qdiscs) {
+      for (uint32_t b : all_bound_blocks(q)) bound.insert(b);
       auto [in, eg] = bound_blocks(q);
-      if (in) bound.insert(in);
-      if (eg) bound.insert(eg);
       if (!in && !eg) continue;
       for (auto& c : dev.chains) {
         uint32_t side = c.parent == kHandleClsactEgress                                       ? eg
@@ -423,9 +422,10 @@ void check_blocks(const State& s, Diagnostics& d) {
     }
   for (auto& b : s.blocks)
     if (!bound.count(b.block))
-      d.error(b.loc, b.name + " is bound by no declared qdisc: give a clsact or ingress qdisc 'ingress_block: " +
-                         std::to_string(b.block) +
-                         "' (or egress_block); the kernel creates a block with its first qdisc");
+      d.error(b.loc,
+              b.name + " is bound by no declared qdisc: give a clsact or ingress qdisc 'ingress_block: " +
+                  std::to_string(b.block) +
+                  "' (or egress_block, or a qdisc's qevent block); the kernel creates a block with its first qdisc");
 }
 
 }  // namespace tcsync

@@ -433,18 +433,29 @@ class Dumper {
       // Shared blocks are noted from every device's qdiscs: a block lives
       // as long as any qdisc anywhere binds it (the differ needs to know).
       auto [in_block, eg_block] = shared_blocks(m);
-      for (uint32_t index : {in_block, eg_block}) {
-        if (!index) continue;
+      auto note_binder = [&](uint32_t index) {
         auto& binders = live_.block_binders[index];
         std::string name = tg ? tg->name : links_.name_of(static_cast<uint32_t>(t.tcm_ifindex));
         if (binders.empty() || binders.back() != name) binders.push_back(name);
+      };
+      for (uint32_t index : {in_block, eg_block})
+        if (index) note_binder(index);
+      const KindOps* ops = find_kind(ObjType::Qdisc, kind_of(m));
+      Qdisc q;
+      Decoded info;
+      bool decoded = false;
+      // The blocks a kind binds in its options (red's qevent blocks) are
+      // read from the decoded qdisc, on every device as the hooks' are.
+      if (!qdisc_ops(ops).block_fields.empty()) {
+        decoded = decode_qdisc(m, &links_, q, info);
+        for (uint32_t index : all_bound_blocks(q))
+          if (index != in_block && index != eg_block) note_binder(index);
       }
       if (!tg) return;
       // Filter blocks are found from the raw header and kind, whether or not
       // the decoder keeps the qdisc (it drops the kernel's defaults). A side
       // bound to a shared block is read as that block (its filters come
       // tagged with the block, not the device).
-      const KindOps* ops = find_kind(ObjType::Qdisc, kind_of(m));
       auto hooks = qdisc_ops(ops).hooks;
       if (hooks != QdiscOps::Hooks::None) {
         if (!in_block) tg->blocks.push_back({kHandleClsactIngress});  // one canonical parent for both kinds
@@ -452,9 +463,8 @@ class Dumper {
       } else if (t.tcm_handle != 0) {
         tg->blocks.push_back({t.tcm_handle});
       }
-      Qdisc q;
-      Decoded info;
-      if (decode_qdisc(m, &links_, q, info)) {
+      if (qdisc_ops(ops).block_fields.empty()) decoded = decode_qdisc(m, &links_, q, info);
+      if (decoded) {
         if (stats_) read_object_stats(m, stats_->places[tg->name].qdiscs[q.parent]);
         tg->dev->qdiscs.push_back(std::move(q));
       }

@@ -334,6 +334,11 @@ struct QdiscOps {
   // mq's and mqprio's queues): true when `minor` is one of them, so a child
   // qdisc may hang off it.
   bool (*implicit_class)(const Options& o, uint32_t minor) = nullptr;
+  // Fields holding a shared block the qdisc binds besides a hook's sides
+  // (red's qevent blocks, TCA_RED_EARLY_DROP_BLOCK/MARK_BLOCK): the kernel
+  // reports only the index, so the dump reads that block's filters, the
+  // loader counts it as bound and the plan knows it dies with the qdisc.
+  std::span<const uint16_t> block_fields = {};
   // Whether changing `have` into `want` needs delete + add although each
   // changed field could change in place (gred: ClassOps has the same hook).
   bool (*options_need_recreate)(const Options& want, const Options& have) = nullptr;

@@ -77,6 +77,16 @@ std::pair<uint32_t, uint32_t> bound_blocks(const Qdisc& q) {
   return {static_cast<uint32_t>(in.value_or(0)), static_cast<uint32_t>(eg.value_or(0))};
 }
 
+std::vector<uint32_t> all_bound_blocks(const Qdisc& q) {
+  std::vector<uint32_t> out;
+  auto [in, eg] = bound_blocks(q);
+  for (uint32_t b : {in, eg})
+    if (b) out.push_back(b);
+  for (uint16_t f : qdisc_ops(q.ops).block_fields)
+    if (auto b = q.opts.num(f); b && *b) out.push_back(static_cast<uint32_t>(*b));
+  return out;
+}
+
 std::string format_filter_handle(const KindOps* ops, uint32_t h) {
   if (auto* tables = shared_tables(ops)) return tables->format_handle(h);
   // "0x%x" without printf: a plan prints one per rule.

@@ -274,6 +274,9 @@ std::string block_name(uint32_t index);                       // "block 22"
 // The blocks a hook qdisc (clsact, ingress) binds: its ingress_block and
 // egress_block, 0 when it has none.
 std::pair<uint32_t, uint32_t> bound_blocks(const Qdisc& q);
+// Every shared block a qdisc binds: its hook sides and its kind's
+// block_fields (red's qevent blocks); none is 0.
+std::vector<uint32_t> all_bound_blocks(const Qdisc& q);
 std::string describe_filter_parent(uint32_t parent);
 std::string format_filter_handle(const KindOps* ops, uint32_t h);
 std::optional<uint32_t> parse_filter_handle(const KindOps* ops, std::string_view s);

@@ -44,7 +44,9 @@ struct DevicePlanner {
   const Device& want;
   const Device& have;
   std::vector<Step> filter_dels, class_dels, qdisc_dels, tree_adds, filter_adds, filter_dels_late;
-  bool hook_dies = false;  // the plan deletes the device's clsact/ingress qdisc
+  // Shared blocks a qdisc the plan deletes binds (a clsact's sides, red's
+  // qevent blocks): the kernel destroys a block with its last binder.
+  std::set<uint32_t> blocks_lost;
   std::vector<Step> chain_dels, chain_adds;
   // What the file owns here (model/scope.h); set by run(). Objects it does
   // not own are invisible to the matching below: never deleted or changed.
@@ -359,13 +361,17 @@ struct DevicePlanner {
       else
         dying.majors.insert(handle_major(l->handle));
     }
-    hook_dies = dying.hook;
     for (bool grew = true; grew;) {
       grew = false;
       for (auto& l : have.qdiscs)
         if (l.parent != kHandleIngress && dying.qdisc_dies(l) && !dying.majors.count(handle_major(l.handle)))
           dying.majors.insert(handle_major(l.handle)), grew = true;
     }
+    for (auto& entry : q_del)
+      for (uint32_t b : all_bound_blocks(*entry.first)) blocks_lost.insert(b);
+    for (auto& l : have.qdiscs)
+      if (dying.qdisc_dies(l))
+        for (uint32_t b : all_bound_blocks(l)) blocks_lost.insert(b);
     return dying;
   }
 
@@ -833,7 +839,7 @@ Plan make_plan(const State& desired, const State& live) {
       dies = std::all_of(it->second.begin(), it->second.end(), [&](const std::string& dev) {
         auto p = std::find_if(per.begin(), per.end(),
                               [&](const DevicePlanner& d) { return !d.want.block && d.want.name == dev; });
-        return p != per.end() && p->hook_dies;
+        return p != per.end() && p->blocks_lost.count(want.block);
       });
     }
     per.push_back(DevicePlanner{want, have && !dies ? *have : empty, {}, {}, {}, {}, {}, {}});

@@ -120,4 +120,49 @@ expect_rc 0 ts apply "$TMP/base.yaml"
 base | sed 's/avpkt: 1000, ecn/avpkt: 1200, ecn/' >"$TMP/avpkt.yaml"
 expect_rc 0 ts diff "$TMP/avpkt.yaml"
 expect_contains "in sync"
+# ---- 4. red's qevent blocks hold filters; a qdisc grafted at `parent 6:` ----
+# The kernel reports a qevent block by index only (TCA_RED_EARLY_DROP_BLOCK,
+# TCA_RED_MARK_BLOCK): the dump reads the block's filters too, or they would
+# be lost with diff in sync. red_find answers any minor, so `parent 6:`
+# (mininet's ecn/red links) grafts into red's one class and the kernel
+# reports the child's parent as given: the dump writes it so and the loader
+# takes it.
+flush
+t qdisc add dev v0 root handle 6: red limit 60000 min 5000 max 15000 avpkt 1000 qevent early_drop block 10 qevent mark block 20 ecn
+t qdisc add dev v0 parent 6: handle 7: pfifo limit 10
+t filter add block 10 prio 1 protocol all matchall action drop
+t filter add block 20 prio 1 protocol ip u32 match ip dst 10.0.0.1/32 action pass
+qstate() {
+  rsnapshot
+  for b in 10 20; do echo "block $b:"; t filter show block "$b" 2>&1; done
+}
+qstate >"$TMP/q.tc.state"
+expect_rc 0 ts dump
+echo "$OUT" >"$TMP/q.dump.yaml"
+expect_contains 'parent: "6:", handle: "7:"'
+expect_contains "matchall"
+expect_contains "10.0.0.1/32"
+flush
+if t filter show block 10 2>/dev/null | grep -q matchall; then fail "block 10 outlived its red"; else pass "block 10 gone with its red"; fi
+expect_rc 0 ts apply "$TMP/q.dump.yaml"
+qstate >"$TMP/q.applied.state"
+expect_same_file "$TMP/q.tc.state" "$TMP/q.applied.state" "qevent blocks' filters and the grafted pfifo come back" || true
+expect_rc 0 ts diff "$TMP/q.dump.yaml"
+expect_contains "in sync"
+expect_rc 0 ts dump
+if [ "$OUT" = "$(cat "$TMP/q.dump.yaml")" ]; then pass "second dump identical"; else
+  fail "second dump identical"; diff <(echo "$OUT") "$TMP/q.dump.yaml" | sed 's/^/    /' || true; fi
+# A filter removed from the file goes from the live block; red re-created
+# (a block field changed) takes its block with it, and the plan adds the
+# block's filters again.
+sed '/matchall/d' "$TMP/q.dump.yaml" >"$TMP/q.less.yaml"
+expect_rc 0 ts apply "$TMP/q.less.yaml"
+if t filter show block 10 | grep -q matchall; then fail "matchall left in block 10"; else pass "matchall deleted from block 10"; fi
+sed 's/early_drop_block: 10/early_drop_block: 30/; s/^  10:/  30:/' "$TMP/q.dump.yaml" >"$TMP/q.moved.yaml"
+expect_rc 0 ts apply "$TMP/q.moved.yaml"
+expect_rc 0 ts diff "$TMP/q.moved.yaml"
+expect_contains "in sync"
+OUT=$(t filter show block 30); expect_contains "matchall"
+OUT=$(t filter show block 20); expect_contains "match 0a000001/ffffffff"
+flush
 finish
