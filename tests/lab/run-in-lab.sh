@@ -232,7 +232,7 @@ mkdir -p "$DIR/tmp"
 {
   echo "cd '$DIR'"
   # The guest starts from an empty environment: pass on what tests read.
-  for v in TCSYNC_EXAMPLES ATOMIC_RULES FW_STRACE RUNS SCENARIOS TDC_TIMEOUT; do
+  for v in TCSYNC_EXAMPLES ATOMIC_RULES FW_STRACE RUNS SCENARIOS TDC_TIMEOUT LAB_SCRIPTS; do
     [ -n "${!v:-}" ] && printf 'export %s=%q\n' "$v" "${!v}"
   done
   printf 'exec /bin/bash %q' "$SCRIPT"
