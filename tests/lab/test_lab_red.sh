@@ -141,7 +141,7 @@ expect_rc 0 ts dump
 echo "$OUT" >"$TMP/q.dump.yaml"
 expect_contains 'parent: "6:", handle: "7:"'
 expect_contains "matchall"
-expect_contains "10.0.0.1/32"
+expect_contains "0x0a000001"
 flush
 if t filter show block 10 2>/dev/null | grep -q matchall; then fail "block 10 outlived its red"; else pass "block 10 gone with its red"; fi
 expect_rc 0 ts apply "$TMP/q.dump.yaml"
