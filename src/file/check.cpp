@@ -1,5 +1,6 @@
 #include "file/check.h"
 
+#include <algorithm>
 #include <map>
 #include <optional>
 #include <set>
@@ -300,7 +301,22 @@ void check_kinds(const Device& dev, Diagnostics& d) {
 
 }  // namespace
 
+// "ffff:" names the ingress hook only where no other qdisc holds that
+// handle: a root prio with handle ffff: (tc takes any free handle) owns it,
+// and a chain read as "ffff:" (parsed as the ingress side) is that prio's,
+// as the kernel keeps it and the dump writes it. Filters keep "ffff:" as
+// written, so only chains need it.
+static void ffff_is_a_qdisc(Device& dev) {
+  bool queue_at_ffff = std::any_of(dev.qdiscs.begin(), dev.qdiscs.end(), [](const Qdisc& q) {
+    return q.handle == kHandleIngressQdisc && qdisc_ops(q.ops).hooks == QdiscOps::Hooks::None;
+  });
+  if (!queue_at_ffff) return;
+  for (auto& c : dev.chains)
+    if (c.parent == kHandleClsactIngress) c.parent = kHandleIngressQdisc;
+}
+
 void derive_and_check(Device& dev, Diagnostics& d) {
+  ffff_is_a_qdisc(dev);
   Declared decl(dev);
   check_qdiscs(decl, d);
   check_class_tree(decl, d);

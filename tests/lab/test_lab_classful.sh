@@ -138,4 +138,22 @@ expect_contains "qdisc pfifo 51: parent 5:1 limit 7p"
 base | sed 's/parent: "1:2", handle: "10:"/parent: "1:7", handle: "10:"/' >"$TMP/bad.yaml"
 expect_rc 1 ts apply "$TMP/bad.yaml"
 expect_contains "parent class 1:7 is not declared on v0 and is not one of the classes prio 1: makes itself"
+
+# A root prio with handle ffff: (tc takes any free handle): its filters'
+# and chain's parent "ffff:" is that prio, not the ingress hook; the dump
+# of it loads and applies back to the same state.
+t qdisc del dev v0 root 2>/dev/null || true
+t qdisc add dev v0 root handle ffff: prio
+t qdisc add dev v0 parent ffff:1 handle 10: pfifo limit 5
+t filter add dev v0 parent ffff: protocol ip prio 1 u32 match ip dst 10.0.0.1/32 flowid ffff:2
+snapshot >"$TMP/ffff.tc.json"
+expect_rc 0 ts dump
+echo "$OUT" >"$TMP/ffff.yaml"
+t qdisc del dev v0 root
+expect_rc 0 ts apply "$TMP/ffff.yaml"
+snapshot >"$TMP/ffff.after.json"
+expect_same_file "$TMP/ffff.tc.json" "$TMP/ffff.after.json" "prio ffff: with its filter and child: dump -> apply gives tc's state" || true
+expect_rc 0 ts diff "$TMP/ffff.yaml"
+expect_contains "in sync"
+t qdisc del dev v0 root
 finish

@@ -10,6 +10,7 @@
 #include <catch2/catch.hpp>
 #include <cstring>
 
+#include "base/handle.h"
 #include "codec/tc_codec.h"
 #include "kinds/registry.h"
 #include "model/kind.h"
@@ -192,6 +193,38 @@ TEST_CASE("tbf, netem, cbs: any minor of their one class holds the inner qdisc, 
                   "t.yaml:6:9") == 0);
   CHECK(load_errors("version: 1\ndevices:\n  v0:\n    qdiscs:\n      - {kind: netem, handle: \"1:\"}\n      - {kind: "
                     "pfifo, parent: \"1:\", handle: \"10:\"}\n") == "");
+}
+
+TEST_CASE("red: any minor of its one class holds the child, as red_find answers") {
+  // mininet's ecn/red links: `qdisc add ... parent 6: handle 10: netem` under a red 6:.
+  const std::string head =
+      "version: 1\ndevices:\n  v0:\n    qdiscs:\n      - {kind: red, handle: \"6:\", limit: 60000, avpkt: 1000}\n";
+  CHECK(load_errors(head + "      - {kind: netem, parent: \"6:\", handle: \"10:\"}\n") == "");
+  CHECK(load_errors(head + "      - {kind: netem, parent: \"6:1\", handle: \"10:\"}\n") == "");
+  CHECK(load_errors(head + "      - {kind: pfifo, parent: \"6:\", handle: \"10:\"}\n      - {kind: pfifo, parent: "
+                           "\"6:1\", handle: \"11:\"}\n")
+            .find("is the one class of red 6:, which already holds the qdisc") != std::string::npos);
+}
+
+TEST_CASE("red: a qevent block binds a shared block, which may then hold filters") {
+  const std::string file =
+      "version: 1\ndevices:\n  v0:\n    qdiscs:\n      - {kind: red, handle: \"1:\", limit: 60000, avpkt: 1000, "
+      "early_drop_block: 10}\nblocks:\n  10:\n    filters:\n      - {pref: 1, u32: {match: [{u32: {value: 0, mask: "
+      "0, at: 0}}]}}\n";
+  CHECK(load_errors(file) == "");
+  State s = load_ok(file);
+  REQUIRE(s.devices.size() == 1);
+  CHECK(all_bound_blocks(s.devices[0].qdiscs[0]) == std::vector<uint32_t>{10});
+}
+
+TEST_CASE("a root prio with handle ffff: owns parent \"ffff:\": its chains are not the ingress hook's") {
+  // What the dump writes for `qdisc add dev v0 root handle ffff: prio` with a filter at parent ffff:.
+  State s = load_ok(
+      "version: 1\ndevices:\n  v0:\n    qdiscs:\n      - {kind: prio, parent: root, handle: \"ffff:\"}\n    "
+      "chains:\n      - {parent: \"ffff:\", chain: 0}\n    filters:\n      - {parent: \"ffff:\", pref: 1, u32: {match: "
+      "[{u32: {value: 0, mask: 0, at: 0}}]}}\n");
+  REQUIRE(s.devices[0].chains.size() == 1);
+  CHECK(s.devices[0].chains[0].parent == kHandleIngressQdisc);
 }
 
 TEST_CASE("prio: its bands are implicit classes for child qdiscs and filters") {
