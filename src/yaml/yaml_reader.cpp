@@ -6,7 +6,12 @@
 #include <optional>
 #include <unordered_set>
 
+#include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <unistd.h>
+
+#include "yaml/fast_scan.h"
 
 namespace tcsync {
 
@@ -39,51 +44,79 @@ YamlReader::~YamlReader() {
     cv_.notify_all();
     thread_.join();
   }
-  if (open_) yaml_parser_delete(&parser_);
-  if (fp_) std::fclose(fp_);
+  if (libyaml_) yaml_parser_delete(&parser_);
+  if (map_) ::munmap(map_, size_);
 }
 
 bool YamlReader::open(const std::string& path, Parse how) {
-  fp_ = std::fopen(path.c_str(), "rb");
-  // A directory opens, and reads as an error libyaml calls invalid input.
+  // A directory opens, and would read as an error libyaml calls invalid input.
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   struct stat st {};
-  if (fp_ && ::fstat(::fileno(fp_), &st) == 0 && S_ISDIR(st.st_mode)) {
-    std::fclose(fp_);
-    fp_ = nullptr;
+  if (fd >= 0 && ::fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
+    ::close(fd);
+    fd = -1;
     errno = EISDIR;
   }
-  if (!fp_) {
+  if (fd < 0) {
     diags_.error({file_, 0, 0}, std::string("cannot read file: ") + std::strerror(errno));
     failed_ = true;
     return false;
   }
-  path_ = path;
-  yaml_parser_initialize(&parser_);
-  yaml_parser_set_input(&parser_, read_input, this);
-  open_ = true;
-  size_t size = 0;
-  if (std::fseek(fp_, 0, SEEK_END) == 0) {
-    long end = std::ftell(fp_);
-    size = end > 0 ? static_cast<size_t>(end) : 0;
-    std::rewind(fp_);
+  // Mapped, the file's pages are the page cache's: nothing is copied or
+  // zeroed. A pipe or a /proc file cannot be mapped: read whole.
+  if (S_ISREG(st.st_mode) && st.st_size > 0) {
+    void* m = ::mmap(nullptr, static_cast<size_t>(st.st_size), PROT_READ, MAP_PRIVATE, fd, 0);
+    if (m != MAP_FAILED) {
+      map_ = m;
+      size_ = static_cast<size_t>(st.st_size);
+      input_ = {static_cast<const char*>(m), size_};
+    }
   }
-  start(how, size);
+  if (!map_) {
+    char buf[65536];
+    for (;;) {
+      ssize_t got = ::read(fd, buf, sizeof buf);
+      if (got < 0 && errno == EINTR) continue;
+      if (got < 0) {
+        int err = errno;
+        ::close(fd);
+        diags_.error({file_, 0, 0}, std::string("cannot read file: ") + std::strerror(err));
+        failed_ = true;
+        return false;
+      }
+      if (got == 0) break;
+      text_.append(buf, static_cast<size_t>(got));
+    }
+    input_ = text_;
+  }
+  ::close(fd);
+  open_ = true;
+  start(how, input_.size());
   return true;
 }
 
 void YamlReader::open_string(std::string text, Parse how) {
   text_ = std::move(text);
-  yaml_parser_initialize(&parser_);
-  yaml_parser_set_input(&parser_, read_input, this);
+  input_ = text_;
   open_ = true;
   start(how, text_.size());
 }
 
 void YamlReader::start(Parse how, size_t size) {
   size_ = size;
+  if (fast_allowed_)
+    fast_ = std::make_unique<FastScan>(input_, file_);
+  else
+    start_libyaml();
   for (auto& b : batches_) empty_.push_back(&b);
   if (how == Parse::Thread || (how == Parse::Auto && size >= kThreadFrom))
     thread_ = std::thread([this] { parse_loop(); });
+}
+
+void YamlReader::start_libyaml() {
+  yaml_parser_initialize(&parser_);
+  yaml_parser_set_input(&parser_, read_input, this);
+  libyaml_ = true;
 }
 
 // libyaml's input, at most kFeed bytes a call. Its scanner keeps a possible
@@ -100,26 +133,14 @@ int YamlReader::read_input(void* data, unsigned char* buf, size_t size, size_t* 
     return 0;  // libyaml stops with a reader error, reported as nesting
   }
   size = std::min(size, kFeed);
-  if (self->fp_) {
-    *got = std::fread(buf, 1, size, self->fp_);
-    return *got > 0 || !std::ferror(self->fp_);
-  }
-  *got = std::min(size, self->text_.size() - self->text_pos_);
-  std::memcpy(buf, self->text_.data() + self->text_pos_, *got);
+  *got = std::min(size, self->input_.size() - self->text_pos_);
+  std::memcpy(buf, self->input_.data() + self->text_pos_, *got);
   self->text_pos_ += *got;
   return 1;
 }
 
 SourceLoc YamlReader::loc_of_offset(size_t offset) const {
-  std::string head = text_.substr(0, offset);
-  if (text_.empty()) {
-    std::FILE* f = std::fopen(path_.c_str(), "rb");
-    if (f) {
-      head.resize(offset);
-      head.resize(std::fread(head.data(), 1, offset, f));
-      std::fclose(f);
-    }
-  }
+  std::string_view head = input_.substr(0, offset);
   uint32_t line = 1, col = 1;
   for (char c : head) {
     if (c == '\n')
@@ -229,6 +250,48 @@ void YamlReader::fill(Batch& b) {
   parsed_all_ = !more;
 }
 
+void YamlReader::produce(Batch* b, Handover& h) {
+  b->n = 0;
+  if (fast_) {
+    switch (fast_->fill(b->ev, b->n, kBatch)) {
+      case FastScan::Step::More:
+        if (held_) {
+          h.publish[0] = held_;
+          published_ += held_->n;
+        }
+        held_ = b;
+        return;
+      case FastScan::Step::End:
+        parsed_all_ = true;
+        h.publish[0] = held_ ? held_ : b;
+        h.publish[1] = held_ ? b : nullptr;
+        held_ = nullptr;
+        fast_.reset();
+        return;
+      case FastScan::Step::Bail:
+        fast_.reset();
+        h.freed = held_;
+        held_ = nullptr;
+        skip_ = published_;
+        start_libyaml();
+        break;
+    }
+  }
+  // libyaml again makes the events the reader already has: dropped.
+  for (; skip_ > 0; --skip_) {
+    if (b->ev.empty()) b->ev.emplace_back();
+    if (!parse_one(b->ev[0])) {  // cannot happen if the two agree; then say what libyaml says
+      b->n = 1;
+      skip_ = 0;
+      parsed_all_ = true;
+      h.publish[0] = b;
+      return;
+    }
+  }
+  fill(*b);
+  h.publish[0] = b;
+}
+
 void YamlReader::parse_loop() {
   for (;;) {
     Batch* b;
@@ -239,10 +302,13 @@ void YamlReader::parse_loop() {
       b = empty_.back();
       empty_.pop_back();
     }
-    fill(*b);
+    Handover h;
+    produce(b, h);
     {
       std::lock_guard lk(mu_);
-      full_.push_back(b);
+      for (Batch* p : h.publish)
+        if (p) full_.push_back(p);
+      if (h.freed) empty_.push_back(h.freed);
     }
     cv_.notify_all();
     if (parsed_all_) return;
@@ -253,8 +319,18 @@ void YamlReader::parse_loop() {
 bool YamlReader::refill() {
   if (ended_) return false;
   if (!thread_.joinable()) {
-    if (!cur_batch_) cur_batch_ = &batches_[0];
-    fill(*cur_batch_);
+    if (cur_batch_) empty_.push_back(cur_batch_);
+    while (full_.empty()) {
+      Batch* b = empty_.back();
+      empty_.pop_back();
+      Handover h;
+      produce(b, h);
+      for (Batch* p : h.publish)
+        if (p) full_.push_back(p);
+      if (h.freed) empty_.push_back(h.freed);
+    }
+    cur_batch_ = full_.front();
+    full_.pop_front();
   } else {
     std::unique_lock lk(mu_);
     if (cur_batch_) empty_.push_back(cur_batch_);

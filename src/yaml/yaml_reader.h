@@ -27,9 +27,11 @@
 #include <vector>
 
 #include "base/diag.h"
+#include "yaml/yaml_event.h"
 
 namespace tcsync {
 
+class FastScan;
 struct NodeEntry;
 
 struct Node {
@@ -62,16 +64,10 @@ struct NodeEntry {
 
 class YamlReader {
  public:
-  enum class Ev : uint8_t { StreamEnd, DocStart, DocEnd, MapStart, MapEnd, SeqStart, SeqEnd, Scalar, Error };
-  struct Event {
-    Ev type = Ev::Error;
-    SourceLoc loc;
-    std::string scalar;  // Ev::Error: the diagnostic's text
-    bool plain = true;
-    size_t offset = 0;  // the byte where it starts
-  };
-  // Where libyaml runs. Auto: a second thread for files from kThreadFrom
-  // bytes on.
+  using Ev = YamlEv;
+  using Event = YamlEvent;
+  // Where the parsing runs. Auto: a second thread for files from
+  // kThreadFrom bytes on.
   enum class Parse : uint8_t { Inline, Thread, Auto };
   static constexpr size_t kThreadFrom = 128 << 10;
 
@@ -102,6 +98,11 @@ class YamlReader {
   // Skips one whole value (scalar, map or sequence).
   void skip_node();
   bool failed() const { return failed_; }
+  // Before open: parse with libyaml alone, as before the fast scanner (the
+  // tests compare the two; bench/ times them).
+  void libyaml_only() { fast_allowed_ = false; }
+  // Whether the fast scanner made every event so far (no hand-over).
+  bool fast() const { return fast_allowed_ && !libyaml_; }
   // The input's size in bytes (0 when unknown), and where the event next()
   // last returned starts: together, how much of the input is left.
   size_t size() const { return size_; }
@@ -116,9 +117,17 @@ class YamlReader {
   static constexpr size_t kBatch = 2048;  // events
   static constexpr size_t kBatches = 4;
 
-  // Parser side (the second thread, when there is one).
+  // Parser side (the second thread, when there is one). produce() fills b
+  // and says which batches the reader may have now (publish) and which are
+  // free again (freed); at most two of each.
+  struct Handover {
+    Batch* publish[2] = {};
+    Batch* freed = nullptr;
+  };
   bool parse_one(Event& ev);  // false: ev is the last one (stream end or error)
+  void produce(Batch* b, Handover& h);
   void fill(Batch& b);
+  void start_libyaml();
   void parse_loop();
   SourceLoc loc_of_offset(size_t offset) const;
   // Reader side.
@@ -132,12 +141,27 @@ class YamlReader {
   uint32_t file_;
   Diagnostics& diags_;
   yaml_parser_t parser_{};
-  FILE* fp_ = nullptr;
-  std::string path_;
+  bool libyaml_ = false;  // parser_ initialized
+  // The whole input, in memory: a file is mapped (or read when it cannot
+  // be), a string kept in text_.
   std::string text_;
+  void* map_ = nullptr;
+  std::string_view input_;
   size_t size_ = 0;
   bool open_ = false;
-  size_t text_pos_ = 0;         // open_string: how much of text_ libyaml has taken
+  size_t text_pos_ = 0;  // how much of input_ libyaml has taken
+  // The fast scanner, until the end or until it hands over to libyaml.
+  // Until then a filled batch is held back until the next one is filled
+  // too: libyaml reads at most a line ahead of an event, and the next batch
+  // holds at least one line, so whatever the scanner published is what
+  // libyaml would make before any error it could find. On a hand-over the
+  // held and current batches are dropped and libyaml starts from the top,
+  // skipping the published events (skip_).
+  std::unique_ptr<FastScan> fast_;
+  bool fast_allowed_ = true;
+  Batch* held_ = nullptr;
+  size_t published_ = 0;
+  size_t skip_ = 0;
   bool flow_too_deep_ = false;  // read_input refused more input: see there
   bool parsed_all_ = false;     // the parser side made its last event
 
