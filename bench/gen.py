@@ -2,7 +2,7 @@
 """Generate one rule set in two equivalent forms: a tcsync YAML file and the
 `tc -b` batch file that builds the same kernel state.
 
-usage: gen.py KIND N OUT_PREFIX [--change PCT] [--table]
+usage: gen.py KIND N OUT_PREFIX [--change PCT] [--table | --template]
 
 KIND
   u32     one clsact qdisc on v0; a 256-bucket u32 hash table (2:) at ingress
@@ -44,6 +44,8 @@ OUT_PREFIX.changed.tc (tc commands making that change on top of the full set):
   flower: every (100/PCT)-th rule passes instead of dropping (a replace)
 With --table the YAML lists the rules as rule tables (template, columns, one
 row per rule: README "Rule tables"), the same state in fewer YAML events.
+With --template (u32) each rule is a block mapping over eleven lines, as a
+Jinja or Ansible template writes it; the same state.
 """
 import argparse
 import sys
@@ -68,7 +70,7 @@ def hash_table_head(dev, yaml_parent, tc_parent):
     return y, t
 
 
-def gen_u32(n, changed_every, table=False):
+def gen_u32(n, changed_every, table=False, template=False):
     """Yields (yaml_lines, tc_lines, changed_yaml_lines, changed_tc_lines) pieces."""
     if n > 256 * 0xFFF:
         sys.exit("u32: at most %d rules (256 buckets of 4095 node ids)" % (256 * 0xFFF))
@@ -94,6 +96,12 @@ def gen_u32(n, changed_every, table=False):
             "        rows:",
         ]
         ry = '          - "2:%x: %s %s"'  # quoted: "2:a: " would be a YAML key
+    elif template:
+        # As a template (Ansible, Jinja) writes a rule: block mappings, a
+        # comment, one key a line.
+        ry = ("      # rule\n      - parent: ingress\n        pref: 10\n        protocol: ip\n        u32:\n"
+              '          ht: "2:%x:"\n          match:\n            - ip: {dst: %s}\n        actions:\n'
+              "          - mirred:\n              action: %s\n              dev: v1")
     rt = ("filter %s dev v0 ingress prio 10 protocol ip handle 2:%x:%x u32 ht 2:%x: match ip dst %s "
           "action mirred egress %s dev v1 no_percpu")
     for i in range(n):
@@ -276,9 +284,13 @@ def main():
     ap.add_argument("out")
     ap.add_argument("--change", type=float, default=0, help="also write a variant with PCT %% of the rules changed")
     ap.add_argument("--table", action="store_true", help="rules as rule tables (template, columns, rows)")
+    ap.add_argument("--template", action="store_true",
+                    help="u32: each rule in block style, as a template writes it")
     a = ap.parse_args()
+    if a.template and a.kind != "u32":
+        sys.exit("--template: u32 only")
     every = int(round(100 / a.change)) if a.change else 0
-    y, t, cy, ct, devs, peers = {"u32": gen_u32, "htb": gen_htb, "isp": gen_isp, "ispmq": gen_isp_mq, "flower": gen_flower}[a.kind](a.n, every, a.table)
+    y, t, cy, ct, devs, peers = {"u32": gen_u32, "htb": gen_htb, "isp": gen_isp, "ispmq": gen_isp_mq, "flower": gen_flower}[a.kind](a.n, every, a.table, **({"template": True} if a.template else {}))
     write(a.out + ".yaml", y)
     write(a.out + ".tc", t)
     if any(" no_percpu" in l for l in t):

@@ -29,6 +29,11 @@ SET is KIND:N with KIND u32, htb, isp or ispmq (see gen.py) and N a count such a
           of qdisc, class and filter show), both written to /dev/null
   diff    `tcsync diff F.yaml` (plan text to /dev/null) in an empty namespace,
           and `tcsync validate F.yaml` (the loader alone) for scale
+  phases  user CPU per rule, by phase, in µs (best of the runs): read and
+          model (`tcsync validate`), plan (`tcsync diff` in an empty
+          namespace, less validate), encode (`apply --no-verify` user, less
+          diff) and kernel (its sys time); for F.yaml as given and for the
+          same rules as a rule table (gen.py --table), side by side
 --table writes the YAML as rule tables (gen.py --table; README "Rule tables").
 --check applies each SET once with tc -b and once with tcsync in two
 namespaces and compares tests/kernel/tc_snapshot.py of both (use at 10k).
@@ -51,6 +56,7 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 SNAPSHOT = os.path.join(HERE, "..", "tests", "kernel", "tc_snapshot.py")
 NAMESPACES = set()
+PHASES = []  # the phases scenario's rows
 WORK = None
 
 
@@ -297,6 +303,27 @@ def _bench_set(tcsync, kind, n, runs, scenarios):
         del_ns(ns)
         rows.append(("diff vs empty ns", ts, None, "plan text to /dev/null"))
         rows.append(("validate (loader only)", va, None, ""))
+
+    if "phases" in scenarios:
+        forms = [("as written", F)]
+        if not ARGS.table:
+            tprefix = os.path.join(WORK, "%s-%d-table" % (kind, n))
+            if not os.path.exists(tprefix + ".yaml"):
+                sh(sys.executable, os.path.join(HERE, "gen.py"), kind, str(n), tprefix, "--table")
+            forms.append(("rule table", tprefix + ".yaml"))
+        for form, path in forms:
+            va, df, ap = [], [], []
+            for r in range(runs):
+                va.append(timed([tcsync, "-q", "validate", path]))
+                ns = fresh("p", meta)
+                df.append(timed([tcsync, "--netns", ns, "diff", path], ok=(2,)))
+                ap.append(timed([tcsync, "--netns", ns, "-q", "apply", "--no-verify", path]))
+                del_ns(ns)
+            best = lambda runs_, k: min(x[k] for x in runs_)
+            us = lambda sec: sec * 1e6 / n
+            PHASES.append("| %s %s | %s | %.2f | %.2f | %.2f | %.2f | %.0f |" % (
+                kind, human(n), form, us(best(va, "user")), us(max(best(df, "user") - best(va, "user"), 0)),
+                us(max(best(ap, "user") - best(df, "user"), 0)), us(best(ap, "sys")), best(va, "rss")))
     return rows
 
 
@@ -348,7 +375,7 @@ def main():
     global WORK, ARGS
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--runs", type=int, default=3)
-    ap.add_argument("--scenarios", default="apply,noop,change,dump,diff")
+    ap.add_argument("--scenarios", default="apply,noop,change,dump,diff,phases")
     ap.add_argument("--keep", help="generate into (and keep) this directory")
     ap.add_argument("--check", action="store_true")
     ap.add_argument("--table", action="store_true", help="the YAML as rule tables")
@@ -408,6 +435,15 @@ def main():
         print("| %s %s | %s | %.3f / %.3f | %.3f / %.3f | %.2f | %.2f |" % (
             kind, human(n), name, tb["user"], tb["sys"], cb["user"], cb["sys"], tb["user"] / max(cb["user"], 0.005),
             tb["sys"] / max(cb["sys"], 0.005)))
+    if PHASES:
+        print()
+        print("per phase, µs per rule (user CPU, best of %d; kernel: sys of apply --no-verify); RSS of validate" %
+              ARGS.runs)
+        print()
+        print("| set | form | read + model | plan | encode + send | kernel | validate RSS (MB) |")
+        print("|---|---|---|---|---|---|---|")
+        for row in PHASES:
+            print(row)
 
 
 main()
