@@ -318,8 +318,10 @@ void YamlReader::parse_loop() {
 // Reader side: the next batch of events, from the thread or parsed here.
 bool YamlReader::refill() {
   if (ended_) return false;
+  Batch* done = prev_batch_;
+  prev_batch_ = cur_batch_;
   if (!thread_.joinable()) {
-    if (cur_batch_) empty_.push_back(cur_batch_);
+    if (done) empty_.push_back(done);
     while (full_.empty()) {
       Batch* b = empty_.back();
       empty_.pop_back();
@@ -333,7 +335,7 @@ bool YamlReader::refill() {
     full_.pop_front();
   } else {
     std::unique_lock lk(mu_);
-    if (cur_batch_) empty_.push_back(cur_batch_);
+    if (done) empty_.push_back(done);
     cv_.notify_all();
     cv_.wait(lk, [&] { return !full_.empty(); });
     cur_batch_ = full_.front();
@@ -343,38 +345,37 @@ bool YamlReader::refill() {
   return true;
 }
 
-void YamlReader::take(Event& into) {
+const YamlReader::Event* YamlReader::take() {
   if (failed_ || !open_ || ((!cur_batch_ || pos_ == cur_batch_->n) && !refill())) {
-    // After the last event: the stream stays ended (or failed).
-    into.scalar.clear();
-    into.type = failed_ || !open_ ? Ev::Error : Ev::StreamEnd;
-    return;
+    end_.scalar.clear();
+    end_.type = failed_ || !open_ ? Ev::Error : Ev::StreamEnd;
+    return &end_;
   }
-  // Swapped, not copied: the batch keeps this event's old string buffer.
-  std::swap(into, cur_batch_->ev[pos_++]);
-  if (into.type == Ev::StreamEnd) ended_ = true;
-  if (into.type == Ev::Error) {
+  const Event* e = &cur_batch_->ev[pos_++];
+  if (e->type == Ev::StreamEnd) ended_ = true;
+  if (e->type == Ev::Error) {
     ended_ = failed_ = true;
-    diags_.error(into.loc, into.scalar);
+    diags_.error(e->loc, e->scalar);
   }
+  return e;
 }
 
 const YamlReader::Event& YamlReader::next() {
   if (has_peeked_) {
-    std::swap(cur_, peeked_);
+    cur_ = peeked_;
     has_peeked_ = false;
   } else {
-    take(cur_);
+    cur_ = take();
   }
-  return cur_;
+  return *cur_;
 }
 
 const YamlReader::Event& YamlReader::peek() {
   if (!has_peeked_) {
-    take(peeked_);
+    peeked_ = take();
     has_peeked_ = true;
   }
-  return peeked_;
+  return *peeked_;
 }
 
 bool YamlReader::read_map_rest(Node& out, SourceLoc loc) {

@@ -88,6 +88,7 @@ class YamlReader {
 
   // The next event (after peek, the peeked one). Ev::Error after a parse
   // error, with the diagnostic already reported; the stream then ends.
+  // Valid until the next call but one.
   const Event& next();
   const Event& peek();
   // Reads the whole value starting at the next event into a Node.
@@ -106,7 +107,7 @@ class YamlReader {
   // The input's size in bytes (0 when unknown), and where the event next()
   // last returned starts: together, how much of the input is left.
   size_t size() const { return size_; }
-  size_t offset() const { return cur_.offset; }
+  size_t offset() const { return cur_ ? cur_->offset : 0; }
 
  private:
   // A run of parsed events; the first n of ev are valid.
@@ -131,7 +132,7 @@ class YamlReader {
   void parse_loop();
   SourceLoc loc_of_offset(size_t offset) const;
   // Reader side.
-  void take(Event& into);
+  const Event* take();
   bool refill();
   void start(Parse how, size_t size);
   static int read_input(void* self, unsigned char* buf, size_t size, size_t* got);
@@ -178,7 +179,13 @@ class YamlReader {
   std::vector<Batch*> empty_;  // free for the parser
   bool stop_ = false;
 
-  Event cur_, peeked_;
+  // Events are read where the parser side left them, not copied: a batch
+  // goes back to the parser side one refill after the reader left it, so
+  // what next() and peek() returned stays valid across a batch's end.
+  Batch* prev_batch_ = nullptr;
+  const Event* cur_ = nullptr;
+  const Event* peeked_ = nullptr;
+  Event end_;  // after the last event: the stream stays ended (or failed)
   bool has_peeked_ = false;
   bool failed_ = false;
 };
