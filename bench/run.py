@@ -29,12 +29,14 @@ SET is KIND:N with KIND u32, htb, isp or ispmq (see gen.py) and N a count such a
           of qdisc, class and filter show), both written to /dev/null
   diff    `tcsync diff F.yaml` (plan text to /dev/null) in an empty namespace,
           and `tcsync validate F.yaml` (the loader alone) for scale
-  phases  user CPU per rule, by phase, in µs (best of the runs): read and
-          model (`tcsync validate`), plan (`tcsync diff` in an empty
-          namespace, less validate), encode (`apply --no-verify` user, less
-          diff) and kernel (its sys time); for F.yaml as given and for the
-          same rules as a rule table (gen.py --table), side by side
---table writes the YAML as rule tables (gen.py --table; README "Rule tables").
+  phases  CPU per rule in µs (best of the runs), phase by phase as each
+          command adds one: `tcsync validate` user (read and model), `tcsync
+          diff` in an empty namespace (+ dump, plan and the plan's text),
+          `apply --no-verify` user (+ encode and send, no plan text) and its
+          sys (the kernel); for F.yaml as given and for the same rules as a
+          rule table (gen.py --table), side by side
+--table writes the YAML as rule tables (gen.py --table; README "Rule tables");
+--template (u32) each rule as a block mapping, as a template writes it.
 --check applies each SET once with tc -b and once with tcsync in two
 namespaces and compares tests/kernel/tc_snapshot.py of both (use at 10k).
 
@@ -142,10 +144,10 @@ def parse_n(s):
 
 
 def generate(kind, n):
-    prefix = os.path.join(WORK, "%s-%d%s" % (kind, n, "-table" if ARGS.table else ""))
+    prefix = os.path.join(WORK, "%s-%d%s" % (kind, n, "-table" if ARGS.table else "-template" if ARGS.template else ""))
     if not os.path.exists(prefix + ".meta"):
         t = timed([sys.executable, os.path.join(HERE, "gen.py"), kind, str(n), prefix, "--change", "1"] +
-                  (["--table"] if ARGS.table else []))
+                  (["--table"] if ARGS.table else []) + (["--template"] if ARGS.template else []))
         log("generated %s %d in %.1f s: yaml %.1f MB, tc batch %.1f MB" % (
             kind, n, t["wall"], os.path.getsize(prefix + ".yaml") / 1e6, os.path.getsize(prefix + ".tc") / 1e6))
     return prefix, read_meta(prefix)
@@ -322,8 +324,8 @@ def _bench_set(tcsync, kind, n, runs, scenarios):
             best = lambda runs_, k: min(x[k] for x in runs_)
             us = lambda sec: sec * 1e6 / n
             PHASES.append("| %s %s | %s | %.2f | %.2f | %.2f | %.2f | %.0f |" % (
-                kind, human(n), form, us(best(va, "user")), us(max(best(df, "user") - best(va, "user"), 0)),
-                us(max(best(ap, "user") - best(df, "user"), 0)), us(best(ap, "sys")), best(va, "rss")))
+                kind, human(n), form, us(best(va, "user")), us(best(df, "user")), us(best(ap, "user")),
+                us(best(ap, "sys")), best(va, "rss")))
     return rows
 
 
@@ -379,6 +381,7 @@ def main():
     ap.add_argument("--keep", help="generate into (and keep) this directory")
     ap.add_argument("--check", action="store_true")
     ap.add_argument("--table", action="store_true", help="the YAML as rule tables")
+    ap.add_argument("--template", action="store_true", help="u32: each rule in block style (gen.py --template)")
     ap.add_argument("tcsync")
     ap.add_argument("sets", nargs="+")
     ARGS = ap.parse_args()
@@ -408,7 +411,8 @@ def main():
         platform.release(), sh("tc", "-V", capture_output=True, text=True).stdout.strip(), os.cpu_count(),
         open("/proc/loadavg").read().split()[0]))
     print("command: bench/run.py --runs %d --scenarios %s%s %s %s" % (ARGS.runs, ARGS.scenarios,
-                                                                     " --table" if ARGS.table else "", ARGS.tcsync,
+                                                                     " --table" if ARGS.table else
+                                                                     " --template" if ARGS.template else "", ARGS.tcsync,
                                                                      " ".join(ARGS.sets)))
     print()
     print("medians of %d runs; cells: wall / user / sys (s) / peak RSS (MB)" % ARGS.runs)
@@ -440,7 +444,8 @@ def main():
         print("per phase, µs per rule (user CPU, best of %d; kernel: sys of apply --no-verify); RSS of validate" %
               ARGS.runs)
         print()
-        print("| set | form | read + model | plan | encode + send | kernel | validate RSS (MB) |")
+        print("| set | form | validate: read + model | diff: + dump, plan, its text | apply --no-verify: + encode, "
+              "send | its kernel (sys) | validate RSS (MB) |")
         print("|---|---|---|---|---|---|---|")
         for row in PHASES:
             print(row)
