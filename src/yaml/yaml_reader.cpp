@@ -7,7 +7,6 @@
 #include <unordered_set>
 
 #include <fcntl.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -45,7 +44,6 @@ YamlReader::~YamlReader() {
     thread_.join();
   }
   if (libyaml_) yaml_parser_delete(&parser_);
-  if (map_) ::munmap(map_, size_);
 }
 
 bool YamlReader::open(const std::string& path, Parse how) {
@@ -62,33 +60,26 @@ bool YamlReader::open(const std::string& path, Parse how) {
     failed_ = true;
     return false;
   }
-  // Mapped, the file's pages are the page cache's: nothing is copied or
-  // zeroed. A pipe or a /proc file cannot be mapped: read whole.
-  if (S_ISREG(st.st_mode) && st.st_size > 0) {
-    void* m = ::mmap(nullptr, static_cast<size_t>(st.st_size), PROT_READ, MAP_PRIVATE, fd, 0);
-    if (m != MAP_FAILED) {
-      map_ = m;
-      size_ = static_cast<size_t>(st.st_size);
-      input_ = {static_cast<const char*>(m), size_};
+  // Read whole, not mapped: a mapped file cut short while it is read (an
+  // editor truncating it in place under watch) would kill the process with
+  // SIGBUS instead of reading as an error. The copy costs ~1 ms per 10 MB.
+  if (S_ISREG(st.st_mode) && st.st_size > 0) text_.reserve(static_cast<size_t>(st.st_size));
+  for (;;) {
+    size_t at = text_.size();
+    text_.resize(at + 65536);
+    ssize_t got = ::read(fd, text_.data() + at, 65536);
+    text_.resize(at + static_cast<size_t>(std::max<ssize_t>(got, 0)));
+    if (got < 0 && errno == EINTR) continue;
+    if (got < 0) {
+      int err = errno;
+      ::close(fd);
+      diags_.error({file_, 0, 0}, std::string("cannot read file: ") + std::strerror(err));
+      failed_ = true;
+      return false;
     }
+    if (got == 0) break;
   }
-  if (!map_) {
-    char buf[65536];
-    for (;;) {
-      ssize_t got = ::read(fd, buf, sizeof buf);
-      if (got < 0 && errno == EINTR) continue;
-      if (got < 0) {
-        int err = errno;
-        ::close(fd);
-        diags_.error({file_, 0, 0}, std::string("cannot read file: ") + std::strerror(err));
-        failed_ = true;
-        return false;
-      }
-      if (got == 0) break;
-      text_.append(buf, static_cast<size_t>(got));
-    }
-    input_ = text_;
-  }
+  input_ = text_;
   ::close(fd);
   open_ = true;
   start(how, input_.size());

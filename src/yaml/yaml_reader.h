@@ -143,12 +143,10 @@ class YamlReader {
   Diagnostics& diags_;
   yaml_parser_t parser_{};
   bool libyaml_ = false;  // parser_ initialized
-  // The whole input, in memory: a file is mapped (or read when it cannot
-  // be), a string kept in text_.
+  // The whole input, in memory (a file read whole, or the string given).
   std::string text_;
-  void* map_ = nullptr;
   std::string_view input_;
-  size_t size_ = 0;
+  size_t size_ = 0;  // of the input
   bool open_ = false;
   size_t text_pos_ = 0;  // how much of input_ libyaml has taken
   // The fast scanner, until the end or until it hands over to libyaml.
