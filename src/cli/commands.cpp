@@ -799,11 +799,6 @@ void render(const StatsReport& r, const StatsFlags& f, const CommonOptions& o, s
 
 }  // namespace
 
-static long long unix_ms() {
-  using namespace std::chrono;
-  return duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count();
-}
-
 int cmd_stats(const std::vector<std::string>& files, const StatsFlags& f, const CommonOptions& o) {
   Diagnostics d;
   State desired;
@@ -843,7 +838,7 @@ int cmd_stats(const std::vector<std::string>& files, const StatsFlags& f, const 
       if (tty)
         std::cout << "\x1b[H\x1b[2J" << text.str() << std::flush;
       else
-        std::cout << "--- " << iso_time_ms(unix_ms()) << "\n" << text.str() << "\n" << std::flush;
+        std::cout << "--- " << iso_time_ms(unix_ms_now()) << "\n" << text.str() << "\n" << std::flush;
       before = std::move(now), t_before = t_now;
       std::this_thread::sleep_for(std::chrono::duration<double>(f.watch));
     }

@@ -1,6 +1,7 @@
 #include "watch/watch_logic.h"
 
 #include <algorithm>
+#include <chrono>
 #include <ctime>
 #include <nlohmann/json.hpp>
 
@@ -79,6 +80,11 @@ void RepairTracker::shrink(WatchTime now) {
   for (auto it = times_.begin(); it != times_.end();) it = it->second.back() < cut ? times_.erase(it) : std::next(it);
   // All repaired at one instant (one big apply): drop any half.
   while (times_.size() >= max_objects_) times_.erase(times_.begin());
+}
+
+long long unix_ms_now() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
 }
 
 std::string iso_time_ms(long long unix_ms) {

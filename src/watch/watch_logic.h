@@ -105,6 +105,8 @@ std::string watch_event_json(const WatchEvent& e, long long unix_ms);
 std::string watch_event_text(const WatchEvent& e, long long unix_ms);
 // "2026-12-02T05:40:01.123Z"
 std::string iso_time_ms(long long unix_ms);
+// The wall clock, in milliseconds since the epoch.
+long long unix_ms_now();
 
 // The lines of a text block, without their newlines; empty lines dropped.
 std::vector<std::string> split_lines(const std::string& text);

@@ -42,11 +42,6 @@
 namespace tcsync {
 namespace {
 
-long long unix_ms_now() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-
 // Every refused step was refused as existing or as gone: the kernel changed
 // under the apply, it did not refuse what was asked.
 bool raced_apply(const ApplyReport& rep) {

@@ -175,6 +175,16 @@ struct LeafError {
   std::string message;
 };
 
+// A layer word as cmp and nbyte take it: link, network or transport (tc
+// looks at the first letter only), or the number 0..2.
+std::optional<uint64_t> parse_layer(const Tok& l) {
+  if (l.type != Tok::Word) return std::nullopt;
+  char c = l.text.empty() ? 0 : l.text[0];
+  if (c == 'l' || c == 'n' || c == 't')
+    return c == 'l' ? TCF_LAYER_LINK : c == 'n' ? TCF_LAYER_NETWORK : TCF_LAYER_TRANSPORT;
+  return parse_num(l.text, TCF_LAYER_MAX);
+}
+
 // ---- cmp: struct tcf_em_cmp, 12 bytes --------------------------------------
 // val u32, mask u32, off u16, then align:4 flags:4 and layer:4 opnd:4 (the
 // first bit-field in the low nibble).
@@ -211,10 +221,7 @@ std::optional<LeafError> parse_cmp(Args a, Bytes& out, const Tok& name) {
     } else if (w.type == Tok::Word && w.text == "layer") {
       if (i + 1 >= a.size()) return LeafError{&w, "cmp: layer needs a value"};
       const Tok& l = a[++i];
-      char c = l.text.empty() ? 0 : l.text[0];
-      if (l.type == Tok::Word && (c == 'l' || c == 'n' || c == 't'))
-        layer = c == 'l' ? TCF_LAYER_LINK : c == 'n' ? TCF_LAYER_NETWORK : TCF_LAYER_TRANSPORT;
-      else if (auto v = parse_num(l.text, TCF_LAYER_MAX); v && l.type == Tok::Word)
+      if (auto v = parse_layer(l))
         layer = *v;
       else
         return LeafError{&l, "cmp: layer must be link, network, transport or 0..2"};
@@ -277,10 +284,7 @@ std::optional<LeafError> parse_nbyte(Args a, Bytes& out, const Tok& name) {
       off = *v, have_off = true, ++i;
     } else if (w.type == Tok::Word && w.text == "layer") {
       const Tok& l = a[++i];
-      char c = l.text.empty() ? 0 : l.text[0];
-      if (l.type == Tok::Word && (c == 'l' || c == 'n' || c == 't'))
-        layer = c == 'l' ? TCF_LAYER_LINK : c == 'n' ? TCF_LAYER_NETWORK : TCF_LAYER_TRANSPORT;
-      else if (auto v = parse_num(l.text, TCF_LAYER_MAX); v && l.type == Tok::Word)
+      if (auto v = parse_layer(l))
         layer = *v;
       else
         return LeafError{&l, "nbyte: layer must be link, network, transport or 0..2"};
